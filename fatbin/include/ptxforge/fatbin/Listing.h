@@ -1,0 +1,49 @@
+// cuobjdump-style text about a fatbinary: the per-entry header dump of `cuobjdump FILE`, the
+// `-lptx`/`-lelf` listings and the file names `-xptx`/`-xelf` extract to.
+#pragma once
+
+#include "ptxforge/fatbin/Fatbinary.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace ptxforge::fatbin {
+
+/// The stem cuobjdump names extracted files after: the file name without directory and last extension
+/// ("dir/fb_main_exe.bin" -> "fb_main_exe").
+std::string listingStem(llvm::StringRef Path);
+
+/// An entry and the file name cuobjdump gives it: "<stem>.<n>.<arch>.ptx" for PTX, ".cubin" for ELF,
+/// ".o" for host-native entries (with the ISA level before the extension); n counts each kind from 1
+/// across all containers.
+struct NamedEntry {
+  const Entry *E = nullptr;
+  std::string FileName;
+  unsigned Index = 0;
+};
+std::vector<NamedEntry> nameEntries(const Fatbinary &F, llvm::StringRef Stem);
+
+/// Which kinds a listing covers.
+struct ListingKinds {
+  bool Ptx = false;
+  bool Elf = false;
+  bool Host = false;
+};
+
+/// Writes "PTX file    1: name" / "ELF file    1: name" lines in entry order to OS, and for each
+/// requested kind with no entries cuobjdump's "No ... file found" info line to Notes. Path is the input
+/// as the user spelled it (cuobjdump quotes it in the info line).
+void printListing(llvm::raw_ostream &OS, llvm::raw_ostream &Notes, const Fatbinary &F, llvm::StringRef Path,
+                  ListingKinds Kinds);
+
+/// Writes the header block cuobjdump prints before an entry's code: a blank line, "Fatbin ptx code:",
+/// a rule, then arch, code version, host, compile_size, "compressed", identifier and options lines.
+void printEntryHeader(llvm::raw_ostream &OS, const Entry &E);
+
+/// The default dump: every entry's header block, in order.
+void printHeaders(llvm::raw_ostream &OS, const Fatbinary &F);
+
+} // namespace ptxforge::fatbin

@@ -1,0 +1,49 @@
+// What a module needs to run: the minimum compute capability and PTX ISA version of each function and of the
+// module, and the instructions that set them. Read from OpcodeTable.def, like the verifier.
+#pragma once
+
+#include "ptxforge/ptx/Module.h"
+#include "ptxforge/ptx/OpcodeInfo.h"
+
+#include <string>
+#include <vector>
+
+namespace ptxforge::ptx {
+
+/// The requirement of one instruction (opcode row raised by matching features); Why names the feature.
+Requirement instructionRequirement(const Instruction &I, std::string *Why = nullptr);
+
+/// The lowest PTX ISA version that knows a `.target` (sm_90 -> 78), 0 if unknown.
+unsigned ptxVersionForTarget(unsigned Sm, char Suffix);
+/// True for the sm_XX numbers NVIDIA has defined.
+bool isKnownSm(unsigned Sm);
+
+struct RequirementSource {
+  SourceLoc Loc;
+  std::string Instruction; ///< `redux.sync.add.u32`
+  Requirement Needs;
+};
+
+struct FunctionRequirements {
+  const Function *Fn = nullptr;
+  Requirement Minimum;                      ///< max over its instructions (sm 0 when none raise it)
+  std::vector<RequirementSource> SmSetBy;   ///< the instructions that need Minimum.Sm
+  std::vector<RequirementSource> PtxSetBy;  ///< the instructions that need Minimum.Ptx
+};
+
+struct ModuleRequirements {
+  Requirement Minimum;
+  std::vector<FunctionRequirements> Functions; ///< definitions (with bodies), in source order
+};
+
+ModuleRequirements computeRequirements(const Module &M);
+
+/// Whether a device of compute capability Sm can load and run M, and why not (empty when it can).
+std::vector<std::string> reasonsCannotRun(const Module &M, const ModuleRequirements &R, unsigned Sm,
+                                          const class SourceBuffer *Source = nullptr);
+
+/// `sm_80`; PTX versions as `7.0`.
+std::string smName(unsigned Sm, char Suffix = 0);
+std::string ptxVersionName(unsigned V);
+
+} // namespace ptxforge::ptx

@@ -1,0 +1,130 @@
+// Minimum compute capability / PTX ISA version of instructions, functions and modules, from OpcodeTable.def.
+#include "ptxforge/ptx/Requirements.h"
+
+#include "ptxforge/ptx/Printer.h"
+#include "ptxforge/ptx/SourceBuffer.h"
+
+#include <algorithm>
+
+using namespace ptxforge::ptx;
+
+namespace {
+struct TargetFacts {
+  unsigned Sm, Ptx;
+};
+// The PTX ISA version that introduced each target (PTX ISA "Target ISA notes").
+const TargetFacts Targets[] = {{10, 10}, {11, 10}, {12, 12}, {13, 12}, {20, 20}, {21, 20}, {30, 31},
+                               {32, 40}, {35, 31}, {37, 41}, {50, 40}, {52, 41}, {53, 42}, {60, 50},
+                               {61, 50}, {62, 50}, {70, 60}, {72, 61}, {75, 63}, {80, 70}, {86, 71},
+                               {87, 74}, {88, 90}, {89, 78}, {90, 78}, {100, 86}, {101, 86}, {103, 88},
+                               {110, 90}, {120, 87}, {121, 88}};
+} // namespace
+
+bool ptxforge::ptx::isKnownSm(unsigned Sm) {
+  return std::any_of(std::begin(Targets), std::end(Targets), [&](const TargetFacts &T) { return T.Sm == Sm; });
+}
+
+unsigned ptxforge::ptx::ptxVersionForTarget(unsigned Sm, char Suffix) {
+  for (const TargetFacts &T : Targets)
+    if (T.Sm == Sm) {
+      if (Suffix == 'a')
+        return std::max(T.Ptx, Sm == 90 ? 80u : T.Ptx);
+      if (Suffix == 'f')
+        return std::max(T.Ptx, 88u);
+      return T.Ptx;
+    }
+  return 0;
+}
+
+std::string ptxforge::ptx::smName(unsigned Sm, char Suffix) {
+  std::string S = "sm_" + std::to_string(Sm);
+  if (Suffix)
+    S += Suffix;
+  return S;
+}
+
+std::string ptxforge::ptx::ptxVersionName(unsigned V) { return std::to_string(V / 10) + "." + std::to_string(V % 10); }
+
+Requirement ptxforge::ptx::instructionRequirement(const Instruction &I, std::string *Why) {
+  const OpcodeInfo &Info = getOpcodeInfo(I.Op);
+  Requirement R = Info.Minimum;
+  if (Why)
+    *Why = spell(I.Op).str();
+  ModifierSet Mods;
+  TypeSet Types;
+  for (const Qualifier &Q : I.Qualifiers) {
+    if (Q.K == Qualifier::Kind::Modifier)
+      Mods.set(Q.Value);
+    else if (Q.K == Qualifier::Kind::Type)
+      Types.set(Q.Value);
+  }
+  for (const OpcodeFeature &F : getOpcodeFeatures(I.Op)) {
+    if ((F.Modifiers & ~Mods).any() || (F.Types & ~Types).any() ||
+        (F.VectorWidth && F.VectorWidth != I.vectorWidth()))
+      continue;
+    if (F.Minimum.Sm > R.Sm && Why)
+      *Why = F.Spelling;
+    R.Sm = std::max(R.Sm, F.Minimum.Sm);
+    R.Ptx = std::max(R.Ptx, F.Minimum.Ptx);
+  }
+  return R;
+}
+
+ModuleRequirements ptxforge::ptx::computeRequirements(const Module &M) {
+  ModuleRequirements MR;
+  for (const auto &FPtr : M.Functions) {
+    const Function &F = *FPtr;
+    if (!F.HasBody)
+      continue;
+    FunctionRequirements FR;
+    FR.Fn = &F;
+    for (const Instruction &I : F.Instructions) {
+      Requirement R = instructionRequirement(I);
+      RequirementSource Src{I.Loc, instructionName(I), R};
+      if (R.Sm > FR.Minimum.Sm) {
+        FR.Minimum.Sm = R.Sm;
+        FR.SmSetBy.clear();
+      }
+      if (R.Sm == FR.Minimum.Sm && FR.SmSetBy.size() < 16)
+        FR.SmSetBy.push_back(Src);
+      if (R.Ptx > FR.Minimum.Ptx) {
+        FR.Minimum.Ptx = R.Ptx;
+        FR.PtxSetBy.clear();
+      }
+      if (R.Ptx == FR.Minimum.Ptx && FR.PtxSetBy.size() < 16)
+        FR.PtxSetBy.push_back(Src);
+    }
+    MR.Minimum.Sm = std::max(MR.Minimum.Sm, FR.Minimum.Sm);
+    MR.Minimum.Ptx = std::max(MR.Minimum.Ptx, FR.Minimum.Ptx);
+    MR.Functions.push_back(std::move(FR));
+  }
+  return MR;
+}
+
+std::vector<std::string> ptxforge::ptx::reasonsCannotRun(const Module &M, const ModuleRequirements &R, unsigned Sm,
+                                                         const SourceBuffer *Source) {
+  std::vector<std::string> Reasons;
+  if (M.Tgt.Sm > Sm)
+    Reasons.push_back("'.target " + smName(M.Tgt.Sm, M.Tgt.Suffix) + "' is higher than " + smName(Sm));
+  else if (M.Tgt.Suffix == 'a' && M.Tgt.Sm != Sm)
+    Reasons.push_back("'.target " + smName(M.Tgt.Sm, 'a') + "' runs only on " + smName(M.Tgt.Sm));
+  else if (M.Tgt.Suffix == 'f' && M.Tgt.Sm / 10 != Sm / 10)
+    Reasons.push_back("'.target " + smName(M.Tgt.Sm, 'f') + "' runs only within the sm_" +
+                      std::to_string(M.Tgt.Sm / 10) + "x family");
+  for (const FunctionRequirements &F : R.Functions) {
+    if (F.Minimum.Sm <= Sm)
+      continue;
+    for (const RequirementSource &S : F.SmSetBy) {
+      std::string Where;
+      if (Source) {
+        LineColumn LC = Source->lineColumn(S.Loc);
+        Where = " at " + Source->name().str() + ":" + std::to_string(LC.Line) + ":" + std::to_string(LC.Column);
+      }
+      Reasons.push_back("'" + S.Instruction + "'" + Where + " in '" + F.Fn->Name.str() + "' requires " +
+                        smName(S.Needs.Sm));
+      if (Reasons.size() >= 8)
+        return Reasons;
+    }
+  }
+  return Reasons;
+}

@@ -1,0 +1,162 @@
+// `ptxforge objdump`: cuobjdump's listing, PTX dump and extraction for fatbinaries and ELF files with
+// CUDA code (cuobjdump's -lptx/-lelf/-ptx/-xptx/-xelf/-all map to the long options here).
+#include "Commands.h"
+
+#include "ptxforge/fatbin/Listing.h"
+#include "ptxforge/fatbin/Reader.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace llvm;
+using namespace ptxforge::fatbin;
+
+namespace ptxforge::tools {
+namespace {
+
+struct ObjdumpOptions {
+  std::vector<std::string> Inputs;
+  bool ListPtx = false;
+  bool ListElf = false;
+  bool ListHost = false;
+  bool All = false;
+  bool DumpPtx = false;
+  std::vector<std::string> ExtractPtx;
+  std::vector<std::string> ExtractElf;
+  std::vector<std::string> ExtractHost;
+  std::string OutputDir = ".";
+
+  bool anyExtraction() const { return !ExtractPtx.empty() || !ExtractElf.empty() || !ExtractHost.empty(); }
+  bool anyAction() const { return ListPtx || ListElf || ListHost || DumpPtx || anyExtraction(); }
+};
+
+Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
+
+void reportError(const Twine &Msg) { WithColor::error(errs(), "ptxforge objdump") << Msg << "\n"; }
+
+/// `cuobjdump -ptx`: each PTX entry's header block followed by its text.
+Error dumpPtx(raw_ostream &OS, const Fatbinary &F) {
+  for (const Entry *E : F.entries()) {
+    if (!E->isPtx())
+      continue;
+    auto Text = E->ptxText();
+    if (!Text)
+      return Text.takeError();
+    printEntryHeader(OS, *E);
+    OS << "\n" << *Text << "\n";
+  }
+  return Error::success();
+}
+
+Error writeEntry(const NamedEntry &N, StringRef OutputDir) {
+  auto Bytes = N.E->contents();
+  if (!Bytes)
+    return Bytes.takeError();
+  size_t Size = Bytes->size();
+  if (N.E->isPtx()) // the text without NVIDIA's NUL terminator and padding
+    Size = StringRef(reinterpret_cast<const char *>(Bytes->data()), Size).find('\0');
+  SmallString<256> Path(OutputDir);
+  sys::path::append(Path, N.FileName);
+  std::error_code EC;
+  raw_fd_ostream Out(Path, EC, sys::fs::OF_None);
+  if (EC)
+    return makeError(Path + ": " + EC.message());
+  Out.write(reinterpret_cast<const char *>(Bytes->data()), std::min(Size, Bytes->size()));
+  Out.close();
+  if (Out.has_error())
+    return makeError(Path + ": " + Out.error().message());
+  return Error::success();
+}
+
+/// `-xptx NAME` / `-xelf NAME`: writes the entries whose listed names are requested ("all" for every one
+/// of that kind). A name that matches nothing is an input error.
+Error extractEntries(const ObjdumpOptions &O, const Fatbinary &F, StringRef Input) {
+  struct Request {
+    const std::vector<std::string> &Names;
+    bool (Entry::*Is)() const;
+  };
+  for (const Request &R : {Request{O.ExtractPtx, &Entry::isPtx}, Request{O.ExtractElf, &Entry::isElf},
+                           Request{O.ExtractHost, &Entry::isHostNative}}) {
+    if (R.Names.empty())
+      continue;
+    StringSet<> Wanted, Found;
+    for (const std::string &Name : R.Names)
+      Wanted.insert(Name);
+    bool All = Wanted.contains("all");
+    for (const NamedEntry &N : nameEntries(F, listingStem(Input))) {
+      if (!(N.E->*R.Is)() || !(All || Wanted.contains(N.FileName)))
+        continue;
+      if (Error E = writeEntry(N, O.OutputDir))
+        return E;
+      Found.insert(N.FileName);
+    }
+    for (const std::string &Name : R.Names)
+      if (Name != "all" && !Found.contains(Name))
+        return makeError("no entry named '" + Name + "' in '" + Input + "'");
+  }
+  return Error::success();
+}
+
+int runObjdump(const ObjdumpOptions &O) {
+  int Status = ExitOk;
+  ReadOptions Read;
+  Read.IncludeRelocatable = O.All;
+  for (const std::string &Input : O.Inputs) {
+    auto File = FatbinaryFile::open(Input, Read);
+    if (!File) {
+      reportError(toString(File.takeError()));
+      Status = ExitInputError;
+      continue;
+    }
+    const Fatbinary &F = File->fatbinary();
+    if (!O.anyAction())
+      printHeaders(outs(), F);
+    if (O.ListPtx || O.ListElf || O.ListHost) {
+      ListingKinds Kinds;
+      Kinds.Ptx = O.ListPtx;
+      Kinds.Elf = O.ListElf;
+      Kinds.Host = O.ListHost;
+      outs().flush();
+      printListing(outs(), errs(), F, Input, Kinds);
+    }
+    Error Err = O.DumpPtx ? dumpPtx(outs(), F) : Error::success();
+    if (!Err && O.anyExtraction())
+      Err = extractEntries(O, F, Input);
+    if (Err) {
+      reportError(Input + ": " + toString(std::move(Err)));
+      Status = ExitInputError;
+    }
+  }
+  outs().flush();
+  return Status;
+}
+
+} // namespace
+
+void addObjdumpCommand(CLI::App &App, Runner &Run) {
+  auto Opts = std::make_shared<ObjdumpOptions>();
+  CLI::App *Cmd = App.add_subcommand(
+      "objdump", "List, dump and extract the PTX, ELF and host-native entries of fatbinaries and of ELF files "
+                 "with CUDA code (cuobjdump); with no action, print every entry's header");
+  Cmd->add_option("inputs", Opts->Inputs, "fatbinary files, ELF executables, shared libraries or objects")
+      ->required();
+  Cmd->add_flag("--list-ptx", Opts->ListPtx, "list the PTX entries (cuobjdump -lptx)");
+  Cmd->add_flag("--list-elf", Opts->ListElf, "list the ELF (SASS) entries (cuobjdump -lelf)");
+  Cmd->add_flag("--list-host", Opts->ListHost, "list ptxforge's host-native entries");
+  Cmd->add_flag("--all", Opts->All, "also read relocatable fatbinaries (__nv_relfatbin) in ELF files (cuobjdump -all)");
+  Cmd->add_flag("--dump-ptx", Opts->DumpPtx, "print every PTX entry's header and text (cuobjdump -ptx)");
+  Cmd->add_option("--extract-ptx", Opts->ExtractPtx, "write the PTX entry with this listed name, or 'all' (cuobjdump -xptx)");
+  Cmd->add_option("--extract-elf", Opts->ExtractElf, "write the ELF entry with this listed name, or 'all' (cuobjdump -xelf)");
+  Cmd->add_option("--extract-host", Opts->ExtractHost, "write the host-native entry with this listed name, or 'all'");
+  Cmd->add_option("--output-dir", Opts->OutputDir, "where extracted files go (default: the current directory)");
+  Cmd->callback([&Run, Opts] { Run = [Opts] { return runObjdump(*Opts); }; });
+}
+
+} // namespace ptxforge::tools

@@ -1,0 +1,37 @@
+// `ptxforge`: the command-line driver. Subcommands live in <Name>Command.cpp; this file wires them up and owns
+// the exit status (0 ok, 1 input errors, 2 usage errors).
+#include "ArgTable.h"
+#include "Commands.h"
+
+#include <iostream>
+
+using namespace ptxforge::tools;
+
+int main(int argc, char **argv) {
+  CLI::App App{"ptxforge: run CUDA kernels on CPUs from their PTX", "ptxforge"};
+  App.set_version_flag("--version", std::string("ptxforge ") + PTXFORGE_VERSION);
+  App.require_subcommand(1);
+  Runner Run;
+  addParseCommand(App, Run);
+  addPrintCommand(App, Run);
+  addCheckCommand(App, Run);
+  addObjdumpCommand(App, Run);
+
+  std::vector<std::string> Args(argv + 1, argv + argc);
+  Args = mapSingleDashFlags(Args);
+  std::reverse(Args.begin(), Args.end()); // CLI11 parses a reversed vector
+  try {
+    App.parse(Args);
+  } catch (const CLI::CallForHelp &E) {
+    return App.exit(E) == 0 ? ExitOk : ExitUsage;
+  } catch (const CLI::CallForAllHelp &E) {
+    return App.exit(E) == 0 ? ExitOk : ExitUsage;
+  } catch (const CLI::CallForVersion &E) {
+    App.exit(E);
+    return ExitOk;
+  } catch (const CLI::ParseError &E) {
+    App.exit(E);
+    return ExitUsage;
+  }
+  return Run ? Run() : ExitUsage;
+}
