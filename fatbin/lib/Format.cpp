@@ -1,9 +1,6 @@
 // Spellings of the fatbinary header fields the way cuobjdump prints them.
 #include "ptxforge/fatbin/Format.h"
 
-#include "llvm/Support/Format.h"
-#include "llvm/Support/raw_ostream.h"
-
 namespace ptxforge::fatbin {
 
 Compression EntryHeader::compression() const {
@@ -33,9 +30,7 @@ std::string kindName(EntryKind Kind) {
   case EntryKind::HostNative:
     return "host";
   }
-  std::string S;
-  llvm::raw_string_ostream(S) << "kind" << llvm::format_hex(static_cast<uint16_t>(Kind), 6);
-  return S;
+  return "<unknown kind>"; // cuobjdump's words for kinds it does not know
 }
 
 llvm::StringRef hostName(uint64_t Flags) {

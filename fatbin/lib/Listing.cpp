@@ -2,6 +2,8 @@
 // (shared/fatbins/expected_listings).
 #include "ptxforge/fatbin/Listing.h"
 
+#include "llvm/BinaryFormat/ELF.h"
+#include "llvm/Support/Endian.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 
@@ -24,6 +26,27 @@ static std::pair<StringRef, StringRef> listingWordAndExtension(const Entry &E) {
   return {"", ""};
 }
 
+/// The arch cuobjdump 13.0 puts in a cubin's file name: the SM its ELF header names (bits 8-15 of e_flags
+/// from CUDA ELF ABI version 8 on, bits 0-7 before), not the entry's arch field, with the entry's `a` but
+/// never an `f` (an sm_100f entry lists as "sm_100"). Falls back to the arch field for unreadable payloads.
+static std::string cubinArchName(const Entry &E) {
+  uint64_t Suffix = E.Header.Flags & flagBits(EntryFlag::ArchSpecific);
+  auto Cubin = E.contents();
+  if (!Cubin) {
+    consumeError(Cubin.takeError());
+    return archName(E.arch(), Suffix);
+  }
+  const std::vector<uint8_t> &B = *Cubin;
+  constexpr size_t EFlagsOffset = 0x30; // in a 64-bit ELF header
+  if (B.size() < EFlagsOffset + 4 || B[0] != 0x7f || B[1] != 'E' || B[2] != 'L' || B[3] != 'F' ||
+      B[4] != ELF::ELFCLASS64)
+    return archName(E.arch(), Suffix);
+  uint32_t Flags = support::endian::read32le(B.data() + EFlagsOffset);
+  unsigned AbiVersion = B[ELF::EI_ABIVERSION];
+  unsigned Sm = AbiVersion >= 8 ? (Flags & ELF::EF_CUDA_SM_MASK) >> ELF::EF_CUDA_SM_OFFSET : Flags & ELF::EF_CUDA_SM;
+  return archName(Sm ? Sm : E.arch(), Suffix);
+}
+
 std::vector<NamedEntry> nameEntries(const Fatbinary &F, StringRef Stem) {
   std::vector<NamedEntry> Named;
   unsigned Ptx = 0, Elf = 0, Host = 0;
@@ -34,7 +57,13 @@ std::vector<NamedEntry> nameEntries(const Fatbinary &F, StringRef Stem) {
     NamedEntry N;
     N.E = E;
     N.Index = ++*Counter;
-    N.FileName = (Stem + "." + Twine(N.Index) + "." + E->archName()).str();
+    // cuobjdump 13.0 names an entry with an identifier after the identifier's stem, without the index
+    // (which still counts).
+    std::string Arch = E->isElf() ? cubinArchName(*E) : E->archName();
+    if (E->Name.empty())
+      N.FileName = (Stem + "." + Twine(N.Index) + "." + Arch).str();
+    else
+      N.FileName = (sys::path::stem(sys::path::filename(E->Name)) + "." + Arch).str();
     if (E->isHostNative())
       N.FileName += "." + E->Options.str();
     N.FileName += "." + listingWordAndExtension(*E).second.str();

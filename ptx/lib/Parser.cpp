@@ -110,7 +110,12 @@ public:
           Message += ", expected " + readable(Exp);
       }
     }
-    Diags.error(L, Message);
+    // The lexer already reported the bad byte, unterminated string, ... that the parser trips over here.
+    bool Reported = false;
+    for (const Diagnostic &D : Diags.sorted())
+      Reported |= D.Loc.Offset == L.Offset;
+    if (!Reported)
+      Diags.error(L, Message);
     if (Count >= MaxSyntaxErrorsPerChunk)
       throw antlr4::ParseCancellationException("too many errors");
   }
@@ -131,6 +136,26 @@ private:
   DiagnosticEngine &Diags;
 };
 
+/// Error recovery that conjures missing tokens itself: ANTLR's own asks the token source for a token factory,
+/// which PtxTokenSource does not have. The conjured token has no text and sits just after the previous token.
+class RecoveryStrategy : public antlr4::DefaultErrorStrategy {
+protected:
+  antlr4::Token *getMissingSymbol(antlr4::Parser *P) override {
+    size_t Type = getExpectedTokens(P).getMinElement();
+    antlr4::Token *Prev = P->getTokenStream()->LT(-1);
+    antlr4::Token *Cur = P->getCurrentToken();
+    size_t At = Prev ? Prev->getStopIndex() + 1 : Cur ? Cur->getStartIndex() : 0;
+    auto T = std::make_unique<antlr4::CommonToken>(Type == antlr4::Token::EOF ? antlr4::Token::EOF : Type, "");
+    T->setStartIndex(At);
+    T->setStopIndex(At ? At - 1 : 0); // stop < start: empty text for the actions
+    Conjured.push_back(std::move(T));
+    return Conjured.back().get();
+  }
+
+private:
+  std::vector<std::unique_ptr<antlr4::Token>> Conjured;
+};
+
 /// Parses one chunk; returns false on syntax errors (its IR is then incomplete and dropped).
 bool parseChunk(llvm::StringRef Src, Chunk C, ChunkResult &Out, DiagnosticEngine &Diags, bool Full) {
   PtxTokenSource Tokens(Src.slice(C.Begin, C.End), static_cast<uint32_t>(C.Begin), Diags);
@@ -145,6 +170,7 @@ bool parseChunk(llvm::StringRef Src, Chunk C, ChunkResult &Out, DiagnosticEngine
     Parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::SLL);
     Parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
   } else {
+    Parser.setErrorHandler(std::make_shared<RecoveryStrategy>());
     Parser.addErrorListener(&Listener);
   }
   try {
@@ -173,8 +199,17 @@ void parseChunkWithFallback(llvm::StringRef Src, Chunk C, ChunkResult &Out, Diag
   Out.reset();
   DiagnosticEngine Retry;
   if (!parseChunk(Src, C, Out, Retry, /*Full=*/true)) {
-    // Keep the diagnostics but not half-built items.
+    // Keep the diagnostics but not half-built items; the header directives are whole (else the verifier would
+    // add a bogus "missing '.version'" to every syntax error in the chunk that holds them).
+    auto Version = Out.Version;
+    auto VersionLoc = Out.VersionLoc;
+    auto Tgt = Out.Tgt;
+    auto AddressSize = Out.AddressSize;
     Out.reset();
+    Out.Version = Version;
+    Out.VersionLoc = VersionLoc;
+    Out.Tgt = Tgt;
+    Out.AddressSize = AddressSize;
     if (!Retry.hasErrors())
       Retry.error(SourceLoc{static_cast<uint32_t>(C.Begin)}, "syntax error");
   }

@@ -7,6 +7,7 @@
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -41,16 +42,17 @@ Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorC
 
 void reportError(const Twine &Msg) { WithColor::error(errs(), "ptxforge objdump") << Msg << "\n"; }
 
-/// `cuobjdump -ptx`: each PTX entry's header block followed by its text.
+/// `cuobjdump -ptx`: every entry's header block, each PTX one followed by its text (cuobjdump 13.0 prints
+/// the text right after the "ptxasOptions = " line).
 Error dumpPtx(raw_ostream &OS, const Fatbinary &F) {
   for (const Entry *E : F.entries()) {
+    printEntryHeader(OS, *E);
     if (!E->isPtx())
       continue;
     auto Text = E->ptxText();
     if (!Text)
       return Text.takeError();
-    printEntryHeader(OS, *E);
-    OS << "\n" << *Text << "\n";
+    OS << *Text;
   }
   return Error::success();
 }
@@ -75,8 +77,22 @@ Error writeEntry(const NamedEntry &N, StringRef OutputDir) {
   return Error::success();
 }
 
+/// The line cuobjdump prints for each extracted file.
+void reportExtraction(raw_ostream &OS, const NamedEntry &N) {
+  if (N.E->isPtx()) {
+    OS << "Extracting PTX file and ptxas options " << format("%4u", N.Index) << ": " << N.FileName << " ";
+    if (!N.E->Options.trim().empty())
+      OS << N.E->Options.trim() << " ";
+    OS << "-arch=" << N.E->archName() << " \n";
+    return;
+  }
+  OS << (N.E->isElf() ? "Extracting ELF file " : "Extracting HOST file ") << format("%4u", N.Index) << ": "
+     << N.FileName << "\n";
+}
+
 /// `-xptx NAME` / `-xelf NAME`: writes the entries whose listed names are requested ("all" for every one
-/// of that kind). A name that matches nothing is an input error.
+/// of that kind). A name that matches nothing is an input error (cuobjdump 13.0 ignores it silently, which
+/// hides typos).
 Error extractEntries(const ObjdumpOptions &O, const Fatbinary &F, StringRef Input) {
   struct Request {
     const std::vector<std::string> &Names;
@@ -95,11 +111,12 @@ Error extractEntries(const ObjdumpOptions &O, const Fatbinary &F, StringRef Inpu
         continue;
       if (Error E = writeEntry(N, O.OutputDir))
         return E;
+      reportExtraction(outs(), N);
       Found.insert(N.FileName);
     }
     for (const std::string &Name : R.Names)
       if (Name != "all" && !Found.contains(Name))
-        return makeError("no entry named '" + Name + "' in '" + Input + "'");
+        return makeError("no entry named '" + Name + "'");
   }
   return Error::success();
 }
@@ -151,7 +168,7 @@ void addObjdumpCommand(CLI::App &App, Runner &Run) {
   Cmd->add_flag("--list-elf", Opts->ListElf, "list the ELF (SASS) entries (cuobjdump -lelf)");
   Cmd->add_flag("--list-host", Opts->ListHost, "list ptxforge's host-native entries");
   Cmd->add_flag("--all", Opts->All, "also read relocatable fatbinaries (__nv_relfatbin) in ELF files (cuobjdump -all)");
-  Cmd->add_flag("--dump-ptx", Opts->DumpPtx, "print every PTX entry's header and text (cuobjdump -ptx)");
+  Cmd->add_flag("--dump-ptx", Opts->DumpPtx, "print every entry's header and the text of PTX entries (cuobjdump -ptx)");
   Cmd->add_option("--extract-ptx", Opts->ExtractPtx, "write the PTX entry with this listed name, or 'all' (cuobjdump -xptx)");
   Cmd->add_option("--extract-elf", Opts->ExtractElf, "write the ELF entry with this listed name, or 'all' (cuobjdump -xelf)");
   Cmd->add_option("--extract-host", Opts->ExtractHost, "write the host-native entry with this listed name, or 'all'");

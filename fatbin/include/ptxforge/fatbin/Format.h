@@ -93,7 +93,8 @@ constexpr uint32_t OptionsDescriptorSize = 8;
 
 /// "sm_75", "sm_90a", "sm_100f": cuobjdump's spelling of an entry's arch, for PTX and ELF alike.
 std::string archName(uint32_t Arch, uint64_t Flags);
-/// "ptx", "elf", "host", or "kind0x1234" for unknown kinds (the word cuobjdump prints in "Fatbin X code:").
+/// The word cuobjdump prints in "Fatbin X code:": "ptx", "elf", "<unknown kind>"; "host" for ptxforge's
+/// host-native entries (cuobjdump itself prints "<unknown kind>" for those).
 std::string kindName(EntryKind Kind);
 /// "linux", "mac", "windows" or "unknown" from the host flag bits.
 llvm::StringRef hostName(uint64_t Flags);

@@ -18,7 +18,7 @@ std::string listingStem(llvm::StringRef Path);
 
 /// An entry and the file name cuobjdump gives it: "<stem>.<n>.<arch>.ptx" for PTX, ".cubin" for ELF,
 /// ".o" for host-native entries (with the ISA level before the extension); n counts each kind from 1
-/// across all containers.
+/// across all containers. Entries with an identifier are named "<identifier stem>.<arch>.<ext>" instead.
 struct NamedEntry {
   const Entry *E = nullptr;
   std::string FileName;
