@@ -61,8 +61,8 @@ static Expected<std::vector<uint8_t>> decompressZstd(ArrayRef<uint8_t> Data, uin
       return makeError("zstd payload makes no progress");
   }
   if (OutBuf.pos != DeclaredSize)
-    return makeError("zstd payload expands to " + Twine(uint64_t(OutBuf.pos)) + " bytes but the entry header declares " +
-                     Twine(DeclaredSize));
+    return makeError("zstd payload expands to " + Twine(uint64_t(OutBuf.pos)) +
+                     " bytes but the entry header declares " + Twine(DeclaredSize));
   Out.resize(OutBuf.pos);
   return Out;
 }
@@ -105,8 +105,8 @@ Expected<std::vector<uint8_t>> compress(Compression Kind, ArrayRef<uint8_t> Data
     return makeError("compress() needs a compression kind");
   case Compression::Zstd: {
     std::vector<uint8_t> Out(ZSTD_compressBound(Data.size()));
-    size_t N = ZSTD_compress(Out.data(), Out.size(), Data.data(), Data.size(),
-                             Level == 0 ? ZSTD_CLEVEL_DEFAULT : Level);
+    size_t N =
+        ZSTD_compress(Out.data(), Out.size(), Data.data(), Data.size(), Level == 0 ? ZSTD_CLEVEL_DEFAULT : Level);
     if (ZSTD_isError(N))
       return makeError(Twine("zstd compression failed: ") + ZSTD_getErrorName(N));
     Out.resize(N);

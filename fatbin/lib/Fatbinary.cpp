@@ -39,8 +39,8 @@ Expected<std::vector<uint8_t>> Entry::contents() const {
   ArrayRef<uint8_t> Data = Header.CompressedSize ? Payload.take_front(Header.CompressedSize) : Payload;
   auto Out = decompress(Kind, Data, Header.UncompressedSize);
   if (!Out)
-    return createStringError(inconvertibleErrorCode(), "entry at offset " + hex(Offset) + " (" + archName() +
-                                                           "): " + toString(Out.takeError()));
+    return createStringError(inconvertibleErrorCode(),
+                             "entry at offset " + hex(Offset) + " (" + archName() + "): " + toString(Out.takeError()));
   return Out;
 }
 
@@ -160,8 +160,8 @@ Expected<uint64_t> containerSize(ArrayRef<uint8_t> Bytes) {
   if (!H)
     return H.takeError();
   if (H->HeaderSize > Bytes.size())
-    return makeError("container header size " + Twine(H->HeaderSize) + " runs past the input (" +
-                     Twine(Bytes.size()) + " bytes)");
+    return makeError("container header size " + Twine(H->HeaderSize) + " runs past the input (" + Twine(Bytes.size()) +
+                     " bytes)");
   if (H->PayloadSize > Bytes.size() - H->HeaderSize)
     return makeError("container declares " + Twine(H->PayloadSize) + " payload bytes but only " +
                      Twine(Bytes.size() - H->HeaderSize) + " follow its header");

@@ -44,7 +44,7 @@ Expected<std::unique_ptr<ElfMemoryImage>> ElfMemoryImage::create(const object::O
 
   auto Image = std::unique_ptr<ElfMemoryImage>(new ElfMemoryImage());
   uint32_t RelativeType = EF.getHeader().e_machine == ELF::EM_AARCH64 ? uint32_t(ELF::R_AARCH64_RELATIVE)
-                                                                        : uint32_t(ELF::R_X86_64_RELATIVE);
+                                                                      : uint32_t(ELF::R_X86_64_RELATIVE);
   for (const auto &Shdr : *Sections) {
     if (Shdr.sh_type == ELF::SHT_RELA) {
       auto Relas = EF.relas(Shdr);

@@ -58,9 +58,8 @@ Selection selectEntry(ArrayRef<const Entry *> Entries, const SelectionRequest &R
   if (!R.Jit.ForcePtxJit) {
     // Host ISA levels come most capable first, so the first level with an entry wins.
     for (const std::string &Level : R.HostIsaLevels) {
-      auto It = find_if(Entries, [&](const Entry *E) {
-        return E->isHostNative() && E->arch() == CC && E->Options == Level;
-      });
+      auto It =
+          find_if(Entries, [&](const Entry *E) { return E->isHostNative() && E->arch() == CC && E->Options == Level; });
       if (It != Entries.end()) {
         S.Status = SelectionStatus::Selected;
         S.Chosen = *It;
@@ -101,10 +100,10 @@ Selection selectEntry(ArrayRef<const Entry *> Entries, const SelectionRequest &R
     return S;
   }
   S.Status = SelectionStatus::NoBinaryForGpu;
-  S.Message = HasPtx ? "no binary for GPU: no PTX entry runs on compute capability " + ccName(CC) + " (PTX for " +
-                           listArchs(Entries, &Entry::isPtx) + ")"
-                     : "no binary for GPU: the fatbinary holds no PTX or host code for compute capability " +
-                           ccName(CC);
+  S.Message = HasPtx
+                  ? "no binary for GPU: no PTX entry runs on compute capability " + ccName(CC) + " (PTX for " +
+                        listArchs(Entries, &Entry::isPtx) + ")"
+                  : "no binary for GPU: the fatbinary holds no PTX or host code for compute capability " + ccName(CC);
   return S;
 }
 

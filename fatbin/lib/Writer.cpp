@@ -43,7 +43,8 @@ void FatbinWriter::addElf(ArrayRef<uint8_t> Cubin, EntryDesc Desc) {
   if (!Desc.Version)
     Desc.Version = CodeVersion{1, 8};
   bool HasOptions = !Desc.Options.empty();
-  Pending.push_back({EntryKind::Elf, std::move(Desc), HasOptions, std::vector<uint8_t>(Cubin.begin(), Cubin.end()), {}});
+  Pending.push_back(
+      {EntryKind::Elf, std::move(Desc), HasOptions, std::vector<uint8_t>(Cubin.begin(), Cubin.end()), {}});
 }
 
 void FatbinWriter::addHostNative(ArrayRef<uint8_t> Object, uint32_t Arch, StringRef IsaLevel, Compression Compress) {

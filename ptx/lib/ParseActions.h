@@ -21,7 +21,7 @@ struct ChunkResult {
   /// Drops everything (a chunk re-parsed after a failed fast attempt starts over).
   void reset();
   std::unique_ptr<llvm::BumpPtrAllocator> Arena;
-  std::unique_ptr<llvm::StringSaver> Saver;
+  std::unique_ptr<StringPool> Saver;
   std::optional<PtxVersion> Version;
   SourceLoc VersionLoc;
   std::optional<Target> Tgt;

@@ -91,7 +91,7 @@ struct ParseActions::Impl {
     llvm::StringRef S = Src.slice(B, E + 1);
     return S;
   }
-  llvm::StringSaver &saver() { return Fn ? Fn->strings() : *Out.Saver; }
+  StringPool &saver() { return Fn ? Fn->strings() : *Out.Saver; }
   llvm::StringRef save(llvm::StringRef S) { return saver().save(S); }
 
   std::optional<uint64_t> integer(Tok T, bool Negative = false) {
@@ -225,7 +225,7 @@ ChunkResult::ChunkResult() { reset(); }
 
 void ChunkResult::reset() {
   Arena = std::make_unique<llvm::BumpPtrAllocator>();
-  Saver = std::make_unique<llvm::StringSaver>(*Arena);
+  Saver = std::make_unique<StringPool>(*Arena);
   Version.reset();
   VersionLoc = SourceLoc();
   Tgt.reset();

@@ -124,6 +124,15 @@ std::unique_ptr<antlr4::Token> PtxTokenSource::endOfInput() {
   return Eof;
 }
 
+/// An end of input forced by a limit is placed where lexing stopped: the parser's "unexpected end of input"
+/// then lands on the limit's diagnostic (and is dropped as its duplicate) instead of at the end of the file.
+static std::unique_ptr<antlr4::Token> stopAt(std::unique_ptr<antlr4::Token> Eof, size_t At) {
+  auto *T = static_cast<antlr4::CommonToken *>(Eof.get());
+  T->setStartIndex(At);
+  T->setStopIndex(At);
+  return Eof;
+}
+
 std::unique_ptr<antlr4::Token> PtxTokenSource::nextToken() {
   size_t N = Text.size();
   // Skip whitespace and comments.
@@ -151,7 +160,7 @@ std::unique_ptr<antlr4::Token> PtxTokenSource::nextToken() {
   if (Index >= MaxTokens) {
     Diags.error(SourceLoc{Base + uint32_t(Pos)}, "top-level item too large (more than " +
                                                     std::to_string(MaxTokens) + " tokens)");
-    return endOfInput();
+    return stopAt(endOfInput(), Base + Pos);
   }
 
   size_t B = Pos;
@@ -237,7 +246,7 @@ std::unique_ptr<antlr4::Token> PtxTokenSource::nextToken() {
     // The parser recurses once per nesting level: stop deep nesting before it exhausts the stack.
     if (++Depth > MaxDepth) {
       Diags.error(SourceLoc{Base + uint32_t(B)}, "nesting deeper than " + std::to_string(MaxDepth) + " levels");
-      return endOfInput();
+      return stopAt(endOfInput(), Base + B);
     }
   } else if ((C == '}' || C == ')' || C == ']') && Depth > 0) {
     --Depth;

@@ -65,9 +65,10 @@ private:
       Diags.error(M.VersionLoc, "PTX ISA version " + ptxVersionName(M.Version.value()) +
                                     " is not supported (ptxforge supports up to " +
                                     ptxVersionName(MaxSupportedPtxVersion) + ")");
-    } else if (!M.Order.empty()) {
-      // `.version` must come before everything else.
-      (void)0;
+    } else if (std::min(M.Tgt.Loc.Offset, M.Order.empty() ? UINT32_MAX : itemLoc(M.Order.front()).Offset) <
+               M.VersionLoc.Offset) {
+      // `.version` must come before everything else (ptxas: "Missing .version directive at start of file").
+      Diags.error(M.VersionLoc, "'.version' must be the first directive of the module");
     }
     if (!M.Tgt.Loc.isValid()) {
       Diags.error(SourceLoc{0}, "missing '.target' directive");
@@ -86,6 +87,18 @@ private:
       Diags.error(M.Tgt.Loc, "'.target " + smName(M.Tgt.Sm, M.Tgt.Suffix) + "' requires PTX ISA " +
                                  ptxVersionName(Need) + " or higher, but the module declares '.version " +
                                  ptxVersionName(M.Version.value()) + "'");
+  }
+
+  SourceLoc itemLoc(TopLevelItem It) const {
+    switch (It.Kind) {
+    case TopLevelKind::Variable: return M.Globals[It.Index].Loc;
+    case TopLevelKind::Function: return M.Functions[It.Index]->Loc;
+    case TopLevelKind::File: return M.Files[It.Index].Loc;
+    case TopLevelKind::Section: return M.Sections[It.Index].Loc;
+    case TopLevelKind::Pragma: return M.Pragmas[It.Index].Loc;
+    case TopLevelKind::Alias: return M.Aliases[It.Index].Loc;
+    }
+    return SourceLoc();
   }
 
   void indexModule() {

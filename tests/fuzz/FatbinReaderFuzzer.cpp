@@ -14,8 +14,8 @@ using namespace ptxforge::fatbin;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   // Copy into an exactly sized buffer so any read past the end is caught by the sanitizers.
-  auto Buffer = llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(reinterpret_cast<const char *>(Data), Size),
-                                                     "fuzz-input");
+  auto Buffer =
+      llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(reinterpret_cast<const char *>(Data), Size), "fuzz-input");
   auto File = FatbinaryFile::fromBuffer(std::move(Buffer));
   if (!File) {
     llvm::consumeError(File.takeError());

@@ -6,6 +6,7 @@
 #include "ptxforge/fatbin/Reader.h"
 
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
@@ -29,13 +30,14 @@ struct ObjdumpOptions {
   bool ListHost = false;
   bool All = false;
   bool DumpPtx = false;
+  bool DumpElf = false;
   std::vector<std::string> ExtractPtx;
   std::vector<std::string> ExtractElf;
   std::vector<std::string> ExtractHost;
   std::string OutputDir = ".";
 
   bool anyExtraction() const { return !ExtractPtx.empty() || !ExtractElf.empty() || !ExtractHost.empty(); }
-  bool anyAction() const { return ListPtx || ListElf || ListHost || DumpPtx || anyExtraction(); }
+  bool anyAction() const { return ListPtx || ListElf || ListHost || DumpPtx || DumpElf || anyExtraction(); }
 };
 
 Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
@@ -53,6 +55,33 @@ Error dumpPtx(raw_ostream &OS, const Fatbinary &F) {
     if (!Text)
       return Text.takeError();
     OS << *Text;
+  }
+  return Error::success();
+}
+
+/// `-elf`: every entry's header block, each ELF one followed by its section table. cuobjdump prints the
+/// sections' contents as well; the table is what ptxforge can show without NVIDIA's ELF knowledge.
+Error dumpElf(raw_ostream &OS, const Fatbinary &F) {
+  for (const Entry *E : F.entries()) {
+    printEntryHeader(OS, *E);
+    if (!E->isElf())
+      continue;
+    auto Bytes = E->contents();
+    if (!Bytes)
+      return Bytes.takeError();
+    StringRef Data(reinterpret_cast<const char *>(Bytes->data()), Bytes->size());
+    auto Obj = object::ObjectFile::createELFObjectFile(MemoryBufferRef(Data, E->archName()));
+    if (!Obj)
+      return makeError("cubin for " + E->archName() + ": " + toString(Obj.takeError()));
+    OS << "\nSections:\n";
+    for (const object::SectionRef &Sec : (*Obj)->sections()) {
+      Expected<StringRef> Name = Sec.getName();
+      if (!Name)
+        return Name.takeError();
+      if (Name->empty())
+        continue; // the null section
+      OS << format("  %-40s size 0x%llx\n", Name->str().c_str(), (unsigned long long)Sec.getSize());
+    }
   }
   return Error::success();
 }
@@ -144,6 +173,8 @@ int runObjdump(const ObjdumpOptions &O) {
       printListing(outs(), errs(), F, Input, Kinds);
     }
     Error Err = O.DumpPtx ? dumpPtx(outs(), F) : Error::success();
+    if (!Err && O.DumpElf)
+      Err = dumpElf(outs(), F);
     if (!Err && O.anyExtraction())
       Err = extractEntries(O, F, Input);
     if (Err) {
@@ -162,16 +193,23 @@ void addObjdumpCommand(CLI::App &App, Runner &Run) {
   CLI::App *Cmd = App.add_subcommand(
       "objdump", "List, dump and extract the PTX, ELF and host-native entries of fatbinaries and of ELF files "
                  "with CUDA code (cuobjdump); with no action, print every entry's header");
-  Cmd->add_option("inputs", Opts->Inputs, "fatbinary files, ELF executables, shared libraries or objects")
-      ->required();
+  Cmd->add_option("inputs", Opts->Inputs, "fatbinary files, ELF executables, shared libraries or objects")->required();
   Cmd->add_flag("--list-ptx", Opts->ListPtx, "list the PTX entries (cuobjdump -lptx)");
   Cmd->add_flag("--list-elf", Opts->ListElf, "list the ELF (SASS) entries (cuobjdump -lelf)");
   Cmd->add_flag("--list-host", Opts->ListHost, "list ptxforge's host-native entries");
   Cmd->add_flag("--all", Opts->All, "also read relocatable fatbinaries (__nv_relfatbin) in ELF files (cuobjdump -all)");
   Cmd->add_flag("--dump-ptx", Opts->DumpPtx, "print every entry's header and the text of PTX entries (cuobjdump -ptx)");
-  Cmd->add_option("--extract-ptx", Opts->ExtractPtx, "write the PTX entry with this listed name, or 'all' (cuobjdump -xptx)");
-  Cmd->add_option("--extract-elf", Opts->ExtractElf, "write the ELF entry with this listed name, or 'all' (cuobjdump -xelf)");
-  Cmd->add_option("--extract-host", Opts->ExtractHost, "write the host-native entry with this listed name, or 'all'");
+  Cmd->add_flag("--dump-elf", Opts->DumpElf,
+                "print every entry's header and the section table of ELF entries (cuobjdump -elf)");
+  // One name per occurrence, so `--extract-ptx a.ptx input.fatbin` leaves the input alone.
+  Cmd->add_option("--extract-ptx", Opts->ExtractPtx,
+                  "write the PTX entry with this listed name, or 'all' (cuobjdump -xptx)")
+      ->allow_extra_args(false);
+  Cmd->add_option("--extract-elf", Opts->ExtractElf,
+                  "write the ELF entry with this listed name, or 'all' (cuobjdump -xelf)")
+      ->allow_extra_args(false);
+  Cmd->add_option("--extract-host", Opts->ExtractHost, "write the host-native entry with this listed name, or 'all'")
+      ->allow_extra_args(false);
   Cmd->add_option("--output-dir", Opts->OutputDir, "where extracted files go (default: the current directory)");
   Cmd->callback([&Run, Opts] { Run = [Opts] { return runObjdump(*Opts); }; });
 }

@@ -159,8 +159,8 @@ TEST_CASE("cuobjdump 13.0 on the family samples") {
         "ELF file    1: fb_fam_sm100f.1.sm_100.cubin\n"
         "cuobjdump info    : No PTX file found to extract from 'd/fb_fam_sm100f.fatbin'. You may try with -all "
         "option.\n");
-  CHECK(headerText(Elf.fatbinary()) ==
-        "\nFatbin elf code:\n================\narch = sm_100f\ncode version = [1,8]\nhost = linux\ncompile_size = 64bit\n");
+  CHECK(headerText(Elf.fatbinary()) == "\nFatbin elf code:\n================\narch = sm_100f\ncode version = "
+                                       "[1,8]\nhost = linux\ncompile_size = 64bit\n");
 }
 
 TEST_CASE("cuobjdump 13.0 on identifiers, options and cubins under another arch") {
@@ -223,7 +223,8 @@ TEST_CASE("kinds cuobjdump does not know") {
   Bytes[16] = 8; // the entry's kind field
   Fatbinary F = take(parseFatbinary(Bytes));
   std::string Text = headerText(F);
-  CHECK(llvm::StringRef(Text).starts_with("\nFatbin <unknown kind> code:\n===========================\narch = sm_100\n"));
+  CHECK(
+      llvm::StringRef(Text).starts_with("\nFatbin <unknown kind> code:\n===========================\narch = sm_100\n"));
   CHECK(listText(F, "x.fatbin", {true, false, false}) ==
         "cuobjdump info    : No PTX file found to extract from 'x.fatbin'. You may try with -all option.\n");
 }

@@ -168,8 +168,8 @@ TEST_CASE("PTX entries decompress to PTX for their arch") {
 
 TEST_CASE("compressed and uncompressed samples hold the same code") {
   FatbinaryFile Plain = openSample("fb_sm75_sm90_no_compress.fatbin");
-  for (const char *Name : {"fb_sm75_sm90_default.fatbin", "fb_sm75_sm90_compress_all.fatbin",
-                           "fb_sm75_sm90_compress_mode_size.fatbin"}) {
+  for (const char *Name :
+       {"fb_sm75_sm90_default.fatbin", "fb_sm75_sm90_compress_all.fatbin", "fb_sm75_sm90_compress_mode_size.fatbin"}) {
     CAPTURE(Name);
     FatbinaryFile Other = openSample(Name);
     auto A = Plain.fatbinary().entries(), B = Other.fatbinary().entries();
@@ -305,8 +305,7 @@ TEST_CASE("identifyImage and the wrapper handed in as a file") {
   auto Buffer = llvm::MemoryBuffer::getMemBufferCopy(
       llvm::StringRef(reinterpret_cast<const char *>(WrapperBytes), sizeof(WrapperBytes)), "wrapper");
   CHECK(errorOf(FatbinaryFile::fromBuffer(std::move(Buffer))).find("__fatBinC_Wrapper_t") != std::string::npos);
-  CHECK(errorOf(FatbinaryFile::open(samplePath("does-not-exist.fatbin"))).find("does-not-exist") !=
-        std::string::npos);
+  CHECK(errorOf(FatbinaryFile::open(samplePath("does-not-exist.fatbin"))).find("does-not-exist") != std::string::npos);
   CHECK(errorOf(FatbinaryFile::open(samplePath("README.md"))).find("not a fatbinary") != std::string::npos);
 }
 

@@ -132,11 +132,10 @@ TEST_CASE("isCompatible: plain, `a` and `f` targets") {
     bool Runs;
   };
   const Row Rows[] = {
-      {75, 0, 75, true},    {75, 0, 90, true},    {90, 0, 86, false},   {100, 0, 120, true},
-      {90, A, 90, true},    {90, A, 100, false},  {90, A, 89, false},   {100, A, 103, false},
-      {100, F, 100, true},  {100, F, 103, true},  {100, F, 110, false}, {100, F, 120, false},
-      {100, F, 90, false},  {103, F, 100, false}, {103, F, 103, true},  {120, F, 121, true},
-      {110, F, 110, true},  {120, F, 130, false},
+      {75, 0, 75, true},    {75, 0, 90, true},    {90, 0, 86, false},   {100, 0, 120, true},  {90, A, 90, true},
+      {90, A, 100, false},  {90, A, 89, false},   {100, A, 103, false}, {100, F, 100, true},  {100, F, 103, true},
+      {100, F, 110, false}, {100, F, 120, false}, {100, F, 90, false},  {103, F, 100, false}, {103, F, 103, true},
+      {120, F, 121, true},  {110, F, 110, true},  {120, F, 130, false},
   };
   for (const Row &R : Rows) {
     CAPTURE(R.Arch);

@@ -20,8 +20,8 @@ Container parseOne(const std::vector<uint8_t> &Bytes) {
 void addFromFields(FatbinWriter &W, const Entry &E) {
   EntryDesc D;
   D.Arch = E.arch();
-  D.TargetFlags = E.Header.Flags &
-                  ~(DefaultHostFlags | flagBits(EntryFlag::CompressedZstd) | flagBits(EntryFlag::CompressedLz4));
+  D.TargetFlags =
+      E.Header.Flags & ~(DefaultHostFlags | flagBits(EntryFlag::CompressedZstd) | flagBits(EntryFlag::CompressedLz4));
   D.Name = E.Name.str();
   D.Options = E.Options.str();
   D.Compress = E.Header.compression();

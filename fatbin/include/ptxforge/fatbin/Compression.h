@@ -16,8 +16,7 @@ namespace ptxforge::fatbin {
 /// DeclaredSize. Memory grows with the output actually produced, never with the declared size alone, so a
 /// small input that lies about its size cannot make the reader allocate a gigabyte.
 [[nodiscard]] llvm::Expected<std::vector<uint8_t>>
-decompress(Compression Kind, llvm::ArrayRef<uint8_t> Data, uint64_t DeclaredSize,
-           uint64_t Limit = MaxUncompressedSize);
+decompress(Compression Kind, llvm::ArrayRef<uint8_t> Data, uint64_t DeclaredSize, uint64_t Limit = MaxUncompressedSize);
 
 /// Compresses Data (Kind must not be None). Level 0 picks each library's default.
 [[nodiscard]] llvm::Expected<std::vector<uint8_t>> compress(Compression Kind, llvm::ArrayRef<uint8_t> Data,

@@ -66,8 +66,7 @@ struct Fatbinary {
 
 /// Parses exactly one container at the start of Bytes; bytes after it are ignored.
 /// Every field is checked against Bytes before use, so any input gives a Container or an Error.
-[[nodiscard]] llvm::Expected<Container> parseContainer(llvm::ArrayRef<uint8_t> Bytes,
-                                                       uint64_t BaseOffset = 0);
+[[nodiscard]] llvm::Expected<Container> parseContainer(llvm::ArrayRef<uint8_t> Bytes, uint64_t BaseOffset = 0);
 
 /// Parses containers back to back (each starting on an 8-byte boundary) until Bytes ends; zero bytes after
 /// the last container are padding. Fails on an empty input or on anything that is not a container.

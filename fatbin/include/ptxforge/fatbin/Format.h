@@ -39,15 +39,15 @@ enum class EntryKind : uint16_t {
 
 /// Bits of an entry's 64-bit flags field. Unknown bits are preserved on read and write.
 enum class EntryFlag : uint64_t {
-  Is64Bit = 0x1,              ///< "compile_size = 64bit"
-  Debug = 0x2,                ///< built with device debug information
-  HostLinux = 0x10,           ///< "host = linux"
-  HostMac = 0x20,             ///< "host = mac"
-  HostWindows = 0x40,         ///< "host = windows"
-  CompressedLz4 = 0x2000,     ///< payload is one LZ4 block (older toolkits)
-  CompressedZstd = 0x8000,    ///< payload is a Zstandard frame (CUDA 12.8 and later)
-  ArchSpecific = 0x100000,    ///< an `a` target (sm_90a, compute_90a): runs on exactly that CC
-  FamilySpecific = 0x200000,  ///< an `f` target (sm_100f): runs within the family (same major, CC >= arch)
+  Is64Bit = 0x1,             ///< "compile_size = 64bit"
+  Debug = 0x2,               ///< built with device debug information
+  HostLinux = 0x10,          ///< "host = linux"
+  HostMac = 0x20,            ///< "host = mac"
+  HostWindows = 0x40,        ///< "host = windows"
+  CompressedLz4 = 0x2000,    ///< payload is one LZ4 block (older toolkits)
+  CompressedZstd = 0x8000,   ///< payload is a Zstandard frame (how CUDA 13 stores PTX by default)
+  ArchSpecific = 0x100000,   ///< an `a` target (sm_90a, compute_90a): runs on exactly that CC
+  FamilySpecific = 0x200000, ///< an `f` target (sm_100f): runs within the family (same major, CC >= arch)
 };
 
 constexpr bool hasFlag(uint64_t Flags, EntryFlag F) { return (Flags & static_cast<uint64_t>(F)) != 0; }

@@ -62,8 +62,8 @@ public:
 /// The host-side struct nvcc emits for each translation unit (24 bytes on 64-bit hosts).
 struct Wrapper {
   uint32_t Magic = WrapperMagic;
-  uint32_t Version = 1;          ///< 1: plain; 2: FilenameOrFatbins lists prelinked fatbinaries
-  uint64_t Data = 0;             ///< address of the container
+  uint32_t Version = 1;           ///< 1: plain; 2: FilenameOrFatbins lists prelinked fatbinaries
+  uint64_t Data = 0;              ///< address of the container
   uint64_t FilenameOrFatbins = 0; ///< v1: offline file name or 0; v2: NULL-terminated array of containers
 };
 constexpr uint64_t WrapperSize = 24;

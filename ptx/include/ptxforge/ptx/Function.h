@@ -5,7 +5,7 @@
 #include "ptxforge/ptx/Variable.h"
 
 #include "llvm/Support/Allocator.h"
-#include "llvm/Support/StringSaver.h"
+#include "ptxforge/ptx/StringPool.h"
 
 #include <memory>
 #include <string>
@@ -99,7 +99,7 @@ public:
   std::vector<TargetList> TargetLists;
 
   /// Owns the names this function's declarations and operands point to.
-  llvm::StringSaver &strings() { return Saver; }
+  StringPool &strings() { return Saver; }
   /// Owns arrays of operands (vector elements, lists).
   llvm::BumpPtrAllocator &arena() { return *Arena; }
 
@@ -108,7 +108,7 @@ public:
 
 private:
   std::unique_ptr<llvm::BumpPtrAllocator> Arena;
-  llvm::StringSaver Saver;
+  StringPool Saver;
 };
 
 } // namespace ptxforge::ptx

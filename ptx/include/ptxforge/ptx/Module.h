@@ -72,7 +72,7 @@ public:
   std::vector<AliasDirective> Aliases;
   std::vector<TopLevelItem> Order; ///< source order of the above, for printing
 
-  llvm::StringSaver &strings() { return Saver; }
+  StringPool &strings() { return Saver; }
   /// Keeps the allocator of a parse chunk alive (its strings are referenced by the items moved in).
   void adoptArena(std::unique_ptr<llvm::BumpPtrAllocator> A) { Arenas.push_back(std::move(A)); }
 
@@ -83,7 +83,7 @@ public:
 private:
   std::vector<std::unique_ptr<llvm::BumpPtrAllocator>> Arenas;
   std::unique_ptr<llvm::BumpPtrAllocator> OwnArena;
-  llvm::StringSaver Saver;
+  StringPool Saver;
 };
 
 } // namespace ptxforge::ptx
