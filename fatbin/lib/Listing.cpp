@@ -7,6 +7,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
+
 using namespace llvm;
 
 namespace ptxforge::fatbin {
@@ -67,6 +69,9 @@ std::vector<NamedEntry> nameEntries(const Fatbinary &F, StringRef Stem) {
     if (E->isHostNative())
       N.FileName += "." + E->Options.str();
     N.FileName += "." + listingWordAndExtension(*E).second.str();
+    // Identifiers and options come from the file: keep them from naming another directory on extraction.
+    std::replace_if(
+        N.FileName.begin(), N.FileName.end(), [](char C) { return C == '/' || C == '\\' || C == 0; }, '_');
     Named.push_back(std::move(N));
   }
   return Named;

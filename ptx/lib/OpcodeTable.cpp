@@ -83,6 +83,12 @@ struct Table {
     F.Minimum = {Sm, Ptx};
     bool Vector = false;
     parseSpellings(Spellings, F.Modifiers, F.Types, &Vector, spell(Op), &F.VectorWidth);
+    for (unsigned M = 0; M < NumModifiers; ++M)
+      if (F.Modifiers.test(M))
+        F.Needs.push_back(Qualifier::modifier(static_cast<Modifier>(M)));
+    for (unsigned T = 0; T < NumScalarTypes; ++T)
+      if (F.Types.test(T))
+        F.Needs.push_back(Qualifier::type(static_cast<ScalarType>(T)));
     F.Spelling = spell(Op).str();
     llvm::SmallVector<llvm::StringRef, 4> Parts;
     Spellings.split(Parts, ' ', -1, false);

@@ -186,8 +186,15 @@ bool parseChunk(llvm::StringRef Src, Chunk C, ChunkResult &Out, DiagnosticEngine
 }
 
 void copyDiagnostics(const DiagnosticEngine &From, DiagnosticEngine &To) {
-  for (const Diagnostic &D : From.sorted())
+  size_t KeptErrors = 0;
+  for (const Diagnostic &D : From.sorted()) {
+    KeptErrors += D.Level == Severity::Error;
     To.report(D.Level, D.Loc, D.Message);
+  }
+  // Errors From counted past its recording limit still count. From kept MaxRecorded diagnostics, so To is
+  // full now too: these are counted, never recorded.
+  for (size_t I = KeptErrors; I < From.errorCount(); ++I)
+    To.report(Severity::Error, SourceLoc(), "error past the recording limit");
 }
 
 void parseChunkWithFallback(llvm::StringRef Src, Chunk C, ChunkResult &Out, DiagnosticEngine &Diags) {

@@ -50,17 +50,16 @@ Requirement ptxforge::ptx::instructionRequirement(const Instruction &I, std::str
   Requirement R = Info.Minimum;
   if (Why)
     *Why = spell(I.Op).str();
-  ModifierSet Mods;
-  TypeSet Types;
-  for (const Qualifier &Q : I.Qualifiers) {
-    if (Q.K == Qualifier::Kind::Modifier)
-      Mods.set(Q.Value);
-    else if (Q.K == Qualifier::Kind::Type)
-      Types.set(Q.Value);
-  }
+  auto present = [&](Qualifier Need) {
+    for (const Qualifier &Q : I.Qualifiers)
+      if (Q.K == Need.K && Q.Value == Need.Value)
+        return true;
+    return false;
+  };
   for (const OpcodeFeature &F : getOpcodeFeatures(I.Op)) {
-    if ((F.Modifiers & ~Mods).any() || (F.Types & ~Types).any() ||
-        (F.VectorWidth && F.VectorWidth != I.vectorWidth()))
+    if (F.VectorWidth && F.VectorWidth != I.vectorWidth())
+      continue;
+    if (!std::all_of(F.Needs.begin(), F.Needs.end(), present))
       continue;
     if (F.Minimum.Sm > R.Sm && Why)
       *Why = F.Spelling;

@@ -236,8 +236,19 @@ std::unique_ptr<antlr4::Token> PtxTokenSource::nextToken() {
         ++P;
       ++P;
     }
-    if (P < N && Text[P] == '"')
+    if (P < N && Text[P] == '"') {
+      // Only comments may hold non-ASCII bytes (ptxas rejects them even there).
+      for (size_t Q = B + 1; Q < P; ++Q) {
+        unsigned char U = static_cast<unsigned char>(Text[Q]);
+        if (U == 0 || U >= 0x80) {
+          Diags.error(SourceLoc{Base + uint32_t(Q)}, U == 0 ? std::string("NUL byte in PTX source")
+                                                            : "non-ASCII byte 0x" + llvm::utohexstr(U, true) +
+                                                                  " outside a comment");
+          break;
+        }
+      }
       return make(T::STRING, B, P + 1);
+    }
     Diags.error(SourceLoc{Base + uint32_t(B)}, "unterminated string");
     return make(T::ERROR_CHAR, B, B + 1);
   }

@@ -353,7 +353,6 @@ private:
 
   void instruction(const Function &F, const Instruction &I) {
     const OpcodeInfo &Info = getOpcodeInfo(I.Op);
-    std::string Name = instructionName(I);
     for (const Qualifier &Q : I.Qualifiers) {
       if (Q.K == Qualifier::Kind::Modifier && !Info.AllowedModifiers.test(Q.Value))
         Diags.error(I.Loc, "modifier '." + spell(static_cast<Modifier>(Q.Value)).str() + "' is not allowed on '" +
@@ -369,20 +368,22 @@ private:
                        Modifier::Rzi, Modifier::Rmi, Modifier::Rpi})
       Rounding += I.has(R);
     if (Rounding > 1)
-      Diags.error(I.Loc, "conflicting rounding modifiers on '" + Name + "'");
+      Diags.error(I.Loc, "conflicting rounding modifiers on '" + instructionName(I) + "'");
     size_t N = I.Operands.size();
     if (N < Info.MinOperands || N > Info.MaxOperands) {
       std::string Expected = Info.MinOperands == Info.MaxOperands
                                  ? std::to_string(Info.MinOperands)
                                  : std::to_string(Info.MinOperands) + " to " + std::to_string(Info.MaxOperands);
-      Diags.error(I.Loc, "'" + Name + "' takes " + Expected + " operands, " + std::to_string(N) + " given");
+      Diags.error(I.Loc, "'" + instructionName(I) + "' takes " + Expected + " operands, " + std::to_string(N) + " given");
       return;
     }
     if (I.Guard != NoReg && I.Guard < F.Registers.size() && F.Registers[I.Guard].Type != ScalarType::Pred)
       Diags.error(I.Loc, "guard '" + F.registerName(I.Guard) + "' is not a '.pred' register");
 
+    Requirement R = instructionRequirement(I);
     std::string Why;
-    Requirement R = instructionRequirement(I, &Why);
+    if ((M.Tgt.Sm && R.Sm > M.Tgt.Sm) || (M.Version.Major && R.Ptx > M.Version.value()))
+      instructionRequirement(I, &Why); // names the feature, only when reporting
     if (M.Tgt.Sm && R.Sm > M.Tgt.Sm)
       Diags.error(I.Loc, "'" + Why + "' requires " + smName(R.Sm) + " or higher, but the module targets " +
                              smName(M.Tgt.Sm, M.Tgt.Suffix));

@@ -228,3 +228,18 @@ TEST_CASE("kinds cuobjdump does not know") {
   CHECK(listText(F, "x.fatbin", {true, false, false}) ==
         "cuobjdump info    : No PTX file found to extract from 'x.fatbin'. You may try with -all option.\n");
 }
+
+TEST_CASE("names taken from the file cannot leave the extraction directory") {
+  FatbinWriter W;
+  EntryDesc D;
+  D.Arch = 75;
+  D.Name = "../../etc/passwd";
+  W.addPtx(".version 9.0\n", D);
+  W.addHostNative({1}, 90, "../../x86-64/evil");
+  std::vector<uint8_t> Bytes = take(W.write());
+  Fatbinary F = take(parseFatbinary(Bytes));
+  auto Named = nameEntries(F, "k");
+  REQUIRE(Named.size() == 2);
+  CHECK(Named[0].FileName == "passwd.sm_75.ptx");
+  CHECK(Named[1].FileName == "k.1.sm_90..._.._x86-64_evil.o");
+}

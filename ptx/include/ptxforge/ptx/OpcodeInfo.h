@@ -1,6 +1,7 @@
 // Typed access to OpcodeTable.def: what each opcode allows and what each feature of it requires.
 #pragma once
 
+#include "ptxforge/ptx/Instruction.h"
 #include "ptxforge/ptx/Opcode.h"
 #include "ptxforge/ptx/Types.h"
 
@@ -46,6 +47,7 @@ struct OpcodeFeature {
   ModifierSet Modifiers;
   TypeSet Types;
   unsigned VectorWidth = 0; ///< the feature is a `.vN` width (0: none)
+  std::vector<Qualifier> Needs; ///< the same spellings as qualifiers, for a fast match
   Requirement Minimum;
   std::string Spelling; ///< for reports: "add.bf16"
 };
