@@ -110,12 +110,7 @@ public:
           Message += ", expected " + readable(Exp);
       }
     }
-    // The lexer already reported the bad byte, unterminated string, ... that the parser trips over here.
-    bool Reported = false;
-    for (const Diagnostic &D : Diags.sorted())
-      Reported |= D.Loc.Offset == L.Offset;
-    if (!Reported)
-      Diags.error(L, Message);
+    Diags.error(L, Message);
     if (Count >= MaxSyntaxErrorsPerChunk)
       throw antlr4::ParseCancellationException("too many errors");
   }
@@ -137,22 +132,25 @@ private:
 };
 
 /// Error recovery that conjures missing tokens itself: ANTLR's own asks the token source for a token factory,
-/// which PtxTokenSource does not have. The conjured token has no text and sits just after the previous token.
+/// which PtxTokenSource does not have. The conjured token has no text and sits where the syntax error is
+/// reported (ErrorListener's location), so what the actions say about it is dropped as a duplicate.
 class RecoveryStrategy : public antlr4::DefaultErrorStrategy {
+public:
+  explicit RecoveryStrategy(size_t SrcSize) : SrcSize(SrcSize) {}
+
 protected:
   antlr4::Token *getMissingSymbol(antlr4::Parser *P) override {
-    size_t Type = getExpectedTokens(P).getMinElement();
-    antlr4::Token *Prev = P->getTokenStream()->LT(-1);
     antlr4::Token *Cur = P->getCurrentToken();
-    size_t At = Prev ? Prev->getStopIndex() + 1 : Cur ? Cur->getStartIndex() : 0;
-    auto T = std::make_unique<antlr4::CommonToken>(Type == antlr4::Token::EOF ? antlr4::Token::EOF : Type, "");
+    size_t At = std::min<size_t>(Cur ? Cur->getStartIndex() : 0, SrcSize ? SrcSize - 1 : 0);
+    auto T = std::make_unique<antlr4::CommonToken>(getExpectedTokens(P).getMinElement(), "");
     T->setStartIndex(At);
-    T->setStopIndex(At ? At - 1 : 0); // stop < start: empty text for the actions
+    T->setStopIndex(At - 1); // stop before start: empty text for the actions (wraps at 0, still empty)
     Conjured.push_back(std::move(T));
     return Conjured.back().get();
   }
 
 private:
+  size_t SrcSize;
   std::vector<std::unique_ptr<antlr4::Token>> Conjured;
 };
 
@@ -170,7 +168,7 @@ bool parseChunk(llvm::StringRef Src, Chunk C, ChunkResult &Out, DiagnosticEngine
     Parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::SLL);
     Parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
   } else {
-    Parser.setErrorHandler(std::make_shared<RecoveryStrategy>());
+    Parser.setErrorHandler(std::make_shared<RecoveryStrategy>(Src.size()));
     Parser.addErrorListener(&Listener);
   }
   try {
@@ -185,12 +183,18 @@ bool parseChunk(llvm::StringRef Src, Chunk C, ChunkResult &Out, DiagnosticEngine
   return Listener.Count == 0;
 }
 
-void copyDiagnostics(const DiagnosticEngine &From, DiagnosticEngine &To) {
-  size_t KeptErrors = 0;
-  for (const Diagnostic &D : From.sorted()) {
-    KeptErrors += D.Level == Severity::Error;
-    To.report(D.Level, D.Loc, D.Message);
-  }
+/// Copies From's diagnostics. OnePerLocation (for chunks with syntax errors) keeps only the first at each
+/// location: the lexer's report of a bad byte or unterminated string rather than the parser's complaint about
+/// the token it made of it, and the syntax error rather than what the actions say about a conjured token.
+void copyDiagnostics(const DiagnosticEngine &From, DiagnosticEngine &To, bool OnePerLocation = false) {
+  std::vector<Diagnostic> Kept = From.sorted();
+  size_t KeptErrors = std::count_if(Kept.begin(), Kept.end(), [](const Diagnostic &D) {
+    return D.Level == Severity::Error;
+  });
+  OnePerLocation &= KeptErrors == From.errorCount(); // else the count below would not add up
+  for (size_t I = 0; I < Kept.size(); ++I)
+    if (!OnePerLocation || I == 0 || Kept[I].Loc.Offset != Kept[I - 1].Loc.Offset)
+      To.report(Kept[I].Level, Kept[I].Loc, Kept[I].Message);
   // Errors From counted past its recording limit still count. From kept MaxRecorded diagnostics, so To is
   // full now too: these are counted, never recorded.
   for (size_t I = KeptErrors; I < From.errorCount(); ++I)
@@ -220,7 +224,7 @@ void parseChunkWithFallback(llvm::StringRef Src, Chunk C, ChunkResult &Out, Diag
     if (!Retry.hasErrors())
       Retry.error(SourceLoc{static_cast<uint32_t>(C.Begin)}, "syntax error");
   }
-  copyDiagnostics(Retry, Diags);
+  copyDiagnostics(Retry, Diags, /*OnePerLocation=*/true);
 }
 
 void merge(Module &M, ChunkResult &R, DiagnosticEngine &Diags) {

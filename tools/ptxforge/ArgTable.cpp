@@ -16,11 +16,16 @@ const FlagMapping Table[] = {
     {"xptx", "--extract-ptx"}, {"xelf", "--extract-elf"}, {"fatbin", "--fatbin"}, {"Xptxas", "--Xptxas"},
     {"sm", "--sm"},
 };
+
+/// Options whose next argument is always their value, even when it starts with '-' (`-Xptxas -v`): CLI11
+/// would read such a value as an option of its own, so the two are joined with '='.
+const char *const JoinedValueOptions[] = {"--Xptxas", "--ptxas-options"};
 } // namespace
 
 std::vector<std::string> ptxforge::tools::mapSingleDashFlags(const std::vector<std::string> &Args) {
   std::vector<std::string> Out;
-  for (const std::string &A : Args) {
+  for (size_t I = 0; I < Args.size(); ++I) {
+    const std::string &A = Args[I];
     std::string Mapped = A;
     if (A.size() > 2 && A[0] == '-' && A[1] != '-') {
       std::string Body = A.substr(1);
@@ -31,6 +36,11 @@ std::vector<std::string> ptxforge::tools::mapSingleDashFlags(const std::vector<s
           break;
         }
     }
+    for (const char *Joined : JoinedValueOptions)
+      if (Mapped == Joined && I + 1 < Args.size()) {
+        Mapped += "=" + Args[++I];
+        break;
+      }
     Out.push_back(Mapped);
   }
   return Out;

@@ -16,5 +16,6 @@ void addParseCommand(CLI::App &App, Runner &Run);
 void addPrintCommand(CLI::App &App, Runner &Run);
 void addCheckCommand(CLI::App &App, Runner &Run);
 void addObjdumpCommand(CLI::App &App, Runner &Run);
+void addCompileCommand(CLI::App &App, Runner &Run);
 
 } // namespace ptxforge::tools

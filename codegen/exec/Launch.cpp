@@ -1,0 +1,210 @@
+// Grid execution: one worker per core pulls blocks from an atomic counter; a block runs its threads in a plain
+// loop, or as fibers (one per thread, switched at barriers and collectives) when the kernel synchronises.
+#include "ptxforge/codegen/Launch.h"
+
+#include "Runtime.h"
+
+#include <boost/context/detail/fcontext.hpp>
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <sys/mman.h>
+#include <thread>
+
+using namespace ptxforge::codegen;
+using namespace ptxforge::codegen::exec;
+namespace bctx = boost::context::detail;
+
+namespace {
+
+constexpr size_t FiberStackBytes = 256 * 1024;
+
+/// Fiber stacks with a guard page, reused across blocks of one worker.
+class StackPool {
+public:
+  ~StackPool() {
+    for (void *S : Free)
+      munmap(S, FiberStackBytes);
+  }
+  void *get() {
+    if (!Free.empty()) {
+      void *S = Free.back();
+      Free.pop_back();
+      return S;
+    }
+    void *S = mmap(nullptr, FiberStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (S == MAP_FAILED)
+      return nullptr;
+    mprotect(S, 4096, PROT_NONE);
+    return S;
+  }
+  void put(void *S) {
+    if (S)
+      Free.push_back(S);
+  }
+
+private:
+  std::vector<void *> Free;
+};
+
+struct WorkerState {
+  StackPool Stacks;
+  std::vector<char> Shared;
+};
+
+struct BlockRun {
+  BlockState *Block;
+  ThreadFunction Fn;
+  const char *Params;
+};
+
+thread_local BlockRun *CurrentRun = nullptr;
+
+void runThread(BlockState &B, ThreadFunction Fn, const char *Params, uint32_t T) {
+  if (setjmp(B.ExitPoints[T].Buf) == 0)
+    Fn(&B.Threads[T], Params);
+  B.markExited(T);
+}
+
+void fiberEntry(bctx::transfer_t T) {
+  BlockRun *Run = CurrentRun;
+  BlockState &B = *Run->Block;
+  B.SchedulerContext = T.fctx;
+  uint32_t Me = B.Current;
+  runThread(B, Run->Fn, Run->Params, Me);
+  B.Fibers[Me].Done = true;
+  bctx::jump_fcontext(B.SchedulerContext, nullptr);
+}
+
+/// Returns an error message, empty on success.
+std::string runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig &C, const char *Params, uint64_t BlockId,
+                     WorkerState &W, unsigned WorkerIndex, unsigned Workers) {
+  BlockState B;
+  uint32_t N = static_cast<uint32_t>(C.Block.count());
+  uint64_t SharedBytes = K.StaticSharedBytes + C.DynamicSharedBytes;
+  if (W.Shared.size() < SharedBytes + 16)
+    W.Shared.resize(SharedBytes + 16);
+  char *Shared = W.Shared.data();
+  B.Threads.resize(N);
+  B.ExitPoints.resize(N);
+  B.Exited.assign(N, 0);
+  B.Live = N;
+  B.Warps.resize((N + 31) / 32);
+  uint32_t Cx = static_cast<uint32_t>(BlockId % C.Grid.X);
+  uint32_t Cy = static_cast<uint32_t>((BlockId / C.Grid.X) % C.Grid.Y);
+  uint32_t Cz = static_cast<uint32_t>(BlockId / (uint64_t(C.Grid.X) * C.Grid.Y));
+  for (uint32_t T = 0; T < N; ++T) {
+    ThreadContext &TC = B.Threads[T];
+    TC.Tid[0] = T % C.Block.X;
+    TC.Tid[1] = (T / C.Block.X) % C.Block.Y;
+    TC.Tid[2] = T / (C.Block.X * C.Block.Y);
+    TC.Ntid[0] = C.Block.X, TC.Ntid[1] = C.Block.Y, TC.Ntid[2] = C.Block.Z;
+    TC.Ctaid[0] = Cx, TC.Ctaid[1] = Cy, TC.Ctaid[2] = Cz;
+    TC.Nctaid[0] = C.Grid.X, TC.Nctaid[1] = C.Grid.Y, TC.Nctaid[2] = C.Grid.Z;
+    TC.LaneId = T % 32;
+    TC.WarpId = T / 32;
+    TC.NWarpId = (N + 31) / 32;
+    TC.DynamicSmemSize = C.DynamicSharedBytes;
+    TC.Shared = Shared;
+    TC.Block = &B;
+    TC.LinearTid = T;
+    TC.SmId = WorkerIndex;
+    TC.NSmId = Workers;
+    TC.TotalSmemSize = static_cast<uint32_t>(SharedBytes);
+  }
+  if (!K.NeedsFibers) {
+    for (uint32_t T = 0; T < N; ++T)
+      runThread(B, Fn, Params, T);
+    return B.Error;
+  }
+  B.UseFibers = true;
+  B.Fibers.resize(N);
+  BlockRun Run{&B, Fn, Params};
+  CurrentRun = &Run;
+  for (uint32_t T = 0; T < N; ++T) {
+    void *S = W.Stacks.get();
+    if (!S)
+      return "out of memory for thread stacks";
+    B.Fibers[T].Stack = S;
+    B.Fibers[T].Context = bctx::make_fcontext(static_cast<char *>(S) + FiberStackBytes, FiberStackBytes - 4096, fiberEntry);
+  }
+  uint32_t Remaining = N;
+  std::string Error;
+  while (Remaining) {
+    uint64_t Before = B.Progress;
+    bool Finished = false;
+    for (uint32_t T = 0; T < N; ++T) {
+      if (B.Fibers[T].Done)
+        continue;
+      B.Current = T;
+      CurrentRun = &Run;
+      bctx::transfer_t R = bctx::jump_fcontext(B.Fibers[T].Context, nullptr);
+      B.Fibers[T].Context = R.fctx;
+      if (B.Fibers[T].Done) {
+        --Remaining;
+        Finished = true;
+      }
+    }
+    if (Remaining && !Finished && B.Progress == Before) {
+      // A whole round in which nobody moved: every live thread waits for something that cannot happen.
+      Error = "barrier deadlock in block " + std::to_string(BlockId) + ": " + std::to_string(Remaining) +
+              " thread(s) wait at a barrier or warp collective that the others never reach";
+      break;
+    }
+  }
+  for (Fiber &F : B.Fibers)
+    W.Stacks.put(F.Stack);
+  CurrentRun = nullptr;
+  return Error.empty() ? B.Error : Error;
+}
+
+unsigned workerCount(const LaunchConfig &C, uint64_t Blocks) {
+  unsigned N = C.Workers;
+  if (!N) {
+    if (const char *E = std::getenv("PTXFORGE_WORKERS"))
+      N = static_cast<unsigned>(std::atoi(E));
+    if (!N)
+      N = std::max(1u, std::thread::hardware_concurrency());
+  }
+  return static_cast<unsigned>(std::min<uint64_t>(N, Blocks));
+}
+
+} // namespace
+
+llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const KernelInfo &K, const LaunchConfig &C,
+                                           const void *Params) {
+  if (!C.Block.count() || C.Block.count() > 1024 || C.Block.Z > 64 || !C.Grid.count())
+    return llvm::createStringError(std::errc::invalid_argument, "invalid launch configuration");
+  ThreadFunction Fn = M.entry(K);
+  uint64_t Blocks = C.Grid.count();
+  unsigned Workers = workerCount(C, Blocks);
+  std::atomic<uint64_t> Next{0};
+  std::mutex ErrorLock;
+  std::string FirstError;
+  auto Work = [&](unsigned Index) {
+    WorkerState W;
+    for (uint64_t Id = Next++; Id < Blocks; Id = Next++) {
+      std::string E = runBlock(K, Fn, C, static_cast<const char *>(Params), Id, W, Index, Workers);
+      if (!E.empty()) {
+        std::scoped_lock L(ErrorLock);
+        if (FirstError.empty())
+          FirstError = E;
+        Next = Blocks; // stop handing out blocks
+      }
+    }
+  };
+  if (Workers <= 1) {
+    Work(0);
+  } else {
+    std::vector<std::thread> Pool;
+    for (unsigned I = 1; I < Workers; ++I)
+      Pool.emplace_back(Work, I);
+    Work(0);
+    for (std::thread &T : Pool)
+      T.join();
+  }
+  if (!FirstError.empty())
+    return llvm::createStringError(std::errc::interrupted, "%s", FirstError.c_str());
+  return llvm::Error::success();
+}

@@ -1,0 +1,53 @@
+// Runtime helpers for clocks, exit and trap, and address-space queries.
+#include "Runtime.h"
+
+#include <chrono>
+#include <csetjmp>
+#include <x86intrin.h>
+
+using namespace ptxforge::codegen;
+using namespace ptxforge::codegen::exec;
+
+extern "C" {
+
+static uint64_t ptxrt_clock64() { return __rdtsc(); }
+
+static uint64_t ptxrt_globaltimer() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// `exit` in the kernel's own body: the thread function returns right after.
+static void ptxrt_exit_mark(ThreadContext *C) { (void)C; }
+
+/// `exit` inside a callee: unwind to the thread's start.
+static void ptxrt_exit(ThreadContext *C) {
+  BlockState &B = blockOf(C);
+  std::longjmp(B.ExitPoints[C->LinearTid].Buf, 1);
+}
+
+static void ptxrt_trap(ThreadContext *C) {
+  BlockState &B = blockOf(C);
+  B.Trapped = true;
+  if (B.Error.empty())
+    B.Error = "trap instruction executed";
+  std::longjmp(B.ExitPoints[C->LinearTid].Buf, 1);
+}
+
+/// Shared memory is recognised by the caller; anything else a kernel can address is global or local. Local
+/// variables live on the executing thread's stack, which no global allocation overlaps.
+static int ptxrt_is_global(uint64_t Addr) {
+  char Probe;
+  uint64_t Sp = reinterpret_cast<uint64_t>(&Probe);
+  return !(Addr <= Sp + (1u << 20) && Addr + (8u << 20) >= Sp);
+}
+}
+
+void ptxforge::codegen::exec::registerMiscHelpers(HelperTable &T) {
+  T.push_back({"ptxrt_clock64", reinterpret_cast<void *>(&ptxrt_clock64)});
+  T.push_back({"ptxrt_globaltimer", reinterpret_cast<void *>(&ptxrt_globaltimer)});
+  T.push_back({"ptxrt_exit_mark", reinterpret_cast<void *>(&ptxrt_exit_mark)});
+  T.push_back({"ptxrt_exit", reinterpret_cast<void *>(&ptxrt_exit)});
+  T.push_back({"ptxrt_trap", reinterpret_cast<void *>(&ptxrt_trap)});
+  T.push_back({"ptxrt_is_global", reinterpret_cast<void *>(&ptxrt_is_global)});
+}

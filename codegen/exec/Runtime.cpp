@@ -1,0 +1,15 @@
+// The helper table JIT'd code links against, assembled from each helper family.
+#include "Runtime.h"
+
+using namespace ptxforge::codegen::exec;
+
+const std::vector<std::pair<std::string, void *>> &ptxforge::codegen::exec::runtimeHelpers() {
+  static const HelperTable Table = [] {
+    HelperTable T;
+    registerSyncHelpers(T);
+    registerMathHelpers(T);
+    registerMiscHelpers(T);
+    return T;
+  }();
+  return Table;
+}

@@ -1,0 +1,53 @@
+// Stage 4 of the pipeline: a verified ptx::Module -> an LLVM module. Each PTX thread is a call of a scalar
+// "thread function"; kernels that synchronise (barriers, warp collectives) are run as one fiber per thread by
+// codegen/exec. KernelInfo carries what launching needs (parameter layout, shared memory, fiber need).
+#pragma once
+
+#include "ptxforge/ptx/Verifier.h"
+
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ptxforge::codegen {
+
+struct ParamInfo {
+  std::string Name;
+  uint64_t Offset = 0, Size = 0, Align = 1;
+};
+
+struct KernelInfo {
+  std::string Name;        ///< the `.entry` name
+  std::string Symbol;      ///< the LLVM thread function: void(ThreadContext *, const char *params)
+  std::vector<ParamInfo> Params;
+  uint64_t ParamBytes = 0;
+  uint64_t StaticSharedBytes = 0; ///< dynamic shared memory starts here (aligned to 16)
+  bool NeedsFibers = false;       ///< uses barriers or warp collectives
+  uint32_t ReqNtid[3] = {0, 0, 0}, MaxNtid[3] = {0, 0, 0};
+};
+
+struct GlobalInfo {
+  std::string Name, Symbol;
+  uint64_t Size = 0;
+};
+
+struct LoweredModule {
+  std::unique_ptr<llvm::LLVMContext> Context;
+  std::unique_ptr<llvm::Module> Module;
+  std::vector<KernelInfo> Kernels;
+  std::vector<GlobalInfo> Globals; ///< `.global`/`.const` variables (cuModuleGetGlobal)
+};
+
+struct LoweringOptions {
+  std::string ModuleName = "ptx";
+};
+
+/// Lowers every function of M. Unsupported instructions are errors naming the instruction and its location.
+llvm::Expected<LoweredModule> lowerToLLVM(const ptx::VerifiedModule &M, const ptx::SourceBuffer *Source,
+                                          const LoweringOptions &Options = {});
+
+} // namespace ptxforge::codegen

@@ -1,0 +1,37 @@
+// The per-thread state generated code reads (special registers, the block's shared memory) and hands to the
+// runtime for barriers and warp collectives. Shared by the C++ runtime and the LLVM IR the lowering emits:
+// field order here IS the IR struct layout (see ThreadContextField).
+#pragma once
+
+#include <cstdint>
+
+namespace ptxforge::codegen {
+
+namespace exec {
+struct BlockState;
+}
+
+struct ThreadContext {
+  uint32_t Tid[3];
+  uint32_t Ntid[3];
+  uint32_t Ctaid[3];
+  uint32_t Nctaid[3];
+  uint32_t LaneId;
+  uint32_t WarpId;
+  uint32_t NWarpId;
+  uint32_t DynamicSmemSize;
+  char *Shared;        ///< base of the block's shared memory window
+  exec::BlockState *Block; ///< runtime state for barriers and collectives
+  uint32_t LinearTid;
+  uint32_t SmId;
+  uint32_t NSmId;
+  uint32_t TotalSmemSize;
+};
+
+/// Field indices of ThreadContext in the IR struct type.
+enum ThreadContextField : unsigned {
+  TCTid, TCNtid, TCCtaid, TCNctaid, TCLaneId, TCWarpId, TCNWarpId, TCDynamicSmemSize, TCShared, TCBlock,
+  TCLinearTid, TCSmId, TCNSmId, TCTotalSmemSize
+};
+
+} // namespace ptxforge::codegen

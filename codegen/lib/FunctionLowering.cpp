@@ -1,0 +1,389 @@
+// Lowering of one PTX function: registers become allocas (SROA/mem2reg make them SSA), labels basic blocks,
+// guards conditional branches around the guarded instruction; the instruction families do the rest.
+#include "FunctionLowering.h"
+
+#include "ptxforge/ptx/Printer.h"
+
+using namespace ptxforge;
+using namespace ptxforge::codegen;
+using namespace ptxforge::codegen::detail;
+using ptx::ScalarType;
+
+FunctionLowering::FunctionLowering(ModuleLowering &ML, const ptx::Function &F, llvm::Function *LF, bool IsKernel)
+    : ML(ML), F(F), LF(LF), IsKernel(IsKernel), B(ML.Ctx) {}
+
+llvm::Type *FunctionLowering::bitsType(ScalarType T) {
+  if (T == ScalarType::Pred)
+    return B.getInt1Ty();
+  unsigned W = ptx::bitWidth(T);
+  return B.getIntNTy(W < 8 ? 8 : W);
+}
+
+llvm::Type *FunctionLowering::floatType(ScalarType T) {
+  switch (T) {
+  case ScalarType::F16: return B.getHalfTy();
+  case ScalarType::BF16: return B.getBFloatTy();
+  case ScalarType::F32: return B.getFloatTy();
+  case ScalarType::F64: return B.getDoubleTy();
+  default: return nullptr;
+  }
+}
+
+llvm::Value *FunctionLowering::ctxField(unsigned Field, unsigned Index) {
+  llvm::Value *P;
+  if (Field <= TCNctaid)
+    P = B.CreateInBoundsGEP(ML.ThreadCtxTy, TCtx, {B.getInt32(0), B.getInt32(Field), B.getInt32(Index)});
+  else
+    P = B.CreateStructGEP(ML.ThreadCtxTy, TCtx, Field);
+  llvm::Type *Ty = (Field == TCShared || Field == TCBlock) ? static_cast<llvm::Type *>(B.getPtrTy()) : B.getInt32Ty();
+  return B.CreateLoad(Ty, P);
+}
+
+llvm::Value *FunctionLowering::sharedBase() { return ctxField(TCShared); }
+
+llvm::Value *FunctionLowering::callHelper(llvm::StringRef Name, llvm::Type *Ret, llvm::ArrayRef<llvm::Value *> Args) {
+  std::vector<llvm::Type *> Tys;
+  for (llvm::Value *A : Args)
+    Tys.push_back(A->getType());
+  llvm::FunctionCallee C = ML.Mod.getOrInsertFunction(Name, llvm::FunctionType::get(Ret, Tys, false));
+  return B.CreateCall(C, Args);
+}
+
+bool FunctionLowering::unsupported(const ptx::Instruction &I, const std::string &What) {
+  if (ML.Error.empty())
+    ML.Error = ML.where(I.Loc) + ": error: instruction '" + ptx::instructionName(I) + "' is not supported by the " +
+               "CPU back end yet" + (What.empty() ? "" : " (" + What + ")");
+  return true;
+}
+
+void FunctionLowering::terminated() {
+  llvm::BasicBlock *Dead = llvm::BasicBlock::Create(ML.Ctx, "after", LF);
+  B.SetInsertPoint(Dead);
+}
+
+llvm::BasicBlock *FunctionLowering::labelBlock(uint32_t LabelIndex) {
+  if (!Labels[LabelIndex])
+    Labels[LabelIndex] = llvm::BasicBlock::Create(ML.Ctx, F.Labels[LabelIndex].Name, LF);
+  return Labels[LabelIndex];
+}
+
+void FunctionLowering::emitReturn() { B.CreateRetVoid(); }
+
+void FunctionLowering::prologue() {
+  llvm::BasicBlock *Entry = llvm::BasicBlock::Create(ML.Ctx, "entry", LF);
+  B.SetInsertPoint(Entry);
+  TCtx = LF->getArg(0);
+  if (IsKernel) {
+    Params = LF->getArg(1);
+    uint64_t Off = 0;
+    for (const ptx::VariableDecl &P : F.Sig.Params) {
+      uint64_t A = std::max<uint64_t>(1, P.Align ? P.Align : P.elementSize());
+      Off = (Off + A - 1) / A * A;
+      KernelParamOffsets.push_back(Off);
+      Off += P.sizeInBytes();
+    }
+  } else {
+    for (unsigned I = 1; I < LF->arg_size(); ++I)
+      ParamPtrs.push_back(LF->getArg(I));
+  }
+  Regs.resize(F.Registers.size(), nullptr);
+  for (size_t R = 0; R < F.Registers.size(); ++R) {
+    const ptx::RegisterInfo &Info = F.Registers[R];
+    llvm::Type *Ty = bitsType(Info.Type);
+    if (Info.VectorWidth > 1)
+      Ty = llvm::ArrayType::get(Ty, Info.VectorWidth);
+    Regs[R] = B.CreateAlloca(Ty, nullptr, F.registerName(static_cast<ptx::RegId>(R)));
+  }
+  // `.reg` parameters of a .func arrive through pointers like `.param` ones: copy them in.
+  size_t NR = F.Sig.Returns.size();
+  for (size_t P = 0; P < F.Sig.Params.size() && !IsKernel; ++P) {
+    const ptx::VariableDecl &D = F.Sig.Params[P];
+    if (D.Space != ptx::StateSpace::Reg)
+      continue;
+    for (const ptx::RegisterDecl &RD : F.RegisterDecls)
+      if (RD.Name == D.Name)
+        B.CreateStore(B.CreateLoad(bitsType(D.Type), ParamPtrs[NR + P]), Regs[RD.First]);
+  }
+  LocalPtrs.resize(F.Locals.size(), nullptr);
+  for (size_t V = 0; V < F.Locals.size(); ++V) {
+    const ptx::VariableDecl &D = F.Locals[V];
+    if (D.Space == ptx::StateSpace::Shared)
+      continue; // function-scope .shared: laid out with the module's (see symbolValue)
+    uint64_t Size = std::max<uint64_t>(1, D.sizeInBytes());
+    auto *A = B.CreateAlloca(llvm::ArrayType::get(B.getInt8Ty(), Size), nullptr, D.Name);
+    A->setAlignment(llvm::Align(std::max<uint64_t>(16, D.alignment())));
+    LocalPtrs[V] = A;
+  }
+  Labels.assign(F.Labels.size(), nullptr);
+}
+
+llvm::Value *FunctionLowering::symbolPointer(const ptx::Operand &Op) {
+  switch (Op.Target.Kind) {
+  case ptx::SymbolKind::Variable: {
+    const ptx::VariableDecl &V = ML.M.Globals[Op.Target.Index];
+    if (V.Space == ptx::StateSpace::Shared)
+      return B.CreateGEP(B.getInt8Ty(), sharedBase(), B.getInt64(ML.SharedOffsets[Op.Target.Index]));
+    if (ML.Globals[Op.Target.Index])
+      return ML.Globals[Op.Target.Index];
+    return llvm::ConstantPointerNull::get(B.getPtrTy());
+  }
+  case ptx::SymbolKind::LocalVariable:
+    if (LocalPtrs[Op.Target.Index])
+      return LocalPtrs[Op.Target.Index];
+    return sharedBase();
+  case ptx::SymbolKind::Param:
+    if (IsKernel)
+      return B.CreateGEP(B.getInt8Ty(), Params, B.getInt64(KernelParamOffsets[Op.Target.Index]));
+    return ParamPtrs[F.Sig.Returns.size() + Op.Target.Index];
+  case ptx::SymbolKind::ReturnParam:
+    return ParamPtrs[Op.Target.Index];
+  case ptx::SymbolKind::Function:
+    return ML.Functions[Op.Target.Index];
+  default:
+    return llvm::ConstantPointerNull::get(B.getPtrTy());
+  }
+}
+
+llvm::Value *FunctionLowering::symbolValue(const ptx::Operand &Op, unsigned Bits) {
+  // Shared variables are addressed by their offset in the shared window.
+  if (Op.Target.Kind == ptx::SymbolKind::Variable &&
+      ML.M.Globals[Op.Target.Index].Space == ptx::StateSpace::Shared)
+    return B.getIntN(Bits, ML.SharedOffsets[Op.Target.Index]);
+  if (Op.Target.Kind == ptx::SymbolKind::Variable && ML.M.Globals[Op.Target.Index].Link == ptx::Linkage::Extern &&
+      ML.M.Globals[Op.Target.Index].Space == ptx::StateSpace::Shared)
+    return B.getIntN(Bits, 0);
+  llvm::Value *P = symbolPointer(Op);
+  return B.CreatePtrToInt(P, B.getIntNTy(Bits));
+}
+
+llvm::Value *FunctionLowering::address(const ptx::Operand &Op, ptx::StateSpace S) {
+  llvm::Value *Base;
+  if (Op.Reg != ptx::NoReg) {
+    llvm::Type *RT = Regs[Op.Reg]->getAllocatedType();
+    llvm::Value *V = B.CreateLoad(RT, Regs[Op.Reg]);
+    Base = B.CreateZExtOrTrunc(V, B.getInt64Ty());
+  } else if (!Op.Name.empty()) {
+    bool SharedSym = Op.Target.Kind == ptx::SymbolKind::Variable &&
+                     ML.M.Globals[Op.Target.Index].Space == ptx::StateSpace::Shared;
+    if (S == ptx::StateSpace::Shared || !SharedSym) {
+      if (S == ptx::StateSpace::Shared)
+        Base = symbolValue(Op, 64);
+      else
+        Base = B.CreatePtrToInt(symbolPointer(Op), B.getInt64Ty());
+    } else {
+      // A shared symbol used through a generic address: window base + offset.
+      Base = B.CreatePtrToInt(symbolPointer(Op), B.getInt64Ty());
+    }
+  } else {
+    Base = B.getInt64(0);
+  }
+  if (Op.Bits)
+    Base = B.CreateAdd(Base, B.getInt64(Op.Bits));
+  if (S == ptx::StateSpace::Shared)
+    return B.CreateGEP(B.getInt8Ty(), sharedBase(), B.CreateAnd(Base, B.getInt64(0xffffffffu)));
+  return B.CreateIntToPtr(Base, B.getPtrTy());
+}
+
+llvm::Value *FunctionLowering::read(const ptx::Operand &Op, ScalarType T) {
+  llvm::Type *Ty = bitsType(T);
+  unsigned W = Ty->getIntegerBitWidth();
+  switch (Op.Kind) {
+  case ptx::OperandKind::Register: {
+    llvm::Type *RT = Regs[Op.Reg]->getAllocatedType();
+    llvm::Value *V;
+    if (RT->isArrayTy()) {
+      unsigned Idx = Op.Component ? Op.Component - 1 : 0;
+      V = B.CreateLoad(RT->getArrayElementType(), B.CreateConstGEP2_32(RT, Regs[Op.Reg], 0, Idx));
+    } else {
+      V = B.CreateLoad(RT, Regs[Op.Reg]);
+    }
+    if (V->getType() == Ty)
+      return Op.Negated && T == ScalarType::Pred ? B.CreateNot(V) : V;
+    if (T == ScalarType::Pred)
+      return B.CreateICmpNE(V, llvm::ConstantInt::get(V->getType(), 0));
+    if (V->getType()->isIntegerTy(1))
+      return B.CreateZExt(V, Ty);
+    return B.CreateZExtOrTrunc(V, Ty);
+  }
+  case ptx::OperandKind::Immediate: {
+    uint64_t Bits = Op.Bits;
+    if (Op.ImmKind != ptx::ImmediateKind::Int) {
+      double D;
+      if (Op.ImmKind == ptx::ImmediateKind::F32Bits) {
+        float Fv;
+        uint32_t B32 = static_cast<uint32_t>(Bits);
+        memcpy(&Fv, &B32, 4);
+        D = Fv;
+      } else {
+        memcpy(&D, &Bits, 8);
+      }
+      if (T == ScalarType::F32) {
+        if (Op.ImmKind == ptx::ImmediateKind::F32Bits)
+          return B.getInt32(static_cast<uint32_t>(Bits));
+        float Fv = static_cast<float>(D);
+        uint32_t B32;
+        memcpy(&B32, &Fv, 4);
+        return B.getInt32(B32);
+      }
+      if (T == ScalarType::F64) {
+        uint64_t B64;
+        memcpy(&B64, &D, 8);
+        return B.getInt64(B64);
+      }
+      if (T == ScalarType::F16 || T == ScalarType::BF16) {
+        llvm::APFloat AF(D);
+        bool LosesInfo;
+        AF.convert(T == ScalarType::F16 ? llvm::APFloat::IEEEhalf() : llvm::APFloat::BFloat(),
+                   llvm::APFloat::rmNearestTiesToEven, &LosesInfo);
+        return B.getInt16(static_cast<uint16_t>(AF.bitcastToAPInt().getZExtValue()));
+      }
+      // A float literal for a bit-typed operand: its own bits.
+      return llvm::ConstantInt::get(Ty, Op.ImmKind == ptx::ImmediateKind::F32Bits ? Bits : Bits);
+    }
+    if (T == ScalarType::Pred)
+      return B.getInt1(Bits != 0);
+    if (T == ScalarType::F32 || T == ScalarType::F64 || T == ScalarType::F16) {
+      // Integer literal for a float operand: its value.
+      llvm::Value *FV = llvm::ConstantFP::get(floatType(T), static_cast<double>(static_cast<int64_t>(Bits)));
+      return B.CreateBitCast(FV, Ty);
+    }
+    return llvm::ConstantInt::get(Ty, Bits);
+  }
+  case ptx::OperandKind::Special: {
+    llvm::Value *V;
+    unsigned C = Op.Component ? Op.Component - 1 : 0;
+    switch (Op.Sreg) {
+    case ptx::SpecialReg::Tid: V = ctxField(TCTid, C); break;
+    case ptx::SpecialReg::Ntid: V = ctxField(TCNtid, C); break;
+    case ptx::SpecialReg::Ctaid: V = ctxField(TCCtaid, C); break;
+    case ptx::SpecialReg::Nctaid: V = ctxField(TCNctaid, C); break;
+    case ptx::SpecialReg::Laneid: V = ctxField(TCLaneId); break;
+    case ptx::SpecialReg::Warpid: V = ctxField(TCWarpId); break;
+    case ptx::SpecialReg::Nwarpid: V = ctxField(TCNWarpId); break;
+    case ptx::SpecialReg::Smid: V = ctxField(TCSmId); break;
+    case ptx::SpecialReg::Nsmid: V = ctxField(TCNSmId); break;
+    case ptx::SpecialReg::DynamicSmemSize: V = ctxField(TCDynamicSmemSize); break;
+    case ptx::SpecialReg::TotalSmemSize: V = ctxField(TCTotalSmemSize); break;
+    case ptx::SpecialReg::WarpSz: V = B.getInt32(32); break;
+    case ptx::SpecialReg::LanemaskEq:
+    case ptx::SpecialReg::LanemaskLe:
+    case ptx::SpecialReg::LanemaskLt:
+    case ptx::SpecialReg::LanemaskGe:
+    case ptx::SpecialReg::LanemaskGt: {
+      llvm::Value *Lane = ctxField(TCLaneId);
+      llvm::Value *Bit = B.CreateShl(B.getInt32(1), Lane);
+      switch (Op.Sreg) {
+      case ptx::SpecialReg::LanemaskEq: V = Bit; break;
+      case ptx::SpecialReg::LanemaskLt: V = B.CreateSub(Bit, B.getInt32(1)); break;
+      case ptx::SpecialReg::LanemaskLe: V = B.CreateOr(Bit, B.CreateSub(Bit, B.getInt32(1))); break;
+      case ptx::SpecialReg::LanemaskGe: V = B.CreateNot(B.CreateSub(Bit, B.getInt32(1))); break;
+      default: V = B.CreateNot(B.CreateOr(Bit, B.CreateSub(Bit, B.getInt32(1)))); break;
+      }
+      break;
+    }
+    case ptx::SpecialReg::Clock:
+    case ptx::SpecialReg::ClockHi:
+      V = B.CreateTrunc(callHelper("ptxrt_clock64", B.getInt64Ty(), {}), B.getInt32Ty());
+      break;
+    case ptx::SpecialReg::Clock64:
+      V = callHelper("ptxrt_clock64", B.getInt64Ty(), {});
+      break;
+    case ptx::SpecialReg::Globaltimer:
+    case ptx::SpecialReg::GlobaltimerLo:
+    case ptx::SpecialReg::GlobaltimerHi:
+      V = callHelper("ptxrt_globaltimer", B.getInt64Ty(), {});
+      if (Op.Sreg == ptx::SpecialReg::GlobaltimerHi)
+        V = B.CreateLShr(V, 32);
+      break;
+    default:
+      V = B.getInt32(0);
+      break;
+    }
+    return B.CreateZExtOrTrunc(V, Ty);
+  }
+  case ptx::OperandKind::Symbol:
+    return B.CreateZExtOrTrunc(symbolValue(Op, W < 32 ? 32 : W), Ty);
+  default:
+    return llvm::UndefValue::get(Ty);
+  }
+}
+
+llvm::Value *FunctionLowering::readFloat(const ptx::Operand &Op, ScalarType T) {
+  return B.CreateBitCast(read(Op, T), floatType(T));
+}
+
+void FunctionLowering::write(const ptx::Operand &Dst, ScalarType T, llvm::Value *V) {
+  if (Dst.Kind == ptx::OperandKind::Sink)
+    return;
+  if (Dst.Kind != ptx::OperandKind::Register || Dst.Reg >= Regs.size())
+    return;
+  if (V->getType()->isFloatingPointTy())
+    V = B.CreateBitCast(V, B.getIntNTy(V->getType()->getPrimitiveSizeInBits()));
+  llvm::AllocaInst *A = Regs[Dst.Reg];
+  llvm::Type *RT = A->getAllocatedType();
+  llvm::Value *Ptr = A;
+  if (RT->isArrayTy()) {
+    Ptr = B.CreateConstGEP2_32(RT, A, 0, Dst.Component ? Dst.Component - 1 : 0);
+    RT = RT->getArrayElementType();
+  }
+  if (V->getType() != RT) {
+    if (RT->isIntegerTy(1))
+      V = B.CreateICmpNE(V, llvm::ConstantInt::get(V->getType(), 0));
+    else if (V->getType()->getIntegerBitWidth() < RT->getIntegerBitWidth() && ptx::kindOf(T) == ptx::TypeKind::Signed)
+      V = B.CreateSExt(V, RT);
+    else
+      V = B.CreateZExtOrTrunc(V, RT);
+  }
+  B.CreateStore(V, Ptr);
+}
+
+bool FunctionLowering::lowerInstruction(const ptx::Instruction &I) {
+  return lowerControl(*this, I) || lowerMemory(*this, I) || lowerInteger(*this, I) || lowerFloat(*this, I) ||
+         lowerConvert(*this, I) || lowerWarp(*this, I) || lowerAtomic(*this, I) || unsupported(I);
+}
+
+bool FunctionLowering::run() {
+  prologue();
+  llvm::BasicBlock *First = llvm::BasicBlock::Create(ML.Ctx, "body", LF);
+  B.CreateBr(First);
+  B.SetInsertPoint(First);
+  for (const ptx::Statement &S : F.Body) {
+    if (S.Kind == ptx::StatementKind::Label) {
+      llvm::BasicBlock *BB = labelBlock(S.Index);
+      if (!B.GetInsertBlock()->getTerminator())
+        B.CreateBr(BB);
+      B.SetInsertPoint(BB);
+      continue;
+    }
+    if (S.Kind != ptx::StatementKind::Instruction)
+      continue;
+    const ptx::Instruction &I = F.Instructions[S.Index];
+    // A guarded branch is a conditional branch; any other guarded instruction is skipped when false.
+    if (I.Guard != ptx::NoReg && I.Op != ptx::Opcode::Bra) {
+      llvm::Value *G = B.CreateLoad(B.getInt1Ty(), Regs[I.Guard]);
+      if (I.GuardNegated)
+        G = B.CreateNot(G);
+      llvm::BasicBlock *Then = llvm::BasicBlock::Create(ML.Ctx, "guarded", LF);
+      llvm::BasicBlock *Cont = llvm::BasicBlock::Create(ML.Ctx, "cont", LF);
+      B.CreateCondBr(G, Then, Cont);
+      B.SetInsertPoint(Then);
+      lowerInstruction(I);
+      if (!B.GetInsertBlock()->getTerminator())
+        B.CreateBr(Cont);
+      B.SetInsertPoint(Cont);
+    } else {
+      lowerInstruction(I);
+    }
+    if (!ML.Error.empty())
+      return false;
+  }
+  if (!B.GetInsertBlock()->getTerminator())
+    emitReturn();
+  // Blocks left without terminators (dead code after a branch) end in unreachable.
+  for (llvm::BasicBlock &BB : *LF)
+    if (!BB.getTerminator()) {
+      B.SetInsertPoint(&BB);
+      B.CreateUnreachable();
+    }
+  return ML.Error.empty();
+}

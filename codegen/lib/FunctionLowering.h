@@ -1,0 +1,128 @@
+// Private to codegen/lib: the state of lowering one PTX function, and the hooks each instruction family
+// (lower/*.cpp) uses: read operands as typed values, write results, form addresses, call runtime helpers.
+#pragma once
+
+#include "ptxforge/codegen/Lowering.h"
+#include "ptxforge/codegen/ThreadContext.h"
+#include "ptxforge/ptx/Module.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/IR/IRBuilder.h"
+
+#include <string>
+#include <vector>
+
+namespace ptxforge::codegen::detail {
+
+/// Module-wide lowering state: globals, shared-memory layout, functions.
+struct ModuleLowering {
+  const ptx::Module &M;
+  const ptx::SourceBuffer *Source;
+  llvm::LLVMContext &Ctx;
+  llvm::Module &Mod;
+  llvm::StructType *ThreadCtxTy = nullptr;
+  std::vector<llvm::GlobalVariable *> Globals;   ///< per ptx global (null for .shared)
+  std::vector<uint64_t> SharedOffsets;           ///< per ptx global (.shared only)
+  uint64_t SharedBytes = 0;                      ///< static shared memory of the module layout
+  std::vector<llvm::Function *> Functions;       ///< per ptx function
+  std::string Error;                             ///< first lowering error
+
+  ModuleLowering(const ptx::Module &M, const ptx::SourceBuffer *S, llvm::LLVMContext &C, llvm::Module &Mod)
+      : M(M), Source(S), Ctx(C), Mod(Mod) {}
+  std::string where(ptx::SourceLoc L) const;
+};
+
+class FunctionLowering {
+public:
+  FunctionLowering(ModuleLowering &ML, const ptx::Function &F, llvm::Function *LF, bool IsKernelThread);
+
+  /// Lowers the body; false (with ML.Error set) on an unsupported construct.
+  bool run();
+
+  // ---- helpers for instruction families ----
+  llvm::IRBuilder<> &b() { return B; }
+  llvm::LLVMContext &ctx() { return ML.Ctx; }
+  const ptx::Function &fn() const { return F; }
+  ModuleLowering &module() { return ML; }
+
+  /// The integer type holding a value of T (i1 for .pred, iN otherwise).
+  llvm::Type *bitsType(ptx::ScalarType T);
+  /// The LLVM floating type for f16/bf16/f32/f64 (null otherwise).
+  llvm::Type *floatType(ptx::ScalarType T);
+
+  /// Reads an operand as the bits of type T (ints/bits/floats all as iN; preds as i1).
+  llvm::Value *read(const ptx::Operand &Op, ptx::ScalarType T);
+  /// Reads an operand as a floating value of type T.
+  llvm::Value *readFloat(const ptx::Operand &Op, ptx::ScalarType T);
+  /// Writes Bits (iN of T's width, or a float of T) into a destination register (sink: ignored). Narrower
+  /// values widen into wider registers with sign extension when T is signed.
+  void write(const ptx::Operand &Dst, ptx::ScalarType T, llvm::Value *V);
+
+  /// The address an Address operand names in state space S, as a pointer. Shared-space addresses are
+  /// window offsets; everything else is a host pointer.
+  llvm::Value *address(const ptx::Operand &Op, ptx::StateSpace S);
+  /// The value a symbol operand denotes as an integer of Bits width (variable address, function address...).
+  llvm::Value *symbolValue(const ptx::Operand &Op, unsigned Bits);
+  /// A pointer to the symbol's storage (param/local/global), for calls and address forms.
+  llvm::Value *symbolPointer(const ptx::Operand &Op);
+
+  llvm::Value *threadCtx() { return TCtx; }
+  llvm::Value *ctxField(unsigned Field, unsigned Index = 0);
+  llvm::Value *sharedBase();
+
+  /// Calls a runtime helper `Name` (resolved when the module is JIT-linked).
+  llvm::Value *callHelper(llvm::StringRef Name, llvm::Type *Ret, llvm::ArrayRef<llvm::Value *> Args);
+
+  /// Reports an unsupported instruction form.
+  bool unsupported(const ptx::Instruction &I, const std::string &What = "");
+
+  /// Marks the current block finished (after ret/exit/bra) so following code starts a fresh block.
+  void terminated();
+  llvm::BasicBlock *labelBlock(uint32_t LabelIndex);
+  llvm::Function *function() { return LF; }
+  bool isKernel() const { return IsKernel; }
+  /// Emits the function's return (kernel thread: return void; .func: return void after results stored).
+  void emitReturn();
+
+private:
+  bool lowerInstruction(const ptx::Instruction &I);
+  void prologue();
+
+  ModuleLowering &ML;
+  const ptx::Function &F;
+  llvm::Function *LF;
+  bool IsKernel;
+  llvm::IRBuilder<> B;
+  llvm::Value *TCtx = nullptr;
+  llvm::Value *Params = nullptr;             ///< kernel: the parameter buffer
+  std::vector<llvm::Value *> ParamPtrs;      ///< .func: pointers to params (in order: returns, params)
+  std::vector<llvm::AllocaInst *> Regs;      ///< per RegId
+  std::vector<llvm::Value *> LocalPtrs;      ///< per Function::Locals index
+  std::vector<llvm::BasicBlock *> Labels;
+  std::vector<uint64_t> KernelParamOffsets;
+};
+
+// Instruction families: each returns true when it handled I (successfully or by reporting an error via
+// unsupported()), false when I is not in its family.
+bool lowerControl(FunctionLowering &L, const ptx::Instruction &I);
+bool lowerMemory(FunctionLowering &L, const ptx::Instruction &I);
+bool lowerInteger(FunctionLowering &L, const ptx::Instruction &I);
+bool lowerFloat(FunctionLowering &L, const ptx::Instruction &I);
+bool lowerConvert(FunctionLowering &L, const ptx::Instruction &I);
+bool lowerWarp(FunctionLowering &L, const ptx::Instruction &I);
+bool lowerAtomic(FunctionLowering &L, const ptx::Instruction &I);
+
+/// True when a kernel needs the fiber execution mode (barriers, warp collectives).
+bool needsFibers(const ptx::Instruction &I);
+
+} // namespace ptxforge::codegen::detail
+
+namespace ptxforge::codegen::detail {
+/// Calls an `int helper(u64)` runtime predicate and returns it as i1.
+llvm::Value *callHelper(FunctionLowering &L, const char *Name, llvm::Value *X);
+} // namespace ptxforge::codegen::detail
+
+namespace ptxforge::codegen::detail {
+/// `.ftz`: a denormal becomes a zero of the same sign.
+llvm::Value *flushDenormal(FunctionLowering &L, llvm::Value *X);
+} // namespace ptxforge::codegen::detail

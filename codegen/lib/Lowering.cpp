@@ -1,0 +1,219 @@
+// ptx::Module -> llvm::Module: globals and the shared-memory layout, one LLVM function per PTX function, and
+// for each kernel a thread function `void K(ThreadContext *, const char *params)`.
+#include "FunctionLowering.h"
+
+#include "ptxforge/ptx/Printer.h"
+
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace ptxforge;
+using namespace ptxforge::codegen;
+using namespace ptxforge::codegen::detail;
+
+std::string ModuleLowering::where(ptx::SourceLoc L) const {
+  if (!Source || !L.isValid())
+    return M.SourceName;
+  ptx::LineColumn LC = Source->lineColumn(L);
+  return Source->name().str() + ":" + std::to_string(LC.Line) + ":" + std::to_string(LC.Column);
+}
+
+namespace {
+
+uint64_t alignTo(uint64_t V, uint64_t A) { return A ? (V + A - 1) / A * A : V; }
+
+/// Bytes of an initializer flattened to the variable's element type (symbols resolved to addresses later).
+struct InitBuilder {
+  ModuleLowering &ML;
+  const ptx::VariableDecl &V;
+  std::vector<llvm::Constant *> Elems;
+  llvm::Type *ElemTy;
+  unsigned ElemBytes;
+
+  InitBuilder(ModuleLowering &ML, const ptx::VariableDecl &V) : ML(ML), V(V) {
+    ElemBytes = std::max<unsigned>(1, ptx::bitWidth(V.Type) / 8);
+    ElemTy = llvm::IntegerType::get(ML.Ctx, ElemBytes * 8);
+  }
+
+  llvm::Constant *symbolConstant(const ptx::Initializer &In) {
+    llvm::Constant *Base = nullptr;
+    for (size_t G = 0; G < ML.M.Globals.size(); ++G)
+      if (ML.M.Globals[G].Name == In.Name && ML.Globals[G])
+        Base = ML.Globals[G];
+    if (!Base)
+      if (llvm::Function *F = ML.Mod.getFunction(In.Name))
+        Base = F;
+    if (!Base)
+      return llvm::ConstantInt::get(ElemTy, 0);
+    llvm::Constant *Addr = llvm::ConstantExpr::getPtrToInt(Base, llvm::Type::getInt64Ty(ML.Ctx));
+    if (In.Bits)
+      Addr = llvm::ConstantExpr::getAdd(Addr, llvm::ConstantInt::get(Addr->getType(), In.Bits));
+    if (ElemBytes != 8)
+      return llvm::ConstantInt::get(ElemTy, 0); // 32-bit address of a 64-bit host object: not representable
+    return Addr;
+  }
+
+  void add(const ptx::Initializer &In) {
+    switch (In.K) {
+    case ptx::Initializer::Kind::List:
+      for (const ptx::Initializer &E : In.Elements)
+        add(E);
+      break;
+    case ptx::Initializer::Kind::Int:
+      Elems.push_back(llvm::ConstantInt::get(ElemTy, In.Bits));
+      break;
+    case ptx::Initializer::Kind::Float: {
+      uint64_t Bits = In.Bits;
+      if (V.Type == ptx::ScalarType::F32 && In.FloatIsF64) {
+        double D;
+        memcpy(&D, &Bits, 8);
+        float F = static_cast<float>(D);
+        uint32_t FB;
+        memcpy(&FB, &F, 4);
+        Bits = FB;
+      } else if (V.Type == ptx::ScalarType::F64 && !In.FloatIsF64) {
+        float F;
+        uint32_t FB = static_cast<uint32_t>(Bits);
+        memcpy(&F, &FB, 4);
+        double D = F;
+        memcpy(&Bits, &D, 8);
+      }
+      Elems.push_back(llvm::ConstantInt::get(ElemTy, Bits));
+      break;
+    }
+    case ptx::Initializer::Kind::Symbol:
+      Elems.push_back(symbolConstant(In));
+      break;
+    }
+  }
+
+  llvm::Constant *build(uint64_t Count) {
+    if (V.HasInit)
+      add(V.Init);
+    while (Elems.size() < Count)
+      Elems.push_back(llvm::ConstantInt::get(ElemTy, 0));
+    Elems.resize(Count);
+    return llvm::ConstantStruct::getAnon(ML.Ctx, Elems, /*Packed=*/true);
+  }
+};
+
+llvm::Function *declareFunction(ModuleLowering &ML, const ptx::Function &F) {
+  llvm::Type *Ptr = llvm::PointerType::get(ML.Ctx, 0);
+  std::vector<llvm::Type *> Args;
+  Args.push_back(Ptr); // ThreadContext *
+  if (F.IsEntry) {
+    Args.push_back(Ptr); // parameter buffer
+  } else {
+    for (size_t I = 0; I < F.Sig.Returns.size() + F.Sig.Params.size(); ++I)
+      Args.push_back(Ptr);
+  }
+  auto *FT = llvm::FunctionType::get(llvm::Type::getVoidTy(ML.Ctx), Args, false);
+  std::string Name = (F.IsEntry ? "__ptx_kernel_" : "__ptx_func_") + F.Name.str();
+  llvm::Function *LF = ML.Mod.getFunction(Name);
+  if (!LF)
+    LF = llvm::Function::Create(FT, llvm::GlobalValue::ExternalLinkage, Name, ML.Mod);
+  return LF;
+}
+
+} // namespace
+
+llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::VerifiedModule &VM,
+                                                           const ptx::SourceBuffer *Source,
+                                                           const LoweringOptions &Options) {
+  const ptx::Module &M = VM.module();
+  LoweredModule Out;
+  Out.Context = std::make_unique<llvm::LLVMContext>();
+  Out.Module = std::make_unique<llvm::Module>(Options.ModuleName, *Out.Context);
+  ModuleLowering ML(M, Source, *Out.Context, *Out.Module);
+  llvm::Type *I32 = llvm::Type::getInt32Ty(ML.Ctx), *Ptr = llvm::PointerType::get(ML.Ctx, 0);
+  ML.ThreadCtxTy = llvm::StructType::create(
+      ML.Ctx,
+      {llvm::ArrayType::get(I32, 3), llvm::ArrayType::get(I32, 3), llvm::ArrayType::get(I32, 3),
+       llvm::ArrayType::get(I32, 3), I32, I32, I32, I32, Ptr, Ptr, I32, I32, I32, I32},
+      "ThreadContext");
+
+  // Functions first: initializers may take their addresses.
+  for (const auto &F : M.Functions)
+    ML.Functions.push_back(declareFunction(ML, *F));
+
+  // Globals: .global/.const become LLVM globals; .shared get offsets in the block's window.
+  ML.Globals.assign(M.Globals.size(), nullptr);
+  ML.SharedOffsets.assign(M.Globals.size(), 0);
+  for (size_t G = 0; G < M.Globals.size(); ++G) {
+    const ptx::VariableDecl &V = M.Globals[G];
+    uint64_t Size = V.sizeInBytes();
+    if (V.Space == ptx::StateSpace::Shared) {
+      if (V.Link == ptx::Linkage::Extern || Size == 0)
+        continue; // dynamic shared memory: starts after the static layout
+      ML.SharedOffsets[G] = alignTo(ML.SharedBytes, std::max<uint64_t>(V.alignment(), 1));
+      ML.SharedBytes = ML.SharedOffsets[G] + Size;
+      continue;
+    }
+    if (V.Space != ptx::StateSpace::Global && V.Space != ptx::StateSpace::Const)
+      continue;
+    uint64_t ElemBytes = std::max<unsigned>(1, ptx::bitWidth(V.Type) / 8);
+    uint64_t Count = Size ? Size / ElemBytes : 1;
+    InitBuilder IB(ML, V);
+    llvm::Constant *Init = IB.build(Count);
+    auto *GV = new llvm::GlobalVariable(*Out.Module, Init->getType(), /*isConstant=*/false,
+                                        llvm::GlobalValue::ExternalLinkage, nullptr, "__ptx_global_" + V.Name.str());
+    GV->setAlignment(llvm::Align(std::max<uint64_t>(16, V.alignment())));
+    ML.Globals[G] = GV;
+    Out.Globals.push_back({V.Name.str(), GV->getName().str(), Size});
+  }
+  // Initializers after all globals exist (generic(var) may point forward).
+  for (size_t G = 0; G < M.Globals.size(); ++G) {
+    if (!ML.Globals[G])
+      continue;
+    const ptx::VariableDecl &V = M.Globals[G];
+    uint64_t ElemBytes = std::max<unsigned>(1, ptx::bitWidth(V.Type) / 8);
+    uint64_t Size = V.sizeInBytes();
+    InitBuilder IB(ML, V);
+    ML.Globals[G]->setInitializer(IB.build(Size ? Size / ElemBytes : 1));
+  }
+  uint64_t StaticShared = alignTo(ML.SharedBytes, 16);
+
+  for (size_t FI = 0; FI < M.Functions.size(); ++FI) {
+    const ptx::Function &F = *M.Functions[FI];
+    if (!F.HasBody)
+      continue;
+    FunctionLowering FL(ML, F, ML.Functions[FI], F.IsEntry);
+    if (!FL.run())
+      return llvm::createStringError(std::errc::not_supported, "%s", ML.Error.c_str());
+    if (!F.IsEntry)
+      continue;
+    KernelInfo K;
+    K.Name = F.Name.str();
+    K.Symbol = ML.Functions[FI]->getName().str();
+    uint64_t Off = 0;
+    for (const ptx::VariableDecl &P : F.Sig.Params) {
+      uint64_t A = std::max<uint64_t>(1, P.Align ? P.Align : P.elementSize());
+      Off = alignTo(Off, A);
+      K.Params.push_back({P.Name.str(), Off, P.sizeInBytes(), A});
+      Off += P.sizeInBytes();
+    }
+    K.ParamBytes = Off;
+    K.StaticSharedBytes = StaticShared;
+    for (const ptx::Instruction &I : F.Instructions)
+      K.NeedsFibers |= needsFibers(I);
+    // Callees may synchronise too.
+    for (const auto &G : M.Functions)
+      if (!G->IsEntry && G->HasBody)
+        for (const ptx::Instruction &I : G->Instructions)
+          K.NeedsFibers |= needsFibers(I);
+    for (const ptx::PerfDirective &P : F.Perf)
+      for (size_t D = 0; D < P.Values.size() && D < 3; ++D) {
+        if (P.Kind == ptx::PerfDirectiveKind::Reqntid)
+          K.ReqNtid[D] = static_cast<uint32_t>(P.Values[D]);
+        if (P.Kind == ptx::PerfDirectiveKind::Maxntid)
+          K.MaxNtid[D] = static_cast<uint32_t>(P.Values[D]);
+      }
+    Out.Kernels.push_back(K);
+  }
+  std::string VerifyErrors;
+  llvm::raw_string_ostream VOS(VerifyErrors);
+  if (llvm::verifyModule(*Out.Module, &VOS))
+    return llvm::createStringError(std::errc::invalid_argument, "internal error: invalid LLVM IR: %s",
+                                   VerifyErrors.substr(0, 2000).c_str());
+  return std::move(Out);
+}

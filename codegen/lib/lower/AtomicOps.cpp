@@ -1,0 +1,60 @@
+// atom/red on global, shared and generic addresses: host atomic read-modify-write (blocks run in parallel).
+#include "../FunctionLowering.h"
+
+using namespace ptxforge;
+using namespace ptxforge::codegen::detail;
+using ptx::Modifier;
+using ptx::Opcode;
+using ptx::ScalarType;
+
+bool ptxforge::codegen::detail::lowerAtomic(FunctionLowering &L, const ptx::Instruction &I) {
+  if (I.Op != Opcode::Atom && I.Op != Opcode::Red)
+    return false;
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  bool Red = I.Op == Opcode::Red;
+  ScalarType T = I.type(I.typeCount() ? I.typeCount() - 1 : 0);
+  if (I.vectorWidth() > 1 || T == ScalarType::None)
+    return false;
+  const ptx::Operand &Addr = Red ? Ops[0] : Ops[1];
+  ptx::StateSpace S = I.has(Modifier::Shared) || I.has(Modifier::Shared_Cta) ? ptx::StateSpace::Shared
+                                                                             : ptx::StateSpace::Global;
+  llvm::Value *P = L.address(Addr, S);
+  unsigned First = Red ? 1 : 2;
+  bool Signed = ptx::kindOf(T) == ptx::TypeKind::Signed;
+  bool Float = ptx::isFloat(T);
+  llvm::AtomicRMWInst::BinOp Op;
+  if (I.has(Modifier::Cas)) {
+    llvm::Value *Cmp = L.read(Ops[First], T), *New = L.read(Ops[First + 1], T);
+    auto *X = B.CreateAtomicCmpXchg(P, Cmp, New, llvm::MaybeAlign(), llvm::AtomicOrdering::SequentiallyConsistent,
+                                    llvm::AtomicOrdering::SequentiallyConsistent);
+    if (!Red)
+      L.write(Ops[0], T, B.CreateExtractValue(X, 0));
+    return true;
+  }
+  if (I.has(Modifier::Add))
+    Op = Float ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add;
+  else if (I.has(Modifier::Min))
+    Op = Float ? llvm::AtomicRMWInst::FMin : (Signed ? llvm::AtomicRMWInst::Min : llvm::AtomicRMWInst::UMin);
+  else if (I.has(Modifier::Max))
+    Op = Float ? llvm::AtomicRMWInst::FMax : (Signed ? llvm::AtomicRMWInst::Max : llvm::AtomicRMWInst::UMax);
+  else if (I.has(Modifier::And))
+    Op = llvm::AtomicRMWInst::And;
+  else if (I.has(Modifier::Or))
+    Op = llvm::AtomicRMWInst::Or;
+  else if (I.has(Modifier::Xor))
+    Op = llvm::AtomicRMWInst::Xor;
+  else if (I.has(Modifier::Exch))
+    Op = llvm::AtomicRMWInst::Xchg;
+  else if (I.has(Modifier::Inc))
+    Op = llvm::AtomicRMWInst::UIncWrap;
+  else if (I.has(Modifier::Dec))
+    Op = llvm::AtomicRMWInst::UDecWrap;
+  else
+    return false;
+  llvm::Value *V = Float ? L.readFloat(Ops[First], T) : L.read(Ops[First], T);
+  llvm::Value *Old = B.CreateAtomicRMW(Op, P, V, llvm::MaybeAlign(), llvm::AtomicOrdering::SequentiallyConsistent);
+  if (!Red)
+    L.write(Ops[0], T, Old);
+  return true;
+}

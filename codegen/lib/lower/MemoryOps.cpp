@@ -1,0 +1,170 @@
+// Memory and data movement: ld/ldu/st (scalar and vector, every state space), mov (incl. pack/unpack),
+// cvta, isspacep.
+#include "../FunctionLowering.h"
+
+using namespace ptxforge;
+using namespace ptxforge::codegen::detail;
+using ptx::Modifier;
+using ptx::Opcode;
+using ptx::ScalarType;
+using ptx::StateSpace;
+
+namespace {
+
+StateSpace spaceOf(const ptx::Instruction &I) {
+  if (I.has(Modifier::Shared) || I.has(Modifier::Shared_Cta) || I.has(Modifier::Shared_Cluster))
+    return StateSpace::Shared;
+  if (I.has(Modifier::Global))
+    return StateSpace::Global;
+  if (I.has(Modifier::Local))
+    return StateSpace::Local;
+  if (I.has(Modifier::Const))
+    return StateSpace::Const;
+  if (I.has(Modifier::Param))
+    return StateSpace::Param;
+  return StateSpace::Generic;
+}
+
+/// Memory accesses of `.volatile`/`.relaxed`/`.acquire` forms must not be merged or hoisted (spin loops).
+bool isOrdered(const ptx::Instruction &I) {
+  return I.has(Modifier::Volatile) || I.has(Modifier::Relaxed) || I.has(Modifier::Acquire) ||
+         I.has(Modifier::Release);
+}
+
+void setOrdering(llvm::Instruction *Inst, const ptx::Instruction &I, unsigned Bytes) {
+  if (!isOrdered(I) || (Bytes & (Bytes - 1)) || Bytes > 8)
+    return;
+  if (auto *LI = llvm::dyn_cast<llvm::LoadInst>(Inst))
+    LI->setAtomic(llvm::AtomicOrdering::Monotonic);
+  else if (auto *SI = llvm::dyn_cast<llvm::StoreInst>(Inst))
+    SI->setAtomic(llvm::AtomicOrdering::Monotonic);
+}
+
+bool lowerLoadStore(FunctionLowering &L, const ptx::Instruction &I, bool Load) {
+  auto &B = L.b();
+  ScalarType T = I.type(I.typeCount() ? I.typeCount() - 1 : 0);
+  if (T == ScalarType::None)
+    return L.unsupported(I, "no type");
+  const ptx::Operand &Addr = Load ? I.Operands[1] : I.Operands[0];
+  const ptx::Operand &Val = Load ? I.Operands[0] : I.Operands[1];
+  if (Addr.Kind != ptx::OperandKind::Address)
+    return L.unsupported(I, "address operand expected");
+  llvm::Value *P = L.address(Addr, spaceOf(I));
+  unsigned Width = I.vectorWidth();
+  unsigned Bits = ptx::bitWidth(T);
+  unsigned Bytes = Bits < 8 ? 1 : Bits / 8;
+  llvm::Type *ElemTy = B.getIntNTy(Bytes * 8);
+  for (unsigned K = 0; K < Width; ++K) {
+    const ptx::Operand &V = Width > 1 ? Val.Elements[K] : Val;
+    llvm::Value *EP = K ? B.CreateGEP(B.getInt8Ty(), P, B.getInt64(K * Bytes)) : P;
+    if (Load) {
+      auto *LI = B.CreateAlignedLoad(ElemTy, EP, llvm::Align(1));
+      setOrdering(LI, I, Bytes);
+      if (V.Kind != ptx::OperandKind::Sink)
+        L.write(V, T, LI);
+    } else {
+      llvm::Value *X = L.read(V, T);
+      if (X->getType()->isIntegerTy(1))
+        X = B.CreateZExt(X, ElemTy);
+      auto *SI = B.CreateAlignedStore(X, EP, llvm::Align(1));
+      setOrdering(SI, I, Bytes);
+    }
+  }
+  return true;
+}
+
+bool lowerMov(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  ScalarType T = I.type();
+  const ptx::Operand &D = I.Operands[0], &S = I.Operands[1];
+  unsigned W = ptx::bitWidth(T);
+  if (S.Kind == ptx::OperandKind::Vector && D.Kind != ptx::OperandKind::Vector) {
+    // Pack: element K lands at bits [K*w, (K+1)*w).
+    unsigned EW = W / S.Elements.size();
+    llvm::Value *Acc = B.getIntN(W, 0);
+    for (size_t K = 0; K < S.Elements.size(); ++K) {
+      if (S.Elements[K].Kind == ptx::OperandKind::Sink)
+        continue;
+      llvm::Value *E = L.read(S.Elements[K], ptx::lookupType("b" + std::to_string(EW)).value_or(ScalarType::B32));
+      Acc = B.CreateOr(Acc, B.CreateShl(B.CreateZExt(E, B.getIntNTy(W)), K * EW));
+    }
+    L.write(D, T, Acc);
+    return true;
+  }
+  if (D.Kind == ptx::OperandKind::Vector && S.Kind != ptx::OperandKind::Vector) {
+    unsigned EW = W / D.Elements.size();
+    llvm::Value *X = L.read(S, T);
+    ScalarType ET = ptx::lookupType("b" + std::to_string(EW)).value_or(ScalarType::B32);
+    for (size_t K = 0; K < D.Elements.size(); ++K)
+      L.write(D.Elements[K], ET, B.CreateTrunc(B.CreateLShr(X, K * EW), B.getIntNTy(EW)));
+    return true;
+  }
+  if (D.Kind == ptx::OperandKind::Vector) {
+    for (size_t K = 0; K < D.Elements.size() && K < S.Elements.size(); ++K)
+      L.write(D.Elements[K], T, L.read(S.Elements[K], T));
+    return true;
+  }
+  L.write(D, T, L.read(S, T));
+  return true;
+}
+
+bool lowerCvta(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  ScalarType T = I.type();
+  StateSpace S = spaceOf(I);
+  llvm::Value *X = L.read(I.Operands[1], T);
+  if (S == StateSpace::Shared) {
+    llvm::Value *Base = B.CreatePtrToInt(L.sharedBase(), B.getInt64Ty());
+    llvm::Value *X64 = B.CreateZExtOrTrunc(X, B.getInt64Ty());
+    llvm::Value *R = I.has(Modifier::To) ? B.CreateSub(X64, Base) : B.CreateAdd(X64, Base);
+    L.write(I.Operands[0], T, B.CreateZExtOrTrunc(R, X->getType()));
+    return true;
+  }
+  // Global, local, const and param addresses are host pointers already.
+  L.write(I.Operands[0], T, X);
+  return true;
+}
+
+bool lowerIsspacep(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  llvm::Value *X = L.read(I.Operands[1], ScalarType::U64);
+  llvm::Value *Base = B.CreatePtrToInt(L.sharedBase(), B.getInt64Ty());
+  llvm::Value *Size = B.CreateZExt(L.ctxField(codegen::TCTotalSmemSize), B.getInt64Ty());
+  llvm::Value *InShared = B.CreateAnd(B.CreateICmpUGE(X, Base), B.CreateICmpULT(X, B.CreateAdd(Base, Size)));
+  llvm::Value *R;
+  if (I.has(Modifier::Shared) || I.has(Modifier::Shared_Cta))
+    R = InShared;
+  else if (I.has(Modifier::Global))
+    R = B.CreateAnd(B.CreateNot(InShared), callHelper(L, "ptxrt_is_global", X));
+  else if (I.has(Modifier::Local))
+    R = B.CreateAnd(B.CreateNot(InShared), B.CreateNot(callHelper(L, "ptxrt_is_global", X)));
+  else
+    R = B.getInt1(false);
+  L.write(I.Operands[0], ScalarType::Pred, R);
+  return true;
+}
+
+} // namespace
+
+llvm::Value *ptxforge::codegen::detail::callHelper(FunctionLowering &L, const char *Name, llvm::Value *X) {
+  llvm::Value *R = L.callHelper(Name, L.b().getInt32Ty(), {X});
+  return L.b().CreateICmpNE(R, L.b().getInt32(0));
+}
+
+bool ptxforge::codegen::detail::lowerMemory(FunctionLowering &L, const ptx::Instruction &I) {
+  switch (I.Op) {
+  case Opcode::Ld:
+  case Opcode::Ldu:
+    return lowerLoadStore(L, I, true);
+  case Opcode::St:
+    return lowerLoadStore(L, I, false);
+  case Opcode::Mov:
+    return lowerMov(L, I);
+  case Opcode::Cvta:
+    return lowerCvta(L, I);
+  case Opcode::Isspacep:
+    return lowerIsspacep(L, I);
+  default:
+    return false;
+  }
+}

@@ -1,0 +1,349 @@
+// Runs the GPU-recorded conformance corpus (../shared/conformance, format in its FORMAT.md) through the whole
+// pipeline (parse, verify, lower, JIT, launch) and compares every buffer with the golden output using
+// check_case.py's rules. Prints one line per case and a closing `N passed, M failed` line.
+//
+// Usage: conformance_runner [--root DIR] [--expected-failures FILE] [--alt] [-v] [NAME-SUBSTRING...]
+// Exit 1 when a case fails that the expected-failures file does not list.
+#include "ptxforge/codegen/Launch.h"
+#include "ptxforge/ptx/Frontend.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+using json = nlohmann::json;
+using namespace ptxforge;
+
+namespace {
+
+std::string readFile(const std::string &Path) {
+  std::ifstream In(Path, std::ios::binary);
+  std::stringstream S;
+  S << In.rdbuf();
+  return S.str();
+}
+
+struct Buffer {
+  std::vector<char> Storage;
+  char *Data = nullptr;
+  size_t Size = 0;
+};
+
+unsigned typeSize(const std::string &T) {
+  if (T == "u8" || T == "s8" || T == "b8")
+    return 1;
+  if (T == "u16" || T == "s16" || T == "b16" || T == "f16" || T == "bf16")
+    return 2;
+  if (T == "u32" || T == "s32" || T == "b32" || T == "f32")
+    return 4;
+  return 8;
+}
+
+struct FloatFormat {
+  int Exp, Man;
+};
+bool floatFormat(const std::string &T, FloatFormat &F) {
+  if (T == "f16") F = {5, 10};
+  else if (T == "bf16") F = {8, 7};
+  else if (T == "f32") F = {8, 23};
+  else if (T == "f64") F = {11, 52};
+  else return false;
+  return true;
+}
+
+double decodeFloat(uint64_t Bits, const std::string &T) {
+  if (T == "f32") {
+    float F;
+    uint32_t B = static_cast<uint32_t>(Bits);
+    memcpy(&F, &B, 4);
+    return F;
+  }
+  if (T == "f64") {
+    double D;
+    memcpy(&D, &Bits, 8);
+    return D;
+  }
+  if (T == "bf16") {
+    float F;
+    uint32_t B = static_cast<uint32_t>(Bits) << 16;
+    memcpy(&F, &B, 4);
+    return F;
+  }
+  // f16
+  int S = (Bits >> 15) & 1, E = (Bits >> 10) & 31, M = Bits & 1023;
+  double V = E == 0 ? std::ldexp(M, -24) : E == 31 ? (M ? NAN : INFINITY) : std::ldexp(1024 + M, E - 25);
+  return S ? -V : V;
+}
+
+bool elementOk(uint64_t E, uint64_t A, const std::string &T, const json &Cmp) {
+  if (E == A)
+    return true;
+  bool HasUlp = Cmp.contains("max_ulp"), HasRel = Cmp.contains("rel_tol"), HasAbs = Cmp.contains("abs_tol");
+  FloatFormat F;
+  unsigned W = typeSize(T) * 8;
+  if (floatFormat(T, F)) {
+    auto isNaN = [&](uint64_t B) {
+      uint64_t Exp = (B >> F.Man) & ((1ull << F.Exp) - 1);
+      return Exp == (1ull << F.Exp) - 1 && (B & ((1ull << F.Man) - 1)) != 0;
+    };
+    auto isInf = [&](uint64_t B) {
+      uint64_t Exp = (B >> F.Man) & ((1ull << F.Exp) - 1);
+      return Exp == (1ull << F.Exp) - 1 && (B & ((1ull << F.Man) - 1)) == 0;
+    };
+    bool EN = isNaN(E), AN = isNaN(A);
+    if (EN || AN)
+      return EN && AN && !Cmp.value("nan_payload", false);
+    if (!HasUlp && !HasRel && !HasAbs)
+      return false;
+    if (isInf(E) || isInf(A))
+      return false;
+    auto ordinal = [&](uint64_t B) -> long double {
+      uint64_t Sign = 1ull << (W - 1);
+      return (B & Sign) ? -static_cast<long double>(B & (Sign - 1)) : static_cast<long double>(B);
+    };
+    if (HasUlp && std::fabs(ordinal(E) - ordinal(A)) <= Cmp["max_ulp"].get<double>())
+      return true;
+    double EF = decodeFloat(E, T), AF = decodeFloat(A, T), D = std::fabs(EF - AF);
+    if (HasAbs && D <= Cmp["abs_tol"].get<double>())
+      return true;
+    if (HasRel && D <= Cmp["rel_tol"].get<double>() * std::fabs(EF))
+      return true;
+    return false;
+  }
+  if (HasAbs) {
+    double Tol = Cmp["abs_tol"].get<double>();
+    if (T[0] == 's') {
+      auto sx = [&](uint64_t V) { return W == 64 ? static_cast<int64_t>(V) : static_cast<int64_t>(V << (64 - W)) >> (64 - W); };
+      return std::fabs(static_cast<long double>(sx(E)) - static_cast<long double>(sx(A))) <= Tol;
+    }
+    return std::fabs(static_cast<long double>(E) - static_cast<long double>(A)) <= Tol;
+  }
+  return false;
+}
+
+std::string compareBuffer(const std::string &Expect, const char *Actual, size_t Size, const json &Cmp) {
+  std::string T = Cmp.value("as", "u8");
+  if (Expect.size() != Size)
+    return "size differs";
+  unsigned S = typeSize(T);
+  size_t N = Size / S;
+  std::vector<uint64_t> E(N), A(N);
+  for (size_t I = 0; I < N; ++I) {
+    memcpy(&E[I], Expect.data() + I * S, S);
+    memcpy(&A[I], Actual + I * S, S);
+    if (S < 8) {
+      E[I] &= (1ull << (S * 8)) - 1;
+      A[I] &= (1ull << (S * 8)) - 1;
+    }
+  }
+  if (Cmp.value("unordered", false)) {
+    std::sort(E.begin(), E.end());
+    std::sort(A.begin(), A.end());
+  }
+  size_t Bad = 0;
+  std::string First;
+  for (size_t I = 0; I < N; ++I)
+    if (!elementOk(E[I], A[I], T, Cmp)) {
+      if (Bad++ < 3) {
+        char Buf[96];
+        snprintf(Buf, sizeof Buf, " [%zu] exp %#llx got %#llx", I, (unsigned long long)E[I], (unsigned long long)A[I]);
+        First += Buf;
+      }
+    }
+  if (Bad <= Cmp.value("max_mismatches", 0u))
+    return "";
+  return std::to_string(Bad) + " mismatches:" + First;
+}
+
+bool appendParam(std::vector<char> &Params, const json &P, std::map<std::string, Buffer> &Buffers, std::string &Err) {
+  std::string T = P.value("type", "u32");
+  if (T == "bytes") {
+    std::string Hex = P["hex"];
+    for (size_t I = 0; I + 1 < Hex.size(); I += 2)
+      Params.push_back(static_cast<char>(std::stoi(Hex.substr(I, 2), nullptr, 16)));
+    return true;
+  }
+  unsigned S = typeSize(T);
+  uint64_t Bits = 0;
+  if (P.contains("buffer")) {
+    auto It = Buffers.find(P["buffer"]);
+    if (It == Buffers.end()) {
+      Err = "unknown buffer";
+      return false;
+    }
+    Bits = reinterpret_cast<uint64_t>(It->second.Data) + P.value("offset", 0ull);
+  } else if (P.contains("bits")) {
+    Bits = std::stoull(P["bits"].get<std::string>(), nullptr, 16);
+  } else if (T == "f32") {
+    float F = static_cast<float>(P["value"].get<double>());
+    uint32_t B;
+    memcpy(&B, &F, 4);
+    Bits = B;
+  } else if (T == "f64") {
+    double D = P["value"].get<double>();
+    memcpy(&Bits, &D, 8);
+  } else if (P["value"].is_number_integer() && P["value"].get<long long>() < 0) {
+    Bits = static_cast<uint64_t>(P["value"].get<long long>());
+  } else {
+    Bits = P["value"].get<uint64_t>();
+  }
+  // Kernel parameters are naturally aligned in the buffer.
+  while (Params.size() % std::min(S, 8u))
+    Params.push_back(0);
+  for (unsigned I = 0; I < S; ++I)
+    Params.push_back(static_cast<char>(Bits >> (8 * I)));
+  return true;
+}
+
+/// Runs one case with one PTX file; returns an empty string on success.
+std::string runCase(const std::string &Dir, const json &C, const std::string &PtxFile) {
+  std::string Text = readFile(Dir + "/" + PtxFile);
+  auto FR = ptx::runFrontend(std::make_unique<ptx::SourceBuffer>(PtxFile, Text));
+  if (!FR->ok()) {
+    std::string S;
+    llvm::raw_string_ostream OS(S);
+    FR->Diags.print(*FR->Source, OS);
+    return "front end: " + S.substr(0, 300);
+  }
+  auto CM = codegen::compilePTX(*FR->Verified, FR->Source.get());
+  if (!CM)
+    return "compile: " + llvm::toString(CM.takeError()).substr(0, 400);
+  std::map<std::string, Buffer> Buffers;
+  for (auto &[Name, B] : C["buffers"].items()) {
+    Buffer &Buf = Buffers[Name];
+    Buf.Size = B["bytes"].get<size_t>();
+    Buf.Storage.assign(Buf.Size + 512, 0);
+    Buf.Data = reinterpret_cast<char *>((reinterpret_cast<uintptr_t>(Buf.Storage.data()) + 255) & ~uintptr_t(255));
+    const json &Init = B["init"];
+    if (Init.is_string() && Init != "zero") {
+      std::string D = readFile(Dir + "/" + Init.get<std::string>());
+      memcpy(Buf.Data, D.data(), std::min(D.size(), Buf.Size));
+    } else if (Init.is_object() && Init.contains("fill_byte")) {
+      memset(Buf.Data, Init["fill_byte"].get<int>(), Buf.Size);
+    }
+  }
+  json Launches = C.contains("launches") ? C["launches"] : json::array({C});
+  for (const json &L : Launches) {
+    const codegen::KernelInfo *K = (*CM)->kernel(L["entry"].get<std::string>());
+    if (!K)
+      return "no entry " + L["entry"].get<std::string>();
+    std::vector<char> Params;
+    std::string Err;
+    for (const json &P : L["params"])
+      if (!appendParam(Params, P, Buffers, Err))
+        return Err;
+    // Lay the raw values out at the kernel's own offsets (the JSON lists them in order).
+    std::vector<char> Laid(std::max<uint64_t>(K->ParamBytes, 1), 0);
+    {
+      size_t Pos = 0;
+      size_t PI = 0;
+      for (const json &P : L["params"]) {
+        std::string T = P.value("type", "u32");
+        size_t S = T == "bytes" ? P["hex"].get<std::string>().size() / 2 : typeSize(T);
+        if (T != "bytes")
+          while (Pos % std::min<size_t>(S, 8))
+            ++Pos;
+        if (PI < K->Params.size() && K->Params[PI].Offset + S <= Laid.size())
+          memcpy(Laid.data() + K->Params[PI].Offset, Params.data() + Pos, S);
+        Pos += S;
+        ++PI;
+      }
+    }
+    codegen::LaunchConfig Cfg;
+    Cfg.Grid = {L["grid"][0], L["grid"][1], L["grid"][2]};
+    Cfg.Block = {L["block"][0], L["block"][1], L["block"][2]};
+    Cfg.DynamicSharedBytes = L.value("dynamic_shared_bytes", 0u);
+    if (auto E = codegen::launchKernel(**CM, *K, Cfg, Laid.data()))
+      return "launch: " + llvm::toString(std::move(E));
+  }
+  std::string Result;
+  for (auto &[Name, B] : C["buffers"].items()) {
+    if (!B.contains("expect"))
+      continue;
+    std::string Expect = readFile(Dir + "/" + B["expect"].get<std::string>());
+    std::string R = compareBuffer(Expect, Buffers[Name].Data, Buffers[Name].Size,
+                                  B.contains("compare") ? B["compare"] : json{{"as", "u8"}});
+    if (!R.empty())
+      Result += (Result.empty() ? "" : "; ") + Name + ": " + R;
+  }
+  return Result;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string Root = PTXFORGE_SHARED_DIR "/conformance";
+  std::string ExpectedFile;
+  bool Alt = false, Verbose = false;
+  std::vector<std::string> Filters;
+  for (int I = 1; I < argc; ++I) {
+    std::string A = argv[I];
+    if (A == "--root" && I + 1 < argc)
+      Root = argv[++I];
+    else if (A == "--expected-failures" && I + 1 < argc)
+      ExpectedFile = argv[++I];
+    else if (A == "--alt")
+      Alt = true;
+    else if (A == "-v")
+      Verbose = true;
+    else
+      Filters.push_back(A);
+  }
+  std::set<std::string> Expected;
+  if (!ExpectedFile.empty()) {
+    std::ifstream In(ExpectedFile);
+    std::string Line;
+    while (std::getline(In, Line))
+      if (!Line.empty() && Line[0] != '#')
+        Expected.insert(Line.substr(0, Line.find_first_of(" \t")));
+  }
+  json Index = json::parse(readFile(Root + "/index.json"), nullptr, false);
+  if (Index.is_discarded()) {
+    std::cerr << "conformance_runner: cannot read " << Root << "/index.json\n";
+    return 2;
+  }
+  unsigned Passed = 0, Failed = 0, Unexpected = 0;
+  for (const json &Entry : Index["cases"]) {
+    std::string Name = Entry["name"];
+    if (!Filters.empty() && std::none_of(Filters.begin(), Filters.end(),
+                                         [&](const std::string &F) { return Name.find(F) != std::string::npos; }))
+      continue;
+    std::string Dir = Root + "/" + Entry["dir"].get<std::string>();
+    json C = json::parse(readFile(Dir + "/case.json"));
+    std::vector<std::string> Files{C.value("ptx", "kernel.ptx")};
+    if (Alt && C.contains("alt_ptx"))
+      for (const json &F : C["alt_ptx"])
+        Files.push_back(F);
+    std::string Error;
+    for (const std::string &F : Files) {
+      std::string E = runCase(Dir, C, F);
+      if (!E.empty()) {
+        Error = (Files.size() > 1 ? F + ": " : std::string()) + E;
+        break;
+      }
+    }
+    bool IsExpected = Expected.count(Name) != 0;
+    if (Error.empty()) {
+      ++Passed;
+      std::cout << "PASS " << Name << (IsExpected ? "  (listed as an expected failure: remove it)" : "") << "\n";
+    } else {
+      ++Failed;
+      if (!IsExpected)
+        ++Unexpected;
+      std::cout << (IsExpected ? "XFAIL " : "FAIL ") << Name << ": " << (Verbose ? Error : Error.substr(0, 240))
+                << "\n";
+    }
+    std::cout.flush();
+  }
+  std::cout << Passed << " passed, " << Failed << " failed\n";
+  if (Unexpected)
+    std::cout << Unexpected << " unexpected failure(s)\n";
+  return Unexpected ? 1 : 0;
+}

@@ -1,0 +1,876 @@
+// `ptxforge compile`: the nvcc-like driver. It speaks nvcc's target flags (-arch, -code, -gencode), checks that
+// the module can be compiled for each requested architecture, and writes a fatbinary whose PTX entries hold the
+// module re-targeted to each compute_XX (with --emit=ptx, the PTX text itself). Inputs are PTX files and
+// fatbinaries (or CUDA executables) to repackage.
+#include "Commands.h"
+
+#include "ptxforge/fatbin/Listing.h"
+#include "ptxforge/fatbin/Reader.h"
+#include "ptxforge/fatbin/Writer.h"
+#include "ptxforge/ptx/Frontend.h"
+#include "ptxforge/ptx/Requirements.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace llvm;
+using namespace ptxforge;
+using fatbin::Compression;
+using fatbin::EntryFlag;
+
+namespace ptxforge::tools {
+namespace {
+
+// nvcc's words for usage errors ("nvcc fatal   : ..."), ptxforge's for the rest.
+raw_ostream &fatal() { return errs() << "ptxforge compile: fatal: "; }
+raw_ostream &error() { return errs() << "ptxforge compile: error: "; }
+raw_ostream &warning() { return errs() << "ptxforge compile: warning: "; }
+/// `-v`: what the driver does, one step a line, marked like nvcc's `#$` command lines.
+raw_ostream &step() { return errs() << "#$ "; }
+
+Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
+
+/// The architectures nvcc 13 accepts (`nvcc --list-gpu-arch`), and those that take the `a` (arch-specific)
+/// and `f` (family-specific) suffixes.
+constexpr unsigned SupportedArchs[] = {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121};
+constexpr unsigned ArchSpecificArchs[] = {90, 100, 103, 110, 120, 121};
+constexpr unsigned FamilyArchs[] = {100, 103, 110, 120, 121};
+
+/// The compute capability `-arch=native` means: the device ptxforge emulates.
+constexpr unsigned DefaultDeviceCC = 90;
+
+/// One architecture as nvcc spells it: compute_90 (virtual, PTX) or sm_90a (real, SASS).
+struct GpuArch {
+  unsigned Number = 0;
+  char Suffix = 0; ///< 'a' (arch-specific), 'f' (family-specific) or 0
+  bool Virtual = false;
+
+  std::string name() const {
+    return (Virtual ? "compute_" : "sm_") + std::to_string(Number) + (Suffix ? std::string(1, Suffix) : "");
+  }
+  GpuArch virtualArch() const { return {Number, Suffix, true}; }
+  unsigned major() const { return Number / 10; }
+  bool sameTarget(const GpuArch &O) const { return Number == O.Number && Suffix == O.Suffix; }
+  /// The target bits of a fatbinary entry built for this architecture.
+  uint64_t entryFlags() const {
+    return Suffix == 'a' ? fatbin::flagBits(EntryFlag::ArchSpecific)
+           : Suffix == 'f' ? fatbin::flagBits(EntryFlag::FamilySpecific)
+                           : 0;
+  }
+};
+
+bool isSupported(unsigned Number, char Suffix) {
+  auto In = [&](const auto &List) { return is_contained(List, Number); };
+  return Suffix == 'a' ? In(ArchSpecificArchs) : Suffix == 'f' ? In(FamilyArchs) : In(SupportedArchs);
+}
+
+/// `compute_90`, `sm_100f`; nothing for other spellings and for architectures nvcc 13 does not support.
+std::optional<GpuArch> parseArch(StringRef S) {
+  GpuArch A;
+  if (S.consume_front("compute_"))
+    A.Virtual = true;
+  else if (!S.consume_front("sm_"))
+    return std::nullopt;
+  if (S.ends_with("a") || S.ends_with("f")) {
+    A.Suffix = S.back();
+    S = S.drop_back();
+  }
+  if (S.empty() || S.front() == '0' || S.find_first_not_of("0123456789") != StringRef::npos ||
+      S.getAsInteger(10, A.Number) || !isSupported(A.Number, A.Suffix))
+    return std::nullopt;
+  return A;
+}
+
+Expected<GpuArch> parseArchOrFail(StringRef S) {
+  if (auto A = parseArch(S))
+    return *A;
+  return makeError("Unsupported gpu architecture '" + S + "'");
+}
+
+/// One `-gencode arch=compute_XX,code=[...]`, after -arch's shorthands are expanded.
+struct Gencode {
+  GpuArch Arch;               ///< virtual: what the module must be valid for
+  std::vector<GpuArch> Codes; ///< what the fatbinary should hold
+  /// From -arch=all or all-major: an architecture the module cannot be compiled for is skipped with a
+  /// warning instead of failing the compilation.
+  bool FromAll = false;
+
+  std::string spelling() const {
+    std::string S = "-gencode arch=" + Arch.name() + ",code=";
+    std::vector<std::string> Names;
+    for (const GpuArch &C : Codes)
+      Names.push_back(C.name());
+    return S + (Codes.size() == 1 ? Names[0] : "[" + join(Names, ",") + "]");
+  }
+};
+
+/// nvcc's rule for one arch/code pair: a PTX code must be the virtual architecture itself; SASS may be built
+/// for a later one. ptxforge also keeps `a` and `f` code within what that PTX may run on.
+bool isCompatibleCode(const GpuArch &Arch, const GpuArch &Code) {
+  if (Code.Virtual)
+    return Code.sameTarget(Arch);
+  if (Arch.Suffix == 'a')
+    return Code.sameTarget(Arch);
+  if (Arch.Suffix == 'f')
+    return Code.major() == Arch.major() && Code.Number >= Arch.Number && Code.Suffix != 0;
+  return Code.Number >= Arch.Number;
+}
+
+/// The comma-separated names of a `code=` value: `sm_75`, `[sm_75,compute_75]`, `"sm_75,compute_75"`.
+std::vector<std::string> splitArchList(StringRef List) {
+  std::vector<std::string> Out;
+  for (StringRef Name : split(List, ',')) {
+    std::string Clean;
+    for (char C : Name)
+      if (C != '[' && C != ']' && C != '"' && C != '\'' && C != ' ')
+        Clean += C;
+    Out.push_back(Clean);
+  }
+  return Out;
+}
+
+Expected<Gencode> makeGencode(GpuArch Arch, StringRef ArchSpelling, const std::vector<std::string> &CodeNames,
+                              StringRef ArchOption) {
+  if (!Arch.Virtual)
+    return makeError("Value of " + ArchOption + " option ('" + ArchSpelling +
+                     "') must be a virtual code architecture");
+  Gencode G;
+  G.Arch = Arch;
+  for (const std::string &Name : CodeNames) {
+    auto Code = parseArchOrFail(Name);
+    if (!Code)
+      return Code.takeError();
+    if (!isCompatibleCode(Arch, *Code))
+      return makeError("Incompatible code generation requested: arch='" + Arch.name() + "', code='" + Name + "'");
+    if (none_of(G.Codes, [&](const GpuArch &C) { return C.sameTarget(*Code) && C.Virtual == Code->Virtual; }))
+      G.Codes.push_back(*Code);
+  }
+  return G;
+}
+
+/// `-gencode arch=compute_75,code=[sm_75,compute_75]` (also `code=sm_75,compute_75`, quoted, or with the keys in
+/// the other order).
+Expected<Gencode> parseGencode(StringRef Value) {
+  std::string ArchName;
+  std::vector<std::string> Codes;
+  bool HasArch = false, HasCode = false;
+  std::string *Last = nullptr; // the key a bare name after a comma belongs to (`code=sm_75,compute_75`)
+  std::string CodeList;
+  for (StringRef Part : split(Value, ',')) {
+    StringRef P = Part.trim();
+    if (P.consume_front("arch=")) {
+      HasArch = true;
+      ArchName = splitArchList(P).front();
+      Last = nullptr;
+    } else if (P.consume_front("code=")) {
+      HasCode = true;
+      CodeList = P.str();
+      Last = &CodeList;
+    } else if (Last && !P.empty()) {
+      *Last += "," + P.str();
+    } else {
+      return makeError("Option '--generate-code " + Value + "': unexpected '" + Part + "'");
+    }
+  }
+  if (!HasArch)
+    return makeError("Option '--generate-code " + Value + "', missing arch");
+  if (!HasCode)
+    return makeError("Option '--generate-code " + Value + "', missing code");
+  auto Arch = parseArchOrFail(ArchName);
+  if (!Arch)
+    return Arch.takeError();
+  for (const std::string &C : splitArchList(CodeList))
+    if (!C.empty())
+      Codes.push_back(C);
+  if (Codes.empty())
+    return makeError("Option '--generate-code " + Value + "', missing code");
+  return makeGencode(*Arch, ArchName, Codes, "-arch");
+}
+
+/// PTXFORGE_DEVICE_CC ("9.0" or "90"), else 9.0.
+Expected<unsigned> deviceComputeCapability() {
+  const char *Env = std::getenv("PTXFORGE_DEVICE_CC");
+  if (!Env || !*Env)
+    return DefaultDeviceCC;
+  StringRef S(Env);
+  unsigned Major = 0, Minor = 0, CC = 0;
+  auto [MajorText, MinorText] = S.split('.');
+  bool Ok = S.contains('.') ? !MajorText.getAsInteger(10, Major) && !MinorText.getAsInteger(10, Minor) && Minor < 10
+                            : !S.getAsInteger(10, CC);
+  if (S.contains('.'))
+    CC = Major * 10 + Minor;
+  if (!Ok || !isSupported(CC, 0))
+    return makeError("-arch=native: PTXFORGE_DEVICE_CC='" + S +
+                     "' is not a supported compute capability (write it as 9.0 or 90)");
+  return CC;
+}
+
+/// `-arch=sm_XX` alone: `-gencode arch=compute_XX,code=[sm_XX,compute_XX]`.
+Gencode realArchShorthand(unsigned Number, char Suffix, bool FromAll) {
+  Gencode G;
+  G.Arch = {Number, Suffix, true};
+  G.Codes = {{Number, Suffix, false}, {Number, Suffix, true}};
+  G.FromAll = FromAll;
+  return G;
+}
+
+/// What the command line asks for once checked.
+struct Settings {
+  std::vector<Gencode> Gencodes; ///< empty: each input keeps its own target
+  Compression Compress = Compression::Zstd;
+  std::string CompressMode = "default";
+  std::string PtxasOptions; ///< stored in every PTX entry (cuobjdump's "ptxasOptions")
+  bool EmitPtx = false;
+  unsigned OptLevel = 3;
+};
+
+struct CompileOptions {
+  std::vector<std::string> Inputs;
+  std::string Arch, Code;
+  std::vector<std::string> Gencodes;
+  bool Fatbin = false;
+  std::string Emit;
+  std::string Output;
+  std::string OptLevel;
+  bool Verbose = false;
+  std::vector<std::string> PtxasOptions;
+  std::string CompressMode;
+  bool NoCompress = false;
+  std::vector<std::string> IncludeDirs, Defines;
+};
+
+Expected<Settings> resolveSettings(const CompileOptions &O) {
+  Settings S;
+  // -arch / -code, nvcc's way.
+  if (!O.Code.empty() && O.Arch.empty())
+    return makeError("-arch option not specified (-code needs -arch=compute_XX)");
+  if (O.Arch == "all" || O.Arch == "all-major" || O.Arch == "native") {
+    if (!O.Code.empty())
+      return makeError("Value of -arch option ('" + O.Arch + "') must be a virtual code architecture");
+    if (O.Arch == "native") {
+      auto CC = deviceComputeCapability();
+      if (!CC)
+        return CC.takeError();
+      S.Gencodes.push_back(realArchShorthand(*CC, 0, false));
+    } else {
+      unsigned LastMajor = 0;
+      for (unsigned N : SupportedArchs) {
+        if (O.Arch == "all-major" && N / 10 == LastMajor)
+          continue;
+        LastMajor = N / 10;
+        S.Gencodes.push_back(realArchShorthand(N, 0, true));
+      }
+    }
+  } else if (!O.Arch.empty()) {
+    auto A = parseArchOrFail(O.Arch);
+    if (!A)
+      return A.takeError();
+    if (!O.Code.empty()) {
+      auto G = makeGencode(*A, O.Arch, splitArchList(O.Code), "-arch");
+      if (!G)
+        return G.takeError();
+      S.Gencodes.push_back(std::move(*G));
+    } else if (A->Virtual) { // -arch=compute_XX alone: PTX only
+      Gencode G;
+      G.Arch = *A;
+      G.Codes = {*A};
+      S.Gencodes.push_back(G);
+    } else {
+      S.Gencodes.push_back(realArchShorthand(A->Number, A->Suffix, false));
+    }
+  }
+  for (const std::string &V : O.Gencodes) {
+    auto G = parseGencode(V);
+    if (!G)
+      return G.takeError();
+    S.Gencodes.push_back(std::move(*G));
+  }
+
+  if (!O.Emit.empty() && O.Emit != "ptx" && O.Emit != "fatbin")
+    return makeError("Unknown value '" + O.Emit + "' for option '--emit' (expected ptx or fatbin)");
+  S.EmitPtx = O.Emit == "ptx";
+  if (S.EmitPtx && O.Fatbin)
+    return makeError("--emit=ptx and --fatbin ask for different outputs");
+
+  if (!O.CompressMode.empty()) {
+    if (!is_contained({"default", "size", "speed", "balance", "none"}, O.CompressMode))
+      return makeError("Unknown value '" + O.CompressMode +
+                       "' for option '--compress-mode' (expected default, size, speed, balance or none)");
+    S.CompressMode = O.CompressMode;
+  }
+  if (O.NoCompress)
+    S.CompressMode = "none";
+  S.Compress = S.CompressMode == "none" ? Compression::None : Compression::Zstd;
+
+  if (!O.OptLevel.empty()) {
+    if (O.OptLevel.size() != 1 || O.OptLevel[0] < '0' || O.OptLevel[0] > '3')
+      return makeError("Unsupported optimization level '-O" + O.OptLevel + "' (ptxforge takes -O0 to -O3)");
+    S.OptLevel = unsigned(O.OptLevel[0] - '0');
+  }
+
+  std::vector<std::string> Ptxas;
+  for (const std::string &V : O.PtxasOptions)
+    for (StringRef Opt : split(V, ','))
+      if (!Opt.trim().empty())
+        Ptxas.push_back(Opt.trim().str());
+  S.PtxasOptions = join(Ptxas, " ");
+  return S;
+}
+
+/// A module run through the front end, and what it needs.
+struct LoadedModule {
+  std::unique_ptr<ptx::FrontendResult> Front;
+  ptx::ModuleRequirements Needs;
+
+  const ptx::Module &module() const { return *Front->module(); }
+  const ptx::SourceBuffer &source() const { return *Front->Source; }
+};
+
+/// Runs the front end on Text, prints its diagnostics; null when the module has errors.
+std::unique_ptr<LoadedModule> loadModule(std::string Name, std::string Text) {
+  auto Front = ptx::runFrontend(std::make_unique<ptx::SourceBuffer>(std::move(Name), std::move(Text)));
+  Front->Diags.print(*Front->Source, errs());
+  if (!Front->ok())
+    return nullptr;
+  auto L = std::make_unique<LoadedModule>();
+  L->Needs = ptx::computeRequirements(*Front->module());
+  L->Front = std::move(Front);
+  return L;
+}
+
+/// Whether code built for a `.target` (Sm, Suffix) may be re-targeted to T: a plain target to any later
+/// architecture, an `a` target only to itself, an `f` target to the `f`/`a` targets of its family at or above it.
+bool canRetarget(unsigned Sm, char Suffix, const GpuArch &T) {
+  if (Suffix == 'a')
+    return T.Suffix == 'a' && T.Number == Sm;
+  if (Suffix == 'f')
+    return T.Suffix != 0 && T.major() == Sm / 10 && T.Number >= Sm;
+  return T.Number >= Sm;
+}
+
+/// Why the module cannot be compiled for T (empty when it can).
+std::vector<std::string> whyCannotCompile(const LoadedModule &L, const GpuArch &T) {
+  const ptx::Module &M = L.module();
+  std::vector<std::string> Reasons;
+  std::string Target = "'.target " + ptx::smName(M.Tgt.Sm, M.Tgt.Suffix) + "'";
+  if (canRetarget(M.Tgt.Sm, M.Tgt.Suffix, T))
+    ; // the target allows it; the instructions may not
+  else if (M.Tgt.Suffix == 'a')
+    Reasons.push_back(Target + " is specific to " + ptx::smName(M.Tgt.Sm) + ": it compiles only for compute_" +
+                      std::to_string(M.Tgt.Sm) + "a");
+  else if (M.Tgt.Suffix == 'f')
+    Reasons.push_back(Target + " is specific to the sm_" + std::to_string(M.Tgt.Sm / 10) +
+                      "x family: it compiles only for that family's 'f' and 'a' targets from compute_" +
+                      std::to_string(M.Tgt.Sm) + " on");
+  else
+    Reasons.push_back(Target + " is higher than " + T.name());
+  for (const ptx::FunctionRequirements &F : L.Needs.Functions) {
+    if (F.Minimum.Sm <= T.Number)
+      continue;
+    for (const ptx::RequirementSource &S : F.SmSetBy) {
+      ptx::LineColumn LC = L.source().lineColumn(S.Loc);
+      Reasons.push_back("'" + S.Instruction + "' at " + L.source().name().str() + ":" + std::to_string(LC.Line) +
+                        ":" + std::to_string(LC.Column) + " in '" + F.Fn->Name.str() + "' requires " +
+                        ptx::smName(S.Needs.Sm));
+      if (Reasons.size() >= 8)
+        return Reasons;
+    }
+  }
+  return Reasons;
+}
+
+/// The [begin, end) byte range of the first token made of TokenChars at or after From on the line holding Loc.
+std::optional<std::pair<size_t, size_t>> findOnLine(const ptx::SourceBuffer &S, ptx::SourceLoc Loc,
+                                                    StringRef Directive, StringRef TokenStart,
+                                                    function_ref<bool(char)> IsTokenChar) {
+  if (!Loc.isValid())
+    return std::nullopt;
+  StringRef Line = S.lineText(Loc);
+  size_t LineStart = Loc.Offset - (S.lineColumn(Loc).Column - 1);
+  size_t From = Line.find(Directive);
+  From = From == StringRef::npos ? 0 : From + Directive.size();
+  size_t Begin = TokenStart.empty() ? Line.find_first_not_of(" \t", From) : Line.find(TokenStart, From);
+  if (Begin == StringRef::npos)
+    return std::nullopt;
+  size_t End = Begin;
+  while (End < Line.size() && IsTokenChar(Line[End]))
+    ++End;
+  if (End == Begin)
+    return std::nullopt;
+  return std::make_pair(LineStart + Begin, LineStart + End);
+}
+
+/// The module's text for T: the `.target` architecture replaced and, where T needs a later PTX ISA than the
+/// module declares, `.version` raised to the first one that knows T (PTX requires it). Every other byte is
+/// kept; nvcc would regenerate the PTX from source, which does not change what the code does.
+Expected<std::string> retargetText(const LoadedModule &L, const GpuArch &T, std::string &Change) {
+  const ptx::Module &M = L.module();
+  std::string Text = L.source().text().str();
+  struct Edit {
+    size_t Begin, End;
+    std::string With;
+  };
+  std::vector<Edit> Edits;
+  std::vector<std::string> Changes;
+  std::string NewSm = ptx::smName(T.Number, T.Suffix);
+  if (M.Tgt.Sm != T.Number || M.Tgt.Suffix != T.Suffix) {
+    auto R = findOnLine(L.source(), M.Tgt.Loc, ".target", "sm_", [](char C) { return isAlnum(C) || C == '_'; });
+    if (!R)
+      return makeError("cannot find the architecture of '.target' to rewrite");
+    Edits.push_back({R->first, R->second, NewSm});
+    Changes.push_back(".target " + ptx::smName(M.Tgt.Sm, M.Tgt.Suffix) + " -> " + NewSm);
+  }
+  unsigned NeedPtx = ptx::ptxVersionForTarget(T.Number, T.Suffix);
+  if (M.Version.value() < NeedPtx) {
+    auto R = findOnLine(L.source(), M.VersionLoc, ".version", "", [](char C) { return isDigit(C) || C == '.'; });
+    if (!R)
+      return makeError("cannot find the number of '.version' to rewrite");
+    Edits.push_back({R->first, R->second, ptx::ptxVersionName(NeedPtx)});
+    Changes.push_back(".version " + ptx::ptxVersionName(M.Version.value()) + " -> " + ptx::ptxVersionName(NeedPtx));
+  }
+  sort(Edits, [](const Edit &A, const Edit &B) { return A.Begin > B.Begin; });
+  for (const Edit &E : Edits)
+    Text.replace(E.Begin, E.End - E.Begin, E.With);
+  Change = Changes.empty() ? "unchanged" : join(Changes, ", ");
+  return Text;
+}
+
+/// What one input offers to compile: a PTX file is one module; a fatbinary offers each of its PTX entries,
+/// the best one for each requested architecture, and its NVIDIA SASS for the architectures it was built for.
+class InputModules {
+public:
+  static std::unique_ptr<InputModules> fromPtx(std::unique_ptr<LoadedModule> M) {
+    auto I = std::unique_ptr<InputModules>(new InputModules());
+    I->Ptx = std::move(M);
+    return I;
+  }
+  static std::unique_ptr<InputModules> fromFatbin(fatbin::FatbinaryFile File, std::string Path) {
+    auto I = std::unique_ptr<InputModules>(new InputModules());
+    I->Path = std::move(Path);
+    I->File = std::make_unique<fatbin::FatbinaryFile>(std::move(File));
+    return I;
+  }
+
+  bool isFatbin() const { return File != nullptr; }
+  const fatbin::Fatbinary &fatbinary() const { return File->fatbinary(); }
+  /// The PTX file's module (PTX inputs only).
+  const LoadedModule &ptxModule() const { return *Ptx; }
+
+  /// The module to compile for T. Null when the fatbinary has no PTX that can be re-targeted to T (NoEntry says
+  /// why) or when that PTX does not parse (its diagnostics are printed; NoEntry is left empty).
+  const LoadedModule *moduleFor(const GpuArch &T, std::string &NoEntry) {
+    if (Ptx)
+      return Ptx.get();
+    const fatbin::Entry *Best = nullptr;
+    std::vector<std::string> Have;
+    for (const fatbin::Entry *E : fatbinary().entries()) {
+      if (!E->isPtx())
+        continue;
+      Have.push_back(E->archName());
+      char Suffix = E->Header.isArchSpecific() ? 'a' : E->Header.isFamilySpecific() ? 'f' : 0;
+      if (!canRetarget(E->arch(), Suffix, T))
+        continue;
+      bool SameSuffix = (E->Header.Flags & T.entryFlags()) == T.entryFlags();
+      if (!Best || E->arch() > Best->arch() || (E->arch() == Best->arch() && SameSuffix))
+        Best = E;
+    }
+    if (!Best) {
+      NoEntry = Path + ": no PTX entry can be compiled for " + T.name() + " (" +
+                (Have.empty() ? "it holds no PTX" : "it holds PTX for " + join(Have, ", ")) + ")";
+      return nullptr;
+    }
+    auto [It, New] = Parsed.try_emplace(Best);
+    if (New) {
+      auto Text = Best->ptxText();
+      if (!Text) {
+        error() << Path << ": " << toString(Text.takeError()) << "\n";
+        return nullptr;
+      }
+      std::string Name = Path + ":" + entryFileName(Best);
+      It->second = loadModule(Name, std::move(*Text));
+    }
+    return It->second.get();
+  }
+
+  /// The NVIDIA SASS entry built for exactly Sm (fatbinary inputs only), to copy.
+  const fatbin::Entry *sassFor(const GpuArch &Sm) const {
+    if (!File)
+      return nullptr;
+    for (const fatbin::Entry *E : fatbinary().entries())
+      if (E->isElf() && E->arch() == Sm.Number &&
+          (E->Header.Flags & (fatbin::flagBits(EntryFlag::ArchSpecific) |
+                              fatbin::flagBits(EntryFlag::FamilySpecific))) == Sm.entryFlags())
+        return E;
+    return nullptr;
+  }
+
+private:
+  InputModules() = default;
+
+  /// cuobjdump's name for the entry ("k.1.sm_75.ptx"), so diagnostics say which entry they are about.
+  std::string entryFileName(const fatbin::Entry *E) const {
+    for (const fatbin::NamedEntry &N : fatbin::nameEntries(fatbinary(), fatbin::listingStem(Path)))
+      if (N.E == E)
+        return N.FileName;
+    return E->archName() + ".ptx";
+  }
+
+  std::unique_ptr<LoadedModule> Ptx;
+  std::string Path;
+  std::unique_ptr<fatbin::FatbinaryFile> File;
+  std::map<const fatbin::Entry *, std::unique_ptr<LoadedModule>> Parsed;
+};
+
+/// One entry of the fatbinary being built.
+struct PlannedEntry {
+  GpuArch Arch;                          ///< compute_XX for PTX, sm_XX for a copied SASS entry
+  std::string PtxText;                   ///< PTX entries
+  uint64_t ExtraFlags = 0;               ///< the module's debug bit
+  const fatbin::Entry *Copy = nullptr;   ///< SASS entries copied from a fatbinary input
+};
+
+/// The entries for the requested gencodes, in nvcc's order (each code of each gencode in turn, SASS before
+/// the PTX an `sm_XX` code brings along). Returns false after printing errors.
+bool planEntries(InputModules &In, StringRef InputName, const Settings &S, bool Verbose,
+                 std::vector<PlannedEntry> &Out) {
+  bool Ok = true;
+  std::vector<std::string> SkippedByAll, SassWarnings;
+  enum class Verdict { Compiles, Skipped, Failed };
+  std::map<std::string, Verdict> Checked; // by virtual arch name
+  // Whether the module compiles for Arch. With Quiet (-arch=all), an architecture the input cannot serve is
+  // skipped without an error; a module that does not parse fails either way.
+  auto check = [&](const GpuArch &Arch, bool Quiet) {
+    auto [It, New] = Checked.try_emplace(Arch.name(), Verdict::Failed);
+    if (!New && !(It->second == Verdict::Skipped && !Quiet)) // a skip is no answer for an explicit request
+      return It->second;
+    std::string NoEntry;
+    const LoadedModule *L = In.moduleFor(Arch, NoEntry);
+    std::vector<std::string> Reasons;
+    if (L)
+      Reasons = whyCannotCompile(*L, Arch);
+    if (L && Reasons.empty())
+      It->second = Verdict::Compiles;
+    else if (Quiet && (L || !NoEntry.empty()))
+      It->second = Verdict::Skipped;
+    else if (!NoEntry.empty())
+      error() << NoEntry << "\n";
+    else if (L) {
+      error() << L->source().name() << " cannot be compiled for " << Arch.name() << ":\n";
+      for (const std::string &R : Reasons)
+        errs() << "  " << R << "\n";
+    }
+    return It->second;
+  };
+  auto addPtx = [&](const GpuArch &Arch) {
+    if (any_of(Out, [&](const PlannedEntry &P) { return !P.Copy && P.Arch.sameTarget(Arch); }))
+      return true;
+    std::string NoEntry;
+    const LoadedModule *L = In.moduleFor(Arch, NoEntry); // check() has found it
+    std::string Change;
+    auto Text = retargetText(*L, Arch, Change);
+    if (!Text) {
+      error() << L->source().name() << ": " << toString(Text.takeError()) << "\n";
+      return false;
+    }
+    if (Verbose)
+      step() << "ptx " << Arch.name() << " from " << L->source().name() << ": " << Change << "\n";
+    PlannedEntry P;
+    P.Arch = Arch;
+    P.PtxText = std::move(*Text);
+    P.ExtraFlags = L->module().Tgt.Debug ? fatbin::flagBits(EntryFlag::Debug) : 0;
+    Out.push_back(std::move(P));
+    return true;
+  };
+
+  for (const Gencode &G : S.Gencodes) {
+    Verdict V = check(G.Arch, G.FromAll);
+    if (V == Verdict::Skipped)
+      SkippedByAll.push_back(G.Arch.name());
+    if (V != Verdict::Compiles) {
+      Ok &= V == Verdict::Skipped;
+      continue;
+    }
+    for (const GpuArch &Code : G.Codes) {
+      GpuArch Ptx = Code.virtualArch();
+      if (check(Ptx, false) != Verdict::Compiles) {
+        Ok = false;
+        continue;
+      }
+      if (!Code.Virtual) {
+        if (const fatbin::Entry *E = In.sassFor(Code)) {
+          if (none_of(Out, [&](const PlannedEntry &P) { return P.Copy == E; })) {
+            PlannedEntry P;
+            P.Arch = Code;
+            P.Copy = E;
+            Out.push_back(P);
+            if (Verbose)
+              step() << "elf " << Code.name() << ": copied from " << InputName << "\n";
+          }
+        } else if (!S.EmitPtx && !is_contained(SassWarnings, Code.name())) {
+          SassWarnings.push_back(Code.name());
+          errs() << "ptxforge: warning: " << Code.name()
+                 << ": NVIDIA SASS cannot be generated; the fatbin holds PTX for " << Ptx.name()
+                 << " instead (host-native code: not yet available)\n";
+        }
+      }
+      if (!addPtx(Ptx))
+        Ok = false;
+    }
+  }
+  if (!SkippedByAll.empty())
+    warning() << InputName << ": -arch=all: skipped " << join(SkippedByAll, ", ")
+              << ", which cannot run this module ('ptxforge check' says why)\n";
+  if (Ok && Out.empty()) {
+    error() << InputName << ": no requested architecture can run this module\n";
+    Ok = false;
+  }
+  return Ok;
+}
+
+/// Serializes the planned entries as one container.
+Expected<std::vector<uint8_t>> writePlanned(const std::vector<PlannedEntry> &Plan, const Settings &S) {
+  fatbin::FatbinWriter W;
+  for (const PlannedEntry &P : Plan) {
+    if (P.Copy) {
+      W.addCopy(*P.Copy);
+      continue;
+    }
+    fatbin::EntryDesc D;
+    D.Arch = P.Arch.Number;
+    D.TargetFlags = P.Arch.entryFlags() | P.ExtraFlags;
+    D.Options = S.PtxasOptions;
+    D.Compress = S.Compress;
+    W.addPtx(P.PtxText, std::move(D));
+  }
+  return W.write();
+}
+
+/// A fatbinary input with no target flags: every container and entry as it was, PTX entries stored again with
+/// the requested compression (and -Xptxas options, where given); other entries copied byte for byte.
+Expected<std::vector<uint8_t>> repackage(const fatbin::Fatbinary &F, const Settings &S, bool Verbose) {
+  std::vector<uint8_t> Out;
+  constexpr uint64_t KeptFlags = fatbin::flagBits(EntryFlag::ArchSpecific) |
+                                 fatbin::flagBits(EntryFlag::FamilySpecific) | fatbin::flagBits(EntryFlag::Debug);
+  for (const fatbin::Container &C : F.Containers) {
+    fatbin::FatbinWriter W;
+    for (const fatbin::Entry &E : C.Entries) {
+      if (!E.isPtx()) {
+        W.addCopy(E);
+        if (Verbose)
+          step() << fatbin::kindName(E.kind()) << " " << E.archName() << ": copied\n";
+        continue;
+      }
+      auto Text = E.ptxText();
+      if (!Text)
+        return Text.takeError();
+      fatbin::EntryDesc D;
+      D.Arch = E.arch();
+      D.TargetFlags = E.Header.Flags & KeptFlags;
+      D.Name = E.Name.str();
+      D.Options = S.PtxasOptions.empty() ? E.Options.str() : S.PtxasOptions;
+      D.Compress = S.Compress;
+      D.Version = fatbin::CodeVersion{E.Header.MajorVersion, E.Header.MinorVersion};
+      W.addPtx(*Text, std::move(D));
+      if (Verbose)
+        step() << "ptx " << E.archName() << ": stored again\n";
+    }
+    auto Bytes = W.write();
+    if (!Bytes)
+      return Bytes.takeError();
+    Out.resize(alignTo(Out.size(), fatbin::FatbinAlignment), 0);
+    Out.insert(Out.end(), Bytes->begin(), Bytes->end());
+  }
+  return Out;
+}
+
+Error writeOutput(StringRef Path, StringRef Bytes) {
+  std::error_code EC;
+  ToolOutputFile Out(Path, EC, sys::fs::OF_None);
+  if (EC)
+    return makeError("cannot write '" + Path + "': " + EC.message());
+  Out.os() << Bytes;
+  Out.os().flush();
+  if (Out.os().has_error())
+    return makeError("cannot write '" + Path + "': " + Out.os().error().message());
+  Out.keep();
+  return Error::success();
+}
+
+/// Reads Path as a fatbinary (or an ELF file holding one) or as PTX, told apart by the magic number.
+/// Null after printing the errors.
+std::unique_ptr<InputModules> readInput(const std::string &Path) {
+  auto Buf = MemoryBuffer::getFileOrSTDIN(Path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!Buf) {
+    error() << "cannot read '" << Path << "': " << Buf.getError().message() << "\n";
+    return nullptr;
+  }
+  ArrayRef<uint8_t> Bytes(reinterpret_cast<const uint8_t *>((*Buf)->getBufferStart()), (*Buf)->getBufferSize());
+  if (fatbin::identifyImage(Bytes.take_front(4)) != fatbin::ImageFormat::Unknown) {
+    auto File = fatbin::FatbinaryFile::fromBuffer(std::move(*Buf));
+    if (!File) {
+      error() << Path << ": " << toString(File.takeError()) << "\n";
+      return nullptr;
+    }
+    return InputModules::fromFatbin(std::move(*File), Path);
+  }
+  auto M = loadModule(Path, (*Buf)->getBuffer().str());
+  return M ? InputModules::fromPtx(std::move(M)) : nullptr;
+}
+
+int compileInput(const std::string &Path, const std::string &OutPath, const Settings &S, bool Verbose) {
+  if (Verbose)
+    step() << "read " << Path << "\n";
+  std::unique_ptr<InputModules> In = readInput(Path);
+  if (!In)
+    return ExitInputError;
+
+  std::string Bytes;
+  if (In->isFatbin() && S.Gencodes.empty()) {
+    if (S.EmitPtx) {
+      for (const fatbin::Entry *E : In->fatbinary().entries())
+        if (E->isPtx()) {
+          auto Text = E->ptxText();
+          if (!Text) {
+            error() << Path << ": " << toString(Text.takeError()) << "\n";
+            return ExitInputError;
+          }
+          Bytes = std::move(*Text);
+          break;
+        }
+      if (Bytes.empty()) {
+        error() << Path << ": holds no PTX to emit\n";
+        return ExitInputError;
+      }
+    } else {
+      auto Packed = repackage(In->fatbinary(), S, Verbose);
+      if (!Packed) {
+        error() << Path << ": " << toString(Packed.takeError()) << "\n";
+        return ExitInputError;
+      }
+      Bytes.assign(Packed->begin(), Packed->end());
+    }
+  } else {
+    Settings Own = S;
+    if (Own.Gencodes.empty()) { // a PTX file on its own: PTX for its own target, as written
+      const ptx::Module &M = In->ptxModule().module();
+      Gencode G;
+      G.Arch = {M.Tgt.Sm, M.Tgt.Suffix, true};
+      G.Codes = {G.Arch};
+      Own.Gencodes.push_back(G);
+    }
+    std::vector<PlannedEntry> Plan;
+    if (!planEntries(*In, Path, Own, Verbose, Plan))
+      return ExitInputError;
+    if (S.EmitPtx) {
+      auto First = find_if(Plan, [](const PlannedEntry &P) { return !P.Copy; });
+      Bytes = First->PtxText;
+    } else {
+      auto Packed = writePlanned(Plan, S);
+      if (!Packed) {
+        error() << Path << ": " << toString(Packed.takeError()) << "\n";
+        return ExitInputError;
+      }
+      Bytes.assign(Packed->begin(), Packed->end());
+    }
+  }
+  if (Verbose)
+    step() << "write " << OutPath << " ("
+           << (S.EmitPtx ? "PTX text" : "fatbin, PTX " + std::string(S.Compress == Compression::None
+                                                                          ? "not compressed"
+                                                                          : "compressed with zstd"))
+           << ")\n";
+  if (Error E = writeOutput(OutPath, Bytes)) {
+    error() << toString(std::move(E)) << "\n";
+    return ExitInputError;
+  }
+  return ExitOk;
+}
+
+int runCompile(const CompileOptions &O) {
+  auto S = resolveSettings(O);
+  if (!S) {
+    fatal() << toString(S.takeError()) << "\n";
+    return ExitUsage;
+  }
+  if (O.Inputs.size() > 1 && !O.Output.empty()) {
+    fatal() << "A single input file is required for a non-link phase when an outputfile is specified\n";
+    return ExitUsage;
+  }
+  if (!O.IncludeDirs.empty())
+    warning() << "-I has no effect on PTX or fatbinary input; ignored\n";
+  if (!O.Defines.empty())
+    warning() << "-D has no effect on PTX or fatbinary input; ignored\n";
+  if (O.Verbose) {
+    for (const Gencode &G : S->Gencodes)
+      step() << G.spelling() << "\n";
+    step() << "-O" << S->OptLevel << " (for host-native code, which is not yet generated)\n";
+  }
+
+  int Status = ExitOk;
+  for (const std::string &Input : O.Inputs) {
+    std::string OutPath = O.Output;
+    if (OutPath.empty()) { // nvcc's default: the input's stem, in the current directory
+      OutPath = (sys::path::stem(Input) + (S->EmitPtx ? ".ptx" : ".fatbin")).str();
+      if (sys::fs::equivalent(Input, OutPath)) {
+        fatal() << "the output '" << OutPath << "' would overwrite the input; name another with -o\n";
+        return ExitUsage;
+      }
+    } else if (OutPath != "-" && sys::fs::equivalent(Input, OutPath)) {
+      fatal() << "the output '" << OutPath << "' would overwrite the input\n";
+      return ExitUsage;
+    }
+    if (int St = compileInput(Input, OutPath, *S, O.Verbose))
+      Status = St;
+  }
+  return Status;
+}
+
+} // namespace
+
+void addCompileCommand(CLI::App &App, Runner &Run) {
+  auto O = std::make_shared<CompileOptions>();
+  CLI::App *Cmd = App.add_subcommand(
+      "compile", "The nvcc-like driver: PTX files (or fatbinaries to repackage) in, a fatbinary with PTX for each "
+                 "requested architecture out (zstd-compressed like CUDA 13). ptxforge makes no NVIDIA SASS: an "
+                 "sm_XX request gets PTX for compute_XX, with a warning");
+  Cmd->add_option("inputs", O->Inputs, "PTX files, fatbinaries or CUDA executables")->required();
+  Cmd->add_option("--arch,--gpu-architecture", O->Arch,
+                  "compute_XX (PTX only), sm_XX (= -gencode arch=compute_XX,code=[sm_XX,compute_XX]), native "
+                  "(PTXFORGE_DEVICE_CC, else 9.0), all, all-major (nvcc -arch)");
+  Cmd->add_option("--code,--gpu-code", O->Code, "with -arch=compute_XX: the codes to build, e.g. sm_80,compute_80");
+  Cmd->add_option("--gencode,--generate-code", O->Gencodes,
+                  "arch=compute_XX,code=[sm_XX,compute_XX] (repeatable; also code=sm_XX, code=compute_XX)")
+      ->allow_extra_args(false);
+  Cmd->add_flag("--fatbin", O->Fatbin, "write a fatbinary (the default)");
+  Cmd->add_option("--emit", O->Emit, "fatbin (default) or ptx: the PTX text for the first architecture");
+  Cmd->add_option("-o,--output-file", O->Output,
+                  "output file ('-' for standard output; default: the input's stem + .fatbin or .ptx)");
+  Cmd->add_option("-O,--optimize", O->OptLevel, "optimization level 0-3 of host-native code (not yet generated)");
+  Cmd->add_flag("-v,--verbose", O->Verbose, "print each step (nvcc's #$ lines)");
+  Cmd->add_option("--Xptxas,--ptxas-options", O->PtxasOptions,
+                  "ptxas options, comma-separated: stored in each PTX entry (cuobjdump's ptxasOptions)")
+      ->allow_extra_args(false);
+  Cmd->add_option("--compress-mode", O->CompressMode,
+                  "default, size, speed, balance (all zstd here) or none (PTX stored as plain text)");
+  Cmd->add_flag("--no-compress", O->NoCompress, "store PTX as plain text (= --compress-mode=none)");
+  Cmd->add_option("-I,--include-path", O->IncludeDirs, "ignored with a warning (PTX input has no includes)")
+      ->allow_extra_args(false);
+  Cmd->add_option("-D,--define-macro", O->Defines, "ignored with a warning (PTX input has no macros)")
+      ->allow_extra_args(false);
+  Cmd->callback([&Run, O] { Run = [O] { return runCompile(*O); }; });
+}
+
+} // namespace ptxforge::tools
