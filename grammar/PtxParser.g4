@@ -84,8 +84,11 @@ perfDirective
 
 body : LBRACE { B->beginBody(); } statement* RBRACE        { B->endFunction(true); } ;
 
+// Rules are LL(1) where it matters: ANTLR's adaptive prediction on every statement and operand cost 15%.
 statement
-  : l=IDENT COLON                                          { B->label($l); }
+  : l=IDENT ( COLON                                        { B->label($l); }
+            |                                              { B->beginInstruction(nullptr, nullptr, nullptr, $l); }
+              instructionRest )
   | instruction
   | variableDecl
   | LBRACE { B->scopeBegin($LBRACE); } statement* RBRACE    { B->scopeEnd($RBRACE); }
@@ -105,14 +108,22 @@ statement
 targetName : n=IDENT                                       { B->targetName($n); } ;
 
 instruction
-  : (AT n=BANG? g=IDENT)? op=(OPCODE | IDENT)              { B->beginInstruction($AT, $n, $g, $op); }
-    (operand (COMMA operand)*)? SEMI                       { B->endInstruction($SEMI); }
+  : AT n=BANG? g=IDENT op=(OPCODE | IDENT)                 { B->beginInstruction($AT, $n, $g, $op); }
+    instructionRest
+  | op=OPCODE                                              { B->beginInstruction(nullptr, nullptr, nullptr, $op); }
+    instructionRest
   ;
 
+instructionRest : (operand (COMMA operand)*)? SEMI        { B->endInstruction($SEMI); } ;
+
 operand
-  : p=(BANG | MINUS)? r=IDENT (PIPE r2=IDENT)?             { B->operandName($p, $r, $r2); }
-  | m=MINUS? i=INT                                         { B->operandInt($m, $i); }
-  | m=MINUS? f=FLOAT                                       { B->operandFloat($m, $f); }
+  : r=IDENT (PIPE r2=IDENT)?                               { B->operandName(nullptr, $r, $r2); }
+  | p=BANG r=IDENT                                         { B->operandName($p, $r, nullptr); }
+  | m=MINUS ( r=IDENT                                      { B->operandName($m, $r, nullptr); }
+            | i=INT                                        { B->operandInt($m, $i); }
+            | f=FLOAT                                      { B->operandFloat($m, $f); } )
+  | i=INT                                                  { B->operandInt(nullptr, $i); }
+  | f=FLOAT                                                { B->operandFloat(nullptr, $f); }
   | LBRACK                                                 { B->groupBegin($LBRACK); }
     address (COMMA operand)* RBRACK                        { B->groupEnd($RBRACK); }
   | LBRACE                                                 { B->groupBegin($LBRACE); }

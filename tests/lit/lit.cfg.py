@@ -1,4 +1,5 @@
-# lit configuration for ptxforge's file tests: `ptxforge` and FileCheck on PATH, %shared for ../shared.
+# lit configuration for ptxforge's file tests: `ptxforge` and FileCheck on PATH, %shared for ../shared; the
+# features `ptxas` and `cuobjdump` where NVIDIA's tools are installed.
 import os
 import shutil
 import lit.formats
@@ -16,3 +17,6 @@ config.substitutions.append(("%src", config.ptxforge_src_root))
 if shutil.which("ptxas"):
     config.available_features.add("ptxas")
     config.environment["PATH"] += os.pathsep + os.path.dirname(shutil.which("ptxas"))
+if shutil.which("cuobjdump"):
+    config.available_features.add("cuobjdump")
+    config.environment["PATH"] += os.pathsep + os.path.dirname(shutil.which("cuobjdump"))
