@@ -157,7 +157,7 @@ private:
 /// Parses one chunk; returns false on syntax errors (its IR is then incomplete and dropped).
 bool parseChunk(llvm::StringRef Src, Chunk C, ChunkResult &Out, DiagnosticEngine &Diags, bool Full) {
   PtxTokenSource Tokens(Src.slice(C.Begin, C.End), static_cast<uint32_t>(C.Begin), Diags);
-  antlr4::CommonTokenStream Stream(&Tokens);
+  PtxTokenStream Stream(Tokens, Src.data());
   ptxforge_grammar::PtxParser Parser(&Stream);
   ParseActions Actions(Src, Diags, Out);
   Parser.B = &Actions;

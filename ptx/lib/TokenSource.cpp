@@ -20,52 +20,9 @@ static bool isModifierChar(char C) { return isIdentChar(C) && C != '$'; }
 PtxTokenSource::PtxTokenSource(llvm::StringRef Text, uint32_t BaseOffset, DiagnosticEngine &Diags)
     : Text(Text), Base(BaseOffset), Diags(Diags) {}
 
-namespace {
-/// Tokens are allocated and freed by the million per module, always on the parsing thread: a per-thread free
-/// list takes malloc (about 10% of parsing) out of the loop.
-class PooledToken final : public antlr4::CommonToken {
-public:
-  using CommonToken::CommonToken;
-  static void *operator new(size_t Size) {
-    auto &Free = freeList();
-    if (Size == sizeof(PooledToken) && !Free.empty()) {
-      void *P = Free.back();
-      Free.pop_back();
-      return P;
-    }
-    return ::operator new(Size);
-  }
-  static void operator delete(void *P, size_t Size) {
-    auto &Free = freeList();
-    if (Size == sizeof(PooledToken) && Free.size() < (1u << 20))
-      Free.push_back(P);
-    else
-      ::operator delete(P);
-  }
-
-private:
-  static std::vector<void *> &freeList() {
-    struct List {
-      std::vector<void *> Items;
-      ~List() {
-        for (void *P : Items)
-          ::operator delete(P);
-      }
-    };
-    thread_local List L;
-    return L.Items;
-  }
-};
-} // namespace
-
-std::unique_ptr<antlr4::Token> PtxTokenSource::make(size_t Type, size_t Begin, size_t End) {
-  // No text copy: the actions read token text from the source by index (a copy per token cost 10% of parsing).
-  auto Tok = std::make_unique<PooledToken>(Type);
-  Tok->setStartIndex(Base + Begin);
-  Tok->setStopIndex(Base + End - 1);
-  Tok->setTokenIndex(Index++);
+PtxTokenSource::RawToken PtxTokenSource::make(size_t Type, size_t Begin, size_t End) {
   Pos = End;
-  return Tok;
+  return RawToken{Type, Base + Begin, Base + End};
 }
 
 static size_t directiveType(llvm::StringRef W) {
@@ -153,25 +110,29 @@ size_t PtxTokenSource::lexNumber(size_t B, size_t &Type) {
   return (P < N && Text[P] == 'U') ? P + 1 : P;
 }
 
-std::unique_ptr<antlr4::Token> PtxTokenSource::endOfInput() {
+PtxTokenSource::RawToken PtxTokenSource::endOfInput() {
   Pos = Text.size();
-  auto Eof = std::make_unique<antlr4::CommonToken>(antlr4::Token::EOF, "<EOF>");
-  Eof->setStartIndex(Base + Text.size());
-  Eof->setStopIndex(Base + Text.size() - 1);
-  Eof->setTokenIndex(Index++);
-  return Eof;
+  return RawToken{antlr4::Token::EOF, Base + Text.size(), Base + Text.size()};
+}
+
+std::unique_ptr<antlr4::Token> PtxTokenSource::nextToken() {
+  RawToken R = lexOne();
+  auto Tok = std::make_unique<antlr4::CommonToken>(R.Type);
+  Tok->setStartIndex(R.Begin);
+  Tok->setStopIndex(R.End - 1);
+  Tok->setTokenIndex(Index++);
+  return Tok;
 }
 
 /// An end of input forced by a limit is placed where lexing stopped: the parser's "unexpected end of input"
 /// then lands on the limit's diagnostic (and is dropped as its duplicate) instead of at the end of the file.
-static std::unique_ptr<antlr4::Token> stopAt(std::unique_ptr<antlr4::Token> Eof, size_t At) {
-  auto *T = static_cast<antlr4::CommonToken *>(Eof.get());
-  T->setStartIndex(At);
-  T->setStopIndex(At);
+static PtxTokenSource::RawToken stopAt(PtxTokenSource::RawToken Eof, size_t At) {
+  Eof.Begin = At;
+  Eof.End = At + 1;
   return Eof;
 }
 
-std::unique_ptr<antlr4::Token> PtxTokenSource::nextToken() {
+PtxTokenSource::RawToken PtxTokenSource::lexOne() {
   size_t N = Text.size();
   // Skip whitespace and comments.
   while (Pos < N) {
@@ -335,4 +296,17 @@ std::unique_ptr<antlr4::Token> PtxTokenSource::nextToken() {
   }
   }
   return make(Type, B, B + 1);
+}
+
+void PtxTokenSource::lexAll(std::vector<PtxToken> &Out, const char *WholeSource) {
+  Out.reserve(Text.size() / 4 + 16);
+  for (;;) {
+    RawToken R = lexOne();
+    bool Eof = R.Type == antlr4::Token::EOF;
+    Out.emplace_back(Eof ? UINT32_MAX : R.Type, static_cast<uint32_t>(R.Begin), static_cast<uint32_t>(R.End - 1),
+                     static_cast<uint32_t>(Out.size()), WholeSource);
+    ++Index;
+    if (Eof)
+      break;
+  }
 }

@@ -66,7 +66,7 @@ struct GpuArch {
   bool sameTarget(const GpuArch &O) const { return Number == O.Number && Suffix == O.Suffix; }
   /// The target bits of a fatbinary entry built for this architecture.
   uint64_t entryFlags() const {
-    return Suffix == 'a' ? fatbin::flagBits(EntryFlag::ArchSpecific)
+    return Suffix == 'a'   ? fatbin::flagBits(EntryFlag::ArchSpecific)
            : Suffix == 'f' ? fatbin::flagBits(EntryFlag::FamilySpecific)
                            : 0;
   }
@@ -145,8 +145,7 @@ std::vector<std::string> splitArchList(StringRef List) {
 Expected<Gencode> makeGencode(GpuArch Arch, StringRef ArchSpelling, const std::vector<std::string> &CodeNames,
                               StringRef ArchOption) {
   if (!Arch.Virtual)
-    return makeError("Value of " + ArchOption + " option ('" + ArchSpelling +
-                     "') must be a virtual code architecture");
+    return makeError("Value of " + ArchOption + " option ('" + ArchSpelling + "') must be a virtual code architecture");
   Gencode G;
   G.Arch = Arch;
   for (const std::string &Name : CodeNames) {
@@ -241,6 +240,7 @@ struct CompileOptions {
   std::vector<std::string> Inputs;
   std::string Arch, Code;
   std::vector<std::string> Gencodes;
+  bool GencodeBeforeArch = false; ///< -gencode came first on the command line: its entries come first
   bool Fatbin = false;
   std::string Emit;
   std::string Output;
@@ -252,11 +252,13 @@ struct CompileOptions {
   std::vector<std::string> IncludeDirs, Defines;
 };
 
-Expected<Settings> resolveSettings(const CompileOptions &O) {
-  Settings S;
-  // -arch / -code, nvcc's way.
+/// -arch (with -code) as gencodes: sm_XX alone is arch=compute_XX,code=[sm_XX,compute_XX], compute_XX alone PTX only.
+Expected<std::vector<Gencode>> archGencodes(const CompileOptions &O) {
+  std::vector<Gencode> Out;
   if (!O.Code.empty() && O.Arch.empty())
     return makeError("-arch option not specified (-code needs -arch=compute_XX)");
+  if (O.Arch.empty())
+    return Out;
   if (O.Arch == "all" || O.Arch == "all-major" || O.Arch == "native") {
     if (!O.Code.empty())
       return makeError("Value of -arch option ('" + O.Arch + "') must be a virtual code architecture");
@@ -264,40 +266,52 @@ Expected<Settings> resolveSettings(const CompileOptions &O) {
       auto CC = deviceComputeCapability();
       if (!CC)
         return CC.takeError();
-      S.Gencodes.push_back(realArchShorthand(*CC, 0, false));
-    } else {
-      unsigned LastMajor = 0;
-      for (unsigned N : SupportedArchs) {
-        if (O.Arch == "all-major" && N / 10 == LastMajor)
-          continue;
-        LastMajor = N / 10;
-        S.Gencodes.push_back(realArchShorthand(N, 0, true));
-      }
+      Out.push_back(realArchShorthand(*CC, 0, false));
+      return Out;
     }
-  } else if (!O.Arch.empty()) {
-    auto A = parseArchOrFail(O.Arch);
-    if (!A)
-      return A.takeError();
-    if (!O.Code.empty()) {
-      auto G = makeGencode(*A, O.Arch, splitArchList(O.Code), "-arch");
-      if (!G)
-        return G.takeError();
-      S.Gencodes.push_back(std::move(*G));
-    } else if (A->Virtual) { // -arch=compute_XX alone: PTX only
-      Gencode G;
-      G.Arch = *A;
-      G.Codes = {*A};
-      S.Gencodes.push_back(G);
-    } else {
-      S.Gencodes.push_back(realArchShorthand(A->Number, A->Suffix, false));
+    unsigned LastMajor = 0;
+    for (unsigned N : SupportedArchs) {
+      if (O.Arch == "all-major" && N / 10 == LastMajor)
+        continue;
+      LastMajor = N / 10;
+      Out.push_back(realArchShorthand(N, 0, true));
     }
+    return Out;
   }
+  auto A = parseArchOrFail(O.Arch);
+  if (!A)
+    return A.takeError();
+  if (!O.Code.empty()) {
+    auto G = makeGencode(*A, O.Arch, splitArchList(O.Code), "-arch");
+    if (!G)
+      return G.takeError();
+    Out.push_back(std::move(*G));
+  } else if (A->Virtual) {
+    Gencode G;
+    G.Arch = *A;
+    G.Codes = {*A};
+    Out.push_back(G);
+  } else {
+    Out.push_back(realArchShorthand(A->Number, A->Suffix, false));
+  }
+  return Out;
+}
+
+Expected<Settings> resolveSettings(const CompileOptions &O) {
+  Settings S;
+  auto FromArch = archGencodes(O);
+  if (!FromArch)
+    return FromArch.takeError();
+  std::vector<Gencode> FromGencode;
   for (const std::string &V : O.Gencodes) {
     auto G = parseGencode(V);
     if (!G)
       return G.takeError();
-    S.Gencodes.push_back(std::move(*G));
+    FromGencode.push_back(std::move(*G));
   }
+  // Entries follow the command line's order of -arch and -gencode.
+  S.Gencodes = O.GencodeBeforeArch ? FromGencode : *FromArch;
+  append_range(S.Gencodes, O.GencodeBeforeArch ? *FromArch : FromGencode);
 
   if (!O.Emit.empty() && O.Emit != "ptx" && O.Emit != "fatbin")
     return makeError("Unknown value '" + O.Emit + "' for option '--emit' (expected ptx or fatbin)");
@@ -366,24 +380,25 @@ std::vector<std::string> whyCannotCompile(const LoadedModule &L, const GpuArch &
   const ptx::Module &M = L.module();
   std::vector<std::string> Reasons;
   std::string Target = "'.target " + ptx::smName(M.Tgt.Sm, M.Tgt.Suffix) + "'";
-  if (canRetarget(M.Tgt.Sm, M.Tgt.Suffix, T))
-    ; // the target allows it; the instructions may not
-  else if (M.Tgt.Suffix == 'a')
-    Reasons.push_back(Target + " is specific to " + ptx::smName(M.Tgt.Sm) + ": it compiles only for compute_" +
-                      std::to_string(M.Tgt.Sm) + "a");
-  else if (M.Tgt.Suffix == 'f')
-    Reasons.push_back(Target + " is specific to the sm_" + std::to_string(M.Tgt.Sm / 10) +
-                      "x family: it compiles only for that family's 'f' and 'a' targets from compute_" +
-                      std::to_string(M.Tgt.Sm) + " on");
-  else
-    Reasons.push_back(Target + " is higher than " + T.name());
+  // The `.target` first; the instructions that need more than T below.
+  if (!canRetarget(M.Tgt.Sm, M.Tgt.Suffix, T)) {
+    if (M.Tgt.Suffix == 'a')
+      Reasons.push_back(Target + " is specific to " + ptx::smName(M.Tgt.Sm) + ": it compiles only for compute_" +
+                        std::to_string(M.Tgt.Sm) + "a");
+    else if (M.Tgt.Suffix == 'f')
+      Reasons.push_back(Target + " is specific to the sm_" + std::to_string(M.Tgt.Sm / 10) +
+                        "x family: it compiles only for that family's 'f' and 'a' targets from compute_" +
+                        std::to_string(M.Tgt.Sm) + " on");
+    else
+      Reasons.push_back(Target + " is higher than " + T.name());
+  }
   for (const ptx::FunctionRequirements &F : L.Needs.Functions) {
     if (F.Minimum.Sm <= T.Number)
       continue;
     for (const ptx::RequirementSource &S : F.SmSetBy) {
       ptx::LineColumn LC = L.source().lineColumn(S.Loc);
-      Reasons.push_back("'" + S.Instruction + "' at " + L.source().name().str() + ":" + std::to_string(LC.Line) +
-                        ":" + std::to_string(LC.Column) + " in '" + F.Fn->Name.str() + "' requires " +
+      Reasons.push_back("'" + S.Instruction + "' at " + L.source().name().str() + ":" + std::to_string(LC.Line) + ":" +
+                        std::to_string(LC.Column) + " in '" + F.Fn->Name.str() + "' requires " +
                         ptx::smName(S.Needs.Sm));
       if (Reasons.size() >= 8)
         return Reasons;
@@ -393,9 +408,8 @@ std::vector<std::string> whyCannotCompile(const LoadedModule &L, const GpuArch &
 }
 
 /// The [begin, end) byte range of the first token made of TokenChars at or after From on the line holding Loc.
-std::optional<std::pair<size_t, size_t>> findOnLine(const ptx::SourceBuffer &S, ptx::SourceLoc Loc,
-                                                    StringRef Directive, StringRef TokenStart,
-                                                    function_ref<bool(char)> IsTokenChar) {
+std::optional<std::pair<size_t, size_t>> findOnLine(const ptx::SourceBuffer &S, ptx::SourceLoc Loc, StringRef Directive,
+                                                    StringRef TokenStart, function_ref<bool(char)> IsTokenChar) {
   if (!Loc.isValid())
     return std::nullopt;
   StringRef Line = S.lineText(Loc);
@@ -536,10 +550,10 @@ private:
 
 /// One entry of the fatbinary being built.
 struct PlannedEntry {
-  GpuArch Arch;                          ///< compute_XX for PTX, sm_XX for a copied SASS entry
-  std::string PtxText;                   ///< PTX entries
-  uint64_t ExtraFlags = 0;               ///< the module's debug bit
-  const fatbin::Entry *Copy = nullptr;   ///< SASS entries copied from a fatbinary input
+  GpuArch Arch;                        ///< compute_XX for PTX, sm_XX for a copied SASS entry
+  std::string PtxText;                 ///< PTX entries
+  uint64_t ExtraFlags = 0;             ///< the module's debug bit
+  const fatbin::Entry *Copy = nullptr; ///< SASS entries copied from a fatbinary input
 };
 
 /// The entries for the requested gencodes, in nvcc's order (each code of each gencode in turn, SASS before
@@ -788,9 +802,9 @@ int compileInput(const std::string &Path, const std::string &OutPath, const Sett
   }
   if (Verbose)
     step() << "write " << OutPath << " ("
-           << (S.EmitPtx ? "PTX text" : "fatbin, PTX " + std::string(S.Compress == Compression::None
-                                                                          ? "not compressed"
-                                                                          : "compressed with zstd"))
+           << (S.EmitPtx ? "PTX text"
+                         : "fatbin, PTX " +
+                               std::string(S.Compress == Compression::None ? "not compressed" : "compressed with zstd"))
            << ")\n";
   if (Error E = writeOutput(OutPath, Bytes)) {
     error() << toString(std::move(E)) << "\n";
@@ -870,7 +884,17 @@ void addCompileCommand(CLI::App &App, Runner &Run) {
       ->allow_extra_args(false);
   Cmd->add_option("-D,--define-macro", O->Defines, "ignored with a warning (PTX input has no macros)")
       ->allow_extra_args(false);
-  Cmd->callback([&Run, O] { Run = [O] { return runCompile(*O); }; });
+  Cmd->callback([&Run, O, Cmd] {
+    for (const CLI::Option *Opt : Cmd->parse_order()) {
+      if (Opt->check_name("--arch"))
+        break;
+      if (Opt->check_name("--gencode")) {
+        O->GencodeBeforeArch = true;
+        break;
+      }
+    }
+    Run = [O] { return runCompile(*O); };
+  });
 }
 
 } // namespace ptxforge::tools
