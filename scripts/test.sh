@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Quick start, step 2: install and build if needed, then run every test (CTest: doctest units and lit
-# file tests), then fuzz the front end for a bounded time.
+# Quick start, step 2: install and build if needed, fuzz the front end and the fatbin reader for a bounded
+# time, then run every test (CTest: doctest units, lit file tests, the conformance corpus).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${PTXFORGE_BUILD_DIR:-$ROOT/build}"
 "$ROOT/scripts/setup.sh"
 status=0
-ctest --test-dir "$BUILD" --output-on-failure -j"$(nproc)" || status=1
 if [[ "${PTXFORGE_SKIP_FUZZ:-0}" != 1 ]]; then
   "$ROOT/scripts/fuzz.sh" "${PTXFORGE_FUZZ_SECONDS:-60}" || status=1
 fi
+ctest --test-dir "$BUILD" --output-on-failure -j"$(nproc)" || status=1
 exit $status

@@ -104,6 +104,7 @@ PTXRT_DIRECTED(rp, FE_UPWARD)
     T.push_back({N, P});
 
 void ptxforge::codegen::exec::registerMathHelpers(HelperTable &T) {
+  registerHalfMathHelpers(T);
   PTXRT_REGISTER_MODE(rz)
   PTXRT_REGISTER_MODE(rm)
   PTXRT_REGISTER_MODE(rp)

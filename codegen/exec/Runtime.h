@@ -6,6 +6,8 @@
 
 #include <csetjmp>
 #include <cstdint>
+#include <memory>
+#include <type_traits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,7 +21,11 @@ const std::vector<std::pair<std::string, void *>> &runtimeHelpers();
 using HelperTable = std::vector<std::pair<std::string, void *>>;
 void registerSyncHelpers(HelperTable &T);
 void registerMathHelpers(HelperTable &T);
+void registerHalfMathHelpers(HelperTable &T); ///< HalfMath.cpp, called from registerMathHelpers
 void registerMiscHelpers(HelperTable &T);
+void registerIntegerHelpers(HelperTable &T);
+void registerWarpHelpers(HelperTable &T);   ///< WarpCollectives.cpp
+void registerAsyncHelpers(HelperTable &T);  ///< AsyncHelpers.cpp (mbarrier, cp.async, atomics on f16/bf16)
 
 struct Fiber {
   void *Context = nullptr; ///< boost fcontext of the suspended fiber
@@ -27,19 +33,49 @@ struct Fiber {
   bool Done = false;
 };
 
+/// A named CTA barrier (`bar.sync`/`bar.arrive`/`bar.red`, ids 0..15). Arrivals are recorded per warp: a warp
+/// whose non-exited lanes have all arrived counts with all of its lanes (exited lanes included), as on the GPU.
 struct Barrier {
-  uint32_t Arrived = 0;
-  uint32_t Expected = 0; ///< thread count of the current phase (0: all live threads)
+  uint32_t WarpArrived[32] = {};
+  uint32_t Arrivals = 0;   ///< threads arrived in the current phase
+  uint32_t Expected = 0;   ///< thread count of the current phase (0: all threads of the CTA)
   uint64_t Generation = 0;
+  uint32_t Popc = 0;       ///< bar.red: threads that arrived with a true predicate
+  /// bar.red results of the last phases (index: generation & 3): {true predicates, arrivals}.
+  uint32_t ResultPopc[4] = {}, ResultArrivals[4] = {};
 };
 
-/// Per-warp rendezvous for collectives in thread-fiber mode (see Sync.cpp).
-struct WarpSlot {
-  uint64_t Values[32] = {};
-  uint32_t Masks[32] = {};
-  uint32_t Arrived = 0;
-  uint32_t Departed = 0;
-  uint64_t Generation = 0;
+/// Kinds of warp collectives (matching lanes meet only in a slot of the same kind and member mask).
+enum CollectiveKind : uint32_t {
+  CKShfl = 1, CKVote, CKMatchAny, CKMatchAll, CKRedux, CKActivemask, CKElect, CKWarpSync, CKLdmatrix, CKStmatrix,
+  CKMma, CKWmma
+};
+
+/// One warp collective in flight: lanes deposit their inputs, the first lane to see every required lane
+/// (member mask minus exited lanes) arrived computes all lanes' outputs, and the slot is recycled once every
+/// participant has taken its result. A lane racing ahead into the next collective gets a fresh slot.
+struct CollectiveSlot {
+  static constexpr unsigned MaxIn = 12, MaxOut = 4;
+  bool InUse = false;
+  bool Computed = false;
+  uint32_t Kind = 0;
+  uint32_t Mask = 0;         ///< member mask (activemask: 0)
+  uint32_t Site = 0;         ///< activemask: the instruction's site id
+  uint32_t Arrived = 0, Departed = 0, Participants = 0;
+  uint64_t In[32][MaxIn];
+  uint64_t Out[32][MaxOut];
+};
+
+struct WarpState {
+  std::vector<std::unique_ptr<CollectiveSlot>> Slots;
+};
+
+/// What a parked thread waits for: Check(Arg) says whether it could continue now.
+struct WaitState {
+  bool Parked = false;
+  uint32_t Kind = 0;         ///< CollectiveKind of a warp collective, 0 otherwise
+  bool (*Check)(void *) = nullptr;
+  void *Arg = nullptr;
 };
 
 struct BlockState {
@@ -55,7 +91,8 @@ struct BlockState {
   void *SchedulerContext = nullptr;
   uint32_t Current = 0;
   Barrier Barriers[16];
-  std::vector<WarpSlot> Warps;
+  std::vector<WarpState> Warps;
+  std::vector<WaitState> Waits;            ///< per thread
   uint64_t Progress = 0;                   ///< bumped by every barrier release, exit and collective
   bool Trapped = false;
   std::string Error;
@@ -65,6 +102,40 @@ struct BlockState {
   /// Marks thread T exited and releases barriers that only waited for it.
   void markExited(uint32_t T);
   void releaseSatisfiedBarriers();
+  /// Lanes of warp W that exist and have not exited.
+  uint32_t liveLanes(uint32_t W) const;
+  /// Lanes of warp W that exist.
+  uint32_t warpLanes(uint32_t W) const;
+
+  /// Parks thread T (yielding to the scheduler) until Cond() holds. Returns false when the block cannot wait
+  /// (no fibers), with Error set.
+  template <class F> bool waitUntil(uint32_t T, uint32_t Kind, F &&Cond) {
+    if (Cond())
+      return true;
+    if (!UseFibers) {
+      if (Error.empty())
+        Error = "internal error: a thread waits outside the fiber execution mode";
+      return false;
+    }
+    using FT = std::remove_reference_t<F>;
+    Waits[T] = {true, Kind, [](void *P) -> bool { return (*static_cast<FT *>(P))(); }, &Cond};
+    do
+      yield();
+    while (!Cond());
+    Waits[T] = {};
+    ++Progress;
+    return true;
+  }
+  /// Parks thread T for one scheduler round (polling waits: test_wait); Cond tells others whether it could
+  /// continue.
+  template <class F> void pollOnce(uint32_t T, F &&Cond) {
+    if (!UseFibers)
+      return;
+    using FT = std::remove_reference_t<F>;
+    Waits[T] = {true, 0, [](void *P) -> bool { return (*static_cast<FT *>(P))(); }, &Cond};
+    yield();
+    Waits[T] = {};
+  }
 };
 
 /// The current thread's block (from its context).

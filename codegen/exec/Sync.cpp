@@ -1,6 +1,7 @@
 // Block barriers in the thread-fiber mode: a thread arriving at `bar.sync` records its arrival and yields to
-// the block scheduler (Launch.cpp) until the barrier's generation moves on. Exited threads no longer count, so
-// `exit` can release a barrier, as on the GPU.
+// the block scheduler (Launch.cpp) until the barrier's generation moves on. Arrivals are counted per warp: a
+// warp whose non-exited lanes have all arrived counts with all its lanes, so `exit` can release a barrier, as
+// on the GPU. `bar.red` reduces a predicate over the arriving threads.
 #include "Runtime.h"
 
 #include <boost/context/detail/fcontext.hpp>
@@ -16,17 +17,57 @@ void BlockState::yield() {
   SchedulerContext = T.fctx;
 }
 
+uint32_t BlockState::warpLanes(uint32_t W) const {
+  uint64_t N = Threads.size();
+  uint64_t First = uint64_t(W) * 32;
+  if (First >= N)
+    return 0;
+  uint64_t Count = std::min<uint64_t>(32, N - First);
+  return Count == 32 ? 0xffffffffu : static_cast<uint32_t>((1ull << Count) - 1);
+}
+
+uint32_t BlockState::liveLanes(uint32_t W) const {
+  uint32_t M = warpLanes(W);
+  for (uint32_t L = 0; L < 32; ++L)
+    if ((M >> L & 1) && Exited[W * 32 + L])
+      M &= ~(1u << L);
+  return M;
+}
+
 void BlockState::releaseSatisfiedBarriers() {
+  uint32_t NW = static_cast<uint32_t>((Threads.size() + 31) / 32);
   for (Barrier &B : Barriers) {
-    if (!B.Arrived)
+    if (!B.Arrivals)
       continue;
-    uint32_t Need = B.Expected ? B.Expected : Live;
-    if (B.Arrived >= Need) {
-      B.Arrived = 0;
-      B.Expected = 0;
-      ++B.Generation;
-      ++Progress;
+    bool Done;
+    if (!B.Expected) {
+      Done = true;
+      for (uint32_t W = 0; W < NW && Done; ++W) {
+        uint32_t Need = liveLanes(W);
+        Done = (B.WarpArrived[W] & Need) == Need;
+      }
+    } else {
+      uint32_t Count = 0;
+      for (uint32_t W = 0; W < NW; ++W) {
+        uint32_t A = B.WarpArrived[W];
+        if (!A)
+          continue;
+        uint32_t Need = liveLanes(W);
+        Count += (A & Need) == Need ? __builtin_popcount(warpLanes(W)) : __builtin_popcount(A);
+      }
+      Done = Count >= B.Expected;
     }
+    if (!Done)
+      continue;
+    B.ResultPopc[B.Generation & 3] = B.Popc;
+    B.ResultArrivals[B.Generation & 3] = B.Arrivals;
+    for (uint32_t &A : B.WarpArrived)
+      A = 0;
+    B.Arrivals = 0;
+    B.Popc = 0;
+    B.Expected = 0;
+    ++B.Generation;
+    ++Progress;
   }
 }
 
@@ -41,50 +82,47 @@ void BlockState::markExited(uint32_t T) {
 
 namespace {
 
-void arrive(BlockState &B, uint32_t Id, uint32_t Count) {
+/// Records thread C's arrival at barrier Id; returns the generation it arrived in.
+uint64_t arrive(BlockState &B, ThreadContext *C, uint32_t Id, uint32_t Count, bool Pred) {
   Barrier &Bar = B.Barriers[Id & 15];
-  if (!Bar.Arrived)
+  uint64_t Gen = Bar.Generation;
+  if (!Bar.Arrivals)
     Bar.Expected = Count;
-  ++Bar.Arrived;
+  ++Bar.Arrivals;
+  Bar.Popc += Pred;
+  Bar.WarpArrived[C->WarpId & 31] |= 1u << C->LaneId;
+  ++B.Progress;
   B.releaseSatisfiedBarriers();
+  return Gen;
+}
+
+uint64_t arriveAndWait(ThreadContext *C, uint32_t Id, uint32_t Count, bool Pred) {
+  BlockState &B = blockOf(C);
+  Barrier &Bar = B.Barriers[Id & 15];
+  uint64_t Gen = arrive(B, C, Id, Count, Pred);
+  B.waitUntil(C->LinearTid, 0, [&] { return Bar.Generation != Gen; });
+  return Gen;
 }
 
 } // namespace
 
 extern "C" {
 
-static void ptxrt_bar_sync(ThreadContext *C, uint32_t Id, uint32_t Count) {
-  BlockState &B = blockOf(C);
-  Barrier &Bar = B.Barriers[Id & 15];
-  uint64_t Gen = Bar.Generation;
-  arrive(B, Id, Count);
-  while (Bar.Generation == Gen)
-    B.yield();
+static void ptxrt_bar_sync(ThreadContext *C, uint32_t Id, uint32_t Count) { arriveAndWait(C, Id, Count, false); }
+
+static void ptxrt_bar_arrive(ThreadContext *C, uint32_t Id, uint32_t Count) {
+  arrive(blockOf(C), C, Id, Count, false);
 }
 
-static void ptxrt_bar_arrive(ThreadContext *C, uint32_t Id, uint32_t Count) { arrive(blockOf(C), Id, Count); }
-
-/// bar.warp.sync: waits until every non-exited lane of the mask has reached a warp sync.
-static void ptxrt_warp_sync(ThreadContext *C, uint32_t Mask) {
-  BlockState &B = blockOf(C);
-  WarpSlot &W = B.Warps[C->WarpId];
-  uint64_t Gen = W.Generation;
-  W.Arrived |= 1u << C->LaneId;
-  for (;;) {
-    uint32_t Need = Mask;
-    for (uint32_t L = 0; L < 32; ++L) {
-      uint32_t T = C->WarpId * 32 + L;
-      if (T >= B.Threads.size() || B.Exited[T])
-        Need &= ~(1u << L);
-    }
-    if (W.Generation != Gen || (W.Arrived & Need) == Need)
-      break;
-    B.yield();
-  }
-  if (W.Generation == Gen) {
-    W.Arrived = 0;
-    ++W.Generation;
-    ++B.Progress;
+/// bar.red: Op 0 = popc (count of true predicates), 1 = and, 2 = or.
+static uint32_t ptxrt_bar_red(ThreadContext *C, uint32_t Id, uint32_t Count, uint32_t Op, uint32_t Pred) {
+  uint64_t Gen = arriveAndWait(C, Id, Count, Pred != 0);
+  Barrier &Bar = blockOf(C).Barriers[Id & 15];
+  uint32_t Popc = Bar.ResultPopc[Gen & 3], Arrivals = Bar.ResultArrivals[Gen & 3];
+  switch (Op) {
+  case 0: return Popc;
+  case 1: return Popc == Arrivals;
+  default: return Popc != 0;
   }
 }
 }
@@ -92,5 +130,7 @@ static void ptxrt_warp_sync(ThreadContext *C, uint32_t Mask) {
 void ptxforge::codegen::exec::registerSyncHelpers(HelperTable &T) {
   T.push_back({"ptxrt_bar_sync", reinterpret_cast<void *>(&ptxrt_bar_sync)});
   T.push_back({"ptxrt_bar_arrive", reinterpret_cast<void *>(&ptxrt_bar_arrive)});
-  T.push_back({"ptxrt_warp_sync", reinterpret_cast<void *>(&ptxrt_warp_sync)});
+  T.push_back({"ptxrt_bar_red", reinterpret_cast<void *>(&ptxrt_bar_red)});
+  registerWarpHelpers(T);
+  registerAsyncHelpers(T);
 }

@@ -9,6 +9,16 @@ using namespace ptxforge::codegen;
 using namespace ptxforge::codegen::detail;
 using ptx::ScalarType;
 
+void ModuleLowering::layoutFunctionShared() {
+  for (const auto &Fn : M.Functions)
+    for (const ptx::VariableDecl &V : Fn->Locals)
+      if (V.Space == ptx::StateSpace::Shared && V.Link != ptx::Linkage::Extern) {
+        uint64_t A = std::max<uint64_t>(V.alignment(), 1);
+        LocalSharedOffsets[&V] = (SharedBytes + A - 1) / A * A;
+        SharedBytes = LocalSharedOffsets[&V] + std::max<uint64_t>(V.sizeInBytes(), 1);
+      }
+}
+
 FunctionLowering::FunctionLowering(ModuleLowering &ML, const ptx::Function &F, llvm::Function *LF, bool IsKernel)
     : ML(ML), F(F), LF(LF), IsKernel(IsKernel), B(ML.Ctx) {}
 
@@ -130,7 +140,7 @@ llvm::Value *FunctionLowering::symbolPointer(const ptx::Operand &Op) {
   case ptx::SymbolKind::LocalVariable:
     if (LocalPtrs[Op.Target.Index])
       return LocalPtrs[Op.Target.Index];
-    return sharedBase();
+    return B.CreateGEP(B.getInt8Ty(), sharedBase(), B.getInt64(ML.LocalSharedOffsets[&F.Locals[Op.Target.Index]]));
   case ptx::SymbolKind::Param:
     if (IsKernel)
       return B.CreateGEP(B.getInt8Ty(), Params, B.getInt64(KernelParamOffsets[Op.Target.Index]));
@@ -149,6 +159,8 @@ llvm::Value *FunctionLowering::symbolValue(const ptx::Operand &Op, unsigned Bits
   if (Op.Target.Kind == ptx::SymbolKind::Variable &&
       ML.M.Globals[Op.Target.Index].Space == ptx::StateSpace::Shared)
     return B.getIntN(Bits, ML.SharedOffsets[Op.Target.Index]);
+  if (Op.Target.Kind == ptx::SymbolKind::LocalVariable && F.Locals[Op.Target.Index].Space == ptx::StateSpace::Shared)
+    return B.getIntN(Bits, ML.LocalSharedOffsets[&F.Locals[Op.Target.Index]]);
   if (Op.Target.Kind == ptx::SymbolKind::Variable && ML.M.Globals[Op.Target.Index].Link == ptx::Linkage::Extern &&
       ML.M.Globals[Op.Target.Index].Space == ptx::StateSpace::Shared)
     return B.getIntN(Bits, 0);
@@ -339,7 +351,8 @@ void FunctionLowering::write(const ptx::Operand &Dst, ScalarType T, llvm::Value 
 
 bool FunctionLowering::lowerInstruction(const ptx::Instruction &I) {
   return lowerControl(*this, I) || lowerMemory(*this, I) || lowerInteger(*this, I) || lowerFloat(*this, I) ||
-         lowerConvert(*this, I) || lowerWarp(*this, I) || lowerAtomic(*this, I) || unsupported(I);
+         lowerConvert(*this, I) || lowerWarp(*this, I) || lowerAtomic(*this, I) ||
+         lowerAsync(*this, I) || lowerMatrix(*this, I) || unsupported(I);
 }
 
 bool FunctionLowering::run() {

@@ -9,6 +9,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/IR/IRBuilder.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,15 @@ struct ModuleLowering {
   std::vector<llvm::Function *> Functions;       ///< per ptx function
   std::string Error;                             ///< first lowering error
 
+  /// Offsets of function-scope `.shared` variables in the module's shared layout (laid out first, by the
+  /// constructor, so the module-scope ones continue after them).
+  std::map<const ptx::VariableDecl *, uint64_t> LocalSharedOffsets;
+
   ModuleLowering(const ptx::Module &M, const ptx::SourceBuffer *S, llvm::LLVMContext &C, llvm::Module &Mod)
-      : M(M), Source(S), Ctx(C), Mod(Mod) {}
+      : M(M), Source(S), Ctx(C), Mod(Mod) {
+    layoutFunctionShared();
+  }
+  void layoutFunctionShared();
   std::string where(ptx::SourceLoc L) const;
 };
 
@@ -111,6 +119,10 @@ bool lowerFloat(FunctionLowering &L, const ptx::Instruction &I);
 bool lowerConvert(FunctionLowering &L, const ptx::Instruction &I);
 bool lowerWarp(FunctionLowering &L, const ptx::Instruction &I);
 bool lowerAtomic(FunctionLowering &L, const ptx::Instruction &I);
+bool lowerAsync(FunctionLowering &L, const ptx::Instruction &I);  ///< cp.async*, mbarrier (lower/AsyncOps.cpp)
+bool lowerMatrix(FunctionLowering &L, const ptx::Instruction &I); ///< ldmatrix/stmatrix/mma/wmma (lower/MatrixOps.cpp)
+/// An alloca of Count x Ty in the function's entry block (scratch for helper out-parameters inside loops).
+llvm::Value *entryAlloca(FunctionLowering &L, llvm::Type *Ty, unsigned Count = 1);
 
 /// True when a kernel needs the fiber execution mode (barriers, warp collectives).
 bool needsFibers(const ptx::Instruction &I);

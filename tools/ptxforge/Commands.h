@@ -16,6 +16,7 @@ void addParseCommand(CLI::App &App, Runner &Run);
 void addPrintCommand(CLI::App &App, Runner &Run);
 void addCheckCommand(CLI::App &App, Runner &Run);
 void addObjdumpCommand(CLI::App &App, Runner &Run);
+void addRunCommand(CLI::App &App, Runner &Run);
 void addCompileCommand(CLI::App &App, Runner &Run);
 
 } // namespace ptxforge::tools

@@ -16,6 +16,7 @@ int main(int argc, char **argv) {
   addPrintCommand(App, Run);
   addCheckCommand(App, Run);
   addObjdumpCommand(App, Run);
+  addRunCommand(App, Run);
   addCompileCommand(App, Run);
 
   std::vector<std::string> Args(argv + 1, argv + argc);

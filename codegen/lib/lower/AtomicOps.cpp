@@ -21,12 +21,32 @@ bool ptxforge::codegen::detail::lowerAtomic(FunctionLowering &L, const ptx::Inst
                                                                              : ptx::StateSpace::Global;
   llvm::Value *P = L.address(Addr, S);
   unsigned First = Red ? 1 : 2;
+  if (Ops.size() <= First)
+    return L.unsupported(I, "operands");
+  // Half-precision adds/min/max (.f16, .bf16 and the packed x2 forms): a CAS loop in the runtime that rounds
+  // like the GPU (no flush to zero).
+  if (T == ScalarType::F16 || T == ScalarType::BF16 || T == ScalarType::F16x2 || T == ScalarType::BF16x2) {
+    bool X2 = T == ScalarType::F16x2 || T == ScalarType::BF16x2;
+    bool BF = T == ScalarType::BF16 || T == ScalarType::BF16x2;
+    unsigned Op = I.has(Modifier::Add) ? 0 : I.has(Modifier::Min) ? 1 : I.has(Modifier::Max) ? 2 : 3;
+    if (Op == 3)
+      return L.unsupported(I, "half-precision atomic operation");
+    ScalarType BT = X2 ? ScalarType::B32 : ScalarType::B16;
+    llvm::Value *V = B.CreateZExt(L.read(Ops[First], BT), B.getInt32Ty());
+    llvm::Value *Old = L.callHelper("ptxrt_atom_half", B.getInt32Ty(),
+                                    {P, V, B.getInt32((BF ? 1 : 0) | (X2 ? 2 : 0) | Op << 2)});
+    if (!Red)
+      L.write(Ops[0], BT, X2 ? Old : B.CreateTrunc(Old, B.getInt16Ty()));
+    return true;
+  }
+  // Atomics need their natural alignment (PTX requires it; an under-aligned LLVM atomic becomes a libcall).
+  llvm::MaybeAlign Natural(std::max<unsigned>(1, ptx::bitWidth(T) / 8));
   bool Signed = ptx::kindOf(T) == ptx::TypeKind::Signed;
   bool Float = ptx::isFloat(T);
   llvm::AtomicRMWInst::BinOp Op;
   if (I.has(Modifier::Cas)) {
     llvm::Value *Cmp = L.read(Ops[First], T), *New = L.read(Ops[First + 1], T);
-    auto *X = B.CreateAtomicCmpXchg(P, Cmp, New, llvm::MaybeAlign(), llvm::AtomicOrdering::SequentiallyConsistent,
+    auto *X = B.CreateAtomicCmpXchg(P, Cmp, New, Natural, llvm::AtomicOrdering::SequentiallyConsistent,
                                     llvm::AtomicOrdering::SequentiallyConsistent);
     if (!Red)
       L.write(Ops[0], T, B.CreateExtractValue(X, 0));
@@ -53,7 +73,7 @@ bool ptxforge::codegen::detail::lowerAtomic(FunctionLowering &L, const ptx::Inst
   else
     return false;
   llvm::Value *V = Float ? L.readFloat(Ops[First], T) : L.read(Ops[First], T);
-  llvm::Value *Old = B.CreateAtomicRMW(Op, P, V, llvm::MaybeAlign(), llvm::AtomicOrdering::SequentiallyConsistent);
+  llvm::Value *Old = B.CreateAtomicRMW(Op, P, V, Natural, llvm::AtomicOrdering::SequentiallyConsistent);
   if (!Red)
     L.write(Ops[0], T, Old);
   return true;

@@ -2,12 +2,14 @@
 // to 0 (LLVM's fpto[su]i.sat), integer rounding modifiers pick the rounding of float->int and float->float
 // round-to-integral; directed rounding of int->float and narrowing float->float goes through runtime helpers.
 #include "../FunctionLowering.h"
+#include "HalfCode.h"
 
 using namespace ptxforge;
 using namespace ptxforge::codegen::detail;
 using ptx::Modifier;
 using ptx::Opcode;
 using ptx::ScalarType;
+namespace halfcode = ptxforge::codegen::halfcode;
 
 namespace {
 
@@ -36,10 +38,132 @@ const char *directed(const ptx::Instruction &I) {
   return nullptr;
 }
 
+/// The narrow format a conversion helper encodes (HalfCode.h), or -1.
+int narrowFormat(ScalarType T) {
+  switch (T) {
+  case ScalarType::F16:
+  case ScalarType::F16x2: return halfcode::FmtF16;
+  case ScalarType::BF16:
+  case ScalarType::BF16x2: return halfcode::FmtBF16;
+  case ScalarType::TF32: return halfcode::FmtTF32;
+  case ScalarType::E4M3:
+  case ScalarType::E4M3x2: return halfcode::FmtE4M3;
+  case ScalarType::E5M2:
+  case ScalarType::E5M2x2: return halfcode::FmtE5M2;
+  default: return -1;
+  }
+}
+
+uint32_t narrowCode(const ptx::Instruction &I, int Fmt) {
+  using namespace halfcode;
+  uint32_t Mode = ModeRN;
+  if (I.has(Modifier::Rz))
+    Mode = ModeRZ;
+  else if (I.has(Modifier::Rm))
+    Mode = ModeRM;
+  else if (I.has(Modifier::Rp))
+    Mode = ModeRP;
+  else if (I.has(Modifier::Rna))
+    Mode = ModeRNA;
+  uint32_t Flags = 0;
+  if (I.has(Modifier::Sat))
+    Flags |= FlagSat;
+  if (I.has(Modifier::Relu))
+    Flags |= FlagRelu;
+  if (I.has(Modifier::Satfinite))
+    Flags |= FlagSatfinite;
+  return code(0, static_cast<uint32_t>(Fmt), Mode, Flags);
+}
+
+/// Conversions to and between the narrow formats (f16, bf16, tf32, fp8, and their packed x2 forms) except the
+/// exact widenings and f16 round-to-integral, which the generic paths handle. False when I is none of them.
+bool lowerNarrowConvert(FunctionLowering &L, const ptx::Instruction &I, bool &Handled) {
+  Handled = false;
+  auto &B = L.b();
+  ScalarType D = I.type(0), S = I.type(1);
+  int DFmt = narrowFormat(D);
+  if (DFmt < 0 && narrowFormat(S) < 0)
+    return false;
+  auto &Ops = I.Operands;
+  llvm::Type *I32 = B.getInt32Ty();
+  bool Ftz = I.has(Modifier::Ftz);
+  // A float operand as an exact double (an f32 source flushed first under .ftz).
+  auto asDouble = [&](const ptx::Operand &Op) {
+    llvm::Value *X = L.readFloat(Op, S);
+    if (Ftz && S == ScalarType::F32)
+      X = flushDenormal(L, X);
+    return B.CreateFPExt(X, B.getDoubleTy());
+  };
+  auto toNarrow = [&](const ptx::Operand &Op) -> llvm::Value * {
+    uint32_t Code = narrowCode(I, DFmt);
+    if (D == ScalarType::TF32)
+      return L.callHelper("ptxrt_cvt_tf32_f32", I32,
+                          {B.getInt32(Code), L.read(Op, ScalarType::F32)});
+    if (ptx::isInteger(S)) {
+      llvm::Value *X = L.read(Op, S);
+      bool Sg = ptx::kindOf(S) == ptx::TypeKind::Signed;
+      llvm::Value *X64 = Sg ? B.CreateSExt(X, B.getInt64Ty()) : B.CreateZExt(X, B.getInt64Ty());
+      return L.callHelper("ptxrt_cvt_narrow_int", I32, {B.getInt32(Code), X64, B.getInt32(Sg)});
+    }
+    return L.callHelper("ptxrt_cvt_narrow_f64", I32, {B.getInt32(Code), asDouble(Op)});
+  };
+  bool SIsWideFloat = S == ScalarType::F32 || S == ScalarType::F64;
+  switch (D) {
+  case ScalarType::F16:
+  case ScalarType::BF16:
+  case ScalarType::TF32:
+    if (S == D)
+      return false; // round to integral
+    if (!(SIsWideFloat || ptx::isInteger(S) || S == ScalarType::F16 || S == ScalarType::BF16) || Ops.size() != 2)
+      break;
+    Handled = true;
+    L.write(Ops[0], D, D == ScalarType::TF32 ? toNarrow(Ops[1]) : B.CreateTrunc(toNarrow(Ops[1]), B.getInt16Ty()));
+    return true;
+  case ScalarType::F16x2:
+  case ScalarType::BF16x2:
+  case ScalarType::E4M3x2:
+  case ScalarType::E5M2x2: {
+    unsigned LaneBits = (D == ScalarType::F16x2 || D == ScalarType::BF16x2) ? 16 : 8;
+    llvm::Type *DT = B.getIntNTy(2 * LaneBits);
+    if (S == ScalarType::F32 && Ops.size() == 3) { // d = {a: high lane, b: low lane}
+      Handled = true;
+      llvm::Value *Hi = B.CreateAnd(toNarrow(Ops[1]), B.getInt32((1u << LaneBits) - 1));
+      llvm::Value *Lo = B.CreateAnd(toNarrow(Ops[2]), B.getInt32((1u << LaneBits) - 1));
+      L.write(Ops[0], D, B.CreateTrunc(B.CreateOr(B.CreateShl(Hi, LaneBits), Lo), DT));
+      return true;
+    }
+    int SFmt = narrowFormat(S);
+    if (SFmt >= 0 && ptx::kindOf(S) == ptx::TypeKind::Packed && Ops.size() == 2) {
+      Handled = true;
+      llvm::Value *X = B.CreateZExt(L.read(Ops[1], S), I32);
+      llvm::Value *R = L.callHelper("ptxrt_cvt_narrow_packed", I32,
+                                    {B.getInt32(narrowCode(I, DFmt)), B.getInt32(SFmt), X, B.getInt32(2)});
+      L.write(Ops[0], D, B.CreateTrunc(R, DT));
+      return true;
+    }
+    break;
+  }
+  default:
+    break;
+  }
+  // Sources in a narrow format that the generic paths cannot read (tf32, fp8, packed).
+  if (!L.floatType(S) || !(L.floatType(D) || ptx::isInteger(D)))
+    return Handled = true, L.unsupported(I);
+  if (L.floatType(S) && L.floatType(D) && S != D &&
+      (D == ScalarType::F16 || D == ScalarType::BF16))
+    return Handled = true, L.unsupported(I);
+  return false;
+}
+
 } // namespace
 
 bool ptxforge::codegen::detail::lowerConvert(FunctionLowering &L, const ptx::Instruction &I) {
-  if (I.Op != Opcode::Cvt || I.typeCount() != 2 || I.Operands.size() != 2)
+  if (I.Op != Opcode::Cvt || I.typeCount() != 2)
+    return false;
+  bool Handled;
+  if (lowerNarrowConvert(L, I, Handled) || Handled)
+    return true;
+  if (I.Operands.size() != 2)
     return false;
   auto &B = L.b();
   ScalarType D = I.type(0), S = I.type(1);
@@ -47,7 +171,7 @@ bool ptxforge::codegen::detail::lowerConvert(FunctionLowering &L, const ptx::Ins
   llvm::Type *DF = L.floatType(D), *SF = L.floatType(S);
   bool Ftz = I.has(Modifier::Ftz);
   if ((ptx::isFloat(D) && !DF) || (ptx::isFloat(S) && !SF))
-    return false; // tf32 / fp8 / fp4 forms: runtime helpers (not yet)
+    return L.unsupported(I);
 
   if (SF && !DF) { // float -> int
     llvm::Value *X = L.readFloat(Src, S);
@@ -62,6 +186,10 @@ bool ptxforge::codegen::detail::lowerConvert(FunctionLowering &L, const ptx::Ins
     llvm::Type *IT = B.getIntNTy(W);
     llvm::Value *V = B.CreateIntrinsic(isSigned(D) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat,
                                        {IT, R->getType()}, {R});
+    // NaN: 0 for 8..32-bit results from f16/bf16/f32; the bit pattern 100...0 (signed or not) for 64-bit
+    // results and for every f64 source (as recorded on the GPU).
+    if (W == 64 || S == ScalarType::F64)
+      V = B.CreateSelect(B.CreateFCmpUNO(X, X), B.getInt(llvm::APInt::getSignMask(W)), V);
     L.write(Dst, D, V);
     return true;
   }
@@ -99,8 +227,7 @@ bool ptxforge::codegen::detail::lowerConvert(FunctionLowering &L, const ptx::Ins
       R = flushDenormal(L, R);
     if (I.has(Modifier::Sat)) {
       llvm::Value *Zero = llvm::ConstantFP::get(DF, 0.0), *One = llvm::ConstantFP::get(DF, 1.0);
-      R = B.CreateSelect(B.CreateFCmpUNO(R, R), Zero, R);
-      R = B.CreateSelect(B.CreateFCmpOLT(R, Zero), Zero, R);
+      R = B.CreateSelect(B.CreateFCmpOGT(R, Zero), R, Zero); // NaN, -0 and negatives -> +0
       R = B.CreateSelect(B.CreateFCmpOGT(R, One), One, R);
     }
     L.write(Dst, D, R);

@@ -31,10 +31,10 @@ llvm::Value *canonicalizeNaN(FunctionLowering &L, llvm::Value *X) {
 llvm::Value *saturate(FunctionLowering &L, llvm::Value *X) {
   auto &B = L.b();
   llvm::Type *T = X->getType();
-  // NaN -> +0, then clamp to [0, 1].
-  llvm::Value *NotNaN = B.CreateSelect(B.CreateFCmpUNO(X, X), llvm::ConstantFP::get(T, 0.0), X);
-  llvm::Value *Lo = B.CreateSelect(B.CreateFCmpOLT(NotNaN, llvm::ConstantFP::get(T, 0.0)), llvm::ConstantFP::get(T, 0.0), NotNaN);
-  return B.CreateSelect(B.CreateFCmpOGT(Lo, llvm::ConstantFP::get(T, 1.0)), llvm::ConstantFP::get(T, 1.0), Lo);
+  // NaN, -0 and negatives -> +0, then clamp to 1.
+  llvm::Value *Zero = llvm::ConstantFP::get(T, 0.0), *One = llvm::ConstantFP::get(T, 1.0);
+  llvm::Value *Lo = B.CreateSelect(B.CreateFCmpOGT(X, Zero), X, Zero);
+  return B.CreateSelect(B.CreateFCmpOGT(Lo, One), One, Lo);
 }
 
 const char *roundingSuffix(const ptx::Instruction &I) {
@@ -47,11 +47,30 @@ const char *roundingSuffix(const ptx::Instruction &I) {
   return nullptr;
 }
 
+/// min/max .xorsign.abs: min/max of |a| and |b| (NaN rules as for min/max) with the sign a ^ b.
+llvm::Value *xorsignAbs(FunctionLowering &L, llvm::Intrinsic::ID ID, llvm::Value *A, llvm::Value *Bv) {
+  auto &B = L.b();
+  llvm::Type *FT = A->getType();
+  llvm::Type *IT = B.getIntNTy(FT->getPrimitiveSizeInBits());
+  llvm::Value *SignMask = llvm::ConstantInt::get(IT, llvm::APInt::getSignMask(IT->getIntegerBitWidth()));
+  llvm::Value *Sign = B.CreateAnd(B.CreateXor(B.CreateBitCast(A, IT), B.CreateBitCast(Bv, IT)), SignMask);
+  llvm::Value *R = B.CreateBinaryIntrinsic(ID, B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, A),
+                                           B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, Bv));
+  llvm::Value *Signed = B.CreateBitCast(B.CreateOr(B.CreateBitCast(R, IT), Sign), FT);
+  return B.CreateSelect(B.CreateFCmpUNO(R, R), R, Signed);
+}
+
 } // namespace
+
+namespace ptxforge::codegen::detail {
+bool lowerHalf(FunctionLowering &L, const ptx::Instruction &I); // HalfOps.cpp
+}
 
 bool ptxforge::codegen::detail::lowerFloat(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   ScalarType T = I.type();
+  if (T == ScalarType::F16 || T == ScalarType::BF16 || T == ScalarType::F16x2 || T == ScalarType::BF16x2)
+    return lowerHalf(L, I);
   if (T != ScalarType::F32 && T != ScalarType::F64)
     return false;
   if (I.typeCount() != 1)
@@ -107,13 +126,22 @@ bool ptxforge::codegen::detail::lowerFloat(FunctionLowering &L, const ptx::Instr
   }
   case Opcode::Min:
   case Opcode::Max: {
-    if (Ops.size() != 3 || I.has(Modifier::Xorsign))
-      return false;
+    if (Ops.size() != 3 && Ops.size() != 4)
+      return L.unsupported(I, "operand count");
     llvm::Value *A = in(1), *Bv = in(2);
     bool PropagateNaN = I.has(Modifier::NaN);
+    // minimumnum/maximumnum: one NaN operand gives the other, -0 < +0; minimum/maximum propagate NaN.
     llvm::Intrinsic::ID ID = I.Op == Opcode::Min ? (PropagateNaN ? llvm::Intrinsic::minimum : llvm::Intrinsic::minimumnum)
                                                  : (PropagateNaN ? llvm::Intrinsic::maximum : llvm::Intrinsic::maximumnum);
-    return finish(B.CreateBinaryIntrinsic(ID, A, Bv));
+    if (I.has(Modifier::Xorsign))
+      return finish(xorsignAbs(L, ID, A, Bv));
+    llvm::Value *R = B.CreateBinaryIntrinsic(ID, A, Bv);
+    if (Ops.size() == 4) // three inputs
+      R = B.CreateBinaryIntrinsic(ID, R, in(3));
+    if (I.has(Modifier::Relu))
+      R = B.CreateSelect(B.CreateFCmpOGT(R, llvm::ConstantFP::get(R->getType(), 0.0)), R,
+                         B.CreateSelect(B.CreateFCmpUNO(R, R), R, llvm::ConstantFP::get(R->getType(), 0.0)));
+    return finish(R);
   }
   case Opcode::Sqrt:
     if (Round)
@@ -151,8 +179,9 @@ bool ptxforge::codegen::detail::lowerFloat(FunctionLowering &L, const ptx::Instr
       R = B.CreateFCmpORD(X, X);
     else if (I.has(Modifier::Notanumber))
       R = B.CreateFCmpUNO(X, X);
-    else if (I.has(Modifier::Normal))
-      R = B.CreateAnd(B.CreateFCmpOGE(Abs, MinNorm), B.CreateFCmpOLT(Abs, Inf));
+    else if (I.has(Modifier::Normal)) // zero counts as normal (observed on the GPU)
+      R = B.CreateAnd(B.CreateOr(B.CreateFCmpOGE(Abs, MinNorm), B.CreateFCmpOEQ(Abs, llvm::ConstantFP::get(FT, 0.0))),
+                      B.CreateFCmpOLT(Abs, Inf));
     else if (I.has(Modifier::Subnormal))
       R = B.CreateAnd(B.CreateFCmpOLT(Abs, MinNorm), B.CreateFCmpONE(Abs, llvm::ConstantFP::get(FT, 0.0)));
     else

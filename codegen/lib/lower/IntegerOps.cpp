@@ -1,5 +1,6 @@
-// Integer and logic instructions, comparisons and selects: add/sub/mul/mad (lo, hi, wide), div/rem, min/max,
-// bit operations, shifts, setp/selp.
+// Integer arithmetic, comparisons and selects: add/sub (.sat, .cc and addc/subc carry chains), mul/mad (lo, hi,
+// wide, .cc/madc), mul24/mad24, sad, div/rem, min/max (3 inputs, .relu, s16x2/u16x2), abs/neg, logic ops,
+// shifts, setp/set/selp/slct. The bit-manipulation instructions (bfe, prmt, lop3, ...) are in IntegerBitOps.cpp.
 #include "../FunctionLowering.h"
 
 using namespace ptxforge;
@@ -8,9 +9,19 @@ using ptx::Modifier;
 using ptx::Opcode;
 using ptx::ScalarType;
 
+namespace ptxforge::codegen::detail {
+/// Bit manipulation: popc/clz/brev/bfind/fns/bfe/bfi/bmsk/szext/prmt/shf/lop3/dp4a/dp2a (IntegerBitOps.cpp).
+bool lowerIntegerBits(FunctionLowering &L, const ptx::Instruction &I);
+} // namespace ptxforge::codegen::detail
+
 namespace {
 
 bool isSigned(ScalarType T) { return ptx::kindOf(T) == ptx::TypeKind::Signed; }
+
+bool isPacked16(ScalarType T) { return T == ScalarType::S16x2 || T == ScalarType::U16x2; }
+
+/// Floating types the integer family compares itself (f16/bf16 and packed halves belong to the half family).
+bool isWideFloat(ScalarType T) { return T == ScalarType::F32 || T == ScalarType::F64; }
 
 ScalarType widened(ScalarType T) {
   switch (T) {
@@ -18,15 +29,19 @@ ScalarType widened(ScalarType T) {
   case ScalarType::S16: return ScalarType::S32;
   case ScalarType::U32: return ScalarType::U64;
   case ScalarType::S32: return ScalarType::S64;
+  case ScalarType::B16: return ScalarType::B32;
+  case ScalarType::B32: return ScalarType::B64;
   default: return T;
   }
 }
+
+llvm::Value *cint(llvm::Type *Ty, uint64_t V) { return llvm::ConstantInt::get(Ty, V); }
 
 /// The product a*b of mul/mad: .lo (low half), .hi (high half) or .wide (double width).
 llvm::Value *product(FunctionLowering &L, const ptx::Instruction &I, llvm::Value *A, llvm::Value *Bv,
                      ScalarType T, ScalarType &ResultType) {
   auto &B = L.b();
-  unsigned W = ptx::bitWidth(T);
+  unsigned W = A->getType()->getIntegerBitWidth();
   ResultType = T;
   if (I.has(Modifier::Wide) || I.has(Modifier::Hi)) {
     llvm::Type *Wide = B.getIntNTy(2 * W);
@@ -41,31 +56,108 @@ llvm::Value *product(FunctionLowering &L, const ptx::Instruction &I, llvm::Value
   return B.CreateMul(A, Bv);
 }
 
-llvm::Value *saturateAdd(FunctionLowering &L, llvm::Value *A, llvm::Value *Bv, bool Sub) {
+/// The 48-bit product of mul24/mad24 (operands are the low 24 bits, sign- or zero-extended), .lo: bits 31..0,
+/// .hi: bits 47..16.
+llvm::Value *product24(FunctionLowering &L, const ptx::Instruction &I, llvm::Value *A, llvm::Value *Bv,
+                       ScalarType T) {
   auto &B = L.b();
-  return B.CreateBinaryIntrinsic(Sub ? llvm::Intrinsic::ssub_sat : llvm::Intrinsic::sadd_sat, A, Bv);
+  llvm::Type *I24 = B.getIntNTy(24), *I64 = B.getInt64Ty();
+  auto ext = [&](llvm::Value *X) {
+    X = B.CreateTrunc(X, I24);
+    return isSigned(T) ? B.CreateSExt(X, I64) : B.CreateZExt(X, I64);
+  };
+  llvm::Value *P = B.CreateMul(ext(A), ext(Bv));
+  if (I.has(Modifier::Hi))
+    P = B.CreateLShr(P, 16);
+  return B.CreateTrunc(P, B.getInt32Ty());
 }
 
-llvm::Value *compare(FunctionLowering &L, const ptx::Instruction &I, ScalarType T, const ptx::Operand &OA,
-                     const ptx::Operand &OB, bool &Ok) {
+// ---- CC.CF: the carry flag of add.cc/addc/sub.cc/subc/mad.cc/madc ----
+
+/// The function's carry-flag slot: an i1 alloca at the top of the entry block, created on first use (SROA
+/// turns it into SSA values). Marked with metadata so later carry instructions find it again.
+llvm::AllocaInst *carryFlag(FunctionLowering &L) {
+  llvm::Function *F = L.function();
+  llvm::BasicBlock &Entry = F->getEntryBlock();
+  unsigned Kind = L.ctx().getMDKindID("ptxforge.cc.cf");
+  for (llvm::Instruction &Inst : Entry)
+    if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(&Inst))
+      if (A->getMetadata(Kind))
+        return A;
+  llvm::IRBuilder<> EB(&Entry, Entry.begin());
+  llvm::AllocaInst *A = EB.CreateAlloca(EB.getInt1Ty(), nullptr, "cc.cf");
+  A->setMetadata(Kind, llvm::MDNode::get(L.ctx(), {}));
+  EB.CreateStore(EB.getFalse(), A); // CC is undefined before the first .cc instruction: start from 0
+  return A;
+}
+
+/// a + b + cin (Sub: a - b - bin) with the carry (borrow) out of the whole operation.
+std::pair<llvm::Value *, llvm::Value *> addWithCarry(FunctionLowering &L, llvm::Value *A, llvm::Value *Bv,
+                                                     llvm::Value *CarryIn, bool Sub) {
   auto &B = L.b();
-  Ok = true;
+  llvm::Intrinsic::ID ID = Sub ? llvm::Intrinsic::usub_with_overflow : llvm::Intrinsic::uadd_with_overflow;
+  llvm::Value *R = B.CreateBinaryIntrinsic(ID, A, Bv);
+  llvm::Value *V = B.CreateExtractValue(R, 0), *C = B.CreateExtractValue(R, 1);
+  if (CarryIn) {
+    llvm::Value *R2 = B.CreateBinaryIntrinsic(ID, V, B.CreateZExt(CarryIn, V->getType()));
+    V = B.CreateExtractValue(R2, 0);
+    C = B.CreateOr(C, B.CreateExtractValue(R2, 1));
+  }
+  return {V, C};
+}
+
+/// add.cc, addc{.cc}, sub.cc, subc{.cc}, mad{.lo,.hi}.cc, madc{.lo,.hi}{.cc}.
+bool lowerCarryOp(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  ScalarType T = I.type();
+  auto &Ops = I.Operands;
+  bool CarryIn = I.Op == Opcode::Addc || I.Op == Opcode::Subc || I.Op == Opcode::Madc;
+  bool Sub = I.Op == Opcode::Sub || I.Op == Opcode::Subc;
+  llvm::AllocaInst *CF = carryFlag(L);
+  llvm::Value *Cin = CarryIn ? B.CreateLoad(B.getInt1Ty(), CF) : nullptr;
+  llvm::Value *A, *Bv;
+  if (I.Op == Opcode::Mad || I.Op == Opcode::Madc) {
+    ScalarType RT;
+    A = product(L, I, L.read(Ops[1], T), L.read(Ops[2], T), T, RT);
+    Bv = L.read(Ops[3], T);
+  } else {
+    A = L.read(Ops[1], T);
+    Bv = L.read(Ops[2], T);
+  }
+  auto [V, Cout] = addWithCarry(L, A, Bv, Cin, Sub);
+  if (I.has(Modifier::Cc))
+    B.CreateStore(Cout, CF);
+  L.write(Ops[0], T, V);
+  return true;
+}
+
+// ---- comparisons ----
+
+enum CmpOp { CEq, CNe, CLt, CLe, CGt, CGe, CLo, CLs, CHi, CHs, CEqu, CNeu, CLtu, CLeu, CGtu, CGeu, CNum, CNan };
+
+int cmpOp(const ptx::Instruction &I) {
   static const std::pair<Modifier, int> Ops[] = {
-      {Modifier::Eq, 0}, {Modifier::Ne, 1}, {Modifier::Lt, 2}, {Modifier::Le, 3}, {Modifier::Gt, 4},
-      {Modifier::Ge, 5}, {Modifier::Lo, 6}, {Modifier::Ls, 7}, {Modifier::Hi, 8}, {Modifier::Hs, 9},
-      {Modifier::Equ, 10}, {Modifier::Neu, 11}, {Modifier::Ltu, 12}, {Modifier::Leu, 13}, {Modifier::Gtu, 14},
-      {Modifier::Geu, 15}, {Modifier::Num, 16}, {Modifier::Nan, 17}};
-  int Op = -1;
+      {Modifier::Eq, CEq},   {Modifier::Ne, CNe},   {Modifier::Lt, CLt},   {Modifier::Le, CLe},
+      {Modifier::Gt, CGt},   {Modifier::Ge, CGe},   {Modifier::Lo, CLo},   {Modifier::Ls, CLs},
+      {Modifier::Hi, CHi},   {Modifier::Hs, CHs},   {Modifier::Equ, CEqu}, {Modifier::Neu, CNeu},
+      {Modifier::Ltu, CLtu}, {Modifier::Leu, CLeu}, {Modifier::Gtu, CGtu}, {Modifier::Geu, CGeu},
+      {Modifier::Num, CNum}, {Modifier::Nan, CNan}};
   for (auto [M, K] : Ops)
     if (I.has(M))
-      Op = K;
-  if (Op < 0) {
-    Ok = false;
+      return K;
+  return -1;
+}
+
+/// `a CmpOp b` for integer and f32/f64 operands of type T; null when the form is not valid here.
+llvm::Value *compare(FunctionLowering &L, const ptx::Instruction &I, ScalarType T, const ptx::Operand &OA,
+                     const ptx::Operand &OB) {
+  auto &B = L.b();
+  int Op = cmpOp(I);
+  if (Op < 0)
     return nullptr;
-  }
-  if (ptx::isFloat(T) && T != ScalarType::F16 && T != ScalarType::BF16) {
+  if (isWideFloat(T)) {
     llvm::Value *A = L.readFloat(OA, T), *Bv = L.readFloat(OB, T);
-    if (I.has(Modifier::Ftz)) {
+    if (I.has(Modifier::Ftz) && T == ScalarType::F32) {
       A = flushDenormal(L, A);
       Bv = flushDenormal(L, Bv);
     }
@@ -75,26 +167,24 @@ llvm::Value *compare(FunctionLowering &L, const ptx::Instruction &I, ScalarType 
                               P::FCMP_ULT, P::FCMP_ULE, P::FCMP_UGT, P::FCMP_UGE, P::FCMP_ORD, P::FCMP_UNO};
     return B.CreateFCmp(Preds[Op], A, Bv);
   }
-  if (ptx::isFloat(T) || ptx::kindOf(T) == ptx::TypeKind::Packed) {
-    Ok = false;
+  if (!ptx::isInteger(T))
     return nullptr;
-  }
   llvm::Value *A = L.read(OA, T), *Bv = L.read(OB, T);
   bool S = isSigned(T);
   using P = llvm::CmpInst::Predicate;
   P Pr;
   switch (Op) {
-  case 0: Pr = P::ICMP_EQ; break;
-  case 1: Pr = P::ICMP_NE; break;
-  case 2: Pr = S ? P::ICMP_SLT : P::ICMP_ULT; break;
-  case 3: Pr = S ? P::ICMP_SLE : P::ICMP_ULE; break;
-  case 4: Pr = S ? P::ICMP_SGT : P::ICMP_UGT; break;
-  case 5: Pr = S ? P::ICMP_SGE : P::ICMP_UGE; break;
-  case 6: Pr = P::ICMP_ULT; break;
-  case 7: Pr = P::ICMP_ULE; break;
-  case 8: Pr = P::ICMP_UGT; break;
-  case 9: Pr = P::ICMP_UGE; break;
-  default: Ok = false; return nullptr;
+  case CEq: Pr = P::ICMP_EQ; break;
+  case CNe: Pr = P::ICMP_NE; break;
+  case CLt: Pr = S ? P::ICMP_SLT : P::ICMP_ULT; break;
+  case CLe: Pr = S ? P::ICMP_SLE : P::ICMP_ULE; break;
+  case CGt: Pr = S ? P::ICMP_SGT : P::ICMP_UGT; break;
+  case CGe: Pr = S ? P::ICMP_SGE : P::ICMP_UGE; break;
+  case CLo: Pr = P::ICMP_ULT; break;
+  case CLs: Pr = P::ICMP_ULE; break;
+  case CHi: Pr = P::ICMP_UGT; break;
+  case CHs: Pr = P::ICMP_UGE; break;
+  default: return nullptr; // unordered / num / nan: floats only
   }
   return B.CreateICmp(Pr, A, Bv);
 }
@@ -114,6 +204,109 @@ llvm::Value *combine(FunctionLowering &L, const ptx::Instruction &I, llvm::Value
   return R;
 }
 
+bool lowerSetp(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  ScalarType T = I.type();
+  if (!ptx::isInteger(T) && !isWideFloat(T))
+    return false; // f16/bf16 (x2): the half family
+  auto &Ops = I.Operands;
+  llvm::Value *R = compare(L, I, T, Ops[1], Ops[2]);
+  if (!R)
+    return L.unsupported(I);
+  const ptx::Operand *C = Ops.size() > 3 ? &Ops[3] : nullptr;
+  if (Ops[0].Kind == ptx::OperandKind::RegPair) {
+    // p = t BoolOp c, q = !t BoolOp c.
+    ptx::Operand P = Ops[0], Q = Ops[0];
+    P.Kind = Q.Kind = ptx::OperandKind::Register;
+    Q.Reg = Ops[0].Reg2;
+    llvm::Value *PV = combine(L, I, R, C), *QV = combine(L, I, B.CreateNot(R), C);
+    L.write(P, ScalarType::Pred, PV);
+    L.write(Q, ScalarType::Pred, QV);
+  } else {
+    L.write(Ops[0], ScalarType::Pred, combine(L, I, R, C));
+  }
+  return true;
+}
+
+/// set.CmpOp{.BoolOp}.dtype.stype: 1.0f / 0xffffffff when true, 0 when false.
+bool lowerSet(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  ScalarType DT = I.type(0), ST = I.type(1);
+  if (!ptx::isInteger(ST) && !isWideFloat(ST))
+    return false; // f16/bf16 (x2) comparisons: the half family
+  auto &Ops = I.Operands;
+  llvm::Value *R = compare(L, I, ST, Ops[1], Ops[2]);
+  if (!R || (DT != ScalarType::F32 && !ptx::isInteger(DT)))
+    return L.unsupported(I);
+  R = combine(L, I, R, Ops.size() > 3 ? &Ops[3] : nullptr);
+  unsigned W = ptx::bitWidth(DT);
+  llvm::Type *Ty = B.getIntNTy(W);
+  llvm::Value *True = DT == ScalarType::F32 ? cint(Ty, 0x3f800000u) : llvm::Constant::getAllOnesValue(Ty);
+  L.write(Ops[0], DT, B.CreateSelect(R, True, cint(Ty, 0)));
+  return true;
+}
+
+/// slct.dtype.s32 / slct{.ftz}.dtype.f32: d = c >= 0 ? a : b.
+bool lowerSlct(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  ScalarType DT = I.type(0), CT = I.type(1);
+  auto &Ops = I.Operands;
+  llvm::Value *Cond;
+  if (CT == ScalarType::F32) {
+    llvm::Value *C = L.readFloat(Ops[3], CT);
+    if (I.has(Modifier::Ftz))
+      C = flushDenormal(L, C);
+    Cond = B.CreateFCmpOGE(C, llvm::ConstantFP::get(C->getType(), 0.0)); // NaN selects b
+  } else if (ptx::isInteger(CT)) {
+    llvm::Value *C = L.read(Ops[3], CT);
+    Cond = B.CreateICmpSGE(C, cint(C->getType(), 0));
+  } else {
+    return L.unsupported(I);
+  }
+  L.write(Ops[0], DT, B.CreateSelect(Cond, L.read(Ops[1], DT), L.read(Ops[2], DT)));
+  return true;
+}
+
+// ---- s16x2 / u16x2 ----
+
+/// add/sub/min/max on two 16-bit lanes (min/max may have a third input and .relu).
+bool lowerPacked16(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  ScalarType T = I.type();
+  bool S = T == ScalarType::S16x2;
+  auto &Ops = I.Operands;
+  auto *VT = llvm::FixedVectorType::get(B.getInt16Ty(), 2);
+  auto in = [&](unsigned K) { return B.CreateBitCast(L.read(Ops[K], ScalarType::B32), VT); };
+  auto out = [&](llvm::Value *V) {
+    L.write(Ops[0], ScalarType::B32, B.CreateBitCast(V, B.getInt32Ty()));
+    return true;
+  };
+  switch (I.Op) {
+  case Opcode::Add:
+  case Opcode::Sub: {
+    bool IsSub = I.Op == Opcode::Sub;
+    if (I.has(Modifier::Sat))
+      return out(B.CreateBinaryIntrinsic(IsSub ? (S ? llvm::Intrinsic::ssub_sat : llvm::Intrinsic::usub_sat)
+                                               : (S ? llvm::Intrinsic::sadd_sat : llvm::Intrinsic::uadd_sat),
+                                         in(1), in(2)));
+    return out(IsSub ? B.CreateSub(in(1), in(2)) : B.CreateAdd(in(1), in(2)));
+  }
+  case Opcode::Min:
+  case Opcode::Max: {
+    llvm::Intrinsic::ID ID = I.Op == Opcode::Min ? (S ? llvm::Intrinsic::smin : llvm::Intrinsic::umin)
+                                                 : (S ? llvm::Intrinsic::smax : llvm::Intrinsic::umax);
+    llvm::Value *R = B.CreateBinaryIntrinsic(ID, in(1), in(2));
+    if (Ops.size() > 3)
+      R = B.CreateBinaryIntrinsic(ID, R, in(3));
+    if (I.has(Modifier::Relu))
+      R = B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, R, llvm::Constant::getNullValue(VT));
+    return out(R);
+  }
+  default:
+    return false;
+  }
+}
+
 } // namespace
 
 llvm::Value *ptxforge::codegen::detail::flushDenormal(FunctionLowering &L, llvm::Value *X) {
@@ -128,53 +321,57 @@ llvm::Value *ptxforge::codegen::detail::flushDenormal(FunctionLowering &L, llvm:
 
 bool ptxforge::codegen::detail::lowerInteger(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
-  ScalarType T = I.type();
-  bool IntType = ptx::isInteger(T) || T == ScalarType::Pred;
   auto &Ops = I.Operands;
   switch (I.Op) {
-  case Opcode::Setp: {
-    bool Ok;
-    llvm::Value *R = compare(L, I, T, Ops[1], Ops[2], Ok);
-    if (!Ok)
-      return L.unsupported(I);
-    const ptx::Operand *C = Ops.size() > 3 ? &Ops[3] : nullptr;
-    if (Ops[0].Kind == ptx::OperandKind::RegPair) {
-      ptx::Operand P = Ops[0], Q = Ops[0];
-      P.Kind = Q.Kind = ptx::OperandKind::Register;
-      Q.Reg = Ops[0].Reg2;
-      L.write(P, ScalarType::Pred, combine(L, I, R, C));
-      L.write(Q, ScalarType::Pred, combine(L, I, B.CreateNot(R), C));
-    } else {
-      L.write(Ops[0], ScalarType::Pred, combine(L, I, R, C));
-    }
-    return true;
-  }
+  case Opcode::Setp:
+    return lowerSetp(L, I);
+  case Opcode::Set:
+    return lowerSet(L, I);
   case Opcode::Selp: {
+    ScalarType T = I.type();
     llvm::Value *C = L.read(Ops[3], ScalarType::Pred);
     L.write(Ops[0], T, B.CreateSelect(C, L.read(Ops[1], T), L.read(Ops[2], T)));
     return true;
   }
+  case Opcode::Slct:
+    return lowerSlct(L, I);
+  case Opcode::Addc:
+  case Opcode::Subc:
+  case Opcode::Madc:
+    return lowerCarryOp(L, I);
+  case Opcode::Add:
+  case Opcode::Sub:
+  case Opcode::Mad:
+    if (I.has(Modifier::Cc) && ptx::isInteger(I.type()))
+      return lowerCarryOp(L, I);
+    break;
   default:
     break;
   }
-  if (!IntType)
+  if (lowerIntegerBits(L, I))
+    return true;
+  ScalarType T = I.type();
+  if (isPacked16(T))
+    return lowerPacked16(L, I);
+  if (!ptx::isInteger(T) && T != ScalarType::Pred)
     return false;
   auto bin = [&](auto Fn) {
     L.write(Ops[0], T, Fn(L.read(Ops[1], T), L.read(Ops[2], T)));
     return true;
   };
+  bool S = isSigned(T);
   switch (I.Op) {
   case Opcode::Add:
-    if (I.has(Modifier::Cc))
-      return false; // carry chains: lowered with the extended-precision family
     if (I.has(Modifier::Sat))
-      return bin([&](auto *A, auto *Bv) { return saturateAdd(L, A, Bv, false); });
+      return bin([&](auto *A, auto *Bv) {
+        return B.CreateBinaryIntrinsic(S ? llvm::Intrinsic::sadd_sat : llvm::Intrinsic::uadd_sat, A, Bv);
+      });
     return bin([&](auto *A, auto *Bv) { return B.CreateAdd(A, Bv); });
   case Opcode::Sub:
-    if (I.has(Modifier::Cc))
-      return false;
     if (I.has(Modifier::Sat))
-      return bin([&](auto *A, auto *Bv) { return saturateAdd(L, A, Bv, true); });
+      return bin([&](auto *A, auto *Bv) {
+        return B.CreateBinaryIntrinsic(S ? llvm::Intrinsic::ssub_sat : llvm::Intrinsic::usub_sat, A, Bv);
+      });
     return bin([&](auto *A, auto *Bv) { return B.CreateSub(A, Bv); });
   case Opcode::Mul: {
     ScalarType RT;
@@ -183,11 +380,26 @@ bool ptxforge::codegen::detail::lowerInteger(FunctionLowering &L, const ptx::Ins
     return true;
   }
   case Opcode::Mad: {
-    if (I.has(Modifier::Cc) || I.has(Modifier::Sat))
-      return false;
+    // mad.hi.sat.s32: the GPU wraps like mad.hi.s32 (recorded: int/mad_32 has 158 overflowing cases, none
+    // saturated), so .sat changes nothing.
     ScalarType RT;
     llvm::Value *P = product(L, I, L.read(Ops[1], T), L.read(Ops[2], T), T, RT);
     L.write(Ops[0], RT, B.CreateAdd(P, L.read(Ops[3], RT)));
+    return true;
+  }
+  case Opcode::Mul24:
+    L.write(Ops[0], T, product24(L, I, L.read(Ops[1], T), L.read(Ops[2], T), T));
+    return true;
+  case Opcode::Mad24:
+    // .hi.sat.s32 treated like mad.hi.sat.s32 (wrapping), see above.
+    L.write(Ops[0], T, B.CreateAdd(product24(L, I, L.read(Ops[1], T), L.read(Ops[2], T), T), L.read(Ops[3], T)));
+    return true;
+  case Opcode::Sad: {
+    // d = c + |a - b|, the difference taken in the type's width.
+    llvm::Value *A = L.read(Ops[1], T), *Bv = L.read(Ops[2], T);
+    llvm::Value *Lt = S ? B.CreateICmpSLT(A, Bv) : B.CreateICmpULT(A, Bv);
+    llvm::Value *D = B.CreateSelect(Lt, B.CreateSub(Bv, A), B.CreateSub(A, Bv));
+    L.write(Ops[0], T, B.CreateAdd(L.read(Ops[3], T), D));
     return true;
   }
   case Opcode::And:
@@ -201,40 +413,44 @@ bool ptxforge::codegen::detail::lowerInteger(FunctionLowering &L, const ptx::Ins
     return true;
   case Opcode::Cnot: {
     llvm::Value *X = L.read(Ops[1], T);
-    L.write(Ops[0], T, B.CreateZExt(B.CreateICmpEQ(X, llvm::ConstantInt::get(X->getType(), 0)), X->getType()));
+    L.write(Ops[0], T, B.CreateZExt(B.CreateICmpEQ(X, cint(X->getType(), 0)), X->getType()));
     return true;
   }
   case Opcode::Neg:
     L.write(Ops[0], T, B.CreateNeg(L.read(Ops[1], T)));
     return true;
-  case Opcode::Abs: {
-    llvm::Value *X = L.read(Ops[1], T);
-    L.write(Ops[0], T, B.CreateBinaryIntrinsic(llvm::Intrinsic::abs, X, B.getFalse()));
+  case Opcode::Abs: // abs(INT_MIN) = INT_MIN
+    L.write(Ops[0], T, B.CreateBinaryIntrinsic(llvm::Intrinsic::abs, L.read(Ops[1], T), B.getFalse()));
     return true;
-  }
   case Opcode::Min:
   case Opcode::Max: {
-    if (Ops.size() != 3)
-      return false;
-    bool S = isSigned(T);
     llvm::Intrinsic::ID ID = I.Op == Opcode::Min ? (S ? llvm::Intrinsic::smin : llvm::Intrinsic::umin)
                                                  : (S ? llvm::Intrinsic::smax : llvm::Intrinsic::umax);
-    return bin([&](auto *A, auto *Bv) { return B.CreateBinaryIntrinsic(ID, A, Bv); });
+    llvm::Value *R = B.CreateBinaryIntrinsic(ID, L.read(Ops[1], T), L.read(Ops[2], T));
+    if (Ops.size() > 3)
+      R = B.CreateBinaryIntrinsic(ID, R, L.read(Ops[3], T));
+    if (I.has(Modifier::Relu))
+      R = B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, R, cint(R->getType(), 0));
+    L.write(Ops[0], T, R);
+    return true;
   }
   case Opcode::Shl:
   case Opcode::Shr: {
     llvm::Value *X = L.read(Ops[1], T);
-    llvm::Value *N = B.CreateZExtOrTrunc(L.read(Ops[2], ScalarType::U32), X->getType());
-    unsigned W = X->getType()->getIntegerBitWidth();
-    llvm::Value *Over = B.CreateICmpUGE(N, llvm::ConstantInt::get(X->getType(), W));
-    // PTX clamps shift amounts past the width (x86 masks them).
+    llvm::Type *Ty = X->getType();
+    unsigned W = Ty->getIntegerBitWidth();
+    // The amount is a u32 even for 16/64-bit shifts: compare before narrowing it. PTX clamps shift amounts past
+    // the width (x86 masks them).
+    llvm::Value *N32 = L.read(Ops[2], ScalarType::U32);
+    llvm::Value *Over = B.CreateICmpUGE(N32, B.getInt32(W));
+    llvm::Value *N = B.CreateZExtOrTrunc(N32, Ty);
     llvm::Value *R;
     if (I.Op == Opcode::Shl)
-      R = B.CreateSelect(Over, llvm::ConstantInt::get(X->getType(), 0), B.CreateShl(X, N));
-    else if (isSigned(T))
-      R = B.CreateAShr(X, B.CreateSelect(Over, llvm::ConstantInt::get(X->getType(), W - 1), N));
+      R = B.CreateSelect(Over, cint(Ty, 0), B.CreateShl(X, N));
+    else if (S)
+      R = B.CreateAShr(X, B.CreateSelect(Over, cint(Ty, W - 1), N));
     else
-      R = B.CreateSelect(Over, llvm::ConstantInt::get(X->getType(), 0), B.CreateLShr(X, N));
+      R = B.CreateSelect(Over, cint(Ty, 0), B.CreateLShr(X, N));
     L.write(Ops[0], T, R);
     return true;
   }
@@ -242,42 +458,34 @@ bool ptxforge::codegen::detail::lowerInteger(FunctionLowering &L, const ptx::Ins
   case Opcode::Rem: {
     llvm::Value *A = L.read(Ops[1], T), *Bv = L.read(Ops[2], T);
     llvm::Type *Ty = A->getType();
-    llvm::Value *Zero = llvm::ConstantInt::get(Ty, 0);
+    llvm::Value *Zero = cint(Ty, 0);
     llvm::Value *IsZero = B.CreateICmpEQ(Bv, Zero);
-    // x86 division faults on /0 and INT_MIN/-1; the GPU returns values (all ones / INT_MIN, and 0 for rem).
-    llvm::Value *SafeB = B.CreateSelect(IsZero, llvm::ConstantInt::get(Ty, 1), Bv);
+    // x86 division faults on /0 and INT_MIN/-1; the GPU returns values. Recorded: INT_MIN / -1 = INT_MIN and
+    // INT_MIN % -1 = 0. Division by zero (not in the recorded corpus) follows the GPU's unsigned-divide
+    // emulation: x/0 = 0xff..ff unsigned, -1 (x >= 0) or 1 (x < 0) signed; x%0 = x.
+    llvm::Value *SafeB = B.CreateSelect(IsZero, cint(Ty, 1), Bv);
     llvm::Value *R;
-    if (isSigned(T)) {
-      llvm::Value *Ovf = B.CreateAnd(B.CreateICmpEQ(A, llvm::ConstantInt::get(Ty, llvm::APInt::getSignedMinValue(Ty->getIntegerBitWidth()))),
-                                     B.CreateICmpEQ(Bv, llvm::ConstantInt::get(Ty, -1, true)));
-      SafeB = B.CreateSelect(Ovf, llvm::ConstantInt::get(Ty, 1), SafeB);
+    if (S) {
+      llvm::Value *Ovf =
+          B.CreateAnd(B.CreateICmpEQ(A, llvm::ConstantInt::get(Ty, llvm::APInt::getSignedMinValue(Ty->getIntegerBitWidth()))),
+                      B.CreateICmpEQ(Bv, llvm::Constant::getAllOnesValue(Ty)));
+      SafeB = B.CreateSelect(Ovf, cint(Ty, 1), SafeB);
       if (I.Op == Opcode::Div) {
-        R = B.CreateSDiv(A, SafeB);
-        R = B.CreateSelect(IsZero, B.CreateSelect(B.CreateICmpSLT(A, Zero), llvm::ConstantInt::get(Ty, 1),
-                                                  llvm::ConstantInt::get(Ty, -1, true)),
+        R = B.CreateSDiv(A, SafeB); // INT_MIN / 1 = INT_MIN: the overflow result
+        R = B.CreateSelect(IsZero,
+                           B.CreateSelect(B.CreateICmpSLT(A, Zero), cint(Ty, 1), llvm::Constant::getAllOnesValue(Ty)),
                            R);
       } else {
         R = B.CreateSRem(A, SafeB);
-        R = B.CreateSelect(Ovf, Zero, B.CreateSelect(IsZero, A, R));
+        R = B.CreateSelect(IsZero, A, R);
       }
     } else {
       R = I.Op == Opcode::Div ? B.CreateUDiv(A, SafeB) : B.CreateURem(A, SafeB);
-      R = B.CreateSelect(IsZero, I.Op == Opcode::Div ? llvm::ConstantInt::get(Ty, -1, true) : A, R);
+      R = B.CreateSelect(IsZero, I.Op == Opcode::Div ? llvm::Constant::getAllOnesValue(Ty) : A, R);
     }
     L.write(Ops[0], T, R);
     return true;
   }
-  case Opcode::Popc:
-  case Opcode::Clz: {
-    llvm::Value *X = L.read(Ops[1], T);
-    llvm::Value *R = I.Op == Opcode::Popc ? B.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, X)
-                                          : B.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, X, B.getFalse());
-    L.write(Ops[0], ScalarType::U32, B.CreateZExtOrTrunc(R, B.getInt32Ty()));
-    return true;
-  }
-  case Opcode::Brev:
-    L.write(Ops[0], T, B.CreateUnaryIntrinsic(llvm::Intrinsic::bitreverse, L.read(Ops[1], T)));
-    return true;
   default:
     return false;
   }

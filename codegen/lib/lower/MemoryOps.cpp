@@ -57,8 +57,10 @@ bool lowerLoadStore(FunctionLowering &L, const ptx::Instruction &I, bool Load) {
   for (unsigned K = 0; K < Width; ++K) {
     const ptx::Operand &V = Width > 1 ? Val.Elements[K] : Val;
     llvm::Value *EP = K ? B.CreateGEP(B.getInt8Ty(), P, B.getInt64(K * Bytes)) : P;
+    // Ordered (volatile/relaxed) accesses become atomics, which need their natural alignment.
+    llvm::Align Al(isOrdered(I) && !(Bytes & (Bytes - 1)) && Bytes <= 8 ? Bytes : 1);
     if (Load) {
-      auto *LI = B.CreateAlignedLoad(ElemTy, EP, llvm::Align(1));
+      auto *LI = B.CreateAlignedLoad(ElemTy, EP, Al);
       setOrdering(LI, I, Bytes);
       if (V.Kind != ptx::OperandKind::Sink)
         L.write(V, T, LI);
@@ -66,7 +68,7 @@ bool lowerLoadStore(FunctionLowering &L, const ptx::Instruction &I, bool Load) {
       llvm::Value *X = L.read(V, T);
       if (X->getType()->isIntegerTy(1))
         X = B.CreateZExt(X, ElemTy);
-      auto *SI = B.CreateAlignedStore(X, EP, llvm::Align(1));
+      auto *SI = B.CreateAlignedStore(X, EP, Al);
       setOrdering(SI, I, Bytes);
     }
   }

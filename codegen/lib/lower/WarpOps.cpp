@@ -1,7 +1,9 @@
 // Block barriers and warp collectives. In the thread-fiber execution mode every PTX thread is a fiber, so a
-// barrier or collective is a rendezvous in the runtime (codegen/exec/Sync.cpp) that yields to the block
-// scheduler until its partners arrive.
+// barrier or collective is a rendezvous in the runtime (codegen/exec/Sync.cpp, WarpCollectives.cpp) that
+// yields to the block scheduler until its partners arrive.
 #include "../FunctionLowering.h"
+
+#include <atomic>
 
 using namespace ptxforge;
 using namespace ptxforge::codegen::detail;
@@ -20,28 +22,173 @@ bool ptxforge::codegen::detail::needsFibers(const ptx::Instruction &I) {
   case Opcode::Activemask:
   case Opcode::Elect:
   case Opcode::Mbarrier:
+  case Opcode::Ldmatrix:
+  case Opcode::Stmatrix:
+  case Opcode::Movmatrix:
+  case Opcode::Mma:
+  case Opcode::Wmma:
     return true;
+  case Opcode::Cp: // cp.async.mbarrier.arrive / bulk copies completing mbarrier transactions
+    return I.has(Modifier::Mbarrier) || I.has(Modifier::Mbarrier_CompleteTx_Bytes);
   default:
     return false;
   }
 }
+
+llvm::Value *ptxforge::codegen::detail::entryAlloca(FunctionLowering &L, llvm::Type *Ty, unsigned Count) {
+  llvm::BasicBlock &Entry = L.function()->getEntryBlock();
+  llvm::IRBuilder<> EB(&Entry, Entry.getFirstInsertionPt());
+  return EB.CreateAlloca(Ty, EB.getInt32(Count));
+}
+
+namespace {
+
+/// Writes the two halves of a `d|p` destination: the value to d, the predicate to p.
+void writeWithPred(FunctionLowering &L, const ptx::Operand &Dst, ScalarType T, llvm::Value *V, llvm::Value *P) {
+  ptx::Operand D = Dst;
+  if (Dst.Kind == ptx::OperandKind::RegPair) {
+    D.Kind = ptx::OperandKind::Register;
+    ptx::Operand Q = Dst;
+    Q.Kind = ptx::OperandKind::Register;
+    Q.Reg = Dst.Reg2;
+    L.write(Q, ScalarType::Pred, P);
+  }
+  L.write(D, T, V);
+}
+
+llvm::Value *memberMask(FunctionLowering &L, const ptx::Instruction &I, size_t Index) {
+  if (Index < I.Operands.size())
+    return L.read(I.Operands[Index], ScalarType::U32);
+  return L.b().getInt32(0xffffffffu);
+}
+
+bool lowerBarrier(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  if (I.has(Modifier::Warp)) { // bar.warp.sync membermask
+    L.callHelper("ptxrt_warp_sync", B.getVoidTy(), {L.threadCtx(), memberMask(L, I, 0)});
+    return true;
+  }
+  if (I.has(Modifier::Cluster))
+    return L.unsupported(I, "cluster barriers");
+  if (I.has(Modifier::Red)) {
+    // bar.red.popc.u32 d, a{, b}, {!}c / bar.red.{and,or}.pred p, a{, b}, {!}c
+    if (Ops.size() < 3)
+      return L.unsupported(I, "operands");
+    llvm::Value *Id = L.read(Ops[1], ScalarType::U32);
+    llvm::Value *Count = Ops.size() > 3 ? L.read(Ops[2], ScalarType::U32) : B.getInt32(0);
+    llvm::Value *Pred = B.CreateZExt(L.read(Ops.back(), ScalarType::Pred), B.getInt32Ty());
+    unsigned Op = I.has(Modifier::Popc) ? 0 : I.has(Modifier::And) ? 1 : 2;
+    llvm::Value *R = L.callHelper("ptxrt_bar_red", B.getInt32Ty(), {L.threadCtx(), Id, Count, B.getInt32(Op), Pred});
+    if (Op == 0)
+      L.write(Ops[0], ScalarType::U32, R);
+    else
+      L.write(Ops[0], ScalarType::Pred, B.CreateICmpNE(R, B.getInt32(0)));
+    return true;
+  }
+  llvm::Value *Id = Ops.empty() ? B.getInt32(0) : L.read(Ops[0], ScalarType::U32);
+  llvm::Value *Count = Ops.size() > 1 ? L.read(Ops[1], ScalarType::U32) : B.getInt32(0);
+  bool Arrive = I.has(Modifier::Arrive);
+  L.callHelper(Arrive ? "ptxrt_bar_arrive" : "ptxrt_bar_sync", B.getVoidTy(), {L.threadCtx(), Id, Count});
+  return true;
+}
+
+} // namespace
 
 bool ptxforge::codegen::detail::lowerWarp(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   auto &Ops = I.Operands;
   switch (I.Op) {
   case Opcode::Bar:
-  case Opcode::Barrier: {
-    if (I.has(Modifier::Warp)) { // bar.warp.sync: lanes of a warp are in step at a rendezvous anyway
-      L.callHelper("ptxrt_warp_sync", B.getVoidTy(), {L.threadCtx(), L.read(Ops[0], ScalarType::U32)});
-      return true;
-    }
-    if (I.has(Modifier::Red))
-      return false;
-    llvm::Value *Id = Ops.empty() ? B.getInt32(0) : L.read(Ops[0], ScalarType::U32);
-    llvm::Value *Count = Ops.size() > 1 ? L.read(Ops[1], ScalarType::U32) : B.getInt32(0);
-    bool Arrive = I.has(Modifier::Arrive);
-    L.callHelper(Arrive ? "ptxrt_bar_arrive" : "ptxrt_bar_sync", B.getVoidTy(), {L.threadCtx(), Id, Count});
+  case Opcode::Barrier:
+    return lowerBarrier(L, I);
+  case Opcode::Shfl: {
+    // shfl.sync.mode.b32 d{|p}, a, b, c, membermask
+    if (Ops.size() < 4)
+      return L.unsupported(I, "operands");
+    unsigned Mode = I.has(Modifier::Up) ? 0 : I.has(Modifier::Down) ? 1 : I.has(Modifier::Bfly) ? 2 : 3;
+    llvm::Value *PredOut = entryAlloca(L, B.getInt32Ty());
+    llvm::Value *R = L.callHelper("ptxrt_shfl", B.getInt32Ty(),
+                                  {L.threadCtx(), B.getInt32(Mode), L.read(Ops[1], ScalarType::B32),
+                                   L.read(Ops[2], ScalarType::U32), L.read(Ops[3], ScalarType::U32),
+                                   memberMask(L, I, 4), PredOut});
+    llvm::Value *P = B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), PredOut), B.getInt32(0));
+    writeWithPred(L, Ops[0], ScalarType::B32, R, P);
+    return true;
+  }
+  case Opcode::Vote: {
+    // vote.sync.{all,any,uni}.pred d, {!}a, membermask / vote.sync.ballot.b32 d, {!}a, membermask
+    if (Ops.size() < 2)
+      return L.unsupported(I, "operands");
+    unsigned Mode = I.has(Modifier::All) ? 0 : I.has(Modifier::Any) ? 1 : I.has(Modifier::Uni) ? 2 : 3;
+    llvm::Value *Pred = B.CreateZExt(L.read(Ops[1], ScalarType::Pred), B.getInt32Ty());
+    llvm::Value *R = L.callHelper("ptxrt_vote", B.getInt32Ty(),
+                                  {L.threadCtx(), B.getInt32(Mode), Pred, memberMask(L, I, 2)});
+    if (Mode == 3)
+      L.write(Ops[0], ScalarType::B32, R);
+    else
+      L.write(Ops[0], ScalarType::Pred, B.CreateICmpNE(R, B.getInt32(0)));
+    return true;
+  }
+  case Opcode::Match: {
+    // match.any.sync.b32/b64 d, a, membermask / match.all.sync.b32/b64 d{|p}, a, membermask
+    if (Ops.size() < 3)
+      return L.unsupported(I, "operands");
+    ScalarType T = I.type();
+    llvm::Value *V = B.CreateZExt(L.read(Ops[1], T), B.getInt64Ty());
+    bool All = I.has(Modifier::All);
+    llvm::Value *PredOut = entryAlloca(L, B.getInt32Ty());
+    llvm::Value *R = L.callHelper("ptxrt_match", B.getInt32Ty(),
+                                  {L.threadCtx(), B.getInt32(All), V, memberMask(L, I, 2), PredOut});
+    llvm::Value *P = B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), PredOut), B.getInt32(0));
+    writeWithPred(L, Ops[0], ScalarType::B32, R, P);
+    return true;
+  }
+  case Opcode::Redux: {
+    // redux.sync.op.type d, a, membermask
+    if (Ops.size() < 3)
+      return L.unsupported(I, "operands");
+    ScalarType T = I.type();
+    if (ptx::isFloat(T))
+      return L.unsupported(I, "floating-point redux");
+    bool Signed = ptx::kindOf(T) == ptx::TypeKind::Signed;
+    unsigned Op;
+    if (I.has(Modifier::Add))
+      Op = 0;
+    else if (I.has(Modifier::Min))
+      Op = Signed ? 3 : 1;
+    else if (I.has(Modifier::Max))
+      Op = Signed ? 4 : 2;
+    else if (I.has(Modifier::And))
+      Op = 5;
+    else if (I.has(Modifier::Or))
+      Op = 6;
+    else
+      Op = 7;
+    llvm::Value *R = L.callHelper("ptxrt_redux", B.getInt32Ty(),
+                                  {L.threadCtx(), B.getInt32(Op), L.read(Ops[1], ScalarType::B32),
+                                   memberMask(L, I, 2)});
+    L.write(Ops[0], T, R);
+    return true;
+  }
+  case Opcode::Activemask: {
+    static std::atomic<uint32_t> NextSite{1};
+    llvm::Value *R = L.callHelper("ptxrt_activemask", B.getInt32Ty(), {L.threadCtx(), B.getInt32(NextSite++)});
+    L.write(Ops[0], ScalarType::B32, R);
+    return true;
+  }
+  case Opcode::Elect: {
+    // elect.sync d|p, membermask
+    if (Ops.size() < 2)
+      return L.unsupported(I, "operands");
+    llvm::Value *PredOut = entryAlloca(L, B.getInt32Ty());
+    llvm::Value *R =
+        L.callHelper("ptxrt_elect", B.getInt32Ty(), {L.threadCtx(), memberMask(L, I, 1), PredOut});
+    llvm::Value *P = B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), PredOut), B.getInt32(0));
+    if (Ops[0].Kind == ptx::OperandKind::RegPair || Ops[0].Kind == ptx::OperandKind::Register)
+      writeWithPred(L, Ops[0], ScalarType::B32, R, P);
+    else if (Ops[0].Kind == ptx::OperandKind::Sink && Ops.size() > 2)
+      L.write(Ops[1], ScalarType::Pred, P);
     return true;
   }
   default:

@@ -1,9 +1,7 @@
-// Runs the GPU-recorded conformance corpus (../shared/conformance, format in its FORMAT.md) through the whole
-// pipeline (parse, verify, lower, JIT, launch) and compares every buffer with the golden output using
-// check_case.py's rules. Prints one line per case and a closing `N passed, M failed` line.
-//
-// Usage: conformance_runner [--root DIR] [--expected-failures FILE] [--alt] [-v] [NAME-SUBSTRING...]
-// Exit 1 when a case fails that the expected-failures file does not list.
+// Runs cases in the conformance format of ../shared/conformance/FORMAT.md (case.json, buffers, launches,
+// alt_ptx) through the whole pipeline and compares buffers by check_case.py's rules.
+#include "CaseRunner.h"
+
 #include "ptxforge/codegen/Launch.h"
 #include "ptxforge/ptx/Frontend.h"
 
@@ -11,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <map>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -21,14 +21,19 @@
 using json = nlohmann::json;
 using namespace ptxforge;
 
-namespace {
+namespace ptxforge::tools {
+std::string readFile(const std::string &Path);
+}
 
-std::string readFile(const std::string &Path) {
+std::string ptxforge::tools::readFile(const std::string &Path) {
   std::ifstream In(Path, std::ios::binary);
   std::stringstream S;
   S << In.rdbuf();
   return S.str();
 }
+
+namespace {
+using ptxforge::tools::readFile;
 
 struct Buffer {
   std::vector<char> Storage;
@@ -278,72 +283,26 @@ std::string runCase(const std::string &Dir, const json &C, const std::string &Pt
 
 } // namespace
 
-int main(int argc, char **argv) {
-  std::string Root = PTXFORGE_SHARED_DIR "/conformance";
-  std::string ExpectedFile;
-  bool Alt = false, Verbose = false;
-  std::vector<std::string> Filters;
-  for (int I = 1; I < argc; ++I) {
-    std::string A = argv[I];
-    if (A == "--root" && I + 1 < argc)
-      Root = argv[++I];
-    else if (A == "--expected-failures" && I + 1 < argc)
-      ExpectedFile = argv[++I];
-    else if (A == "--alt")
-      Alt = true;
-    else if (A == "-v")
-      Verbose = true;
-    else
-      Filters.push_back(A);
-  }
-  std::set<std::string> Expected;
-  if (!ExpectedFile.empty()) {
-    std::ifstream In(ExpectedFile);
-    std::string Line;
-    while (std::getline(In, Line))
-      if (!Line.empty() && Line[0] != '#')
-        Expected.insert(Line.substr(0, Line.find_first_of(" \t")));
-  }
-  json Index = json::parse(readFile(Root + "/index.json"), nullptr, false);
-  if (Index.is_discarded()) {
-    std::cerr << "conformance_runner: cannot read " << Root << "/index.json\n";
-    return 2;
-  }
-  unsigned Passed = 0, Failed = 0, Unexpected = 0;
-  for (const json &Entry : Index["cases"]) {
-    std::string Name = Entry["name"];
-    if (!Filters.empty() && std::none_of(Filters.begin(), Filters.end(),
-                                         [&](const std::string &F) { return Name.find(F) != std::string::npos; }))
-      continue;
-    std::string Dir = Root + "/" + Entry["dir"].get<std::string>();
-    json C = json::parse(readFile(Dir + "/case.json"));
-    std::vector<std::string> Files{C.value("ptx", "kernel.ptx")};
-    if (Alt && C.contains("alt_ptx"))
-      for (const json &F : C["alt_ptx"])
-        Files.push_back(F);
-    std::string Error;
-    for (const std::string &F : Files) {
-      std::string E = runCase(Dir, C, F);
-      if (!E.empty()) {
-        Error = (Files.size() > 1 ? F + ": " : std::string()) + E;
-        break;
-      }
-    }
-    bool IsExpected = Expected.count(Name) != 0;
-    if (Error.empty()) {
-      ++Passed;
-      std::cout << "PASS " << Name << (IsExpected ? "  (listed as an expected failure: remove it)" : "") << "\n";
-    } else {
-      ++Failed;
-      if (!IsExpected)
-        ++Unexpected;
-      std::cout << (IsExpected ? "XFAIL " : "FAIL ") << Name << ": " << (Verbose ? Error : Error.substr(0, 240))
-                << "\n";
-    }
-    std::cout.flush();
-  }
-  std::cout << Passed << " passed, " << Failed << " failed\n";
-  if (Unexpected)
-    std::cout << Unexpected << " unexpected failure(s)\n";
-  return Unexpected ? 1 : 0;
+std::string ptxforge::tools::runCaseFile(const std::string &Dir, const std::string &PtxFile, double *Millis) {
+  json C = json::parse(readFile(Dir + "/case.json"), nullptr, false);
+  if (C.is_discarded())
+    return "cannot read " + Dir + "/case.json";
+  auto T0 = std::chrono::steady_clock::now();
+  std::string R = runCase(Dir, C, PtxFile.empty() ? C.value("ptx", "kernel.ptx") : PtxFile);
+  if (Millis)
+    *Millis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - T0).count();
+  return R;
+}
+
+std::vector<ptxforge::tools::CaseFile> ptxforge::tools::listCaseFiles(const std::string &Dir) {
+  std::vector<CaseFile> Out;
+  json C = json::parse(readFile(Dir + "/case.json"), nullptr, false);
+  if (C.is_discarded())
+    return Out;
+  std::string Name = C.value("name", Dir);
+  Out.push_back({Dir, Name, C.value("ptx", "kernel.ptx"), C.value("min_sm", 0u)});
+  if (C.contains("alt_ptx"))
+    for (const json &F : C["alt_ptx"])
+      Out.push_back({Dir, Name + "@" + F.get<std::string>(), F.get<std::string>(), C.value("min_sm", 0u)});
+  return Out;
 }

@@ -1,0 +1,229 @@
+// Asynchronous copies and the barriers that track them, plus f16/bf16 atomics.
+//
+// * mbarrier: the 64-bit object in (shared) memory holds the whole state, so no side table is needed (a block
+//   runs on one OS thread, so plain loads and stores suffice): bits 0-19 pending arrivals, 20-39 expected
+//   arrivals, 40-60 transaction count (signed), 61-63 phase. The state token `arrive` returns is the phase
+//   (bits 61-63) and the pending count after the arrival (bits 0-19).
+// * cp.async / cp.async.bulk copy immediately, which is a legal schedule: commit/wait groups are no-ops and a
+//   bulk copy completes its transaction bytes on the mbarrier at once.
+#include "Runtime.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace ptxforge::codegen;
+using namespace ptxforge::codegen::exec;
+
+namespace {
+
+struct Mbar {
+  uint32_t Pending, Expected, Phase;
+  int32_t Tx;
+};
+
+Mbar load(const uint64_t *P) {
+  uint64_t V;
+  memcpy(&V, P, 8);
+  Mbar M;
+  M.Pending = V & 0xfffff;
+  M.Expected = (V >> 20) & 0xfffff;
+  int64_t Tx = static_cast<int64_t>((V >> 40) & 0x1fffff);
+  M.Tx = static_cast<int32_t>(Tx >= (1 << 20) ? Tx - (1 << 21) : Tx);
+  M.Phase = static_cast<uint32_t>(V >> 61);
+  return M;
+}
+
+void store(uint64_t *P, const Mbar &M) {
+  uint64_t V = (M.Pending & 0xfffffull) | (M.Expected & 0xfffffull) << 20 |
+               (static_cast<uint64_t>(static_cast<uint32_t>(M.Tx)) & 0x1fffff) << 40 |
+               static_cast<uint64_t>(M.Phase & 7) << 61;
+  memcpy(P, &V, 8);
+}
+
+/// Completes the current phase when nothing is pending any more.
+void maybeComplete(Mbar &M, BlockState *B) {
+  if (M.Pending == 0 && M.Tx == 0) {
+    M.Phase = (M.Phase + 1) & 7;
+    M.Pending = M.Expected;
+    if (B)
+      ++B->Progress;
+  }
+}
+
+uint16_t toF16(double D) {
+  if (std::isnan(D))
+    return 0x7fff;
+  _Float16 H = static_cast<_Float16>(D); // correctly rounded from double
+  uint16_t U;
+  memcpy(&U, &H, 2);
+  return U;
+}
+
+double fromF16(uint16_t U) {
+  _Float16 H;
+  memcpy(&H, &U, 2);
+  return static_cast<double>(H);
+}
+
+double fromBF16(uint16_t U) {
+  uint32_t B = static_cast<uint32_t>(U) << 16;
+  float F;
+  memcpy(&F, &B, 4);
+  return F;
+}
+
+uint16_t toBF16(double D) {
+  if (std::isnan(D))
+    return 0x7fff;
+  // Round to odd at float precision, then to nearest even at bf16 precision: no double rounding.
+  float F = static_cast<float>(D);
+  if (static_cast<double>(F) != D && std::isfinite(D)) {
+    if (std::fabs(static_cast<double>(F)) > std::fabs(D))
+      F = std::nextafter(F, 0.0f);
+    uint32_t U;
+    memcpy(&U, &F, 4);
+    U |= 1;
+    memcpy(&F, &U, 4);
+  }
+  uint32_t U;
+  memcpy(&U, &F, 4);
+  return static_cast<uint16_t>((U + 0x7fff + ((U >> 16) & 1)) >> 16);
+}
+
+/// One 16-bit lane of a half-precision atomic: Op 0 add, 1 min, 2 max.
+uint16_t halfOp(uint16_t Old, uint16_t V, bool BF, uint32_t Op) {
+  double A = BF ? fromBF16(Old) : fromF16(Old), B = BF ? fromBF16(V) : fromF16(V);
+  double R;
+  if (Op == 0)
+    R = A + B;
+  else if (std::isnan(A) || std::isnan(B))
+    R = std::isnan(A) ? B : A;
+  else if (Op == 1)
+    R = (A < B || (A == B && std::signbit(A))) ? A : B;
+  else
+    R = (A > B || (A == B && !std::signbit(A))) ? A : B;
+  return BF ? toBF16(R) : toF16(R);
+}
+
+} // namespace
+
+extern "C" {
+
+static void ptxrt_mbar_init(uint64_t *P, uint32_t Count) {
+  Mbar M{Count & 0xfffff, Count & 0xfffff, 0, 0};
+  store(P, M);
+}
+
+static void ptxrt_mbar_inval(uint64_t *P) { memset(P, 0, 8); }
+
+/// mbarrier.arrive(.expect_tx)/arrive_drop: Tx transaction bytes are expected first, then Count arrivals.
+static uint64_t ptxrt_mbar_arrive(ThreadContext *C, uint64_t *P, uint32_t Count, uint32_t Drop, uint32_t Tx) {
+  Mbar M = load(P);
+  M.Tx += static_cast<int32_t>(Tx);
+  M.Pending = Count > M.Pending ? 0 : M.Pending - Count;
+  if (Drop)
+    M.Expected = Count > M.Expected ? 0 : M.Expected - Count;
+  uint64_t Token = static_cast<uint64_t>(M.Phase) << 61 | M.Pending;
+  BlockState *B = C ? C->Block : nullptr;
+  if (B)
+    ++B->Progress;
+  maybeComplete(M, B);
+  store(P, M);
+  return Token;
+}
+
+static void ptxrt_mbar_expect_tx(uint64_t *P, uint32_t Tx) {
+  Mbar M = load(P);
+  M.Tx += static_cast<int32_t>(Tx);
+  store(P, M);
+}
+
+static void ptxrt_mbar_complete_tx(ThreadContext *C, uint64_t *P, uint32_t Tx) {
+  Mbar M = load(P);
+  M.Tx -= static_cast<int32_t>(Tx);
+  maybeComplete(M, C ? C->Block : nullptr);
+  store(P, M);
+}
+
+/// test_wait / try_wait. Flags: bit 0 .parity (State is the phase parity to wait for), bit 1 try_wait (blocks
+/// until the phase completes; test_wait only gives the other threads one round).
+static uint32_t ptxrt_mbar_wait(ThreadContext *C, uint64_t *P, uint64_t State, uint32_t Flags) {
+  auto Done = [&] {
+    Mbar M = load(P);
+    if (Flags & 1)
+      return (M.Phase & 1) != (State & 1);
+    return M.Phase != static_cast<uint32_t>(State >> 61);
+  };
+  if (Done())
+    return 1;
+  BlockState &B = blockOf(C);
+  if (Flags & 2)
+    B.waitUntil(C->LinearTid, 0, Done);
+  else
+    B.pollOnce(C->LinearTid, Done);
+  return Done();
+}
+
+static uint32_t ptxrt_mbar_pending_count(uint64_t State) { return State & 0xfffff; }
+
+/// cp.async.mbarrier.arrive: the copies are done already; .noinc counts as an arrival, the plain form
+/// increments the pending count before its arrival, i.e. changes nothing.
+static void ptxrt_mbar_cp_arrive(ThreadContext *C, uint64_t *P, uint32_t NoInc) {
+  if (NoInc)
+    ptxrt_mbar_arrive(C, P, 1, 0, 0);
+}
+
+/// cp.async: copies min(SrcSize, CpSize) bytes and zero-fills the rest of CpSize.
+static void ptxrt_cp_async(char *Dst, const char *Src, uint32_t CpSize, uint32_t SrcSize) {
+  uint32_t N = SrcSize < CpSize ? SrcSize : CpSize;
+  if (N)
+    memcpy(Dst, Src, N);
+  if (N < CpSize)
+    memset(Dst + N, 0, CpSize - N);
+}
+
+/// cp.async.bulk: copies Size bytes, then (Mbar non-null) completes Size transaction bytes on the mbarrier.
+static void ptxrt_cp_bulk(ThreadContext *C, char *Dst, const char *Src, uint32_t Size, uint64_t *MbarP) {
+  memmove(Dst, Src, Size);
+  if (MbarP)
+    ptxrt_mbar_complete_tx(C, MbarP, Size);
+}
+
+/// Half-precision atomics: Code bit 0 bf16, bit 1 x2 (two lanes in 32 bits), bits 2-3 op (0 add, 1 min, 2 max).
+static uint32_t ptxrt_atom_half(void *P, uint32_t V, uint32_t Code) {
+  bool BF = Code & 1, X2 = Code & 2;
+  uint32_t Op = (Code >> 2) & 3;
+  if (X2) {
+    auto *A = static_cast<uint32_t *>(P);
+    uint32_t Old = __atomic_load_n(A, __ATOMIC_RELAXED);
+    for (;;) {
+      uint32_t New = halfOp(static_cast<uint16_t>(Old), static_cast<uint16_t>(V), BF, Op) |
+                     static_cast<uint32_t>(halfOp(static_cast<uint16_t>(Old >> 16), static_cast<uint16_t>(V >> 16), BF, Op))
+                         << 16;
+      if (__atomic_compare_exchange_n(A, &Old, New, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+        return Old;
+    }
+  }
+  auto *A = static_cast<uint16_t *>(P);
+  uint16_t Old = __atomic_load_n(A, __ATOMIC_RELAXED);
+  for (;;) {
+    uint16_t New = halfOp(Old, static_cast<uint16_t>(V), BF, Op);
+    if (__atomic_compare_exchange_n(A, &Old, New, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+      return Old;
+  }
+}
+}
+
+void ptxforge::codegen::exec::registerAsyncHelpers(HelperTable &T) {
+  T.push_back({"ptxrt_mbar_init", reinterpret_cast<void *>(&ptxrt_mbar_init)});
+  T.push_back({"ptxrt_mbar_inval", reinterpret_cast<void *>(&ptxrt_mbar_inval)});
+  T.push_back({"ptxrt_mbar_arrive", reinterpret_cast<void *>(&ptxrt_mbar_arrive)});
+  T.push_back({"ptxrt_mbar_expect_tx", reinterpret_cast<void *>(&ptxrt_mbar_expect_tx)});
+  T.push_back({"ptxrt_mbar_complete_tx", reinterpret_cast<void *>(&ptxrt_mbar_complete_tx)});
+  T.push_back({"ptxrt_mbar_wait", reinterpret_cast<void *>(&ptxrt_mbar_wait)});
+  T.push_back({"ptxrt_mbar_pending_count", reinterpret_cast<void *>(&ptxrt_mbar_pending_count)});
+  T.push_back({"ptxrt_mbar_cp_arrive", reinterpret_cast<void *>(&ptxrt_mbar_cp_arrive)});
+  T.push_back({"ptxrt_cp_async", reinterpret_cast<void *>(&ptxrt_cp_async)});
+  T.push_back({"ptxrt_cp_bulk", reinterpret_cast<void *>(&ptxrt_cp_bulk)});
+  T.push_back({"ptxrt_atom_half", reinterpret_cast<void *>(&ptxrt_atom_half)});
+}

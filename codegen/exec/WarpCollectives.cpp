@@ -1,0 +1,625 @@
+// Warp collectives in the thread-fiber mode: shfl/vote/match/redux/activemask/elect/bar.warp.sync,
+// ldmatrix/stmatrix and mma/wmma. Every lane is a fiber; a collective is a per-warp rendezvous (a
+// CollectiveSlot, see Runtime.h) that parks the arriving lane until every required lane (the member mask minus
+// exited lanes) has deposited its inputs. The first lane to see the slot complete computes every lane's
+// outputs at once, so memory read or written by the warp as a whole (ldmatrix/stmatrix) is accessed in one
+// step, as on the GPU.
+#include "Runtime.h"
+
+#include <algorithm>
+#include <cstring>
+
+using namespace ptxforge::codegen;
+using namespace ptxforge::codegen::exec;
+
+namespace {
+
+bool slotComplete(BlockState &B, uint32_t W, const CollectiveSlot &S) {
+  if (S.Computed)
+    return true;
+  uint32_t Live = B.liveLanes(W);
+  if (S.Kind != CKActivemask) {
+    uint32_t Need = S.Mask & Live;
+    return (S.Arrived & Need) == Need;
+  }
+  // activemask: the lanes converged here are those that arrived while every other live lane of the warp is
+  // parked somewhere it cannot leave yet (another path's collective, a barrier).
+  for (uint32_t L = 0; L < 32; ++L) {
+    if (!(Live >> L & 1) || (S.Arrived >> L & 1))
+      continue;
+    const WaitState &WS = B.Waits[W * 32 + L];
+    if (!WS.Parked)
+      return false;
+    if (WS.Kind == CKActivemask)
+      continue;
+    if (WS.Check && WS.Check(WS.Arg))
+      return false;
+  }
+  return true;
+}
+
+/// Runs one collective for the calling lane: deposits In, waits for the other lanes, lets the first lane that
+/// sees the slot complete run Compute(slot) for all participants, and copies this lane's outputs to Out.
+template <class ComputeFn>
+void collective(ThreadContext *C, uint32_t Kind, uint32_t Mask, uint32_t Site, const uint64_t *In, unsigned NIn,
+                uint64_t *Out, unsigned NOut, ComputeFn &&Compute) {
+  BlockState &B = blockOf(C);
+  uint32_t W = C->WarpId, Lane = C->LaneId, Bit = 1u << Lane;
+  if (Kind != CKActivemask)
+    Mask |= Bit; // a lane outside its own member mask is undefined behaviour: let it take part
+  WarpState &WS = B.Warps[W];
+  CollectiveSlot *S = nullptr;
+  for (auto &P : WS.Slots)
+    if (P->InUse && !P->Computed && P->Kind == Kind && P->Mask == Mask && P->Site == Site && !(P->Arrived & Bit)) {
+      S = P.get();
+      break;
+    }
+  if (!S) {
+    for (auto &P : WS.Slots)
+      if (!P->InUse) {
+        S = P.get();
+        break;
+      }
+    if (!S) {
+      WS.Slots.push_back(std::make_unique<CollectiveSlot>());
+      S = WS.Slots.back().get();
+    }
+    S->InUse = true;
+    S->Computed = false;
+    S->Kind = Kind;
+    S->Mask = Mask;
+    S->Site = Site;
+    S->Arrived = S->Departed = S->Participants = 0;
+  }
+  for (unsigned I = 0; I < NIn && I < CollectiveSlot::MaxIn; ++I)
+    S->In[Lane][I] = In[I];
+  S->Arrived |= Bit;
+  ++B.Progress;
+  B.waitUntil(C->LinearTid, Kind, [&] { return slotComplete(B, W, *S); });
+  if (!S->Computed) {
+    S->Participants = S->Arrived;
+    Compute(*S);
+    S->Computed = true;
+  }
+  for (unsigned I = 0; I < NOut && I < CollectiveSlot::MaxOut; ++I)
+    Out[I] = S->Out[Lane][I];
+  S->Departed |= Bit;
+  if ((S->Departed & S->Participants) == S->Participants)
+    S->InUse = false;
+}
+
+template <class F> void forLanes(uint32_t Mask, F &&Fn) {
+  for (uint32_t L = 0; L < 32; ++L)
+    if (Mask >> L & 1)
+      Fn(L);
+}
+
+// ---- element encodings for mma/wmma ----
+enum ElemType : uint32_t { ETNone, ETF16, ETBF16, ETTF32, ETF32, ETF64, ETS8, ETU8, ETS32, ETS4, ETU4 };
+
+unsigned elemBits(uint32_t T) {
+  switch (T) {
+  case ETF16:
+  case ETBF16: return 16;
+  case ETF64: return 64;
+  case ETS8:
+  case ETU8: return 8;
+  case ETS4:
+  case ETU4: return 4;
+  default: return 32;
+  }
+}
+
+double decode(uint32_t T, uint64_t Bits) {
+  switch (T) {
+  case ETF16: {
+    uint16_t H = static_cast<uint16_t>(Bits);
+    _Float16 F;
+    memcpy(&F, &H, 2);
+    return static_cast<double>(F);
+  }
+  case ETBF16: {
+    uint32_t U = static_cast<uint32_t>(Bits & 0xffff) << 16;
+    float F;
+    memcpy(&F, &U, 4);
+    return F;
+  }
+  case ETTF32: {
+    uint32_t U = static_cast<uint32_t>(Bits) & ~0x1fffu;
+    float F;
+    memcpy(&F, &U, 4);
+    return F;
+  }
+  case ETF32: {
+    uint32_t U = static_cast<uint32_t>(Bits);
+    float F;
+    memcpy(&F, &U, 4);
+    return F;
+  }
+  case ETF64: {
+    double D;
+    memcpy(&D, &Bits, 8);
+    return D;
+  }
+  case ETS8: return static_cast<int8_t>(Bits);
+  case ETU8: return static_cast<uint8_t>(Bits);
+  case ETS4: return static_cast<int8_t>(static_cast<uint8_t>(Bits << 4)) >> 4;
+  case ETU4: return Bits & 15;
+  case ETS32: return static_cast<int32_t>(Bits);
+  default: return 0;
+  }
+}
+
+uint64_t encodeFloat(uint32_t T, double V) {
+  switch (T) {
+  case ETF16: {
+    _Float16 F = static_cast<_Float16>(V);
+    uint16_t H;
+    memcpy(&H, &F, 2);
+    return H;
+  }
+  case ETBF16: {
+    float F = static_cast<float>(V);
+    uint32_t U;
+    memcpy(&U, &F, 4);
+    if ((U & 0x7fffffff) > 0x7f800000)
+      return 0x7fff;
+    return (U + 0x7fff + ((U >> 16) & 1)) >> 16;
+  }
+  case ETF64: {
+    uint64_t U;
+    memcpy(&U, &V, 8);
+    return U;
+  }
+  default: {
+    float F = static_cast<float>(V);
+    uint32_t U;
+    memcpy(&U, &F, 4);
+    return U;
+  }
+  }
+}
+
+/// Reads element E of a fragment made of 32-bit registers (or 64-bit ones for f64) packing elements of type T.
+uint64_t fragElem(const uint64_t *Regs, uint32_t T, unsigned E) {
+  unsigned Bits = elemBits(T);
+  if (Bits >= 32)
+    return Regs[E];
+  unsigned PerReg = 32 / Bits;
+  return (Regs[E / PerReg] >> ((E % PerReg) * Bits)) & ((1ull << Bits) - 1);
+}
+
+void setFragElem(uint64_t *Regs, uint32_t T, unsigned E, uint64_t V) {
+  unsigned Bits = elemBits(T);
+  if (Bits >= 32) {
+    Regs[E] = V;
+    return;
+  }
+  unsigned PerReg = 32 / Bits, Sh = (E % PerReg) * Bits;
+  uint64_t M = ((1ull << Bits) - 1) << Sh;
+  Regs[E / PerReg] = (Regs[E / PerReg] & ~M) | ((V << Sh) & M);
+}
+
+struct MmaShape {
+  unsigned M, N, K;
+  bool Wmma;
+};
+
+MmaShape shapeOf(uint32_t Code) {
+  switch (Code & 15) {
+  case 1: return {16, 8, 16, false};
+  case 2: return {16, 8, 8, false};
+  case 3: return {16, 8, 32, false};
+  case 4: return {16, 8, 4, false};
+  case 5: return {8, 8, 4, false};
+  case 6: return {16, 16, 16, true};
+  case 7: return {32, 8, 16, true};
+  case 8: return {8, 32, 16, true};
+  case 9: return {16, 8, 64, false};
+  default: return {16, 8, 16, false};
+  }
+}
+
+// mma.sync fragment layouts (PTX ISA "Matrix fragments for mma.m16n8k*" and m8n8k4 .f64): lane = 4 * groupID +
+// threadID_in_group; element I of a fragment packs PerReg = 32/bits elements per register.
+void mmaA(const MmaShape &S, uint32_t T, unsigned Lane, unsigned I, unsigned &Row, unsigned &Col) {
+  unsigned G = Lane >> 2, Tg = Lane & 3;
+  if (S.M == 8) { // m8n8k4 f64
+    Row = G, Col = Tg;
+    return;
+  }
+  unsigned PerReg = std::max(1u, 32 / elemBits(T)), R = I / PerReg, E = I % PerReg;
+  Row = G + 8 * (R & 1);
+  Col = Tg * PerReg + E + (R >> 1) * (S.K / 2);
+}
+
+void mmaB(const MmaShape &S, uint32_t T, unsigned Lane, unsigned I, unsigned &Row, unsigned &Col) {
+  unsigned G = Lane >> 2, Tg = Lane & 3;
+  if (S.M == 8) {
+    Row = Tg, Col = G;
+    return;
+  }
+  unsigned PerReg = std::max(1u, 32 / elemBits(T)), R = I / PerReg, E = I % PerReg;
+  Row = Tg * PerReg + E + R * (S.K / 2);
+  Col = G;
+}
+
+void mmaC(const MmaShape &S, unsigned Lane, unsigned I, unsigned &Row, unsigned &Col) {
+  unsigned G = Lane >> 2, Tg = Lane & 3;
+  if (S.M == 8) {
+    Row = G, Col = Tg * 2 + I;
+    return;
+  }
+  Row = G + 8 * (I >> 1);
+  Col = Tg * 2 + (I & 1);
+}
+
+// wmma fragments are opaque: this implementation lets lane l hold, for an R x C matrix with F elements per
+// lane, the elements (l * F + e) mod (R * C) in row-major order (A and C/D) or column-major order (B).
+void wmmaPos(unsigned R, unsigned C, bool ColMajor, unsigned F, unsigned Lane, unsigned E, unsigned &Row,
+             unsigned &Col) {
+  unsigned Idx = (Lane * F + E) % (R * C);
+  if (ColMajor)
+    Row = Idx % R, Col = Idx / R;
+  else
+    Row = Idx / C, Col = Idx % C;
+}
+
+/// Elements per lane of a wmma fragment: A/B f16/bf16 16, C/D f32 8, C/D f16 8, s8/u8 A/B depend on shape.
+unsigned wmmaFragElems(unsigned R, unsigned C, uint32_t T, unsigned Regs) {
+  (void)R, (void)C;
+  return Regs * std::max(1u, 32 / elemBits(T));
+}
+
+} // namespace
+
+extern "C" {
+
+/// shfl.sync: Mode 0 up, 1 down, 2 bfly, 3 idx. *Pred receives the in-range predicate.
+static uint32_t ptxrt_shfl(ThreadContext *C, uint32_t Mode, uint32_t Val, uint32_t Bv, uint32_t Cv, uint32_t Mask,
+                           uint32_t *Pred) {
+  uint64_t In[4] = {Val, Bv, Cv, Mode}, Out[2];
+  collective(C, CKShfl, Mask, 0, In, 4, Out, 2, [](CollectiveSlot &S) {
+    forLanes(S.Participants, [&](uint32_t L) {
+      uint32_t B = S.In[L][1] & 31, Cl = S.In[L][2] & 31, Seg = (S.In[L][2] >> 8) & 31;
+      int MaxLane = static_cast<int>((L & Seg) | (Cl & ~Seg)), MinLane = static_cast<int>(L & Seg);
+      int J = 0;
+      bool P = false;
+      switch (S.In[L][3]) {
+      case 0: J = static_cast<int>(L) - static_cast<int>(B); P = J >= MaxLane; break;
+      case 1: J = static_cast<int>(L + B); P = J <= MaxLane; break;
+      case 2: J = static_cast<int>(L ^ B); P = J <= MaxLane; break;
+      default: J = MinLane | static_cast<int>(B & ~Seg); P = J <= MaxLane; break;
+      }
+      if (!P)
+        J = static_cast<int>(L);
+      // A source lane outside the member mask (or exited) gives 0, as observed on sm_90.
+      S.Out[L][0] = (J >= 0 && J < 32 && (S.Participants >> J & 1)) ? static_cast<uint32_t>(S.In[J][0]) : 0;
+      S.Out[L][1] = P;
+    });
+  });
+  if (Pred)
+    *Pred = static_cast<uint32_t>(Out[1]);
+  return static_cast<uint32_t>(Out[0]);
+}
+
+/// vote.sync: Mode 0 all, 1 any, 2 uni, 3 ballot.
+static uint32_t ptxrt_vote(ThreadContext *C, uint32_t Mode, uint32_t Pred, uint32_t Mask) {
+  uint64_t In[2] = {Pred != 0, Mode}, Out[1];
+  collective(C, CKVote, Mask, 0, In, 2, Out, 1, [](CollectiveSlot &S) {
+    uint32_t Ballot = 0, Members = S.Participants;
+    forLanes(Members, [&](uint32_t L) { Ballot |= static_cast<uint32_t>(S.In[L][0] & 1) << L; });
+    forLanes(Members, [&](uint32_t L) {
+      switch (S.In[L][1]) {
+      case 0: S.Out[L][0] = Ballot == Members; break;
+      case 1: S.Out[L][0] = Ballot != 0; break;
+      case 2: S.Out[L][0] = Ballot == 0 || Ballot == Members; break;
+      default: S.Out[L][0] = Ballot; break;
+      }
+    });
+  });
+  return static_cast<uint32_t>(Out[0]);
+}
+
+/// match.any.sync (All = 0) / match.all.sync (All = 1).
+static uint32_t ptxrt_match(ThreadContext *C, uint32_t All, uint64_t Val, uint32_t Mask, uint32_t *Pred) {
+  uint64_t In[2] = {Val, All}, Out[2];
+  collective(C, All ? CKMatchAll : CKMatchAny, Mask, 0, In, 2, Out, 2, [](CollectiveSlot &S) {
+    bool Same = true;
+    uint32_t First = static_cast<uint32_t>(__builtin_ctz(S.Participants));
+    forLanes(S.Participants, [&](uint32_t L) { Same &= S.In[L][0] == S.In[First][0]; });
+    forLanes(S.Participants, [&](uint32_t L) {
+      if (S.In[L][1]) {
+        S.Out[L][0] = Same ? S.Participants : 0;
+        S.Out[L][1] = Same;
+      } else {
+        uint32_t M = 0;
+        forLanes(S.Participants, [&](uint32_t J) { M |= static_cast<uint32_t>(S.In[J][0] == S.In[L][0]) << J; });
+        S.Out[L][0] = M;
+        S.Out[L][1] = 0;
+      }
+    });
+  });
+  if (Pred)
+    *Pred = static_cast<uint32_t>(Out[1]);
+  return static_cast<uint32_t>(Out[0]);
+}
+
+/// redux.sync: Op 0 add, 1 min.u32, 2 max.u32, 3 min.s32, 4 max.s32, 5 and, 6 or, 7 xor.
+static uint32_t ptxrt_redux(ThreadContext *C, uint32_t Op, uint32_t Val, uint32_t Mask) {
+  uint64_t In[2] = {Val, Op}, Out[1];
+  collective(C, CKRedux, Mask, Op, In, 2, Out, 1, [](CollectiveSlot &S) {
+    uint32_t First = static_cast<uint32_t>(__builtin_ctz(S.Participants));
+    uint32_t Op = static_cast<uint32_t>(S.In[First][1]);
+    uint32_t R = static_cast<uint32_t>(S.In[First][0]);
+    forLanes(S.Participants & ~(1u << First), [&](uint32_t L) {
+      uint32_t V = static_cast<uint32_t>(S.In[L][0]);
+      switch (Op) {
+      case 0: R += V; break;
+      case 1: R = std::min(R, V); break;
+      case 2: R = std::max(R, V); break;
+      case 3: R = static_cast<uint32_t>(std::min(static_cast<int32_t>(R), static_cast<int32_t>(V))); break;
+      case 4: R = static_cast<uint32_t>(std::max(static_cast<int32_t>(R), static_cast<int32_t>(V))); break;
+      case 5: R &= V; break;
+      case 6: R |= V; break;
+      default: R ^= V; break;
+      }
+    });
+    forLanes(S.Participants, [&](uint32_t L) { S.Out[L][0] = R; });
+  });
+  return static_cast<uint32_t>(Out[0]);
+}
+
+/// activemask: the lanes that reach this instruction together (see slotComplete).
+static uint32_t ptxrt_activemask(ThreadContext *C, uint32_t Site) {
+  uint64_t Out[1];
+  collective(C, CKActivemask, 0, Site, nullptr, 0, Out, 1, [](CollectiveSlot &S) {
+    forLanes(S.Participants, [&](uint32_t L) { S.Out[L][0] = S.Participants; });
+  });
+  return static_cast<uint32_t>(Out[0]);
+}
+
+/// elect.sync: returns the leader's lane id, *Pred = this lane is the leader.
+static uint32_t ptxrt_elect(ThreadContext *C, uint32_t Mask, uint32_t *Pred) {
+  uint64_t Out[1];
+  collective(C, CKElect, Mask, 0, nullptr, 0, Out, 1, [](CollectiveSlot &S) {
+    uint32_t Leader = static_cast<uint32_t>(__builtin_ctz(S.Participants));
+    forLanes(S.Participants, [&](uint32_t L) { S.Out[L][0] = Leader; });
+  });
+  if (Pred)
+    *Pred = Out[0] == C->LaneId;
+  return static_cast<uint32_t>(Out[0]);
+}
+
+/// bar.warp.sync: waits until every non-exited lane of the mask has reached a warp sync.
+static void ptxrt_warp_sync(ThreadContext *C, uint32_t Mask) {
+  collective(C, CKWarpSync, Mask, 0, nullptr, 0, nullptr, 0, [](CollectiveSlot &) {});
+}
+
+/// ldmatrix.m8n8.x{Num}(.trans).b16: Addr is this lane's row address (host pointer); Out gets Num registers.
+static void ptxrt_ldmatrix(ThreadContext *C, const char *Addr, uint32_t Num, uint32_t Trans, uint32_t *Out) {
+  uint64_t In[3] = {reinterpret_cast<uint64_t>(Addr), Num, Trans}, O[4];
+  collective(C, CKLdmatrix, 0xffffffffu, Num * 2 + Trans, In, 3, O, 4, [](CollectiveSlot &S) {
+    uint32_t First = static_cast<uint32_t>(__builtin_ctz(S.Participants));
+    unsigned Num = static_cast<unsigned>(S.In[First][1]);
+    bool Trans = S.In[First][2] != 0;
+    auto elem = [&](unsigned Mat, unsigned Row, unsigned Col) -> uint32_t {
+      unsigned Src = Mat * 8 + Row;
+      if (!(S.Participants >> Src & 1))
+        return 0;
+      uint16_t V;
+      memcpy(&V, reinterpret_cast<const char *>(S.In[Src][0]) + 2 * Col, 2);
+      return V;
+    };
+    forLanes(S.Participants, [&](uint32_t L) {
+      for (unsigned I = 0; I < Num && I < 4; ++I) {
+        unsigned R = L / 4, C0 = 2 * (L % 4);
+        uint32_t Lo = Trans ? elem(I, C0, R) : elem(I, R, C0);
+        uint32_t Hi = Trans ? elem(I, C0 + 1, R) : elem(I, R, C0 + 1);
+        S.Out[L][I] = Lo | Hi << 16;
+      }
+    });
+  });
+  for (unsigned I = 0; I < Num && I < 4; ++I)
+    Out[I] = static_cast<uint32_t>(O[I]);
+}
+
+/// stmatrix.m8n8.x{Num}(.trans).b16: Addr is this lane's row address; Regs its Num fragment registers.
+static void ptxrt_stmatrix(ThreadContext *C, char *Addr, uint32_t Num, uint32_t Trans, const uint32_t *Regs) {
+  uint64_t In[7] = {reinterpret_cast<uint64_t>(Addr), Num, Trans, 0, 0, 0, 0};
+  for (unsigned I = 0; I < Num && I < 4; ++I)
+    In[3 + I] = Regs[I];
+  collective(C, CKStmatrix, 0xffffffffu, Num * 2 + Trans, In, 7, nullptr, 0, [](CollectiveSlot &S) {
+    uint32_t First = static_cast<uint32_t>(__builtin_ctz(S.Participants));
+    unsigned Num = static_cast<unsigned>(S.In[First][1]);
+    bool Trans = S.In[First][2] != 0;
+    // Fragment element (r, c) of matrix I lives in lane 4r + c/2, register I, half c&1.
+    auto frag = [&](unsigned Mat, unsigned R, unsigned Cc) -> uint16_t {
+      unsigned L = 4 * R + Cc / 2;
+      return static_cast<uint16_t>(S.In[L][3 + Mat] >> (16 * (Cc & 1)));
+    };
+    for (unsigned I = 0; I < Num && I < 4; ++I)
+      for (unsigned R = 0; R < 8; ++R) {
+        unsigned Src = I * 8 + R;
+        if (!(S.Participants >> Src & 1))
+          continue;
+        char *Row = reinterpret_cast<char *>(S.In[Src][0]);
+        for (unsigned Cc = 0; Cc < 8; ++Cc) {
+          uint16_t V = Trans ? frag(I, Cc, R) : frag(I, R, Cc);
+          memcpy(Row + 2 * Cc, &V, 2);
+        }
+      }
+  });
+}
+
+/// mma.sync / wmma.mma.sync. Code: bits 0-3 shape, 4-7 A type, 8-11 B type, 12-15 C type, 16-19 D type,
+/// bit 20 satfinite, bit 23 wmma. In: NA A registers, NB B
+/// registers, NC C registers (each a 64-bit word); Out: the D registers.
+static void ptxrt_mma(ThreadContext *C, uint32_t Code, uint32_t NA, uint32_t NB, uint32_t NC, uint32_t ND,
+                      const uint64_t *In, uint64_t *Out) {
+  // Inputs may not fit one slot's words: wmma has 8 + 8 + 8 registers of 32 bits, so pack two per word.
+  uint64_t Packed[CollectiveSlot::MaxIn] = {};
+  unsigned N = NA + NB + NC;
+  bool Pack = N > CollectiveSlot::MaxIn;
+  for (unsigned I = 0; I < N && I < 2 * CollectiveSlot::MaxIn; ++I) {
+    if (Pack)
+      Packed[I / 2] |= (In[I] & 0xffffffffu) << (32 * (I & 1));
+    else
+      Packed[I] = In[I];
+  }
+  uint64_t O[CollectiveSlot::MaxOut] = {};
+  uint32_t Key = Code ^ (NA << 24) ^ (NB << 27);
+  collective(C, Code & (1u << 23) ? CKWmma : CKMma, 0xffffffffu, Key, Packed, Pack ? (N + 1) / 2 : N, O,
+             std::min<unsigned>(ND, CollectiveSlot::MaxOut), [=](CollectiveSlot &S) {
+               MmaShape Sh = shapeOf(Code);
+               uint32_t TA = (Code >> 4) & 15, TB = (Code >> 8) & 15, TC = (Code >> 12) & 15, TD = (Code >> 16) & 15;
+               bool Sat = Code >> 20 & 1;
+               std::vector<double> A(Sh.M * Sh.K), Bm(Sh.K * Sh.N), Cm(Sh.M * Sh.N);
+               auto regs = [&](uint32_t L, unsigned First, unsigned Count, uint64_t *Dst) {
+                 for (unsigned I = 0; I < Count; ++I) {
+                   unsigned K = First + I;
+                   Dst[I] = Pack ? (S.In[L][K / 2] >> (32 * (K & 1))) & 0xffffffffu : S.In[L][K];
+                 }
+               };
+               uint32_t AllLanes = S.Participants;
+               forLanes(AllLanes, [&](uint32_t L) {
+                 uint64_t RA[16] = {}, RB[16] = {}, RC[16] = {};
+                 regs(L, 0, std::min(NA, 16u), RA);
+                 regs(L, NA, std::min(NB, 16u), RB);
+                 regs(L, NA + NB, std::min(NC, 16u), RC);
+                 unsigned EA = NA * std::max(1u, 32 / elemBits(TA)), EB = NB * std::max(1u, 32 / elemBits(TB));
+                 unsigned EC = NC * std::max(1u, 32 / elemBits(TC));
+                 if (elemBits(TA) == 64)
+                   EA = NA;
+                 if (elemBits(TB) == 64)
+                   EB = NB;
+                 if (elemBits(TC) == 64)
+                   EC = NC;
+                 unsigned Row, Col;
+                 for (unsigned I = 0; I < EA; ++I) {
+                   if (Sh.Wmma)
+                     wmmaPos(Sh.M, Sh.K, false, EA, L, I, Row, Col);
+                   else
+                     mmaA(Sh, TA, L, I, Row, Col);
+                   if (Row < Sh.M && Col < Sh.K)
+                     A[Row * Sh.K + Col] = decode(TA, fragElem(RA, TA, I));
+                 }
+                 for (unsigned I = 0; I < EB; ++I) {
+                   if (Sh.Wmma)
+                     wmmaPos(Sh.K, Sh.N, true, EB, L, I, Row, Col);
+                   else
+                     mmaB(Sh, TB, L, I, Row, Col);
+                   if (Row < Sh.K && Col < Sh.N)
+                     Bm[Row * Sh.N + Col] = decode(TB, fragElem(RB, TB, I));
+                 }
+                 for (unsigned I = 0; I < EC; ++I) {
+                   if (Sh.Wmma)
+                     wmmaPos(Sh.M, Sh.N, false, EC, L, I, Row, Col);
+                   else
+                     mmaC(Sh, L, I, Row, Col);
+                   if (Row < Sh.M && Col < Sh.N)
+                     Cm[Row * Sh.N + Col] = decode(TC, fragElem(RC, TC, I));
+                 }
+               });
+               bool Int = TD == ETS32;
+               std::vector<double> D(Sh.M * Sh.N);
+               std::vector<int64_t> DI(Sh.M * Sh.N);
+               for (unsigned I = 0; I < Sh.M; ++I)
+                 for (unsigned J = 0; J < Sh.N; ++J) {
+                   if (Int) {
+                     int64_t Acc = static_cast<int64_t>(Cm[I * Sh.N + J]);
+                     for (unsigned K = 0; K < Sh.K; ++K)
+                       Acc += static_cast<int64_t>(A[I * Sh.K + K]) * static_cast<int64_t>(Bm[K * Sh.N + J]);
+                     DI[I * Sh.N + J] = Acc;
+                   } else {
+                     double Acc = Cm[I * Sh.N + J];
+                     for (unsigned K = 0; K < Sh.K; ++K)
+                       Acc += A[I * Sh.K + K] * Bm[K * Sh.N + J];
+                     D[I * Sh.N + J] = Acc;
+                   }
+                 }
+               forLanes(AllLanes, [&](uint32_t L) {
+                 uint64_t RD[CollectiveSlot::MaxOut * 2] = {};
+                 unsigned ED = ND * std::max(1u, 32 / elemBits(TD));
+                 if (elemBits(TD) == 64)
+                   ED = ND;
+                 for (unsigned I = 0; I < ED; ++I) {
+                   unsigned Row, Col;
+                   if (Sh.Wmma)
+                     wmmaPos(Sh.M, Sh.N, false, ED, L, I, Row, Col);
+                   else
+                     mmaC(Sh, L, I, Row, Col);
+                   if (Row >= Sh.M || Col >= Sh.N)
+                     continue;
+                   uint64_t Bits;
+                   if (Int) {
+                     int64_t V = DI[Row * Sh.N + Col];
+                     if (Sat)
+                       V = std::clamp<int64_t>(V, INT32_MIN, INT32_MAX);
+                     Bits = static_cast<uint32_t>(static_cast<int32_t>(static_cast<uint32_t>(V)));
+                   } else {
+                     Bits = encodeFloat(TD, D[Row * Sh.N + Col]);
+                   }
+                   setFragElem(RD, TD, I, Bits);
+                 }
+                 // D registers go back two per word when there are more than MaxOut of them.
+                 if (ND > CollectiveSlot::MaxOut)
+                   for (unsigned I = 0; I < ND; ++I)
+                     S.Out[L][I / 2] = (I & 1) ? (S.Out[L][I / 2] | (RD[I] & 0xffffffffu) << 32) : (RD[I] & 0xffffffffu);
+                 else
+                   for (unsigned I = 0; I < ND; ++I)
+                     S.Out[L][I] = RD[I];
+               });
+             });
+  if (ND > CollectiveSlot::MaxOut)
+    for (unsigned I = 0; I < ND; ++I)
+      Out[I] = (O[I / 2] >> (32 * (I & 1))) & 0xffffffffu;
+  else
+    for (unsigned I = 0; I < ND; ++I)
+      Out[I] = O[I];
+}
+
+/// wmma.load.{a,b,c} (Which 0/1/2) and wmma.store.d (Which 3): per-lane accesses in this implementation's
+/// fragment layout (see wmmaPos). Code as for ptxrt_mma; T is the element type of the fragment; ColMajor the
+/// memory layout; Stride the leading dimension in elements.
+static void ptxrt_wmma_ldst(ThreadContext *C, uint32_t Code, uint32_t Which, uint32_t T, uint32_t ColMajor,
+                            char *Ptr, uint32_t Stride, uint32_t NRegs, uint64_t *Regs) {
+  MmaShape Sh = shapeOf(Code);
+  unsigned R = Which == 0 ? Sh.M : Which == 1 ? Sh.K : Sh.M;
+  unsigned Cc = Which == 0 ? Sh.K : Sh.N;
+  unsigned Bits = elemBits(T), Bytes = std::max(1u, Bits / 8);
+  unsigned E = Bits == 64 ? NRegs : NRegs * std::max(1u, 32 / Bits);
+  bool FragColMajor = Which == 1;
+  if (Which != 3)
+    for (unsigned I = 0; I < NRegs; ++I)
+      Regs[I] = 0;
+  for (unsigned I = 0; I < E; ++I) {
+    unsigned Row, Col;
+    wmmaPos(R, Cc, FragColMajor, E, C->LaneId, I, Row, Col);
+    uint64_t Off = ColMajor ? uint64_t(Col) * Stride + Row : uint64_t(Row) * Stride + Col;
+    char *P = Ptr + Off * Bytes;
+    if (Which == 3) {
+      uint64_t V = fragElem(Regs, T, I);
+      memcpy(P, &V, Bytes);
+    } else {
+      uint64_t V = 0;
+      memcpy(&V, P, Bytes);
+      setFragElem(Regs, T, I, V);
+    }
+  }
+}
+}
+
+void ptxforge::codegen::exec::registerWarpHelpers(HelperTable &T) {
+  T.push_back({"ptxrt_shfl", reinterpret_cast<void *>(&ptxrt_shfl)});
+  T.push_back({"ptxrt_vote", reinterpret_cast<void *>(&ptxrt_vote)});
+  T.push_back({"ptxrt_match", reinterpret_cast<void *>(&ptxrt_match)});
+  T.push_back({"ptxrt_redux", reinterpret_cast<void *>(&ptxrt_redux)});
+  T.push_back({"ptxrt_activemask", reinterpret_cast<void *>(&ptxrt_activemask)});
+  T.push_back({"ptxrt_elect", reinterpret_cast<void *>(&ptxrt_elect)});
+  T.push_back({"ptxrt_warp_sync", reinterpret_cast<void *>(&ptxrt_warp_sync)});
+  T.push_back({"ptxrt_ldmatrix", reinterpret_cast<void *>(&ptxrt_ldmatrix)});
+  T.push_back({"ptxrt_stmatrix", reinterpret_cast<void *>(&ptxrt_stmatrix)});
+  T.push_back({"ptxrt_mma", reinterpret_cast<void *>(&ptxrt_mma)});
+  T.push_back({"ptxrt_wmma_ldst", reinterpret_cast<void *>(&ptxrt_wmma_ldst)});
+}

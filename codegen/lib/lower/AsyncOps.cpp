@@ -1,0 +1,165 @@
+// Asynchronous copies and mbarriers: cp.async(.ca/.cg, commit/wait groups, .mbarrier.arrive), cp.async.bulk
+// (global<->shared with mbarrier transaction counts and bulk groups) and every mbarrier operation. Copies run
+// at once (a legal schedule of an asynchronous copy), so the group operations need no code; mbarrier state
+// lives in its 64-bit object and is handled by the helpers in exec/AsyncHelpers.cpp.
+#include "../FunctionLowering.h"
+
+using namespace ptxforge;
+using namespace ptxforge::codegen::detail;
+using ptx::Modifier;
+using ptx::Opcode;
+using ptx::ScalarType;
+using ptx::StateSpace;
+
+namespace {
+
+StateSpace spaceOfModifier(uint16_t M) {
+  switch (static_cast<Modifier>(M)) {
+  case Modifier::Shared:
+  case Modifier::Shared_Cta:
+  case Modifier::Shared_Cluster:
+    return StateSpace::Shared;
+  case Modifier::Global:
+    return StateSpace::Global;
+  default:
+    return StateSpace::Generic;
+  }
+}
+
+/// The state spaces named by I's qualifiers, in order (for cp: destination first, then source).
+std::vector<StateSpace> spaces(const ptx::Instruction &I) {
+  std::vector<StateSpace> R;
+  for (const ptx::Qualifier &Q : I.Qualifiers)
+    if (Q.K == ptx::Qualifier::Kind::Modifier && spaceOfModifier(Q.Value) != StateSpace::Generic)
+      R.push_back(spaceOfModifier(Q.Value));
+  return R;
+}
+
+StateSpace mbarSpace(const ptx::Instruction &I) {
+  return I.has(Modifier::Shared) || I.has(Modifier::Shared_Cta) || I.has(Modifier::Shared_Cluster)
+             ? StateSpace::Shared
+             : StateSpace::Generic;
+}
+
+bool isPredOperand(FunctionLowering &L, const ptx::Operand &Op) {
+  return Op.Kind == ptx::OperandKind::Register && Op.Reg < L.fn().Registers.size() &&
+         L.fn().Registers[Op.Reg].Type == ScalarType::Pred;
+}
+
+bool lowerCp(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  if (!I.has(Modifier::Async))
+    return L.unsupported(I);
+  if (I.has(Modifier::Reduce) || I.has(Modifier::Tensor) || I.has(Modifier::Multicast_Cluster))
+    return L.unsupported(I, "bulk reductions, tensor copies and multicast");
+  // Group bookkeeping and prefetches: every copy has completed already.
+  if (I.has(Modifier::CommitGroup) || I.has(Modifier::WaitGroup) || I.has(Modifier::WaitAll) ||
+      I.has(Modifier::Prefetch)) {
+    B.CreateFence(llvm::AtomicOrdering::AcquireRelease);
+    return true;
+  }
+  if (I.has(Modifier::Mbarrier) && I.has(Modifier::Arrive)) {
+    // cp.async.mbarrier.arrive{.noinc}{.shared}.b64 [addr]
+    L.callHelper("ptxrt_mbar_cp_arrive", B.getVoidTy(),
+                 {L.threadCtx(), L.address(Ops[0], mbarSpace(I)), B.getInt32(I.has(Modifier::Noinc))});
+    return true;
+  }
+  std::vector<StateSpace> Sp = spaces(I);
+  StateSpace DstS = Sp.size() > 0 ? Sp[0] : StateSpace::Generic, SrcS = Sp.size() > 1 ? Sp[1] : StateSpace::Generic;
+  if (Ops.size() < 3)
+    return L.unsupported(I, "operands");
+  llvm::Value *Dst = L.address(Ops[0], DstS), *Src = L.address(Ops[1], SrcS);
+  if (I.has(Modifier::Bulk)) {
+    // cp.async.bulk.dst.src{.mbarrier::complete_tx::bytes | .bulk_group} [dst], [src], size{, [mbar]}{, policy}
+    llvm::Value *Size = L.read(Ops[2], ScalarType::U32);
+    llvm::Value *Mbar = llvm::ConstantPointerNull::get(B.getPtrTy());
+    if (I.has(Modifier::Mbarrier_CompleteTx_Bytes) && Ops.size() > 3)
+      Mbar = L.address(Ops[3], StateSpace::Shared);
+    L.callHelper("ptxrt_cp_bulk", B.getVoidTy(), {L.threadCtx(), Dst, Src, Size, Mbar});
+    return true;
+  }
+  // cp.async.ca/cg.shared.global [dst], [src], cp-size{, src-size | ignore-src}{, cache-policy}
+  size_t N = Ops.size();
+  if (I.has(Modifier::L2_CacheHint) && N > 3)
+    --N; // the last operand is the cache policy
+  llvm::Value *CpSize = L.read(Ops[2], ScalarType::U32);
+  llvm::Value *SrcSize = CpSize;
+  if (N > 3) {
+    if (isPredOperand(L, Ops[3]))
+      SrcSize = B.CreateSelect(L.read(Ops[3], ScalarType::Pred), B.getInt32(0), CpSize);
+    else
+      SrcSize = L.read(Ops[3], ScalarType::U32);
+  }
+  L.callHelper("ptxrt_cp_async", B.getVoidTy(), {Dst, Src, CpSize, SrcSize});
+  return true;
+}
+
+bool lowerMbarrier(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  StateSpace S = mbarSpace(I);
+  if (I.has(Modifier::Init)) {
+    L.callHelper("ptxrt_mbar_init", B.getVoidTy(), {L.address(Ops[0], S), L.read(Ops[1], ScalarType::U32)});
+    return true;
+  }
+  if (I.has(Modifier::Inval)) {
+    L.callHelper("ptxrt_mbar_inval", B.getVoidTy(), {L.address(Ops[0], S)});
+    return true;
+  }
+  if (I.has(Modifier::PendingCount)) {
+    llvm::Value *R = L.callHelper("ptxrt_mbar_pending_count", B.getInt32Ty(), {L.read(Ops[1], ScalarType::B64)});
+    L.write(Ops[0], ScalarType::U32, R);
+    return true;
+  }
+  if (I.has(Modifier::TestWait) || I.has(Modifier::TryWait)) {
+    // {test,try}_wait{.parity} p, [addr], state|parity{, suspendTimeHint}
+    bool Parity = I.has(Modifier::Parity);
+    llvm::Value *State = Parity ? B.CreateZExt(L.read(Ops[2], ScalarType::U32), B.getInt64Ty())
+                                : L.read(Ops[2], ScalarType::B64);
+    unsigned Flags = (Parity ? 1 : 0) | (I.has(Modifier::TryWait) ? 2 : 0);
+    llvm::Value *R = L.callHelper("ptxrt_mbar_wait", B.getInt32Ty(),
+                                  {L.threadCtx(), L.address(Ops[1], S), State, B.getInt32(Flags)});
+    L.write(Ops[0], ScalarType::Pred, B.CreateICmpNE(R, B.getInt32(0)));
+    return true;
+  }
+  bool Arrive = I.has(Modifier::Arrive), Drop = I.has(Modifier::ArriveDrop);
+  if (Arrive || Drop) {
+    // arrive{.expect_tx}|arrive_drop{.expect_tx} state|_, [addr]{, count | txCount}
+    bool Tx = I.has(Modifier::ExpectTx);
+    llvm::Value *Count = B.getInt32(1), *TxCount = B.getInt32(0);
+    if (Ops.size() > 2) {
+      if (Tx)
+        TxCount = L.read(Ops[2], ScalarType::U32);
+      else
+        Count = L.read(Ops[2], ScalarType::U32);
+    }
+    llvm::Value *Token = L.callHelper("ptxrt_mbar_arrive", B.getInt64Ty(),
+                                      {L.threadCtx(), L.address(Ops[1], S), Count, B.getInt32(Drop), TxCount});
+    L.write(Ops[0], ScalarType::B64, Token);
+    return true;
+  }
+  if (I.has(Modifier::ExpectTx)) {
+    L.callHelper("ptxrt_mbar_expect_tx", B.getVoidTy(), {L.address(Ops[0], S), L.read(Ops[1], ScalarType::U32)});
+    return true;
+  }
+  if (I.has(Modifier::CompleteTx)) {
+    L.callHelper("ptxrt_mbar_complete_tx", B.getVoidTy(),
+                 {L.threadCtx(), L.address(Ops[0], S), L.read(Ops[1], ScalarType::U32)});
+    return true;
+  }
+  return L.unsupported(I);
+}
+
+} // namespace
+
+bool ptxforge::codegen::detail::lowerAsync(FunctionLowering &L, const ptx::Instruction &I) {
+  switch (I.Op) {
+  case Opcode::Cp:
+    return lowerCp(L, I);
+  case Opcode::Mbarrier:
+    return lowerMbarrier(L, I);
+  default:
+    return false;
+  }
+}

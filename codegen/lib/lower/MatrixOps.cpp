@@ -1,0 +1,220 @@
+// Warp-wide matrix instructions: ldmatrix, stmatrix, mma.sync and wmma. They are warp collectives: each lane
+// hands its row address / fragment registers to a runtime helper (exec/WarpCollectives.cpp) that gathers all
+// 32 lanes and computes every lane's result at once.
+#include "../FunctionLowering.h"
+
+using namespace ptxforge;
+using namespace ptxforge::codegen::detail;
+using ptx::Modifier;
+using ptx::Opcode;
+using ptx::ScalarType;
+
+namespace {
+
+/// The elements of a `{a, b, ...}` operand (or the operand itself when it is a single register).
+std::vector<const ptx::Operand *> elements(const ptx::Operand &Op) {
+  std::vector<const ptx::Operand *> R;
+  if (Op.Kind == ptx::OperandKind::Vector)
+    for (const ptx::Operand &E : Op.Elements)
+      R.push_back(&E);
+  else
+    R.push_back(&Op);
+  return R;
+}
+
+ptx::StateSpace matrixSpace(const ptx::Instruction &I) {
+  if (I.has(Modifier::Shared) || I.has(Modifier::Shared_Cta))
+    return ptx::StateSpace::Shared;
+  if (I.has(Modifier::Global))
+    return ptx::StateSpace::Global;
+  return ptx::StateSpace::Generic;
+}
+
+unsigned matrixCount(const ptx::Instruction &I) { return I.has(Modifier::X4) ? 4 : I.has(Modifier::X2) ? 2 : 1; }
+
+/// Runtime element-type code (exec/WarpCollectives.cpp ElemType), 0 when unsupported.
+unsigned elemCode(ScalarType T) {
+  switch (T) {
+  case ScalarType::F16: return 1;
+  case ScalarType::BF16: return 2;
+  case ScalarType::TF32: return 3;
+  case ScalarType::F32: return 4;
+  case ScalarType::F64: return 5;
+  case ScalarType::S8: return 6;
+  case ScalarType::U8: return 7;
+  case ScalarType::S32: return 8;
+  case ScalarType::S4: return 9;
+  case ScalarType::U4: return 10;
+  default: return 0;
+  }
+}
+
+bool lowerLdmatrix(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  if (!I.has(Modifier::M8n8) || I.type() != ScalarType::B16 || I.Operands.size() != 2)
+    return L.unsupported(I, "only m8n8 .b16 shapes");
+  unsigned Num = matrixCount(I);
+  auto Dst = elements(I.Operands[0]);
+  llvm::Value *Addr = L.address(I.Operands[1], matrixSpace(I));
+  llvm::Value *Out = entryAlloca(L, B.getInt32Ty(), 4);
+  L.callHelper("ptxrt_ldmatrix", B.getVoidTy(),
+               {L.threadCtx(), Addr, B.getInt32(Num), B.getInt32(I.has(Modifier::Trans)), Out});
+  for (unsigned K = 0; K < Num && K < Dst.size(); ++K)
+    L.write(*Dst[K], ScalarType::B32,
+            B.CreateLoad(B.getInt32Ty(), B.CreateConstGEP1_32(B.getInt32Ty(), Out, K)));
+  return true;
+}
+
+bool lowerStmatrix(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  if (!I.has(Modifier::M8n8) || I.type() != ScalarType::B16 || I.Operands.size() != 2)
+    return L.unsupported(I, "only m8n8 .b16 shapes");
+  unsigned Num = matrixCount(I);
+  auto Src = elements(I.Operands[1]);
+  llvm::Value *Addr = L.address(I.Operands[0], matrixSpace(I));
+  llvm::Value *In = entryAlloca(L, B.getInt32Ty(), 4);
+  for (unsigned K = 0; K < Num && K < Src.size(); ++K)
+    B.CreateStore(L.read(*Src[K], ScalarType::B32), B.CreateConstGEP1_32(B.getInt32Ty(), In, K));
+  L.callHelper("ptxrt_stmatrix", B.getVoidTy(),
+               {L.threadCtx(), Addr, B.getInt32(Num), B.getInt32(I.has(Modifier::Trans)), In});
+  return true;
+}
+
+/// Calls ptxrt_mma with the A, B, C fragments and writes D.
+void emitMma(FunctionLowering &L, uint32_t Code, const ptx::Operand &D, const ptx::Operand &A, const ptx::Operand &Bop,
+             const ptx::Operand &C, ScalarType TD, ScalarType TA, ScalarType TB, ScalarType TC) {
+  auto &B = L.b();
+  auto DE = elements(D), AE = elements(A), BE = elements(Bop), CE = elements(C);
+  auto regType = [](ScalarType T) { return ptx::bitWidth(T) == 64 ? ScalarType::B64 : ScalarType::B32; };
+  unsigned N = static_cast<unsigned>(AE.size() + BE.size() + CE.size());
+  llvm::Value *In = entryAlloca(L, B.getInt64Ty(), N);
+  llvm::Value *Out = entryAlloca(L, B.getInt64Ty(), static_cast<unsigned>(DE.size()));
+  unsigned K = 0;
+  auto put = [&](const std::vector<const ptx::Operand *> &Es, ScalarType T) {
+    for (const ptx::Operand *E : Es)
+      B.CreateStore(B.CreateZExt(L.read(*E, regType(T)), B.getInt64Ty()),
+                    B.CreateConstGEP1_32(B.getInt64Ty(), In, K++));
+  };
+  put(AE, TA);
+  put(BE, TB);
+  put(CE, TC);
+  L.callHelper("ptxrt_mma", B.getVoidTy(),
+               {L.threadCtx(), B.getInt32(Code), B.getInt32(AE.size()), B.getInt32(BE.size()), B.getInt32(CE.size()),
+                B.getInt32(DE.size()), In, Out});
+  for (unsigned J = 0; J < DE.size(); ++J) {
+    llvm::Value *V = B.CreateLoad(B.getInt64Ty(), B.CreateConstGEP1_32(B.getInt64Ty(), Out, J));
+    ScalarType RT = regType(TD);
+    L.write(*DE[J], RT, B.CreateTrunc(V, B.getIntNTy(ptx::bitWidth(RT))));
+  }
+}
+
+bool lowerMma(FunctionLowering &L, const ptx::Instruction &I) {
+  if (I.Operands.size() != 4 || I.typeCount() != 4)
+    return L.unsupported(I, "operands");
+  ScalarType TD = I.type(0), TA = I.type(1), TB = I.type(2), TC = I.type(3);
+  unsigned Shape;
+  if (I.has(Modifier::M16n8k16))
+    Shape = 1;
+  else if (I.has(Modifier::M16n8k8))
+    Shape = 2;
+  else if (I.has(Modifier::M16n8k32))
+    Shape = 3;
+  else if (I.has(Modifier::M16n8k4))
+    Shape = 4;
+  else if (I.has(Modifier::M8n8k4) && TA == ScalarType::F64)
+    Shape = 5;
+  else if (I.has(Modifier::M16n8k64))
+    Shape = 9;
+  else
+    return L.unsupported(I, "mma shape");
+  if (!elemCode(TD) || !elemCode(TA) || !elemCode(TB) || !elemCode(TC) || !I.has(Modifier::Row) ||
+      !I.has(Modifier::Col))
+    return L.unsupported(I, "mma types");
+  uint32_t Code = Shape | elemCode(TA) << 4 | elemCode(TB) << 8 | elemCode(TC) << 12 | elemCode(TD) << 16 |
+                  (I.has(Modifier::Satfinite) ? 1u << 20 : 0);
+  emitMma(L, Code, I.Operands[0], I.Operands[1], I.Operands[2], I.Operands[3], TD, TA, TB, TC);
+  return true;
+}
+
+unsigned wmmaShape(const ptx::Instruction &I) {
+  if (I.has(Modifier::M16n16k16))
+    return 6;
+  if (I.has(Modifier::M32n8k16))
+    return 7;
+  if (I.has(Modifier::M8n32k16))
+    return 8;
+  return 0;
+}
+
+bool lowerWmma(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  unsigned Shape = wmmaShape(I);
+  if (!Shape)
+    return L.unsupported(I, "wmma shape");
+  auto &Ops = I.Operands;
+  if (I.has(Modifier::Mma)) {
+    ScalarType TD, TA, TB, TC;
+    if (I.typeCount() == 2) {
+      TD = I.type(0), TC = I.type(1), TA = TB = ScalarType::F16;
+    } else if (I.typeCount() == 4) {
+      TD = I.type(0), TA = I.type(1), TB = I.type(2), TC = I.type(3);
+    } else {
+      return L.unsupported(I, "wmma types");
+    }
+    if (Ops.size() != 4 || !elemCode(TD) || !elemCode(TA) || !elemCode(TC))
+      return L.unsupported(I, "wmma types");
+    uint32_t Code = Shape | elemCode(TA) << 4 | elemCode(TB) << 8 | elemCode(TC) << 12 | elemCode(TD) << 16 |
+                    (I.has(Modifier::Satfinite) ? 1u << 20 : 0) | 1u << 23;
+    emitMma(L, Code, Ops[0], Ops[1], Ops[2], Ops[3], TD, TA, TB, TC);
+    return true;
+  }
+  bool Store = I.has(Modifier::Store);
+  unsigned Which = Store ? 3 : I.has(Modifier::A) ? 0 : I.has(Modifier::B) ? 1 : 2;
+  ScalarType T = I.type();
+  if (!elemCode(T) || Ops.size() < 2)
+    return L.unsupported(I, "wmma type");
+  const ptx::Operand &Frag = Store ? Ops[1] : Ops[0];
+  const ptx::Operand &Addr = Store ? Ops[0] : Ops[1];
+  auto Regs = elements(Frag);
+  bool ColMajor = I.has(Modifier::Col);
+  // Default leading dimension: the matrix's own row (or column) length.
+  unsigned M = Shape == 6 ? 16 : Shape == 7 ? 32 : 8, N = Shape == 6 ? 16 : Shape == 7 ? 8 : 32, K = 16;
+  unsigned Rows = Which == 0 ? M : Which == 1 ? K : M, Cols = Which == 0 ? K : N;
+  llvm::Value *Stride = Ops.size() > 2 ? L.read(Ops[2], ScalarType::U32) : B.getInt32(ColMajor ? Rows : Cols);
+  ptx::StateSpace S = I.has(Modifier::Shared) || I.has(Modifier::Shared_Cta) ? ptx::StateSpace::Shared
+                      : I.has(Modifier::Global)                               ? ptx::StateSpace::Global
+                                                                              : ptx::StateSpace::Generic;
+  llvm::Value *Ptr = L.address(Addr, S);
+  ScalarType RT = ptx::bitWidth(T) == 64 ? ScalarType::B64 : ScalarType::B32;
+  llvm::Value *Buf = entryAlloca(L, B.getInt64Ty(), static_cast<unsigned>(Regs.size()));
+  if (Store)
+    for (unsigned J = 0; J < Regs.size(); ++J)
+      B.CreateStore(B.CreateZExt(L.read(*Regs[J], RT), B.getInt64Ty()),
+                    B.CreateConstGEP1_32(B.getInt64Ty(), Buf, J));
+  L.callHelper("ptxrt_wmma_ldst", B.getVoidTy(),
+               {L.threadCtx(), B.getInt32(Shape), B.getInt32(Which), B.getInt32(elemCode(T)), B.getInt32(ColMajor),
+                Ptr, Stride, B.getInt32(Regs.size()), Buf});
+  if (!Store)
+    for (unsigned J = 0; J < Regs.size(); ++J) {
+      llvm::Value *V = B.CreateLoad(B.getInt64Ty(), B.CreateConstGEP1_32(B.getInt64Ty(), Buf, J));
+      L.write(*Regs[J], RT, B.CreateTrunc(V, B.getIntNTy(ptx::bitWidth(RT))));
+    }
+  return true;
+}
+
+} // namespace
+
+bool ptxforge::codegen::detail::lowerMatrix(FunctionLowering &L, const ptx::Instruction &I) {
+  switch (I.Op) {
+  case Opcode::Ldmatrix:
+    return lowerLdmatrix(L, I);
+  case Opcode::Stmatrix:
+    return lowerStmatrix(L, I);
+  case Opcode::Mma:
+    return lowerMma(L, I);
+  case Opcode::Wmma:
+    return lowerWmma(L, I);
+  default:
+    return false;
+  }
+}
