@@ -107,8 +107,10 @@ double roundToOdd(double S, double Err) {
   return fromBits(bitsOf(T) | 1);
 }
 
-double twoSumOdd(double A, double B) {
+double twoSumOdd(double A, double B, unsigned Mode) {
   double S = A + B;
+  if (S == 0 && Mode == ModeRM && !(A == 0 && B == 0 && !std::signbit(A) && !std::signbit(B)))
+    return -0.0; // an exact zero sum is -0 when rounding down (unless both addends are +0)
   if (!std::isfinite(S))
     return S;
   double Bb = S - A;
@@ -263,10 +265,10 @@ uint32_t laneOp(uint32_t Code, uint32_t A, uint32_t B, uint32_t C) {
     Z = operand(F, C, Ftz);
   double R;
   switch (Op) {
-  case OpAdd: R = twoSumOdd(X, Y); break;
-  case OpSub: R = twoSumOdd(X, -Y); break;
+  case OpAdd: R = twoSumOdd(X, Y, Mode); break;
+  case OpSub: R = twoSumOdd(X, -Y, Mode); break;
   case OpMul: R = X * Y; break; // exact: at most 2 x 11 significant bits, no underflow in double
-  case OpFma: R = twoSumOdd(X * Y, Z); break;
+  case OpFma: R = twoSumOdd(X * Y, Z, Mode); break;
   case OpMin: R = minMax(false, X, Y, Flags); break;
   case OpMax: R = minMax(true, X, Y, Flags); break;
   case OpNeg: R = -X; break;

@@ -77,6 +77,36 @@ void fiberEntry(bctx::transfer_t T) {
   bctx::jump_fcontext(B.SchedulerContext, nullptr);
 }
 
+/// The fast path for kernels without barriers or collectives: one call of the JIT'd block loop
+/// (KernelInfo::BlockSymbol) runs every thread; the block state holds only what trap needs.
+std::string runBlockLoop(const KernelInfo &K, ThreadFunction BlockFn, const LaunchConfig &C, const char *Params,
+                         uint64_t BlockId, WorkerState &W, unsigned WorkerIndex, unsigned Workers) {
+  uint64_t SharedBytes = K.StaticSharedBytes + C.DynamicSharedBytes;
+  if (W.Shared.size() < SharedBytes + 16)
+    W.Shared.resize(SharedBytes + 16);
+  BlockState B;
+  B.BlockLoop = true;
+  B.ExitPoints.resize(1);
+  B.Exited.assign(1, 0);
+  B.Live = static_cast<uint32_t>(C.Block.count());
+  ThreadContext TC{};
+  TC.Ntid[0] = C.Block.X, TC.Ntid[1] = C.Block.Y, TC.Ntid[2] = C.Block.Z;
+  TC.Ctaid[0] = static_cast<uint32_t>(BlockId % C.Grid.X);
+  TC.Ctaid[1] = static_cast<uint32_t>((BlockId / C.Grid.X) % C.Grid.Y);
+  TC.Ctaid[2] = static_cast<uint32_t>(BlockId / (uint64_t(C.Grid.X) * C.Grid.Y));
+  TC.Nctaid[0] = C.Grid.X, TC.Nctaid[1] = C.Grid.Y, TC.Nctaid[2] = C.Grid.Z;
+  TC.NWarpId = static_cast<uint32_t>((C.Block.count() + 31) / 32);
+  TC.DynamicSmemSize = C.DynamicSharedBytes;
+  TC.Shared = W.Shared.data();
+  TC.Block = &B;
+  TC.SmId = WorkerIndex;
+  TC.NSmId = Workers;
+  TC.TotalSmemSize = static_cast<uint32_t>(SharedBytes);
+  if (setjmp(B.ExitPoints[0].Buf) == 0)
+    BlockFn(&TC, Params);
+  return B.Error;
+}
+
 /// Returns an error message, empty on success.
 std::string runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig &C, const char *Params, uint64_t BlockId,
                      WorkerState &W, unsigned WorkerIndex, unsigned Workers) {
@@ -146,6 +176,13 @@ std::string runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
         --Remaining;
         Finished = true;
       }
+      if (B.RestartFrom != UINT32_MAX) {
+        // A barrier or collective completed: let the released threads run on in thread order.
+        uint32_t From = B.RestartFrom;
+        B.RestartFrom = UINT32_MAX;
+        if (From <= T)
+          T = From - 1; // wraps for From == 0; the loop's ++T brings it back
+      }
     }
     if (Remaining && !Finished && B.Progress == Before) {
       // A whole round in which nobody moved: every live thread waits for something that cannot happen.
@@ -178,6 +215,7 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
   if (!C.Block.count() || C.Block.count() > 1024 || C.Block.Z > 64 || !C.Grid.count())
     return llvm::createStringError(std::errc::invalid_argument, "invalid launch configuration");
   ThreadFunction Fn = M.entry(K);
+  ThreadFunction BlockFn = M.blockEntry(K);
   uint64_t Blocks = C.Grid.count();
   unsigned Workers = workerCount(C, Blocks);
   std::atomic<uint64_t> Next{0};
@@ -186,7 +224,8 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
   auto Work = [&](unsigned Index) {
     WorkerState W;
     for (uint64_t Id = Next++; Id < Blocks; Id = Next++) {
-      std::string E = runBlock(K, Fn, C, static_cast<const char *>(Params), Id, W, Index, Workers);
+      std::string E = BlockFn ? runBlockLoop(K, BlockFn, C, static_cast<const char *>(Params), Id, W, Index, Workers)
+                              : runBlock(K, Fn, C, static_cast<const char *>(Params), Id, W, Index, Workers);
       if (!E.empty()) {
         std::scoped_lock L(ErrorLock);
         if (FirstError.empty())

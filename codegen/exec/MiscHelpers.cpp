@@ -17,9 +17,6 @@ static uint64_t ptxrt_globaltimer() {
       .count();
 }
 
-/// `exit` in the kernel's own body: the thread function returns right after.
-static void ptxrt_exit_mark(ThreadContext *C) { (void)C; }
-
 /// `exit` inside a callee: unwind to the thread's start.
 static void ptxrt_exit(ThreadContext *C) {
   BlockState &B = blockOf(C);
@@ -31,7 +28,7 @@ static void ptxrt_trap(ThreadContext *C) {
   B.Trapped = true;
   if (B.Error.empty())
     B.Error = "trap instruction executed";
-  std::longjmp(B.ExitPoints[C->LinearTid].Buf, 1);
+  std::longjmp(B.ExitPoints[B.BlockLoop ? 0 : C->LinearTid].Buf, 1);
 }
 
 /// Shared memory is recognised by the caller; anything else a kernel can address is global or local. Local
@@ -46,7 +43,6 @@ static int ptxrt_is_global(uint64_t Addr) {
 void ptxforge::codegen::exec::registerMiscHelpers(HelperTable &T) {
   T.push_back({"ptxrt_clock64", reinterpret_cast<void *>(&ptxrt_clock64)});
   T.push_back({"ptxrt_globaltimer", reinterpret_cast<void *>(&ptxrt_globaltimer)});
-  T.push_back({"ptxrt_exit_mark", reinterpret_cast<void *>(&ptxrt_exit_mark)});
   T.push_back({"ptxrt_exit", reinterpret_cast<void *>(&ptxrt_exit)});
   T.push_back({"ptxrt_trap", reinterpret_cast<void *>(&ptxrt_trap)});
   T.push_back({"ptxrt_is_global", reinterpret_cast<void *>(&ptxrt_is_global)});

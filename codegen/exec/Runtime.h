@@ -4,6 +4,8 @@
 
 #include "ptxforge/codegen/ThreadContext.h"
 
+#include <algorithm>
+#include <climits>
 #include <csetjmp>
 #include <cstdint>
 #include <memory>
@@ -76,6 +78,7 @@ struct WaitState {
   uint32_t Kind = 0;         ///< CollectiveKind of a warp collective, 0 otherwise
   bool (*Check)(void *) = nullptr;
   void *Arg = nullptr;
+  const void *Slot = nullptr; ///< the CollectiveSlot a collective waits in
 };
 
 struct BlockState {
@@ -87,6 +90,7 @@ struct BlockState {
   std::vector<uint8_t> Exited;
   uint32_t Live = 0;                       ///< threads not exited
   bool UseFibers = false;
+  bool BlockLoop = false;                  ///< threads run inside one JIT'd loop: a trap unwinds the whole block
   std::vector<Fiber> Fibers;
   void *SchedulerContext = nullptr;
   uint32_t Current = 0;
@@ -94,6 +98,9 @@ struct BlockState {
   std::vector<WarpState> Warps;
   std::vector<WaitState> Waits;            ///< per thread
   uint64_t Progress = 0;                   ///< bumped by every barrier release, exit and collective
+  /// Set when a barrier or collective completes: the scheduler goes back to this thread so that the released
+  /// threads run on in thread order (warp by warp, lanes in order), as close to the GPU's order as it gets.
+  uint32_t RestartFrom = UINT32_MAX;
   bool Trapped = false;
   std::string Error;
 
@@ -109,7 +116,7 @@ struct BlockState {
 
   /// Parks thread T (yielding to the scheduler) until Cond() holds. Returns false when the block cannot wait
   /// (no fibers), with Error set.
-  template <class F> bool waitUntil(uint32_t T, uint32_t Kind, F &&Cond) {
+  template <class F> bool waitUntil(uint32_t T, uint32_t Kind, F &&Cond, const void *Slot = nullptr) {
     if (Cond())
       return true;
     if (!UseFibers) {
@@ -118,13 +125,23 @@ struct BlockState {
       return false;
     }
     using FT = std::remove_reference_t<F>;
-    Waits[T] = {true, Kind, [](void *P) -> bool { return (*static_cast<FT *>(P))(); }, &Cond};
+    Waits[T] = {true, Kind, [](void *P) -> bool { return (*static_cast<FT *>(P))(); }, &Cond, Slot};
     do
       yield();
     while (!Cond());
     Waits[T] = {};
     ++Progress;
     return true;
+  }
+  /// The thread that released a barrier or completed a collective lets the threads from First on (the
+  /// released ones) run first: it yields once, marked runnable.
+  void yieldToReleased(uint32_t T, uint32_t First) {
+    if (!UseFibers)
+      return;
+    RestartFrom = std::min(RestartFrom, First);
+    Waits[T] = {true, 0, [](void *) { return true; }, nullptr, nullptr};
+    yield();
+    Waits[T] = {};
   }
   /// Parks thread T for one scheduler round (polling waits: test_wait); Cond tells others whether it could
   /// continue.

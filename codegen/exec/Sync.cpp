@@ -100,7 +100,10 @@ uint64_t arriveAndWait(ThreadContext *C, uint32_t Id, uint32_t Count, bool Pred)
   BlockState &B = blockOf(C);
   Barrier &Bar = B.Barriers[Id & 15];
   uint64_t Gen = arrive(B, C, Id, Count, Pred);
-  B.waitUntil(C->LinearTid, 0, [&] { return Bar.Generation != Gen; });
+  if (Bar.Generation != Gen)
+    B.yieldToReleased(C->LinearTid, 0);
+  else
+    B.waitUntil(C->LinearTid, 0, [&] { return Bar.Generation != Gen; });
   return Gen;
 }
 

@@ -30,8 +30,11 @@ bool slotComplete(BlockState &B, uint32_t W, const CollectiveSlot &S) {
     const WaitState &WS = B.Waits[W * 32 + L];
     if (!WS.Parked)
       return false;
-    if (WS.Kind == CKActivemask)
+    if (WS.Kind == CKActivemask) { // parked in another activemask: blocked unless that one completed
+      if (WS.Slot && static_cast<const CollectiveSlot *>(WS.Slot)->Computed)
+        return false;
       continue;
+    }
     if (WS.Check && WS.Check(WS.Arg))
       return false;
   }
@@ -75,7 +78,12 @@ void collective(ThreadContext *C, uint32_t Kind, uint32_t Mask, uint32_t Site, c
     S->In[Lane][I] = In[I];
   S->Arrived |= Bit;
   ++B.Progress;
-  B.waitUntil(C->LinearTid, Kind, [&] { return slotComplete(B, W, *S); });
+  if (slotComplete(B, W, *S)) {
+    if (S->Arrived != Bit)
+      B.yieldToReleased(C->LinearTid, W * 32);
+  } else {
+    B.waitUntil(C->LinearTid, Kind, [&] { return slotComplete(B, W, *S); }, S);
+  }
   if (!S->Computed) {
     S->Participants = S->Arrived;
     Compute(*S);

@@ -92,6 +92,14 @@ llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::compile(LoweredM
       return Sym.takeError();
     CM->Kernels.push_back(K);
     CM->Entries.push_back(Sym->toPtr<ThreadFunction>());
+    ThreadFunction Block = nullptr;
+    if (!K.BlockSymbol.empty()) {
+      auto BSym = (*JIT)->lookup(K.BlockSymbol);
+      if (!BSym)
+        return BSym.takeError();
+      Block = BSym->toPtr<ThreadFunction>();
+    }
+    CM->BlockEntries.push_back(Block);
   }
   for (const GlobalInfo &G : LM.Globals) {
     auto Sym = (*JIT)->lookup(G.Symbol);
@@ -112,6 +120,8 @@ const KernelInfo *CompiledModule::kernel(llvm::StringRef Name) const {
 }
 
 ThreadFunction CompiledModule::entry(const KernelInfo &K) const { return Entries[&K - Kernels.data()]; }
+
+ThreadFunction CompiledModule::blockEntry(const KernelInfo &K) const { return BlockEntries[&K - Kernels.data()]; }
 
 void *CompiledModule::globalAddress(llvm::StringRef Name, uint64_t *Size) const {
   for (size_t I = 0; I < Globals.size(); ++I)

@@ -115,6 +115,70 @@ llvm::Function *declareFunction(ModuleLowering &ML, const ptx::Function &F) {
   return LF;
 }
 
+/// `__ptx_block_K(ThreadContext *Template, const char *Params)`: a loop over the block's threads that sets
+/// %tid/%laneid/%warpid in a private copy of the template context and calls the (always inlined) thread
+/// function. With the context in an alloca, LLVM forwards the stored ids to the inlined loads, so simple
+/// kernels vectorize across threads and none pays a call or a runtime round trip per thread.
+llvm::Function *emitBlockLoop(ModuleLowering &ML, llvm::Function *Thread) {
+  llvm::LLVMContext &C = ML.Ctx;
+  llvm::IRBuilder<> B(C);
+  llvm::Type *Ptr = B.getPtrTy(), *I32 = B.getInt32Ty();
+  auto *FT = llvm::FunctionType::get(B.getVoidTy(), {Ptr, Ptr}, false);
+  std::string Name = "__ptx_block_" + Thread->getName().drop_front(strlen("__ptx_kernel_")).str();
+  llvm::Function *F = llvm::Function::Create(FT, llvm::GlobalValue::ExternalLinkage, Name, ML.Mod);
+  Thread->addFnAttr(llvm::Attribute::AlwaysInline);
+  llvm::BasicBlock *Entry = llvm::BasicBlock::Create(C, "entry", F);
+  B.SetInsertPoint(Entry);
+  llvm::Value *Tmpl = F->getArg(0), *Params = F->getArg(1);
+  llvm::AllocaInst *Ctx = B.CreateAlloca(ML.ThreadCtxTy);
+  uint64_t Size = ML.Mod.getDataLayout().getTypeAllocSize(ML.ThreadCtxTy);
+  B.CreateMemCpy(Ctx, llvm::MaybeAlign(8), Tmpl, llvm::MaybeAlign(8), Size);
+  auto field = [&](unsigned Field, unsigned Index) {
+    return B.CreateInBoundsGEP(ML.ThreadCtxTy, Ctx, {B.getInt32(0), B.getInt32(Field), B.getInt32(Index)});
+  };
+  llvm::Value *NX = B.CreateLoad(I32, field(TCNtid, 0)), *NY = B.CreateLoad(I32, field(TCNtid, 1)),
+              *NZ = B.CreateLoad(I32, field(TCNtid, 2));
+  // for z, for y, for x: nested loops with the linear id carried along.
+  llvm::BasicBlock *ZHead = llvm::BasicBlock::Create(C, "z", F), *YHead = llvm::BasicBlock::Create(C, "y", F),
+                   *XBody = llvm::BasicBlock::Create(C, "x", F), *YLatch = llvm::BasicBlock::Create(C, "y.latch", F),
+                   *ZLatch = llvm::BasicBlock::Create(C, "z.latch", F), *Exit = llvm::BasicBlock::Create(C, "exit", F);
+  B.CreateBr(ZHead);
+  B.SetInsertPoint(ZHead);
+  llvm::PHINode *Z = B.CreatePHI(I32, 2, "tz");
+  Z->addIncoming(B.getInt32(0), Entry);
+  B.CreateBr(YHead);
+  B.SetInsertPoint(YHead);
+  llvm::PHINode *Y = B.CreatePHI(I32, 2, "ty");
+  Y->addIncoming(B.getInt32(0), ZHead);
+  llvm::Value *RowBase = B.CreateMul(B.CreateAdd(B.CreateMul(Z, NY), Y), NX);
+  B.CreateBr(XBody);
+  B.SetInsertPoint(XBody);
+  llvm::PHINode *X = B.CreatePHI(I32, 2, "tx");
+  X->addIncoming(B.getInt32(0), YHead);
+  llvm::Value *Linear = B.CreateAdd(RowBase, X);
+  B.CreateStore(X, field(TCTid, 0));
+  B.CreateStore(Y, field(TCTid, 1));
+  B.CreateStore(Z, field(TCTid, 2));
+  B.CreateStore(B.CreateAnd(Linear, 31), B.CreateStructGEP(ML.ThreadCtxTy, Ctx, TCLaneId));
+  B.CreateStore(B.CreateLShr(Linear, 5), B.CreateStructGEP(ML.ThreadCtxTy, Ctx, TCWarpId));
+  B.CreateStore(Linear, B.CreateStructGEP(ML.ThreadCtxTy, Ctx, TCLinearTid));
+  B.CreateCall(Thread, {Ctx, Params});
+  llvm::Value *NextX = B.CreateAdd(X, B.getInt32(1));
+  X->addIncoming(NextX, XBody);
+  B.CreateCondBr(B.CreateICmpULT(NextX, NX), XBody, YLatch);
+  B.SetInsertPoint(YLatch);
+  llvm::Value *NextY = B.CreateAdd(Y, B.getInt32(1));
+  Y->addIncoming(NextY, YLatch);
+  B.CreateCondBr(B.CreateICmpULT(NextY, NY), YHead, ZLatch);
+  B.SetInsertPoint(ZLatch);
+  llvm::Value *NextZ = B.CreateAdd(Z, B.getInt32(1));
+  Z->addIncoming(NextZ, ZLatch);
+  B.CreateCondBr(B.CreateICmpULT(NextZ, NZ), ZHead, Exit);
+  B.SetInsertPoint(Exit);
+  B.CreateRetVoid();
+  return F;
+}
+
 } // namespace
 
 llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::VerifiedModule &VM,
@@ -201,6 +265,12 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
       if (!G->IsEntry && G->HasBody)
         for (const ptx::Instruction &I : G->Instructions)
           K.NeedsFibers |= needsFibers(I);
+    for (const auto &G : M.Functions)
+      if (!G->IsEntry && G->HasBody)
+        for (const ptx::Instruction &I : G->Instructions)
+          K.ExitInCallee |= I.Op == ptx::Opcode::Exit;
+    if (!K.NeedsFibers && !K.ExitInCallee)
+      K.BlockSymbol = emitBlockLoop(ML, ML.Functions[FI])->getName().str();
     for (const ptx::PerfDirective &P : F.Perf)
       for (size_t D = 0; D < P.Values.size() && D < 3; ++D) {
         if (P.Kind == ptx::PerfDirectiveKind::Reqntid)

@@ -1,8 +1,10 @@
 // `ptxforge compile`: the nvcc-like driver. It speaks nvcc's target flags (-arch, -code, -gencode), checks that
 // the module can be compiled for each requested architecture, and writes a fatbinary whose PTX entries hold the
-// module re-targeted to each compute_XX (with --emit=ptx, the PTX text itself). Inputs are PTX files and
-// fatbinaries (or CUDA executables) to repackage.
+// module re-targeted to each compute_XX (with --emit=ptx, the PTX text itself; with --emit=llvm|asm|obj, host
+// code). Inputs are PTX files and fatbinaries (or CUDA executables) to repackage. The architecture names and the
+// host code are CompileTargetsCommand.cpp's.
 #include "Commands.h"
+#include "CompileTargets.h"
 
 #include "ptxforge/fatbin/Listing.h"
 #include "ptxforge/fatbin/Reader.h"
@@ -19,7 +21,6 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
@@ -43,189 +44,6 @@ raw_ostream &step() { return errs() << "#$ "; }
 
 Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
 
-/// The architectures nvcc 13 accepts (`nvcc --list-gpu-arch`), and those that take the `a` (arch-specific)
-/// and `f` (family-specific) suffixes.
-constexpr unsigned SupportedArchs[] = {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121};
-constexpr unsigned ArchSpecificArchs[] = {90, 100, 103, 110, 120, 121};
-constexpr unsigned FamilyArchs[] = {100, 103, 110, 120, 121};
-
-/// The compute capability `-arch=native` means: the device ptxforge emulates.
-constexpr unsigned DefaultDeviceCC = 90;
-
-/// One architecture as nvcc spells it: compute_90 (virtual, PTX) or sm_90a (real, SASS).
-struct GpuArch {
-  unsigned Number = 0;
-  char Suffix = 0; ///< 'a' (arch-specific), 'f' (family-specific) or 0
-  bool Virtual = false;
-
-  std::string name() const {
-    return (Virtual ? "compute_" : "sm_") + std::to_string(Number) + (Suffix ? std::string(1, Suffix) : "");
-  }
-  GpuArch virtualArch() const { return {Number, Suffix, true}; }
-  unsigned major() const { return Number / 10; }
-  bool sameTarget(const GpuArch &O) const { return Number == O.Number && Suffix == O.Suffix; }
-  /// The target bits of a fatbinary entry built for this architecture.
-  uint64_t entryFlags() const {
-    return Suffix == 'a'   ? fatbin::flagBits(EntryFlag::ArchSpecific)
-           : Suffix == 'f' ? fatbin::flagBits(EntryFlag::FamilySpecific)
-                           : 0;
-  }
-};
-
-bool isSupported(unsigned Number, char Suffix) {
-  auto In = [&](const auto &List) { return is_contained(List, Number); };
-  return Suffix == 'a' ? In(ArchSpecificArchs) : Suffix == 'f' ? In(FamilyArchs) : In(SupportedArchs);
-}
-
-/// `compute_90`, `sm_100f`; nothing for other spellings and for architectures nvcc 13 does not support.
-std::optional<GpuArch> parseArch(StringRef S) {
-  GpuArch A;
-  if (S.consume_front("compute_"))
-    A.Virtual = true;
-  else if (!S.consume_front("sm_"))
-    return std::nullopt;
-  if (S.ends_with("a") || S.ends_with("f")) {
-    A.Suffix = S.back();
-    S = S.drop_back();
-  }
-  if (S.empty() || S.front() == '0' || S.find_first_not_of("0123456789") != StringRef::npos ||
-      S.getAsInteger(10, A.Number) || !isSupported(A.Number, A.Suffix))
-    return std::nullopt;
-  return A;
-}
-
-Expected<GpuArch> parseArchOrFail(StringRef S) {
-  if (auto A = parseArch(S))
-    return *A;
-  return makeError("Unsupported gpu architecture '" + S + "'");
-}
-
-/// One `-gencode arch=compute_XX,code=[...]`, after -arch's shorthands are expanded.
-struct Gencode {
-  GpuArch Arch;               ///< virtual: what the module must be valid for
-  std::vector<GpuArch> Codes; ///< what the fatbinary should hold
-  /// From -arch=all or all-major: an architecture the module cannot be compiled for is skipped with a
-  /// warning instead of failing the compilation.
-  bool FromAll = false;
-
-  std::string spelling() const {
-    std::string S = "-gencode arch=" + Arch.name() + ",code=";
-    std::vector<std::string> Names;
-    for (const GpuArch &C : Codes)
-      Names.push_back(C.name());
-    return S + (Codes.size() == 1 ? Names[0] : "[" + join(Names, ",") + "]");
-  }
-};
-
-/// nvcc's rule for one arch/code pair: a PTX code must be the virtual architecture itself; SASS may be built
-/// for a later one. ptxforge also keeps `a` and `f` code within what that PTX may run on.
-bool isCompatibleCode(const GpuArch &Arch, const GpuArch &Code) {
-  if (Code.Virtual)
-    return Code.sameTarget(Arch);
-  if (Arch.Suffix == 'a')
-    return Code.sameTarget(Arch);
-  if (Arch.Suffix == 'f')
-    return Code.major() == Arch.major() && Code.Number >= Arch.Number && Code.Suffix != 0;
-  return Code.Number >= Arch.Number;
-}
-
-/// The comma-separated names of a `code=` value: `sm_75`, `[sm_75,compute_75]`, `"sm_75,compute_75"`.
-std::vector<std::string> splitArchList(StringRef List) {
-  std::vector<std::string> Out;
-  for (StringRef Name : split(List, ',')) {
-    std::string Clean;
-    for (char C : Name)
-      if (C != '[' && C != ']' && C != '"' && C != '\'' && C != ' ')
-        Clean += C;
-    Out.push_back(Clean);
-  }
-  return Out;
-}
-
-Expected<Gencode> makeGencode(GpuArch Arch, StringRef ArchSpelling, const std::vector<std::string> &CodeNames,
-                              StringRef ArchOption) {
-  if (!Arch.Virtual)
-    return makeError("Value of " + ArchOption + " option ('" + ArchSpelling + "') must be a virtual code architecture");
-  Gencode G;
-  G.Arch = Arch;
-  for (const std::string &Name : CodeNames) {
-    auto Code = parseArchOrFail(Name);
-    if (!Code)
-      return Code.takeError();
-    if (!isCompatibleCode(Arch, *Code))
-      return makeError("Incompatible code generation requested: arch='" + Arch.name() + "', code='" + Name + "'");
-    if (none_of(G.Codes, [&](const GpuArch &C) { return C.sameTarget(*Code) && C.Virtual == Code->Virtual; }))
-      G.Codes.push_back(*Code);
-  }
-  return G;
-}
-
-/// `-gencode arch=compute_75,code=[sm_75,compute_75]` (also `code=sm_75,compute_75`, quoted, or with the keys in
-/// the other order).
-Expected<Gencode> parseGencode(StringRef Value) {
-  std::string ArchName;
-  std::vector<std::string> Codes;
-  bool HasArch = false, HasCode = false;
-  std::string *Last = nullptr; // the key a bare name after a comma belongs to (`code=sm_75,compute_75`)
-  std::string CodeList;
-  for (StringRef Part : split(Value, ',')) {
-    StringRef P = Part.trim();
-    if (P.consume_front("arch=")) {
-      HasArch = true;
-      ArchName = splitArchList(P).front();
-      Last = nullptr;
-    } else if (P.consume_front("code=")) {
-      HasCode = true;
-      CodeList = P.str();
-      Last = &CodeList;
-    } else if (Last && !P.empty()) {
-      *Last += "," + P.str();
-    } else {
-      return makeError("Option '--generate-code " + Value + "': unexpected '" + Part + "'");
-    }
-  }
-  if (!HasArch)
-    return makeError("Option '--generate-code " + Value + "', missing arch");
-  if (!HasCode)
-    return makeError("Option '--generate-code " + Value + "', missing code");
-  auto Arch = parseArchOrFail(ArchName);
-  if (!Arch)
-    return Arch.takeError();
-  for (const std::string &C : splitArchList(CodeList))
-    if (!C.empty())
-      Codes.push_back(C);
-  if (Codes.empty())
-    return makeError("Option '--generate-code " + Value + "', missing code");
-  return makeGencode(*Arch, ArchName, Codes, "-arch");
-}
-
-/// PTXFORGE_DEVICE_CC ("9.0" or "90"), else 9.0.
-Expected<unsigned> deviceComputeCapability() {
-  const char *Env = std::getenv("PTXFORGE_DEVICE_CC");
-  if (!Env || !*Env)
-    return DefaultDeviceCC;
-  StringRef S(Env);
-  unsigned Major = 0, Minor = 0, CC = 0;
-  auto [MajorText, MinorText] = S.split('.');
-  bool Ok = S.contains('.') ? !MajorText.getAsInteger(10, Major) && !MinorText.getAsInteger(10, Minor) && Minor < 10
-                            : !S.getAsInteger(10, CC);
-  if (S.contains('.'))
-    CC = Major * 10 + Minor;
-  if (!Ok || !isSupported(CC, 0))
-    return makeError("-arch=native: PTXFORGE_DEVICE_CC='" + S +
-                     "' is not a supported compute capability (write it as 9.0 or 90)");
-  return CC;
-}
-
-/// `-arch=sm_XX` alone: `-gencode arch=compute_XX,code=[sm_XX,compute_XX]`.
-Gencode realArchShorthand(unsigned Number, char Suffix, bool FromAll) {
-  Gencode G;
-  G.Arch = {Number, Suffix, true};
-  G.Codes = {{Number, Suffix, false}, {Number, Suffix, true}};
-  G.FromAll = FromAll;
-  return G;
-}
-
 /// What the command line asks for once checked.
 struct Settings {
   std::vector<Gencode> Gencodes; ///< empty: each input keeps its own target
@@ -233,6 +51,7 @@ struct Settings {
   std::string CompressMode = "default";
   std::string PtxasOptions; ///< stored in every PTX entry (cuobjdump's "ptxasOptions")
   bool EmitPtx = false;
+  std::optional<HostOutput> Host; ///< --emit=llvm|asm|obj
   unsigned OptLevel = 3;
 };
 
@@ -252,54 +71,9 @@ struct CompileOptions {
   std::vector<std::string> IncludeDirs, Defines;
 };
 
-/// -arch (with -code) as gencodes: sm_XX alone is arch=compute_XX,code=[sm_XX,compute_XX], compute_XX alone PTX only.
-Expected<std::vector<Gencode>> archGencodes(const CompileOptions &O) {
-  std::vector<Gencode> Out;
-  if (!O.Code.empty() && O.Arch.empty())
-    return makeError("-arch option not specified (-code needs -arch=compute_XX)");
-  if (O.Arch.empty())
-    return Out;
-  if (O.Arch == "all" || O.Arch == "all-major" || O.Arch == "native") {
-    if (!O.Code.empty())
-      return makeError("Value of -arch option ('" + O.Arch + "') must be a virtual code architecture");
-    if (O.Arch == "native") {
-      auto CC = deviceComputeCapability();
-      if (!CC)
-        return CC.takeError();
-      Out.push_back(realArchShorthand(*CC, 0, false));
-      return Out;
-    }
-    unsigned LastMajor = 0;
-    for (unsigned N : SupportedArchs) {
-      if (O.Arch == "all-major" && N / 10 == LastMajor)
-        continue;
-      LastMajor = N / 10;
-      Out.push_back(realArchShorthand(N, 0, true));
-    }
-    return Out;
-  }
-  auto A = parseArchOrFail(O.Arch);
-  if (!A)
-    return A.takeError();
-  if (!O.Code.empty()) {
-    auto G = makeGencode(*A, O.Arch, splitArchList(O.Code), "-arch");
-    if (!G)
-      return G.takeError();
-    Out.push_back(std::move(*G));
-  } else if (A->Virtual) {
-    Gencode G;
-    G.Arch = *A;
-    G.Codes = {*A};
-    Out.push_back(G);
-  } else {
-    Out.push_back(realArchShorthand(A->Number, A->Suffix, false));
-  }
-  return Out;
-}
-
 Expected<Settings> resolveSettings(const CompileOptions &O) {
   Settings S;
-  auto FromArch = archGencodes(O);
+  auto FromArch = archGencodes(O.Arch, O.Code);
   if (!FromArch)
     return FromArch.takeError();
   std::vector<Gencode> FromGencode;
@@ -313,11 +87,13 @@ Expected<Settings> resolveSettings(const CompileOptions &O) {
   S.Gencodes = O.GencodeBeforeArch ? FromGencode : *FromArch;
   append_range(S.Gencodes, O.GencodeBeforeArch ? *FromArch : FromGencode);
 
-  if (!O.Emit.empty() && O.Emit != "ptx" && O.Emit != "fatbin")
-    return makeError("Unknown value '" + O.Emit + "' for option '--emit' (expected ptx or fatbin)");
+  S.Host = parseHostOutput(O.Emit);
+  if (!O.Emit.empty() && O.Emit != "ptx" && O.Emit != "fatbin" && !S.Host)
+    return makeError("Unknown value '" + O.Emit +
+                     "' for option '--emit' (expected ptx or fatbin) or host code (llvm, asm or obj)");
   S.EmitPtx = O.Emit == "ptx";
-  if (S.EmitPtx && O.Fatbin)
-    return makeError("--emit=ptx and --fatbin ask for different outputs");
+  if ((S.EmitPtx || S.Host) && O.Fatbin)
+    return makeError("--emit=" + O.Emit + " and --fatbin ask for different outputs");
 
   if (!O.CompressMode.empty()) {
     if (!is_contained({"default", "size", "speed", "balance", "none"}, O.CompressMode))
@@ -744,12 +520,63 @@ std::unique_ptr<InputModules> readInput(const std::string &Path) {
   return M ? InputModules::fromPtx(std::move(M)) : nullptr;
 }
 
+/// --emit=llvm|asm|obj: host code for the module the first requested architecture gets (a PTX file: the module
+/// itself, checked against that architecture; a fatbinary: its PTX entry for it, by default for the emulated
+/// device, PTXFORGE_DEVICE_CC).
+int compileHost(InputModules &In, const std::string &Path, const std::string &OutPath, const Settings &S,
+                bool Verbose) {
+  std::optional<GpuArch> Arch;
+  if (!S.Gencodes.empty()) {
+    Arch = S.Gencodes.front().Arch;
+  } else if (In.isFatbin()) {
+    auto CC = deviceComputeCapability();
+    if (!CC) {
+      error() << toString(CC.takeError()) << "\n";
+      return ExitInputError;
+    }
+    Arch = GpuArch{*CC, 0, true};
+  }
+  std::string NoEntry;
+  const LoadedModule *L = In.moduleFor(Arch.value_or(GpuArch{}), NoEntry);
+  if (!L) {
+    if (!NoEntry.empty())
+      error() << NoEntry << "\n";
+    return ExitInputError;
+  }
+  if (Arch) {
+    std::vector<std::string> Reasons = whyCannotCompile(*L, *Arch);
+    if (!Reasons.empty()) {
+      error() << L->source().name() << " cannot be compiled for " << Arch->name() << ":\n";
+      for (const std::string &R : Reasons)
+        errs() << "  " << R << "\n";
+      return ExitInputError;
+    }
+  }
+  if (Verbose)
+    step() << "lower " << L->source().name() << " for " << hostTargetTriple()
+           << (S.OptLevel ? ", then LLVM's -O" + std::to_string(S.OptLevel) + " pipeline" : "") << "\n";
+  auto Code = emitHostCode(*L->Front->Verified, L->source(), *S.Host, S.OptLevel);
+  if (!Code) {
+    error() << L->source().name() << ": " << toString(Code.takeError()) << "\n";
+    return ExitInputError;
+  }
+  if (Verbose)
+    step() << "write " << OutPath << " (" << hostOutputName(*S.Host) << ")\n";
+  if (Error E = writeOutput(OutPath, *Code)) {
+    error() << toString(std::move(E)) << "\n";
+    return ExitInputError;
+  }
+  return ExitOk;
+}
+
 int compileInput(const std::string &Path, const std::string &OutPath, const Settings &S, bool Verbose) {
   if (Verbose)
     step() << "read " << Path << "\n";
   std::unique_ptr<InputModules> In = readInput(Path);
   if (!In)
     return ExitInputError;
+  if (S.Host)
+    return compileHost(*In, Path, OutPath, S, Verbose);
 
   std::string Bytes;
   if (In->isFatbin() && S.Gencodes.empty()) {
@@ -830,14 +657,20 @@ int runCompile(const CompileOptions &O) {
   if (O.Verbose) {
     for (const Gencode &G : S->Gencodes)
       step() << G.spelling() << "\n";
-    step() << "-O" << S->OptLevel << " (for host-native code, which is not yet generated)\n";
+    step() << "-O" << S->OptLevel
+           << (!S->Host ? " (for host-native code, which is not yet generated)"
+               : S->OptLevel ? " (host code: LLVM's -O" + std::to_string(S->OptLevel) + " pipeline)"
+                             : " (host code: the lowered LLVM IR, not optimized)")
+           << "\n";
   }
 
   int Status = ExitOk;
   for (const std::string &Input : O.Inputs) {
     std::string OutPath = O.Output;
-    if (OutPath.empty()) { // nvcc's default: the input's stem, in the current directory
-      OutPath = (sys::path::stem(Input) + (S->EmitPtx ? ".ptx" : ".fatbin")).str();
+    if (OutPath.empty() && S->Host && *S->Host != HostOutput::Obj) {
+      OutPath = "-"; // LLVM IR and assembly: standard output
+    } else if (OutPath.empty()) { // nvcc's default: the input's stem, in the current directory
+      OutPath = (sys::path::stem(Input) + (S->Host ? ".o" : S->EmitPtx ? ".ptx" : ".fatbin")).str();
       if (sys::fs::equivalent(Input, OutPath)) {
         fatal() << "the output '" << OutPath << "' would overwrite the input; name another with -o\n";
         return ExitUsage;
@@ -859,7 +692,8 @@ void addCompileCommand(CLI::App &App, Runner &Run) {
   CLI::App *Cmd = App.add_subcommand(
       "compile", "The nvcc-like driver: PTX files (or fatbinaries to repackage) in, a fatbinary with PTX for each "
                  "requested architecture out (zstd-compressed like CUDA 13). ptxforge makes no NVIDIA SASS: an "
-                 "sm_XX request gets PTX for compute_XX, with a warning");
+                 "sm_XX request gets PTX for compute_XX, with a warning. --emit=llvm|asm|obj writes host code "
+                 "instead: the kernels as `ptxforge run` compiles them for this CPU");
   Cmd->add_option("inputs", O->Inputs, "PTX files, fatbinaries or CUDA executables")->required();
   Cmd->add_option("--arch,--gpu-architecture", O->Arch,
                   "compute_XX (PTX only), sm_XX (= -gencode arch=compute_XX,code=[sm_XX,compute_XX]), native "
@@ -869,10 +703,14 @@ void addCompileCommand(CLI::App &App, Runner &Run) {
                   "arch=compute_XX,code=[sm_XX,compute_XX] (repeatable; also code=sm_XX, code=compute_XX)")
       ->allow_extra_args(false);
   Cmd->add_flag("--fatbin", O->Fatbin, "write a fatbinary (the default)");
-  Cmd->add_option("--emit", O->Emit, "fatbin (default) or ptx: the PTX text for the first architecture");
+  Cmd->add_option("--emit", O->Emit,
+                  "fatbin (default); ptx: the PTX text for the first architecture; host code: llvm (LLVM IR after "
+                  "lowering and the -O pipeline), asm (assembly) or obj (an object file)");
   Cmd->add_option("-o,--output-file", O->Output,
-                  "output file ('-' for standard output; default: the input's stem + .fatbin or .ptx)");
-  Cmd->add_option("-O,--optimize", O->OptLevel, "optimization level 0-3 of host-native code (not yet generated)");
+                  "output file ('-' for standard output; default: the input's stem + .fatbin, .ptx or .o; "
+                  "standard output for llvm and asm)");
+  Cmd->add_option("-O,--optimize", O->OptLevel,
+                  "optimization level 0-3 of host code (--emit=llvm|asm|obj; default 3; -O0: the IR as lowered)");
   Cmd->add_flag("-v,--verbose", O->Verbose, "print each step (nvcc's #$ lines)");
   Cmd->add_option("--Xptxas,--ptxas-options", O->PtxasOptions,
                   "ptxas options, comma-separated: stored in each PTX entry (cuobjdump's ptxasOptions)")

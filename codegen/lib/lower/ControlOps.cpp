@@ -118,7 +118,6 @@ bool ptxforge::codegen::detail::lowerControl(FunctionLowering &L, const ptx::Ins
   case Opcode::Exit:
     // The thread ends here even inside a callee: the runtime unwinds to the block scheduler.
     if (L.isKernel()) {
-      L.callHelper("ptxrt_exit_mark", B.getVoidTy(), {L.threadCtx()});
       L.emitReturn();
     } else {
       L.callHelper("ptxrt_exit", B.getVoidTy(), {L.threadCtx()});

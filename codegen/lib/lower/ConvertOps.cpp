@@ -230,6 +230,16 @@ bool ptxforge::codegen::detail::lowerConvert(FunctionLowering &L, const ptx::Ins
       R = B.CreateSelect(B.CreateFCmpOGT(R, Zero), R, Zero); // NaN, -0 and negatives -> +0
       R = B.CreateSelect(B.CreateFCmpOGT(R, One), One, R);
     }
+    // NaN results as recorded on the GPU (selected as integers, LLVM does not keep NaN payloads): f32/f16
+    // round-to-integral gives the canonical NaN, .ftz f32 -> f64 the canonical f32 NaN widened; other
+    // conversions keep the payload.
+    llvm::Value *Canon = nullptr;
+    if (D == S && D != ScalarType::F64)
+      Canon = D == ScalarType::F32 ? B.getInt32(0x7fffffff) : B.getInt16(0x7fff);
+    else if (Ftz && S == ScalarType::F32 && D == ScalarType::F64)
+      Canon = B.getInt64(0x7fffffffe0000000ull);
+    if (Canon)
+      R = B.CreateSelect(B.CreateFCmpUNO(R, R), Canon, B.CreateBitCast(R, Canon->getType()));
     L.write(Dst, D, R);
     return true;
   }

@@ -11,21 +11,26 @@ using ptx::ScalarType;
 
 namespace {
 
-/// GPUs return the canonical NaN (0x7fffffff for f32) from arithmetic that produces one.
-llvm::Value *canonicalizeNaN(FunctionLowering &L, llvm::Value *X) {
+/// The bits of an arithmetic result R with the NaN the GPU returns (selected as integers: LLVM treats NaN
+/// payloads as unspecified and would fold a float select between two NaNs away).
+///  - f32: the canonical NaN 0x7fffffff, whatever the inputs.
+///  - f64 with Inputs: the last NaN input, quieted; otherwise (an invalid operation) the default NaN
+///    0xfff8000000000000. min/max pass no inputs and get 0x7ff8000000000000.
+llvm::Value *nanResult(FunctionLowering &L, llvm::Value *R, llvm::ArrayRef<llvm::Value *> Inputs = {}) {
   auto &B = L.b();
-  llvm::Type *T = X->getType();
-  llvm::Value *IsNaN = B.CreateFCmpUNO(X, X);
-  llvm::Value *Canon;
-  if (T->isFloatTy())
-    Canon = B.CreateBitCast(B.getInt32(0x7fffffff), T);
-  else if (T->isDoubleTy())
-    Canon = B.CreateBitCast(B.getInt64(0x7fffffffffffffffull), T);
-  else if (T->isHalfTy())
-    Canon = B.CreateBitCast(B.getInt16(0x7fff), T);
-  else
-    Canon = B.CreateBitCast(B.getInt16(0x7fff), T);
-  return B.CreateSelect(IsNaN, Canon, X);
+  llvm::Type *T = R->getType();
+  unsigned W = T->getPrimitiveSizeInBits();
+  llvm::Type *IT = B.getIntNTy(W);
+  llvm::Value *Bits = B.CreateBitCast(R, IT);
+  llvm::Value *IsNaN = B.CreateFCmpUNO(R, R);
+  if (!T->isDoubleTy()) {
+    llvm::Value *Canon = T->isFloatTy() ? B.getInt32(0x7fffffff) : B.getInt16(0x7fff);
+    return B.CreateSelect(IsNaN, Canon, Bits);
+  }
+  llvm::Value *N = B.getInt64(Inputs.empty() ? 0x7ff8000000000000ull : 0xfff8000000000000ull);
+  for (llvm::Value *In : Inputs) // the last NaN input wins
+    N = B.CreateSelect(B.CreateFCmpUNO(In, In), B.CreateOr(B.CreateBitCast(In, IT), B.getInt64(1ull << 51)), N);
+  return B.CreateSelect(IsNaN, N, Bits);
 }
 
 llvm::Value *saturate(FunctionLowering &L, llvm::Value *X) {
@@ -76,21 +81,30 @@ bool ptxforge::codegen::detail::lowerFloat(FunctionLowering &L, const ptx::Instr
   if (I.typeCount() != 1)
     return false;
   auto &Ops = I.Operands;
-  bool Ftz = I.has(Modifier::Ftz) && T == ScalarType::F32;
+  // .ftz: f32, and the f64 .approx forms (rcp/rsqrt.approx.ftz.f64).
+  bool Ftz = I.has(Modifier::Ftz) && (T == ScalarType::F32 || I.has(Modifier::Approx));
+  std::vector<llvm::Value *> Inputs; // the (flushed) operands read so far, for the f64 NaN rule
   auto in = [&](unsigned K) {
     llvm::Value *X = L.readFloat(Ops[K], T);
-    return Ftz ? flushDenormal(L, X) : X;
+    if (Ftz)
+      X = flushDenormal(L, X);
+    Inputs.push_back(X);
+    return X;
   };
-  auto finish = [&](llvm::Value *R, bool Canon = true) {
+  enum NaNRule { Propagate, MinMax, Keep };
+  auto finish = [&](llvm::Value *R, NaNRule Rule = Propagate) {
     if (Ftz)
       R = flushDenormal(L, R);
     if (I.has(Modifier::Sat))
       R = saturate(L, R);
-    if (Canon)
-      R = canonicalizeNaN(L, R);
+    if (Rule == Propagate)
+      R = nanResult(L, R, Inputs);
+    else if (Rule == MinMax)
+      R = nanResult(L, R);
     L.write(Ops[0], T, R);
     return true;
   };
+  bool F64 = T == ScalarType::F64;
   const char *Round = roundingSuffix(I);
   auto directed = [&](const char *Op, std::vector<llvm::Value *> Args) {
     std::string Name = std::string("ptxrt_") + Op + "_" + Round + (T == ScalarType::F32 ? "_f32" : "_f64");
@@ -98,26 +112,36 @@ bool ptxforge::codegen::detail::lowerFloat(FunctionLowering &L, const ptx::Instr
   };
   switch (I.Op) {
   case Opcode::Add:
-    return finish(Round ? directed("add", {in(1), in(2)}) : B.CreateFAdd(in(1), in(2)));
   case Opcode::Sub:
-    return finish(Round ? directed("sub", {in(1), in(2)}) : B.CreateFSub(in(1), in(2)));
   case Opcode::Mul:
-    return finish(Round ? directed("mul", {in(1), in(2)}) : B.CreateFMul(in(1), in(2)));
+  case Opcode::Div: {
+    llvm::Value *A = in(1);
+    llvm::Value *Bv = in(2); // in order: the f64 NaN rule depends on it
+    bool Approx = I.has(Modifier::Approx) || I.has(Modifier::Full);
+    if (Round && !Approx) {
+      const char *Name = I.Op == Opcode::Add ? "add" : I.Op == Opcode::Sub ? "sub" : I.Op == Opcode::Mul ? "mul" : "div";
+      return finish(directed(Name, {A, Bv}));
+    }
+    switch (I.Op) {
+    case Opcode::Add: return finish(B.CreateFAdd(A, Bv));
+    case Opcode::Sub: return finish(B.CreateFSub(A, Bv));
+    case Opcode::Mul: return finish(B.CreateFMul(A, Bv));
+    default: return finish(B.CreateFDiv(A, Bv));
+    }
+  }
   case Opcode::Fma:
   case Opcode::Mad: {
-    llvm::Value *A = in(1), *Bv = in(2), *C = in(3);
+    llvm::Value *A = in(1);
+    llvm::Value *Bv = in(2);
+    llvm::Value *C = in(3);
     if (Round)
       return finish(directed("fma", {A, Bv, C}));
     return finish(B.CreateIntrinsic(llvm::Intrinsic::fma, {A->getType()}, {A, Bv, C}));
   }
-  case Opcode::Div:
-    if (I.has(Modifier::Approx) || I.has(Modifier::Full))
-      return finish(B.CreateFDiv(in(1), in(2)));
-    return finish(Round ? directed("div", {in(1), in(2)}) : B.CreateFDiv(in(1), in(2)));
   case Opcode::Neg:
-    return finish(B.CreateFNeg(in(1)), /*Canon=*/true);
+    return finish(B.CreateFNeg(in(1)), F64 ? Keep : Propagate);
   case Opcode::Abs:
-    return finish(B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, in(1)), /*Canon=*/true);
+    return finish(B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, in(1)), F64 ? Keep : Propagate);
   case Opcode::Copysign: {
     // copysign keeps the payload of a NaN (observed on the GPU).
     llvm::Value *R = B.CreateCopySign(L.readFloat(Ops[2], T), L.readFloat(Ops[1], T));
@@ -134,14 +158,14 @@ bool ptxforge::codegen::detail::lowerFloat(FunctionLowering &L, const ptx::Instr
     llvm::Intrinsic::ID ID = I.Op == Opcode::Min ? (PropagateNaN ? llvm::Intrinsic::minimum : llvm::Intrinsic::minimumnum)
                                                  : (PropagateNaN ? llvm::Intrinsic::maximum : llvm::Intrinsic::maximumnum);
     if (I.has(Modifier::Xorsign))
-      return finish(xorsignAbs(L, ID, A, Bv));
+      return finish(xorsignAbs(L, ID, A, Bv), MinMax);
     llvm::Value *R = B.CreateBinaryIntrinsic(ID, A, Bv);
     if (Ops.size() == 4) // three inputs
       R = B.CreateBinaryIntrinsic(ID, R, in(3));
     if (I.has(Modifier::Relu))
       R = B.CreateSelect(B.CreateFCmpOGT(R, llvm::ConstantFP::get(R->getType(), 0.0)), R,
                          B.CreateSelect(B.CreateFCmpUNO(R, R), R, llvm::ConstantFP::get(R->getType(), 0.0)));
-    return finish(R);
+    return finish(R, MinMax);
   }
   case Opcode::Sqrt:
     if (Round)

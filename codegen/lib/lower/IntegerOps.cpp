@@ -91,15 +91,15 @@ llvm::AllocaInst *carryFlag(FunctionLowering &L) {
   return A;
 }
 
-/// a + b + cin (Sub: a - b - bin) with the carry (borrow) out of the whole operation.
+/// a + b + cin with the carry out of the whole operation.
 std::pair<llvm::Value *, llvm::Value *> addWithCarry(FunctionLowering &L, llvm::Value *A, llvm::Value *Bv,
-                                                     llvm::Value *CarryIn, bool Sub) {
+                                                     llvm::Value *CarryIn) {
   auto &B = L.b();
-  llvm::Intrinsic::ID ID = Sub ? llvm::Intrinsic::usub_with_overflow : llvm::Intrinsic::uadd_with_overflow;
-  llvm::Value *R = B.CreateBinaryIntrinsic(ID, A, Bv);
+  llvm::Value *R = B.CreateBinaryIntrinsic(llvm::Intrinsic::uadd_with_overflow, A, Bv);
   llvm::Value *V = B.CreateExtractValue(R, 0), *C = B.CreateExtractValue(R, 1);
   if (CarryIn) {
-    llvm::Value *R2 = B.CreateBinaryIntrinsic(ID, V, B.CreateZExt(CarryIn, V->getType()));
+    llvm::Value *R2 = B.CreateBinaryIntrinsic(llvm::Intrinsic::uadd_with_overflow, V,
+                                              B.CreateZExt(CarryIn, V->getType()));
     V = B.CreateExtractValue(R2, 0);
     C = B.CreateOr(C, B.CreateExtractValue(R2, 1));
   }
@@ -107,6 +107,11 @@ std::pair<llvm::Value *, llvm::Value *> addWithCarry(FunctionLowering &L, llvm::
 }
 
 /// add.cc, addc{.cc}, sub.cc, subc{.cc}, mad{.lo,.hi}.cc, madc{.lo,.hi}{.cc}.
+///
+/// The GPU has one carry flag with carry semantics for both directions: a subtraction is a + ~b + 1
+/// (sub.cc) or a + ~b + CF (subc), and CF is its carry out, i.e. NOT borrow. In a pure sub.cc/subc chain this is
+/// exactly the ISA's borrow description; mixed chains (sub.cc then addc, add.cc then subc) were checked on an
+/// H100: addc after sub.cc adds 1 when there was no borrow.
 bool lowerCarryOp(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   ScalarType T = I.type();
@@ -114,7 +119,7 @@ bool lowerCarryOp(FunctionLowering &L, const ptx::Instruction &I) {
   bool CarryIn = I.Op == Opcode::Addc || I.Op == Opcode::Subc || I.Op == Opcode::Madc;
   bool Sub = I.Op == Opcode::Sub || I.Op == Opcode::Subc;
   llvm::AllocaInst *CF = carryFlag(L);
-  llvm::Value *Cin = CarryIn ? B.CreateLoad(B.getInt1Ty(), CF) : nullptr;
+  llvm::Value *Cin = CarryIn ? B.CreateLoad(B.getInt1Ty(), CF) : (Sub ? B.getTrue() : nullptr);
   llvm::Value *A, *Bv;
   if (I.Op == Opcode::Mad || I.Op == Opcode::Madc) {
     ScalarType RT;
@@ -123,8 +128,10 @@ bool lowerCarryOp(FunctionLowering &L, const ptx::Instruction &I) {
   } else {
     A = L.read(Ops[1], T);
     Bv = L.read(Ops[2], T);
+    if (Sub)
+      Bv = B.CreateNot(Bv);
   }
-  auto [V, Cout] = addWithCarry(L, A, Bv, Cin, Sub);
+  auto [V, Cout] = addWithCarry(L, A, Bv, Cin);
   if (I.has(Modifier::Cc))
     B.CreateStore(Cout, CF);
   L.write(Ops[0], T, V);
@@ -390,10 +397,13 @@ bool ptxforge::codegen::detail::lowerInteger(FunctionLowering &L, const ptx::Ins
   case Opcode::Mul24:
     L.write(Ops[0], T, product24(L, I, L.read(Ops[1], T), L.read(Ops[2], T), T));
     return true;
-  case Opcode::Mad24:
-    // .hi.sat.s32 treated like mad.hi.sat.s32 (wrapping), see above.
-    L.write(Ops[0], T, B.CreateAdd(product24(L, I, L.read(Ops[1], T), L.read(Ops[2], T), T), L.read(Ops[3], T)));
+  case Opcode::Mad24: {
+    // Unlike mad.hi.sat, mad24.hi.sat.s32 does saturate t<47..16> + c on the GPU (checked on an H100).
+    llvm::Value *P = product24(L, I, L.read(Ops[1], T), L.read(Ops[2], T), T), *C = L.read(Ops[3], T);
+    L.write(Ops[0], T, I.has(Modifier::Sat) && S ? B.CreateBinaryIntrinsic(llvm::Intrinsic::sadd_sat, P, C)
+                                                 : B.CreateAdd(P, C));
     return true;
+  }
   case Opcode::Sad: {
     // d = c + |a - b|, the difference taken in the type's width.
     llvm::Value *A = L.read(Ops[1], T), *Bv = L.read(Ops[2], T);
@@ -461,28 +471,23 @@ bool ptxforge::codegen::detail::lowerInteger(FunctionLowering &L, const ptx::Ins
     llvm::Value *Zero = cint(Ty, 0);
     llvm::Value *IsZero = B.CreateICmpEQ(Bv, Zero);
     // x86 division faults on /0 and INT_MIN/-1; the GPU returns values. Recorded: INT_MIN / -1 = INT_MIN and
-    // INT_MIN % -1 = 0. Division by zero (not in the recorded corpus) follows the GPU's unsigned-divide
-    // emulation: x/0 = 0xff..ff unsigned, -1 (x >= 0) or 1 (x < 0) signed; x%0 = x.
+    // INT_MIN % -1 = 0 (int/div_s32_overflow); division by zero gives all ones for div AND rem, signed or not,
+    // 16/32/64-bit (checked on an H100).
+    llvm::Value *Ones = llvm::Constant::getAllOnesValue(Ty);
     llvm::Value *SafeB = B.CreateSelect(IsZero, cint(Ty, 1), Bv);
     llvm::Value *R;
     if (S) {
-      llvm::Value *Ovf =
-          B.CreateAnd(B.CreateICmpEQ(A, llvm::ConstantInt::get(Ty, llvm::APInt::getSignedMinValue(Ty->getIntegerBitWidth()))),
-                      B.CreateICmpEQ(Bv, llvm::Constant::getAllOnesValue(Ty)));
-      SafeB = B.CreateSelect(Ovf, cint(Ty, 1), SafeB);
-      if (I.Op == Opcode::Div) {
-        R = B.CreateSDiv(A, SafeB); // INT_MIN / 1 = INT_MIN: the overflow result
-        R = B.CreateSelect(IsZero,
-                           B.CreateSelect(B.CreateICmpSLT(A, Zero), cint(Ty, 1), llvm::Constant::getAllOnesValue(Ty)),
-                           R);
-      } else {
-        R = B.CreateSRem(A, SafeB);
-        R = B.CreateSelect(IsZero, A, R);
-      }
+      // b == -1: div is -a (INT_MIN stays INT_MIN), rem is 0; avoids the INT_MIN / -1 fault.
+      llvm::Value *MinusOne = B.CreateICmpEQ(Bv, Ones);
+      SafeB = B.CreateSelect(MinusOne, cint(Ty, 1), SafeB);
+      if (I.Op == Opcode::Div)
+        R = B.CreateSelect(MinusOne, B.CreateNeg(A), B.CreateSDiv(A, SafeB));
+      else
+        R = B.CreateSelect(MinusOne, Zero, B.CreateSRem(A, SafeB));
     } else {
       R = I.Op == Opcode::Div ? B.CreateUDiv(A, SafeB) : B.CreateURem(A, SafeB);
-      R = B.CreateSelect(IsZero, I.Op == Opcode::Div ? llvm::Constant::getAllOnesValue(Ty) : A, R);
     }
+    R = B.CreateSelect(IsZero, Ones, R);
     L.write(Ops[0], T, R);
     return true;
   }

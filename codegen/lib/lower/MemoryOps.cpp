@@ -146,6 +146,32 @@ bool lowerIsspacep(FunctionLowering &L, const ptx::Instruction &I) {
   return true;
 }
 
+/// alloca.type ptr, size{, immAlign}; stacksave.type d; stackrestore.type a. Local addresses are host pointers,
+/// so these are the LLVM dynamic alloca and stack save/restore on the executing thread's stack.
+bool lowerStackOps(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  ScalarType T = I.type() == ScalarType::None ? ScalarType::U64 : I.type();
+  llvm::Type *IT = B.getIntNTy(ptx::bitWidth(T));
+  if (I.Op == Opcode::Alloca) {
+    if (I.Operands.size() < 2)
+      return L.unsupported(I, "operands");
+    llvm::Value *Size = B.CreateZExt(L.read(I.Operands[1], T), B.getInt64Ty());
+    uint64_t Al = I.Operands.size() > 2 && I.Operands[2].Kind == ptx::OperandKind::Immediate ? I.Operands[2].Bits : 8;
+    if (Al < 8 || (Al & (Al - 1)))
+      Al = 8;
+    llvm::AllocaInst *A = B.CreateAlloca(B.getInt8Ty(), Size);
+    A->setAlignment(llvm::Align(Al));
+    L.write(I.Operands[0], T, B.CreatePtrToInt(A, IT));
+    return true;
+  }
+  if (I.Op == Opcode::Stacksave) {
+    L.write(I.Operands[0], T, B.CreatePtrToInt(B.CreateStackSave(), IT));
+    return true;
+  }
+  B.CreateStackRestore(B.CreateIntToPtr(B.CreateZExt(L.read(I.Operands[0], T), B.getInt64Ty()), B.getPtrTy()));
+  return true;
+}
+
 } // namespace
 
 llvm::Value *ptxforge::codegen::detail::callHelper(FunctionLowering &L, const char *Name, llvm::Value *X) {
@@ -166,6 +192,10 @@ bool ptxforge::codegen::detail::lowerMemory(FunctionLowering &L, const ptx::Inst
     return lowerCvta(L, I);
   case Opcode::Isspacep:
     return lowerIsspacep(L, I);
+  case Opcode::Alloca:
+  case Opcode::Stacksave:
+  case Opcode::Stackrestore:
+    return lowerStackOps(L, I);
   default:
     return false;
   }

@@ -30,6 +30,8 @@ public:
   const std::vector<KernelInfo> &kernels() const { return Kernels; }
   const KernelInfo *kernel(llvm::StringRef Name) const;
   ThreadFunction entry(const KernelInfo &K) const;
+  /// The kernel's block loop (same signature; the context is a template whose %tid it varies), or null.
+  ThreadFunction blockEntry(const KernelInfo &K) const;
   /// Host address and size of a `.global`/`.const` variable, or null.
   void *globalAddress(llvm::StringRef Name, uint64_t *Size = nullptr) const;
 
@@ -37,7 +39,7 @@ private:
   CompiledModule() = default;
   std::unique_ptr<llvm::orc::LLJIT> JIT;
   std::vector<KernelInfo> Kernels;
-  std::vector<ThreadFunction> Entries;
+  std::vector<ThreadFunction> Entries, BlockEntries;
   std::vector<GlobalInfo> Globals;
   std::vector<void *> GlobalAddrs;
 };
