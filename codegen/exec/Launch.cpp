@@ -120,8 +120,7 @@ std::string runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
   B.ExitPoints.resize(N);
   B.Exited.assign(N, 0);
   B.Live = N;
-  B.Warps.resize((N + 31) / 32);
-  B.Waits.assign(N, WaitState{});
+  B.initWarps(N);
   uint32_t Cx = static_cast<uint32_t>(BlockId % C.Grid.X);
   uint32_t Cy = static_cast<uint32_t>((BlockId / C.Grid.X) % C.Grid.Y);
   uint32_t Cz = static_cast<uint32_t>(BlockId / (uint64_t(C.Grid.X) * C.Grid.Y));

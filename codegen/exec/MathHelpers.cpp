@@ -1,5 +1,6 @@
 // Runtime helpers for directed rounding (.rz/.rm/.rp): the host FPU's rounding mode is switched around one
-// operation, which x86 then rounds exactly as IEEE 754 requires.
+// operation, which x86 then rounds exactly as IEEE 754 requires. The narrow-format helpers (f16, bf16, tf32,
+// fp8) live in HalfMath.cpp and register from here.
 #include "Runtime.h"
 
 #include <cfenv>

@@ -97,6 +97,8 @@ struct BlockState {
   Barrier Barriers[16];
   std::vector<WarpState> Warps;
   std::vector<WaitState> Waits;            ///< per thread
+  std::vector<uint32_t> LaneMasks;         ///< per warp: lanes that exist
+  std::vector<uint32_t> LiveMasks;         ///< per warp: lanes that exist and have not exited
   uint64_t Progress = 0;                   ///< bumped by every barrier release, exit and collective
   /// Set when a barrier or collective completes: the scheduler goes back to this thread so that the released
   /// threads run on in thread order (warp by warp, lanes in order), as close to the GPU's order as it gets.
@@ -108,11 +110,14 @@ struct BlockState {
   void yield();
   /// Marks thread T exited and releases barriers that only waited for it.
   void markExited(uint32_t T);
-  void releaseSatisfiedBarriers();
+  /// Releases barrier Only (all barriers when Only < 0) if its arrivals are complete.
+  void releaseSatisfiedBarriers(int Only = -1);
+  /// Sets up the per-warp lane masks for N threads.
+  void initWarps(uint32_t N);
   /// Lanes of warp W that exist and have not exited.
-  uint32_t liveLanes(uint32_t W) const;
+  uint32_t liveLanes(uint32_t W) const { return W < LiveMasks.size() ? LiveMasks[W] : 0; }
   /// Lanes of warp W that exist.
-  uint32_t warpLanes(uint32_t W) const;
+  uint32_t warpLanes(uint32_t W) const { return W < LaneMasks.size() ? LaneMasks[W] : 0; }
 
   /// Parks thread T (yielding to the scheduler) until Cond() holds. Returns false when the block cannot wait
   /// (no fibers), with Error set.

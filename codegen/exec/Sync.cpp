@@ -17,43 +17,34 @@ void BlockState::yield() {
   SchedulerContext = T.fctx;
 }
 
-uint32_t BlockState::warpLanes(uint32_t W) const {
-  uint64_t N = Threads.size();
-  uint64_t First = uint64_t(W) * 32;
-  if (First >= N)
-    return 0;
-  uint64_t Count = std::min<uint64_t>(32, N - First);
-  return Count == 32 ? 0xffffffffu : static_cast<uint32_t>((1ull << Count) - 1);
+void BlockState::initWarps(uint32_t N) {
+  uint32_t NW = (N + 31) / 32;
+  Warps.resize(NW);
+  Waits.assign(N, WaitState{});
+  LaneMasks.assign(NW, 0xffffffffu);
+  if (N % 32)
+    LaneMasks[NW - 1] = (1u << (N % 32)) - 1;
+  LiveMasks = LaneMasks;
 }
 
-uint32_t BlockState::liveLanes(uint32_t W) const {
-  uint32_t M = warpLanes(W);
-  for (uint32_t L = 0; L < 32; ++L)
-    if ((M >> L & 1) && Exited[W * 32 + L])
-      M &= ~(1u << L);
-  return M;
-}
-
-void BlockState::releaseSatisfiedBarriers() {
-  uint32_t NW = static_cast<uint32_t>((Threads.size() + 31) / 32);
-  for (Barrier &B : Barriers) {
+void BlockState::releaseSatisfiedBarriers(int Only) {
+  uint32_t NW = static_cast<uint32_t>(LaneMasks.size());
+  for (int Id = Only < 0 ? 0 : Only; Id < (Only < 0 ? 16 : Only + 1); ++Id) {
+    Barrier &B = Barriers[Id];
     if (!B.Arrivals)
       continue;
     bool Done;
     if (!B.Expected) {
       Done = true;
-      for (uint32_t W = 0; W < NW && Done; ++W) {
-        uint32_t Need = liveLanes(W);
-        Done = (B.WarpArrived[W] & Need) == Need;
-      }
+      for (uint32_t W = 0; W < NW && Done; ++W)
+        Done = (B.WarpArrived[W] & LiveMasks[W]) == LiveMasks[W];
     } else {
       uint32_t Count = 0;
       for (uint32_t W = 0; W < NW; ++W) {
         uint32_t A = B.WarpArrived[W];
         if (!A)
           continue;
-        uint32_t Need = liveLanes(W);
-        Count += (A & Need) == Need ? __builtin_popcount(warpLanes(W)) : __builtin_popcount(A);
+        Count += (A & LiveMasks[W]) == LiveMasks[W] ? 32 : __builtin_popcount(A); // a whole warp counts 32
       }
       Done = Count >= B.Expected;
     }
@@ -61,8 +52,8 @@ void BlockState::releaseSatisfiedBarriers() {
       continue;
     B.ResultPopc[B.Generation & 3] = B.Popc;
     B.ResultArrivals[B.Generation & 3] = B.Arrivals;
-    for (uint32_t &A : B.WarpArrived)
-      A = 0;
+    for (uint32_t W = 0; W < NW; ++W)
+      B.WarpArrived[W] = 0;
     B.Arrivals = 0;
     B.Popc = 0;
     B.Expected = 0;
@@ -75,6 +66,8 @@ void BlockState::markExited(uint32_t T) {
   if (Exited[T])
     return;
   Exited[T] = 1;
+  if (T / 32 < LiveMasks.size())
+    LiveMasks[T / 32] &= ~(1u << (T % 32));
   --Live;
   ++Progress;
   releaseSatisfiedBarriers();
@@ -92,7 +85,7 @@ uint64_t arrive(BlockState &B, ThreadContext *C, uint32_t Id, uint32_t Count, bo
   Bar.Popc += Pred;
   Bar.WarpArrived[C->WarpId & 31] |= 1u << C->LaneId;
   ++B.Progress;
-  B.releaseSatisfiedBarriers();
+  B.releaseSatisfiedBarriers(static_cast<int>(Id & 15));
   return Gen;
 }
 

@@ -460,6 +460,21 @@ static void ptxrt_stmatrix(ThreadContext *C, char *Addr, uint32_t Num, uint32_t 
   });
 }
 
+/// movmatrix.sync.aligned.m8n8.trans.b16: transposes the 8x8 fragment held by the warp.
+static uint32_t ptxrt_movmatrix(ThreadContext *C, uint32_t A) {
+  uint64_t In[1] = {A}, Out[1];
+  collective(C, CKLdmatrix, 0xffffffffu, 0x100, In, 1, Out, 1, [](CollectiveSlot &S) {
+    auto frag = [&](unsigned R, unsigned Cc) -> uint32_t {
+      return static_cast<uint32_t>(S.In[4 * R + Cc / 2][0] >> (16 * (Cc & 1))) & 0xffff;
+    };
+    forLanes(S.Participants, [&](uint32_t L) {
+      unsigned R = L / 4, C0 = 2 * (L % 4);
+      S.Out[L][0] = frag(C0, R) | frag(C0 + 1, R) << 16;
+    });
+  });
+  return static_cast<uint32_t>(Out[0]);
+}
+
 /// mma.sync / wmma.mma.sync. Code: bits 0-3 shape, 4-7 A type, 8-11 B type, 12-15 C type, 16-19 D type,
 /// bit 20 satfinite, bit 23 wmma. In: NA A registers, NB B
 /// registers, NC C registers (each a 64-bit word); Out: the D registers.
@@ -629,5 +644,6 @@ void ptxforge::codegen::exec::registerWarpHelpers(HelperTable &T) {
   T.push_back({"ptxrt_ldmatrix", reinterpret_cast<void *>(&ptxrt_ldmatrix)});
   T.push_back({"ptxrt_stmatrix", reinterpret_cast<void *>(&ptxrt_stmatrix)});
   T.push_back({"ptxrt_mma", reinterpret_cast<void *>(&ptxrt_mma)});
+  T.push_back({"ptxrt_movmatrix", reinterpret_cast<void *>(&ptxrt_movmatrix)});
   T.push_back({"ptxrt_wmma_ldst", reinterpret_cast<void *>(&ptxrt_wmma_ldst)});
 }

@@ -1,6 +1,8 @@
-// cvt between integer and floating types with PTX rounding and saturation: float->int saturates and maps NaN
-// to 0 (LLVM's fpto[su]i.sat), integer rounding modifiers pick the rounding of float->int and float->float
-// round-to-integral; directed rounding of int->float and narrowing float->float goes through runtime helpers.
+// cvt between integer and floating types with PTX rounding and saturation: float->int saturates (LLVM's
+// fpto[su]i.sat) with the GPU's NaN results, integer rounding modifiers pick the rounding of float->int and
+// float->float round-to-integral; directed rounding of int->f32/f64 and f64->f32 goes through runtime helpers.
+// Conversions to f16/bf16/tf32/e4m3/e5m2 (scalar and packed x2, .relu/.satfinite) round exactly in the
+// runtime (exec/HalfMath.cpp, code word in HalfCode.h).
 #include "../FunctionLowering.h"
 #include "HalfCode.h"
 
@@ -12,6 +14,17 @@ using ptx::ScalarType;
 namespace halfcode = ptxforge::codegen::halfcode;
 
 namespace {
+
+/// Runtime math helpers are pure functions of their arguments (the rounding-mode ones restore the mode):
+/// say so, so that LLVM may hoist, merge or drop the calls like the instructions they stand for.
+llvm::Value *pure(llvm::Value *V) {
+  if (auto *C = llvm::dyn_cast<llvm::CallInst>(V)) {
+    C->setDoesNotAccessMemory();
+    C->setDoesNotThrow();
+    C->addFnAttr(llvm::Attribute::WillReturn);
+  }
+  return V;
+}
 
 bool isSigned(ScalarType T) { return ptx::kindOf(T) == ptx::TypeKind::Signed; }
 
@@ -97,15 +110,14 @@ bool lowerNarrowConvert(FunctionLowering &L, const ptx::Instruction &I, bool &Ha
   auto toNarrow = [&](const ptx::Operand &Op) -> llvm::Value * {
     uint32_t Code = narrowCode(I, DFmt);
     if (D == ScalarType::TF32)
-      return L.callHelper("ptxrt_cvt_tf32_f32", I32,
-                          {B.getInt32(Code), L.read(Op, ScalarType::F32)});
+      return pure(L.callHelper("ptxrt_cvt_tf32_f32", I32, {B.getInt32(Code), L.read(Op, ScalarType::F32)}));
     if (ptx::isInteger(S)) {
       llvm::Value *X = L.read(Op, S);
       bool Sg = ptx::kindOf(S) == ptx::TypeKind::Signed;
       llvm::Value *X64 = Sg ? B.CreateSExt(X, B.getInt64Ty()) : B.CreateZExt(X, B.getInt64Ty());
-      return L.callHelper("ptxrt_cvt_narrow_int", I32, {B.getInt32(Code), X64, B.getInt32(Sg)});
+      return pure(L.callHelper("ptxrt_cvt_narrow_int", I32, {B.getInt32(Code), X64, B.getInt32(Sg)}));
     }
-    return L.callHelper("ptxrt_cvt_narrow_f64", I32, {B.getInt32(Code), asDouble(Op)});
+    return pure(L.callHelper("ptxrt_cvt_narrow_f64", I32, {B.getInt32(Code), asDouble(Op)}));
   };
   bool SIsWideFloat = S == ScalarType::F32 || S == ScalarType::F64;
   switch (D) {
@@ -136,8 +148,8 @@ bool lowerNarrowConvert(FunctionLowering &L, const ptx::Instruction &I, bool &Ha
     if (SFmt >= 0 && ptx::kindOf(S) == ptx::TypeKind::Packed && Ops.size() == 2) {
       Handled = true;
       llvm::Value *X = B.CreateZExt(L.read(Ops[1], S), I32);
-      llvm::Value *R = L.callHelper("ptxrt_cvt_narrow_packed", I32,
-                                    {B.getInt32(narrowCode(I, DFmt)), B.getInt32(SFmt), X, B.getInt32(2)});
+      llvm::Value *R = pure(L.callHelper("ptxrt_cvt_narrow_packed", I32,
+                                         {B.getInt32(narrowCode(I, DFmt)), B.getInt32(SFmt), X, B.getInt32(2)}));
       L.write(Ops[0], D, B.CreateTrunc(R, DT));
       return true;
     }
@@ -199,7 +211,7 @@ bool ptxforge::codegen::detail::lowerConvert(FunctionLowering &L, const ptx::Ins
       std::string Name = std::string("ptxrt_cvt_") + Mode + "_" + ptx::spell(D).str() + "_" +
                          (isSigned(S) ? "s64" : "u64");
       llvm::Value *X64 = isSigned(S) ? B.CreateSExt(X, B.getInt64Ty()) : B.CreateZExt(X, B.getInt64Ty());
-      L.write(Dst, D, L.callHelper(Name, DF, {X64}));
+      L.write(Dst, D, pure(L.callHelper(Name, DF, {X64})));
       return true;
     }
     llvm::Value *R = isSigned(S) ? B.CreateSIToFP(X, DF) : B.CreateUIToFP(X, DF);
@@ -219,7 +231,7 @@ bool ptxforge::codegen::detail::lowerConvert(FunctionLowering &L, const ptx::Ins
       R = B.CreateFPExt(X, DF);
     } else if (const char *Mode = directed(I)) {
       std::string Name = std::string("ptxrt_cvt_") + Mode + "_" + ptx::spell(D).str() + "_" + ptx::spell(S).str();
-      R = L.callHelper(Name, DF, {X});
+      R = pure(L.callHelper(Name, DF, {X}));
     } else {
       R = B.CreateFPTrunc(X, DF);
     }

@@ -1,6 +1,7 @@
-// Floating-point arithmetic on f32/f64 (and scalar f16/bf16 through f32): add/sub/mul/fma/mad/div, neg/abs,
-// min/max, sqrt/rcp/rsqrt, the .approx transcendental functions, with .ftz and .sat. Directed rounding
-// (.rz/.rm/.rp) goes through runtime helpers that switch the host rounding mode.
+// Floating-point arithmetic on f32/f64: add/sub/mul/fma/mad/div, neg/abs/copysign, min/max (.NaN, .xorsign.abs,
+// three inputs), sqrt/rcp/rsqrt, the .approx transcendental functions, testp, with .ftz and .sat. Directed
+// rounding (.rz/.rm/.rp) goes through runtime helpers that switch the host rounding mode. NaN results follow
+// the GPU bit for bit (see nanResult). f16/bf16 and their x2 forms are HalfOps.cpp's (lowerHalf).
 #include "../FunctionLowering.h"
 
 using namespace ptxforge;
@@ -10,6 +11,17 @@ using ptx::Opcode;
 using ptx::ScalarType;
 
 namespace {
+
+/// Runtime math helpers are pure functions of their arguments (the rounding-mode ones restore the mode):
+/// say so, so that LLVM may hoist, merge or drop the calls like the instructions they stand for.
+llvm::Value *pure(llvm::Value *V) {
+  if (auto *C = llvm::dyn_cast<llvm::CallInst>(V)) {
+    C->setDoesNotAccessMemory();
+    C->setDoesNotThrow();
+    C->addFnAttr(llvm::Attribute::WillReturn);
+  }
+  return V;
+}
 
 /// The bits of an arithmetic result R with the NaN the GPU returns (selected as integers: LLVM treats NaN
 /// payloads as unspecified and would fold a float select between two NaNs away).
@@ -108,7 +120,7 @@ bool ptxforge::codegen::detail::lowerFloat(FunctionLowering &L, const ptx::Instr
   const char *Round = roundingSuffix(I);
   auto directed = [&](const char *Op, std::vector<llvm::Value *> Args) {
     std::string Name = std::string("ptxrt_") + Op + "_" + Round + (T == ScalarType::F32 ? "_f32" : "_f64");
-    return L.callHelper(Name, L.floatType(T), Args);
+    return pure(L.callHelper(Name, L.floatType(T), Args));
   };
   switch (I.Op) {
   case Opcode::Add:

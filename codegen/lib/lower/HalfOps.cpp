@@ -16,6 +16,20 @@ namespace ptxforge::codegen::detail {
 bool lowerHalf(FunctionLowering &L, const ptx::Instruction &I);
 }
 
+namespace {
+/// Runtime math helpers are pure functions of their arguments (the rounding-mode ones restore the mode):
+/// say so, so that LLVM may hoist, merge or drop the calls like the instructions they stand for.
+llvm::Value *pure(llvm::Value *V) {
+  if (auto *C = llvm::dyn_cast<llvm::CallInst>(V)) {
+    C->setDoesNotAccessMemory();
+    C->setDoesNotThrow();
+    C->addFnAttr(llvm::Attribute::WillReturn);
+  }
+  return V;
+}
+
+} // namespace
+
 bool ptxforge::codegen::detail::lowerHalf(FunctionLowering &L, const ptx::Instruction &I) {
   ScalarType T = I.type();
   bool X2 = T == ScalarType::F16x2 || T == ScalarType::BF16x2;
@@ -71,14 +85,14 @@ bool ptxforge::codegen::detail::lowerHalf(FunctionLowering &L, const ptx::Instru
   llvm::Value *R;
   if (NIn == 3 && Op != OpFma) {
     // min/max a, b, c: min(min(a, b), c) with the same NaN rules.
-    llvm::Value *AB = L.callHelper("ptxrt_half_op", I32, {B.getInt32(code(Op, Fmt, Mode, Flags & ~FlagRelu)), arg(1),
-                                                          arg(2), Zero});
-    R = L.callHelper("ptxrt_half_op", I32, {B.getInt32(code(Op, Fmt, Mode, Flags)), AB, arg(3), Zero});
+    llvm::Value *AB = pure(L.callHelper("ptxrt_half_op", I32,
+                                         {B.getInt32(code(Op, Fmt, Mode, Flags & ~FlagRelu)), arg(1), arg(2), Zero}));
+    R = pure(L.callHelper("ptxrt_half_op", I32, {B.getInt32(code(Op, Fmt, Mode, Flags)), AB, arg(3), Zero}));
   } else {
     llvm::Value *A = arg(1);
     llvm::Value *Bv = NIn >= 2 ? arg(2) : Zero;
     llvm::Value *C = NIn >= 3 ? arg(3) : Zero;
-    R = L.callHelper("ptxrt_half_op", I32, {B.getInt32(code(Op, Fmt, Mode, Flags)), A, Bv, C});
+    R = pure(L.callHelper("ptxrt_half_op", I32, {B.getInt32(code(Op, Fmt, Mode, Flags)), A, Bv, C}));
   }
   L.write(Ops[0], T, X2 ? R : B.CreateTrunc(R, B.getInt16Ty()));
   return true;

@@ -119,7 +119,11 @@ bool lowerCarryOp(FunctionLowering &L, const ptx::Instruction &I) {
   bool CarryIn = I.Op == Opcode::Addc || I.Op == Opcode::Subc || I.Op == Opcode::Madc;
   bool Sub = I.Op == Opcode::Sub || I.Op == Opcode::Subc;
   llvm::AllocaInst *CF = carryFlag(L);
-  llvm::Value *Cin = CarryIn ? B.CreateLoad(B.getInt1Ty(), CF) : (Sub ? B.getTrue() : nullptr);
+  llvm::Value *Cin = nullptr;
+  if (CarryIn)
+    Cin = B.CreateLoad(B.getInt1Ty(), CF);
+  else if (Sub)
+    Cin = B.getTrue();
   llvm::Value *A, *Bv;
   if (I.Op == Opcode::Mad || I.Op == Opcode::Madc) {
     ScalarType RT;

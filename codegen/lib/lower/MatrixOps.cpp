@@ -210,6 +210,14 @@ bool ptxforge::codegen::detail::lowerMatrix(FunctionLowering &L, const ptx::Inst
     return lowerLdmatrix(L, I);
   case Opcode::Stmatrix:
     return lowerStmatrix(L, I);
+  case Opcode::Movmatrix: {
+    if (!I.has(Modifier::M8n8) || !I.has(Modifier::Trans) || I.Operands.size() != 2)
+      return L.unsupported(I, "only m8n8.trans.b16");
+    auto &B = L.b();
+    L.write(I.Operands[0], ScalarType::B32,
+            L.callHelper("ptxrt_movmatrix", B.getInt32Ty(), {L.threadCtx(), L.read(I.Operands[1], ScalarType::B32)}));
+    return true;
+  }
   case Opcode::Mma:
     return lowerMma(L, I);
   case Opcode::Wmma:

@@ -56,9 +56,17 @@ void writeWithPred(FunctionLowering &L, const ptx::Operand &Dst, ScalarType T, l
   L.write(D, T, V);
 }
 
+llvm::Value *activemask(FunctionLowering &L) {
+  static std::atomic<uint32_t> NextSite{1};
+  return L.callHelper("ptxrt_activemask", L.b().getInt32Ty(), {L.threadCtx(), L.b().getInt32(NextSite++)});
+}
+
+/// The member mask operand; the pre-sm_70 forms without `.sync` take the lanes that arrive together.
 llvm::Value *memberMask(FunctionLowering &L, const ptx::Instruction &I, size_t Index) {
   if (Index < I.Operands.size())
     return L.read(I.Operands[Index], ScalarType::U32);
+  if (!I.has(Modifier::Sync) && (I.Op == Opcode::Shfl || I.Op == Opcode::Vote))
+    return activemask(L);
   return L.b().getInt32(0xffffffffu);
 }
 
@@ -171,12 +179,9 @@ bool ptxforge::codegen::detail::lowerWarp(FunctionLowering &L, const ptx::Instru
     L.write(Ops[0], T, R);
     return true;
   }
-  case Opcode::Activemask: {
-    static std::atomic<uint32_t> NextSite{1};
-    llvm::Value *R = L.callHelper("ptxrt_activemask", B.getInt32Ty(), {L.threadCtx(), B.getInt32(NextSite++)});
-    L.write(Ops[0], ScalarType::B32, R);
+  case Opcode::Activemask:
+    L.write(Ops[0], ScalarType::B32, activemask(L));
     return true;
-  }
   case Opcode::Elect: {
     // elect.sync d|p, membermask
     if (Ops.size() < 2)
