@@ -155,15 +155,15 @@ llvm::Value *FunctionLowering::symbolPointer(const ptx::Operand &Op) {
 }
 
 llvm::Value *FunctionLowering::symbolValue(const ptx::Operand &Op, unsigned Bits) {
-  // Shared variables are addressed by their offset in the shared window.
+  // Shared variables are addressed by their offset in the shared window; `.extern .shared` arrays (dynamic
+  // shared memory) start after the static layout.
   if (Op.Target.Kind == ptx::SymbolKind::Variable &&
       ML.M.Globals[Op.Target.Index].Space == ptx::StateSpace::Shared)
-    return B.getIntN(Bits, ML.SharedOffsets[Op.Target.Index]);
+    return B.getIntN(Bits, ML.M.Globals[Op.Target.Index].Link == ptx::Linkage::Extern
+                               ? ML.dynamicSharedOffset()
+                               : ML.SharedOffsets[Op.Target.Index]);
   if (Op.Target.Kind == ptx::SymbolKind::LocalVariable && F.Locals[Op.Target.Index].Space == ptx::StateSpace::Shared)
     return B.getIntN(Bits, ML.LocalSharedOffsets[&F.Locals[Op.Target.Index]]);
-  if (Op.Target.Kind == ptx::SymbolKind::Variable && ML.M.Globals[Op.Target.Index].Link == ptx::Linkage::Extern &&
-      ML.M.Globals[Op.Target.Index].Space == ptx::StateSpace::Shared)
-    return B.getIntN(Bits, 0);
   llvm::Value *P = symbolPointer(Op);
   return B.CreatePtrToInt(P, B.getIntNTy(Bits));
 }
@@ -399,4 +399,13 @@ bool FunctionLowering::run() {
       B.CreateUnreachable();
     }
   return ML.Error.empty();
+}
+
+llvm::Value *ptxforge::codegen::detail::pure(llvm::Value *V) {
+  if (auto *C = llvm::dyn_cast<llvm::CallInst>(V)) {
+    C->setDoesNotAccessMemory();
+    C->setDoesNotThrow();
+    C->addFnAttr(llvm::Attribute::WillReturn);
+  }
+  return V;
 }

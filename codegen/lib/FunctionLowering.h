@@ -25,6 +25,8 @@ struct ModuleLowering {
   std::vector<llvm::GlobalVariable *> Globals;   ///< per ptx global (null for .shared)
   std::vector<uint64_t> SharedOffsets;           ///< per ptx global (.shared only)
   uint64_t SharedBytes = 0;                      ///< static shared memory of the module layout
+  /// Where dynamic shared memory starts: after every static shared variable, 16-byte aligned.
+  uint64_t dynamicSharedOffset() const { return (SharedBytes + 15) / 16 * 16; }
   std::vector<llvm::Function *> Functions;       ///< per ptx function
   std::string Error;                             ///< first lowering error
 
@@ -137,4 +139,10 @@ llvm::Value *callHelper(FunctionLowering &L, const char *Name, llvm::Value *X);
 namespace ptxforge::codegen::detail {
 /// `.ftz`: a denormal becomes a zero of the same sign.
 llvm::Value *flushDenormal(FunctionLowering &L, llvm::Value *X);
+} // namespace ptxforge::codegen::detail
+
+namespace ptxforge::codegen::detail {
+/// Marks a runtime math helper call as a pure function of its arguments (the rounding-mode helpers restore the
+/// mode), so LLVM may hoist, merge or drop it like the instruction it stands for. Returns V.
+llvm::Value *pure(llvm::Value *V);
 } // namespace ptxforge::codegen::detail

@@ -304,7 +304,7 @@ void printOperand(const Function &F, const Operand &Op, llvm::raw_ostream &OS) {
       OS << '.' << Components[Op.Component];
     break;
   case OperandKind::RegPair:
-    OS << F.registerName(Op.Reg) << '|' << F.registerName(Op.Reg2);
+    OS << (Op.Reg == NoReg ? std::string("_") : F.registerName(Op.Reg)) << '|' << F.registerName(Op.Reg2);
     break;
   case OperandKind::Special:
     OS << spell(Op.Sreg);

@@ -15,16 +15,6 @@ namespace halfcode = ptxforge::codegen::halfcode;
 
 namespace {
 
-/// Runtime math helpers are pure functions of their arguments (the rounding-mode ones restore the mode):
-/// say so, so that LLVM may hoist, merge or drop the calls like the instructions they stand for.
-llvm::Value *pure(llvm::Value *V) {
-  if (auto *C = llvm::dyn_cast<llvm::CallInst>(V)) {
-    C->setDoesNotAccessMemory();
-    C->setDoesNotThrow();
-    C->addFnAttr(llvm::Attribute::WillReturn);
-  }
-  return V;
-}
 
 bool isSigned(ScalarType T) { return ptx::kindOf(T) == ptx::TypeKind::Signed; }
 

@@ -12,16 +12,6 @@ using ptx::ScalarType;
 
 namespace {
 
-/// Runtime math helpers are pure functions of their arguments (the rounding-mode ones restore the mode):
-/// say so, so that LLVM may hoist, merge or drop the calls like the instructions they stand for.
-llvm::Value *pure(llvm::Value *V) {
-  if (auto *C = llvm::dyn_cast<llvm::CallInst>(V)) {
-    C->setDoesNotAccessMemory();
-    C->setDoesNotThrow();
-    C->addFnAttr(llvm::Attribute::WillReturn);
-  }
-  return V;
-}
 
 /// The bits of an arithmetic result R with the NaN the GPU returns (selected as integers: LLVM treats NaN
 /// payloads as unspecified and would fold a float select between two NaNs away).

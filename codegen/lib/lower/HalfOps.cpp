@@ -16,19 +16,6 @@ namespace ptxforge::codegen::detail {
 bool lowerHalf(FunctionLowering &L, const ptx::Instruction &I);
 }
 
-namespace {
-/// Runtime math helpers are pure functions of their arguments (the rounding-mode ones restore the mode):
-/// say so, so that LLVM may hoist, merge or drop the calls like the instructions they stand for.
-llvm::Value *pure(llvm::Value *V) {
-  if (auto *C = llvm::dyn_cast<llvm::CallInst>(V)) {
-    C->setDoesNotAccessMemory();
-    C->setDoesNotThrow();
-    C->addFnAttr(llvm::Attribute::WillReturn);
-  }
-  return V;
-}
-
-} // namespace
 
 bool ptxforge::codegen::detail::lowerHalf(FunctionLowering &L, const ptx::Instruction &I) {
   ScalarType T = I.type();
