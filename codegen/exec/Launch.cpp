@@ -7,6 +7,8 @@
 #include <boost/context/detail/fcontext.hpp>
 
 #include <atomic>
+#include <csetjmp>
+#include <csignal>
 #include <cstdlib>
 #include <mutex>
 #include <sys/mman.h>
@@ -16,9 +18,73 @@ using namespace ptxforge::codegen;
 using namespace ptxforge::codegen::exec;
 namespace bctx = boost::context::detail;
 
+char LaunchError::ID = 0;
+
 namespace {
 
 constexpr size_t FiberStackBytes = 256 * 1024;
+
+// ---- faults ---------------------------------------------------------------------------------------------
+// Worker threads run kernel code under a sigsetjmp point; the handler (on an alternate stack, so a fiber's
+// stack overflow can be reported too) jumps back there. Faults outside kernel code go to the previous handler.
+thread_local sigjmp_buf *FaultJump = nullptr;
+thread_local int FaultSignal = 0;
+thread_local void *FaultAddress = nullptr;
+struct sigaction PreviousSegv, PreviousBus;
+
+void faultHandler(int Sig, siginfo_t *Info, void *) {
+  if (FaultJump) {
+    FaultSignal = Sig;
+    FaultAddress = Info ? Info->si_addr : nullptr;
+    sigjmp_buf *J = FaultJump;
+    FaultJump = nullptr;
+    siglongjmp(*J, 1);
+  }
+  // Not ours: restore the previous disposition; returning re-executes the fault under it.
+  sigaction(Sig, Sig == SIGSEGV ? &PreviousSegv : &PreviousBus, nullptr);
+}
+
+void installFaultHandlers() {
+  static std::once_flag Once;
+  std::call_once(Once, [] {
+    struct sigaction SA {};
+    SA.sa_sigaction = faultHandler;
+    SA.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&SA.sa_mask);
+    sigaction(SIGSEGV, &SA, &PreviousSegv);
+    sigaction(SIGBUS, &SA, &PreviousBus);
+  });
+}
+
+/// An alternate signal stack for the current thread while it works on a launch.
+class AltStack {
+public:
+  AltStack() : Memory(1 << 16) {
+    stack_t S{};
+    S.ss_sp = Memory.data();
+    S.ss_size = Memory.size();
+    sigaltstack(&S, &Old);
+  }
+  ~AltStack() { sigaltstack(&Old, nullptr); }
+
+private:
+  std::vector<char> Memory;
+  stack_t Old{};
+};
+
+struct BlockResult {
+  std::string Error;
+  LaunchFault Fault = LaunchFault::Trap;
+};
+
+std::string describeFault(uint64_t BlockId, const LaunchConfig &C) {
+  char Buf[160];
+  snprintf(Buf, sizeof Buf, "%s at address %p in block (%llu,%llu,%llu)",
+           FaultSignal == SIGBUS ? "misaligned address" : "illegal address", FaultAddress,
+           (unsigned long long)(BlockId % C.Grid.X), (unsigned long long)((BlockId / C.Grid.X) % C.Grid.Y),
+           (unsigned long long)(BlockId / (uint64_t(C.Grid.X) * C.Grid.Y)));
+  return Buf;
+}
 
 /// Fiber stacks with a guard page, reused across blocks of one worker.
 class StackPool {
@@ -79,7 +145,7 @@ void fiberEntry(bctx::transfer_t T) {
 
 /// The fast path for kernels without barriers or collectives: one call of the JIT'd block loop
 /// (KernelInfo::BlockSymbol) runs every thread; the block state holds only what trap needs.
-std::string runBlockLoop(const KernelInfo &K, ThreadFunction BlockFn, const LaunchConfig &C, const char *Params,
+BlockResult runBlockLoop(const KernelInfo &K, ThreadFunction BlockFn, const LaunchConfig &C, const char *Params,
                          uint64_t BlockId, WorkerState &W, unsigned WorkerIndex, unsigned Workers) {
   uint64_t SharedBytes = K.StaticSharedBytes + C.DynamicSharedBytes;
   if (W.Shared.size() < SharedBytes + 16)
@@ -102,13 +168,20 @@ std::string runBlockLoop(const KernelInfo &K, ThreadFunction BlockFn, const Laun
   TC.SmId = WorkerIndex;
   TC.NSmId = Workers;
   TC.TotalSmemSize = static_cast<uint32_t>(SharedBytes);
+  sigjmp_buf Fault;
+  if (sigsetjmp(Fault, 1)) {
+    bool Bus = FaultSignal == SIGBUS;
+    return {describeFault(BlockId, C), Bus ? LaunchFault::MisalignedAddress : LaunchFault::IllegalAddress};
+  }
+  FaultJump = &Fault;
   if (setjmp(B.ExitPoints[0].Buf) == 0)
     BlockFn(&TC, Params);
-  return B.Error;
+  FaultJump = nullptr;
+  return {B.Error, B.Fault};
 }
 
 /// Returns an error message, empty on success.
-std::string runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig &C, const char *Params, uint64_t BlockId,
+BlockResult runBlockBody(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig &C, const char *Params, uint64_t BlockId,
                      WorkerState &W, unsigned WorkerIndex, unsigned Workers) {
   BlockState B;
   uint32_t N = static_cast<uint32_t>(C.Block.count());
@@ -146,7 +219,7 @@ std::string runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
   if (!K.NeedsFibers) {
     for (uint32_t T = 0; T < N; ++T)
       runThread(B, Fn, Params, T);
-    return B.Error;
+    return {B.Error, B.Fault};
   }
   B.UseFibers = true;
   B.Fibers.resize(N);
@@ -155,7 +228,7 @@ std::string runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
   for (uint32_t T = 0; T < N; ++T) {
     void *S = W.Stacks.get();
     if (!S)
-      return "out of memory for thread stacks";
+      return {"out of memory for thread stacks", LaunchFault::IllegalAddress};
     B.Fibers[T].Stack = S;
     B.Fibers[T].Context = bctx::make_fcontext(static_cast<char *>(S) + FiberStackBytes, FiberStackBytes - 4096, fiberEntry);
   }
@@ -193,7 +266,24 @@ std::string runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
   for (Fiber &F : B.Fibers)
     W.Stacks.put(F.Stack);
   CurrentRun = nullptr;
-  return Error.empty() ? B.Error : Error;
+  if (!Error.empty())
+    return {Error, LaunchFault::Deadlock};
+  return {B.Error, B.Fault};
+}
+
+/// runBlockBody under a fault point: a fault in any thread (or fiber) abandons the block.
+BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig &C, const char *Params,
+                     uint64_t BlockId, WorkerState &W, unsigned WorkerIndex, unsigned Workers) {
+  sigjmp_buf Fault;
+  if (sigsetjmp(Fault, 1)) {
+    CurrentRun = nullptr;
+    bool Bus = FaultSignal == SIGBUS;
+    return {describeFault(BlockId, C), Bus ? LaunchFault::MisalignedAddress : LaunchFault::IllegalAddress};
+  }
+  FaultJump = &Fault;
+  BlockResult R = runBlockBody(K, Fn, C, Params, BlockId, W, WorkerIndex, Workers);
+  FaultJump = nullptr;
+  return R;
 }
 
 unsigned workerCount(const LaunchConfig &C, uint64_t Blocks) {
@@ -212,7 +302,8 @@ unsigned workerCount(const LaunchConfig &C, uint64_t Blocks) {
 llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const KernelInfo &K, const LaunchConfig &C,
                                            const void *Params) {
   if (!C.Block.count() || C.Block.count() > 1024 || C.Block.Z > 64 || !C.Grid.count())
-    return llvm::createStringError(std::errc::invalid_argument, "invalid launch configuration");
+    return llvm::make_error<LaunchError>(LaunchFault::InvalidConfiguration, "invalid launch configuration");
+  installFaultHandlers();
   ThreadFunction Fn = M.entry(K);
   ThreadFunction BlockFn = M.blockEntry(K);
   uint64_t Blocks = C.Grid.count();
@@ -220,15 +311,19 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
   std::atomic<uint64_t> Next{0};
   std::mutex ErrorLock;
   std::string FirstError;
+  LaunchFault FirstFault = LaunchFault::Trap;
   auto Work = [&](unsigned Index) {
+    AltStack SignalStack;
     WorkerState W;
     for (uint64_t Id = Next++; Id < Blocks; Id = Next++) {
-      std::string E = BlockFn ? runBlockLoop(K, BlockFn, C, static_cast<const char *>(Params), Id, W, Index, Workers)
+      BlockResult E = BlockFn ? runBlockLoop(K, BlockFn, C, static_cast<const char *>(Params), Id, W, Index, Workers)
                               : runBlock(K, Fn, C, static_cast<const char *>(Params), Id, W, Index, Workers);
-      if (!E.empty()) {
+      if (!E.Error.empty()) {
         std::scoped_lock L(ErrorLock);
-        if (FirstError.empty())
-          FirstError = E;
+        if (FirstError.empty()) {
+          FirstError = "kernel '" + K.Name + "': " + E.Error;
+          FirstFault = E.Fault;
+        }
         Next = Blocks; // stop handing out blocks
       }
     }
@@ -244,6 +339,6 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
       T.join();
   }
   if (!FirstError.empty())
-    return llvm::createStringError(std::errc::interrupted, "%s", FirstError.c_str());
+    return llvm::make_error<LaunchError>(FirstFault, FirstError);
   return llvm::Error::success();
 }

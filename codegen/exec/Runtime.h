@@ -2,6 +2,7 @@
 // table of helpers generated code calls (`ptxrt_*`, linked into JIT'd code by name).
 #pragma once
 
+#include "ptxforge/codegen/Launch.h"
 #include "ptxforge/codegen/ThreadContext.h"
 
 #include <algorithm>
@@ -104,6 +105,7 @@ struct BlockState {
   /// threads run on in thread order (warp by warp, lanes in order), as close to the GPU's order as it gets.
   uint32_t RestartFrom = UINT32_MAX;
   bool Trapped = false;
+  LaunchFault Fault = LaunchFault::Trap; ///< what Error means when set
   std::string Error;
 
   /// Suspends the current thread's fiber (no-op without fibers: a lone thread cannot wait).

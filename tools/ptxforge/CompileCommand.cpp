@@ -693,7 +693,7 @@ void addCompileCommand(CLI::App &App, Runner &Run) {
       "compile", "The nvcc-like driver: PTX files (or fatbinaries to repackage) in, a fatbinary with PTX for each "
                  "requested architecture out (zstd-compressed like CUDA 13). ptxforge makes no NVIDIA SASS: an "
                  "sm_XX request gets PTX for compute_XX, with a warning. --emit=llvm|asm|obj writes host code "
-                 "instead: the kernels as `ptxforge run` compiles them for this CPU");
+                 "instead: the kernels lowered as `ptxforge run` lowers them, compiled for this CPU");
   Cmd->add_option("inputs", O->Inputs, "PTX files, fatbinaries or CUDA executables")->required();
   Cmd->add_option("--arch,--gpu-architecture", O->Arch,
                   "compute_XX (PTX only), sm_XX (= -gencode arch=compute_XX,code=[sm_XX,compute_XX]), native "

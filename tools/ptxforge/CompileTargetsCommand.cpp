@@ -32,6 +32,12 @@ namespace {
 
 Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
 
+} // namespace
+
+// GPU architectures (-arch, -code, -gencode).
+
+namespace {
+
 /// The architectures that take the `a` (arch-specific) and `f` (family-specific) suffixes (SupportedArchs: all).
 constexpr unsigned ArchSpecificArchs[] = {90, 100, 103, 110, 120, 121};
 constexpr unsigned FamilyArchs[] = {100, 103, 110, 120, 121};
@@ -246,8 +252,9 @@ void initializeHostTarget() {
   });
 }
 
-/// A TargetMachine for this CPU (its triple, CPU name and features, as the JIT of `ptxforge run` uses), with
-/// position-independent code so that objects link into PIE executables.
+/// A TargetMachine for this CPU (its triple, CPU name and features, as the JIT of `ptxforge run` uses), but for
+/// objects that link like a C compiler's: position-independent code, the small code model (detectHost picks the
+/// JIT's large one on x86-64).
 Expected<std::unique_ptr<TargetMachine>> hostTargetMachine(unsigned OptLevel) {
   initializeHostTarget();
   auto JTMB = orc::JITTargetMachineBuilder::detectHost();
@@ -258,6 +265,7 @@ Expected<std::unique_ptr<TargetMachine>> hostTargetMachine(unsigned OptLevel) {
                            : OptLevel == 2 ? CodeGenOptLevel::Default
                                            : CodeGenOptLevel::Aggressive);
   JTMB->setRelocationModel(Reloc::PIC_);
+  JTMB->setCodeModel(CodeModel::Small);
   return JTMB->createTargetMachine();
 }
 

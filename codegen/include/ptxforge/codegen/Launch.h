@@ -19,8 +19,32 @@ struct LaunchConfig {
   unsigned Workers = 0; ///< 0: PTXFORGE_WORKERS or one per core
 };
 
+/// Why a launch failed; the driver maps each to the CUresult NVIDIA's driver gives.
+enum class LaunchFault {
+  InvalidConfiguration, ///< block/grid shape out of range
+  IllegalAddress,       ///< a load or store outside mapped memory (SIGSEGV), incl. stack overflow
+  MisalignedAddress,    ///< SIGBUS
+  Trap,                 ///< `trap` / `brkpt`
+  Deadlock,             ///< a barrier or collective that can never complete
+  IllegalInstruction,   ///< e.g. `bar.sync` with a thread count that is not a multiple of 32
+};
+
+class LaunchError : public llvm::ErrorInfo<LaunchError> {
+public:
+  static char ID;
+  LaunchError(LaunchFault Kind, std::string Message) : Kind(Kind), Message(std::move(Message)) {}
+  LaunchFault kind() const { return Kind; }
+  void log(llvm::raw_ostream &OS) const override { OS << Message; }
+  std::error_code convertToErrorCode() const override { return std::make_error_code(std::errc::interrupted); }
+
+private:
+  LaunchFault Kind;
+  std::string Message;
+};
+
 /// Runs K to completion. Params is the kernel's parameter buffer laid out as KernelInfo::Params says.
-/// A trap, a barrier deadlock or a bad configuration is an error.
+/// Failures are LaunchErrors; a faulting kernel never takes the process down (signal handlers on the workers
+/// turn SIGSEGV/SIGBUS inside kernel code into IllegalAddress/MisalignedAddress).
 llvm::Error launchKernel(const CompiledModule &M, const KernelInfo &K, const LaunchConfig &Config, const void *Params);
 
 } // namespace ptxforge::codegen
