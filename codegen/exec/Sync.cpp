@@ -4,6 +4,9 @@
 // on the GPU. `bar.red` reduces a predicate over the arriving threads.
 #include "Runtime.h"
 
+#include <csetjmp>
+#include <string>
+
 #include <boost/context/detail/fcontext.hpp>
 
 using namespace ptxforge::codegen;
@@ -76,7 +79,20 @@ void BlockState::markExited(uint32_t T) {
 namespace {
 
 /// Records thread C's arrival at barrier Id; returns the generation it arrived in.
+/// The GPU faults on a barrier id past 15 or a thread count that is not a multiple of the warp size.
+[[noreturn]] void illegalBarrier(BlockState &B, ThreadContext *C, uint32_t Id, uint32_t Count) {
+  B.Trapped = true;
+  if (B.Error.empty()) {
+    B.Error = "illegal instruction: barrier " + std::to_string(Id) + " with thread count " + std::to_string(Count) +
+              (Id > 15 ? " (ids are 0-15)" : " (not a multiple of 32)");
+    B.Fault = LaunchFault::IllegalInstruction;
+  }
+  std::longjmp(B.ExitPoints[B.BlockLoop ? 0 : C->LinearTid].Buf, 1);
+}
+
 uint64_t arrive(BlockState &B, ThreadContext *C, uint32_t Id, uint32_t Count, bool Pred) {
+  if (Id > 15 || Count % 32)
+    illegalBarrier(B, C, Id, Count);
   Barrier &Bar = B.Barriers[Id & 15];
   uint64_t Gen = Bar.Generation;
   if (!Bar.Arrivals)
