@@ -338,6 +338,7 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
     for (std::thread &T : Pool)
       T.join();
   }
+  flushDevicePrintf();
   if (!FirstError.empty())
     return llvm::make_error<LaunchError>(FirstFault, FirstError);
   return llvm::Error::success();

@@ -9,6 +9,7 @@ const std::vector<std::pair<std::string, void *>> &ptxforge::codegen::exec::runt
     registerSyncHelpers(T);
     registerMathHelpers(T);
     registerMiscHelpers(T);
+    registerDeviceLibrary(T);
     registerIntegerHelpers(T);
     return T;
   }();

@@ -26,6 +26,9 @@ void registerSyncHelpers(HelperTable &T);
 void registerMathHelpers(HelperTable &T);
 void registerHalfMathHelpers(HelperTable &T); ///< HalfMath.cpp, called from registerMathHelpers
 void registerMiscHelpers(HelperTable &T);
+void registerDeviceLibrary(HelperTable &T);
+/// Writes the device printf output of the launch that just ended to stdout (DeviceLibrary.cpp).
+void flushDevicePrintf();
 void registerIntegerHelpers(HelperTable &T);
 void registerWarpHelpers(HelperTable &T);   ///< WarpCollectives.cpp
 void registerAsyncHelpers(HelperTable &T);  ///< AsyncHelpers.cpp (mbarrier, cp.async, atomics on f16/bf16)

@@ -199,6 +199,27 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
   // Functions first: initializers may take their addresses.
   for (const auto &F : M.Functions)
     ML.Functions.push_back(declareFunction(ML, *F));
+  // The device library (`.extern .func vprintf` / `__assertfail`) forwards to the runtime.
+  for (size_t FI = 0; FI < M.Functions.size(); ++FI) {
+    const ptx::Function &F = *M.Functions[FI];
+    llvm::Function *LF = ML.Functions[FI];
+    if (F.HasBody || !LF->empty() || (F.Name != "vprintf" && F.Name != "__assertfail"))
+      continue;
+    bool Defined = false;
+    for (const auto &G : M.Functions)
+      Defined |= G->HasBody && G->Name == F.Name;
+    if (Defined)
+      continue;
+    llvm::IRBuilder<> B(llvm::BasicBlock::Create(ML.Ctx, "entry", LF));
+    std::vector<llvm::Value *> Args;
+    for (llvm::Argument &A : LF->args())
+      Args.push_back(&A);
+    std::vector<llvm::Type *> Tys(Args.size(), B.getPtrTy());
+    llvm::FunctionCallee Helper = ML.Mod.getOrInsertFunction(
+        F.Name == "vprintf" ? "ptxrt_vprintf" : "ptxrt_assertfail", llvm::FunctionType::get(B.getVoidTy(), Tys, false));
+    B.CreateCall(Helper, Args);
+    B.CreateRetVoid();
+  }
 
   // Globals: .global/.const become LLVM globals; .shared get offsets in the block's window.
   ML.Globals.assign(M.Globals.size(), nullptr);

@@ -27,6 +27,7 @@ enum class LaunchFault {
   Trap,                 ///< `trap` / `brkpt`
   Deadlock,             ///< a barrier or collective that can never complete
   IllegalInstruction,   ///< e.g. `bar.sync` with a thread count that is not a multiple of 32
+  Assert,               ///< a failed device `assert` (__assertfail)
 };
 
 class LaunchError : public llvm::ErrorInfo<LaunchError> {
