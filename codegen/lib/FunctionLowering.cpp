@@ -409,3 +409,13 @@ llvm::Value *ptxforge::codegen::detail::pure(llvm::Value *V) {
   }
   return V;
 }
+
+const char *ptxforge::codegen::detail::directedRounding(const ptx::Instruction &I) {
+  if (I.has(ptx::Modifier::Rz))
+    return "rz";
+  if (I.has(ptx::Modifier::Rm))
+    return "rm";
+  if (I.has(ptx::Modifier::Rp))
+    return "rp";
+  return nullptr;
+}

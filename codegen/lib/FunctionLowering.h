@@ -146,3 +146,10 @@ namespace ptxforge::codegen::detail {
 /// mode), so LLVM may hoist, merge or drop it like the instruction it stands for. Returns V.
 llvm::Value *pure(llvm::Value *V);
 } // namespace ptxforge::codegen::detail
+
+namespace ptxforge::codegen::detail {
+/// "rz", "rm" or "rp" for an instruction's directed rounding modifier, null for round-to-nearest.
+const char *directedRounding(const ptx::Instruction &I);
+/// The half-precision runtime's rounding-mode code (HalfCode.h) for an instruction's modifiers.
+uint32_t halfRoundingMode(const ptx::Instruction &I);
+} // namespace ptxforge::codegen::detail

@@ -1,5 +1,6 @@
 // Zstandard and LZ4 (de)compression of entry payloads, with the output bounded by the declared size and by
 // a hard limit, so corrupt or hostile payloads end in an Error.
+#include "Support.h"
 #include "ptxforge/fatbin/Compression.h"
 
 #include <lz4.h>
@@ -11,8 +12,9 @@
 using namespace llvm;
 
 namespace ptxforge::fatbin {
+using detail::hex;
+using detail::makeError;
 
-static Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
 
 namespace {
 struct DStreamDeleter {

@@ -1,5 +1,6 @@
 // The container parser: every size, offset and string in a header is checked against the bytes it came
 // from before an Entry points into them, so truncated or lying input gives an Error, never a bad read.
+#include "Support.h"
 #include "ptxforge/fatbin/Fatbinary.h"
 #include "ptxforge/fatbin/Compression.h"
 
@@ -14,14 +15,10 @@ using namespace llvm;
 namespace endian = llvm::support::endian;
 
 namespace ptxforge::fatbin {
+using detail::hex;
+using detail::makeError;
 
-static Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
 
-static std::string hex(uint64_t V) {
-  std::string S;
-  raw_string_ostream(S) << format_hex(V, 0);
-  return S;
-}
 
 /// Drops the NUL terminator (and any padding NULs) NVIDIA stores after strings.
 static StringRef trimNuls(ArrayRef<uint8_t> Bytes) {

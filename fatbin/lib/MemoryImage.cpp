@@ -1,5 +1,6 @@
 // Following `__fatBinC_Wrapper_t` pointers through a MemoryImage: bounds-checked for ELF files, trusted for
 // this process's own registration calls.
+#include "Support.h"
 #include "ptxforge/fatbin/MemoryImage.h"
 #include "ptxforge/fatbin/Reader.h"
 
@@ -13,14 +14,10 @@ using namespace llvm;
 namespace endian = llvm::support::endian;
 
 namespace ptxforge::fatbin {
+using detail::hex;
+using detail::makeError;
 
-static Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
 
-static std::string hex(uint64_t V) {
-  std::string S;
-  raw_string_ostream(S) << format_hex(V, 0);
-  return S;
-}
 
 MemoryImage::~MemoryImage() = default;
 

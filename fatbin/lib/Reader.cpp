@@ -1,5 +1,6 @@
 // Reading fatbinaries from files: raw containers, or the fatbinary sections of ELF files through LLVM's
 // Object library.
+#include "Support.h"
 #include "ptxforge/fatbin/Reader.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -8,8 +9,9 @@
 using namespace llvm;
 
 namespace ptxforge::fatbin {
+using detail::hex;
+using detail::makeError;
 
-static Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
 
 static ArrayRef<uint8_t> bytesOf(StringRef S) { return arrayRefFromStringRef<uint8_t>(S); }
 

@@ -1,5 +1,6 @@
 // Serializing entries with NVIDIA's header layout: 64 fixed bytes, then for PTX an options descriptor at
 // 0x40 pointing at a NUL-terminated options string, the header padded to 8; payloads padded to 8.
+#include "Support.h"
 #include "ptxforge/fatbin/Writer.h"
 #include "ptxforge/fatbin/Compression.h"
 
@@ -11,8 +12,9 @@ using namespace llvm;
 namespace endian = llvm::support::endian;
 
 namespace ptxforge::fatbin {
+using detail::hex;
+using detail::makeError;
 
-static Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
 
 std::optional<CodeVersion> ptxIsaVersion(StringRef PtxText) {
   // The directive comes first in every PTX file after comments; scanning lines keeps this independent of

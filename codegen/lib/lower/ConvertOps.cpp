@@ -31,16 +31,6 @@ llvm::Value *roundIntegral(FunctionLowering &L, const ptx::Instruction &I, llvm:
   return nullptr;
 }
 
-const char *directed(const ptx::Instruction &I) {
-  if (I.has(Modifier::Rz))
-    return "rz";
-  if (I.has(Modifier::Rm))
-    return "rm";
-  if (I.has(Modifier::Rp))
-    return "rp";
-  return nullptr;
-}
-
 /// The narrow format a conversion helper encodes (HalfCode.h), or -1.
 int narrowFormat(ScalarType T) {
   switch (T) {
@@ -59,15 +49,7 @@ int narrowFormat(ScalarType T) {
 
 uint32_t narrowCode(const ptx::Instruction &I, int Fmt) {
   using namespace halfcode;
-  uint32_t Mode = ModeRN;
-  if (I.has(Modifier::Rz))
-    Mode = ModeRZ;
-  else if (I.has(Modifier::Rm))
-    Mode = ModeRM;
-  else if (I.has(Modifier::Rp))
-    Mode = ModeRP;
-  else if (I.has(Modifier::Rna))
-    Mode = ModeRNA;
+  uint32_t Mode = halfRoundingMode(I);
   uint32_t Flags = 0;
   if (I.has(Modifier::Sat))
     Flags |= FlagSat;
@@ -197,7 +179,7 @@ bool ptxforge::codegen::detail::lowerConvert(FunctionLowering &L, const ptx::Ins
   }
   if (!SF && DF) { // int -> float
     llvm::Value *X = L.read(Src, S);
-    if (const char *Mode = directed(I)) {
+    if (const char *Mode = directedRounding(I)) {
       std::string Name = std::string("ptxrt_cvt_") + Mode + "_" + ptx::spell(D).str() + "_" +
                          (isSigned(S) ? "s64" : "u64");
       llvm::Value *X64 = isSigned(S) ? B.CreateSExt(X, B.getInt64Ty()) : B.CreateZExt(X, B.getInt64Ty());
@@ -219,7 +201,7 @@ bool ptxforge::codegen::detail::lowerConvert(FunctionLowering &L, const ptx::Ins
         R = X;
     } else if (DF->getPrimitiveSizeInBits() > SF->getPrimitiveSizeInBits()) {
       R = B.CreateFPExt(X, DF);
-    } else if (const char *Mode = directed(I)) {
+    } else if (const char *Mode = directedRounding(I)) {
       std::string Name = std::string("ptxrt_cvt_") + Mode + "_" + ptx::spell(D).str() + "_" + ptx::spell(S).str();
       R = pure(L.callHelper(Name, DF, {X}));
     } else {

@@ -44,16 +44,6 @@ llvm::Value *saturate(FunctionLowering &L, llvm::Value *X) {
   return B.CreateSelect(B.CreateFCmpOGT(Lo, One), One, Lo);
 }
 
-const char *roundingSuffix(const ptx::Instruction &I) {
-  if (I.has(Modifier::Rz))
-    return "rz";
-  if (I.has(Modifier::Rm))
-    return "rm";
-  if (I.has(Modifier::Rp))
-    return "rp";
-  return nullptr;
-}
-
 /// min/max .xorsign.abs: min/max of |a| and |b| (NaN rules as for min/max) with the sign a ^ b.
 llvm::Value *xorsignAbs(FunctionLowering &L, llvm::Intrinsic::ID ID, llvm::Value *A, llvm::Value *Bv) {
   auto &B = L.b();
@@ -107,7 +97,7 @@ bool ptxforge::codegen::detail::lowerFloat(FunctionLowering &L, const ptx::Instr
     return true;
   };
   bool F64 = T == ScalarType::F64;
-  const char *Round = roundingSuffix(I);
+  const char *Round = directedRounding(I);
   auto directed = [&](const char *Op, std::vector<llvm::Value *> Args) {
     std::string Name = std::string("ptxrt_") + Op + "_" + Round + (T == ScalarType::F32 ? "_f32" : "_f64");
     return pure(L.callHelper(Name, L.floatType(T), Args));

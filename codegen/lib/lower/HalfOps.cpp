@@ -46,13 +46,7 @@ bool ptxforge::codegen::detail::lowerHalf(FunctionLowering &L, const ptx::Instru
   if ((Op == OpMin || Op == OpMax) && Ops.size() == 4)
     NIn = 3; // three-input min/max: folded pairwise below
   uint32_t Fmt = (T == ScalarType::BF16 || T == ScalarType::BF16x2) ? FmtBF16 : FmtF16;
-  uint32_t Mode = ModeRN;
-  if (I.has(Modifier::Rz))
-    Mode = ModeRZ;
-  else if (I.has(Modifier::Rm))
-    Mode = ModeRM;
-  else if (I.has(Modifier::Rp))
-    Mode = ModeRP;
+  uint32_t Mode = halfRoundingMode(I);
   uint32_t Flags = X2 ? FlagX2 : 0;
   if (I.has(Modifier::Ftz))
     Flags |= FlagFtz;
@@ -83,4 +77,17 @@ bool ptxforge::codegen::detail::lowerHalf(FunctionLowering &L, const ptx::Instru
   }
   L.write(Ops[0], T, X2 ? R : B.CreateTrunc(R, B.getInt16Ty()));
   return true;
+}
+
+uint32_t ptxforge::codegen::detail::halfRoundingMode(const ptx::Instruction &I) {
+  using namespace halfcode;
+  if (I.has(Modifier::Rz))
+    return ModeRZ;
+  if (I.has(Modifier::Rm))
+    return ModeRM;
+  if (I.has(Modifier::Rp))
+    return ModeRP;
+  if (I.has(Modifier::Rna))
+    return ModeRNA;
+  return ModeRN;
 }
