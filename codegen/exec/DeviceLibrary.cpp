@@ -128,6 +128,9 @@ static void ptxrt_assertfail(ThreadContext *C, const uint64_t *Message, const ui
               std::to_string(C->Tid[1]) + "," + std::to_string(C->Tid[2]) + "] Assertion `" + str(Message) +
               "` failed.";
     B.Fault = LaunchFault::Assert;
+    // NVIDIA's driver prints the failed assertion on stderr too.
+    std::fprintf(stderr, "%s\n", B.Error.c_str());
+    std::fflush(stderr);
   }
   std::longjmp(B.ExitPoints[B.BlockLoop ? 0 : C->LinearTid].Buf, 1);
 }

@@ -32,7 +32,7 @@ thread_local int FaultSignal = 0;
 thread_local void *FaultAddress = nullptr;
 struct sigaction PreviousSegv, PreviousBus;
 
-void faultHandler(int Sig, siginfo_t *Info, void *) {
+void faultHandler(int Sig, siginfo_t *Info, void *Context) {
   if (FaultJump) {
     FaultSignal = Sig;
     FaultAddress = Info ? Info->si_addr : nullptr;
@@ -40,8 +40,29 @@ void faultHandler(int Sig, siginfo_t *Info, void *) {
     FaultJump = nullptr;
     siglongjmp(*J, 1);
   }
-  // Not ours: restore the previous disposition; returning re-executes the fault under it.
-  sigaction(Sig, Sig == SIGSEGV ? &PreviousSegv : &PreviousBus, nullptr);
+  // Not ours: hand it to whoever handled it before. A chain of handlers that each pass the fault on could
+  // come back here; the second visit gives up and restores the default.
+  thread_local bool Forwarding = false;
+  if (Forwarding) {
+    signal(Sig, SIG_DFL);
+    return;
+  }
+  Forwarding = true;
+  struct Reset {
+    ~Reset() { Forwarding = false; }
+  } ResetOnReturn;
+  // Not ours: hand it to whoever handled it before (the driver's guards, a host runtime); with nobody, restore
+  // the default so the fault ends the process as it would have without us.
+  const struct sigaction &P = Sig == SIGSEGV ? PreviousSegv : PreviousBus;
+  if ((P.sa_flags & SA_SIGINFO) && P.sa_sigaction) {
+    P.sa_sigaction(Sig, Info, Context);
+    return;
+  }
+  if (P.sa_handler != SIG_DFL && P.sa_handler != SIG_IGN) {
+    P.sa_handler(Sig);
+    return;
+  }
+  signal(Sig, SIG_DFL);
 }
 
 void installFaultHandlers() {

@@ -126,11 +126,11 @@ bool ptxforge::codegen::detail::lowerControl(FunctionLowering &L, const ptx::Ins
     L.terminated();
     return true;
   case Opcode::Trap:
+  case Opcode::Brkpt: // without a debugger attached the GPU ends the launch at a breakpoint as at a trap
     L.callHelper("ptxrt_trap", B.getVoidTy(), {L.threadCtx()});
     B.CreateUnreachable();
     L.terminated();
     return true;
-  case Opcode::Brkpt:
   case Opcode::Nanosleep:
   case Opcode::Pmevent:
   case Opcode::Prefetch:

@@ -1,0 +1,2383 @@
+// The CUDA driver API's C entry points (libcuda.so.1). Each function only checks its arguments, unwraps the
+// handles, calls the C++ core (ptxforge::driver) and maps the core's Status to a CUresult; nothing throws
+// across the boundary. CudaApi.def lists the entry points implemented here (cuGetProcAddress reads it),
+// CudaApiUnsupported.def the rest of CUDA 13.0's exports, defined at the end as CUDA_ERROR_NOT_SUPPORTED.
+// The model is LLVM's OrcV2CBindings.cpp: opaque handles are the core's objects, wrap()/unwrap() convert.
+#include <cuda.h>
+
+#include "ptxforge/driver/Context.h"
+#include "ptxforge/driver/Copy.h"
+#include "ptxforge/driver/Device.h"
+#include "ptxforge/driver/Driver.h"
+#include "ptxforge/driver/Launch.h"
+#include "ptxforge/driver/Link.h"
+#include "ptxforge/driver/Memory.h"
+#include "ptxforge/driver/Module.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <optional>
+
+#define PTXFORGE_API extern "C" __attribute__((visibility("default")))
+
+using namespace ptxforge;
+using namespace ptxforge::driver;
+
+namespace {
+
+// ---- handles ----
+CUcontext wrap(Context *P) { return reinterpret_cast<CUcontext>(P); }
+CUmodule wrap(Module *P) { return reinterpret_cast<CUmodule>(P); }
+CUfunction wrap(Function *P) { return reinterpret_cast<CUfunction>(P); }
+CUstream wrap(Stream *P) { return reinterpret_cast<CUstream>(P); }
+CUevent wrap(Event *P) { return reinterpret_cast<CUevent>(P); }
+CUlinkState wrap(Linker *P) { return reinterpret_cast<CUlinkState>(P); }
+Context *unwrap(CUcontext H) { return Driver::get().Contexts.contains(H) ? reinterpret_cast<Context *>(H) : nullptr; }
+Module *unwrap(CUmodule H) { return Driver::get().Modules.contains(H) ? reinterpret_cast<Module *>(H) : nullptr; }
+Function *unwrap(CUfunction H) {
+  return Driver::get().Functions.contains(H) ? reinterpret_cast<Function *>(H) : nullptr;
+}
+Event *unwrap(CUevent H) { return Driver::get().Events.contains(H) ? reinterpret_cast<Event *>(H) : nullptr; }
+Registry<Linker> Linkers;
+Linker *unwrap(CUlinkState H) { return Linkers.contains(H) ? reinterpret_cast<Linker *>(H) : nullptr; }
+
+/// NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are the legacy default stream (per-thread default streams
+/// are not separate yet: stricter ordering, same results).
+bool isDefaultStream(CUstream H) { return !H || H == CU_STREAM_LEGACY || H == CU_STREAM_PER_THREAD; }
+
+// ---- results ----
+CUresult toResult(Status S) {
+  switch (S) {
+  case Status::Success: return CUDA_SUCCESS;
+  case Status::InvalidValue: return CUDA_ERROR_INVALID_VALUE;
+  case Status::OutOfMemory: return CUDA_ERROR_OUT_OF_MEMORY;
+  case Status::NotInitialized: return CUDA_ERROR_NOT_INITIALIZED;
+  case Status::NoDevice: return CUDA_ERROR_NO_DEVICE;
+  case Status::InvalidDevice: return CUDA_ERROR_INVALID_DEVICE;
+  case Status::InvalidImage: return CUDA_ERROR_INVALID_IMAGE;
+  case Status::InvalidContext: return CUDA_ERROR_INVALID_CONTEXT;
+  case Status::ContextIsDestroyed: return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  case Status::NoBinaryForGpu: return CUDA_ERROR_NO_BINARY_FOR_GPU;
+  case Status::InvalidPtx: return CUDA_ERROR_INVALID_PTX;
+  case Status::UnsupportedPtxVersion: return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+  case Status::JitCompilationDisabled: return CUDA_ERROR_JIT_COMPILATION_DISABLED;
+  case Status::FileNotFound: return CUDA_ERROR_FILE_NOT_FOUND;
+  case Status::InvalidHandle: return CUDA_ERROR_INVALID_HANDLE;
+  case Status::NotFound: return CUDA_ERROR_NOT_FOUND;
+  case Status::NotReady: return CUDA_ERROR_NOT_READY;
+  case Status::IllegalAddress: return CUDA_ERROR_ILLEGAL_ADDRESS;
+  case Status::LaunchOutOfResources: return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  case Status::LaunchFailed: return CUDA_ERROR_LAUNCH_FAILED;
+  case Status::Assert: return CUDA_ERROR_ASSERT;
+  case Status::IllegalInstruction: return CUDA_ERROR_ILLEGAL_INSTRUCTION;
+  case Status::MisalignedAddress: return CUDA_ERROR_MISALIGNED_ADDRESS;
+  case Status::NotSupported: return CUDA_ERROR_NOT_SUPPORTED;
+  case Status::NotPermitted: return CUDA_ERROR_NOT_PERMITTED;
+  case Status::Unknown: return CUDA_ERROR_UNKNOWN;
+  }
+  return CUDA_ERROR_UNKNOWN;
+}
+CUresult toResult(llvm::Error E) { return toResult(takeStatus(std::move(E))); }
+CUresult sticky() { return toResult(Driver::get().stickyError()); }
+
+/// Runs an entry point's body behind the C boundary: no exception escapes into C code.
+template <class F> CUresult boundary(F &&Body) noexcept {
+  try {
+    return Body();
+  } catch (const std::bad_alloc &) {
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  } catch (...) {
+    return CUDA_ERROR_UNKNOWN;
+  }
+}
+
+bool initialized() { return Driver::get().initialized(); }
+bool validDevice(CUdevice D) { return D >= 0 && D < DeviceCount; }
+
+/// The calling thread's current context, or the error for a call that needs one.
+CUresult current(Context *&Out) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  auto C = currentContext();
+  if (!C)
+    return toResult(C.takeError());
+  Out = *C;
+  return CUDA_SUCCESS;
+}
+
+/// The context and stream work on H goes to: the stream's own context, or the current context's legacy
+/// default stream (null Stream).
+CUresult streamTarget(CUstream H, Context *&Ctx, Stream *&S) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (isDefaultStream(H)) {
+    S = nullptr;
+    return current(Ctx);
+  }
+  if (!Driver::get().Streams.contains(H))
+    return CUDA_ERROR_INVALID_HANDLE;
+  S = reinterpret_cast<Stream *>(H);
+  Ctx = &S->context();
+  return CUDA_SUCCESS;
+}
+
+bool verbose() {
+  static const bool V = std::getenv("PTXFORGE_DRIVER_VERBOSE") != nullptr;
+  return V;
+}
+
+// ---- error names and strings (NVIDIA's driver wording) ----
+struct ErrorText {
+  CUresult Code;
+  const char *Name, *Text;
+};
+#define E(Code, Text)                                                                                                  \
+  { Code, #Code, Text }
+constexpr ErrorText ErrorTexts[] = {
+    E(CUDA_SUCCESS, "no error"),
+    E(CUDA_ERROR_INVALID_VALUE, "invalid argument"),
+    E(CUDA_ERROR_OUT_OF_MEMORY, "out of memory"),
+    E(CUDA_ERROR_NOT_INITIALIZED, "initialization error"),
+    E(CUDA_ERROR_DEINITIALIZED, "driver shutting down"),
+    E(CUDA_ERROR_PROFILER_DISABLED, "profiler disabled while using external profiling tool"),
+    E(CUDA_ERROR_PROFILER_NOT_INITIALIZED, "profiler not initialized: call cudaProfilerInitialize()"),
+    E(CUDA_ERROR_PROFILER_ALREADY_STARTED, "profiler already started"),
+    E(CUDA_ERROR_PROFILER_ALREADY_STOPPED, "profiler already stopped"),
+    E(CUDA_ERROR_STUB_LIBRARY, "CUDA driver is a stub library"),
+    E(CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER, "API call is not supported in the installed CUDA driver"),
+    E(CUDA_ERROR_DEVICE_UNAVAILABLE, "CUDA-capable device(s) is/are busy or unavailable"),
+    E(CUDA_ERROR_NO_DEVICE, "no CUDA-capable device is detected"),
+    E(CUDA_ERROR_INVALID_DEVICE, "invalid device ordinal"),
+    E(CUDA_ERROR_DEVICE_NOT_LICENSED, "device doesn't have valid Grid license"),
+    E(CUDA_ERROR_INVALID_IMAGE, "device kernel image is invalid"),
+    E(CUDA_ERROR_INVALID_CONTEXT, "invalid device context"),
+    E(CUDA_ERROR_CONTEXT_ALREADY_CURRENT, "context already current"),
+    E(CUDA_ERROR_MAP_FAILED, "mapping of buffer object failed"),
+    E(CUDA_ERROR_UNMAP_FAILED, "unmapping of buffer object failed"),
+    E(CUDA_ERROR_ARRAY_IS_MAPPED, "array is mapped"),
+    E(CUDA_ERROR_ALREADY_MAPPED, "resource already mapped"),
+    E(CUDA_ERROR_NO_BINARY_FOR_GPU, "no kernel image is available for execution on the device"),
+    E(CUDA_ERROR_ALREADY_ACQUIRED, "resource already acquired"),
+    E(CUDA_ERROR_NOT_MAPPED, "resource not mapped"),
+    E(CUDA_ERROR_NOT_MAPPED_AS_ARRAY, "resource not mapped as array"),
+    E(CUDA_ERROR_NOT_MAPPED_AS_POINTER, "resource not mapped as pointer"),
+    E(CUDA_ERROR_ECC_UNCORRECTABLE, "uncorrectable ECC error encountered"),
+    E(CUDA_ERROR_UNSUPPORTED_LIMIT, "limit is not supported on this architecture"),
+    E(CUDA_ERROR_CONTEXT_ALREADY_IN_USE, "exclusive-thread device already in use by a different thread"),
+    E(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, "peer access is not supported between these two devices"),
+    E(CUDA_ERROR_INVALID_PTX, "a PTX JIT compilation failed"),
+    E(CUDA_ERROR_INVALID_GRAPHICS_CONTEXT, "invalid OpenGL or DirectX context"),
+    E(CUDA_ERROR_NVLINK_UNCORRECTABLE, "uncorrectable NVLink error detected during the execution"),
+    E(CUDA_ERROR_JIT_COMPILER_NOT_FOUND, "PTX JIT compiler library not found"),
+    E(CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "the provided PTX was compiled with an unsupported toolchain."),
+    E(CUDA_ERROR_JIT_COMPILATION_DISABLED, "PTX JIT compilation was disabled"),
+    E(CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY, "the provided execution affinity is not supported"),
+    E(CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC, "the provided PTX contains unsupported call to cudaDeviceSynchronize"),
+    E(CUDA_ERROR_CONTAINED, "Invalid access of peer GPU memory over nvlink or a hardware error"),
+    E(CUDA_ERROR_INVALID_SOURCE, "device kernel image is invalid"),
+    E(CUDA_ERROR_FILE_NOT_FOUND, "file not found"),
+    E(CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, "shared object symbol not found"),
+    E(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, "shared object initialization failed"),
+    E(CUDA_ERROR_OPERATING_SYSTEM, "OS call failed or operation not supported on this OS"),
+    E(CUDA_ERROR_INVALID_HANDLE, "invalid resource handle"),
+    E(CUDA_ERROR_ILLEGAL_STATE, "the operation cannot be performed in the present state"),
+    E(CUDA_ERROR_LOSSY_QUERY, "attempted introspection would be semantically lossy"),
+    E(CUDA_ERROR_NOT_FOUND, "named symbol not found"),
+    E(CUDA_ERROR_NOT_READY, "device not ready"),
+    E(CUDA_ERROR_ILLEGAL_ADDRESS, "an illegal memory access was encountered"),
+    E(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "too many resources requested for launch"),
+    E(CUDA_ERROR_LAUNCH_TIMEOUT, "the launch timed out and was terminated"),
+    E(CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING, "launch uses incompatible texturing mode"),
+    E(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, "peer access is already enabled"),
+    E(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, "peer access has not been enabled"),
+    E(CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE, "cannot set while device is active in this process"),
+    E(CUDA_ERROR_CONTEXT_IS_DESTROYED, "context is destroyed"),
+    E(CUDA_ERROR_ASSERT, "device-side assert triggered"),
+    E(CUDA_ERROR_TOO_MANY_PEERS, "peer mapping resources exhausted"),
+    E(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "part or all of the requested memory range is already mapped"),
+    E(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "pointer does not correspond to a registered memory region"),
+    E(CUDA_ERROR_HARDWARE_STACK_ERROR, "hardware stack error"),
+    E(CUDA_ERROR_ILLEGAL_INSTRUCTION, "an illegal instruction was encountered"),
+    E(CUDA_ERROR_MISALIGNED_ADDRESS, "misaligned address"),
+    E(CUDA_ERROR_INVALID_ADDRESS_SPACE, "operation not supported on global/shared address space"),
+    E(CUDA_ERROR_INVALID_PC, "invalid program counter"),
+    E(CUDA_ERROR_LAUNCH_FAILED, "unspecified launch failure"),
+    E(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, "too many blocks in cooperative launch"),
+    E(CUDA_ERROR_TENSOR_MEMORY_LEAK, "tensor memory not completely freed"),
+    E(CUDA_ERROR_NOT_PERMITTED, "operation not permitted"),
+    E(CUDA_ERROR_NOT_SUPPORTED, "operation not supported"),
+    E(CUDA_ERROR_SYSTEM_NOT_READY, "system not yet initialized"),
+    E(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, "system has unsupported display driver / cuda driver combination"),
+    E(CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, "forward compatibility was attempted on non supported HW"),
+    E(CUDA_ERROR_MPS_CONNECTION_FAILED, "MPS client failed to connect to the MPS control daemon or the MPS server"),
+    E(CUDA_ERROR_MPS_RPC_FAILURE, "the remote procedural call between the MPS server and the MPS client failed"),
+    E(CUDA_ERROR_MPS_SERVER_NOT_READY, "MPS server is not ready to accept new MPS client requests"),
+    E(CUDA_ERROR_MPS_MAX_CLIENTS_REACHED, "the hardware resources required to create MPS client have been exhausted"),
+    E(CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED,
+      "the hardware resources required to support device connections have been exhausted"),
+    E(CUDA_ERROR_MPS_CLIENT_TERMINATED, "the MPS client has been terminated by the server"),
+    E(CUDA_ERROR_CDP_NOT_SUPPORTED,
+      "is using CUDA Dynamic Parallelism, but the current configuration, like MPS, does not support it"),
+    E(CUDA_ERROR_CDP_VERSION_MISMATCH,
+      "unsupported interaction between different versions of CUDA Dynamic Parallelism"),
+    E(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "operation not permitted when stream is capturing"),
+    E(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "operation failed due to a previous error during capture"),
+    E(CUDA_ERROR_STREAM_CAPTURE_MERGE, "operation would result in a merge of separate capture sequences"),
+    E(CUDA_ERROR_STREAM_CAPTURE_UNMATCHED, "capture was not ended in the same stream as it began"),
+    E(CUDA_ERROR_STREAM_CAPTURE_UNJOINED, "capturing stream has unjoined work"),
+    E(CUDA_ERROR_STREAM_CAPTURE_ISOLATION, "dependency created on uncaptured work in another stream"),
+    E(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT,
+      "operation would make the legacy stream depend on a capturing blocking stream"),
+    E(CUDA_ERROR_CAPTURED_EVENT, "operation not permitted on an event last recorded in a capturing stream"),
+    E(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD,
+      "attempt to terminate a thread-local capture sequence from another thread"),
+    E(CUDA_ERROR_TIMEOUT, "wait operation timed out"),
+    E(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "the graph update was not performed because it included changes which "
+                                            "violated constraints specific to instantiated graph update"),
+    E(CUDA_ERROR_EXTERNAL_DEVICE, "an async error has occured in external entity outside of CUDA"),
+    E(CUDA_ERROR_INVALID_CLUSTER_SIZE, "a kernel launch error has occurred due to cluster misconfiguration"),
+    E(CUDA_ERROR_FUNCTION_NOT_LOADED,
+      "the function handle is not loaded when calling an API that requires a loaded function"),
+    E(CUDA_ERROR_INVALID_RESOURCE_TYPE,
+      "one or more resources passed in are not valid resource types for the operation"),
+    E(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
+      "one or more resources are insufficient or non-applicable for the operation"),
+    E(CUDA_ERROR_KEY_ROTATION, "an error happened during the key rotation sequence"),
+    E(CUDA_ERROR_UNKNOWN, "unknown error"),
+};
+#undef E
+
+const ErrorText *findError(CUresult R) {
+  for (const ErrorText &T : ErrorTexts)
+    if (T.Code == R)
+      return &T;
+  return nullptr;
+}
+
+// ---- device attributes ----
+/// Every CUdevice_attribute, answered from the emulated device's properties; nothing for values outside the enum.
+std::optional<int> deviceAttribute(CUdevice_attribute A, const DeviceProperties &P) {
+  auto Clamp = [](uint64_t V) { return static_cast<int>(std::min<uint64_t>(V, INT32_MAX)); };
+  switch (A) {
+  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return Clamp(P.MaxThreadsPerBlock);
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: return Clamp(P.MaxBlockDim[0]);
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: return Clamp(P.MaxBlockDim[1]);
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: return Clamp(P.MaxBlockDim[2]);
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: return Clamp(P.MaxGridDim[0]);
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: return Clamp(P.MaxGridDim[1]);
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: return Clamp(P.MaxGridDim[2]);
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: return Clamp(P.SharedMemoryPerBlock);
+  case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: return Clamp(P.TotalConstantMemory);
+  case CU_DEVICE_ATTRIBUTE_WARP_SIZE: return Clamp(P.WarpSize);
+  case CU_DEVICE_ATTRIBUTE_MAX_PITCH: return INT32_MAX;
+  case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: return Clamp(P.RegistersPerBlock);
+  case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: return Clamp(P.ClockRateKHz);
+  case CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT: return 512;
+  case CU_DEVICE_ATTRIBUTE_GPU_OVERLAP: return 1;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: return Clamp(P.MultiprocessorCount);
+  case CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT: return 0;
+  case CU_DEVICE_ATTRIBUTE_INTEGRATED: return 0;
+  case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: return 1;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: return CU_COMPUTEMODE_DEFAULT;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH: return 131072;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH: return 131072;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT: return 65536;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH: return 16384;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT: return 16384;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH: return 16384;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH: return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT: return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS: return 2048;
+  case CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT: return 512;
+  case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: return 1;
+  case CU_DEVICE_ATTRIBUTE_ECC_ENABLED: return 0;
+  case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: return Clamp(P.PciBus);
+  case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: return Clamp(P.PciDevice);
+  case CU_DEVICE_ATTRIBUTE_TCC_DRIVER: return 0;
+  case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: return Clamp(P.ClockRateKHz);
+  case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: return 64;
+  case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: return Clamp(P.L2CacheBytes);
+  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: return Clamp(P.MaxThreadsPerMultiprocessor);
+  case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: return 2;
+  case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: return 1;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH: return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS: return 2048;
+  case CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER: return 1;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH: return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT: return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE: return 8192;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE: return 8192;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE: return 32768;
+  case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: return Clamp(P.PciDomain);
+  case CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT: return 32;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH: return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH: return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS: return 2046;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH: return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH: return 131072;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT: return 65536;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH: return 16384;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT: return 16384;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH: return 16384;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH: return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS: return 2048;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH: return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT: return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS: return 2048;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH: return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH: return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS: return 2046;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH: return 268435456;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH: return 131072;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT: return 65000;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH: return 2097120;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH: return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT: return 32768;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: return Clamp(P.CcMajor);
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: return Clamp(P.CcMinor);
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH: return 32768;
+  case CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED: return 1;
+  case CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED: return 1;
+  case CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED: return 1;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: return Clamp(P.SharedMemoryPerMultiprocessor);
+  case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: return Clamp(P.RegistersPerMultiprocessor);
+  case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: return 1;
+  case CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD: return 0;
+  case CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID: return 0;
+  case CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED: return 1; // the device is the host
+  case CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO: return 2;
+  case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: return 1; // kernels can read any host memory
+  case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: return 1;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED: return 1;
+  case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: return 1;
+  case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1: return 0;
+  case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1: return 0;
+  case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1: return 0;
+  case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: return 0; // no cuLaunchCooperativeKernel yet
+  case CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH: return 0;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: return Clamp(P.SharedMemoryPerBlockOptin);
+  case CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES: return 0;
+  case CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED: return 1;
+  case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES: return 1;
+  case CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST: return 1;
+  case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: return 0; // no cuMemCreate/cuMemMap yet
+  case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: return Clamp(P.MaxBlocksPerMultiprocessor);
+  case CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE: return 0;
+  case CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE: return 0;
+  case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: return Clamp(P.ReservedSharedMemoryPerBlock);
+  case CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return 0; // no stream-ordered allocator yet
+  case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS: return 0;
+  case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING: return 0;
+  case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: return 0;
+  case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH: return 0; // no thread-block clusters yet
+  case CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS: return 0;
+  case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR: return 0;
+  case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT: return 1;
+  case CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS: return 0;
+  case CU_DEVICE_ATTRIBUTE_NUMA_CONFIG: return 0;
+  case CU_DEVICE_ATTRIBUTE_NUMA_ID: return -1;
+  case CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_MPS_ENABLED: return 0;
+  case CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID: return -1;
+  case CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK: return 0;
+  case CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH: return 0;
+  case CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID: return 0;
+  case CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID: return 0;
+  case CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED: return 0;
+  case CU_DEVICE_ATTRIBUTE_MAX: break;
+  }
+  return std::nullopt;
+}
+
+// ---- JIT options ----
+/// The parsed option list of cuModuleLoadDataEx / cuLinkCreate, with the slots written back afterwards.
+struct JitOptionList {
+  JitOptions Options;
+  char *InfoLog = nullptr, *ErrorLog = nullptr;
+  size_t InfoSize = 0, ErrorSize = 0;
+  void **InfoSizeSlot = nullptr, **ErrorSizeSlot = nullptr, **WallTimeSlot = nullptr;
+
+  CUresult parse(unsigned N, const CUjit_option *Keys, void **Values) {
+    if (N && (!Keys || !Values))
+      return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned I = 0; I < N; ++I) {
+      uintptr_t V = reinterpret_cast<uintptr_t>(Values[I]);
+      switch (Keys[I]) {
+      case CU_JIT_INFO_LOG_BUFFER: InfoLog = static_cast<char *>(Values[I]); break;
+      case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: InfoSize = static_cast<unsigned>(V), InfoSizeSlot = &Values[I]; break;
+      case CU_JIT_ERROR_LOG_BUFFER: ErrorLog = static_cast<char *>(Values[I]); break;
+      case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: ErrorSize = static_cast<unsigned>(V), ErrorSizeSlot = &Values[I]; break;
+      case CU_JIT_WALL_TIME: WallTimeSlot = &Values[I]; break;
+      case CU_JIT_OPTIMIZATION_LEVEL:
+        if (static_cast<unsigned>(V) > 4)
+          return CUDA_ERROR_INVALID_VALUE;
+        Options.OptLevel = static_cast<unsigned>(V);
+        break;
+      case CU_JIT_TARGET: {
+        unsigned T = static_cast<unsigned>(V);
+        unsigned Base = T & 0xffff;
+        if ((T & ~0x3ffffu) || Base < 30 || Base > 200)
+          return CUDA_ERROR_INVALID_VALUE;
+        Options.TargetCc = Base;
+        break;
+      }
+      case CU_JIT_LOG_VERBOSE: Options.Verbose = V != 0; break;
+      case CU_JIT_TARGET_FROM_CUCONTEXT: // the default
+      case CU_JIT_MAX_REGISTERS:
+      case CU_JIT_THREADS_PER_BLOCK:
+      case CU_JIT_FALLBACK_STRATEGY:
+      case CU_JIT_GENERATE_DEBUG_INFO:
+      case CU_JIT_GENERATE_LINE_INFO:
+      case CU_JIT_CACHE_MODE:
+      case CU_JIT_NEW_SM3X_OPT:
+      case CU_JIT_FAST_COMPILE:
+      case CU_JIT_GLOBAL_SYMBOL_NAMES:
+      case CU_JIT_GLOBAL_SYMBOL_ADDRESSES:
+      case CU_JIT_GLOBAL_SYMBOL_COUNT:
+      case CU_JIT_LTO:
+      case CU_JIT_FTZ:
+      case CU_JIT_PREC_DIV:
+      case CU_JIT_PREC_SQRT:
+      case CU_JIT_FMA:
+      case CU_JIT_REFERENCED_KERNEL_NAMES:
+      case CU_JIT_REFERENCED_KERNEL_COUNT:
+      case CU_JIT_REFERENCED_VARIABLE_NAMES:
+      case CU_JIT_REFERENCED_VARIABLE_COUNT:
+      case CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES:
+      case CU_JIT_POSITION_INDEPENDENT_CODE:
+      case CU_JIT_MIN_CTA_PER_SM:
+      case CU_JIT_MAX_THREADS_PER_BLOCK:
+      case CU_JIT_OVERRIDE_DIRECTIVE_VALUES:
+      case CU_JIT_SPLIT_COMPILE: break; // accepted; they tune NVIDIA's code generator
+      default: return CUDA_ERROR_INVALID_VALUE;
+      }
+    }
+    return CUDA_SUCCESS;
+  }
+
+  static void writeLog(char *Buffer, size_t Size, void **SizeSlot, const std::string &Text) {
+    size_t Written = 0;
+    if (Buffer && Size) {
+      Written = std::min(Text.size(), Size - 1);
+      std::memcpy(Buffer, Text.data(), Written);
+      Buffer[Written] = 0;
+    }
+    if (SizeSlot)
+      *SizeSlot = reinterpret_cast<void *>(static_cast<uintptr_t>(Written));
+  }
+
+  /// Writes the logs and the wall time back into the caller's buffers and option values.
+  void report(const JitLogs &Logs) const {
+    writeLog(InfoLog, InfoSize, InfoSizeSlot, Logs.Info);
+    writeLog(ErrorLog, ErrorSize, ErrorSizeSlot, Logs.Error);
+    if (WallTimeSlot) {
+      float Ms = Logs.WallMilliseconds;
+      *WallTimeSlot = nullptr;
+      std::memcpy(WallTimeSlot, &Ms, sizeof Ms);
+    }
+    if (verbose() && !Logs.Error.empty())
+      std::fprintf(stderr, "%s", Logs.Error.c_str());
+  }
+};
+
+CUresult loadModule(CUmodule *Out, const ModuleSource &Source, JitOptionList &Opts) {
+  if (!Out)
+    return CUDA_ERROR_INVALID_VALUE;
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  JitLogs Logs;
+  auto M = Module::load(*Ctx, Source, Opts.Options, Logs);
+  Opts.report(Logs);
+  if (!M)
+    return toResult(M.takeError());
+  *Out = wrap(Ctx->adoptModule(std::move(*M)));
+  return CUDA_SUCCESS;
+}
+
+// ---- copies ----
+CUresult copy(CUstream H, bool Async, const CopyRegion &R) {
+  Context *Ctx;
+  Stream *S;
+  if (CUresult Res = streamTarget(H, Ctx, S))
+    return Res;
+  return toResult(copyMemory(*Ctx, S, Async, R));
+}
+
+CopyRegion linear(uint64_t Dst, Side DstSide, uint64_t Src, Side SrcSide, size_t Bytes) {
+  CopyRegion R;
+  R.Dst = Dst, R.DstSide = DstSide, R.Src = Src, R.SrcSide = SrcSide, R.Width = Bytes;
+  return R;
+}
+
+/// One side of a CUDA_MEMCPY2D/3D: its address (with the X/Y/Z offsets applied) and kind.
+CUresult copySide(CUmemorytype Type, const void *Host, CUdeviceptr Device, CUarray Array, size_t X, size_t Y, size_t Z,
+                  size_t Pitch, size_t Height, size_t Width, size_t Rows, uint64_t &Address, Side &S) {
+  switch (Type) {
+  case CU_MEMORYTYPE_HOST: S = Side::Host, Address = reinterpret_cast<uint64_t>(Host); break;
+  case CU_MEMORYTYPE_DEVICE: S = Side::Device, Address = Device; break;
+  case CU_MEMORYTYPE_UNIFIED: S = Side::Unified, Address = Device; break;
+  case CU_MEMORYTYPE_ARRAY: return Array ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
+  default: return CUDA_ERROR_INVALID_VALUE;
+  }
+  if ((Rows > 1 || Y || Z) && X + Width > Pitch)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!Address)
+    return CUDA_ERROR_INVALID_VALUE;
+  Address += (Z * Height + Y) * Pitch + X;
+  return CUDA_SUCCESS;
+}
+
+CUresult copy2D(const CUDA_MEMCPY2D *C, CUstream H, bool Async) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!C)
+    return CUDA_ERROR_INVALID_VALUE;
+  CopyRegion R;
+  R.Width = C->WidthInBytes, R.Height = C->Height;
+  R.SrcPitch = C->srcPitch, R.DstPitch = C->dstPitch;
+  if (CUresult E = copySide(C->srcMemoryType, C->srcHost, C->srcDevice, C->srcArray, C->srcXInBytes, C->srcY, 0,
+                            C->srcPitch, 0, C->WidthInBytes, C->Height, R.Src, R.SrcSide))
+    return E;
+  if (CUresult E = copySide(C->dstMemoryType, C->dstHost, C->dstDevice, C->dstArray, C->dstXInBytes, C->dstY, 0,
+                            C->dstPitch, 0, C->WidthInBytes, C->Height, R.Dst, R.DstSide))
+    return E;
+  return copy(H, Async, R);
+}
+
+CUresult copy3D(const CUDA_MEMCPY3D *C, CUstream H, bool Async) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!C || C->srcLOD || C->dstLOD || C->reserved0 || C->reserved1)
+    return CUDA_ERROR_INVALID_VALUE;
+  CopyRegion R;
+  R.Width = C->WidthInBytes, R.Height = C->Height, R.Depth = C->Depth;
+  R.SrcPitch = C->srcPitch, R.DstPitch = C->dstPitch;
+  R.SrcHeight = C->Depth > 1 || C->srcZ ? C->srcHeight : C->Height;
+  R.DstHeight = C->Depth > 1 || C->dstZ ? C->dstHeight : C->Height;
+  size_t Rows = C->Height * std::max<size_t>(C->Depth, 1);
+  if (CUresult E = copySide(C->srcMemoryType, C->srcHost, C->srcDevice, C->srcArray, C->srcXInBytes, C->srcY, C->srcZ,
+                            C->srcPitch, R.SrcHeight, C->WidthInBytes, Rows, R.Src, R.SrcSide))
+    return E;
+  if (CUresult E = copySide(C->dstMemoryType, C->dstHost, C->dstDevice, C->dstArray, C->dstXInBytes, C->dstY, C->dstZ,
+                            C->dstPitch, R.DstHeight, C->WidthInBytes, Rows, R.Dst, R.DstSide))
+    return E;
+  return copy(H, Async, R);
+}
+
+CUresult fill(CUstream H, bool Async, CUdeviceptr Dst, size_t Pitch, uint32_t Value, unsigned Bytes, size_t Width,
+              size_t Height) {
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(H, Ctx, S))
+    return R;
+  return toResult(fillMemory(*Ctx, S, Async, Dst, Pitch, Value, Bytes, Width, Height));
+}
+
+CUresult hostAlloc(void **Out, size_t Bytes, unsigned Flags) {
+  if (!Out || !Bytes || (Flags & ~0x7u))
+    return CUDA_ERROR_INVALID_VALUE;
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  if (Driver::get().stickyError() != Status::Success)
+    return sticky();
+  auto P = DeviceMemory::get().allocate(Bytes, MemoryKind::Host, Ctx, Flags);
+  if (!P)
+    return toResult(P.takeError());
+  *Out = reinterpret_cast<void *>(*P);
+  return CUDA_SUCCESS;
+}
+
+// ---- pointer attributes ----
+/// The size of one attribute's value, for cuPointerGetAttributes on unknown pointers.
+size_t pointerAttributeSize(CUpointer_attribute A) {
+  switch (A) {
+  case CU_POINTER_ATTRIBUTE_CONTEXT:
+  case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+  case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+  case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: return sizeof(void *);
+  case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+  case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: return sizeof(CUdeviceptr);
+  case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+  case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+  case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: return sizeof(unsigned long long);
+  case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+  case CU_POINTER_ATTRIBUTE_MAPPING_SIZE: return sizeof(size_t);
+  case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+  case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: return sizeof(unsigned int);
+  default: return sizeof(int);
+  }
+}
+
+template <class T> void put(void *Data, T V) { std::memcpy(Data, &V, sizeof V); }
+
+CUresult pointerAttribute(void *Data, CUpointer_attribute Attr, CUdeviceptr Ptr) {
+  if (!Data)
+    return CUDA_ERROR_INVALID_VALUE;
+  auto A = DeviceMemory::get().find(Ptr);
+  if (!A)
+    return CUDA_ERROR_INVALID_VALUE;
+  bool Host = A->isHost();
+  switch (Attr) {
+  case CU_POINTER_ATTRIBUTE_CONTEXT: put(Data, wrap(A->Owner)); break;
+  case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: put<unsigned>(Data, Host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE); break;
+  case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: put<CUdeviceptr>(Data, Ptr); break;
+  case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+    if (!Host && A->Kind != MemoryKind::Managed)
+      return CUDA_ERROR_INVALID_VALUE;
+    put(Data, reinterpret_cast<void *>(Ptr));
+    break;
+  case CU_POINTER_ATTRIBUTE_P2P_TOKENS: return CUDA_ERROR_NOT_SUPPORTED;
+  case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: put<int>(Data, 1); break;
+  case CU_POINTER_ATTRIBUTE_BUFFER_ID: put<unsigned long long>(Data, A->BufferId); break;
+  case CU_POINTER_ATTRIBUTE_IS_MANAGED: put<int>(Data, A->Kind == MemoryKind::Managed); break;
+  case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: put<int>(Data, 0); break;
+  case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: put<int>(Data, 0); break;
+  case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: put<CUdeviceptr>(Data, A->Base); break;
+  case CU_POINTER_ATTRIBUTE_RANGE_SIZE: put<size_t>(Data, A->Size); break;
+  case CU_POINTER_ATTRIBUTE_MAPPED: put<int>(Data, 1); break;
+  case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: put<unsigned long long>(Data, 0); break;
+  case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: put<int>(Data, 0); break;
+  case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: put<unsigned>(Data, 3); break; // read and write
+  case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: put<void *>(Data, nullptr); break;
+  case CU_POINTER_ATTRIBUTE_MAPPING_SIZE: put<size_t>(Data, A->Size); break;
+  case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: put(Data, reinterpret_cast<void *>(A->Base)); break;
+  case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: put<unsigned long long>(Data, A->BufferId); break;
+  case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: put<int>(Data, 0); break;
+  default: return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+// ---- launches ----
+CUresult launchKernel(CUfunction F, unsigned Gx, unsigned Gy, unsigned Gz, unsigned Bx, unsigned By, unsigned Bz,
+                      unsigned SharedBytes, CUstream H, void **KernelParams, void **Extra) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Function *Fn = unwrap(F);
+  if (!Fn)
+    return CUDA_ERROR_INVALID_HANDLE;
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(H, Ctx, S))
+    return R;
+  if (Driver::get().stickyError() != Status::Success)
+    return sticky();
+  if (KernelParams && Extra)
+    return CUDA_ERROR_INVALID_VALUE;
+  llvm::Expected<std::vector<char>> Params = std::vector<char>();
+  if (Extra) {
+    const void *Buffer = nullptr;
+    size_t Size = 0;
+    for (size_t I = 0; Extra[I] != CU_LAUNCH_PARAM_END; I += 2) {
+      if (Extra[I] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+        Buffer = Extra[I + 1];
+      else if (Extra[I] == CU_LAUNCH_PARAM_BUFFER_SIZE && Extra[I + 1])
+        Size = *static_cast<const size_t *>(Extra[I + 1]);
+      else
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    Params = Fn->packParams(Buffer, Size);
+  } else {
+    Params = Fn->packParams(KernelParams);
+  }
+  if (!Params)
+    return toResult(Params.takeError());
+  codegen::LaunchConfig Config;
+  Config.Grid = {Gx, Gy, Gz};
+  Config.Block = {Bx, By, Bz};
+  Config.DynamicSharedBytes = SharedBytes;
+  return toResult(launch(*Ctx, S, *Fn, Config, std::move(*Params)));
+}
+
+// ---- entry point lookup ----
+struct ApiEntry {
+  const char *Name, *Symbol;
+  int Version;
+  void *Fn;
+};
+
+} // namespace
+
+// =====================================================================================================
+// Errors, initialisation, versions
+// =====================================================================================================
+
+PTXFORGE_API CUresult cuGetErrorString(CUresult error, const char **pStr) {
+  if (!pStr)
+    return CUDA_ERROR_INVALID_VALUE;
+  const ErrorText *T = findError(error);
+  *pStr = T ? T->Text : nullptr;
+  return T ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+PTXFORGE_API CUresult cuGetErrorName(CUresult error, const char **pStr) {
+  if (!pStr)
+    return CUDA_ERROR_INVALID_VALUE;
+  const ErrorText *T = findError(error);
+  *pStr = T ? T->Name : nullptr;
+  return T ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+PTXFORGE_API CUresult cuInit(unsigned int Flags) {
+  if (Flags)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] { return toResult(Driver::get().initialize()); });
+}
+
+PTXFORGE_API CUresult cuDriverGetVersion(int *driverVersion) {
+  if (!driverVersion)
+    return CUDA_ERROR_INVALID_VALUE;
+  *driverVersion = CUDA_VERSION;
+  return CUDA_SUCCESS;
+}
+
+// =====================================================================================================
+// Devices
+// =====================================================================================================
+
+PTXFORGE_API CUresult cuDeviceGet(CUdevice *device, int ordinal) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!device)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!validDevice(ordinal))
+    return CUDA_ERROR_INVALID_DEVICE;
+  *device = ordinal;
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuDeviceGetCount(int *count) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!count)
+    return CUDA_ERROR_INVALID_VALUE;
+  *count = DeviceCount;
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuDeviceGetName(char *name, int len, CUdevice dev) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!name || len <= 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!validDevice(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  const std::string &N = deviceProperties().Name;
+  size_t Bytes = std::min(N.size(), size_t(len) - 1);
+  std::memcpy(name, N.data(), Bytes);
+  name[Bytes] = 0;
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!uuid)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!validDevice(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  std::memcpy(uuid->bytes, deviceProperties().Uuid.data(), 16);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev) { return cuDeviceGetUuid_v2(uuid, dev); }
+
+PTXFORGE_API CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!bytes)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!validDevice(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  *bytes = deviceProperties().TotalMemory;
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!pi)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!validDevice(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  std::optional<int> V = deviceAttribute(attrib, deviceProperties());
+  if (!V)
+    return CUDA_ERROR_INVALID_VALUE;
+  *pi = *V;
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevice dev) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!major || !minor)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!validDevice(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  *major = static_cast<int>(deviceProperties().CcMajor);
+  *minor = static_cast<int>(deviceProperties().CcMinor);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuDeviceGetProperties(CUdevprop *prop, CUdevice dev) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!prop)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!validDevice(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  const DeviceProperties &P = deviceProperties();
+  prop->maxThreadsPerBlock = static_cast<int>(P.MaxThreadsPerBlock);
+  for (int I = 0; I < 3; ++I) {
+    prop->maxThreadsDim[I] = static_cast<int>(P.MaxBlockDim[I]);
+    prop->maxGridSize[I] = static_cast<int>(P.MaxGridDim[I]);
+  }
+  prop->sharedMemPerBlock = static_cast<int>(P.SharedMemoryPerBlock);
+  prop->totalConstantMemory = static_cast<int>(P.TotalConstantMemory);
+  prop->SIMDWidth = static_cast<int>(P.WarpSize);
+  prop->memPitch = INT32_MAX;
+  prop->regsPerBlock = static_cast<int>(P.RegistersPerBlock);
+  prop->clockRate = static_cast<int>(P.ClockRateKHz);
+  prop->textureAlign = 512;
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!pciBusId || len <= 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!validDevice(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  const DeviceProperties &P = deviceProperties();
+  std::snprintf(pciBusId, size_t(len), "%08X:%02X:%02X.0", P.PciDomain, P.PciBus, P.PciDevice);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!dev || !pciBusId)
+    return CUDA_ERROR_INVALID_VALUE;
+  unsigned Domain = 0, Bus = 0, Device = 0, Fn = 0;
+  const DeviceProperties &P = deviceProperties();
+  if (std::sscanf(pciBusId, "%x:%x:%x.%x", &Domain, &Bus, &Device, &Fn) == 4 ||
+      (Domain = 0, std::sscanf(pciBusId, "%x:%x.%x", &Bus, &Device, &Fn) == 3)) {
+    if (Domain == P.PciDomain && Bus == P.PciBus && Device == P.PciDevice) {
+      *dev = 0;
+      return CUDA_SUCCESS;
+    }
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+PTXFORGE_API CUresult cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!canAccessPeer)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!validDevice(dev) || !validDevice(peerDev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  *canAccessPeer = 0; // a device is not its own peer, and there is only one
+  return CUDA_SUCCESS;
+}
+
+// =====================================================================================================
+// Primary contexts
+// =====================================================================================================
+
+PTXFORGE_API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!pctx)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!validDevice(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  return boundary([&] {
+    auto C = Driver::get().retainPrimary(dev);
+    if (!C)
+      return toResult(C.takeError());
+    *pctx = wrap(*C);
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!validDevice(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  return boundary([&] { return toResult(Driver::get().releasePrimary(dev)); });
+}
+
+PTXFORGE_API CUresult cuDevicePrimaryCtxRelease(CUdevice dev) { return cuDevicePrimaryCtxRelease_v2(dev); }
+
+PTXFORGE_API CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!validDevice(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  if (flags & ~unsigned(CU_CTX_FLAGS_MASK))
+    return CUDA_ERROR_INVALID_VALUE;
+  return toResult(Driver::get().setPrimaryFlags(dev, flags));
+}
+
+PTXFORGE_API CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) {
+  return cuDevicePrimaryCtxSetFlags_v2(dev, flags);
+}
+
+PTXFORGE_API CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!flags || !active)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!validDevice(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  Driver::PrimaryState S = Driver::get().primaryState(dev);
+  *flags = S.Flags;
+  *active = S.Active ? 1 : 0;
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!validDevice(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  return boundary([&] {
+    Driver::get().resetPrimary(dev);
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuDevicePrimaryCtxReset(CUdevice dev) { return cuDevicePrimaryCtxReset_v2(dev); }
+
+// =====================================================================================================
+// Contexts
+// =====================================================================================================
+
+PTXFORGE_API CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags,
+                                     CUdevice dev) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!pctx || (flags & ~unsigned(CU_CTX_FLAGS_MASK)))
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!validDevice(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  if (ctxCreateParams && ctxCreateParams->cigParams)
+    return CUDA_ERROR_NOT_SUPPORTED; // no graphics interop
+  return boundary([&] {
+    auto C = Driver::get().createContext(dev, flags);
+    if (!C)
+      return toResult(C.takeError());
+    *pctx = wrap(*C);
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev) {
+  return cuCtxCreate_v4(pctx, nullptr, flags, dev);
+}
+
+PTXFORGE_API CUresult cuCtxDestroy_v2(CUcontext ctx) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!ctx)
+    return CUDA_ERROR_INVALID_VALUE;
+  Context *C = unwrap(ctx);
+  if (!C)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  return boundary([&] { return toResult(Driver::get().destroyContext(C)); });
+}
+
+PTXFORGE_API CUresult cuCtxDestroy(CUcontext ctx) { return cuCtxDestroy_v2(ctx); }
+
+PTXFORGE_API CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!ctx)
+    return CUDA_ERROR_INVALID_VALUE;
+  Context *C = unwrap(ctx);
+  if (!C || C->isDestroyed())
+    return CUDA_ERROR_INVALID_CONTEXT;
+  ContextStack::push(C);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuCtxPushCurrent(CUcontext ctx) { return cuCtxPushCurrent_v2(ctx); }
+
+PTXFORGE_API CUresult cuCtxPopCurrent_v2(CUcontext *pctx) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Context *C = ContextStack::pop();
+  if (!C)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  if (pctx)
+    *pctx = wrap(C);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuCtxPopCurrent(CUcontext *pctx) { return cuCtxPopCurrent_v2(pctx); }
+
+PTXFORGE_API CUresult cuCtxSetCurrent(CUcontext ctx) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Context *C = nullptr;
+  if (ctx) {
+    C = unwrap(ctx);
+    if (!C || C->isDestroyed())
+      return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  ContextStack::setCurrent(C);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuCtxGetCurrent(CUcontext *pctx) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!pctx)
+    return CUDA_ERROR_INVALID_VALUE;
+  *pctx = wrap(ContextStack::current());
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuCtxGetDevice(CUdevice *device) {
+  if (!device)
+    return initialized() ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  *device = Ctx->device();
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuCtxGetFlags(unsigned int *flags) {
+  if (!flags)
+    return initialized() ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  *flags = Ctx->flags();
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuCtxSetFlags(unsigned int flags) {
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  if (flags & ~unsigned(CU_CTX_FLAGS_MASK))
+    return CUDA_ERROR_INVALID_VALUE;
+  Ctx->setFlags(flags);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuCtxGetId(CUcontext ctx, unsigned long long *ctxId) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!ctxId)
+    return CUDA_ERROR_INVALID_VALUE;
+  Context *C = nullptr;
+  if (ctx) {
+    C = unwrap(ctx);
+    if (!C)
+      return CUDA_ERROR_INVALID_CONTEXT;
+  } else if (CUresult R = current(C)) {
+    return R;
+  }
+  *ctxId = C->id();
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuCtxSynchronize(void) {
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  return boundary([&] {
+    Ctx->waitIdle();
+    return sticky();
+  });
+}
+
+namespace {
+std::optional<Limit> toLimit(CUlimit L) {
+  switch (L) {
+  case CU_LIMIT_STACK_SIZE: return Limit::StackSize;
+  case CU_LIMIT_PRINTF_FIFO_SIZE: return Limit::PrintfFifoSize;
+  case CU_LIMIT_MALLOC_HEAP_SIZE: return Limit::MallocHeapSize;
+  case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH: return Limit::DevRuntimeSyncDepth;
+  case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT: return Limit::DevRuntimePendingLaunchCount;
+  case CU_LIMIT_MAX_L2_FETCH_GRANULARITY: return Limit::MaxL2FetchGranularity;
+  case CU_LIMIT_PERSISTING_L2_CACHE_SIZE: return Limit::PersistingL2CacheSize;
+  default: return std::nullopt;
+  }
+}
+} // namespace
+
+PTXFORGE_API CUresult cuCtxSetLimit(CUlimit limit, size_t value) {
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  if (limit == CU_LIMIT_SHMEM_SIZE || limit == CU_LIMIT_CIG_ENABLED || limit == CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED)
+    return CUDA_ERROR_UNSUPPORTED_LIMIT;
+  std::optional<Limit> L = toLimit(limit);
+  if (!L)
+    return CUDA_ERROR_INVALID_VALUE;
+  Ctx->setLimit(*L, value);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit) {
+  if (!pvalue)
+    return initialized() ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  if (limit == CU_LIMIT_SHMEM_SIZE || limit == CU_LIMIT_CIG_ENABLED || limit == CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED)
+    return CUDA_ERROR_UNSUPPORTED_LIMIT;
+  std::optional<Limit> L = toLimit(limit);
+  if (!L)
+    return CUDA_ERROR_INVALID_VALUE;
+  *pvalue = Ctx->limit(*L);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuCtxGetCacheConfig(CUfunc_cache *pconfig) {
+  if (!pconfig)
+    return initialized() ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  *pconfig = static_cast<CUfunc_cache>(Ctx->cacheConfig());
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuCtxSetCacheConfig(CUfunc_cache config) {
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  if (unsigned(config) > CU_FUNC_CACHE_PREFER_EQUAL)
+    return CUDA_ERROR_INVALID_VALUE;
+  Ctx->setCacheConfig(config);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!version)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (ctx ? !unwrap(ctx) : !ContextStack::current())
+    return CUDA_ERROR_INVALID_CONTEXT;
+  *version = 3020; // what NVIDIA's driver reports for every context since CUDA 3.2
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority) {
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  if (leastPriority)
+    *leastPriority = 0;
+  if (greatestPriority)
+    *greatestPriority = -5;
+  return CUDA_SUCCESS;
+}
+
+// =====================================================================================================
+// Modules and functions
+// =====================================================================================================
+
+PTXFORGE_API CUresult cuModuleLoad(CUmodule *module, const char *fname) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!module || !fname)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    ModuleSource Source;
+    Source.K = ModuleSource::Kind::File;
+    Source.Path = fname;
+    JitOptionList Opts;
+    return loadModule(module, Source, Opts);
+  });
+}
+
+PTXFORGE_API CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
+                                         CUjit_option *options, void **optionValues) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!module || !image)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    JitOptionList Opts;
+    if (CUresult R = Opts.parse(numOptions, options, optionValues))
+      return R;
+    ModuleSource Source;
+    Source.Image = image;
+    return loadModule(module, Source, Opts);
+  });
+}
+
+PTXFORGE_API CUresult cuModuleLoadData(CUmodule *module, const void *image) {
+  return cuModuleLoadDataEx(module, image, 0, nullptr, nullptr);
+}
+
+PTXFORGE_API CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin) {
+  return cuModuleLoadDataEx(module, fatCubin, 0, nullptr, nullptr);
+}
+
+PTXFORGE_API CUresult cuModuleUnload(CUmodule hmod) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Module *M = unwrap(hmod);
+  if (!M)
+    return CUDA_ERROR_INVALID_HANDLE;
+  return boundary([&] {
+    M->context().unloadModule(M);
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode *mode) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!mode)
+    return CUDA_ERROR_INVALID_VALUE;
+  *mode = CU_MODULE_EAGER_LOADING;
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!hfunc || !name)
+    return CUDA_ERROR_INVALID_VALUE;
+  Module *M = unwrap(hmod);
+  if (!M)
+    return CUDA_ERROR_INVALID_HANDLE;
+  Function *F = M->function(name);
+  if (!F)
+    return CUDA_ERROR_NOT_FOUND;
+  *hfunc = wrap(F);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuModuleGetFunctionCount(unsigned int *count, CUmodule mod) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!count)
+    return CUDA_ERROR_INVALID_VALUE;
+  Module *M = unwrap(mod);
+  if (!M)
+    return CUDA_ERROR_INVALID_HANDLE;
+  *count = static_cast<unsigned>(M->functions().size());
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuModuleEnumerateFunctions(CUfunction *functions, unsigned int numFunctions, CUmodule mod) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!functions && numFunctions)
+    return CUDA_ERROR_INVALID_VALUE;
+  Module *M = unwrap(mod);
+  if (!M)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (numFunctions > M->functions().size())
+    return CUDA_ERROR_INVALID_VALUE;
+  for (unsigned I = 0; I < numFunctions; ++I)
+    functions[I] = wrap(M->functions()[I].get());
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!name)
+    return CUDA_ERROR_INVALID_VALUE;
+  Module *M = unwrap(hmod);
+  if (!M)
+    return CUDA_ERROR_INVALID_HANDLE;
+  std::optional<Module::Global> G = M->global(name);
+  if (!G)
+    return CUDA_ERROR_NOT_FOUND;
+  if (dptr)
+    *dptr = G->Address;
+  if (bytes)
+    *bytes = G->Size;
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!pi)
+    return CUDA_ERROR_INVALID_VALUE;
+  Function *F = unwrap(hfunc);
+  if (!F)
+    return CUDA_ERROR_INVALID_HANDLE;
+  switch (attrib) {
+  case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = int(F->maxThreadsPerBlock()); break;
+  case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *pi = int(F->staticSharedBytes()); break;
+  case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: *pi = int(F->constBytes()); break;
+  case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *pi = int(F->localBytes()); break;
+  case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = int(F->numRegisters()); break;
+  case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = int(F->module().ptxTarget()); break;
+  case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = int(F->module().binaryVersion()); break;
+  case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: *pi = 0; break;
+  case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = int(F->maxDynamicSharedBytes()); break;
+  case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *pi = F->preferredCarveout(); break;
+  case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET:
+  case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+  case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+  case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+  case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+  case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: *pi = 0; break;
+  default: return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Function *F = unwrap(hfunc);
+  if (!F)
+    return CUDA_ERROR_INVALID_HANDLE;
+  switch (attrib) {
+  case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: return toResult(F->setMaxDynamicSharedBytes(value));
+  case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: return toResult(F->setPreferredCarveout(value));
+  case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+  case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: return CUDA_SUCCESS; // hints without clusters
+  case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+  case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+  case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: return CUDA_ERROR_NOT_SUPPORTED;
+  default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+PTXFORGE_API CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Function *F = unwrap(hfunc);
+  if (!F)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (unsigned(config) > CU_FUNC_CACHE_PREFER_EQUAL)
+    return CUDA_ERROR_INVALID_VALUE;
+  F->setCacheConfig(config);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuFuncGetModule(CUmodule *hmod, CUfunction hfunc) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!hmod)
+    return CUDA_ERROR_INVALID_VALUE;
+  Function *F = unwrap(hfunc);
+  if (!F)
+    return CUDA_ERROR_INVALID_HANDLE;
+  *hmod = wrap(&F->module());
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuFuncGetName(const char **name, CUfunction hfunc) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!name)
+    return CUDA_ERROR_INVALID_VALUE;
+  Function *F = unwrap(hfunc);
+  if (!F)
+    return CUDA_ERROR_INVALID_HANDLE;
+  *name = F->info().Name.c_str();
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Function *F = unwrap(func);
+  if (!F)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (paramIndex >= F->info().Params.size())
+    return CUDA_ERROR_INVALID_VALUE;
+  if (paramOffset)
+    *paramOffset = F->info().Params[paramIndex].Offset;
+  if (paramSize)
+    *paramSize = F->info().Params[paramIndex].Size;
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuFuncIsLoaded(CUfunctionLoadingState *state, CUfunction function) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!state)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!unwrap(function))
+    return CUDA_ERROR_INVALID_HANDLE;
+  *state = CU_FUNCTION_LOADING_STATE_LOADED; // modules load eagerly
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuFuncLoad(CUfunction function) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  return unwrap(function) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+// ---- JIT linking ----
+
+namespace {
+/// A link's options and where its logs go, owned next to the core's Linker.
+struct LinkSession {
+  JitOptionList Opts;
+  std::unique_ptr<Linker> L;
+  JitLogs Logs;
+};
+std::mutex LinkLock;
+std::vector<std::unique_ptr<LinkSession>> LinkSessions;
+LinkSession *sessionOf(CUlinkState H) {
+  Linker *L = unwrap(H);
+  if (!L)
+    return nullptr;
+  std::scoped_lock G(LinkLock);
+  for (auto &S : LinkSessions)
+    if (S->L.get() == L)
+      return S.get();
+  return nullptr;
+}
+
+CUresult addLinkInput(CUlinkState state, CUjitInputType type, const ModuleSource &Source, llvm::StringRef Text,
+                      const char *Name) {
+  LinkSession *S = sessionOf(state);
+  if (!S)
+    return CUDA_ERROR_INVALID_HANDLE;
+  llvm::Error E = llvm::Error::success();
+  switch (type) {
+  case CU_JIT_INPUT_PTX:
+    if (Source.K == ModuleSource::Kind::File) {
+      JitLogs Logs;
+      auto Sel = selectPtx(Source, S->L->options().TargetCc.value_or(deviceProperties().computeCapability()), Logs);
+      E = Sel ? S->L->addPtx(Sel->Text, Sel->Name, S->Logs) : Sel.takeError();
+    } else {
+      E = S->L->addPtx(Text, Name ? Name : "<ptx input>", S->Logs);
+    }
+    break;
+  case CU_JIT_INPUT_FATBINARY: E = S->L->addImage(Source, S->Logs); break;
+  case CU_JIT_INPUT_CUBIN:
+    S->Logs.Error += "ptxforge: NVIDIA cubins (SASS) cannot be linked; add PTX instead\n";
+    E = makeError(Status::NoBinaryForGpu, "cubin input");
+    break;
+  default:
+    S->Logs.Error += "ptxforge: only PTX and fatbinary link inputs are supported\n";
+    E = makeError(Status::NotSupported, "link input type");
+    break;
+  }
+  CUresult R = toResult(std::move(E));
+  S->Opts.report(S->Logs);
+  return R;
+}
+} // namespace
+
+PTXFORGE_API CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues,
+                                      CUlinkState *stateOut) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!stateOut)
+    return CUDA_ERROR_INVALID_VALUE;
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  return boundary([&] {
+    auto S = std::make_unique<LinkSession>();
+    if (CUresult R = S->Opts.parse(numOptions, options, optionValues))
+      return R;
+    S->L = std::make_unique<Linker>(S->Opts.Options);
+    Linker *L = S->L.get();
+    {
+      std::scoped_lock G(LinkLock);
+      LinkSessions.push_back(std::move(S));
+    }
+    Linkers.add(L);
+    *stateOut = wrap(L);
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuLinkCreate(unsigned int numOptions, CUjit_option *options, void **optionValues,
+                                   CUlinkState *stateOut) {
+  return cuLinkCreate_v2(numOptions, options, optionValues, stateOut);
+}
+
+PTXFORGE_API CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size,
+                                       const char *name, unsigned int numOptions, CUjit_option *options,
+                                       void **optionValues) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!data || !size)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    ModuleSource Source;
+    Source.Image = data;
+    return addLinkInput(state, type, Source, llvm::StringRef(static_cast<const char *>(data), size), name);
+  });
+}
+
+PTXFORGE_API CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name,
+                                    unsigned int numOptions, CUjit_option *options, void **optionValues) {
+  return cuLinkAddData_v2(state, type, data, size, name, numOptions, options, optionValues);
+}
+
+PTXFORGE_API CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path,
+                                       unsigned int numOptions, CUjit_option *options, void **optionValues) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!path)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    ModuleSource Source;
+    Source.K = ModuleSource::Kind::File;
+    Source.Path = path;
+    return addLinkInput(state, type, Source, "", path);
+  });
+}
+
+PTXFORGE_API CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions,
+                                    CUjit_option *options, void **optionValues) {
+  return cuLinkAddFile_v2(state, type, path, numOptions, options, optionValues);
+}
+
+PTXFORGE_API CUresult cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!cubinOut || !sizeOut)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    LinkSession *S = sessionOf(state);
+    if (!S)
+      return CUDA_ERROR_INVALID_HANDLE;
+    auto Image = S->L->complete(S->Logs);
+    S->Opts.report(S->Logs);
+    if (!Image)
+      return toResult(Image.takeError());
+    *cubinOut = const_cast<char *>(Image->data());
+    *sizeOut = Image->size();
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuLinkDestroy(CUlinkState state) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Linker *L = unwrap(state);
+  if (!L)
+    return CUDA_ERROR_INVALID_HANDLE;
+  Linkers.remove(L);
+  std::scoped_lock G(LinkLock);
+  LinkSessions.erase(
+      std::remove_if(LinkSessions.begin(), LinkSessions.end(), [&](const auto &S) { return S->L.get() == L; }),
+      LinkSessions.end());
+  return CUDA_SUCCESS;
+}
+
+// =====================================================================================================
+// Memory
+// =====================================================================================================
+
+PTXFORGE_API CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {
+  if (!free || !total)
+    return initialized() ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  DeviceMemory &M = DeviceMemory::get();
+  *total = M.totalBytes();
+  *free = M.totalBytes() - std::min(M.totalBytes(), M.usedBytes());
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  if (!dptr || !bytesize)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (Driver::get().stickyError() != Status::Success)
+    return sticky();
+  return boundary([&] {
+    auto P = DeviceMemory::get().allocate(bytesize, MemoryKind::Device, Ctx);
+    if (!P)
+      return toResult(P.takeError());
+    *dptr = *P;
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height,
+                                         unsigned int ElementSizeBytes) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  if (!dptr || !pPitch || !WidthInBytes || !Height ||
+      (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16))
+    return CUDA_ERROR_INVALID_VALUE;
+  if (Driver::get().stickyError() != Status::Success)
+    return sticky();
+  return boundary([&] {
+    size_t Pitch = llvm::alignTo(WidthInBytes, 512); // the texture pitch alignment of real devices
+    auto P = DeviceMemory::get().allocate(Pitch * Height, MemoryKind::Device, Ctx);
+    if (!P)
+      return toResult(P.takeError());
+    *dptr = *P;
+    *pPitch = Pitch;
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  if (!dptr || !bytesize || (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST))
+    return CUDA_ERROR_INVALID_VALUE;
+  if (Driver::get().stickyError() != Status::Success)
+    return sticky();
+  return boundary([&] {
+    auto P = DeviceMemory::get().allocate(bytesize, MemoryKind::Managed, Ctx, flags);
+    if (!P)
+      return toResult(P.takeError());
+    *dptr = *P;
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuMemFree_v2(CUdeviceptr dptr) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  if (!dptr)
+    return CUDA_SUCCESS;
+  return boundary([&] {
+    auto A = DeviceMemory::get().find(dptr);
+    if (!A || A->Base != dptr || (A->Kind != MemoryKind::Device && A->Kind != MemoryKind::Managed))
+      return CUDA_ERROR_INVALID_VALUE;
+    // Kernels and copies queued earlier may still use it (cuMemFree synchronizes, as on NVIDIA's driver).
+    if (A->Owner)
+      A->Owner->waitIdle();
+    return toResult(DeviceMemory::get().free(dptr, {MemoryKind::Device, MemoryKind::Managed}));
+  });
+}
+
+PTXFORGE_API CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr) {
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  auto A = DeviceMemory::get().find(dptr);
+  if (!A)
+    return CUDA_ERROR_NOT_FOUND;
+  if (pbase)
+    *pbase = A->Base;
+  if (psize)
+    *psize = A->Size;
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuMemAllocHost_v2(void **pp, size_t bytesize) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  return boundary([&] { return hostAlloc(pp, bytesize, 0); });
+}
+
+PTXFORGE_API CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  return boundary([&] { return hostAlloc(pp, bytesize, Flags); });
+}
+
+PTXFORGE_API CUresult cuMemFreeHost(void *p) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  return boundary([&] {
+    uint64_t Base = reinterpret_cast<uint64_t>(p);
+    auto A = DeviceMemory::get().find(Base);
+    if (!A || A->Base != Base || A->Kind != MemoryKind::Host)
+      return CUDA_ERROR_INVALID_VALUE;
+    if (A->Owner)
+      A->Owner->waitIdle();
+    return toResult(DeviceMemory::get().free(Base, {MemoryKind::Host}));
+  });
+}
+
+PTXFORGE_API CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!pdptr || !p || Flags)
+    return CUDA_ERROR_INVALID_VALUE;
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  auto A = DeviceMemory::get().find(reinterpret_cast<uint64_t>(p));
+  if (!A || !A->isHost())
+    return CUDA_ERROR_INVALID_VALUE;
+  *pdptr = reinterpret_cast<uint64_t>(p); // unified addressing: the same address on both sides
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!pFlags || !p)
+    return CUDA_ERROR_INVALID_VALUE;
+  auto A = DeviceMemory::get().find(reinterpret_cast<uint64_t>(p));
+  if (!A || !A->isHost())
+    return CUDA_ERROR_INVALID_VALUE;
+  *pFlags = A->HostFlags | CU_MEMHOSTALLOC_DEVICEMAP;
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!p || !bytesize || (Flags & ~0xfu))
+    return CUDA_ERROR_INVALID_VALUE;
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  return boundary([&] {
+    uint64_t Base = reinterpret_cast<uint64_t>(p);
+    DeviceMemory &M = DeviceMemory::get();
+    if (M.find(Base) || M.find(Base + bytesize - 1))
+      return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    if (llvm::Error E = M.addExternal(Base, bytesize, MemoryKind::HostRegistered, Ctx, Flags)) {
+      llvm::consumeError(std::move(E));
+      return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags) {
+  return cuMemHostRegister_v2(p, bytesize, Flags);
+}
+
+PTXFORGE_API CUresult cuMemHostUnregister(void *p) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!p)
+    return CUDA_ERROR_INVALID_VALUE;
+  uint64_t Base = reinterpret_cast<uint64_t>(p);
+  auto A = DeviceMemory::get().find(Base);
+  if (!A || A->Base != Base || A->Kind != MemoryKind::HostRegistered)
+    return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  if (A->Owner)
+    A->Owner->waitIdle();
+  DeviceMemory::get().removeExternal(Base);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
+  return boundary([&] { return copy(nullptr, false, linear(dst, Side::Unified, src, Side::Unified, ByteCount)); });
+}
+
+PTXFORGE_API CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
+  return boundary([&] { return copy(hStream, true, linear(dst, Side::Unified, src, Side::Unified, ByteCount)); });
+}
+
+PTXFORGE_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount) {
+  return boundary(
+      [&] { return copy(nullptr, false, linear(dstDevice, Side::Device, uint64_t(srcHost), Side::Host, ByteCount)); });
+}
+
+PTXFORGE_API CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
+  return boundary(
+      [&] { return copy(nullptr, false, linear(uint64_t(dstHost), Side::Host, srcDevice, Side::Device, ByteCount)); });
+}
+
+PTXFORGE_API CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
+  return boundary(
+      [&] { return copy(nullptr, false, linear(dstDevice, Side::Device, srcDevice, Side::Device, ByteCount)); });
+}
+
+PTXFORGE_API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
+                                           CUstream hStream) {
+  return boundary(
+      [&] { return copy(hStream, true, linear(dstDevice, Side::Device, uint64_t(srcHost), Side::Host, ByteCount)); });
+}
+
+PTXFORGE_API CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
+  return boundary(
+      [&] { return copy(hStream, true, linear(uint64_t(dstHost), Side::Host, srcDevice, Side::Device, ByteCount)); });
+}
+
+PTXFORGE_API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
+                                           CUstream hStream) {
+  return boundary(
+      [&] { return copy(hStream, true, linear(dstDevice, Side::Device, srcDevice, Side::Device, ByteCount)); });
+}
+
+PTXFORGE_API CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy) {
+  return boundary([&] { return copy2D(pCopy, nullptr, false); });
+}
+
+PTXFORGE_API CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *pCopy) {
+  return boundary([&] { return copy2D(pCopy, nullptr, false); });
+}
+
+PTXFORGE_API CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstream hStream) {
+  return boundary([&] { return copy2D(pCopy, hStream, true); });
+}
+
+PTXFORGE_API CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D *pCopy) {
+  return boundary([&] { return copy3D(pCopy, nullptr, false); });
+}
+
+PTXFORGE_API CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *pCopy, CUstream hStream) {
+  return boundary([&] { return copy3D(pCopy, hStream, true); });
+}
+
+PTXFORGE_API CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
+  return boundary([&] { return fill(nullptr, false, dstDevice, 0, uc, 1, N, 1); });
+}
+
+PTXFORGE_API CUresult cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N) {
+  return boundary([&] { return fill(nullptr, false, dstDevice, 0, us, 2, N, 1); });
+}
+
+PTXFORGE_API CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N) {
+  return boundary([&] { return fill(nullptr, false, dstDevice, 0, ui, 4, N, 1); });
+}
+
+PTXFORGE_API CUresult cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
+                                      size_t Height) {
+  return boundary([&] { return fill(nullptr, false, dstDevice, dstPitch, uc, 1, Width, Height); });
+}
+
+PTXFORGE_API CUresult cuMemsetD2D16_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width,
+                                       size_t Height) {
+  return boundary([&] { return fill(nullptr, false, dstDevice, dstPitch, us, 2, Width, Height); });
+}
+
+PTXFORGE_API CUresult cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width,
+                                       size_t Height) {
+  return boundary([&] { return fill(nullptr, false, dstDevice, dstPitch, ui, 4, Width, Height); });
+}
+
+PTXFORGE_API CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream) {
+  return boundary([&] { return fill(hStream, true, dstDevice, 0, uc, 1, N, 1); });
+}
+
+PTXFORGE_API CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream) {
+  return boundary([&] { return fill(hStream, true, dstDevice, 0, us, 2, N, 1); });
+}
+
+PTXFORGE_API CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream) {
+  return boundary([&] { return fill(hStream, true, dstDevice, 0, ui, 4, N, 1); });
+}
+
+PTXFORGE_API CUresult cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
+                                        size_t Height, CUstream hStream) {
+  return boundary([&] { return fill(hStream, true, dstDevice, dstPitch, uc, 1, Width, Height); });
+}
+
+PTXFORGE_API CUresult cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width,
+                                         size_t Height, CUstream hStream) {
+  return boundary([&] { return fill(hStream, true, dstDevice, dstPitch, us, 2, Width, Height); });
+}
+
+PTXFORGE_API CUresult cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width,
+                                         size_t Height, CUstream hStream) {
+  return boundary([&] { return fill(hStream, true, dstDevice, dstPitch, ui, 4, Width, Height); });
+}
+
+PTXFORGE_API CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  return boundary([&] { return pointerAttribute(data, attribute, ptr); });
+}
+
+PTXFORGE_API CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes, void **data,
+                                             CUdeviceptr ptr) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!numAttributes || !attributes || !data)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    bool Known = DeviceMemory::get().find(ptr).has_value();
+    for (unsigned I = 0; I < numAttributes; ++I) {
+      if (!data[I])
+        continue;
+      // Unknown pointers are not an error here: every attribute reads as zero ("not CUDA memory").
+      if (!Known || pointerAttribute(data[I], attributes[I], ptr) != CUDA_SUCCESS)
+        std::memset(data[I], 0, pointerAttributeSize(attributes[I]));
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+// =====================================================================================================
+// Streams and events
+// =====================================================================================================
+
+PTXFORGE_API CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!phStream || (flags & ~unsigned(CU_STREAM_NON_BLOCKING)))
+    return CUDA_ERROR_INVALID_VALUE;
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  return boundary([&] {
+    Stream::Kind K = (flags & CU_STREAM_NON_BLOCKING) ? Stream::Kind::NonBlocking : Stream::Kind::Blocking;
+    auto S = Ctx->createStream(K, flags, std::clamp(priority, -5, 0));
+    if (!S)
+      return toResult(S.takeError());
+    *phStream = wrap(*S);
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags) {
+  return cuStreamCreateWithPriority(phStream, Flags, 0);
+}
+
+PTXFORGE_API CUresult cuStreamGetPriority(CUstream hStream, int *priority) {
+  if (!priority)
+    return initialized() ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  *priority = S ? S->priority() : 0;
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuStreamGetFlags(CUstream hStream, unsigned int *flags) {
+  if (!flags)
+    return initialized() ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  *flags = S ? S->flags() : 0;
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuStreamGetId(CUstream hStream, unsigned long long *streamId) {
+  if (!streamId)
+    return initialized() ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  *streamId = S ? S->id() : Ctx->legacyStream().id();
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx) {
+  if (!pctx)
+    return initialized() ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  *pctx = wrap(Ctx);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  Event *E = unwrap(hEvent);
+  if (!E)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (Flags & ~unsigned(CU_EVENT_WAIT_EXTERNAL))
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    StreamPoint P = E->point();
+    if (P.Progress)
+      Ctx->submit(S, [] {}, {P});
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData,
+                                          unsigned int flags) {
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  if (!callback || flags)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    Ctx->submit(S, [callback, userData, hStream] { callback(hStream, sticky(), userData); });
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData) {
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  if (!fn)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (Driver::get().stickyError() != Status::Success)
+    return sticky();
+  return boundary([&] {
+    Ctx->submit(S, [fn, userData] {
+      if (Driver::get().stickyError() == Status::Success)
+        fn(userData);
+    });
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuStreamQuery(CUstream hStream) {
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  return boundary([&] {
+    bool Idle = S ? S->idle() : Ctx->legacyStream().idle();
+    if (Driver::get().stickyError() != Status::Success)
+      return sticky();
+    return Idle ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  });
+}
+
+PTXFORGE_API CUresult cuStreamSynchronize(CUstream hStream) {
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  return boundary([&] {
+    (S ? S->last() : Ctx->legacyStream().last()).wait();
+    return sticky();
+  });
+}
+
+PTXFORGE_API CUresult cuStreamDestroy_v2(CUstream hStream) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (isDefaultStream(hStream) || !Driver::get().Streams.contains(hStream))
+    return CUDA_ERROR_INVALID_HANDLE;
+  Stream *S = reinterpret_cast<Stream *>(hStream);
+  return boundary([&] { return toResult(S->context().destroyStream(S)); });
+}
+
+PTXFORGE_API CUresult cuStreamDestroy(CUstream hStream) { return cuStreamDestroy_v2(hStream); }
+
+PTXFORGE_API CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!phEvent || (Flags & ~0x7u) || ((Flags & CU_EVENT_INTERPROCESS) && !(Flags & CU_EVENT_DISABLE_TIMING)))
+    return CUDA_ERROR_INVALID_VALUE;
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  return boundary([&] {
+    *phEvent = wrap(Ctx->createEvent(Flags, !(Flags & CU_EVENT_DISABLE_TIMING)));
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Event *E = unwrap(hEvent);
+  if (!E)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (flags & ~unsigned(CU_EVENT_RECORD_EXTERNAL))
+    return CUDA_ERROR_INVALID_VALUE;
+  Stream *S = nullptr;
+  if (!isDefaultStream(hStream)) {
+    if (!Driver::get().Streams.contains(hStream))
+      return CUDA_ERROR_INVALID_HANDLE;
+    S = reinterpret_cast<Stream *>(hStream);
+    if (&S->context() != &E->context())
+      return CUDA_ERROR_INVALID_HANDLE;
+  }
+  return boundary([&] {
+    E->record(S);
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuEventRecord(CUevent hEvent, CUstream hStream) {
+  return cuEventRecordWithFlags(hEvent, hStream, 0);
+}
+
+PTXFORGE_API CUresult cuEventQuery(CUevent hEvent) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Event *E = unwrap(hEvent);
+  if (!E)
+    return CUDA_ERROR_INVALID_HANDLE;
+  bool Done = E->completed();
+  if (Driver::get().stickyError() != Status::Success)
+    return sticky();
+  return Done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+PTXFORGE_API CUresult cuEventSynchronize(CUevent hEvent) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Event *E = unwrap(hEvent);
+  if (!E)
+    return CUDA_ERROR_INVALID_HANDLE;
+  return boundary([&] {
+    E->synchronize();
+    return sticky();
+  });
+}
+
+PTXFORGE_API CUresult cuEventDestroy_v2(CUevent hEvent) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Event *E = unwrap(hEvent);
+  if (!E)
+    return CUDA_ERROR_INVALID_HANDLE;
+  return boundary([&] {
+    E->context().destroyEvent(E);
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuEventDestroy(CUevent hEvent) { return cuEventDestroy_v2(hEvent); }
+
+PTXFORGE_API CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!pMilliseconds)
+    return CUDA_ERROR_INVALID_VALUE;
+  Event *Start = unwrap(hStart), *End = unwrap(hEnd);
+  if (!Start || !End)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (!Start->timingEnabled() || !End->timingEnabled())
+    return CUDA_ERROR_INVALID_HANDLE;
+  auto A = Start->lastRecord(), B = End->lastRecord();
+  if (!A || !B)
+    return CUDA_ERROR_INVALID_HANDLE; // never recorded
+  if (!A->Point.reached() || !B->Point.reached() || !A->Timed.load() || !B->Timed.load())
+    return CUDA_ERROR_NOT_READY;
+  *pMilliseconds = std::chrono::duration<float, std::milli>(B->When - A->When).count();
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd) {
+  return cuEventElapsedTime_v2(pMilliseconds, hStart, hEnd);
+}
+
+// =====================================================================================================
+// Launches and occupancy
+// =====================================================================================================
+
+PTXFORGE_API CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+                                     unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+                                     unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra) {
+  return boundary([&] {
+    return launchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream,
+                        kernelParams, extra);
+  });
+}
+
+PTXFORGE_API CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func,
+                                                                           int blockSize, size_t dynamicSMemSize,
+                                                                           unsigned int flags) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!numBlocks || (flags & ~unsigned(CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)))
+    return CUDA_ERROR_INVALID_VALUE;
+  Function *F = unwrap(func);
+  if (!F)
+    return CUDA_ERROR_INVALID_HANDLE;
+  *numBlocks = F->activeBlocksPerMultiprocessor(blockSize, dynamicSMemSize);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize,
+                                                                  size_t dynamicSMemSize) {
+  return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize, dynamicSMemSize, 0);
+}
+
+PTXFORGE_API CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfunction func,
+                                                       CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                                       size_t dynamicSMemSize, int blockSizeLimit) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!minGridSize || !blockSize)
+    return CUDA_ERROR_INVALID_VALUE;
+  Function *F = unwrap(func);
+  if (!F)
+    return CUDA_ERROR_INVALID_HANDLE;
+  auto Dynamic = [&](int B) -> uint64_t {
+    return blockSizeToDynamicSMemSize ? blockSizeToDynamicSMemSize(B) : dynamicSMemSize;
+  };
+  Function::BlockSuggestion S = F->suggestBlockSize(Dynamic, blockSizeLimit);
+  *minGridSize = S.MinGridSize;
+  *blockSize = S.BlockSize;
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int *minGridSize, int *blockSize, CUfunction func,
+                                                                CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                                                size_t dynamicSMemSize, int blockSizeLimit,
+                                                                unsigned int flags) {
+  if (flags & ~unsigned(CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE))
+    return CUDA_ERROR_INVALID_VALUE;
+  return cuOccupancyMaxPotentialBlockSize(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize,
+                                          blockSizeLimit);
+}
+
+PTXFORGE_API CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, CUfunction func, int numBlocks,
+                                                              int blockSize) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!dynamicSmemSize || numBlocks <= 0 || blockSize <= 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  Function *F = unwrap(func);
+  if (!F)
+    return CUDA_ERROR_INVALID_HANDLE;
+  const DeviceProperties &P = deviceProperties();
+  uint64_t PerBlock = P.SharedMemoryPerMultiprocessor / uint64_t(numBlocks);
+  uint64_t Used = F->staticSharedBytes() + P.ReservedSharedMemoryPerBlock;
+  uint64_t Avail = PerBlock > Used ? PerBlock - Used : 0;
+  *dynamicSmemSize = std::min<uint64_t>(
+      Avail, P.SharedMemoryPerBlockOptin - std::min<uint64_t>(F->staticSharedBytes(), P.SharedMemoryPerBlockOptin));
+  return CUDA_SUCCESS;
+}
+
+// =====================================================================================================
+// Entry points not implemented: CUDA_ERROR_NOT_SUPPORTED, arguments untouched
+// =====================================================================================================
+
+namespace {
+CUresult unsupported(const char *Name) {
+  if (verbose())
+    std::fprintf(stderr, "ptxforge: %s is not supported yet\n", Name);
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+} // namespace
+
+#define CU_API_UNSUPPORTED(Symbol)                                                                                     \
+  PTXFORGE_API CUresult Symbol() { return unsupported(#Symbol); }
+#include "CudaApiUnsupported.def"
+
+// =====================================================================================================
+// cuGetProcAddress
+// =====================================================================================================
+
+PTXFORGE_API CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
+
+namespace {
+const ApiEntry Implemented[] = {
+#define CU_API(Name, Symbol, Version) {#Name, #Symbol, Version, reinterpret_cast<void *>(&Symbol)},
+#include "CudaApi.def"
+};
+struct UnsupportedEntry {
+  const char *Symbol;
+  void *Fn;
+};
+const UnsupportedEntry Unsupported[] = {
+#define CU_API_UNSUPPORTED(Symbol) {#Symbol, reinterpret_cast<void *>(&Symbol)},
+#include "CudaApiUnsupported.def"
+};
+
+/// An unsupported symbol for Name: the name itself or its newest _vN variant.
+void *findUnsupported(llvm::StringRef Name) {
+  void *Best = nullptr;
+  unsigned BestVersion = 0;
+  for (const UnsupportedEntry &U : Unsupported) {
+    llvm::StringRef S(U.Symbol);
+    unsigned V = 0;
+    if (S == Name)
+      V = 1;
+    else if (S.starts_with(Name) && S.drop_front(Name.size()).consume_front("_v") &&
+             !S.drop_front(Name.size() + 2).getAsInteger(10, V))
+      ;
+    else
+      continue;
+    if (V > BestVersion)
+      Best = U.Fn, BestVersion = V;
+  }
+  return Best;
+}
+} // namespace
+
+PTXFORGE_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                                          CUdriverProcAddressQueryResult *symbolStatus) {
+  if (!symbol || !pfn || flags > 3)
+    return CUDA_ERROR_INVALID_VALUE;
+  llvm::StringRef Name(symbol);
+  const ApiEntry *Best = nullptr;
+  bool Exists = false;
+  for (const ApiEntry &E : Implemented) {
+    if (Name != E.Name)
+      continue;
+    Exists = true;
+    if (E.Version <= cudaVersion && (!Best || E.Version > Best->Version))
+      Best = &E;
+  }
+  auto Report = [&](CUdriverProcAddressQueryResult S) {
+    if (symbolStatus)
+      *symbolStatus = S;
+  };
+  if (Best) {
+    *pfn = Best->Fn;
+    Report(CU_GET_PROC_ADDRESS_SUCCESS);
+    return CUDA_SUCCESS;
+  }
+  *pfn = nullptr;
+  if (Exists) {
+    Report(CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+    return CUDA_ERROR_NOT_FOUND;
+  }
+  if (void *Fn = findUnsupported(Name)) {
+    *pfn = Fn; // known to CUDA 13.0 but not implemented: callers get CUDA_ERROR_NOT_SUPPORTED, not a crash
+    Report(CU_GET_PROC_ADDRESS_SUCCESS);
+    return CUDA_SUCCESS;
+  }
+  Report(CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+  return CUDA_ERROR_NOT_FOUND;
+}
+
+PTXFORGE_API CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags) {
+  return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, nullptr);
+}

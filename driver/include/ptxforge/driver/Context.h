@@ -1,0 +1,96 @@
+// A context: what one cuCtxCreate (or a device's primary context) owns: streams with the legacy default
+// stream, events, modules and memory. The thread-local context stack (current context) lives in Driver.h.
+#pragma once
+
+#include "ptxforge/driver/Stream.h"
+
+#include "llvm/ADT/FunctionExtras.h"
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace ptxforge::driver {
+
+class Module;
+
+/// Per-context limits (cuCtxGetLimit / cuCtxSetLimit).
+enum class Limit {
+  StackSize,
+  PrintfFifoSize,
+  MallocHeapSize,
+  DevRuntimeSyncDepth,
+  DevRuntimePendingLaunchCount,
+  MaxL2FetchGranularity,
+  PersistingL2CacheSize,
+  Count
+};
+
+class Context {
+public:
+  Context(int Device, unsigned Flags, bool Primary);
+  ~Context();
+  Context(const Context &) = delete;
+  Context &operator=(const Context &) = delete;
+
+  int device() const { return Device; }
+  unsigned flags() const { return Flags; }
+  void setFlags(unsigned F) { Flags = F; }
+  bool isPrimary() const { return Primary; }
+  uint64_t id() const { return Id; }
+  /// Destroyed contexts stay allocated (their handles must not be reused) but own nothing.
+  bool isDestroyed() const { return Destroyed; }
+
+  /// Waits for all work, then frees every module, stream, event and allocation and marks the context
+  /// destroyed. A primary context is revived by revive().
+  void destroy();
+  void revive(unsigned NewFlags);
+
+  // Streams. A null Stream * means the legacy default stream everywhere.
+  llvm::Expected<Stream *> createStream(Stream::Kind K, unsigned Flags, int Priority);
+  llvm::Error destroyStream(Stream *S);
+  Stream &legacyStream();
+  /// Queues Fn on S with CUDA's implicit ordering: work on the legacy stream waits for all blocking streams,
+  /// work on a blocking stream waits for the legacy stream.
+  StreamPoint submit(Stream *S, llvm::unique_function<void()> Fn, std::vector<StreamPoint> Waits = {});
+  /// Runs Fn on S as submit does and waits for it (synchronous copies and memsets).
+  void submitAndWait(Stream *S, llvm::unique_function<void()> Fn);
+  /// Waits until every stream of the context is idle.
+  void waitIdle();
+
+  // Events.
+  Event *createEvent(unsigned Flags, bool TimingEnabled);
+  void destroyEvent(Event *E);
+
+  // Modules.
+  Module *adoptModule(std::unique_ptr<Module> M);
+  /// Waits for the context's work (a launch may still use the module), then unloads it.
+  void unloadModule(Module *M);
+
+  size_t limit(Limit L) const { return Limits[static_cast<size_t>(L)]; }
+  void setLimit(Limit L, size_t V) { Limits[static_cast<size_t>(L)] = V; }
+  int cacheConfig() const { return CacheConfig; }
+  void setCacheConfig(int C) { CacheConfig = C; }
+
+private:
+  void releaseResources();
+
+  int Device;
+  unsigned Flags;
+  bool Primary;
+  uint64_t Id;
+  std::atomic<bool> Destroyed{false};
+  mutable std::mutex Lock; ///< guards the lists below and the ordering of submissions
+  std::unique_ptr<Stream> Legacy;
+  std::vector<std::unique_ptr<Stream>> Streams;
+  std::vector<std::unique_ptr<Event>> Events;
+  std::vector<std::unique_ptr<Module>> Modules;
+  std::array<size_t, static_cast<size_t>(Limit::Count)> Limits;
+  int CacheConfig = 0;
+};
+
+} // namespace ptxforge::driver

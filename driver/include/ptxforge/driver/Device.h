@@ -1,0 +1,54 @@
+// The one device ptxforge emulates: "ptxforge CPU (sm_XY)", its compute capability (PTXFORGE_DEVICE_CC,
+// default 9.0) and the limits kernels see. Values a GPU of that compute capability reports where they
+// matter to programs (block and grid limits, shared memory), the host's where the host is what runs.
+#pragma once
+
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace ptxforge::driver {
+
+struct DeviceProperties {
+  std::string Name;                  ///< "ptxforge CPU (sm_90)"
+  unsigned CcMajor = 9, CcMinor = 0; ///< the emulated compute capability
+  uint64_t TotalMemory = 0;          ///< bytes of "device memory" (the host's RAM unless overridden)
+  unsigned MultiprocessorCount = 1;  ///< host hardware threads
+  unsigned ClockRateKHz = 0;         ///< host CPU clock
+  std::array<uint8_t, 16> Uuid = {}; ///< stable per host and compute capability
+  uint32_t PciBus = 0, PciDevice = 0, PciDomain = 0;
+
+  // Limits of the emulated GPU generation.
+  unsigned MaxThreadsPerBlock = 1024;
+  unsigned MaxBlockDim[3] = {1024, 1024, 64};
+  unsigned MaxGridDim[3] = {2147483647u, 65535, 65535};
+  unsigned WarpSize = 32;
+  unsigned SharedMemoryPerBlock = 48 * 1024; ///< without opt-in
+  unsigned SharedMemoryPerBlockOptin = 48 * 1024;
+  unsigned SharedMemoryPerMultiprocessor = 64 * 1024;
+  unsigned ReservedSharedMemoryPerBlock = 1024;
+  unsigned TotalConstantMemory = 64 * 1024;
+  unsigned RegistersPerBlock = 65536, RegistersPerMultiprocessor = 65536;
+  unsigned MaxThreadsPerMultiprocessor = 2048;
+  unsigned MaxBlocksPerMultiprocessor = 32;
+  unsigned L2CacheBytes = 0; ///< the host's last-level cache
+
+  /// major*10+minor: 90 for 9.0, 103 for 10.3 (how PTX targets and fatbinary entries number them).
+  unsigned computeCapability() const { return CcMajor * 10 + CcMinor; }
+};
+
+/// Parses PTXFORGE_DEVICE_CC values: "9.0", "90", "sm_90", "10.3", "103".
+llvm::Expected<std::pair<unsigned, unsigned>> parseComputeCapability(llvm::StringRef Text);
+
+/// Properties for a compute capability on this host (the environment read once by deviceProperties()).
+DeviceProperties makeDeviceProperties(unsigned Major, unsigned Minor);
+
+/// The device's properties; read the environment (PTXFORGE_DEVICE_CC, PTXFORGE_DEVICE_MEMORY) on first use.
+const DeviceProperties &deviceProperties();
+
+/// How many devices there are (always 1).
+constexpr int DeviceCount = 1;
+
+} // namespace ptxforge::driver

@@ -1,0 +1,152 @@
+// The emulated device's properties: compute capability from PTXFORGE_DEVICE_CC, memory and parallelism from
+// the host, per-generation limits from NVIDIA's published tables for that compute capability.
+#include "ptxforge/driver/Device.h"
+#include "ptxforge/driver/Status.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <unistd.h>
+
+using namespace ptxforge::driver;
+
+llvm::Expected<std::pair<unsigned, unsigned>> ptxforge::driver::parseComputeCapability(llvm::StringRef Text) {
+  llvm::StringRef T = Text.trim();
+  T.consume_front("sm_") || T.consume_front("compute_");
+  unsigned Major = 0, Minor = 0;
+  auto [Left, Right] = T.split('.');
+  bool Ok;
+  if (!Right.empty())
+    Ok = !Left.getAsInteger(10, Major) && !Right.getAsInteger(10, Minor) && Minor < 10;
+  else {
+    unsigned V = 0;
+    Ok = !T.getAsInteger(10, V) && V >= 10;
+    Major = V / 10;
+    Minor = V % 10;
+  }
+  if (!Ok || Major < 3 || Major > 99)
+    return makeError(Status::InvalidValue, "'" + Text + "' is not a compute capability (expected e.g. 9.0 or 90)");
+  return std::make_pair(Major, Minor);
+}
+
+namespace {
+
+unsigned hostClockKHz() {
+  std::ifstream In("/proc/cpuinfo");
+  std::string Line;
+  while (std::getline(In, Line)) {
+    llvm::StringRef L(Line);
+    if (!L.starts_with("cpu MHz"))
+      continue;
+    double MHz = 0;
+    if (!L.split(':').second.trim().getAsDouble(MHz) && MHz > 0)
+      return static_cast<unsigned>(MHz * 1000);
+  }
+  return 2000000;
+}
+
+uint64_t parseBytes(llvm::StringRef Text) {
+  llvm::StringRef T = Text.trim();
+  uint64_t Scale = 1;
+  if (T.consume_back("K") || T.consume_back("k"))
+    Scale = 1ull << 10;
+  else if (T.consume_back("M") || T.consume_back("m"))
+    Scale = 1ull << 20;
+  else if (T.consume_back("G") || T.consume_back("g"))
+    Scale = 1ull << 30;
+  else if (T.consume_back("T") || T.consume_back("t"))
+    Scale = 1ull << 40;
+  uint64_t V = 0;
+  if (T.getAsInteger(10, V))
+    return 0;
+  return V * Scale;
+}
+
+std::string machineId() {
+  std::ifstream In("/etc/machine-id");
+  std::string Id;
+  std::getline(In, Id);
+  if (Id.empty()) {
+    char Host[256] = {};
+    gethostname(Host, sizeof Host - 1);
+    Id = Host;
+  }
+  return Id;
+}
+
+} // namespace
+
+DeviceProperties ptxforge::driver::makeDeviceProperties(unsigned Major, unsigned Minor) {
+  DeviceProperties P;
+  P.CcMajor = Major;
+  P.CcMinor = Minor;
+  P.Name = "ptxforge CPU (sm_" + std::to_string(Major * 10 + Minor) + ")";
+  P.MultiprocessorCount = std::max(1u, std::thread::hardware_concurrency());
+  P.ClockRateKHz = hostClockKHz();
+  long L3 = sysconf(_SC_LEVEL3_CACHE_SIZE), L2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  P.L2CacheBytes = static_cast<unsigned>(L3 > 0 ? L3 : L2 > 0 ? L2 : 32l << 20);
+  uint64_t Phys = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+  P.TotalMemory = Phys ? Phys : 16ull << 30;
+  if (const char *M = std::getenv("PTXFORGE_DEVICE_MEMORY"))
+    if (uint64_t V = parseBytes(M))
+      P.TotalMemory = V;
+
+  // Shared memory and occupancy limits by generation (CUDA C Programming Guide, compute capabilities table).
+  unsigned CC = Major * 10 + Minor;
+  unsigned OptinKB = 48, PerSmKB = 64, ThreadsPerSm = 2048, BlocksPerSm = 32, Reserved = 1024;
+  if (CC < 70) {
+    OptinKB = 48, PerSmKB = 64, BlocksPerSm = 32, Reserved = 0;
+  } else if (CC < 75) {
+    OptinKB = 96, PerSmKB = 96, Reserved = 0;
+  } else if (CC < 80) {
+    OptinKB = 64, PerSmKB = 64, ThreadsPerSm = 1024, BlocksPerSm = 16, Reserved = 0;
+  } else if (CC == 80 || CC == 87) {
+    OptinKB = 163, PerSmKB = 164, BlocksPerSm = CC == 87 ? 16 : 32;
+  } else if (CC < 90) {
+    OptinKB = 99, PerSmKB = 100, ThreadsPerSm = 1536, BlocksPerSm = CC == 89 ? 24 : 16;
+  } else if (CC < 120) {
+    OptinKB = 227, PerSmKB = 228;
+  } else {
+    OptinKB = 99, PerSmKB = 100, ThreadsPerSm = 1536;
+  }
+  P.SharedMemoryPerBlockOptin = OptinKB * 1024;
+  P.SharedMemoryPerMultiprocessor = PerSmKB * 1024;
+  P.MaxThreadsPerMultiprocessor = ThreadsPerSm;
+  P.MaxBlocksPerMultiprocessor = BlocksPerSm;
+  P.ReservedSharedMemoryPerBlock = Reserved;
+
+  // A UUID that stays the same on this machine for this compute capability (FNV-1a over the machine id).
+  std::string Seed = machineId() + "/ptxforge/" + std::to_string(CC);
+  uint64_t H1 = 1469598103934665603ull, H2 = 1099511628211ull * 31;
+  for (char C : Seed) {
+    H1 = (H1 ^ uint8_t(C)) * 1099511628211ull;
+    H2 = (H2 ^ uint8_t(C)) * 1469598103934665603ull + 7;
+  }
+  for (int I = 0; I < 8; ++I) {
+    P.Uuid[I] = uint8_t(H1 >> (8 * I));
+    P.Uuid[8 + I] = uint8_t(H2 >> (8 * I));
+  }
+  P.Uuid[6] = (P.Uuid[6] & 0x0f) | 0x40; // RFC 4122 version 4 layout
+  P.Uuid[8] = (P.Uuid[8] & 0x3f) | 0x80;
+  return P;
+}
+
+const DeviceProperties &ptxforge::driver::deviceProperties() {
+  static const DeviceProperties Props = [] {
+    unsigned Major = 9, Minor = 0;
+    if (const char *E = std::getenv("PTXFORGE_DEVICE_CC")) {
+      auto CC = parseComputeCapability(E);
+      if (CC) {
+        Major = CC->first;
+        Minor = CC->second;
+      } else {
+        llvm::consumeError(CC.takeError()); // Driver::initialize reports it
+      }
+    }
+    return makeDeviceProperties(Major, Minor);
+  }();
+  return Props;
+}

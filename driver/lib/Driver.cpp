@@ -1,0 +1,170 @@
+// Process-wide state: initialisation, the sticky error, primary contexts, context creation and destruction,
+// and the calling thread's context stack.
+#include "ptxforge/driver/Driver.h"
+#include "ptxforge/driver/Device.h"
+#include "ptxforge/driver/FaultGuard.h"
+#include "ptxforge/driver/Memory.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+using namespace ptxforge::driver;
+
+Driver &Driver::get() {
+  // Never destroyed: at exit, stream workers may still be running and contexts must not be torn down under
+  // them (NVIDIA's driver also leaves cleanup to the OS).
+  static Driver *Instance = new Driver();
+  return *Instance;
+}
+
+llvm::Error Driver::initialize() {
+  std::scoped_lock L(Lock);
+  if (Initialized)
+    return llvm::Error::success();
+  if (const char *E = std::getenv("PTXFORGE_DEVICE_CC")) {
+    auto CC = parseComputeCapability(E);
+    if (!CC)
+      return makeError(Status::NoDevice, "PTXFORGE_DEVICE_CC: " + llvm::toString(CC.takeError()));
+  }
+  const DeviceProperties &P = deviceProperties();
+  if (!DeviceMemory::get().reservationSize())
+    return makeError(Status::OutOfMemory, "no address space for device memory");
+  (void)P;
+  installFaultHandlers();
+  Primary = std::make_unique<Context>(0, 0, /*Primary=*/true);
+  Primary->destroy(); // inactive until retained
+  Contexts.add(Primary.get());
+  Initialized = true;
+  return llvm::Error::success();
+}
+
+std::string Driver::stickyMessage() const {
+  std::scoped_lock L(const_cast<std::mutex &>(Lock));
+  return StickyText;
+}
+
+void Driver::setStickyError(Status S, std::string Message) {
+  std::scoped_lock L(Lock);
+  Status Expected = Status::Success;
+  if (Sticky.compare_exchange_strong(Expected, S))
+    StickyText = std::move(Message);
+}
+
+llvm::Error Driver::checkSticky() const {
+  Status S = Sticky.load();
+  if (S == Status::Success)
+    return llvm::Error::success();
+  return makeError(S, "an earlier kernel failed: " + stickyMessage());
+}
+
+Context &Driver::primaryContext(int Device) { return *Primary; }
+
+llvm::Expected<Context *> Driver::retainPrimary(int Device) {
+  if (auto E = checkSticky())
+    return E;
+  std::scoped_lock L(Lock);
+  if (!PrimaryInfo.Active) {
+    Primary->revive(PrimaryInfo.Flags);
+    PrimaryInfo.Active = true;
+  }
+  ++PrimaryInfo.RefCount;
+  return Primary.get();
+}
+
+llvm::Error Driver::releasePrimary(int Device) {
+  bool Destroy = false;
+  {
+    std::scoped_lock L(Lock);
+    if (!PrimaryInfo.RefCount)
+      return makeError(Status::InvalidContext, "the primary context is not retained");
+    Destroy = --PrimaryInfo.RefCount == 0;
+    if (Destroy)
+      PrimaryInfo.Active = false;
+  }
+  if (Destroy)
+    Primary->destroy();
+  return llvm::Error::success();
+}
+
+void Driver::resetPrimary(int Device) {
+  {
+    std::scoped_lock L(Lock);
+    PrimaryInfo.RefCount = 0;
+    PrimaryInfo.Active = false;
+  }
+  Primary->destroy();
+}
+
+Driver::PrimaryState Driver::primaryState(int Device) {
+  std::scoped_lock L(Lock);
+  return PrimaryInfo;
+}
+
+llvm::Error Driver::setPrimaryFlags(int Device, unsigned Flags) {
+  std::scoped_lock L(Lock);
+  PrimaryInfo.Flags = Flags;
+  Primary->setFlags(Flags);
+  return llvm::Error::success();
+}
+
+llvm::Expected<Context *> Driver::createContext(int Device, unsigned Flags) {
+  if (auto E = checkSticky())
+    return E;
+  auto C = std::make_unique<Context>(Device, Flags, /*Primary=*/false);
+  Context *P = C.get();
+  {
+    std::scoped_lock L(Lock);
+    AllContexts.push_back(std::move(C));
+  }
+  Contexts.add(P);
+  ContextStack::push(P);
+  return P;
+}
+
+llvm::Error Driver::destroyContext(Context *C) {
+  if (C->isPrimary())
+    return makeError(Status::InvalidContext, "the primary context is released, not destroyed");
+  if (C->isDestroyed())
+    return makeError(Status::InvalidContext, "the context was already destroyed");
+  ContextStack::popIfCurrent(C);
+  C->destroy();
+  return llvm::Error::success();
+}
+
+namespace {
+thread_local std::vector<Context *> Stack;
+}
+
+Context *ContextStack::current() { return Stack.empty() ? nullptr : Stack.back(); }
+void ContextStack::push(Context *C) { Stack.push_back(C); }
+Context *ContextStack::pop() {
+  if (Stack.empty())
+    return nullptr;
+  Context *C = Stack.back();
+  Stack.pop_back();
+  return C;
+}
+void ContextStack::setCurrent(Context *C) {
+  if (!C) {
+    pop();
+    return;
+  }
+  if (Stack.empty())
+    Stack.push_back(C);
+  else
+    Stack.back() = C;
+}
+void ContextStack::popIfCurrent(Context *C) {
+  if (!Stack.empty() && Stack.back() == C)
+    Stack.pop_back();
+}
+
+llvm::Expected<Context *> ptxforge::driver::currentContext() {
+  Context *C = ContextStack::current();
+  if (!C)
+    return makeError(Status::InvalidContext, "no current context");
+  if (C->isDestroyed())
+    return makeError(C->isPrimary() ? Status::InvalidContext : Status::ContextIsDestroyed,
+                     "the current context was destroyed");
+  return C;
+}

@@ -1,0 +1,103 @@
+// Kernel launches: checked at the call, run on the stream's worker. codegen turns faults in kernel code on any
+// of its worker threads into typed LaunchErrors; a failure becomes the process's sticky error.
+// PTXFORGE_LAUNCH_WORKERS (like PTXFORGE_WORKERS) caps the workers of one launch; default: one per core.
+#include "ptxforge/driver/Launch.h"
+#include "ptxforge/driver/Context.h"
+#include "ptxforge/driver/Driver.h"
+#include "ptxforge/driver/FaultGuard.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
+using namespace ptxforge;
+using namespace ptxforge::driver;
+
+namespace {
+
+unsigned launchWorkers() {
+  static const unsigned N = [] {
+    if (const char *E = std::getenv("PTXFORGE_LAUNCH_WORKERS")) {
+      unsigned V = 0;
+      if (!llvm::StringRef(E).trim().getAsInteger(10, V))
+        return V; // 0: one per core
+    }
+    return 0u;
+  }();
+  return N;
+}
+
+bool verbose() {
+  static const bool V = std::getenv("PTXFORGE_DRIVER_VERBOSE") != nullptr;
+  return V;
+}
+
+/// The CUresult NVIDIA's driver gives for each way a kernel fails.
+Status launchStatus(codegen::LaunchFault F) {
+  switch (F) {
+  case codegen::LaunchFault::IllegalAddress: return Status::IllegalAddress;
+  case codegen::LaunchFault::MisalignedAddress: return Status::MisalignedAddress;
+  case codegen::LaunchFault::IllegalInstruction: return Status::IllegalInstruction;
+  case codegen::LaunchFault::Assert: return Status::Assert;
+  case codegen::LaunchFault::InvalidConfiguration: return Status::InvalidValue;
+  case codegen::LaunchFault::Trap:
+  case codegen::LaunchFault::Deadlock: return Status::LaunchFailed;
+  }
+  return Status::LaunchFailed;
+}
+
+} // namespace
+
+Status ptxforge::driver::classifyKernelError(llvm::StringRef Message) {
+  std::string M = Message.lower();
+  llvm::StringRef S(M);
+  if (S.contains("assert"))
+    return Status::Assert;
+  if (S.contains("misaligned"))
+    return Status::MisalignedAddress;
+  if (S.contains("illegal instruction") || S.contains("invalid barrier") || S.contains("barrier count"))
+    return Status::IllegalInstruction;
+  if (S.contains("illegal address") || S.contains("out of bounds") || S.contains("out of range address"))
+    return Status::IllegalAddress;
+  return Status::LaunchFailed; // trap, brkpt, deadlock, anything else
+}
+
+llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const codegen::LaunchConfig &Config,
+                                     std::vector<char> Params) {
+  if (auto E = Driver::get().checkSticky())
+    return E;
+  if (auto E = F.checkLaunch(Config))
+    return E;
+  const codegen::CompiledModule *Code = F.module().code();
+  const codegen::KernelInfo *K = &F.info();
+  if (!Code)
+    return makeError(Status::InvalidHandle, "the function's module has no code");
+  codegen::LaunchConfig C = Config;
+  C.Workers = launchWorkers();
+  Ctx.submit(S, [Code, K, C, Params = std::move(Params)] {
+    Driver &D = Driver::get();
+    if (D.stickyError() != Status::Success)
+      return; // a faulted device runs nothing more
+    Status Result = Status::Success;
+    std::string Message;
+    if (llvm::Error E = codegen::launchKernel(*Code, *K, C, Params.empty() ? nullptr : Params.data())) {
+      Result = Status::LaunchFailed;
+      llvm::handleAllErrors(
+          std::move(E),
+          [&](const codegen::LaunchError &LE) {
+            Message = LE.message();
+            Result = launchStatus(LE.kind());
+          },
+          [&](const llvm::ErrorInfoBase &EI) { Message = EI.message(); });
+    }
+    if (Result == Status::Success)
+      return;
+    if (verbose())
+      std::fprintf(stderr, "ptxforge: kernel '%s' failed (%s): %s\n", K->Name.c_str(), describe(Result),
+                   Message.c_str());
+    D.setStickyError(Result, Message);
+  });
+  return llvm::Error::success();
+}

@@ -1,0 +1,162 @@
+// The reserved device range: first-fit allocation with a guard gap behind every allocation, pages committed
+// with mprotect and given back (and made inaccessible again) by mapping fresh PROT_NONE pages over them.
+#include "ptxforge/driver/Memory.h"
+#include "ptxforge/driver/Device.h"
+#include "ptxforge/driver/Status.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include <sys/mman.h>
+
+using namespace ptxforge::driver;
+
+namespace {
+constexpr uint64_t PageBytes = 4096;
+/// Never committed: a kernel running off the end of an allocation faults in here.
+constexpr uint64_t GuardBytes = 64 * 1024;
+/// Large allocations start on 2 MiB boundaries (transparent huge pages, and GPU-like alignment).
+constexpr uint64_t LargeAlignment = 2 << 20;
+} // namespace
+
+DeviceMemory &DeviceMemory::get() {
+  static DeviceMemory *Instance = new DeviceMemory(); // never destroyed: kernels may run during exit
+  return *Instance;
+}
+
+DeviceMemory::DeviceMemory() {
+  Total = deviceProperties().TotalMemory;
+  // As much address space as the host gives (4 TiB normally): far larger than any allocation pattern, so a
+  // wild pointer 1 TiB past an allocation still lands in the reservation and faults.
+  for (uint64_t Size = 4ull << 40; Size >= (16ull << 30); Size /= 2) {
+    void *P = mmap(nullptr, Size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (P != MAP_FAILED) {
+      Reserved = static_cast<char *>(P);
+      ReservedSize = Size;
+      break;
+    }
+  }
+  if (Reserved)
+    FreeRanges[GuardBytes] = ReservedSize - GuardBytes; // a guard in front of the first allocation too
+}
+
+llvm::Expected<uint64_t> DeviceMemory::allocate(uint64_t Bytes, MemoryKind Kind, Context *Owner, unsigned HostFlags) {
+  if (Bytes == 0)
+    return makeError(Status::InvalidValue, "allocation of 0 bytes");
+  if (!Reserved)
+    return makeError(Status::OutOfMemory, "no address space could be reserved for device memory");
+  if (Bytes > ReservedSize)
+    return makeError(Status::OutOfMemory, "allocation larger than the device's address space");
+  uint64_t Need = llvm::alignTo(Bytes, PageBytes);
+  uint64_t Align = Need >= LargeAlignment ? LargeAlignment : PageBytes;
+  uint64_t Take = Need + GuardBytes;
+  // Page-locked host memory is host memory: it does not count against the device's.
+  bool Counted = Kind != MemoryKind::Host;
+  std::scoped_lock L(Lock);
+  if (Counted && Used + Need > Total)
+    return makeError(Status::OutOfMemory,
+                     "allocation of " + llvm::Twine(Bytes) + " bytes exceeds the free device memory");
+  uint64_t Base = reinterpret_cast<uint64_t>(Reserved);
+  for (auto It = FreeRanges.begin(); It != FreeRanges.end(); ++It) {
+    uint64_t Start = It->first, Size = It->second;
+    uint64_t Pad = llvm::alignTo(Base + Start, Align) - (Base + Start);
+    if (Pad > Size || Size - Pad < Take)
+      continue;
+    uint64_t Offset = Start + Pad;
+    if (mprotect(Reserved + Offset, Need, PROT_READ | PROT_WRITE) != 0)
+      return makeError(Status::OutOfMemory, "the host refused to commit " + llvm::Twine(Need) + " bytes");
+    FreeRanges.erase(It);
+    if (Pad)
+      FreeRanges[Start] = Pad;
+    if (Size - Pad > Take)
+      FreeRanges[Offset + Take] = Size - Pad - Take;
+    uint64_t Address = Base + Offset;
+    Live[Address] = Allocation{Address, Bytes, Kind, Owner, NextBufferId++, HostFlags};
+    Footprint[Address] = Take;
+    if (Counted)
+      Used += Need;
+    return Address;
+  }
+  return makeError(Status::OutOfMemory, "device address space exhausted");
+}
+
+llvm::Error DeviceMemory::free(uint64_t Address, std::initializer_list<MemoryKind> Kinds) {
+  std::scoped_lock L(Lock);
+  auto It = Live.find(Address);
+  auto FP = Footprint.find(Address);
+  if (It == Live.end() || FP == Footprint.end() ||
+      std::find(Kinds.begin(), Kinds.end(), It->second.Kind) == Kinds.end())
+    return makeError(Status::InvalidValue, "not the start of a live allocation");
+  uint64_t Need = llvm::alignTo(It->second.Size, PageBytes);
+  // Fresh inaccessible pages replace the old ones: the memory goes back to the host and use-after-free faults.
+  mmap(reinterpret_cast<void *>(Address), Need, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
+       0);
+  uint64_t Offset = Address - reinterpret_cast<uint64_t>(Reserved), Size = FP->second;
+  if (It->second.Kind != MemoryKind::Host)
+    Used -= Need;
+  Live.erase(It);
+  Footprint.erase(FP);
+  // Give the range back, merging with free neighbours.
+  auto Next = FreeRanges.lower_bound(Offset);
+  if (Next != FreeRanges.end() && Next->first == Offset + Size) {
+    Size += Next->second;
+    Next = FreeRanges.erase(Next);
+  }
+  if (Next != FreeRanges.begin()) {
+    auto Prev = std::prev(Next);
+    if (Prev->first + Prev->second == Offset) {
+      Prev->second += Size;
+      return llvm::Error::success();
+    }
+  }
+  FreeRanges[Offset] = Size;
+  return llvm::Error::success();
+}
+
+llvm::Error DeviceMemory::addExternal(uint64_t Base, uint64_t Size, MemoryKind Kind, Context *Owner,
+                                      unsigned HostFlags) {
+  if (Size == 0)
+    return llvm::Error::success();
+  std::scoped_lock L(Lock);
+  auto Next = Live.lower_bound(Base);
+  if ((Next != Live.end() && Next->first < Base + Size) ||
+      (Next != Live.begin() && std::prev(Next)->second.contains(Base)))
+    return makeError(Status::InvalidValue, "the range overlaps memory the driver already knows");
+  Live[Base] = Allocation{Base, Size, Kind, Owner, NextBufferId++, HostFlags};
+  return llvm::Error::success();
+}
+
+void DeviceMemory::removeExternal(uint64_t Base) {
+  std::scoped_lock L(Lock);
+  if (!Footprint.count(Base))
+    Live.erase(Base);
+}
+
+std::optional<Allocation> DeviceMemory::find(uint64_t Address) const {
+  std::scoped_lock L(Lock);
+  auto It = Live.upper_bound(Address);
+  if (It == Live.begin())
+    return std::nullopt;
+  --It;
+  if (!It->second.contains(Address))
+    return std::nullopt;
+  return It->second;
+}
+
+bool DeviceMemory::containsRange(uint64_t Address, uint64_t Bytes) const {
+  auto A = find(Address);
+  return A && A->contains(Address, Bytes);
+}
+
+std::vector<uint64_t> DeviceMemory::allocationsOf(const Context *Owner) const {
+  std::scoped_lock L(Lock);
+  std::vector<uint64_t> Bases;
+  for (const auto &[Base, A] : Live)
+    if (A.Owner == Owner && Footprint.count(Base))
+      Bases.push_back(Base);
+  return Bases;
+}
+
+uint64_t DeviceMemory::usedBytes() const {
+  std::scoped_lock L(Lock);
+  return Used;
+}

@@ -1,0 +1,298 @@
+// The C entry points of libcuda.so.1 as a program sees them (through ptxforge's cuda.h): argument checks and
+// their error codes, entry point lookup, the stub entry points, JIT options written back, linking, 2-D/3-D
+// copies, registered host memory and callbacks. The client programs in shared/clients cover the rest.
+#include <cuda.h>
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <dlfcn.h>
+#include <string>
+#include <vector>
+
+namespace {
+
+const char *Fill = R"(.version 7.5
+.target sm_75
+.address_size 64
+.visible .entry fill(.param .u64 p_out, .param .u32 p_v)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [p_out];
+  ld.param.u32 %r1, [p_v];
+  mov.u32 %r2, %tid.x;
+  add.u32 %r3, %r1, %r2;
+  mul.wide.u32 %rd2, %r2, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r3;
+  ret;
+}
+)";
+
+/// Initialises once and makes a context current on the calling thread.
+CUcontext context() {
+  static CUcontext C = [] {
+    REQUIRE(cuInit(0) == CUDA_SUCCESS);
+    CUcontext Ctx = nullptr;
+    REQUIRE(cuCtxCreate(&Ctx, nullptr, 0, 0) == CUDA_SUCCESS);
+    return Ctx;
+  }();
+  CHECK(cuCtxSetCurrent(C) == CUDA_SUCCESS);
+  return C;
+}
+
+template <class F> F symbol(const char *Name) { return reinterpret_cast<F>(dlsym(RTLD_DEFAULT, Name)); }
+
+} // namespace
+
+// Runs first (doctest orders by file and line): nothing is initialised yet.
+TEST_CASE("before cuInit") {
+  int N = -1;
+  CHECK(cuDeviceGetCount(&N) == CUDA_ERROR_NOT_INITIALIZED);
+  int V = 0;
+  CHECK(cuDriverGetVersion(&V) == CUDA_SUCCESS);
+  CHECK(V == 13000);
+  const char *S = nullptr;
+  CHECK(cuGetErrorString(CUDA_ERROR_LAUNCH_FAILED, &S) == CUDA_SUCCESS);
+  CHECK(std::string(S) == "unspecified launch failure");
+  CHECK(cuInit(1) == CUDA_ERROR_INVALID_VALUE);
+}
+
+TEST_CASE("error names and strings") {
+  const char *S = nullptr;
+  CHECK(cuGetErrorName(CUDA_ERROR_ILLEGAL_ADDRESS, &S) == CUDA_SUCCESS);
+  CHECK(std::string(S) == "CUDA_ERROR_ILLEGAL_ADDRESS");
+  CHECK(cuGetErrorString(CUDA_ERROR_ILLEGAL_ADDRESS, &S) == CUDA_SUCCESS);
+  CHECK(std::string(S) == "an illegal memory access was encountered");
+  S = "x";
+  CHECK(cuGetErrorString(static_cast<CUresult>(12345), &S) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(S == nullptr);
+  CHECK(cuGetErrorName(CUDA_SUCCESS, nullptr) == CUDA_ERROR_INVALID_VALUE);
+}
+
+TEST_CASE("every device attribute has a value") {
+  context();
+  for (int A = 1; A < CU_DEVICE_ATTRIBUTE_MAX; ++A) {
+    int V = -12345;
+    INFO("attribute " << A);
+    CHECK(cuDeviceGetAttribute(&V, static_cast<CUdevice_attribute>(A), 0) == CUDA_SUCCESS);
+  }
+  int V;
+  CHECK(cuDeviceGetAttribute(&V, CU_DEVICE_ATTRIBUTE_MAX, 0) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuDeviceGetAttribute(&V, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 1) == CUDA_ERROR_INVALID_DEVICE);
+  char Bus[32];
+  CHECK(cuDeviceGetPCIBusId(Bus, sizeof Bus, 0) == CUDA_SUCCESS);
+  CUdevice D = -1;
+  CHECK(cuDeviceGetByPCIBusId(&D, Bus) == CUDA_SUCCESS);
+  CHECK(D == 0);
+  CUuuid U1, U2;
+  CHECK(cuDeviceGetUuid(&U1, 0) == CUDA_SUCCESS);
+  CHECK(cuDeviceGetUuid(&U2, 0) == CUDA_SUCCESS);
+  CHECK(std::memcmp(U1.bytes, U2.bytes, 16) == 0);
+}
+
+TEST_CASE("cuGetProcAddress resolves names by version") {
+  void *Fn = nullptr;
+  CUdriverProcAddressQueryResult Status;
+  CHECK(cuGetProcAddress("cuMemAlloc", &Fn, 13000, CU_GET_PROC_ADDRESS_DEFAULT, &Status) == CUDA_SUCCESS);
+  CHECK(Status == CU_GET_PROC_ADDRESS_SUCCESS);
+  CHECK(Fn == reinterpret_cast<void *>(&cuMemAlloc_v2));
+  CHECK(cuGetProcAddress("cuCtxCreate", &Fn, 12000, 0, &Status) == CUDA_SUCCESS);
+  CHECK(Fn == symbol<void *>("cuCtxCreate_v2"));
+  CHECK(cuGetProcAddress("cuCtxCreate", &Fn, 12080, 0, &Status) == CUDA_SUCCESS);
+  CHECK(Fn == reinterpret_cast<void *>(&cuCtxCreate_v4));
+  CHECK(cuGetProcAddress("cuEventElapsedTime", &Fn, 12000, 0, &Status) == CUDA_SUCCESS);
+  CHECK(Fn == symbol<void *>("cuEventElapsedTime"));
+  CHECK(cuGetProcAddress("cuMemAlloc", &Fn, 3000, 0, &Status) == CUDA_ERROR_NOT_FOUND);
+  CHECK(Status == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+  CHECK(cuGetProcAddress("cuNoSuchEntryPoint", &Fn, 13000, 0, &Status) == CUDA_ERROR_NOT_FOUND);
+  CHECK(Status == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+  // Known to CUDA 13.0 but not implemented: a function that fails cleanly.
+  CHECK(cuGetProcAddress("cuGraphCreate", &Fn, 13000, 0, &Status) == CUDA_SUCCESS);
+  REQUIRE(Fn);
+  CHECK(reinterpret_cast<CUresult (*)(void *, unsigned)>(Fn)(nullptr, 0) == CUDA_ERROR_NOT_SUPPORTED);
+  auto Stub = symbol<CUresult (*)(void *, int)>("cuMemPoolCreate");
+  REQUIRE(reinterpret_cast<void *>(Stub) != nullptr);
+  CHECK(Stub(nullptr, 0) == CUDA_ERROR_NOT_SUPPORTED);
+}
+
+TEST_CASE("JIT options: logs, their sizes and the wall time are written back") {
+  context();
+  char Info[256], Error[256];
+  std::memset(Error, 'x', sizeof Error);
+  CUjit_option Keys[] = {CU_JIT_INFO_LOG_BUFFER,  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                         CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                         CU_JIT_WALL_TIME,        CU_JIT_LOG_VERBOSE};
+  void *Values[] = {Info,    reinterpret_cast<void *>(sizeof Info),
+                    Error,   reinterpret_cast<void *>(sizeof Error),
+                    nullptr, reinterpret_cast<void *>(1)};
+  CUmodule M = nullptr;
+  REQUIRE(cuModuleLoadDataEx(&M, Fill, 6, Keys, Values) == CUDA_SUCCESS);
+  CHECK(Error[0] == 0);
+  CHECK(reinterpret_cast<size_t>(Values[3]) == 0);
+  CHECK(std::strlen(Info) == reinterpret_cast<size_t>(Values[1]));
+  CHECK(std::string(Info).find("1 kernel") != std::string::npos);
+  float Ms = -1;
+  std::memcpy(&Ms, &Values[4], sizeof Ms);
+  CHECK(Ms >= 0);
+  CHECK(cuModuleUnload(M) == CUDA_SUCCESS);
+  CHECK(cuModuleUnload(M) == CUDA_ERROR_INVALID_HANDLE);
+
+  CUjit_option Bad[] = {CU_JIT_OPTIMIZATION_LEVEL};
+  void *BadValues[] = {reinterpret_cast<void *>(7)};
+  CHECK(cuModuleLoadDataEx(&M, Fill, 1, Bad, BadValues) == CUDA_ERROR_INVALID_VALUE);
+  CUjit_option Target[] = {CU_JIT_TARGET};
+  void *Sm70[] = {reinterpret_cast<void *>(CU_TARGET_COMPUTE_70)};
+  CHECK(cuModuleLoadDataEx(&M, Fill, 1, Target, Sm70) == CUDA_ERROR_INVALID_PTX); // .target sm_75 > 7.0
+}
+
+TEST_CASE("linking one PTX input gives an image cuModuleLoadData accepts") {
+  context();
+  CUlinkState L = nullptr;
+  REQUIRE(cuLinkCreate(0, nullptr, nullptr, &L) == CUDA_SUCCESS);
+  CHECK(cuLinkAddData(L, CU_JIT_INPUT_PTX, const_cast<char *>(Fill), std::strlen(Fill) + 1, "fill.ptx", 0, nullptr,
+                      nullptr) == CUDA_SUCCESS);
+  void *Image = nullptr;
+  size_t Size = 0;
+  REQUIRE(cuLinkComplete(L, &Image, &Size) == CUDA_SUCCESS);
+  CHECK(Size == std::strlen(Fill) + 1);
+  CUmodule M = nullptr;
+  REQUIRE(cuModuleLoadData(&M, Image) == CUDA_SUCCESS);
+  CHECK(cuLinkDestroy(L) == CUDA_SUCCESS);
+  CHECK(cuLinkDestroy(L) == CUDA_ERROR_INVALID_HANDLE);
+  CUfunction F = nullptr;
+  REQUIRE(cuModuleGetFunction(&F, M, "fill") == CUDA_SUCCESS);
+  const char *Name = nullptr;
+  CHECK(cuFuncGetName(&Name, F) == CUDA_SUCCESS);
+  CHECK(std::string(Name) == "fill");
+  size_t Offset = 0, Bytes = 0;
+  CHECK(cuFuncGetParamInfo(F, 1, &Offset, &Bytes) == CUDA_SUCCESS);
+  CHECK(Offset == 8);
+  CHECK(Bytes == 4);
+  CHECK(cuFuncGetParamInfo(F, 2, &Offset, &Bytes) == CUDA_ERROR_INVALID_VALUE);
+
+  CUdeviceptr Out;
+  REQUIRE(cuMemAlloc(&Out, 64 * 4) == CUDA_SUCCESS);
+  unsigned V = 100;
+  void *Args[] = {&Out, &V};
+  CUstream S;
+  REQUIRE(cuStreamCreate(&S, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
+  CHECK(cuLaunchKernel(F, 1, 1, 1, 64, 1, 1, 0, S, Args, nullptr) == CUDA_SUCCESS);
+  struct Seen {
+    CUstream S = nullptr;
+    CUresult R = CUDA_ERROR_UNKNOWN;
+  } Got;
+  CHECK(cuStreamAddCallback(
+            S,
+            [](CUstream St, CUresult R, void *P) {
+              static_cast<Seen *>(P)->S = St;
+              static_cast<Seen *>(P)->R = R;
+            },
+            &Got, 0) == CUDA_SUCCESS);
+  CHECK(cuStreamSynchronize(S) == CUDA_SUCCESS);
+  CHECK(Got.S == S);
+  CHECK(Got.R == CUDA_SUCCESS);
+  std::vector<unsigned> Host(64);
+  CHECK(cuMemcpyDtoH(Host.data(), Out, 64 * 4) == CUDA_SUCCESS);
+  CHECK(Host[0] == 100);
+  CHECK(Host[63] == 163);
+
+  int MinGrid = 0, Block = 0;
+  CHECK(cuOccupancyMaxPotentialBlockSize(&MinGrid, &Block, F, nullptr, 0, 0) == CUDA_SUCCESS);
+  CHECK(Block > 0);
+  CHECK(Block <= 1024);
+  CHECK(MinGrid > 0);
+  CHECK(cuStreamDestroy(S) == CUDA_SUCCESS);
+  CHECK(cuMemFree(Out) == CUDA_SUCCESS);
+  CHECK(cuModuleUnload(M) == CUDA_SUCCESS);
+}
+
+TEST_CASE("3-D copies and 2-D fills respect pitches and offsets") {
+  context();
+  const size_t W = 40, H = 6, D = 3, Pitch = 64, SliceRows = 8;
+  CUdeviceptr Dev;
+  REQUIRE(cuMemAlloc(&Dev, Pitch * SliceRows * D) == CUDA_SUCCESS);
+  CHECK(cuMemsetD8(Dev, 0, Pitch * SliceRows * D) == CUDA_SUCCESS);
+  std::vector<unsigned char> Src(W * H * D), Back(W * H * D, 0);
+  for (size_t I = 0; I < Src.size(); ++I)
+    Src[I] = static_cast<unsigned char>(I * 7 + 1);
+  CUDA_MEMCPY3D C;
+  std::memset(&C, 0, sizeof C);
+  C.srcMemoryType = CU_MEMORYTYPE_HOST, C.srcHost = Src.data(), C.srcPitch = W, C.srcHeight = H;
+  C.dstMemoryType = CU_MEMORYTYPE_DEVICE, C.dstDevice = Dev, C.dstPitch = Pitch, C.dstHeight = SliceRows;
+  C.WidthInBytes = W, C.Height = H, C.Depth = D;
+  REQUIRE(cuMemcpy3D(&C) == CUDA_SUCCESS);
+  std::swap(C.srcMemoryType, C.dstMemoryType);
+  C.srcDevice = Dev, C.srcPitch = Pitch, C.srcHeight = SliceRows, C.srcHost = nullptr;
+  C.dstHost = Back.data(), C.dstPitch = W, C.dstHeight = H, C.dstDevice = 0;
+  REQUIRE(cuMemcpy3D(&C) == CUDA_SUCCESS);
+  CHECK(Back == Src);
+  C.srcPitch = 8; // narrower than the copy
+  CHECK(cuMemcpy3D(&C) == CUDA_ERROR_INVALID_VALUE);
+
+  CHECK(cuMemsetD2D16(Dev + 2, Pitch, 0xbeef, 4, 3) == CUDA_SUCCESS);
+  unsigned short Row[4];
+  CHECK(cuMemcpyDtoH(Row, Dev + 2 + 2 * Pitch, sizeof Row) == CUDA_SUCCESS);
+  CHECK(Row[0] == 0xbeef);
+  CHECK(Row[3] == 0xbeef);
+  CHECK(cuMemsetD2D16(Dev + 1, Pitch, 0, 4, 3) == CUDA_ERROR_INVALID_VALUE);     // misaligned
+  CHECK(cuMemsetD32(Dev, 0, Pitch * SliceRows * D) == CUDA_ERROR_INVALID_VALUE); // past the end
+  CHECK(cuMemFree(Dev) == CUDA_SUCCESS);
+}
+
+TEST_CASE("registered host memory and pointer attributes") {
+  CUcontext Ctx = context();
+  static int Buffer[1024];
+  CHECK(cuMemHostRegister(Buffer, sizeof Buffer, CU_MEMHOSTREGISTER_DEVICEMAP) == CUDA_SUCCESS);
+  CHECK(cuMemHostRegister(Buffer + 4, 16, 0) == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+  CUdeviceptr D = 0;
+  CHECK(cuMemHostGetDevicePointer(&D, Buffer, 0) == CUDA_SUCCESS);
+  CHECK(D == reinterpret_cast<CUdeviceptr>(Buffer));
+  CHECK(cuMemsetD32(D, 7, 1024) == CUDA_SUCCESS);
+  CHECK(Buffer[1023] == 7);
+  CUpointer_attribute Attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_CONTEXT,
+                                 CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+  unsigned Type = 0;
+  CUcontext Owner = nullptr;
+  size_t Size = 0;
+  void *Data[] = {&Type, &Owner, &Size};
+  CHECK(cuPointerGetAttributes(3, Attrs, Data, D + 8) == CUDA_SUCCESS);
+  CHECK(Type == CU_MEMORYTYPE_HOST);
+  CHECK(Owner == Ctx);
+  CHECK(Size == sizeof Buffer);
+  CHECK(cuMemHostUnregister(Buffer) == CUDA_SUCCESS);
+  CHECK(cuMemHostUnregister(Buffer) == CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+  Type = 99, Owner = Ctx, Size = 5;
+  CHECK(cuPointerGetAttributes(3, Attrs, Data, D) == CUDA_SUCCESS); // not CUDA memory any more: zeros
+  CHECK(Type == 0);
+  CHECK(Owner == nullptr);
+  CHECK(Size == 0);
+  CHECK(cuMemsetD32(D, 7, 1) == CUDA_ERROR_INVALID_VALUE);
+}
+
+TEST_CASE("contexts: limits, flags and the primary context") {
+  context();
+  size_t Stack = 0;
+  CHECK(cuCtxGetLimit(&Stack, CU_LIMIT_STACK_SIZE) == CUDA_SUCCESS);
+  CHECK(Stack == 1024);
+  CHECK(cuCtxSetLimit(CU_LIMIT_STACK_SIZE, 4096) == CUDA_SUCCESS);
+  CHECK(cuCtxGetLimit(&Stack, CU_LIMIT_STACK_SIZE) == CUDA_SUCCESS);
+  CHECK(Stack == 4096);
+  CHECK(cuCtxGetLimit(&Stack, static_cast<CUlimit>(99)) == CUDA_ERROR_INVALID_VALUE);
+  unsigned long long Id1 = 0, Id2 = 0;
+  CHECK(cuCtxGetId(nullptr, &Id1) == CUDA_SUCCESS);
+  CUcontext P;
+  REQUIRE(cuDevicePrimaryCtxRetain(&P, 0) == CUDA_SUCCESS);
+  CHECK(cuCtxGetId(P, &Id2) == CUDA_SUCCESS);
+  CHECK(Id1 != Id2);
+  CHECK(cuCtxDestroy(P) == CUDA_ERROR_INVALID_CONTEXT); // released, not destroyed
+  CHECK(cuDevicePrimaryCtxRelease(0) == CUDA_SUCCESS);
+  CHECK(cuDevicePrimaryCtxRelease(0) == CUDA_ERROR_INVALID_CONTEXT);
+  unsigned Flags;
+  int Active = -1;
+  CHECK(cuDevicePrimaryCtxGetState(0, &Flags, &Active) == CUDA_SUCCESS);
+  CHECK(Active == 0);
+  CHECK(cuCtxPushCurrent(nullptr) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuCtxPushCurrent(reinterpret_cast<CUcontext>(0x1234)) == CUDA_ERROR_INVALID_CONTEXT);
+}
