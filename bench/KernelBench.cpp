@@ -1284,6 +1284,14 @@ int runParent(const Options &O, const char *Argv0) {
                 T == 1 ? "process pinned to one CPU"
                        : "OpenMP (OMP_PROC_BIND=close) and PoCL (POCL_AFFINITY=1) pin their threads; ptxforge's "
                          "per-launch workers may run on any of the phase's CPUs");
+    {
+      std::ifstream L("/proc/loadavg");
+      std::string A, B, C;
+      if (L >> A >> B >> C)
+        std::printf("   load average before this phase: %s %s %s (a 1-minute load above %d means other processes "
+                    "compete with the measurement)\n",
+                    A.c_str(), B.c_str(), C.c_str(), AllCpus - T);
+    }
     if (Timed)
       std::printf("%-14s %-10s %11s %10s %10s %8s %8s  %-28s %s\n", "kernel", "size", "ptxforge ms", "native ms",
                   "PoCL ms", "ptx/nat", "ptx/PoCL", "rate ptxforge/native/PoCL", "check");
