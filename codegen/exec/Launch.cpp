@@ -189,20 +189,13 @@ BlockResult runBlockLoop(const KernelInfo &K, ThreadFunction BlockFn, const Laun
   TC.SmId = WorkerIndex;
   TC.NSmId = Workers;
   TC.TotalSmemSize = static_cast<uint32_t>(SharedBytes);
-  sigjmp_buf Fault;
-  if (sigsetjmp(Fault, 1)) {
-    bool Bus = FaultSignal == SIGBUS;
-    return {describeFault(BlockId, C), Bus ? LaunchFault::MisalignedAddress : LaunchFault::IllegalAddress};
-  }
-  FaultJump = &Fault;
   if (setjmp(B.ExitPoints[0].Buf) == 0)
     BlockFn(&TC, Params);
-  FaultJump = nullptr;
   return {B.Error, B.Fault};
 }
 
 /// Returns an error message, empty on success.
-BlockResult runBlockBody(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig &C, const char *Params, uint64_t BlockId,
+BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig &C, const char *Params, uint64_t BlockId,
                      WorkerState &W, unsigned WorkerIndex, unsigned Workers) {
   BlockState B;
   uint32_t N = static_cast<uint32_t>(C.Block.count());
@@ -292,20 +285,6 @@ BlockResult runBlockBody(const KernelInfo &K, ThreadFunction Fn, const LaunchCon
   return {B.Error, B.Fault};
 }
 
-/// runBlockBody under a fault point: a fault in any thread (or fiber) abandons the block.
-BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig &C, const char *Params,
-                     uint64_t BlockId, WorkerState &W, unsigned WorkerIndex, unsigned Workers) {
-  sigjmp_buf Fault;
-  if (sigsetjmp(Fault, 1)) {
-    CurrentRun = nullptr;
-    bool Bus = FaultSignal == SIGBUS;
-    return {describeFault(BlockId, C), Bus ? LaunchFault::MisalignedAddress : LaunchFault::IllegalAddress};
-  }
-  FaultJump = &Fault;
-  BlockResult R = runBlockBody(K, Fn, C, Params, BlockId, W, WorkerIndex, Workers);
-  FaultJump = nullptr;
-  return R;
-}
 
 unsigned workerCount(const LaunchConfig &C, uint64_t Blocks) {
   unsigned N = C.Workers;
@@ -336,7 +315,23 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
   auto Work = [&](unsigned Index) {
     AltStack SignalStack;
     WorkerState W;
+    // One fault point per worker and launch (sigsetjmp saves the signal mask: a system call, too costly per
+    // block): a fault abandons the block being run and ends the launch.
+    volatile uint64_t Current = 0;
+    sigjmp_buf Fault;
+    if (sigsetjmp(Fault, 1)) {
+      CurrentRun = nullptr;
+      std::scoped_lock L(ErrorLock);
+      if (FirstError.empty()) {
+        FirstError = "kernel '" + K.Name + "': " + describeFault(Current, C);
+        FirstFault = FaultSignal == SIGBUS ? LaunchFault::MisalignedAddress : LaunchFault::IllegalAddress;
+      }
+      Next = Blocks;
+      return;
+    }
+    FaultJump = &Fault;
     for (uint64_t Id = Next++; Id < Blocks; Id = Next++) {
+      Current = Id;
       BlockResult E = BlockFn ? runBlockLoop(K, BlockFn, C, static_cast<const char *>(Params), Id, W, Index, Workers)
                               : runBlock(K, Fn, C, static_cast<const char *>(Params), Id, W, Index, Workers);
       if (!E.Error.empty()) {
@@ -348,6 +343,7 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
         Next = Blocks; // stop handing out blocks
       }
     }
+    FaultJump = nullptr;
   };
   if (Workers <= 1) {
     Work(0);
