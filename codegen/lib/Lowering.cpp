@@ -110,8 +110,15 @@ llvm::Function *declareFunction(ModuleLowering &ML, const ptx::Function &F) {
   auto *FT = llvm::FunctionType::get(llvm::Type::getVoidTy(ML.Ctx), Args, false);
   std::string Name = (F.IsEntry ? "__ptx_kernel_" : "__ptx_func_") + F.Name.str();
   llvm::Function *LF = ML.Mod.getFunction(Name);
-  if (!LF)
+  if (!LF) {
     LF = llvm::Function::Create(FT, llvm::GlobalValue::ExternalLinkage, Name, ML.Mod);
+    if (F.IsEntry) {
+      // Kernel parameters are read-only and nothing else points into their buffer: saying so lets LLVM hoist
+      // parameter loads out of thread loops (stores through global pointers could otherwise alias them).
+      LF->addParamAttr(1, llvm::Attribute::NoAlias);
+      LF->addParamAttr(1, llvm::Attribute::ReadOnly);
+    }
+  }
   return LF;
 }
 
@@ -127,6 +134,8 @@ llvm::Function *emitBlockLoop(ModuleLowering &ML, llvm::Function *Thread) {
   std::string Name = "__ptx_block_" + Thread->getName().drop_front(strlen("__ptx_kernel_")).str();
   llvm::Function *F = llvm::Function::Create(FT, llvm::GlobalValue::ExternalLinkage, Name, ML.Mod);
   Thread->addFnAttr(llvm::Attribute::AlwaysInline);
+  F->addParamAttr(1, llvm::Attribute::NoAlias);
+  F->addParamAttr(1, llvm::Attribute::ReadOnly);
   llvm::BasicBlock *Entry = llvm::BasicBlock::Create(C, "entry", F);
   B.SetInsertPoint(Entry);
   llvm::Value *Tmpl = F->getArg(0), *Params = F->getArg(1);
