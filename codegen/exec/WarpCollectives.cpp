@@ -510,39 +510,26 @@ static void ptxrt_mma(ThreadContext *C, uint32_t Code, uint32_t NA, uint32_t NB,
                  regs(L, 0, std::min(NA, 16u), RA);
                  regs(L, NA, std::min(NB, 16u), RB);
                  regs(L, NA + NB, std::min(NC, 16u), RC);
-                 unsigned EA = NA * std::max(1u, 32 / elemBits(TA)), EB = NB * std::max(1u, 32 / elemBits(TB));
-                 unsigned EC = NC * std::max(1u, 32 / elemBits(TC));
-                 if (elemBits(TA) == 64)
-                   EA = NA;
-                 if (elemBits(TB) == 64)
-                   EB = NB;
-                 if (elemBits(TC) == 64)
-                   EC = NC;
-                 unsigned Row, Col;
-                 for (unsigned I = 0; I < EA; ++I) {
-                   if (Sh.Wmma)
-                     wmmaPos(Sh.M, Sh.K, false, EA, L, I, Row, Col);
-                   else
-                     mmaA(Sh, TA, L, I, Row, Col);
-                   if (Row < Sh.M && Col < Sh.K)
-                     A[Row * Sh.K + Col] = decode(TA, fragElem(RA, TA, I));
-                 }
-                 for (unsigned I = 0; I < EB; ++I) {
-                   if (Sh.Wmma)
-                     wmmaPos(Sh.K, Sh.N, true, EB, L, I, Row, Col);
-                   else
-                     mmaB(Sh, TB, L, I, Row, Col);
-                   if (Row < Sh.K && Col < Sh.N)
-                     Bm[Row * Sh.N + Col] = decode(TB, fragElem(RB, TB, I));
-                 }
-                 for (unsigned I = 0; I < EC; ++I) {
-                   if (Sh.Wmma)
-                     wmmaPos(Sh.M, Sh.N, false, EC, L, I, Row, Col);
-                   else
-                     mmaC(Sh, L, I, Row, Col);
-                   if (Row < Sh.M && Col < Sh.N)
-                     Cm[Row * Sh.N + Col] = decode(TC, fragElem(RC, TC, I));
-                 }
+                 // One fragment into its matrix: the lane's elements, each at the (row, col) the layout says.
+                 auto gather = [&](const uint64_t *R, uint32_t T, unsigned NRegs, unsigned Rows, unsigned Cols,
+                                   bool Trans, auto Position, std::vector<double> &M) {
+                   unsigned E = elemBits(T) == 64 ? NRegs : NRegs * std::max(1u, 32 / elemBits(T));
+                   for (unsigned I = 0; I < E; ++I) {
+                     unsigned Row, Col;
+                     if (Sh.Wmma)
+                       wmmaPos(Rows, Cols, Trans, E, L, I, Row, Col);
+                     else
+                       Position(I, Row, Col);
+                     if (Row < Rows && Col < Cols)
+                       M[Row * Cols + Col] = decode(T, fragElem(R, T, I));
+                   }
+                 };
+                 gather(RA, TA, NA, Sh.M, Sh.K, false,
+                        [&](unsigned I, unsigned &Row, unsigned &Col) { mmaA(Sh, TA, L, I, Row, Col); }, A);
+                 gather(RB, TB, NB, Sh.K, Sh.N, true,
+                        [&](unsigned I, unsigned &Row, unsigned &Col) { mmaB(Sh, TB, L, I, Row, Col); }, Bm);
+                 gather(RC, TC, NC, Sh.M, Sh.N, false,
+                        [&](unsigned I, unsigned &Row, unsigned &Col) { mmaC(Sh, L, I, Row, Col); }, Cm);
                });
                bool Int = TD == ETS32;
                std::vector<double> D(Sh.M * Sh.N);

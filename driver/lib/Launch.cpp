@@ -4,11 +4,9 @@
 #include "ptxforge/driver/Launch.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Driver.h"
-#include "ptxforge/driver/FaultGuard.h"
 
 #include "llvm/ADT/StringExtras.h"
 
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 
@@ -49,20 +47,6 @@ Status launchStatus(codegen::LaunchFault F) {
 }
 
 } // namespace
-
-Status ptxforge::driver::classifyKernelError(llvm::StringRef Message) {
-  std::string M = Message.lower();
-  llvm::StringRef S(M);
-  if (S.contains("assert"))
-    return Status::Assert;
-  if (S.contains("misaligned"))
-    return Status::MisalignedAddress;
-  if (S.contains("illegal instruction") || S.contains("invalid barrier") || S.contains("barrier count"))
-    return Status::IllegalInstruction;
-  if (S.contains("illegal address") || S.contains("out of bounds") || S.contains("out of range address"))
-    return Status::IllegalAddress;
-  return Status::LaunchFailed; // trap, brkpt, deadlock, anything else
-}
 
 llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const codegen::LaunchConfig &Config,
                                      std::vector<char> Params) {

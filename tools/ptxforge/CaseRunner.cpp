@@ -167,12 +167,13 @@ std::string compareBuffer(const std::string &Expect, const char *Actual, size_t 
   return std::to_string(Bad) + " mismatches:" + First;
 }
 
-bool appendParam(std::vector<char> &Params, const json &P, std::map<std::string, Buffer> &Buffers, std::string &Err) {
+/// The bytes one case.json parameter passes (FORMAT.md "params").
+bool encodeParam(std::vector<char> &Bytes, const json &P, std::map<std::string, Buffer> &Buffers, std::string &Err) {
   std::string T = P.value("type", "u32");
   if (T == "bytes") {
     std::string Hex = P["hex"];
     for (size_t I = 0; I + 1 < Hex.size(); I += 2)
-      Params.push_back(static_cast<char>(std::stoi(Hex.substr(I, 2), nullptr, 16)));
+      Bytes.push_back(static_cast<char>(std::stoi(Hex.substr(I, 2), nullptr, 16)));
     return true;
   }
   unsigned S = typeSize(T);
@@ -199,11 +200,8 @@ bool appendParam(std::vector<char> &Params, const json &P, std::map<std::string,
   } else {
     Bits = P["value"].get<uint64_t>();
   }
-  // Kernel parameters are naturally aligned in the buffer.
-  while (Params.size() % std::min(S, 8u))
-    Params.push_back(0);
   for (unsigned I = 0; I < S; ++I)
-    Params.push_back(static_cast<char>(Bits >> (8 * I)));
+    Bytes.push_back(static_cast<char>(Bits >> (8 * I)));
   return true;
 }
 
@@ -239,33 +237,23 @@ std::string runCase(const std::string &Dir, const json &C, const std::string &Pt
     const codegen::KernelInfo *K = (*CM)->kernel(L["entry"].get<std::string>());
     if (!K)
       return "no entry " + L["entry"].get<std::string>();
-    std::vector<char> Params;
-    std::string Err;
-    for (const json &P : L["params"])
-      if (!appendParam(Params, P, Buffers, Err))
+    // Each value goes to its parameter's offset in the kernel's own layout (the JSON lists them in order).
+    std::vector<char> Params(std::max<uint64_t>(K->ParamBytes, 1), 0);
+    size_t PI = 0;
+    for (const json &P : L["params"]) {
+      std::vector<char> Bytes;
+      std::string Err;
+      if (!encodeParam(Bytes, P, Buffers, Err))
         return Err;
-    // Lay the raw values out at the kernel's own offsets (the JSON lists them in order).
-    std::vector<char> Laid(std::max<uint64_t>(K->ParamBytes, 1), 0);
-    {
-      size_t Pos = 0;
-      size_t PI = 0;
-      for (const json &P : L["params"]) {
-        std::string T = P.value("type", "u32");
-        size_t S = T == "bytes" ? P["hex"].get<std::string>().size() / 2 : typeSize(T);
-        if (T != "bytes")
-          while (Pos % std::min<size_t>(S, 8))
-            ++Pos;
-        if (PI < K->Params.size() && K->Params[PI].Offset + S <= Laid.size())
-          memcpy(Laid.data() + K->Params[PI].Offset, Params.data() + Pos, S);
-        Pos += S;
-        ++PI;
-      }
+      if (PI < K->Params.size() && K->Params[PI].Offset + Bytes.size() <= Params.size())
+        memcpy(Params.data() + K->Params[PI].Offset, Bytes.data(), Bytes.size());
+      ++PI;
     }
     codegen::LaunchConfig Cfg;
     Cfg.Grid = {L["grid"][0], L["grid"][1], L["grid"][2]};
     Cfg.Block = {L["block"][0], L["block"][1], L["block"][2]};
     Cfg.DynamicSharedBytes = L.value("dynamic_shared_bytes", 0u);
-    if (auto E = codegen::launchKernel(**CM, *K, Cfg, Laid.data()))
+    if (auto E = codegen::launchKernel(**CM, *K, Cfg, Params.data()))
       return "launch: " + llvm::toString(std::move(E));
   }
   std::string Result;

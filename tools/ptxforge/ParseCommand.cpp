@@ -19,9 +19,14 @@ std::unique_ptr<ptx::FrontendResult> ptxforge::tools::loadPtx(const std::string 
     llvm::errs() << "ptxforge: error: " << llvm::toString(Source.takeError()) << '\n';
     return nullptr;
   }
+  return loadPtx(std::move(*Source), Threads);
+}
+
+std::unique_ptr<ptx::FrontendResult> ptxforge::tools::loadPtx(std::unique_ptr<ptx::SourceBuffer> Source,
+                                                             unsigned Threads) {
   ptx::ParseOptions Options;
   Options.Threads = Threads;
-  auto R = ptx::runFrontend(std::move(*Source), Options);
+  auto R = ptx::runFrontend(std::move(Source), Options);
   R->Diags.print(*R->Source, llvm::errs());
   return R;
 }

@@ -18,7 +18,6 @@
 #include <fstream>
 #include <iostream>
 #include <set>
-#include <unistd.h>
 
 using namespace ptxforge;
 using namespace ptxforge::tools;
@@ -187,52 +186,40 @@ bool parseArg(const std::string &A, std::vector<char> &Raw, std::vector<std::uni
   return true;
 }
 
-/// A fatbin (or an executable holding one) is run from the entry the loader rules pick for the device:
-/// returns the PTX text of that entry in a temporary file path, or the input path itself for plain PTX.
-std::string ptxOf(const std::string &Path, std::string &Err) {
+/// The PTX to run: the file itself, or for a fatbin (or an executable holding one) the PTX entry the loader
+/// rules pick for the device. Null (after printing why) when there is none.
+std::unique_ptr<ptx::FrontendResult> loadRunnable(const std::string &Path) {
   std::string Head = readFile(Path).substr(0, 4);
   bool Fatbin = Head.size() == 4 && static_cast<unsigned char>(Head[0]) == 0x50 &&
                 static_cast<unsigned char>(Head[1]) == 0xED && static_cast<unsigned char>(Head[2]) == 0x55 &&
                 static_cast<unsigned char>(Head[3]) == 0xBA;
   bool Elf = Head == "\x7f" "ELF";
   if (!Fatbin && !Elf)
-    return Path;
+    return loadPtx(Path);
+  auto fail = [&](const std::string &Why) {
+    llvm::errs() << "ptxforge run: error: " << Path << ": " << Why << "\n";
+    return nullptr;
+  };
   auto F = fatbin::FatbinaryFile::open(Path);
-  if (!F) {
-    Err = llvm::toString(F.takeError());
-    return "";
-  }
+  if (!F)
+    return fail(llvm::toString(F.takeError()));
   fatbin::SelectionRequest Req;
   Req.ComputeCapability = deviceSm();
   Req.HostIsaLevels = fatbin::hostIsaLevels();
   Req.Jit = fatbin::JitPolicy::fromEnvironment();
   fatbin::Selection S = fatbin::selectEntry(F->fatbinary().entries(), Req);
-  if (!S.ok() || S.Chosen->Header.Kind != fatbin::EntryKind::Ptx) {
-    Err = S.ok() ? "the selected entry is not PTX" : S.Message;
-    return "";
-  }
+  if (!S.ok() || S.Chosen->Header.Kind != fatbin::EntryKind::Ptx)
+    return fail(S.ok() ? "the selected entry is not PTX" : S.Message);
   auto Text = S.Chosen->ptxText();
-  if (!Text) {
-    Err = llvm::toString(Text.takeError());
-    return "";
-  }
-  std::string Out = (fs::temp_directory_path() / ("ptxforge-run-" + std::to_string(getpid()) + ".ptx")).string();
-  std::ofstream(Out, std::ios::binary) << *Text;
-  std::cout << Path << ": running the " << fatbin::archName(S.Chosen->Header.Arch, S.Chosen->Header.Flags)
-            << " PTX entry (" << S.Message << ")\n";
-  return Out;
+  if (!Text)
+    return fail(llvm::toString(Text.takeError()));
+  std::string Arch = fatbin::archName(S.Chosen->Header.Arch, S.Chosen->Header.Flags);
+  std::cout << Path << ": running the " << Arch << " PTX entry (" << S.Message << ")\n";
+  return loadPtx(std::make_unique<ptx::SourceBuffer>(Path + ":" + Arch + ".ptx", std::move(*Text)));
 }
 
 int runAdHoc(const RunOptions &O) {
-  std::string Err;
-  std::string PtxPath = ptxOf(O.File, Err);
-  if (PtxPath.empty()) {
-    llvm::errs() << "ptxforge run: error: " << O.File << ": " << Err << "\n";
-    return ExitInputError;
-  }
-  auto R = loadPtx(PtxPath);
-  if (PtxPath != O.File)
-    fs::remove(PtxPath);
+  auto R = loadRunnable(O.File);
   if (!R || !R->ok())
     return ExitInputError;
   auto CM = codegen::compilePTX(*R->Verified, R->Source.get());

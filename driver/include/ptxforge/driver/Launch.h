@@ -20,8 +20,4 @@ class Stream;
 [[nodiscard]] llvm::Error launch(Context &Ctx, Stream *S, Function &F, const codegen::LaunchConfig &Config,
                                  std::vector<char> Params);
 
-/// The Status a kernel's failure maps to: a fault's signal, or the message of codegen's launch error (trap,
-/// assert, barrier misuse, deadlock).
-Status classifyKernelError(llvm::StringRef Message);
-
 } // namespace ptxforge::driver
