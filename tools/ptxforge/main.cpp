@@ -18,9 +18,11 @@ int main(int argc, char **argv) {
   addObjdumpCommand(App, Run);
   addRunCommand(App, Run);
   addCompileCommand(App, Run);
+  addExecCommand(App, Run);
 
   std::vector<std::string> Args(argv + 1, argv + argc);
-  Args = mapSingleDashFlags(Args);
+  if (Args.empty() || Args.front() != "exec") // `exec` hands its arguments to the program untouched
+    Args = mapSingleDashFlags(Args);
   std::reverse(Args.begin(), Args.end()); // CLI11 parses a reversed vector
   try {
     App.parse(Args);

@@ -1,0 +1,24 @@
+// Kernel launches: `kernel<<<grid, block, smem, stream>>>(args)` pushes a call configuration, and the host stub
+// nvcc generates pops it and launches the kernel it registered (__cudaLaunchKernel, or cudaLaunchKernel with
+// -D__NV_LEGACY_LAUNCH). The configuration stack is per thread, as launches nest through argument evaluation.
+#pragma once
+
+#include "ptxforge/runtime/Registry.h"
+
+namespace ptxforge::runtime {
+
+struct CallConfiguration {
+  dim3 Grid, Block;
+  size_t SharedBytes = 0;
+  cudaStream_t Stream = nullptr;
+};
+void pushCallConfiguration(const CallConfiguration &C);
+/// cudaErrorMissingConfiguration when nothing was pushed.
+cudaError_t popCallConfiguration(CallConfiguration &C);
+
+/// Launches K (null: cudaErrorInvalidDeviceFunction) with Args, one pointer per kernel parameter. A bad
+/// configuration is cudaErrorInvalidValue (CUDA 13, as the driver reports it).
+cudaError_t launchKernel(const KernelEntry *K, dim3 Grid, dim3 Block, void **Args, size_t SharedBytes,
+                         cudaStream_t Stream);
+
+} // namespace ptxforge::runtime

@@ -1,0 +1,149 @@
+// The CUDA 13 runtime's C ABI as programs compiled against NVIDIA's cuda_runtime.h see it: the types, enum
+// values and struct layouts libcudart.so.13's entry points take. Only what ptxforge's runtime implements is
+// here; names are CUDA's so the entry points read like their documentation. Driver types (streams, events)
+// are cuda.h's: a cudaStream_t is a CUstream, as in NVIDIA's headers.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+
+#ifdef __CUDA_RUNTIME_API_H__
+#error "RuntimeAbi.h replaces NVIDIA's runtime headers inside ptxforge; include only one of them"
+#endif
+
+extern "C" {
+
+/// CUDA 13's cudaError codes (driver_types.h); RuntimeErrors.def lists them with names and strings.
+enum cudaError {
+#define CUDART_ERROR(Name, Value, Text) Name = Value,
+#include "ptxforge/runtime/RuntimeErrors.def"
+#undef CUDART_ERROR
+};
+typedef enum cudaError cudaError_t;
+
+struct uint3 { unsigned x, y, z; };
+struct dim3 { unsigned x, y, z; };
+
+typedef struct CUstream_st *cudaStream_t;
+typedef struct CUevent_st *cudaEvent_t;
+typedef struct CUfunc_st *cudaFunction_t;
+typedef struct CUkern_st *cudaKernel_t;
+typedef struct CUmemPoolHandle_st *cudaMemPool_t;
+typedef void (*cudaHostFn_t)(void *UserData);
+typedef void (*cudaStreamCallback_t)(cudaStream_t, cudaError_t, void *);
+
+enum cudaMemcpyKind {
+  cudaMemcpyHostToHost = 0,
+  cudaMemcpyHostToDevice = 1,
+  cudaMemcpyDeviceToHost = 2,
+  cudaMemcpyDeviceToDevice = 3,
+  cudaMemcpyDefault = 4,
+};
+
+enum cudaMemoryType {
+  cudaMemoryTypeUnregistered = 0,
+  cudaMemoryTypeHost = 1,
+  cudaMemoryTypeDevice = 2,
+  cudaMemoryTypeManaged = 3,
+};
+
+struct cudaPointerAttributes {
+  enum cudaMemoryType type;
+  int device;
+  void *devicePointer;
+  void *hostPointer;
+  long reserved[8];
+};
+
+/// cudaFuncAttribute values equal CUfunction_attribute's for the settable ones (8 and up).
+enum cudaFuncAttribute {
+  cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+  cudaFuncAttributePreferredSharedMemoryCarveout = 9,
+};
+
+struct cudaFuncAttributes {
+  size_t sharedSizeBytes, constSizeBytes, localSizeBytes;
+  int maxThreadsPerBlock, numRegs, ptxVersion, binaryVersion, cacheModeCA, maxDynamicSharedSizeBytes,
+      preferredShmemCarveout, clusterDimMustBeSet, requiredClusterWidth, requiredClusterHeight,
+      requiredClusterDepth, clusterSchedulingPolicyPreference, nonPortableClusterSizeAllowed;
+  int reserved[16];
+};
+
+struct cudaUUID_t { char bytes[16]; };
+
+/// CUDA 13's cudaDeviceProp (the fields CUDA 12 deprecated are gone; the layout is 13.0's).
+struct cudaDeviceProp {
+  char name[256];
+  cudaUUID_t uuid;
+  char luid[8];
+  unsigned luidDeviceNodeMask;
+  size_t totalGlobalMem, sharedMemPerBlock;
+  int regsPerBlock, warpSize;
+  size_t memPitch;
+  int maxThreadsPerBlock, maxThreadsDim[3], maxGridSize[3];
+  size_t totalConstMem;
+  int major, minor;
+  size_t textureAlignment, texturePitchAlignment;
+  int multiProcessorCount, integrated, canMapHostMemory, maxTexture1D, maxTexture1DMipmap, maxTexture2D[2],
+      maxTexture2DMipmap[2], maxTexture2DLinear[3], maxTexture2DGather[2], maxTexture3D[3], maxTexture3DAlt[3],
+      maxTextureCubemap, maxTexture1DLayered[2], maxTexture2DLayered[3], maxTextureCubemapLayered[2], maxSurface1D,
+      maxSurface2D[2], maxSurface3D[3], maxSurface1DLayered[2], maxSurface2DLayered[3], maxSurfaceCubemap,
+      maxSurfaceCubemapLayered[2];
+  size_t surfaceAlignment;
+  int concurrentKernels, ECCEnabled, pciBusID, pciDeviceID, pciDomainID, tccDriver, asyncEngineCount,
+      unifiedAddressing, memoryBusWidth, l2CacheSize, persistingL2CacheMaxSize, maxThreadsPerMultiProcessor,
+      streamPrioritiesSupported, globalL1CacheSupported, localL1CacheSupported;
+  size_t sharedMemPerMultiprocessor;
+  int regsPerMultiprocessor, managedMemory, isMultiGpuBoard, multiGpuBoardGroupID, hostNativeAtomicSupported,
+      pageableMemoryAccess, concurrentManagedAccess, computePreemptionSupported, canUseHostPointerForRegisteredMem,
+      cooperativeLaunch;
+  size_t sharedMemPerBlockOptin;
+  int pageableMemoryAccessUsesHostPageTables, directManagedMemAccessFromHost, maxBlocksPerMultiProcessor,
+      accessPolicyMaxWindowSize;
+  size_t reservedSharedMemPerBlock;
+  int hostRegisterSupported, sparseCudaArraySupported, hostRegisterReadOnlySupported,
+      timelineSemaphoreInteropSupported, memoryPoolsSupported, gpuDirectRDMASupported;
+  unsigned gpuDirectRDMAFlushWritesOptions;
+  int gpuDirectRDMAWritesOrdering;
+  unsigned memoryPoolSupportedHandleTypes;
+  int deferredMappingCudaArraySupported, ipcEventSupported, clusterLaunch, unifiedFunctionPointers,
+      deviceNumaConfig, deviceNumaId, mpsEnabled, hostNumaId;
+  unsigned gpuPciDeviceID, gpuPciSubsystemID;
+  int hostNumaMultinodeIpcSupported;
+  int reserved[56];
+};
+
+/// cudaLaunchKernelExC's configuration; attribute values are a 64-byte union.
+struct cudaLaunchAttribute {
+  int id; ///< cudaLaunchAttributeID: 0 ignore, 2 cooperative, ...
+  char pad[4];
+  union {
+    char raw[64];
+    int cooperative;
+  } val;
+};
+enum { cudaLaunchAttributeIgnore = 0, cudaLaunchAttributeCooperative = 2 };
+
+struct cudaLaunchConfig_t {
+  dim3 gridDim, blockDim;
+  size_t dynamicSmemBytes;
+  cudaStream_t stream;
+  cudaLaunchAttribute *attrs;
+  unsigned numAttrs;
+};
+
+/// The wrapper nvcc's host code hands __cudaRegisterFatBinary (`__fatBinC_Wrapper_t`).
+struct FatbinWrapper {
+  int Magic; ///< 0x466243b1
+  int Version;
+  const void *Data; ///< the fatbinary container (magic 0xBA55ED50)
+  void *FilenameOrFatbins;
+};
+constexpr int FatbinWrapperMagic = 0x466243b1;
+
+} // extern "C"
+
+static_assert(sizeof(cudaDeviceProp) == 1008, "CUDA 13.0's cudaDeviceProp is 1008 bytes");
+static_assert(sizeof(cudaFuncAttributes) == 144, "CUDA 13.0's cudaFuncAttributes is 144 bytes");
+static_assert(sizeof(cudaLaunchAttribute) == 72, "CUDA 13.0's cudaLaunchAttribute is 72 bytes");
