@@ -4,6 +4,7 @@
 // name; the size and checksum catch truncation and bit flips. Entries appear only by rename(2) of a
 // complete temporary file from the same directory, so readers need no lock; only eviction takes one.
 #include "ptxforge/driver/ComputeCache.h"
+#include "ptxforge/driver/CompilerFingerprint.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -22,10 +23,7 @@
 #include <vector>
 
 #include <dirent.h>
-#include <dlfcn.h>
-#include <elf.h>
 #include <fcntl.h>
-#include <link.h>
 #include <pwd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -64,57 +62,6 @@ uint64_t getU64(const char *P) {
 XXH128_hash_t hashBytes(llvm::StringRef Bytes) { return XXH3_128bits(Bytes.data(), Bytes.size()); }
 
 std::string errnoText() { return std::strerror(errno); }
-
-/// The GNU build ID of the binary holding this code (libcuda.so.1, the ptxforge tool, a test): it changes with
-/// any change to the compiler, so entries of an older build (same version string) are never reused.
-std::string buildIdentity() {
-  Dl_info Info;
-  if (!dladdr(reinterpret_cast<void *>(&buildIdentity), &Info))
-    return "unknown";
-  struct Search {
-    uintptr_t Address;
-    std::string Id;
-  } S{reinterpret_cast<uintptr_t>(&buildIdentity), ""};
-  dl_iterate_phdr(
-      [](struct dl_phdr_info *I, size_t, void *Data) -> int {
-        auto *S = static_cast<Search *>(Data);
-        bool Holds = false;
-        for (int P = 0; P < I->dlpi_phnum; ++P) {
-          const ElfW(Phdr) &H = I->dlpi_phdr[P];
-          uintptr_t Start = I->dlpi_addr + H.p_vaddr;
-          if (H.p_type == PT_LOAD && S->Address >= Start && S->Address < Start + H.p_memsz)
-            Holds = true;
-        }
-        if (!Holds)
-          return 0;
-        for (int P = 0; P < I->dlpi_phnum; ++P) {
-          const ElfW(Phdr) &H = I->dlpi_phdr[P];
-          if (H.p_type != PT_NOTE)
-            continue;
-          const char *Note = reinterpret_cast<const char *>(I->dlpi_addr + H.p_vaddr);
-          const char *End = Note + H.p_memsz;
-          while (Note + sizeof(ElfW(Nhdr)) <= End) {
-            const auto *N = reinterpret_cast<const ElfW(Nhdr) *>(Note);
-            const char *Name = Note + sizeof(ElfW(Nhdr));
-            const char *Desc = Name + ((N->n_namesz + 3) & ~3u);
-            if (N->n_type == NT_GNU_BUILD_ID && N->n_namesz == 4 && std::memcmp(Name, "GNU", 4) == 0) {
-              S->Id = llvm::toHex(llvm::StringRef(Desc, N->n_descsz), /*LowerCase=*/true);
-              return 1;
-            }
-            Note = Desc + ((N->n_descsz + 3) & ~3u);
-          }
-        }
-        return 1;
-      },
-      &S);
-  if (!S.Id.empty())
-    return S.Id;
-  // No build ID note: the binary's path, size and modification time stand in for it.
-  struct stat St;
-  if (Info.dli_fname && ::stat(Info.dli_fname, &St) == 0)
-    return std::string(Info.dli_fname) + ":" + std::to_string(St.st_size) + ":" + std::to_string(St.st_mtime);
-  return "unknown";
-}
 
 bool envFlag(const char *Name) {
   const char *V = std::getenv(Name);
@@ -269,7 +216,7 @@ const std::string &ptxforge::driver::cacheHostIdentity() {
         Features.push_back("+" + F.getKey().str());
     llvm::sort(Features);
     return "triple=" + llvm::sys::getProcessTriple() + " cpu=" + llvm::sys::getHostCPUName().str() +
-           " features=" + llvm::join(Features, ",") + " ptxforge=" PTXFORGE_VERSION " build=" + buildIdentity() +
+           " features=" + llvm::join(Features, ",") + " ptxforge=" PTXFORGE_VERSION " compiler=" PTXFORGE_COMPILER_FINGERPRINT
            " llvm=" LLVM_VERSION_STRING;
   }();
   return Identity;

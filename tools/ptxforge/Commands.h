@@ -18,6 +18,7 @@ void addCheckCommand(CLI::App &App, Runner &Run);
 void addObjdumpCommand(CLI::App &App, Runner &Run);
 void addRunCommand(CLI::App &App, Runner &Run);
 void addCompileCommand(CLI::App &App, Runner &Run);
+void addCacheCommand(CLI::App &App, Runner &Run);
 void addExecCommand(CLI::App &App, Runner &Run);
 
 } // namespace ptxforge::tools

@@ -18,6 +18,7 @@ int main(int argc, char **argv) {
   addObjdumpCommand(App, Run);
   addRunCommand(App, Run);
   addCompileCommand(App, Run);
+  addCacheCommand(App, Run);
   addExecCommand(App, Run);
 
   std::vector<std::string> Args(argv + 1, argv + argc);

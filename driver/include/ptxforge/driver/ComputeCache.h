@@ -32,7 +32,8 @@ struct CacheKeyInputs {
 };
 
 /// Hashes the inputs with this process's host identity: the host CPU name and features, the ptxforge version
-/// and build, and the LLVM version. Any change in any of them gives another key.
+/// and a fingerprint of the compiler sources it was built from, and the LLVM version. Any change in any of
+/// them gives another key.
 CacheKey computeCacheKey(const CacheKeyInputs &In);
 
 /// The host and build part of every key, as text ("cpu=znver4 features=+avx2,... ptxforge=0.1.0 ...").
