@@ -1,16 +1,14 @@
-// ORC JIT: optimize the lowered module for the host CPU, link runtime helpers, look up kernels and globals.
+// ORC JIT: link a CompiledObject into this process with the runtime helpers, look up kernels and globals.
 #include "ptxforge/codegen/CompiledModule.h"
+#include "ptxforge/codegen/CompiledObject.h"
 
 #include "../exec/Runtime.h"
 
 #include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
-#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
-#include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
-#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/Target/TargetMachine.h"
 
 #include <mutex>
 
@@ -19,55 +17,22 @@ using namespace ptxforge::codegen;
 
 CompiledModule::~CompiledModule() = default;
 
-namespace {
+llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::compile(LoweredModule LM, const CompileOptions &Options) {
+  auto Obj = compileObject(std::move(LM), Options);
+  if (!Obj)
+    return Obj.takeError();
+  return load(*Obj);
+}
 
-void initializeNativeTarget() {
+llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::load(const CompiledObject &Object) {
+  if (auto E = Object.checkRunsOnHost())
+    return std::move(E);
   static std::once_flag Once;
   std::call_once(Once, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
-}
-
-llvm::Error optimize(llvm::Module &M, llvm::TargetMachine &TM, unsigned Level) {
-  llvm::LoopAnalysisManager LAM;
-  llvm::FunctionAnalysisManager FAM;
-  llvm::CGSCCAnalysisManager CGAM;
-  llvm::ModuleAnalysisManager MAM;
-  llvm::PipelineTuningOptions PTO;
-  llvm::PassBuilder PB(&TM, PTO);
-  PB.registerModuleAnalyses(MAM);
-  PB.registerCGSCCAnalyses(CGAM);
-  PB.registerFunctionAnalyses(FAM);
-  PB.registerLoopAnalyses(LAM);
-  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
-  llvm::OptimizationLevel OL = Level == 0   ? llvm::OptimizationLevel::O0
-                               : Level == 1 ? llvm::OptimizationLevel::O1
-                               : Level == 2 ? llvm::OptimizationLevel::O2
-                                            : llvm::OptimizationLevel::O3;
-  llvm::ModulePassManager MPM =
-      Level == 0 ? PB.buildO0DefaultPipeline(OL) : PB.buildPerModuleDefaultPipeline(OL);
-  MPM.run(M, MAM);
-  return llvm::Error::success();
-}
-
-} // namespace
-
-llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::compile(LoweredModule LM, const CompileOptions &Options) {
-  initializeNativeTarget();
-  auto JTMB = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!JTMB)
-    return JTMB.takeError();
-  JTMB->setCodeGenOptLevel(Options.OptLevel >= 2 ? llvm::CodeGenOptLevel::Default : llvm::CodeGenOptLevel::Less);
-  auto TM = JTMB->createTargetMachine();
-  if (!TM)
-    return TM.takeError();
-  LM.Module->setDataLayout((*TM)->createDataLayout());
-  LM.Module->setTargetTriple((*TM)->getTargetTriple());
-  if (auto E = optimize(*LM.Module, **TM, Options.OptLevel))
-    return std::move(E);
-
-  auto JIT = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*JTMB)).create();
+  auto JIT = llvm::orc::LLJITBuilder().create();
   if (!JIT)
     return JIT.takeError();
   llvm::orc::JITDylib &JD = (*JIT)->getMainJITDylib();
@@ -82,11 +47,11 @@ llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::compile(LoweredM
   if (!Gen)
     return Gen.takeError();
   JD.addGenerator(std::move(*Gen));
-  if (auto E = (*JIT)->addIRModule(llvm::orc::ThreadSafeModule(std::move(LM.Module), std::move(LM.Context))))
+  if (auto E = (*JIT)->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(Object.ObjectCode, "ptxforge-object")))
     return std::move(E);
 
   std::unique_ptr<CompiledModule> CM(new CompiledModule());
-  for (const KernelInfo &K : LM.Kernels) {
+  for (const KernelInfo &K : Object.Kernels) {
     auto Sym = (*JIT)->lookup(K.Symbol);
     if (!Sym)
       return Sym.takeError();
@@ -101,7 +66,7 @@ llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::compile(LoweredM
     }
     CM->BlockEntries.push_back(Block);
   }
-  for (const GlobalInfo &G : LM.Globals) {
+  for (const GlobalInfo &G : Object.Globals) {
     auto Sym = (*JIT)->lookup(G.Symbol);
     if (!Sym)
       return Sym.takeError();
@@ -136,8 +101,8 @@ void *CompiledModule::globalAddress(llvm::StringRef Name, uint64_t *Size) const 
 llvm::Expected<std::unique_ptr<CompiledModule>> ptxforge::codegen::compilePTX(const ptx::VerifiedModule &M,
                                                                              const ptx::SourceBuffer *Source,
                                                                              const CompileOptions &Options) {
-  auto LM = lowerToLLVM(M, Source);
-  if (!LM)
-    return LM.takeError();
-  return CompiledModule::compile(std::move(*LM), Options);
+  auto Obj = compilePTXObject(M, Source, Options);
+  if (!Obj)
+    return Obj.takeError();
+  return CompiledModule::load(*Obj);
 }

@@ -53,6 +53,7 @@ struct Settings {
   bool EmitPtx = false;
   std::optional<HostOutput> Host; ///< --emit=llvm|asm|obj
   unsigned OptLevel = 3;
+  std::vector<std::string> HostNative; ///< --host-native: ISA levels of the host-native entries
 };
 
 struct CompileOptions {
@@ -68,6 +69,7 @@ struct CompileOptions {
   std::vector<std::string> PtxasOptions;
   std::string CompressMode;
   bool NoCompress = false;
+  std::string HostNative;
   std::vector<std::string> IncludeDirs, Defines;
 };
 
@@ -94,6 +96,14 @@ Expected<Settings> resolveSettings(const CompileOptions &O) {
   S.EmitPtx = O.Emit == "ptx";
   if ((S.EmitPtx || S.Host) && O.Fatbin)
     return makeError("--emit=" + O.Emit + " and --fatbin ask for different outputs");
+  if (!O.HostNative.empty()) {
+    if (S.EmitPtx || S.Host)
+      return makeError("--host-native adds fatbin entries; --emit=" + O.Emit + " writes no fatbin");
+    auto Levels = parseHostNativeLevels(O.HostNative);
+    if (!Levels)
+      return Levels.takeError();
+    S.HostNative = std::move(*Levels);
+  }
 
   if (!O.CompressMode.empty()) {
     if (!is_contained({"default", "size", "speed", "balance", "none"}, O.CompressMode))
@@ -326,10 +336,11 @@ private:
 
 /// One entry of the fatbinary being built.
 struct PlannedEntry {
-  GpuArch Arch;                        ///< compute_XX for PTX, sm_XX for a copied SASS entry
-  std::string PtxText;                 ///< PTX entries
+  GpuArch Arch;                        ///< compute_XX for PTX, sm_XX for a copied SASS or a host-native entry
+  std::string PtxText;                 ///< PTX entries, and the PTX a host-native entry is compiled from
   uint64_t ExtraFlags = 0;             ///< the module's debug bit
   const fatbin::Entry *Copy = nullptr; ///< SASS entries copied from a fatbinary input
+  std::string IsaLevel;                ///< host-native entries: the x86-64 ISA level compiled for
 };
 
 /// The entries for the requested gencodes, in nvcc's order (each code of each gencode in turn, SASS before
@@ -364,8 +375,13 @@ bool planEntries(InputModules &In, StringRef InputName, const Settings &S, bool 
     }
     return It->second;
   };
-  auto addPtx = [&](const GpuArch &Arch) {
-    if (any_of(Out, [&](const PlannedEntry &P) { return !P.Copy && P.Arch.sameTarget(Arch); }))
+  // The PTX entry for Arch, or with Levels the host-native entries for Code compiled from that PTX.
+  auto addPtx = [&](const GpuArch &Arch, const GpuArch &Code = {}, ArrayRef<std::string> Levels = {}) {
+    auto Planned = [&](const PlannedEntry &P) {
+      return !P.Copy && P.IsaLevel.empty() == Levels.empty() &&
+             (Levels.empty() ? P.Arch.sameTarget(Arch) : P.Arch.Number == Code.Number);
+    };
+    if (any_of(Out, Planned))
       return true;
     std::string NoEntry;
     const LoadedModule *L = In.moduleFor(Arch, NoEntry); // check() has found it
@@ -378,10 +394,15 @@ bool planEntries(InputModules &In, StringRef InputName, const Settings &S, bool 
     if (Verbose)
       step() << "ptx " << Arch.name() << " from " << L->source().name() << ": " << Change << "\n";
     PlannedEntry P;
-    P.Arch = Arch;
+    P.Arch = Levels.empty() ? Arch : Code;
     P.PtxText = std::move(*Text);
     P.ExtraFlags = L->module().Tgt.Debug ? fatbin::flagBits(EntryFlag::Debug) : 0;
-    Out.push_back(std::move(P));
+    for (const std::string &Level : Levels) {
+      Out.push_back(P);
+      Out.back().IsaLevel = Level;
+    }
+    if (Levels.empty())
+      Out.push_back(std::move(P));
     return true;
   };
 
@@ -409,14 +430,18 @@ bool planEntries(InputModules &In, StringRef InputName, const Settings &S, bool 
             if (Verbose)
               step() << "elf " << Code.name() << ": copied from " << InputName << "\n";
           }
-        } else if (!S.EmitPtx && !is_contained(SassWarnings, Code.name())) {
+        } else if (!S.EmitPtx && S.HostNative.empty() && !is_contained(SassWarnings, Code.name())) {
           SassWarnings.push_back(Code.name());
           errs() << "ptxforge: warning: " << Code.name()
                  << ": NVIDIA SASS cannot be generated; the fatbin holds PTX for " << Ptx.name()
-                 << " instead (host-native code: not yet available)\n";
+                 << " instead (--host-native=LEVELS adds host code for it)\n";
         }
       }
-      if (!addPtx(Ptx))
+      // Host-native entries stand where nvcc puts SASS: an sm_XX code gets them instead of PTX, and a
+      // compute_XX code gets them beside its PTX.
+      if (!S.HostNative.empty() && !addPtx(Ptx, Code, S.HostNative))
+        Ok = false;
+      if ((Code.Virtual || S.HostNative.empty()) && !addPtx(Ptx))
         Ok = false;
     }
   }
@@ -431,11 +456,18 @@ bool planEntries(InputModules &In, StringRef InputName, const Settings &S, bool 
 }
 
 /// Serializes the planned entries as one container.
-Expected<std::vector<uint8_t>> writePlanned(const std::vector<PlannedEntry> &Plan, const Settings &S) {
+Expected<std::vector<uint8_t>> writePlanned(const std::vector<PlannedEntry> &Plan, const Settings &S, bool Verbose) {
   fatbin::FatbinWriter W;
+  HostNativeCompiler Host(S.OptLevel, S.Compress, Verbose);
   for (const PlannedEntry &P : Plan) {
     if (P.Copy) {
       W.addCopy(*P.Copy);
+      continue;
+    }
+    if (!P.IsaLevel.empty()) {
+      if (Error E = Host.add(W, P.PtxText, "compute_" + std::to_string(P.Arch.Number) + " PTX", P.Arch.Number,
+                             P.IsaLevel))
+        return std::move(E);
       continue;
     }
     fatbin::EntryDesc D;
@@ -449,11 +481,13 @@ Expected<std::vector<uint8_t>> writePlanned(const std::vector<PlannedEntry> &Pla
 }
 
 /// A fatbinary input with no target flags: every container and entry as it was, PTX entries stored again with
-/// the requested compression (and -Xptxas options, where given); other entries copied byte for byte.
+/// the requested compression (and -Xptxas options, where given), each followed by host-native entries compiled
+/// from it with --host-native (unless the container has them already); other entries copied byte for byte.
 Expected<std::vector<uint8_t>> repackage(const fatbin::Fatbinary &F, const Settings &S, bool Verbose) {
   std::vector<uint8_t> Out;
   constexpr uint64_t KeptFlags = fatbin::flagBits(EntryFlag::ArchSpecific) |
                                  fatbin::flagBits(EntryFlag::FamilySpecific) | fatbin::flagBits(EntryFlag::Debug);
+  HostNativeCompiler Host(S.OptLevel, S.Compress, Verbose);
   for (const fatbin::Container &C : F.Containers) {
     fatbin::FatbinWriter W;
     for (const fatbin::Entry &E : C.Entries) {
@@ -476,6 +510,14 @@ Expected<std::vector<uint8_t>> repackage(const fatbin::Fatbinary &F, const Setti
       W.addPtx(*Text, std::move(D));
       if (Verbose)
         step() << "ptx " << E.archName() << ": stored again\n";
+      for (const std::string &Level : S.HostNative) {
+        bool Have = any_of(C.Entries, [&](const fatbin::Entry &H) {
+          return H.isHostNative() && H.arch() == E.arch() && H.Options == Level;
+        });
+        if (!Have)
+          if (Error Err = Host.add(W, *Text, "PTX " + E.archName(), E.arch(), Level))
+            return std::move(Err);
+      }
     }
     auto Bytes = W.write();
     if (!Bytes)
@@ -619,7 +661,7 @@ int compileInput(const std::string &Path, const std::string &OutPath, const Sett
       auto First = find_if(Plan, [](const PlannedEntry &P) { return !P.Copy; });
       Bytes = First->PtxText;
     } else {
-      auto Packed = writePlanned(Plan, S);
+      auto Packed = writePlanned(Plan, S, Verbose);
       if (!Packed) {
         error() << Path << ": " << toString(Packed.takeError()) << "\n";
         return ExitInputError;
@@ -658,7 +700,9 @@ int runCompile(const CompileOptions &O) {
     for (const Gencode &G : S->Gencodes)
       step() << G.spelling() << "\n";
     step() << "-O" << S->OptLevel
-           << (!S->Host ? " (for host-native code, which is not yet generated)"
+           << (!S->Host && S->HostNative.empty() ? " (for host-native code; none requested)"
+               : !S->Host ? " (host-native code for " + join(S->HostNative, ", ") + ": LLVM's -O" +
+                                std::to_string(S->OptLevel) + " pipeline)"
                : S->OptLevel ? " (host code: LLVM's -O" + std::to_string(S->OptLevel) + " pipeline)"
                              : " (host code: the lowered LLVM IR, not optimized)")
            << "\n";
@@ -691,9 +735,10 @@ void addCompileCommand(CLI::App &App, Runner &Run) {
   auto O = std::make_shared<CompileOptions>();
   CLI::App *Cmd = App.add_subcommand(
       "compile", "The nvcc-like driver: PTX files (or fatbinaries to repackage) in, a fatbinary with PTX for each "
-                 "requested architecture out (zstd-compressed like CUDA 13). ptxforge makes no NVIDIA SASS: an "
-                 "sm_XX request gets PTX for compute_XX, with a warning. --emit=llvm|asm|obj writes host code "
-                 "instead: the kernels lowered as `ptxforge run` lowers them, compiled for this CPU");
+                 "requested architecture out (zstd-compressed like CUDA 13). ptxforge makes no NVIDIA SASS: where "
+                 "nvcc would, --host-native=LEVELS stores x86-64 code compiled ahead of time (else an sm_XX request "
+                 "gets PTX for compute_XX, with a warning). --emit=llvm|asm|obj writes host code instead: the "
+                 "kernels lowered as `ptxforge run` lowers them, compiled for this CPU");
   Cmd->add_option("inputs", O->Inputs, "PTX files, fatbinaries or CUDA executables")->required();
   Cmd->add_option("--arch,--gpu-architecture", O->Arch,
                   "compute_XX (PTX only), sm_XX (= -gencode arch=compute_XX,code=[sm_XX,compute_XX]), native "
@@ -710,7 +755,15 @@ void addCompileCommand(CLI::App &App, Runner &Run) {
                   "output file ('-' for standard output; default: the input's stem + .fatbin, .ptx or .o; "
                   "standard output for llvm and asm)");
   Cmd->add_option("-O,--optimize", O->OptLevel,
-                  "optimization level 0-3 of host code (--emit=llvm|asm|obj; default 3; -O0: the IR as lowered)");
+                  "optimization level 0-3 of host code (--host-native, --emit=llvm|asm|obj; default 3; with --emit, "
+                  "-O0 is the IR as lowered)");
+  Cmd->add_option("--host-native", O->HostNative,
+                  "x86-64 ISA levels to precompile for, comma-separated: x86-64, x86-64-v2, x86-64-v3, x86-64-v4, "
+                  "or native (this CPU's highest level). Each sm_XX code gets host-native entries (ptxforge's "
+                  "SASS: compute capability XX, one per level) instead of PTX, each compute_XX code gets them "
+                  "beside its PTX; a repackaged fatbin gets them for each PTX entry. A loader runs the entry for "
+                  "its exact compute capability and the best level the CPU has, else JIT-compiles the PTX "
+                  "(CUDA_FORCE_PTX_JIT=1 always does)");
   Cmd->add_flag("-v,--verbose", O->Verbose, "print each step (nvcc's #$ lines)");
   Cmd->add_option("--Xptxas,--ptxas-options", O->PtxasOptions,
                   "ptxas options, comma-separated: stored in each PTX entry (cuobjdump's ptxasOptions)")

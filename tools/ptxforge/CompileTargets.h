@@ -1,7 +1,9 @@
 // What `ptxforge compile` compiles for (CompileTargetsCommand.cpp): the GPU architectures nvcc's target flags name
-// (-arch, -code, -gencode), and host code for this CPU (--emit=llvm|asm|obj).
+// (-arch, -code, -gencode), host code for this CPU (--emit=llvm|asm|obj), and host-native fatbinary entries
+// (--host-native, CompileHostNativeCommand.cpp).
 #pragma once
 
+#include "ptxforge/fatbin/Writer.h"
 #include "ptxforge/ptx/SourceBuffer.h"
 #include "ptxforge/ptx/Verifier.h"
 
@@ -9,6 +11,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,5 +75,28 @@ llvm::Expected<std::string> emitHostCode(const ptx::VerifiedModule &M, const ptx
 
 /// The host target triple emitHostCode compiles for (for -v).
 std::string hostTargetTriple();
+
+/// `--host-native=x86-64-v3,x86-64-v4|native`: the x86-64 ISA levels host-native entries are built for, in the
+/// order given, duplicates dropped; `native` is the highest level this CPU runs. Errors are usage errors.
+llvm::Expected<std::vector<std::string>> parseHostNativeLevels(llvm::StringRef Value);
+
+/// Adds host-native entries to fatbinaries (CompileHostNativeCommand.cpp). Payloads are kept by PTX text and ISA
+/// level, so sm_80 and sm_86 from one compute_80 PTX, or one PTX entry for several levels' repeats, compile once.
+class HostNativeCompiler {
+public:
+  HostNativeCompiler(unsigned OptLevel, fatbin::Compression Compress, bool Verbose)
+      : OptLevel(OptLevel), Compress(Compress), Verbose(Verbose) {}
+
+  /// Compiles PtxText (From names it in diagnostics) for Level at -O<OptLevel> into a serialized
+  /// codegen::CompiledObject and adds it to W as host code for compute capability Arch.
+  llvm::Error add(fatbin::FatbinWriter &W, llvm::StringRef PtxText, llvm::StringRef From, uint32_t Arch,
+                  llvm::StringRef Level);
+
+private:
+  unsigned OptLevel;
+  fatbin::Compression Compress;
+  bool Verbose;
+  std::map<std::string, std::string> Done;
+};
 
 } // namespace ptxforge::tools

@@ -1,27 +1,23 @@
 // The targets of `ptxforge compile` (declared in CompileTargets.h): the GPU architectures nvcc's target flags name
 // (-arch, -code, -gencode; the fatbinary and --emit=ptx outputs), and host code for this CPU (--emit=llvm|asm|obj:
-// the module lowered to LLVM IR as `ptxforge run` JIT-compiles it, optimized with LLVM's -O pipeline, and
-// compiled by the host's TargetMachine). Part of the compile command; the name ends in Command.cpp because
+// the module lowered to LLVM IR as `ptxforge run` JIT-compiles it, optimized with codegen's -O pipeline, and
+// compiled by the TargetMachine codegen's compileObject uses). Part of the compile command; the name ends in Command.cpp because
 // tools/ptxforge/CMakeLists.txt builds *Command.cpp.
 #include "CompileTargets.h"
 
+#include "ptxforge/codegen/CompiledObject.h"
 #include "ptxforge/codegen/Lowering.h"
+#include "ptxforge/codegen/Optimize.h"
 #include "ptxforge/fatbin/Format.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Analysis/TargetLibraryInfo.h"
-#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
-#include "llvm/IR/LegacyPassManager.h"
-#include "llvm/IR/Verifier.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <cstdlib>
-#include <mutex>
 
 using namespace llvm;
 using namespace ptxforge;
@@ -241,53 +237,6 @@ Expected<std::vector<Gencode>> archGencodes(StringRef Arch, StringRef Code) {
 
 // Host code (--emit=llvm|asm|obj).
 
-namespace {
-
-void initializeHostTarget() {
-  static std::once_flag Once;
-  std::call_once(Once, [] {
-    InitializeNativeTarget();
-    InitializeNativeTargetAsmPrinter();
-    InitializeNativeTargetAsmParser();
-  });
-}
-
-/// A TargetMachine for this CPU (its triple, CPU name and features, as the JIT of `ptxforge run` uses), but for
-/// objects that link like a C compiler's: position-independent code, the small code model (detectHost picks the
-/// JIT's large one on x86-64).
-Expected<std::unique_ptr<TargetMachine>> hostTargetMachine(unsigned OptLevel) {
-  initializeHostTarget();
-  auto JTMB = orc::JITTargetMachineBuilder::detectHost();
-  if (!JTMB)
-    return JTMB.takeError();
-  JTMB->setCodeGenOptLevel(OptLevel == 0   ? CodeGenOptLevel::None
-                           : OptLevel == 1 ? CodeGenOptLevel::Less
-                           : OptLevel == 2 ? CodeGenOptLevel::Default
-                                           : CodeGenOptLevel::Aggressive);
-  JTMB->setRelocationModel(Reloc::PIC_);
-  JTMB->setCodeModel(CodeModel::Small);
-  return JTMB->createTargetMachine();
-}
-
-/// LLVM's -O<Level> pipeline (1-3: PassBuilder's default per-module pipeline, as `opt -O<Level>`), tuned for TM.
-void runOptPipeline(Module &M, TargetMachine &TM, unsigned Level) {
-  LoopAnalysisManager LAM;
-  FunctionAnalysisManager FAM;
-  CGSCCAnalysisManager CGAM;
-  ModuleAnalysisManager MAM;
-  PassBuilder PB(&TM);
-  PB.registerModuleAnalyses(MAM);
-  PB.registerCGSCCAnalyses(CGAM);
-  PB.registerFunctionAnalyses(FAM);
-  PB.registerLoopAnalyses(LAM);
-  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
-  OptimizationLevel OL = Level <= 1 ? OptimizationLevel::O1 : Level == 2 ? OptimizationLevel::O2 : OptimizationLevel::O3;
-  ModulePassManager MPM = PB.buildPerModuleDefaultPipeline(OL);
-  MPM.run(M, MAM);
-}
-
-} // namespace
-
 std::optional<HostOutput> parseHostOutput(StringRef Emit) {
   if (Emit == "llvm")
     return HostOutput::LLVM;
@@ -307,14 +256,7 @@ const char *hostOutputName(HostOutput Kind) {
   return "";
 }
 
-std::string hostTargetTriple() {
-  auto JTMB = orc::JITTargetMachineBuilder::detectHost();
-  if (!JTMB) {
-    consumeError(JTMB.takeError());
-    return "unknown";
-  }
-  return JTMB->getTargetTriple().str();
-}
+std::string hostTargetTriple() { return sys::getProcessTriple(); }
 
 Expected<std::string> emitHostCode(const ptx::VerifiedModule &M, const ptx::SourceBuffer &Source, HostOutput Kind,
                                    unsigned OptLevel) {
@@ -323,35 +265,24 @@ Expected<std::string> emitHostCode(const ptx::VerifiedModule &M, const ptx::Sour
   auto LM = codegen::lowerToLLVM(M, &Source, LO);
   if (!LM)
     return LM.takeError();
-  auto TM = hostTargetMachine(OptLevel);
+  codegen::CompileOptions CO;
+  CO.OptLevel = OptLevel;
+  auto TM = codegen::createTargetMachine(CO);
   if (!TM)
     return TM.takeError();
   Module &Mod = *LM->Module;
-  Mod.setDataLayout((*TM)->createDataLayout());
-  Mod.setTargetTriple((*TM)->getTargetTriple());
-  std::string Broken;
-  raw_string_ostream BrokenOS(Broken);
-  if (verifyModule(Mod, &BrokenOS))
-    return makeError("the lowered LLVM IR does not verify (a ptxforge bug):\n" + Broken);
+  if (Error E = codegen::prepareModule(Mod, **TM))
+    return std::move(E);
+  // -O0 shows the IR as lowered; the JIT's -O0 (optimizeModule) would already inline the thread functions.
   if (OptLevel > 0)
-    runOptPipeline(Mod, **TM, OptLevel);
-
+    if (Error E = codegen::optimizeModule(Mod, **TM, OptLevel))
+      return std::move(E);
+  if (Kind != HostOutput::LLVM)
+    return codegen::emitMachineCode(Mod, **TM, Kind == HostOutput::Asm);
   std::string Out;
-  if (Kind == HostOutput::LLVM) {
-    raw_string_ostream OS(Out);
-    Mod.print(OS, nullptr);
-    return Out;
-  }
-  SmallVector<char, 0> Buffer;
-  raw_svector_ostream OS(Buffer);
-  legacy::PassManager PM;
-  PM.add(new TargetLibraryInfoWrapperPass((*TM)->getTargetTriple()));
-  if ((*TM)->addPassesToEmitFile(PM, OS, nullptr,
-                                 Kind == HostOutput::Asm ? CodeGenFileType::AssemblyFile : CodeGenFileType::ObjectFile))
-    return makeError(Twine("the host target (") + (*TM)->getTargetTriple().str() + ") cannot emit " +
-                     hostOutputName(Kind));
-  PM.run(Mod);
-  return std::string(Buffer.begin(), Buffer.end());
+  raw_string_ostream OS(Out);
+  Mod.print(OS, nullptr);
+  return Out;
 }
 
 } // namespace ptxforge::tools

@@ -1,5 +1,6 @@
-// Stage 5 of the pipeline: host code. A LoweredModule optimized and JIT-linked by ORC, with the runtime helpers
-// resolved; kernels are looked up by their `.entry` name.
+// Stage 5b of the pipeline: host code in this process. A CompiledObject (CompiledObject.h) JIT-linked by ORC, with
+// the runtime helpers resolved; kernels are looked up by their `.entry` name. Compiling a LoweredModule or PTX here
+// goes through compileObject and load, so code compiled now and code compiled ahead of time run the same way.
 #pragma once
 
 #include "ptxforge/codegen/Lowering.h"
@@ -8,6 +9,8 @@
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace llvm::orc {
 class LLJIT;
@@ -19,13 +22,23 @@ using ThreadFunction = void (*)(ThreadContext *, const char *Params);
 
 struct CompileOptions {
   unsigned OptLevel = 2; ///< 0-3, as -O
+  /// The CPU to compile for: empty, "host" or "native" for this machine's CPU and all its features; an x86-64
+  /// psABI level ("x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4") for code every CPU of that level runs; or any
+  /// LLVM CPU name ("znver4", "sapphirerapids").
+  std::string TargetCpu;
 };
+
+class CompiledObject;
 
 class CompiledModule {
 public:
   ~CompiledModule();
 
+  /// compileObject(LM, Options) then load().
   static llvm::Expected<std::unique_ptr<CompiledModule>> compile(LoweredModule LM, const CompileOptions &Options = {});
+  /// JIT-links Object into this process. Fails (before linking anything) when this CPU lacks a feature the
+  /// object was compiled for or the object is for another architecture.
+  static llvm::Expected<std::unique_ptr<CompiledModule>> load(const CompiledObject &Object);
 
   const std::vector<KernelInfo> &kernels() const { return Kernels; }
   const KernelInfo *kernel(llvm::StringRef Name) const;
@@ -44,7 +57,7 @@ private:
   std::vector<void *> GlobalAddrs;
 };
 
-/// The whole pipeline from a verified module to host code (lower, optimize, JIT-link).
+/// The whole pipeline from a verified module to host code (compilePTXObject, then load).
 llvm::Expected<std::unique_ptr<CompiledModule>> compilePTX(const ptx::VerifiedModule &M, const ptx::SourceBuffer *Source,
                                                            const CompileOptions &Options = {});
 
