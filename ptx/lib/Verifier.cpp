@@ -294,9 +294,11 @@ private:
       break;
     case OperandShape::Cvt:
       if (Ops.size() == 2 && I.typeCount() == 2) {
-        bool Narrow0 = isInteger(T0) && bitWidth(T0) < 16, Narrow1 = isInteger(T1) && bitWidth(T1) < 16;
+        // Integer sources may sit in wider registers, whose low bits are converted (PTX ISA, "Operand Size
+        // Exceeding Instruction-Type Size": nvcc emits `cvt.s64.s32 %rd3, %rd1` in Thrust's kernels).
+        bool Narrow0 = isInteger(T0) && bitWidth(T0) < 16;
         check(0, T0, Narrow0);
-        check(1, T1, Narrow1);
+        check(1, T1, isInteger(T1));
       }
       break;
     case OperandShape::Mov:
