@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Runs one client program of shared/clients against ptxforge's libcuda.so.1 and compares its stdout with the
-output recorded on an H200 (<program>.expected.txt).
+"""Runs one client program of shared/clients against ptxforge's libcuda.so.1 (and libcudart.so.13, for the
+runtime programs) and compares its stdout with the output recorded on an H200 (<program>.expected.txt).
 
 Comparison (shared/clients/README.md): `INFO ...` lines are device-specific and dropped; so are lines with no
 PASS/FAIL/OBSERVED/SUMMARY/INFO prefix, which are continuation lines of multi-line INFO values (JIT error logs:
@@ -18,7 +18,9 @@ import sys
 PREFIXES = ("PASS ", "FAIL ", "OBSERVED ", "SUMMARY ", "INFO ")
 
 
-def significant(lines):
+def significant(lines, all_lines=False):
+    if all_lines:
+        return [l for l in lines if not l.startswith("INFO ")]
     return [l for l in lines if l.startswith(PREFIXES) and not l.startswith("INFO ")]
 
 
@@ -50,19 +52,28 @@ def main():
     ap.add_argument("--libdir", required=True)
     ap.add_argument("--known-failures")
     ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--all-lines", action="store_true",
+                    help="compare every line but INFO ones (the runtime programs: device printf output is recorded)")
+    ap.add_argument("--exit-zero", action="store_true", help="the program must also exit with status 0")
+    ap.add_argument("--via-exec", metavar="PTXFORGE",
+                    help="run the program as `PTXFORGE exec PROGRAM`, which finds the libraries itself")
     args = ap.parse_args()
 
     env = dict(os.environ)
-    env["LD_LIBRARY_PATH"] = args.libdir + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    command = [args.program]
+    if args.via_exec:
+        command = [args.via_exec, "exec", args.program]
+    else:
+        env["LD_LIBRARY_PATH"] = args.libdir + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     try:
-        run = subprocess.run([args.program], cwd=args.workdir, env=env, stdout=subprocess.PIPE,
+        run = subprocess.run(command, cwd=args.workdir, env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, timeout=args.timeout)
     except subprocess.TimeoutExpired:
         print(f"{args.name}: timed out after {args.timeout} s")
         return 1
     out = run.stdout.decode("utf-8", "replace").splitlines()
     expected = open(args.expected, encoding="utf-8").read().splitlines()
-    actual, wanted = significant(out), significant(expected)
+    actual, wanted = significant(out, args.all_lines), significant(expected, args.all_lines)
 
     known = load_known(args.known_failures, args.name)
     failed_known, passing_known = [], []
@@ -94,6 +105,9 @@ def main():
     if run.returncode < 0:
         ok = False
         print(f"{args.name}: terminated by signal {-run.returncode}")
+    elif args.exit_zero and run.returncode != 0:
+        ok = False
+        print(f"{args.name}: exit status {run.returncode}, expected 0")
     passes = sum(1 for l in out if l.startswith("PASS "))
     fails = sum(1 for l in out if l.startswith("FAIL "))
     print(f"{args.name}: {passes} PASS, {fails} FAIL lines; exit status {run.returncode}; "
