@@ -359,4 +359,27 @@ ptxforge_status ptxforge_buffer_fill(ptxforge_buffer B, uint8_t Value) {
   return fence([&] { return B ? check(B->B.fill(Value)) : nullArgument("buffer"); });
 }
 
+ptxforge_status ptxforge_cache_configure(const ptxforge_cache_config *Config) {
+  return fence([&] {
+    if (!Config)
+      return nullArgument("config");
+    CacheConfig C{Config->directory ? Config->directory : "", Config->max_bytes, Config->enabled != 0};
+    return check(ComputeCache::global().configure(C));
+  });
+}
+
+ptxforge_status ptxforge_cache_get_stats(ptxforge_cache_stats *Out) {
+  return fence([&] {
+    if (!Out)
+      return nullArgument("out");
+    CacheStats S = ComputeCache::global().stats();
+    *Out = ptxforge_cache_stats{S.Entries, S.Bytes, S.Hits, S.Misses, S.Stores, S.Evictions, S.Corrupt};
+    return PTXFORGE_SUCCESS;
+  });
+}
+
+ptxforge_status ptxforge_cache_clear(void) {
+  return fence([&] { return check(ComputeCache::global().clear()); });
+}
+
 } // extern "C"

@@ -3,13 +3,21 @@
 #include "ArgTable.h"
 #include "Commands.h"
 
+#include "ptxforge/ptx/Verifier.h"
+
+#include "llvm/Config/llvm-config.h"
+
 #include <iostream>
 
 using namespace ptxforge::tools;
 
 int main(int argc, char **argv) {
   CLI::App App{"ptxforge: run CUDA kernels on CPUs from their PTX", "ptxforge"};
-  App.set_version_flag("--version", std::string("ptxforge ") + PTXFORGE_VERSION);
+  // The library's ptxforge::version() and PTXFORGE_VERSION_STRING carry the same project version.
+  App.set_version_flag("--version", std::string("ptxforge ") + PTXFORGE_VERSION + " (PTX ISA up to " +
+                                        std::to_string(ptxforge::ptx::MaxSupportedPtxVersion / 10) + "." +
+                                        std::to_string(ptxforge::ptx::MaxSupportedPtxVersion % 10) + ", LLVM " +
+                                        LLVM_VERSION_STRING + ")");
   App.require_subcommand(1);
   Runner Run;
   addParseCommand(App, Run);

@@ -90,6 +90,19 @@ typedef struct ptxforge_param_info {
   uint64_t offset, size, align;
 } ptxforge_param_info;
 
+/** The compute cache (one per process): compiled code kept across runs. */
+typedef struct ptxforge_cache_config {
+  const char *directory; /**< entries live directly in it */
+  uint64_t max_bytes;    /**< least recently used entries are evicted beyond it (at most 4 GiB) */
+  int enabled;
+} ptxforge_cache_config;
+
+typedef struct ptxforge_cache_stats {
+  uint64_t entries, bytes;          /**< in the directory now */
+  uint64_t hits, misses, stores;    /**< since the cache was (re)configured */
+  uint64_t evictions, corrupt;
+} ptxforge_cache_stats;
+
 /* Version and errors. */
 PTXFORGE_API const char *ptxforge_version(void);         /**< the library's "0.1.0" */
 PTXFORGE_API unsigned ptxforge_version_number(void);     /**< as PTXFORGE_VERSION_NUMBER */
@@ -171,6 +184,11 @@ PTXFORGE_API ptxforge_status ptxforge_buffer_write(ptxforge_buffer buffer, size_
                                                    size_t size);
 PTXFORGE_API ptxforge_status ptxforge_buffer_read(ptxforge_buffer buffer, size_t offset, void *dst, size_t size);
 PTXFORGE_API ptxforge_status ptxforge_buffer_fill(ptxforge_buffer buffer, uint8_t value);
+
+/* The compute cache. It starts from CUDA_CACHE_PATH, CUDA_CACHE_DISABLE and CUDA_CACHE_MAXSIZE. */
+PTXFORGE_API ptxforge_status ptxforge_cache_configure(const ptxforge_cache_config *config);
+PTXFORGE_API ptxforge_status ptxforge_cache_get_stats(ptxforge_cache_stats *out);
+PTXFORGE_API ptxforge_status ptxforge_cache_clear(void);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
 //   K->run({{N / 128}, {128}}, ptxforge::Arguments::of(*B, 2.0f, N));
 #pragma once
 
+#include "ptxforge/api/ComputeCache.h"
 #include "ptxforge/api/Device.h"
 #include "ptxforge/api/Diagnostic.h"
 #include "ptxforge/api/Executable.h"
