@@ -1272,7 +1272,7 @@ PTXFORGE_API CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode *mode) {
     return CUDA_ERROR_NOT_INITIALIZED;
   if (!mode)
     return CUDA_ERROR_INVALID_VALUE;
-  *mode = CU_MODULE_EAGER_LOADING;
+  *mode = moduleLoadingMode() == ModuleLoading::Eager ? CU_MODULE_EAGER_LOADING : CU_MODULE_LAZY_LOADING;
   return CUDA_SUCCESS;
 }
 
@@ -1284,6 +1284,8 @@ PTXFORGE_API CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, cons
   Module *M = unwrap(hmod);
   if (!M)
     return CUDA_ERROR_INVALID_HANDLE;
+  if (CUresult R = toResult(M->materialize())) // a lazily loaded module compiles here
+    return R;
   Function *F = M->function(name);
   if (!F)
     return CUDA_ERROR_NOT_FOUND;
@@ -1299,7 +1301,7 @@ PTXFORGE_API CUresult cuModuleGetFunctionCount(unsigned int *count, CUmodule mod
   Module *M = unwrap(mod);
   if (!M)
     return CUDA_ERROR_INVALID_HANDLE;
-  *count = static_cast<unsigned>(M->functions().size());
+  *count = static_cast<unsigned>(M->functionCount());
   return CUDA_SUCCESS;
 }
 
@@ -1311,6 +1313,8 @@ PTXFORGE_API CUresult cuModuleEnumerateFunctions(CUfunction *functions, unsigned
   Module *M = unwrap(mod);
   if (!M)
     return CUDA_ERROR_INVALID_HANDLE;
+  if (CUresult R = toResult(M->materialize()))
+    return R;
   if (numFunctions > M->functions().size())
     return CUDA_ERROR_INVALID_VALUE;
   for (unsigned I = 0; I < numFunctions; ++I)
@@ -1326,6 +1330,8 @@ PTXFORGE_API CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUm
   Module *M = unwrap(hmod);
   if (!M)
     return CUDA_ERROR_INVALID_HANDLE;
+  if (CUresult R = toResult(M->materialize()))
+    return R;
   std::optional<Module::Global> G = M->global(name);
   if (!G)
     return CUDA_ERROR_NOT_FOUND;

@@ -1,7 +1,9 @@
 // Loading a module: select the PTX, run the front end (diagnostics go to the JIT error log), refuse PTX the
-// device cannot run, compile with codegen, and register the globals as device memory. Also the kernels'
-// attributes and launch checks (driver::Function).
+// device cannot run, then (at load or, lazily, at first use) take the compiled code from the compute cache or
+// compile it with codegen, and register the globals as device memory. Also the kernels' attributes and launch
+// checks (driver::Function).
 #include "ptxforge/driver/Module.h"
+#include "ptxforge/driver/ComputeCache.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Driver.h"
@@ -13,7 +15,9 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 using namespace ptxforge;
@@ -36,17 +40,52 @@ std::string formatDiagnostics(const ptx::FrontendResult &R) {
   return Out;
 }
 
-unsigned countRegisters(const ptx::Function &F) {
-  unsigned Words = 0;
-  for (const ptx::RegisterInfo &R : F.Registers) {
-    if (R.Type == ptx::ScalarType::Pred)
-      continue;
-    Words += std::max(1u, ptx::bitWidth(R.Type) / 32) * std::max<unsigned>(1, R.VectorWidth);
+float millisecondsSince(std::chrono::steady_clock::time_point Start) {
+  return std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - Start).count();
+}
+
+std::string ccName(unsigned CC) { return std::to_string(CC / 10) + "." + std::to_string(CC % 10); }
+
+/// The object for a verified module: from the compute cache when it holds one for the same PTX, options,
+/// device and host, else compiled (and stored). Bytes the cache verified but codegen refuses (another object
+/// format) are recompiled and overwritten.
+llvm::Expected<codegen::CompiledObject> compileThroughCache(const ptx::FrontendResult &Front,
+                                                            const codegen::CompileOptions &CO, unsigned CC,
+                                                            bool UseCache, bool &Hit) {
+  ComputeCache &Cache = ComputeCache::global();
+  UseCache = UseCache && Cache.enabled();
+  CacheKey Key;
+  if (UseCache) {
+    Key = computeCacheKey({Front.Source->text(), CC, "O" + std::to_string(CO.OptLevel) + " cpu=" + CO.TargetCpu});
+    if (std::optional<std::string> Bytes = Cache.lookup(Key)) {
+      auto Object = codegen::CompiledObject::deserialize(*Bytes);
+      if (Object) {
+        Hit = true;
+        return Object;
+      }
+      llvm::consumeError(Object.takeError());
+    }
   }
-  return std::clamp(Words, 1u, 255u);
+  auto Object = codegen::compilePTXObject(*Front.Verified, Front.Source.get(), CO);
+  if (Object && UseCache)
+    Cache.store(Key, Object->serialize());
+  return Object;
 }
 
 } // namespace
+
+struct Module::PendingCompile {
+  std::unique_ptr<ptx::FrontendResult> Front;
+  std::string Name;
+  codegen::CompileOptions Options;
+};
+
+Module::Module(Context &Ctx) : Ctx(Ctx) {}
+
+ModuleLoading ptxforge::driver::moduleLoadingMode() {
+  const char *V = std::getenv("CUDA_MODULE_LOADING");
+  return V && llvm::StringRef(V).trim().equals_insensitive("EAGER") ? ModuleLoading::Eager : ModuleLoading::Lazy;
+}
 
 llvm::Expected<std::unique_ptr<Module>> Module::load(Context &Ctx, const ModuleSource &Source,
                                                      const JitOptions &Options, JitLogs &Logs) {
@@ -60,14 +99,32 @@ llvm::Expected<std::unique_ptr<Module>> Module::load(Context &Ctx, const ModuleS
   if (Selected->Empty) {
     std::unique_ptr<Module> M(new Module(Ctx));
     M->BinaryVersion = CC;
+    M->Ready.store(true, std::memory_order_release); // nothing to compile
     Logs.WallMilliseconds = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - Start).count();
     return M;
   }
-  return compile(Ctx, std::move(Selected->Text), std::move(Selected->Name), Options, Logs);
+  if (!Selected->Object.empty()) {
+    auto Object = codegen::CompiledObject::deserialize(Selected->Object);
+    if (!Object) {
+      Logs.Error = Selected->Name + ": error: " + llvm::toString(Object.takeError()) + "\n";
+      return makeError(Status::InvalidImage, "the host-native entry is corrupt");
+    }
+    auto M = fromObject(Ctx, *Object, Selected->Name, CC, Logs);
+    Logs.WallMilliseconds = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - Start).count();
+    if (M && Options.Verbose)
+      Logs.Info = "ptxforge: loaded host-native code " + Selected->Name + " (" + Object->TargetCpu + ")\n";
+    return M;
+  }
+  return fromPtx(Ctx, std::move(Selected->Text), std::move(Selected->Name), Options, Logs, moduleLoadingMode());
 }
 
 llvm::Expected<std::unique_ptr<Module>> Module::compile(Context &Ctx, std::string Ptx, std::string Name,
                                                         const JitOptions &Options, JitLogs &Logs) {
+  return fromPtx(Ctx, std::move(Ptx), std::move(Name), Options, Logs, ModuleLoading::Eager);
+}
+
+llvm::Expected<std::unique_ptr<Module>> Module::fromPtx(Context &Ctx, std::string Ptx, std::string Name,
+                                                        const JitOptions &Options, JitLogs &Logs, ModuleLoading Mode) {
   auto Start = std::chrono::steady_clock::now();
   unsigned CC = Options.TargetCc.value_or(deviceProperties().computeCapability());
   auto Front = ptx::runFrontend(std::make_unique<ptx::SourceBuffer>(Name, std::move(Ptx)));
@@ -82,57 +139,137 @@ llvm::Expected<std::unique_ptr<Module>> Module::compile(Context &Ctx, std::strin
   ptx::ModuleRequirements Req = ptx::computeRequirements(PM);
   std::vector<std::string> Reasons = ptx::reasonsCannotRun(PM, Req, CC, Front->Source.get());
   if (!Reasons.empty()) {
-    Logs.Error = Name + ": error: the module cannot run on compute capability " + std::to_string(CC / 10) + "." +
-                 std::to_string(CC % 10) + ": " + llvm::join(Reasons, "; ") + "\n";
+    Logs.Error = Name + ": error: the module cannot run on compute capability " + ccName(CC) + ": " +
+                 llvm::join(Reasons, "; ") + "\n";
     return makeError(Status::InvalidPtx, "the PTX needs a newer device");
-  }
-  codegen::CompileOptions CO;
-  CO.OptLevel = codegenOptLevel(Options);
-  auto Code = codegen::compilePTX(*Front->Verified, Front->Source.get(), CO);
-  if (!Code) {
-    Logs.Error = Name + ": error: " + llvm::toString(Code.takeError()) + "\n";
-    return makeError(Status::InvalidPtx, "the PTX could not be compiled");
   }
 
   std::unique_ptr<Module> M(new Module(Ctx));
-  M->Code = std::move(*Code);
   M->PtxTarget = PM.Tgt.Sm;
   M->BinaryVersion = CC;
-  for (const ptx::VariableDecl &V : PM.Globals) {
-    if (V.Space != ptx::StateSpace::Global && V.Space != ptx::StateSpace::Const)
-      continue;
+  M->KernelCount = static_cast<size_t>(
+      std::count_if(PM.Functions.begin(), PM.Functions.end(), [](const auto &F) { return F->IsEntry && F->HasBody; }));
+  std::string Target = ptx::smName(PM.Tgt.Sm, PM.Tgt.Suffix);
+  auto P = std::make_unique<PendingCompile>();
+  P->Front = std::move(Front);
+  P->Name = Name;
+  P->Options.OptLevel = codegenOptLevel(Options);
+  unsigned OptLevel = P->Options.OptLevel;
+  M->Pending = std::move(P);
+  if (Mode == ModuleLoading::Eager) {
+    if (llvm::Error E = M->materialize()) {
+      Logs.Error = M->FailureLog;
+      return E;
+    }
+  }
+
+  Logs.WallMilliseconds = millisecondsSince(Start);
+  if (Options.Verbose) {
+    std::string What = std::to_string(M->KernelCount) + " kernel(s) of " + Name + " (" + Target +
+                       ") for compute capability " + ccName(CC) + " at -O" + std::to_string(OptLevel);
+    if (Mode == ModuleLoading::Lazy)
+      Logs.Info = "ptxforge: loaded " + What + "; compiling at first use (CUDA_MODULE_LOADING=LAZY)\n";
+    else
+      Logs.Info = "ptxforge: " + std::string(M->FromCache ? "took " : "compiled ") + What +
+                  (M->FromCache ? " from the compute cache" : "") + " in " +
+                  std::to_string(static_cast<int>(Logs.WallMilliseconds)) + " ms\n";
+  }
+  return M;
+}
+
+llvm::Expected<std::unique_ptr<Module>> Module::fromObject(Context &Ctx, const codegen::CompiledObject &Object,
+                                                           llvm::StringRef Name, unsigned CC, JitLogs &Logs) {
+  std::unique_ptr<Module> M(new Module(Ctx));
+  M->BinaryVersion = CC;
+  M->KernelCount = Object.Kernels.size();
+  if (llvm::Error E = M->install(Object)) {
+    std::string Why;
+    Status S = takeStatus(std::move(E), &Why);
+    Logs.Error = (Name + ": error: " + Why + "\n").str();
+    return makeError(S, Why);
+  }
+  M->Ready.store(true, std::memory_order_release);
+  return M;
+}
+
+llvm::Error Module::install(const codegen::CompiledObject &Object) {
+  auto Loaded = codegen::CompiledModule::load(Object);
+  if (!Loaded)
+    return makeError(Status::InvalidImage, "the host code cannot be loaded: " + llvm::toString(Loaded.takeError()));
+  Code = std::move(*Loaded);
+  PtxTarget = Object.Facts.TargetSm;
+  for (const codegen::PtxFacts::Global &V : Object.Facts.Globals) {
     uint64_t Size = 0;
-    void *Address = M->Code->globalAddress(V.Name, &Size);
+    void *Address = Code->globalAddress(V.Name, &Size);
     if (!Address)
       continue;
-    if (V.Space == ptx::StateSpace::Const)
-      M->ConstBytes += static_cast<unsigned>(Size);
+    if (V.Const)
+      ConstBytes += static_cast<unsigned>(Size);
     uint64_t A = reinterpret_cast<uint64_t>(Address);
     if (auto E = DeviceMemory::get().addExternal(A, Size, MemoryKind::ModuleGlobal, &Ctx))
       return E;
-    M->Globals.push_back({V.Name.str(), Global{A, Size}});
+    Globals.push_back({V.Name, Global{A, Size}});
   }
-  for (const auto &F : PM.Functions) {
-    if (!F->IsEntry || !F->HasBody)
-      continue;
-    KernelStats S;
-    S.Name = F->Name.str();
-    for (const ptx::VariableDecl &L : F->Locals)
-      if (L.Space == ptx::StateSpace::Local)
-        S.LocalBytes += static_cast<unsigned>(L.sizeInBytes());
-    S.Registers = countRegisters(*F);
-    M->Stats.push_back(std::move(S));
+  for (const codegen::PtxFacts::Kernel &K : Object.Facts.Kernels)
+    Stats.push_back({K.Name, K.LocalBytes, K.Registers});
+  // Function handles become valid as the module materializes (a lazy module has none before).
+  Driver &D = Driver::get();
+  for (const codegen::KernelInfo &K : Code->kernels()) {
+    Functions.push_back(std::make_unique<Function>(*this, K));
+    D.Functions.add(Functions.back().get());
   }
-  for (const codegen::KernelInfo &K : M->Code->kernels())
-    M->Functions.push_back(std::make_unique<Function>(*M, K));
+  return llvm::Error::success();
+}
 
-  Logs.WallMilliseconds = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - Start).count();
-  if (Options.Verbose)
-    Logs.Info = "ptxforge: compiled " + std::to_string(M->Functions.size()) + " kernel(s) of " + Name + " (" +
-                ptx::smName(PM.Tgt.Sm, PM.Tgt.Suffix) + ") for compute capability " + std::to_string(CC / 10) + "." +
-                std::to_string(CC % 10) + " at -O" + std::to_string(CO.OptLevel) + " in " +
-                std::to_string(static_cast<int>(Logs.WallMilliseconds)) + " ms\n";
-  return M;
+llvm::Error Module::materialize() {
+  if (Ready.load(std::memory_order_acquire))
+    return llvm::Error::success();
+  std::scoped_lock L(MaterializeLock);
+  if (Ready.load(std::memory_order_acquire))
+    return llvm::Error::success();
+  if (Failure)
+    return makeError(*Failure, FailureLog);
+  if (!Pending)
+    return makeError(Status::InvalidHandle, "the module has no code");
+  const PendingCompile &P = *Pending;
+  auto Fail = [&](Status S, std::string Log) {
+    Failure = S;
+    FailureLog = std::move(Log);
+    return makeError(S, FailureLog);
+  };
+  bool Hit = false;
+  auto Object = compileThroughCache(*P.Front, P.Options, BinaryVersion, /*UseCache=*/true, Hit);
+  if (!Object)
+    return Fail(Status::InvalidPtx, P.Name + ": error: " + llvm::toString(Object.takeError()) + "\n");
+  llvm::Error Installed = install(*Object);
+  if (Installed && Hit && !Code) {
+    // A cached object this process cannot link (nothing was installed): compile afresh, bypassing the cache.
+    llvm::consumeError(std::move(Installed));
+    Hit = false;
+    Object = compileThroughCache(*P.Front, P.Options, BinaryVersion, /*UseCache=*/false, Hit);
+    if (!Object)
+      return Fail(Status::InvalidPtx, P.Name + ": error: " + llvm::toString(Object.takeError()) + "\n");
+    Installed = install(*Object);
+  }
+  if (Installed) {
+    std::string Why;
+    Status S = takeStatus(std::move(Installed), &Why);
+    return Fail(S, P.Name + ": error: " + Why + "\n");
+  }
+  FromCache = Hit;
+  Pending.reset(); // the IR is no longer needed
+  Ready.store(true, std::memory_order_release);
+  return llvm::Error::success();
+}
+
+std::string Module::materializeLog() const {
+  std::scoped_lock L(MaterializeLock);
+  return FailureLog;
+}
+
+const std::vector<std::unique_ptr<Function>> &Module::functions() const {
+  static const std::vector<std::unique_ptr<Function>> None;
+  return materialized() ? Functions : None;
 }
 
 Module::~Module() {
@@ -144,14 +281,22 @@ Module::~Module() {
     DeviceMemory::get().removeExternal(G.G.Address);
 }
 
-Function *Module::function(llvm::StringRef Name) const {
+Function *Module::function(llvm::StringRef Name) {
+  if (llvm::Error E = materialize()) {
+    llvm::consumeError(std::move(E));
+    return nullptr;
+  }
   for (const auto &F : Functions)
     if (F->name() == Name)
       return F.get();
   return nullptr;
 }
 
-std::optional<Module::Global> Module::global(llvm::StringRef Name) const {
+std::optional<Module::Global> Module::global(llvm::StringRef Name) {
+  if (llvm::Error E = materialize()) {
+    llvm::consumeError(std::move(E));
+    return std::nullopt;
+  }
   for (const NamedGlobal &G : Globals)
     if (G.Name == Name)
       return G.G;
@@ -210,7 +355,14 @@ llvm::Error Function::setPreferredCarveout(int Percent) {
 
 unsigned Function::constBytes() const { return Parent.constBytes(); }
 unsigned Function::localBytes() const { return Parent.localBytes(Info.Name); }
-unsigned Function::numRegisters() const { return Parent.registerCount(Info.Name); }
+unsigned Function::numRegisters() const {
+  // ptxas fits a kernel's registers to its launch bound (.maxntid/.reqntid, else the device's block limit), so a
+  // block of maxThreadsPerBlock() threads always gets its registers; the count from the PTX is an estimate
+  // (CUB's kernels declare thousands) that would otherwise make the occupancy of launchable blocks 0.
+  const DeviceProperties &P = deviceProperties();
+  unsigned Bound = (maxThreadsPerBlock() + P.WarpSize - 1) / P.WarpSize * P.WarpSize;
+  return std::max(1u, std::min(Parent.registerCount(Info.Name), P.RegistersPerMultiprocessor / Bound));
+}
 
 int Function::activeBlocksPerMultiprocessor(int BlockSize, uint64_t DynamicShared) const {
   const DeviceProperties &P = deviceProperties();

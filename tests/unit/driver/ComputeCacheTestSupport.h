@@ -2,6 +2,10 @@
 // environment variables restored at scope exit.
 #pragma once
 
+#include "ptxforge/driver/ComputeCache.h"
+#include "ptxforge/driver/Context.h"
+#include "ptxforge/driver/Driver.h"
+
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 
@@ -115,5 +119,37 @@ public:
 private:
   std::vector<std::pair<std::string, std::optional<std::string>>> Saved;
 };
+
+/// Points the process's compute cache at a fresh directory for the scope, then restores its configuration.
+class GlobalCacheScope {
+public:
+  explicit GlobalCacheScope(uint64_t MaxBytes = driver::ComputeCacheConfig::DefaultMaxBytes)
+      : Saved(driver::ComputeCache::global().config()) {
+    driver::ComputeCacheConfig C;
+    C.Directory = Dir.path();
+    C.MaxBytes = MaxBytes;
+    driver::ComputeCache::global().reconfigure(C);
+  }
+  ~GlobalCacheScope() { driver::ComputeCache::global().reconfigure(Saved); }
+  GlobalCacheScope(const GlobalCacheScope &) = delete;
+  GlobalCacheScope &operator=(const GlobalCacheScope &) = delete;
+  const std::string &path() const { return Dir.path(); }
+  driver::ComputeCache &cache() const { return driver::ComputeCache::global(); }
+
+private:
+  TempDir Dir;
+  driver::ComputeCacheConfig Saved;
+};
+
+/// A context of device 0, made once per process.
+inline driver::Context &cacheTestContext() {
+  static driver::Context *C = [] {
+    REQUIRE(driver::takeStatus(driver::Driver::get().initialize()) == driver::Status::Success);
+    auto Ctx = driver::Driver::get().createContext(0, 0);
+    REQUIRE(static_cast<bool>(Ctx));
+    return *Ctx;
+  }();
+  return *C;
+}
 
 } // namespace ptxforge::testing

@@ -3,13 +3,17 @@
 #pragma once
 
 #include "ptxforge/codegen/CompiledModule.h"
+#include "ptxforge/codegen/CompiledObject.h"
 #include "ptxforge/codegen/Launch.h"
+#include "ptxforge/driver/Status.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -90,26 +94,53 @@ private:
   int CacheConfig = 0;
 };
 
+/// NVIDIA's CUDA_MODULE_LOADING: Lazy (the default; also what DEFAULT means since CUDA 12.2) compiles a
+/// module's code at the first cuModuleGetFunction, cuModuleEnumerateFunctions or cuModuleGetGlobal on it;
+/// EAGER compiles at load. ptxforge compiles a lazy module whole, at its first use (not one function at a time).
+enum class ModuleLoading { Lazy, Eager };
+/// Reads CUDA_MODULE_LOADING (EAGER, LAZY or DEFAULT, any case; anything else is the default).
+ModuleLoading moduleLoadingMode();
+
 class Module {
 public:
-  /// Reads, selects (fatbinaries), parses, verifies and compiles; errors carry InvalidImage, InvalidPtx,
-  /// UnsupportedPtxVersion, NoBinaryForGpu, JitCompilationDisabled, FileNotFound... and Logs.Error says why.
+  /// Reads, selects (fatbinaries), parses and verifies, and compiles now or at first use as
+  /// moduleLoadingMode() says; errors carry InvalidImage, InvalidPtx, UnsupportedPtxVersion, NoBinaryForGpu,
+  /// JitCompilationDisabled, FileNotFound... and Logs.Error says why. Compiled code comes from the compute
+  /// cache (ComputeCache.h) when it holds this PTX compiled the same way, and goes into it otherwise.
   [[nodiscard]] static llvm::Expected<std::unique_ptr<Module>> load(Context &Ctx, const ModuleSource &Source,
                                                                     const JitOptions &Options, JitLogs &Logs);
-  /// Compiles PTX text (the last stage of load()).
+  /// Parses, verifies and compiles PTX text now (the last stage of an eager load()).
   [[nodiscard]] static llvm::Expected<std::unique_ptr<Module>> compile(Context &Ctx, std::string Ptx, std::string Name,
                                                                        const JitOptions &Options, JitLogs &Logs);
+  /// Loads compiled code (a fatbinary's host-native entry, or what compile() made) into Ctx; on failure
+  /// Logs.Error says why, naming the module Name.
+  [[nodiscard]] static llvm::Expected<std::unique_ptr<Module>>
+  fromObject(Context &Ctx, const codegen::CompiledObject &Object, llvm::StringRef Name, unsigned ComputeCapability,
+             JitLogs &Logs);
   ~Module();
 
   Context &context() const { return Ctx; }
-  /// The kernel called Name, or null.
-  Function *function(llvm::StringRef Name) const;
-  const std::vector<std::unique_ptr<Function>> &functions() const { return Functions; }
+  /// Compiles a lazily loaded module (or takes its code from the compute cache) unless that is done; safe to
+  /// call from any number of threads. A failure is kept: later calls return it again.
+  [[nodiscard]] llvm::Error materialize();
+  bool materialized() const { return Ready.load(std::memory_order_acquire); }
+  /// The message of a failed materialize() (the JIT error log's text), empty otherwise.
+  std::string materializeLog() const;
+  /// Whether the code came from the compute cache (after materialize()).
+  bool fromComputeCache() const { return FromCache; }
+
+  /// The kernel called Name (materializing the module first), or null: no such kernel, or compilation failed.
+  Function *function(llvm::StringRef Name);
+  /// The kernels once the module is materialized; empty before.
+  const std::vector<std::unique_ptr<Function>> &functions() const;
+  /// The number of kernels, known from the PTX at load.
+  size_t functionCount() const { return KernelCount; }
 
   struct Global {
     uint64_t Address = 0, Size = 0;
   };
-  std::optional<Global> global(llvm::StringRef Name) const;
+  /// A `.global`/`.const` variable (materializing the module first), or nothing.
+  std::optional<Global> global(llvm::StringRef Name);
 
   const codegen::CompiledModule *code() const { return Code.get(); }
   unsigned ptxTarget() const { return PtxTarget; }         ///< the `.target` sm number (75 for sm_75)
@@ -120,9 +151,22 @@ public:
   unsigned registerCount(llvm::StringRef Kernel) const;
 
 private:
-  Module(Context &Ctx) : Ctx(Ctx) {}
+  explicit Module(Context &Ctx);
+  static llvm::Expected<std::unique_ptr<Module>> fromPtx(Context &Ctx, std::string Ptx, std::string Name,
+                                                         const JitOptions &Options, JitLogs &Logs, ModuleLoading Mode);
+  /// Links Object's code into this process and takes its kernels, globals and PTX facts.
+  llvm::Error install(const codegen::CompiledObject &Object);
 
   Context &Ctx;
+  /// Until materialized: the verified PTX and how to compile it. Guarded by MaterializeLock.
+  struct PendingCompile;
+  std::unique_ptr<PendingCompile> Pending;
+  mutable std::mutex MaterializeLock;
+  std::atomic<bool> Ready{false};
+  bool FromCache = false;
+  std::optional<Status> Failure; ///< with FailureLog, what materialize() keeps returning
+  std::string FailureLog;
+  size_t KernelCount = 0;
   std::unique_ptr<codegen::CompiledModule> Code; ///< null for an image without kernels
   std::vector<std::unique_ptr<Function>> Functions;
   struct NamedGlobal {
@@ -144,6 +188,8 @@ struct SelectedPtx {
   std::string Text;
   std::string Name;
   bool Empty = false;
+  /// A host-native entry was chosen: its serialized codegen::CompiledObject (Text is empty).
+  std::string Object;
 };
 [[nodiscard]] llvm::Expected<SelectedPtx> selectPtx(const ModuleSource &Source, unsigned ComputeCapability,
                                                     JitLogs &Logs);
