@@ -9,6 +9,7 @@
 #include "ptxforge/runtime/Registry.h"
 #include "ptxforge/runtime/RuntimeContext.h"
 
+#include <cstdio>
 #include <cstring>
 #include <new>
 
@@ -779,7 +780,17 @@ CUDART_API cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(in
     CUfunction F = nullptr;
     if (cudaError_t E = functionOf(func, &F))
       return E;
-    return drv(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, F, blockSize, dynamicSMemSize, flags));
+    cudaError_t E =
+        drv(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, F, blockSize, dynamicSMemSize, flags));
+    if (verbose()) {
+      int Regs = 0, Static = 0;
+      cuFuncGetAttribute(&Regs, CU_FUNC_ATTRIBUTE_NUM_REGS, F);
+      cuFuncGetAttribute(&Static, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, F);
+      std::fprintf(stderr, "ptxforge cudart: occupancy of %s, %d threads, %zu + %d shared bytes, %d registers: %d (%s)\n",
+                   FatbinRegistry::get().kernel(func)->Name.c_str(), blockSize, dynamicSMemSize, Static, Regs,
+                   E ? 0 : *numBlocks, errorName(E));
+    }
+    return E;
   });
 }
 CUDART_API cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize,

@@ -2,12 +2,19 @@
 
 #include "ptxforge/runtime/Errors.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 namespace ptxforge::runtime {
 
 namespace {
 thread_local std::vector<CallConfiguration> Configurations;
+} // namespace
+
+bool verbose() {
+  static const bool V = std::getenv("PTXFORGE_CUDART_VERBOSE") != nullptr;
+  return V;
 }
 
 void pushCallConfiguration(const CallConfiguration &C) { Configurations.push_back(C); }
@@ -29,8 +36,13 @@ cudaError_t launchKernel(const KernelEntry *K, dim3 Grid, dim3 Block, void **Arg
     return E;
   if (SharedBytes > 0xffffffffu)
     return cudaErrorInvalidValue;
-  return fromDriver(cuLaunchKernel(F, Grid.x, Grid.y, Grid.z, Block.x, Block.y, Block.z,
-                                   static_cast<unsigned>(SharedBytes), Stream, Args, nullptr));
+  cudaError_t E = fromDriver(cuLaunchKernel(F, Grid.x, Grid.y, Grid.z, Block.x, Block.y, Block.z,
+                                            static_cast<unsigned>(SharedBytes), Stream, Args, nullptr));
+  if (verbose())
+    std::fprintf(stderr, "ptxforge cudart: launch %s grid (%u,%u,%u) block (%u,%u,%u) smem %zu stream %p: %s\n",
+                 K->Name.c_str(), Grid.x, Grid.y, Grid.z, Block.x, Block.y, Block.z, SharedBytes,
+                 static_cast<void *>(Stream), errorName(E));
+  return E;
 }
 
 } // namespace ptxforge::runtime

@@ -16,6 +16,10 @@ void pushCallConfiguration(const CallConfiguration &C);
 /// cudaErrorMissingConfiguration when nothing was pushed.
 cudaError_t popCallConfiguration(CallConfiguration &C);
 
+/// PTXFORGE_CUDART_VERBOSE=1: launches and occupancy answers are logged to stderr (which kernels a library
+/// like CUB runs, and how it sizes their grids).
+bool verbose();
+
 /// Launches K (null: cudaErrorInvalidDeviceFunction) with Args, one pointer per kernel parameter. A bad
 /// configuration is cudaErrorInvalidValue (CUDA 13, as the driver reports it).
 cudaError_t launchKernel(const KernelEntry *K, dim3 Grid, dim3 Block, void **Args, size_t SharedBytes,
