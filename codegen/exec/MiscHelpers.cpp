@@ -2,6 +2,7 @@
 #include "Runtime.h"
 
 #include <chrono>
+#include <cstdio>
 #include <csetjmp>
 #include <x86intrin.h>
 
@@ -31,6 +32,30 @@ static void ptxrt_trap(ThreadContext *C) {
   std::longjmp(B.ExitPoints[B.BlockLoop ? 0 : C->LinearTid].Buf, 1);
 }
 
+/// Ends the block with Kind as the launch's fault (ptxrt_trap's unwinding, another error).
+[[noreturn]] static void fault(ThreadContext *C, LaunchFault Kind, std::string What) {
+  BlockState &B = blockOf(C);
+  B.Trapped = true;
+  if (B.Error.empty()) {
+    B.Error = std::move(What);
+    B.Fault = Kind;
+  }
+  std::longjmp(B.ExitPoints[B.BlockLoop ? 0 : C->LinearTid].Buf, 1);
+}
+
+/// An indirect call whose target is no function's entry (codegen's call dispatcher found none).
+static void ptxrt_bad_call_target(ThreadContext *C, uint64_t Target) {
+  char Buf[32];
+  snprintf(Buf, sizeof Buf, "0x%llx", static_cast<unsigned long long>(Target));
+  fault(C, LaunchFault::IllegalInstruction,
+        std::string("illegal instruction: indirect call to ") + Buf + ", which is not the entry of a function");
+}
+
+/// A thread's accumulated access addresses had low bits set that its access sizes forbid.
+static void ptxrt_misaligned(ThreadContext *C) {
+  fault(C, LaunchFault::MisalignedAddress, "misaligned address: a load or store not aligned to its size");
+}
+
 /// Shared memory is recognised by the caller; anything else a kernel can address is global or local. Local
 /// variables live on the executing thread's stack, which no global allocation overlaps.
 static int ptxrt_is_global(uint64_t Addr) {
@@ -45,5 +70,7 @@ void ptxforge::codegen::exec::registerMiscHelpers(HelperTable &T) {
   T.push_back({"ptxrt_globaltimer", reinterpret_cast<void *>(&ptxrt_globaltimer)});
   T.push_back({"ptxrt_exit", reinterpret_cast<void *>(&ptxrt_exit)});
   T.push_back({"ptxrt_trap", reinterpret_cast<void *>(&ptxrt_trap)});
+  T.push_back({"ptxrt_bad_call_target", reinterpret_cast<void *>(&ptxrt_bad_call_target)});
+  T.push_back({"ptxrt_misaligned", reinterpret_cast<void *>(&ptxrt_misaligned)});
   T.push_back({"ptxrt_is_global", reinterpret_cast<void *>(&ptxrt_is_global)});
 }

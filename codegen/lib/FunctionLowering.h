@@ -129,6 +129,9 @@ llvm::Value *entryAlloca(FunctionLowering &L, llvm::Type *Ty, unsigned Count = 1
 /// True when a kernel needs the fiber execution mode (barriers, warp collectives).
 bool needsFibers(const ptx::Instruction &I);
 
+/// The kernel parameter buffer's layout (each `.param` at its alignment, in order) and its size in Bytes.
+std::vector<ParamInfo> kernelParamLayout(const ptx::Function &F, uint64_t &Bytes);
+
 } // namespace ptxforge::codegen::detail
 
 namespace ptxforge::codegen::detail {
@@ -152,4 +155,18 @@ namespace ptxforge::codegen::detail {
 const char *directedRounding(const ptx::Instruction &I);
 /// The half-precision runtime's rounding-mode code (HalfCode.h) for an instruction's modifiers.
 uint32_t halfRoundingMode(const ptx::Instruction &I);
+} // namespace ptxforge::codegen::detail
+
+namespace ptxforge::codegen::detail {
+/// Misaligned addresses (lower/MemoryOps.cpp). x86 does not fault on them, so each load/store ORs the address
+/// bits its size forbids into a per-function accumulator (no branch per access: block loops stay
+/// vectorizable), and checkMisalignment() ends the launch with MisalignedAddress where the thread's memory
+/// effects become observable (ret/exit, barriers and collectives, device-library calls).
+void accumulateMisalignment(FunctionLowering &L, llvm::Value *Ptr, unsigned Bytes);
+/// Deferrable (ret, a kernel's exit): inside the JIT'd block loop (ThreadContext::DeferChecks) the bits go to
+/// the context and the loop's end tests them, so no branch lands in the loop body.
+void checkMisalignment(FunctionLowering &L, bool Deferrable = false);
+/// The block loop's side: Ctx (its private context) defers checks; at the loop's end the deferred bits fault.
+void beginDeferredChecks(llvm::IRBuilder<> &B, ModuleLowering &ML, llvm::Value *Ctx);
+void endDeferredChecks(llvm::IRBuilder<> &B, ModuleLowering &ML, llvm::Value *Ctx);
 } // namespace ptxforge::codegen::detail

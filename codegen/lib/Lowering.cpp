@@ -142,6 +142,7 @@ llvm::Function *emitBlockLoop(ModuleLowering &ML, llvm::Function *Thread) {
   llvm::AllocaInst *Ctx = B.CreateAlloca(ML.ThreadCtxTy);
   uint64_t Size = ML.Mod.getDataLayout().getTypeAllocSize(ML.ThreadCtxTy);
   B.CreateMemCpy(Ctx, llvm::MaybeAlign(8), Tmpl, llvm::MaybeAlign(8), Size);
+  beginDeferredChecks(B, ML, Ctx);
   auto field = [&](unsigned Field, unsigned Index) {
     return B.CreateInBoundsGEP(ML.ThreadCtxTy, Ctx, {B.getInt32(0), B.getInt32(Field), B.getInt32(Index)});
   };
@@ -184,6 +185,7 @@ llvm::Function *emitBlockLoop(ModuleLowering &ML, llvm::Function *Thread) {
   Z->addIncoming(NextZ, ZLatch);
   B.CreateCondBr(B.CreateICmpULT(NextZ, NZ), ZHead, Exit);
   B.SetInsertPoint(Exit);
+  endDeferredChecks(B, ML, Ctx);
   B.CreateRetVoid();
   return F;
 }
@@ -202,7 +204,8 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
   ML.ThreadCtxTy = llvm::StructType::create(
       ML.Ctx,
       {llvm::ArrayType::get(I32, 3), llvm::ArrayType::get(I32, 3), llvm::ArrayType::get(I32, 3),
-       llvm::ArrayType::get(I32, 3), I32, I32, I32, I32, Ptr, Ptr, I32, I32, I32, I32},
+       llvm::ArrayType::get(I32, 3), I32, I32, I32, I32, Ptr, Ptr, I32, I32, I32, I32, I32,
+       llvm::Type::getInt64Ty(ML.Ctx)},
       "ThreadContext");
 
   // Functions first: initializers may take their addresses.

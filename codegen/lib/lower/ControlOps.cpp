@@ -1,11 +1,87 @@
 // Control flow: bra, brx.idx, call (direct and indirect), ret, exit, trap; fences and hints that need no code.
 #include "../FunctionLowering.h"
 
+#include <functional>
+
 using namespace ptxforge;
 using namespace ptxforge::codegen::detail;
 using ptx::Opcode;
 
 namespace {
+
+/// Functions whose address the module takes (operands other than a call's target, initializers): the only
+/// ones an indirect call can reach.
+std::vector<uint32_t> addressTakenFunctions(const ptx::Module &M) {
+  std::vector<bool> Taken(M.Functions.size());
+  std::function<void(const ptx::Operand &)> operand = [&](const ptx::Operand &Op) {
+    if (Op.Target.Kind == ptx::SymbolKind::Function && Op.Target.Index < Taken.size())
+      Taken[Op.Target.Index] = true;
+    for (const ptx::Operand &E : Op.Elements)
+      operand(E);
+  };
+  std::function<void(const ptx::Initializer &)> initializer = [&](const ptx::Initializer &In) {
+    if (In.K == ptx::Initializer::Kind::Symbol)
+      for (uint32_t K = 0; K < M.Functions.size(); ++K)
+        if (M.Functions[K]->Name == In.Name)
+          Taken[K] = true;
+    for (const ptx::Initializer &E : In.Elements)
+      initializer(E);
+  };
+  for (const ptx::VariableDecl &V : M.Globals)
+    if (V.HasInit)
+      initializer(V.Init);
+  for (const auto &F : M.Functions)
+    for (const ptx::Instruction &I : F->Instructions)
+      for (size_t K = 0; K < I.Operands.size(); ++K) {
+        const ptx::Operand &Op = I.Operands[K];
+        bool CallTarget = I.Op == Opcode::Call && Op.Kind == ptx::OperandKind::Symbol &&
+                          (K == 0 || (K == 1 && I.Operands[0].Kind == ptx::OperandKind::List));
+        if (!CallTarget)
+          operand(Op);
+      }
+  std::vector<uint32_t> Out;
+  for (uint32_t K = 0; K < Taken.size(); ++K)
+    if (Taken[K] && !M.Functions[K]->IsEntry)
+      Out.push_back(K);
+  return Out;
+}
+
+/// `void __ptx_icall.N(i64 target, ctx, args...)`, one per argument count N: compares the target with the
+/// entry of each address-taken function of that arity and calls the one it is, so an indirect call into the
+/// middle of a function or to a wild address (which hangs or faults the GPU) ends the launch with an illegal
+/// instruction instead of running host code at that address. The GPU's own word is CUDA_ERROR_INVALID_PC,
+/// which codegen's LaunchFault kinds do not have.
+llvm::Function *indirectCallDispatcher(FunctionLowering &L, size_t Arity) {
+  ModuleLowering &ML = L.module();
+  std::string Name = "__ptx_icall." + std::to_string(Arity);
+  if (llvm::Function *F = ML.Mod.getFunction(Name))
+    return F;
+  llvm::Type *Ptr = llvm::PointerType::get(ML.Ctx, 0), *I64 = llvm::Type::getInt64Ty(ML.Ctx);
+  std::vector<llvm::Type *> Tys{I64};
+  Tys.insert(Tys.end(), Arity, Ptr);
+  auto *FT = llvm::FunctionType::get(llvm::Type::getVoidTy(ML.Ctx), Tys, false);
+  llvm::Function *D = llvm::Function::Create(FT, llvm::GlobalValue::InternalLinkage, Name, ML.Mod);
+  llvm::IRBuilder<> B(llvm::BasicBlock::Create(ML.Ctx, "entry", D));
+  std::vector<llvm::Value *> Args;
+  for (unsigned K = 1; K < D->arg_size(); ++K)
+    Args.push_back(D->getArg(K));
+  for (uint32_t K : addressTakenFunctions(ML.M)) {
+    llvm::Function *Callee = ML.Functions[K];
+    if (Callee->arg_size() != Arity)
+      continue;
+    llvm::BasicBlock *Hit = llvm::BasicBlock::Create(ML.Ctx, "hit", D), *Next = llvm::BasicBlock::Create(ML.Ctx, "next", D);
+    B.CreateCondBr(B.CreateICmpEQ(D->getArg(0), B.CreatePtrToInt(Callee, I64)), Hit, Next);
+    B.SetInsertPoint(Hit);
+    B.CreateCall(Callee, Args);
+    B.CreateRetVoid();
+    B.SetInsertPoint(Next);
+  }
+  llvm::FunctionCallee Fault = ML.Mod.getOrInsertFunction(
+      "ptxrt_bad_call_target", llvm::FunctionType::get(B.getVoidTy(), {Ptr, I64}, false));
+  B.CreateCall(Fault, {Args[0], D->getArg(0)});
+  B.CreateUnreachable();
+  return D;
+}
 
 bool lowerCall(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
@@ -38,16 +114,18 @@ bool lowerCall(FunctionLowering &L, const ptx::Instruction &I) {
   };
   addList(Rets);
   addList(Args);
-  std::vector<llvm::Type *> Tys(CallArgs.size(), B.getPtrTy());
-  auto *FT = llvm::FunctionType::get(B.getVoidTy(), Tys, false);
   if (Target->Kind == ptx::OperandKind::Symbol && Target->Target.Kind == ptx::SymbolKind::Function) {
     llvm::Function *Callee = L.module().Functions[Target->Target.Index];
     if (Callee->arg_size() != CallArgs.size())
       return L.unsupported(I, "argument count differs from the callee's parameters");
+    if (!L.module().M.Functions[Target->Target.Index]->HasBody) // vprintf, __assertfail: observable effects
+      checkMisalignment(L);
     B.CreateCall(Callee, CallArgs);
   } else {
-    llvm::Value *Addr = L.read(*Target, ptx::ScalarType::U64);
-    B.CreateCall(FT, B.CreateIntToPtr(Addr, B.getPtrTy()), CallArgs);
+    // Never jump to a raw address: the dispatcher calls the function whose entry it is, or faults.
+    std::vector<llvm::Value *> DispatchArgs{L.read(*Target, ptx::ScalarType::U64)};
+    DispatchArgs.insert(DispatchArgs.end(), CallArgs.begin(), CallArgs.end());
+    B.CreateCall(indirectCallDispatcher(L, CallArgs.size()), DispatchArgs);
   }
   // Results written by the callee into `.reg` temporaries go back to their registers.
   if (Rets)
@@ -112,10 +190,12 @@ bool ptxforge::codegen::detail::lowerControl(FunctionLowering &L, const ptx::Ins
   case Opcode::Call:
     return lowerCall(L, I);
   case Opcode::Ret:
+    checkMisalignment(L, /*Deferrable=*/true);
     L.emitReturn();
     L.terminated();
     return true;
   case Opcode::Exit:
+    checkMisalignment(L, /*Deferrable=*/L.isKernel());
     // The thread ends here even inside a callee: the runtime unwinds to the block scheduler.
     if (L.isKernel()) {
       L.emitReturn();
@@ -127,6 +207,7 @@ bool ptxforge::codegen::detail::lowerControl(FunctionLowering &L, const ptx::Ins
     return true;
   case Opcode::Trap:
   case Opcode::Brkpt: // without a debugger attached the GPU ends the launch at a breakpoint as at a trap
+    checkMisalignment(L); // the access before the trap faulted first
     L.callHelper("ptxrt_trap", B.getVoidTy(), {L.threadCtx()});
     B.CreateUnreachable();
     L.terminated();

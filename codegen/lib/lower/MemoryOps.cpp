@@ -1,6 +1,8 @@
 // Memory and data movement: ld/ldu/st (scalar and vector, every state space), mov (incl. pack/unpack),
-// cvta, isspacep.
+// cvta, isspacep; the misaligned-address accumulator that loads and stores feed.
 #include "../FunctionLowering.h"
+
+#include "llvm/IR/MDBuilder.h"
 
 using namespace ptxforge;
 using namespace ptxforge::codegen::detail;
@@ -40,6 +42,24 @@ void setOrdering(llvm::Instruction *Inst, const ptx::Instruction &I, unsigned By
     SI->setAtomic(llvm::AtomicOrdering::Monotonic);
 }
 
+/// Whether an access of Bytes through Addr is aligned whatever the registers hold: a variable or parameter
+/// symbol (laid out at its alignment) plus a constant offset.
+bool knownAligned(FunctionLowering &L, const ptx::Operand &Addr, unsigned Bytes) {
+  if (Addr.Reg != ptx::NoReg || Addr.Name.empty() || Addr.offset() % Bytes)
+    return false;
+  switch (Addr.Target.Kind) {
+  case ptx::SymbolKind::Param:
+  case ptx::SymbolKind::ReturnParam:
+    return true;
+  case ptx::SymbolKind::Variable:
+    return L.module().M.Globals[Addr.Target.Index].alignment() >= Bytes;
+  case ptx::SymbolKind::LocalVariable:
+    return L.fn().Locals[Addr.Target.Index].alignment() >= Bytes;
+  default:
+    return false;
+  }
+}
+
 bool lowerLoadStore(FunctionLowering &L, const ptx::Instruction &I, bool Load) {
   auto &B = L.b();
   ScalarType T = I.type(I.typeCount() ? I.typeCount() - 1 : 0);
@@ -54,6 +74,9 @@ bool lowerLoadStore(FunctionLowering &L, const ptx::Instruction &I, bool Load) {
   unsigned Bits = ptx::bitWidth(T);
   unsigned Bytes = Bits < 8 ? 1 : Bits / 8;
   llvm::Type *ElemTy = B.getIntNTy(Bytes * 8);
+  // A vector access needs the alignment of the whole vector.
+  if (Bytes * Width > 1 && !knownAligned(L, Addr, Bytes * Width))
+    accumulateMisalignment(L, P, Bytes * Width);
   for (unsigned K = 0; K < Width; ++K) {
     const ptx::Operand &V = Width > 1 ? Val.Elements[K] : Val;
     llvm::Value *EP = K ? B.CreateGEP(B.getInt8Ty(), P, B.getInt64(K * Bytes)) : P;
@@ -173,6 +196,79 @@ bool lowerStackOps(FunctionLowering &L, const ptx::Instruction &I) {
 }
 
 } // namespace
+
+namespace {
+/// The function's accumulator of misaligned address bits: an i64 alloca at the top of the entry block, set to
+/// zero there (mem2reg makes it an SSA value; in a loop it is an OR reduction the vectorizer handles).
+llvm::AllocaInst *misalignmentAccumulator(FunctionLowering &L) {
+  static constexpr llvm::StringLiteral Name = "misaligned.bits";
+  llvm::BasicBlock &Entry = L.function()->getEntryBlock();
+  for (llvm::Instruction &Inst : Entry)
+    if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(&Inst); A && A->getName() == Name)
+      return A;
+  llvm::IRBuilder<> EB(&Entry, Entry.getFirstInsertionPt());
+  llvm::AllocaInst *A = EB.CreateAlloca(EB.getInt64Ty(), nullptr, Name);
+  EB.CreateStore(EB.getInt64(0), A);
+  return A;
+}
+} // namespace
+
+void ptxforge::codegen::detail::accumulateMisalignment(FunctionLowering &L, llvm::Value *Ptr, unsigned Bytes) {
+  auto &B = L.b();
+  llvm::AllocaInst *Acc = misalignmentAccumulator(L);
+  llvm::Value *Bits = B.CreateAnd(B.CreatePtrToInt(Ptr, B.getInt64Ty()), B.getInt64(Bytes - 1));
+  B.CreateStore(B.CreateOr(B.CreateLoad(B.getInt64Ty(), Acc), Bits), Acc);
+}
+
+namespace {
+/// if (Bits != 0) ptxrt_misaligned(Ctx), leaving B in the aligned continuation.
+void faultIfSet(llvm::IRBuilder<> &B, llvm::Value *Bits, llvm::Value *Ctx) {
+  llvm::LLVMContext &C = B.getContext();
+  llvm::Function *F = B.GetInsertBlock()->getParent();
+  llvm::BasicBlock *Fault = llvm::BasicBlock::Create(C, "misaligned", F);
+  llvm::BasicBlock *Ok = llvm::BasicBlock::Create(C, "aligned", F);
+  B.CreateCondBr(B.CreateICmpNE(Bits, B.getInt64(0)), Fault, Ok, llvm::MDBuilder(C).createUnlikelyBranchWeights());
+  B.SetInsertPoint(Fault);
+  llvm::Module &M = *F->getParent();
+  B.CreateCall(M.getOrInsertFunction("ptxrt_misaligned", B.getVoidTy(), B.getPtrTy()), {Ctx});
+  B.CreateUnreachable();
+  B.SetInsertPoint(Ok);
+}
+} // namespace
+
+void ptxforge::codegen::detail::checkMisalignment(FunctionLowering &L, bool Deferrable) {
+  auto &B = L.b();
+  // Always made, even before the accesses are lowered: a loop may branch back to a check above them. Without
+  // accesses the accumulator stays the constant zero and the check folds away.
+  llvm::Value *Bits = B.CreateLoad(B.getInt64Ty(), misalignmentAccumulator(L));
+  if (!Deferrable) {
+    faultIfSet(B, Bits, L.threadCtx());
+    return;
+  }
+  llvm::BasicBlock *Defer = llvm::BasicBlock::Create(L.ctx(), "defer.misaligned", L.function());
+  llvm::BasicBlock *Check = llvm::BasicBlock::Create(L.ctx(), "check.misaligned", L.function());
+  llvm::BasicBlock *Done = llvm::BasicBlock::Create(L.ctx(), "checked", L.function());
+  llvm::StructType *CtxTy = L.module().ThreadCtxTy;
+  B.CreateCondBr(B.CreateICmpNE(L.ctxField(codegen::TCDeferChecks), B.getInt32(0)), Defer, Check);
+  B.SetInsertPoint(Defer);
+  llvm::Value *Field = B.CreateStructGEP(CtxTy, L.threadCtx(), codegen::TCMisalignedBits);
+  B.CreateStore(B.CreateOr(B.CreateLoad(B.getInt64Ty(), Field), Bits), Field);
+  B.CreateBr(Done);
+  B.SetInsertPoint(Check);
+  faultIfSet(B, Bits, L.threadCtx());
+  B.CreateBr(Done);
+  B.SetInsertPoint(Done);
+}
+
+void ptxforge::codegen::detail::beginDeferredChecks(llvm::IRBuilder<> &B, ModuleLowering &ML, llvm::Value *Ctx) {
+  B.CreateStore(B.getInt32(1), B.CreateStructGEP(ML.ThreadCtxTy, Ctx, codegen::TCDeferChecks));
+  B.CreateStore(B.getInt64(0), B.CreateStructGEP(ML.ThreadCtxTy, Ctx, codegen::TCMisalignedBits));
+}
+
+void ptxforge::codegen::detail::endDeferredChecks(llvm::IRBuilder<> &B, ModuleLowering &ML, llvm::Value *Ctx) {
+  faultIfSet(B, B.CreateLoad(B.getInt64Ty(), B.CreateStructGEP(ML.ThreadCtxTy, Ctx, codegen::TCMisalignedBits)),
+             Ctx);
+}
 
 llvm::Value *ptxforge::codegen::detail::callHelper(FunctionLowering &L, const char *Name, llvm::Value *X) {
   llvm::Value *R = L.callHelper(Name, L.b().getInt32Ty(), {X});

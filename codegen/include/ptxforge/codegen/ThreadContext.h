@@ -26,12 +26,16 @@ struct ThreadContext {
   uint32_t SmId;
   uint32_t NSmId;
   uint32_t TotalSmemSize;
+  /// Set by the JIT'd block loop: checks at a thread's end are deferred to the loop's end (so the loop stays
+  /// vectorizable), which tests MisalignedBits, the OR of the threads' misaligned address bits.
+  uint32_t DeferChecks;
+  uint64_t MisalignedBits;
 };
 
 /// Field indices of ThreadContext in the IR struct type.
 enum ThreadContextField : unsigned {
   TCTid, TCNtid, TCCtaid, TCNctaid, TCLaneId, TCWarpId, TCNWarpId, TCDynamicSmemSize, TCShared, TCBlock,
-  TCLinearTid, TCSmId, TCNSmId, TCTotalSmemSize
+  TCLinearTid, TCSmId, TCNSmId, TCTotalSmemSize, TCDeferChecks, TCMisalignedBits
 };
 
 } // namespace ptxforge::codegen

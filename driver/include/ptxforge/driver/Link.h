@@ -1,36 +1,49 @@
-// cuLink*: collecting PTX inputs (text, files, fatbinaries) for one module. ptxforge does not link separately
-// compiled device code yet, so a link of one PTX input yields that PTX as its "cubin" (which cuModuleLoadData
-// accepts), and a link of several fails with NotSupported.
+// cuLink*: linking PTX inputs (text, files, fatbinaries) into one module. Each input is parsed and verified
+// when it is added (errors surface at cuLinkAddData, as with NVIDIA's driver); cuLinkComplete merges the
+// verified modules at the IR level — `.extern` functions and variables resolve against the other inputs'
+// `.visible`/`.weak` definitions, internal names that would collide are renamed — and prints the result as one
+// PTX module, the "cubin" that cuModuleLoadData then accepts.
 #pragma once
 
 #include "ptxforge/driver/Module.h"
 
+#include "ptxforge/ptx/Frontend.h"
+
 #include "llvm/Support/Error.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace ptxforge::driver {
 
+/// One verified link input and the name the log calls it by.
+struct LinkInput {
+  std::unique_ptr<ptx::FrontendResult> Front;
+  std::string Name;
+};
+
+/// Links verified PTX modules into the text of one module. Unresolved references and multiple definitions
+/// fail with Status::Unknown (what NVIDIA's cuLinkComplete returns for them), each named in Log as nvlink
+/// words it. The inputs' modules are consumed (their functions move into the result).
+[[nodiscard]] llvm::Expected<std::string> linkPtxModules(std::vector<LinkInput> &Inputs, std::string &Log);
+
 class Linker {
 public:
   explicit Linker(JitOptions Options) : Options(std::move(Options)) {}
 
-  /// PTX text (up to its NUL or Size bytes).
+  /// PTX text (up to its NUL or Size bytes); malformed PTX fails here with InvalidPtx, diagnostics in Logs.
   [[nodiscard]] llvm::Error addPtx(llvm::StringRef Text, std::string Name, JitLogs &Logs);
   /// A fatbinary, file or in-memory image: its best PTX entry for the device.
   [[nodiscard]] llvm::Error addImage(const ModuleSource &Source, JitLogs &Logs);
-  /// Checks the inputs (front end diagnostics go to Logs.Error) and returns the linked image.
+  /// Links the inputs and returns the linked image (valid until the linker is destroyed).
   [[nodiscard]] llvm::Expected<llvm::StringRef> complete(JitLogs &Logs);
 
   const JitOptions &options() const { return Options; }
 
 private:
   JitOptions Options;
-  struct Input {
-    std::string Ptx, Name;
-  };
-  std::vector<Input> Inputs;
+  std::vector<LinkInput> Inputs;
   std::string Output; ///< PTX text with its NUL, owned until the linker is destroyed
 };
 

@@ -1,0 +1,278 @@
+// cuLink* through the core: several PTX inputs (nvcc -rdc=true output checked in under inputs/, made from the
+// .cu files there) with extern functions, globals and constants across modules, in any input order; internal
+// names that collide; weak definitions; unresolved and multiply defined symbols.
+#include "ptxforge/driver/Link.h"
+#include "ptxforge/driver/Context.h"
+#include "ptxforge/driver/Copy.h"
+#include "ptxforge/driver/Driver.h"
+#include "ptxforge/driver/Launch.h"
+#include "ptxforge/driver/Memory.h"
+
+#include <doctest/doctest.h>
+
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cstring>
+
+using namespace ptxforge;
+using namespace ptxforge::driver;
+
+namespace {
+
+Context &linkContext() {
+  static Context *C = [] {
+    REQUIRE(takeStatus(Driver::get().initialize()) == Status::Success);
+    auto Ctx = Driver::get().createContext(0, 0);
+    REQUIRE(static_cast<bool>(Ctx));
+    return *Ctx;
+  }();
+  return *C;
+}
+
+std::string input(const char *Name) {
+  auto B = llvm::MemoryBuffer::getFile(std::string(PTXFORGE_DRIVER_TEST_INPUTS) + "/" + Name);
+  REQUIRE(static_cast<bool>(B));
+  return (*B)->getBuffer().str();
+}
+
+/// Links the named inputs; the status of the first failing step, and the image on success.
+Status link(const std::vector<std::pair<std::string, std::string>> &Ptx, std::string &Image, JitLogs &Logs) {
+  Linker L({});
+  for (const auto &[Name, Text] : Ptx)
+    if (Status S = takeStatus(L.addPtx(Text, Name, Logs)); S != Status::Success)
+      return S;
+  auto Out = L.complete(Logs);
+  if (!Out)
+    return takeStatus(Out.takeError());
+  Image = Out->rtrim('\0').str(); // the image is NUL-terminated, as cuModuleLoadData wants it
+  return Status::Success;
+}
+
+std::unique_ptr<Module> load(const std::string &Image) {
+  JitLogs Logs;
+  auto M = Module::compile(linkContext(), Image, "linked", {}, Logs);
+  INFO(Logs.Error);
+  REQUIRE(static_cast<bool>(M));
+  return std::move(*M);
+}
+
+uint64_t deviceAlloc(size_t Bytes) {
+  auto P = DeviceMemory::get().allocate(Bytes, MemoryKind::Device, &linkContext());
+  REQUIRE(static_cast<bool>(P));
+  return *P;
+}
+
+template <class T> std::vector<T> readBack(uint64_t Ptr, size_t N) {
+  std::vector<T> Host(N);
+  CopyRegion R;
+  R.Dst = reinterpret_cast<uint64_t>(Host.data()), R.DstSide = Side::Host;
+  R.Src = Ptr, R.SrcSide = Side::Device, R.Width = N * sizeof(T);
+  REQUIRE(takeStatus(copyMemory(linkContext(), nullptr, false, R)) == Status::Success);
+  return Host;
+}
+
+void run(Module &M, const char *Kernel, std::vector<void *> Args, unsigned Threads) {
+  Function *F = M.function(Kernel);
+  REQUIRE(F);
+  auto Params = F->packParams(Args.data());
+  REQUIRE(static_cast<bool>(Params));
+  codegen::LaunchConfig Config;
+  Config.Grid = {(Threads + 63) / 64, 1, 1};
+  Config.Block = {64, 1, 1};
+  REQUIRE(takeStatus(launch(linkContext(), nullptr, *F, Config, std::move(*Params))) == Status::Success);
+}
+
+/// Runs link_kernel of a link of link_{main,lib,const}.ptx and checks what each extern contributed.
+void checkLinkedKernel(Module &M) {
+  const int N = 100;
+  uint64_t Out = deviceAlloc(N * 4), FOut = deviceAlloc(N * 4), Count = deviceAlloc(4);
+  int NArg = N;
+  run(M, "link_kernel", {&Out, &FOut, &NArg}, N);
+  run(M, "read_counter", {&Count}, 1);
+  std::vector<int> I = readBack<int>(Out, N);
+  std::vector<float> F = readBack<float>(FOut, N);
+  for (int K : {0, 1, 57, 99}) {
+    // add_bias(helper_main(k)) + g_bias = (2k + 100 + counter_lib (1000) + g_bias) + g_bias
+    CHECK(I[K] == 2 * K + 100 + 1000 + 7 + 7);
+    CHECK(F[K] == K * 2.5f + 2.5f); // scaled(k) + c_scale
+  }
+  // link_main's internal counter counted the threads; link_lib's (1000) is another variable.
+  CHECK(readBack<int>(Count, 1)[0] == N);
+  auto G = M.global("g_bias");
+  REQUIRE(G);
+  CHECK(*reinterpret_cast<const int *>(G->Address) == 7);
+  auto C = M.global("c_scale");
+  REQUIRE(C);
+  CHECK(*reinterpret_cast<const float *>(C->Address) == 2.5f);
+  for (uint64_t P : {Out, FOut, Count})
+    CHECK(takeStatus(DeviceMemory::get().free(P, {MemoryKind::Device})) == Status::Success);
+}
+
+} // namespace
+
+TEST_CASE("three -rdc modules link: extern functions, globals and constants resolve across them") {
+  std::string Image;
+  JitLogs Logs;
+  REQUIRE(link({{"link_main.ptx", input("link_main.ptx")},
+                {"link_lib.ptx", input("link_lib.ptx")},
+                {"link_const.ptx", input("link_const.ptx")}},
+               Image, Logs) == Status::Success);
+  CHECK(Logs.Error.empty());
+  checkLinkedKernel(*load(Image));
+}
+
+TEST_CASE("the order of link inputs does not matter") {
+  std::string Image;
+  JitLogs Logs;
+  REQUIRE(link({{"link_const.ptx", input("link_const.ptx")},
+                {"link_lib.ptx", input("link_lib.ptx")},
+                {"link_main.ptx", input("link_main.ptx")}},
+               Image, Logs) == Status::Success);
+  checkLinkedKernel(*load(Image));
+}
+
+TEST_CASE("unresolved externs fail the link with Unknown, each named in the error log") {
+  std::string Image;
+  JitLogs Logs;
+  CHECK(link({{"link_main.ptx", input("link_main.ptx")}, {"link_lib.ptx", input("link_lib.ptx")}}, Image, Logs) ==
+        Status::Unknown);
+  CHECK(Logs.Error.find("Undefined reference to '_Z6scaledf' in 'link_main.ptx'") != std::string::npos);
+  CHECK(Logs.Error.find("Undefined reference to 'c_scale' in 'link_main.ptx'") != std::string::npos);
+  CHECK(Logs.Error.find("g_bias") == std::string::npos);
+
+  JitLogs Alone;
+  CHECK(link({{"link_main.ptx", input("link_main.ptx")}}, Image, Alone) == Status::Unknown);
+  CHECK(Alone.Error.find("'_Z8add_biasi'") != std::string::npos);
+}
+
+TEST_CASE("two definitions of a visible symbol fail the link") {
+  std::string Image;
+  JitLogs Logs;
+  CHECK(link({{"a.ptx", input("link_lib.ptx")}, {"b.ptx", input("link_lib.ptx")}}, Image, Logs) == Status::Unknown);
+  CHECK(Logs.Error.find("Multiple definition of 'g_bias' in 'b.ptx', first defined in 'a.ptx'") != std::string::npos);
+  CHECK(Logs.Error.find("Multiple definition of '_Z8add_biasi'") != std::string::npos);
+}
+
+TEST_CASE("malformed PTX fails when it is added, with InvalidPtx and its diagnostics") {
+  Linker L({});
+  JitLogs Logs;
+  std::string Bad = input("link_lib.ptx");
+  Bad.replace(Bad.find("add.s32"), 7, "add.q32");
+  CHECK(takeStatus(L.addPtx(Bad, "bad.ptx", Logs)) == Status::InvalidPtx);
+  CHECK(Logs.Error.find("bad.ptx:") != std::string::npos);
+}
+
+// Hand-written: both inputs have an internal `helper` and `count` (no linkage), and the first a weak `pick`
+// that the second's strong one overrides; the kernel takes helper's address, so renaming covers operands of
+// every kind.
+namespace {
+const char *First = R"(.version 8.0
+.target sm_80
+.address_size 64
+.global .align 4 .u32 count = 3;
+.extern .func (.param .b32 r) other(.param .b32 x);
+.func (.param .b32 r) helper(.param .b32 x)
+{
+  .reg .b32 %r<3>;
+  ld.param.u32 %r1, [x];
+  ld.global.u32 %r2, [count];
+  add.s32 %r1, %r1, %r2;
+  st.param.b32 [r], %r1;
+  ret;
+}
+.weak .func (.param .b32 r) pick(.param .b32 x)
+{
+  .reg .b32 %r<2>;
+  mov.u32 %r1, 0;
+  st.param.b32 [r], %r1;
+  ret;
+}
+.visible .entry collide(.param .u64 out)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<6>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, 10;
+  {
+  .param .b32 a;
+  .param .b32 b;
+  st.param.b32 [a], %r1;
+  call (b), helper, (a);
+  ld.param.b32 %r2, [b];
+  }
+  {
+  .param .b32 a;
+  .param .b32 b;
+  st.param.b32 [a], %r1;
+  call (b), other, (a);
+  ld.param.b32 %r3, [b];
+  }
+  {
+  .param .b32 a;
+  .param .b32 b;
+  st.param.b32 [a], %r1;
+  call (b), pick, (a);
+  ld.param.b32 %r4, [b];
+  }
+  mov.u64 %rd2, helper;
+  st.global.u32 [%rd1], %r2;
+  st.global.u32 [%rd1+4], %r3;
+  st.global.u32 [%rd1+8], %r4;
+  setp.ne.u64 %p1, %rd2, 0;
+  selp.u32 %r5, 1, 0, %p1;
+  st.global.u32 [%rd1+12], %r5;
+  ret;
+}
+)";
+
+const char *Second = R"(.version 8.0
+.target sm_80
+.address_size 64
+.global .align 4 .u32 count = 1000;
+.func (.param .b32 r) helper(.param .b32 x)
+{
+  .reg .b32 %r<3>;
+  ld.param.u32 %r1, [x];
+  ld.global.u32 %r2, [count];
+  mul.lo.s32 %r1, %r1, %r2;
+  st.param.b32 [r], %r1;
+  ret;
+}
+.visible .func (.param .b32 r) other(.param .b32 x)
+{
+  .reg .b32 %r<2>;
+  .param .b32 a;
+  .param .b32 b;
+  ld.param.u32 %r1, [x];
+  st.param.b32 [a], %r1;
+  call (b), helper, (a);
+  ld.param.b32 %r1, [b];
+  st.param.b32 [r], %r1;
+  ret;
+}
+.visible .func (.param .b32 r) pick(.param .b32 x)
+{
+  .reg .b32 %r<2>;
+  mov.u32 %r1, 42;
+  st.param.b32 [r], %r1;
+  ret;
+}
+)";
+} // namespace
+
+TEST_CASE("internal names that collide stay apart; a strong definition overrides a weak one") {
+  std::string Image;
+  JitLogs Logs;
+  REQUIRE(link({{"first.ptx", First}, {"second.ptx", Second}}, Image, Logs) == Status::Success);
+  INFO(Image);
+  auto M = load(Image);
+  uint64_t Out = deviceAlloc(16);
+  run(*M, "collide", {&Out}, 1);
+  std::vector<int> R = readBack<int>(Out, 4);
+  CHECK(R[0] == 13);    // first.ptx's helper: 10 + its count (3)
+  CHECK(R[1] == 10000); // other() -> second.ptx's helper: 10 * its count (1000)
+  CHECK(R[2] == 42);    // the strong pick
+  CHECK(R[3] == 1);
+  CHECK(takeStatus(DeviceMemory::get().free(Out, {MemoryKind::Device})) == Status::Success);
+}
