@@ -11,15 +11,18 @@ echo
 echo "== ptxforge run --case examples/saxpy -v   (JIT-compile, launch 16384 threads, check the result)"
 "$BUILD/bin/ptxforge" run --case "$ROOT/examples/saxpy" -v
 echo
-echo "== ptxforge compile: the example's PTX into a multi-arch fatbin (compute_80 + compute_90), then list it"
+echo "== ptxforge compile: the example's PTX into a multi-arch fatbin: PTX for compute_80 and compute_90, and"
+echo "   host-native x86-64 code for sm_80 and sm_90 (x86-64-v2, and the best ISA level of this CPU), then list it"
 OUT="$(mktemp -d)"
-"$BUILD/bin/ptxforge" compile -gencode arch=compute_80,code=compute_80 -gencode arch=compute_90,code=compute_90 \
-  "$ROOT/examples/saxpy.ptx" -o "$OUT/saxpy.fatbin"
-"$BUILD/bin/ptxforge" objdump -lptx "$OUT/saxpy.fatbin"
+trap 'rm -rf "$OUT"' EXIT
+"$BUILD/bin/ptxforge" compile -arch=sm_80 -gencode 'arch=compute_90,code=[sm_90,compute_90]' \
+  --host-native=x86-64-v2,native "$ROOT/examples/saxpy.ptx" -o "$OUT/saxpy.fatbin"
+"$BUILD/bin/ptxforge" objdump -lptx --list-host "$OUT/saxpy.fatbin"
 echo
-echo "== ptxforge run on the fatbin: the loader picks the entry for the device (sm_90 unless PTXFORGE_DEVICE_CC)"
-"$BUILD/bin/ptxforge" run "$OUT/saxpy.fatbin" --entry saxpy --grid 64 --block 256 \
-  --arg buffer:65536,file="$ROOT/examples/saxpy/x.bin" --arg buffer:65536,file="$ROOT/examples/saxpy/y.init.bin",out="$OUT/y.bin" \
-  --arg f32:2 --arg u32:16384
-cmp "$OUT/y.bin" "$ROOT/examples/saxpy/y.expect.bin" && echo "result check: y = 2*x + y matches the expected output"
-rm -rf "$OUT"
+echo "== examples/driver/saxpy_driver.c, a plain CUDA driver-API program linked to ptxforge's libcuda.so.1: it loads the"
+echo "   fatbin (the loader picks the host code for the device, sm_90, and this CPU), runs saxpy, checks it, times it"
+LD_LIBRARY_PATH="$BUILD/lib" "$BUILD/examples/saxpy_driver" "$OUT/saxpy.fatbin" 4194304 -v
+echo
+echo "== the same with CUDA_FORCE_PTX_JIT=1: host code skipped, the compute_90 PTX JIT-compiled at load"
+CUDA_FORCE_PTX_JIT=1 CUDA_MODULE_LOADING=EAGER LD_LIBRARY_PATH="$BUILD/lib" \
+  "$BUILD/examples/saxpy_driver" "$OUT/saxpy.fatbin" 4194304 -v

@@ -2,7 +2,8 @@
 // into memory, the module facts the driver reports, and the serialized form of a CompiledObject.
 //
 // Serialized layout (little endian):
-//   header  8 bytes magic "PTXFOBJ\0", u32 FormatVersion, u32 0 (reserved), u64 payload size, u64 xxh3 of payload
+//   header  8 bytes magic "PTXFOBJ\0", u32 FormatVersion, u32 flags (none yet: must be 0), u64 payload size,
+//           u64 xxh3 of payload
 //   payload target triple, CPU, features (strings), u32 opt level; kernels; globals; PtxFacts; the object code
 // A string is a u64 length and its bytes; a list a u32 count and its elements. Every read is checked against the
 // bytes left, and the checksum covers the whole payload, so cut or flipped bytes fail before any field is used.
@@ -156,9 +157,9 @@ llvm::Expected<CompiledObject> ptxforge::codegen::compileObject(LoweredModule LM
   if (!TM)
     return TM.takeError();
   if (auto E = prepareModule(*LM.Module, **TM))
-    return std::move(E);
+    return E;
   if (auto E = optimizeModule(*LM.Module, **TM, Options.OptLevel))
-    return std::move(E);
+    return E;
   auto Code = emitMachineCode(*LM.Module, **TM, /*Assembly=*/false);
   if (!Code)
     return Code.takeError();
@@ -189,21 +190,24 @@ llvm::Expected<CompiledObject> ptxforge::codegen::compilePTXObject(const ptx::Ve
 // Which CPUs run an object.
 
 std::vector<std::string> CompiledObject::requiredFeatures() const {
+  const bool X86 = llvm::Triple(TargetTriple).isX86();
   llvm::StringMap<bool> Enabled;
-  if (llvm::Triple(TargetTriple).isX86()) {
-    llvm::SmallVector<llvm::StringRef, 64> Implied;
-    llvm::X86::getFeaturesForCPU(TargetCpu, Implied);
-    for (llvm::StringRef F : Implied)
-      Enabled[F] = true;
+  // A feature switched on or off, with what it implies (sse4.2 brings sse4.1; no sse2 takes avx away).
+  auto set = [&](llvm::StringRef F, bool On) {
+    Enabled[F] = On;
+    if (X86)
+      llvm::X86::updateImpliedFeatures(F, On, Enabled);
+  };
+  if (X86) {
+    llvm::SmallVector<llvm::StringRef, 64> OfCpu;
+    llvm::X86::getFeaturesForCPU(TargetCpu, OfCpu);
+    for (llvm::StringRef F : OfCpu)
+      set(F, true);
   }
   for (llvm::StringRef F : llvm::split(TargetFeatures, ',')) {
     F = F.trim();
-    if (F.size() < 2 || (F[0] != '+' && F[0] != '-'))
-      continue;
-    if (llvm::Triple(TargetTriple).isX86())
-      llvm::X86::updateImpliedFeatures(F.drop_front(), F[0] == '+', Enabled);
-    else
-      Enabled[F.drop_front()] = F[0] == '+';
+    if (F.size() >= 2 && (F[0] == '+' || F[0] == '-'))
+      set(F.drop_front(), F[0] == '+');
   }
   std::vector<std::string> Out;
   for (const auto &F : Enabled)
@@ -461,12 +465,14 @@ llvm::Expected<CompiledObject> CompiledObject::deserialize(llvm::StringRef Bytes
     return Invalid("bad magic");
   ByteReader Header(Bytes.substr(sizeof(Magic), HeaderSize - sizeof(Magic)));
   uint32_t Version = Header.num<uint32_t>();
-  Header.num<uint32_t>();
+  uint32_t Reserved = Header.num<uint32_t>();
   uint64_t Size = Header.num<uint64_t>();
   uint64_t Checksum = Header.num<uint64_t>();
   if (Version != FormatVersion)
     return Invalid("format version " + llvm::Twine(Version) + ", this ptxforge reads version " +
                    llvm::Twine(FormatVersion) + " (compile it again)");
+  if (Reserved != 0)
+    return Invalid("unknown header flags 0x" + llvm::utohexstr(Reserved));
   llvm::StringRef Payload = Bytes.drop_front(HeaderSize);
   if (Size != Payload.size())
     return Invalid("the header says " + llvm::Twine(Size) + " bytes follow, " + llvm::Twine(Payload.size()) + " do");

@@ -1,12 +1,13 @@
 // From what a program hands to cuModuleLoad* to PTX text: files and in-memory images are told apart by their
 // first bytes (fatbinary container, nvcc's wrapper struct, ELF, or PTX text), fatbinaries go through the
-// -gencode selection rules of fatbin/Selection.h.
+// -gencode selection rules of fatbin/Selection.h, which may pick a host-native entry (compiled code) instead.
 #include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/FaultGuard.h"
 #include "ptxforge/driver/Module.h"
 #include "ptxforge/driver/Status.h"
 
 #include "ptxforge/fatbin/Fatbinary.h"
+#include "ptxforge/fatbin/HostIsa.h"
 #include "ptxforge/fatbin/Reader.h"
 #include "ptxforge/fatbin/Selection.h"
 
@@ -74,17 +75,31 @@ bool onlyEmptyCubins(llvm::ArrayRef<const fatbin::Entry *> Entries, unsigned CC)
   return Any;
 }
 
+/// The ISA levels this CPU runs, asked once (CPUID does not change while the process runs).
+const std::vector<std::string> &hostIsaLevels() {
+  static const std::vector<std::string> Levels = fatbin::hostIsaLevels();
+  return Levels;
+}
+
 llvm::Expected<SelectedPtx> selectFromEntries(llvm::ArrayRef<const fatbin::Entry *> Entries, unsigned CC,
                                               std::string Name, JitLogs &Logs) {
   fatbin::SelectionRequest Request;
   Request.ComputeCapability = CC;
   Request.Jit = fatbin::JitPolicy::fromEnvironment();
+  Request.HostIsaLevels = hostIsaLevels();
   fatbin::Selection S = fatbin::selectEntry(Entries, Request);
   switch (S.Status) {
   case fatbin::SelectionStatus::Selected: {
-    if (!S.Chosen->isPtx()) {
-      Logs.Error = "ptxforge: host-native fatbinary entries cannot be loaded yet";
-      return makeError(Status::NoBinaryForGpu, Logs.Error);
+    if (S.Chosen->isHostNative()) {
+      auto Bytes = S.Chosen->contents();
+      if (!Bytes) {
+        Logs.Error = "ptxforge: " + llvm::toString(Bytes.takeError());
+        return makeError(Status::InvalidImage, Logs.Error);
+      }
+      SelectedPtx Out;
+      Out.Name = Name + ":" + S.Chosen->archName() + "." + S.Chosen->Options.str() + ".o";
+      Out.Object.assign(Bytes->begin(), Bytes->end());
+      return Out;
     }
     auto Text = S.Chosen->ptxText();
     if (!Text) {

@@ -14,6 +14,7 @@ config.environment["PATH"] = os.pathsep.join(
     [config.ptxforge_bin, config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
 config.substitutions.append(("%shared", config.shared_dir))
 config.substitutions.append(("%src", config.ptxforge_src_root))
+config.substitutions.append(("%obj", config.ptxforge_obj_root))
 if shutil.which("ptxas"):
     config.available_features.add("ptxas")
     config.environment["PATH"] += os.pathsep + os.path.dirname(shutil.which("ptxas"))

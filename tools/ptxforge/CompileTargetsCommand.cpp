@@ -272,11 +272,11 @@ Expected<std::string> emitHostCode(const ptx::VerifiedModule &M, const ptx::Sour
     return TM.takeError();
   Module &Mod = *LM->Module;
   if (Error E = codegen::prepareModule(Mod, **TM))
-    return std::move(E);
+    return E;
   // -O0 shows the IR as lowered; the JIT's -O0 (optimizeModule) would already inline the thread functions.
   if (OptLevel > 0)
     if (Error E = codegen::optimizeModule(Mod, **TM, OptLevel))
-      return std::move(E);
+      return E;
   if (Kind != HostOutput::LLVM)
     return codegen::emitMachineCode(Mod, **TM, Kind == HostOutput::Asm);
   std::string Out;

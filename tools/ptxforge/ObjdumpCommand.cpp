@@ -2,9 +2,12 @@
 // CUDA code (cuobjdump's -lptx/-lelf/-ptx/-xptx/-xelf/-all map to the long options here).
 #include "Commands.h"
 
+#include "ptxforge/codegen/CompiledObject.h"
 #include "ptxforge/fatbin/Listing.h"
 #include "ptxforge/fatbin/Reader.h"
+#include "ptxforge/ptx/Requirements.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/FileSystem.h"
@@ -31,13 +34,16 @@ struct ObjdumpOptions {
   bool All = false;
   bool DumpPtx = false;
   bool DumpElf = false;
+  bool DumpHost = false;
   std::vector<std::string> ExtractPtx;
   std::vector<std::string> ExtractElf;
   std::vector<std::string> ExtractHost;
   std::string OutputDir = ".";
 
   bool anyExtraction() const { return !ExtractPtx.empty() || !ExtractElf.empty() || !ExtractHost.empty(); }
-  bool anyAction() const { return ListPtx || ListElf || ListHost || DumpPtx || DumpElf || anyExtraction(); }
+  bool anyAction() const {
+    return ListPtx || ListElf || ListHost || DumpPtx || DumpElf || DumpHost || anyExtraction();
+  }
 };
 
 Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
@@ -82,6 +88,33 @@ Error dumpElf(raw_ostream &OS, const Fatbinary &F) {
         continue; // the null section
       OS << format("  %-40s size 0x%llx\n", Name->str().c_str(), (unsigned long long)Sec.getSize());
     }
+  }
+  return Error::success();
+}
+
+/// `--dump-host` (ptxforge's own): every entry's header, each host-native one followed by what its compiled
+/// object holds, read back as the loader reads it.
+Error dumpHost(raw_ostream &OS, const Fatbinary &F) {
+  for (const Entry *E : F.entries()) {
+    printEntryHeader(OS, *E);
+    if (!E->isHostNative())
+      continue;
+    auto Bytes = E->contents();
+    if (!Bytes)
+      return Bytes.takeError();
+    auto Obj = codegen::CompiledObject::deserialize(toStringRef(*Bytes));
+    if (!Obj)
+      return makeError("host code for " + E->archName() + " (" + E->Options + "): " + toString(Obj.takeError()));
+    std::vector<std::string> Kernels;
+    for (const codegen::KernelInfo &K : Obj->Kernels)
+      Kernels.push_back(K.Name);
+    OS << "target = " << Obj->TargetTriple << " " << Obj->TargetCpu << "\n";
+    OS << "optimization = -O" << Obj->OptLevel << "\n";
+    OS << "ptx = " << ptx::smName(Obj->Facts.TargetSm, Obj->Facts.TargetSuffix) << ", ISA "
+       << Obj->Facts.PtxVersion / 10 << "." << Obj->Facts.PtxVersion % 10 << "\n";
+    OS << "kernels = " << join(Kernels, ", ") << "\n";
+    OS << "object = " << Obj->ObjectCode.size() << " bytes\n";
+    OS << "runs here = " << (errorToBool(Obj->checkRunsOnHost()) ? "no" : "yes") << "\n";
   }
   return Error::success();
 }
@@ -175,6 +208,8 @@ int runObjdump(const ObjdumpOptions &O) {
     Error Err = O.DumpPtx ? dumpPtx(outs(), F) : Error::success();
     if (!Err && O.DumpElf)
       Err = dumpElf(outs(), F);
+    if (!Err && O.DumpHost)
+      Err = dumpHost(outs(), F);
     if (!Err && O.anyExtraction())
       Err = extractEntries(O, F, Input);
     if (Err) {
@@ -196,11 +231,14 @@ void addObjdumpCommand(CLI::App &App, Runner &Run) {
   Cmd->add_option("inputs", Opts->Inputs, "fatbinary files, ELF executables, shared libraries or objects")->required();
   Cmd->add_flag("--list-ptx", Opts->ListPtx, "list the PTX entries (cuobjdump -lptx)");
   Cmd->add_flag("--list-elf", Opts->ListElf, "list the ELF (SASS) entries (cuobjdump -lelf)");
-  Cmd->add_flag("--list-host", Opts->ListHost, "list ptxforge's host-native entries");
+  Cmd->add_flag("--list-host", Opts->ListHost, "list ptxforge's host-native entries (-lptx and -lelf leave them out)");
   Cmd->add_flag("--all", Opts->All, "also read relocatable fatbinaries (__nv_relfatbin) in ELF files (cuobjdump -all)");
   Cmd->add_flag("--dump-ptx", Opts->DumpPtx, "print every entry's header and the text of PTX entries (cuobjdump -ptx)");
   Cmd->add_flag("--dump-elf", Opts->DumpElf,
                 "print every entry's header and the section table of ELF entries (cuobjdump -elf)");
+  Cmd->add_flag("--dump-host", Opts->DumpHost,
+                "print every entry's header and, for host-native entries, what their compiled code holds (target "
+                "CPU, kernels, whether this CPU runs it)");
   // One name per occurrence, so `--extract-ptx a.ptx input.fatbin` leaves the input alone.
   Cmd->add_option("--extract-ptx", Opts->ExtractPtx,
                   "write the PTX entry with this listed name, or 'all' (cuobjdump -xptx)")

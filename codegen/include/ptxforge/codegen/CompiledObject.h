@@ -10,15 +10,12 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Target/TargetMachine.h"
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
-
-namespace llvm {
-class TargetMachine;
-} // namespace llvm
 
 namespace ptxforge::codegen {
 
