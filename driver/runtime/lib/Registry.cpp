@@ -110,8 +110,8 @@ cudaError_t FatbinRegistry::moduleOf(Fatbin &F, CUmodule *Out) {
   M.Failure = fromDriver(R);
   if (R == CUDA_ERROR_NO_BINARY_FOR_GPU)
     std::fprintf(stderr,
-                 "ptxforge: %s has no kernel image ptxforge can run: its fatbinary holds no PTX for this device "
-                 "(SASS only); rebuild with PTX, e.g. -gencode arch=compute_XX,code=compute_XX%s%s\n",
+                 "ptxforge: %s: no kernel image for the device, its fatbinary has no PTX ptxforge can run%s%s; "
+                 "rebuild with PTX, e.g. -gencode arch=compute_XX,code=compute_XX\n",
                  F.Origin.c_str(), *Log ? ": " : "", Log);
   else
     std::fprintf(stderr, "ptxforge: loading the kernels of %s failed (%s)%s%s\n", F.Origin.c_str(),
