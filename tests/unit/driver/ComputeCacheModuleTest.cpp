@@ -174,3 +174,27 @@ TEST_CASE("threads racing to the first use of a lazy module compile it once") {
   CHECK(Scope.cache().stats().Stores == 1);
   CHECK(runScale(cacheTestContext(), **M, 0.5f).empty());
 }
+
+TEST_CASE("CUDA_CACHE_MAXSIZE evicts the least recently loaded module's code") {
+  GlobalCacheScope Scope;
+  EnvScope Env({"CUDA_CACHE_PATH", "CUDA_CACHE_MAXSIZE", "CUDA_CACHE_DISABLE"});
+  std::string A = scaleModule("0f40000000"), B = scaleModule("0f40400000"), C = scaleModule("0f40800000");
+  loadAndMaterialize(A);
+  uint64_t One = Scope.cache().stats().Bytes;
+  REQUIRE(One > 0);
+  // Room for two entries of this size (the three modules differ in one constant), not three.
+  ::setenv("CUDA_CACHE_PATH", Scope.path().c_str(), 1);
+  ::setenv("CUDA_CACHE_MAXSIZE", std::to_string(One * 5 / 2).c_str(), 1);
+  Scope.cache().reconfigure(ComputeCacheConfig::fromEnvironment());
+  loadAndMaterialize(B);
+  CHECK(Scope.cache().stats().Entries == 2);
+  loadAndMaterialize(C);
+  CHECK(Scope.cache().stats().Entries == 2);
+  CHECK(Scope.cache().stats().Evictions == 1);
+  CHECK(loadAndMaterialize(C)->fromComputeCache());
+  CHECK(loadAndMaterialize(B)->fromComputeCache());
+  auto Again = loadAndMaterialize(A); // evicted: compiled again, and runs
+  CHECK_FALSE(Again->fromComputeCache());
+  CHECK(runScale(cacheTestContext(), *Again, 2.0f).empty());
+  CHECK(Scope.cache().stats().Bytes <= One * 5 / 2);
+}
