@@ -4,6 +4,7 @@
 #include "ptxforge/ptxforge.h"
 #include "ptxforge/ptxforge.hpp"
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ struct ptxforge_stream_s {
 };
 struct ptxforge_buffer_s {
   DeviceBuffer B;
+};
+struct ptxforge_object_s {
+  ObjectCode O;
 };
 
 static_assert(PTXFORGE_ERROR_INTERNAL == static_cast<int>(ErrorCode::Internal) &&
@@ -102,6 +106,18 @@ Expected<Arguments> toArguments(const void *const *Args, const size_t *Sizes, si
     A.addBytes(Args[I], Sizes[I]);
   }
   return A;
+}
+
+/// Copies Bytes to Buffer when it holds *Size bytes; *Size becomes the size needed either way.
+ptxforge_status copyOut(const void *Bytes, size_t N, void *Buffer, size_t *Size) {
+  if (!Size)
+    return nullArgument("size");
+  size_t Room = *Size;
+  *Size = N;
+  if (!Buffer || Room < N)
+    return fail(ErrorCode::InvalidArgument, ("the buffer needs " + std::to_string(N) + " bytes").c_str());
+  std::memcpy(Buffer, Bytes, N);
+  return PTXFORGE_SUCCESS;
 }
 
 Expected<LaunchConfig> toConfig(const ptxforge_launch_config *C) {
@@ -237,6 +253,47 @@ ptxforge_status ptxforge_device_copy_to_device(ptxforge_device D, uint64_t Dst, 
 
 ptxforge_status ptxforge_device_copy_to_host(ptxforge_device D, void *Dst, uint64_t Src, size_t Size) {
   return fence([&] { return D ? check(D->D.copyToHost(Dst, Src, Size)) : nullArgument("device"); });
+}
+
+ptxforge_status ptxforge_object_compile(ptxforge_program P, const ptxforge_object_options *O, ptxforge_object *Out) {
+  return fence([&] {
+    if (!P || !O || !Out)
+      return nullArgument(!P ? "program" : !O ? "options" : "out");
+    ObjectOptions OO;
+    OO.Target = ComputeCapability{O->cc_major, O->cc_minor};
+    OO.OptLevel = O->opt_level;
+    OO.Cpu = O->cpu ? O->cpu : "";
+    return create(ObjectCode::compile(P->P, OO), Out);
+  });
+}
+
+void ptxforge_object_destroy(ptxforge_object O) { delete O; }
+const char *ptxforge_object_cpu(ptxforge_object O) { return O ? O->O.cpu().c_str() : ""; }
+
+ptxforge_status ptxforge_object_serialize(ptxforge_object O, void *Buffer, size_t *Size) {
+  return fence([&] {
+    if (!O)
+      return nullArgument("object");
+    std::string Bytes = O->O.serialize();
+    return copyOut(Bytes.data(), Bytes.size(), Buffer, Size);
+  });
+}
+
+ptxforge_status ptxforge_object_fatbinary(ptxforge_object O, void *Buffer, size_t *Size) {
+  return fence([&] {
+    if (!O)
+      return nullArgument("object");
+    Expected<std::vector<uint8_t>> Bytes = O->O.fatbinary();
+    return Bytes ? copyOut(Bytes->data(), Bytes->size(), Buffer, Size) : fail(Bytes.error());
+  });
+}
+
+ptxforge_status ptxforge_device_load(ptxforge_device D, ptxforge_object O, ptxforge_executable *Out) {
+  return fence([&] {
+    if (!D || !O || !Out)
+      return nullArgument(!D ? "device" : !O ? "object" : "out");
+    return create(D->D.load(O->O), Out);
+  });
 }
 
 void ptxforge_executable_destroy(ptxforge_executable X) { delete X; }

@@ -54,6 +54,7 @@ typedef struct ptxforge_executable_s *ptxforge_executable; /**< a program compil
 typedef struct ptxforge_kernel_s *ptxforge_kernel;         /**< a kernel of an executable */
 typedef struct ptxforge_stream_s *ptxforge_stream;         /**< an ordered queue of launches */
 typedef struct ptxforge_buffer_s *ptxforge_buffer;         /**< device memory */
+typedef struct ptxforge_object_s *ptxforge_object;         /**< host code compiled ahead of time */
 
 /** A diagnostic. line 0: about the module as a whole. The strings belong to the API (see where each comes from). */
 typedef struct ptxforge_diagnostic {
@@ -73,6 +74,12 @@ typedef struct ptxforge_compile_options {
   unsigned cc_major, cc_minor; /**< virtual compute capability to compile for; 0.0: the device's */
   unsigned opt_level;          /**< 0-3; ptxforge_compile_options_init sets 2 */
 } ptxforge_compile_options;
+
+typedef struct ptxforge_object_options {
+  unsigned cc_major, cc_minor; /**< the virtual compute capability */
+  unsigned opt_level;          /**< 0-3 */
+  const char *cpu; /**< NULL or "host": this CPU; "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4"; an LLVM CPU */
+} ptxforge_object_options;
 
 typedef struct ptxforge_launch_config {
   unsigned grid[3], block[3]; /**< x, y, z; each at least 1 */
@@ -145,6 +152,18 @@ PTXFORGE_API ptxforge_status ptxforge_device_copy_to_device(ptxforge_device devi
                                                             size_t size);
 PTXFORGE_API ptxforge_status ptxforge_device_copy_to_host(ptxforge_device device, void *dst, uint64_t src,
                                                           size_t size);
+
+/* Ahead-of-time compilation. The bytes written by _serialize and _fatbinary: *size is the buffer's size on
+ * entry and the bytes needed on return; a NULL or too small buffer returns PTXFORGE_ERROR_INVALID_ARGUMENT with
+ * *size set, so a caller asks for the size first. */
+PTXFORGE_API ptxforge_status ptxforge_object_compile(ptxforge_program program, const ptxforge_object_options *options,
+                                                     ptxforge_object *out);
+PTXFORGE_API void ptxforge_object_destroy(ptxforge_object object);
+PTXFORGE_API const char *ptxforge_object_cpu(ptxforge_object object);
+PTXFORGE_API ptxforge_status ptxforge_object_serialize(ptxforge_object object, void *buffer, size_t *size);
+PTXFORGE_API ptxforge_status ptxforge_object_fatbinary(ptxforge_object object, void *buffer, size_t *size);
+PTXFORGE_API ptxforge_status ptxforge_device_load(ptxforge_device device, ptxforge_object object,
+                                                  ptxforge_executable *out);
 
 /* Executables and kernels. */
 PTXFORGE_API void ptxforge_executable_destroy(ptxforge_executable executable);

@@ -16,6 +16,7 @@
 #include "ptxforge/api/Expected.h"
 #include "ptxforge/api/Launch.h"
 #include "ptxforge/api/Memory.h"
+#include "ptxforge/api/ObjectCode.h"
 #include "ptxforge/api/Program.h"
 #include "ptxforge/api/Stream.h"
 #include "ptxforge/api/Version.h"

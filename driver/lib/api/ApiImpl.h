@@ -4,6 +4,7 @@
 
 #include "ptxforge/ptxforge.hpp"
 
+#include "ptxforge/codegen/CompiledObject.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Module.h"
 #include "ptxforge/driver/Stream.h"
@@ -25,6 +26,14 @@ struct Program::Impl {
   static Program wrap(std::shared_ptr<const Impl> I) { return Program(std::move(I)); }
   const ptx::Module &module() const { return Front->Verified->module(); }
   const ptx::SourceBuffer &source() const { return *Front->Source; }
+};
+
+struct ObjectCode::Impl {
+  Program Source;
+  ComputeCapability Target;
+  codegen::CompiledObject Object;
+
+  static ObjectCode wrap(std::shared_ptr<const Impl> I) { return ObjectCode(std::move(I)); }
 };
 
 struct Stream::Impl {

@@ -70,6 +70,17 @@ std::vector<Parameter> describeParameters(const codegen::KernelInfo &K, const pt
   return Out;
 }
 
+/// An executable for Code (compiled from P for Target): its kernels with their parameters in PTX terms.
+std::shared_ptr<Executable::Impl> makeExecutable(const std::shared_ptr<Device::Impl> &Dev, const Program &P,
+                                                 ComputeCapability Target, std::unique_ptr<driver::Module> Code) {
+  auto X = std::make_shared<Executable::Impl>(Dev, P);
+  X->Target = Target;
+  X->Code = std::move(Code);
+  for (const auto &F : X->Code->functions())
+    X->Kernels.push_back({F.get(), describeParameters(F->info(), P.impl().module().findFunction(F->name()))});
+  return X;
+}
+
 } // namespace
 
 Expected<Executable> Device::compile(const Program &P, const CompileOptions &Options) const {
@@ -95,12 +106,18 @@ Expected<Executable> Device::compile(const Program &P, const CompileOptions &Opt
       return Error(C, Log.empty() ? E.message() : E.message() + ": " + Log);
     }
 
-    auto X = std::make_shared<Executable::Impl>(I, P);
-    X->Target = Target;
-    X->Code = std::move(*Code);
-    for (const auto &F : X->Code->functions())
-      X->Kernels.push_back({F.get(), describeParameters(F->info(), PI.module().findFunction(F->name()))});
-    return Executable(std::move(X));
+    return Executable(makeExecutable(I, P, Target, std::move(*Code)));
+  });
+}
+
+Expected<Executable> Device::load(const ObjectCode &Object) const {
+  return guarded([&]() -> Expected<Executable> {
+    const ObjectCode::Impl &O = Object.impl();
+    driver::JitLogs Logs;
+    auto Code = driver::Module::fromObject(*I->Ctx, O.Object, O.Source.name(), O.Target.value(), Logs);
+    if (!Code)
+      return toApiError(Code.takeError(), O.Source.name() + " (" + O.Object.TargetCpu + ")");
+    return Executable(makeExecutable(I, O.Source, O.Target, std::move(*Code)));
   });
 }
 

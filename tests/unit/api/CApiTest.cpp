@@ -134,3 +134,44 @@ TEST_CASE("C: compile, inspect, run; a fault, then a good launch") {
   ptxforge_device_destroy(Dev);
   ptxforge_program_destroy(P);
 }
+
+TEST_CASE("C: objects compiled ahead of time") {
+  ptxforge_program P = nullptr;
+  ptxforge_device Dev = nullptr;
+  ptxforge_object Obj = nullptr;
+  ptxforge_executable X = nullptr;
+  ptxforge_kernel K = nullptr;
+  REQUIRE(load(KernelsPtx, "kernels.ptx", &P) == PTXFORGE_SUCCESS);
+  REQUIRE(ptxforge_device_create(nullptr, &Dev) == PTXFORGE_SUCCESS);
+  ptxforge_object_options O = {9, 0, 2, "x86-64-v2"};
+  REQUIRE(ptxforge_object_compile(P, &O, &Obj) == PTXFORGE_SUCCESS);
+  CHECK(std::string(ptxforge_object_cpu(Obj)) == "x86-64-v2");
+  size_t Size = 0;
+  CHECK(ptxforge_object_fatbinary(Obj, nullptr, &Size) == PTXFORGE_ERROR_INVALID_ARGUMENT);
+  REQUIRE(Size > 16);
+  std::string Bytes(Size, '\0');
+  REQUIRE(ptxforge_object_fatbinary(Obj, Bytes.data(), &Size) == PTXFORGE_SUCCESS);
+  CHECK(Bytes.compare(0, 4, "\x50\xed\x55\xba") == 0);
+  Size = 0;
+  CHECK(ptxforge_object_serialize(Obj, nullptr, &Size) == PTXFORGE_ERROR_INVALID_ARGUMENT);
+  CHECK(Size > 0);
+
+  REQUIRE(ptxforge_device_load(Dev, Obj, &X) == PTXFORGE_SUCCESS);
+  REQUIRE(ptxforge_executable_kernel(X, "store", &K) == PTXFORGE_SUCCESS);
+  ptxforge_buffer B = nullptr;
+  REQUIRE(ptxforge_buffer_create(Dev, 4, &B) == PTXFORGE_SUCCESS);
+  uint64_t Address = ptxforge_buffer_address(B);
+  uint32_t Value = 64, Out = 0;
+  const void *Args[2] = {&Address, &Value};
+  size_t Sizes[2] = {8, 4};
+  ptxforge_launch_config C = {{1, 1, 1}, {1, 1, 1}, 0};
+  REQUIRE(ptxforge_kernel_run(K, &C, Args, Sizes, 2) == PTXFORGE_SUCCESS);
+  REQUIRE(ptxforge_buffer_read(B, 0, &Out, 4) == PTXFORGE_SUCCESS);
+  CHECK(Out == 64);
+  ptxforge_buffer_destroy(B);
+  ptxforge_kernel_destroy(K);
+  ptxforge_executable_destroy(X);
+  ptxforge_object_destroy(Obj);
+  ptxforge_device_destroy(Dev);
+  ptxforge_program_destroy(P);
+}

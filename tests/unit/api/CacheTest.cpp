@@ -54,3 +54,38 @@ TEST_CASE("the compute cache is configured, cleared and counted") {
   REQUIRE(Cache.configure(Saved).ok());
   std::filesystem::remove_all(Dir);
 }
+
+TEST_CASE("compiles store into the compute cache and hit it") {
+  ComputeCache Cache = ComputeCache::global();
+  CacheConfig Saved = Cache.config();
+  std::string Dir = freshDirectory();
+  REQUIRE(Cache.configure({Dir, 64 << 20, true}).ok());
+  auto P = Program::fromText(test::KernelsPtx, "kernels.ptx");
+  auto D = Device::create();
+  REQUIRE(P.ok());
+  REQUIRE(D.ok());
+  for (int Round = 0; Round < 2; ++Round) {
+    auto X = D->compile(*P);
+    REQUIRE(X.ok());
+    auto B = D->allocate(4);
+    REQUIRE(B.ok());
+    REQUIRE(X->kernel("store")->run({{1}, {1}}, Arguments::of(*B, 11u)).ok());
+    CHECK((*B->read<uint32_t>(1))[0] == 11);
+  }
+  CacheStats S = Cache.stats();
+  CHECK(S.Misses == 1);
+  CHECK(S.Stores == 1);
+  CHECK(S.Hits == 1);
+  CHECK(S.Entries == 1);
+  CHECK(S.Bytes > 0);
+  REQUIRE(Cache.clear().ok());
+  CHECK(Cache.stats().Entries == 0);
+
+  // Disabled: nothing is looked up or stored.
+  REQUIRE(Cache.configure({Dir, 64 << 20, false}).ok());
+  REQUIRE(D->compile(*P).ok());
+  CHECK(Cache.stats().Stores == 0);
+  CHECK(Cache.stats().Entries == 0);
+  REQUIRE(Cache.configure(Saved).ok());
+  std::filesystem::remove_all(Dir);
+}

@@ -6,6 +6,7 @@
 #include "ptxforge/api/Expected.h"
 #include "ptxforge/api/Export.h"
 #include "ptxforge/api/Memory.h"
+#include "ptxforge/api/ObjectCode.h"
 #include "ptxforge/api/Program.h"
 #include "ptxforge/api/Stream.h"
 
@@ -48,6 +49,10 @@ public:
 
   /// Compiles P to host code for Options.Target (see CompileOptions).
   Expected<Executable> compile(const Program &P, const CompileOptions &Options = {}) const;
+
+  /// Loads host code compiled ahead of time (its compute capability is the executable's target): NotSupported
+  /// when this CPU lacks a feature the code uses.
+  Expected<Executable> load(const ObjectCode &Object) const;
 
   /// A zero-filled buffer of Bytes (> 0) bytes.
   Expected<DeviceBuffer> allocate(size_t Bytes) const;
