@@ -1,8 +1,8 @@
 # `cmake --install`: the CLI, libptxforge.so with the public embedding headers, libcuda.so.1 with ptxforge's
-# cuda.h, the CMake package (ptxforge::ptxforge, ptxforge::cuda) and ptxforge.pc. Only the API headers are
+# cuda.h, libcudart.so.13, the CMake package (ptxforge::ptxforge, ptxforge::cuda) and ptxforge.pc. Only the API headers are
 # installed: consumers compile without LLVM or ANTLR headers.
-# libcuda.so.1 goes to <libdir>/ptxforge, not <libdir>: installed into /usr/local it would otherwise shadow
-# NVIDIA's driver for every program on the machine.
+# libcuda.so.1 and libcudart.so.13 go to <libdir>/ptxforge, not <libdir>: installed into /usr/local they would
+# otherwise shadow NVIDIA's driver and runtime for every program on the machine.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -16,6 +16,8 @@ install(TARGETS ptxforge_api EXPORT ptxforgeTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS ptxforge_cuda EXPORT ptxforgeTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ptxforge)
+# libcudart.so.13 beside libcuda.so.1 (its RUNPATH $ORIGIN finds it there); `ptxforge exec` looks there.
+install(TARGETS ptxforge_cudart LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ptxforge)
 
 set(_api_include ${PROJECT_SOURCE_DIR}/driver/include/ptxforge)
 install(FILES ${_api_include}/ptxforge.h ${_api_include}/ptxforge.hpp

@@ -25,12 +25,25 @@ struct ExecOptions {
   std::string LibDir;
 };
 
-/// <bin>/../lib beside this ptxforge binary (the build tree's and an install's layout).
+bool holdsLibraries(llvm::StringRef Dir) {
+  for (const char *Lib : {"libcudart.so.13", "libcuda.so.1"}) {
+    llvm::SmallString<256> Path(Dir);
+    llvm::sys::path::append(Path, Lib);
+    if (llvm::sys::fs::exists(Path))
+      return true;
+  }
+  return false;
+}
+
+/// Where the libraries are beside this ptxforge binary: <prefix>/lib in a build tree, <prefix>/<libdir>/ptxforge
+/// when installed (kept out of the loader's default path, so as not to shadow NVIDIA's libraries).
 std::string defaultLibDir() {
   std::string Self = llvm::sys::fs::getMainExecutable("ptxforge", reinterpret_cast<void *>(&defaultLibDir));
-  llvm::SmallString<256> Dir(llvm::sys::path::parent_path(llvm::sys::path::parent_path(Self)));
-  llvm::sys::path::append(Dir, "lib");
-  return std::string(Dir);
+  llvm::StringRef Prefix = llvm::sys::path::parent_path(llvm::sys::path::parent_path(Self));
+  llvm::SmallString<256> Build(Prefix), Installed(Prefix);
+  llvm::sys::path::append(Build, "lib");
+  llvm::sys::path::append(Installed, PTXFORGE_INSTALL_LIBDIR);
+  return std::string(holdsLibraries(Installed) && !holdsLibraries(Build) ? Installed : Build);
 }
 
 int execProgram(const ExecOptions &Options, const std::vector<std::string> &Command) {
@@ -39,13 +52,7 @@ int execProgram(const ExecOptions &Options, const std::vector<std::string> &Comm
     return ExitUsage;
   }
   std::string LibDir = Options.LibDir.empty() ? defaultLibDir() : Options.LibDir;
-  bool HasLibraries = false;
-  for (const char *Lib : {"libcudart.so.13", "libcuda.so.1"}) {
-    llvm::SmallString<256> Path(LibDir);
-    llvm::sys::path::append(Path, Lib);
-    HasLibraries |= llvm::sys::fs::exists(Path);
-  }
-  if (!HasLibraries) {
+  if (!holdsLibraries(LibDir)) {
     std::cerr << "ptxforge exec: " << LibDir << " holds neither libcudart.so.13 nor libcuda.so.1 (--libdir says where)\n";
     return ExitUsage;
   }
@@ -72,7 +79,8 @@ void ptxforge::tools::addExecCommand(CLI::App &App, Runner &Run) {
       "exec", "Run a CUDA program (built with -cudart shared) on the CPU through ptxforge's libcudart.so.13 and "
               "libcuda.so.1: ptxforge exec PROGRAM [ARGS...]");
   Sub->add_option("--libdir", Options->LibDir,
-                  "Directory holding ptxforge's libcudart.so.13 and libcuda.so.1 (default: ../lib beside ptxforge)");
+                  "Directory holding ptxforge's libcudart.so.13 and libcuda.so.1 (default: beside ptxforge, in ../lib "
+                  "or, installed, ../" PTXFORGE_INSTALL_LIBDIR ")");
   Sub->prefix_command(); // PROGRAM and everything after it belong to the program
   Sub->callback([&Run, Sub, Options] {
     std::vector<std::string> Command = Sub->remaining();
