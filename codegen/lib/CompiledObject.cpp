@@ -17,6 +17,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -111,6 +112,15 @@ llvm::Expected<std::unique_ptr<llvm::TargetMachine>> ptxforge::codegen::createTa
     JTMB.setCPU(llvm::sys::getHostCPUName().str());
     JTMB.getFeatures().AddFeature(hostFeatureString());
   } else {
+    // LLVM only warns (on stderr) about an unknown CPU and compiles for a generic one; a typo must not yield
+    // code for another machine than the one named. Ask a subtarget made without a CPU, which does not warn.
+    std::string Why;
+    const llvm::Target *T = llvm::TargetRegistry::lookupTarget(JTMB.getTargetTriple(), Why);
+    if (!T)
+      return makeError(Why);
+    std::unique_ptr<llvm::MCSubtargetInfo> STI(T->createMCSubtargetInfo(JTMB.getTargetTriple(), "", ""));
+    if (!STI || !STI->isCPUStringValid(O.TargetCpu))
+      return makeError("unknown target CPU '" + O.TargetCpu + "' for " + JTMB.getTargetTriple().str());
     JTMB.setCPU(O.TargetCpu);
   }
   // What ORC's JITLink linker expects on x86-64 ELF (and what a C compiler's objects are): position-independent
@@ -118,14 +128,7 @@ llvm::Expected<std::unique_ptr<llvm::TargetMachine>> ptxforge::codegen::createTa
   JTMB.setRelocationModel(llvm::Reloc::PIC_);
   JTMB.setCodeModel(llvm::CodeModel::Small);
   JTMB.setCodeGenOptLevel(O.OptLevel >= 2 ? llvm::CodeGenOptLevel::Default : llvm::CodeGenOptLevel::Less);
-  auto TM = JTMB.createTargetMachine();
-  if (!TM)
-    return TM.takeError();
-  // LLVM only warns about an unknown CPU and compiles for a generic one; a typo must not yield code for
-  // another machine than the one named.
-  if (!(*TM)->getMCSubtargetInfo()->isCPUStringValid((*TM)->getTargetCPU()))
-    return makeError("unknown target CPU '" + O.TargetCpu + "' for " + (*TM)->getTargetTriple().str());
-  return TM;
+  return JTMB.createTargetMachine();
 }
 
 llvm::Expected<std::string> ptxforge::codegen::emitMachineCode(llvm::Module &M, llvm::TargetMachine &TM,

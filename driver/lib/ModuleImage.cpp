@@ -106,11 +106,11 @@ llvm::Expected<SelectedPtx> selectFromEntries(llvm::ArrayRef<const fatbin::Entry
       Logs.Error = "ptxforge: " + llvm::toString(Text.takeError());
       return makeError(Status::InvalidImage, Logs.Error);
     }
-    return SelectedPtx{std::move(*Text), Name + ":" + S.Chosen->archName() + ".ptx", false};
+    return SelectedPtx{std::move(*Text), Name + ":" + S.Chosen->archName() + ".ptx", false, {}};
   }
   case fatbin::SelectionStatus::PtxMissing:
     if (onlyEmptyCubins(Entries, CC))
-      return SelectedPtx{"", Name, true};
+      return SelectedPtx{"", Name, true, {}};
     Logs.Error = "ptxforge: " + S.Message + " (ptxforge runs PTX; NVIDIA SASS cannot run on it)";
     return makeError(Status::NoBinaryForGpu, Logs.Error);
   case fatbin::SelectionStatus::NoBinaryForGpu:
@@ -181,7 +181,7 @@ llvm::Expected<SelectedPtx> ptxforge::driver::selectPtx(const ModuleSource &Sour
       Logs.Error = "ptxforge: " + Source.Path + " is neither PTX nor a fatbinary";
       return makeError(Status::InvalidImage, Logs.Error);
     }
-    return SelectedPtx{Text.str(), Source.Path, false};
+    return SelectedPtx{Text.str(), Source.Path, false, {}};
   }
 
   // The loader gets no size for an in-memory image: a corrupt header could send the reader past its end, so
@@ -244,6 +244,6 @@ llvm::Expected<SelectedPtx> selectFromImage(const uint8_t *P, unsigned CC, JitLo
     Logs.Error = "ptxforge: the image is neither PTX text nor a fatbinary";
     return makeError(Status::InvalidImage, Logs.Error);
   }
-  return SelectedPtx{Text.str(), "<ptx image>", false};
+  return SelectedPtx{Text.str(), "<ptx image>", false, {}};
 }
 } // namespace

@@ -119,20 +119,35 @@ Error dumpHost(raw_ostream &OS, const Fatbinary &F) {
   return Error::success();
 }
 
-Error writeEntry(const NamedEntry &N, StringRef OutputDir) {
-  auto Bytes = N.E->contents();
+/// What extracting an entry writes: PTX without NVIDIA's NUL terminator and padding; for a host-native entry the
+/// ELF object it holds (so `nm`, `objdump -d` and a linker take the `.o` file); other entries as stored.
+Expected<std::string> extractedBytes(const Entry &E) {
+  auto Bytes = E.contents();
   if (!Bytes)
     return Bytes.takeError();
-  size_t Size = Bytes->size();
-  if (N.E->isPtx()) // the text without NVIDIA's NUL terminator and padding
-    Size = StringRef(reinterpret_cast<const char *>(Bytes->data()), Size).find('\0');
+  StringRef Data = toStringRef(*Bytes);
+  if (E.isPtx())
+    return Data.take_until([](char C) { return C == 0; }).str();
+  if (E.isHostNative()) {
+    auto Obj = codegen::CompiledObject::deserialize(Data);
+    if (!Obj)
+      return makeError("host code for " + E.archName() + " (" + E.Options + "): " + toString(Obj.takeError()));
+    return std::move(Obj->ObjectCode);
+  }
+  return Data.str();
+}
+
+Error writeEntry(const NamedEntry &N, StringRef OutputDir) {
+  auto Bytes = extractedBytes(*N.E);
+  if (!Bytes)
+    return Bytes.takeError();
   SmallString<256> Path(OutputDir);
   sys::path::append(Path, N.FileName);
   std::error_code EC;
   raw_fd_ostream Out(Path, EC, sys::fs::OF_None);
   if (EC)
     return makeError(Path + ": " + EC.message());
-  Out.write(reinterpret_cast<const char *>(Bytes->data()), std::min(Size, Bytes->size()));
+  Out << *Bytes;
   Out.close();
   if (Out.has_error())
     return makeError(Path + ": " + Out.error().message());
@@ -246,7 +261,8 @@ void addObjdumpCommand(CLI::App &App, Runner &Run) {
   Cmd->add_option("--extract-elf", Opts->ExtractElf,
                   "write the ELF entry with this listed name, or 'all' (cuobjdump -xelf)")
       ->allow_extra_args(false);
-  Cmd->add_option("--extract-host", Opts->ExtractHost, "write the host-native entry with this listed name, or 'all'")
+  Cmd->add_option("--extract-host", Opts->ExtractHost,
+                  "write the ELF object of the host-native entry with this listed name, or 'all'")
       ->allow_extra_args(false);
   Cmd->add_option("--output-dir", Opts->OutputDir, "where extracted files go (default: the current directory)");
   Cmd->callback([&Run, Opts] { Run = [Opts] { return runObjdump(*Opts); }; });
