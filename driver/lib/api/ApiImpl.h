@@ -88,6 +88,9 @@ struct Kernel::Impl {
   const Executable::Impl::KernelData &data() const { return Exec->Kernels[Index]; }
 };
 
+/// InvalidArgument unless CC is a compute capability NVIDIA has defined.
+std::optional<Error> checkComputeCapability(ComputeCapability CC);
+
 /// An API Error for an error of the core (driver Status, codegen launch faults); Context prefixes the message.
 Error toApiError(llvm::Error E, const std::string &Context = "");
 

@@ -7,7 +7,6 @@
 #include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Driver.h"
 #include "ptxforge/driver/Memory.h"
-#include "ptxforge/ptx/Requirements.h"
 
 #include <cstdlib>
 
@@ -24,9 +23,8 @@ Expected<Device> Device::create(const DeviceOptions &Options) {
       return toApiError(std::move(E), "cannot create the device");
     ComputeCapability CC = Options.CC.value_or(ComputeCapability{driver::deviceProperties().CcMajor,
                                                                  driver::deviceProperties().CcMinor});
-    if (CC.Minor > 9 || !ptx::isKnownSm(CC.value()))
-      return Error(ErrorCode::InvalidArgument,
-                   "unknown compute capability " + std::to_string(CC.Major) + "." + std::to_string(CC.Minor));
+    if (auto Bad = checkComputeCapability(CC))
+      return std::move(*Bad);
     auto I = std::make_shared<Impl>();
     I->CC = CC;
     I->Workers = Options.Workers;
@@ -86,6 +84,8 @@ std::shared_ptr<Executable::Impl> makeExecutable(const std::shared_ptr<Device::I
 Expected<Executable> Device::compile(const Program &P, const CompileOptions &Options) const {
   return guarded([&]() -> Expected<Executable> {
     ComputeCapability Target = Options.Target.value_or(I->CC);
+    if (auto Bad = checkComputeCapability(Target))
+      return std::move(*Bad);
     if (Options.OptLevel > 3)
       return Error(ErrorCode::InvalidArgument, "optimisation level " + std::to_string(Options.OptLevel) + " (0-3)");
     std::vector<Diagnostic> Reasons = P.checkTarget(Target);

@@ -4,6 +4,7 @@
 
 #include "ptxforge/codegen/Launch.h"
 #include "ptxforge/driver/Status.h"
+#include "ptxforge/ptx/Requirements.h"
 #include "ptxforge/ptx/Verifier.h"
 
 using namespace ptxforge;
@@ -138,6 +139,13 @@ Error ptxforge::toApiError(llvm::Error E, const std::string &Context) {
       },
       [&](const llvm::ErrorInfoBase &EI) { Message = EI.message(); });
   return Error(Code, Context.empty() ? Message : Context + ": " + Message);
+}
+
+std::optional<Error> ptxforge::checkComputeCapability(ComputeCapability CC) {
+  if (CC.Minor <= 9 && ptx::isKnownSm(CC.value()))
+    return std::nullopt;
+  return Error(ErrorCode::InvalidArgument,
+               "unknown compute capability " + std::to_string(CC.Major) + "." + std::to_string(CC.Minor));
 }
 
 const char *ptxforge::version() { return PTXFORGE_VERSION_STRING; }

@@ -14,6 +14,8 @@ Expected<ObjectCode> ObjectCode::compile(const Program &P, const ObjectOptions &
   return guarded([&]() -> Expected<ObjectCode> {
     if (Options.OptLevel > 3)
       return Error(ErrorCode::InvalidArgument, "optimisation level " + std::to_string(Options.OptLevel) + " (0-3)");
+    if (auto Bad = checkComputeCapability(Options.Target))
+      return std::move(*Bad);
     std::vector<Diagnostic> Reasons = P.checkTarget(Options.Target);
     if (!Reasons.empty())
       return Error(ErrorCode::UnsupportedTarget, P.name() + " cannot run on " + Options.Target.name(),

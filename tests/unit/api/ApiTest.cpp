@@ -159,6 +159,9 @@ TEST_CASE("requirements and target checks") {
   CHECK(Y->target().value() == 86);
   O.OptLevel = 7;
   CHECK(device().compile(*P, O).error().code() == ErrorCode::InvalidArgument);
+  O.OptLevel = 2;
+  O.Target = ComputeCapability{99, 0};
+  CHECK(device().compile(*P, O).error().message() == "unknown compute capability 99.0");
 }
 
 TEST_CASE("kernels and their parameter layouts") {
