@@ -524,11 +524,19 @@ CUDART_API cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
     return drv(cuStreamSynchronize(stream));
   });
 }
+/// cudaStreamQuery/cudaEventQuery: "not ready" is an answer, not an error to remember as the last one.
+template <class F> cudaError_t query(F &&Ask) noexcept {
+  cudaError_t Answer = cudaErrorUnknown;
+  entry([&] {
+    if (cudaError_t E = ensureContext())
+      return Answer = E;
+    Answer = drv(Ask());
+    return Answer == cudaErrorNotReady ? cudaSuccess : Answer;
+  });
+  return Answer;
+}
 CUDART_API cudaError_t cudaStreamQuery(cudaStream_t stream) {
-  if (cudaError_t E = ensureContext())
-    return record(E);
-  cudaError_t E = drv(cuStreamQuery(stream));
-  return E == cudaErrorNotReady ? E : record(E); // not ready is an answer, not an error to remember
+  return query([&] { return cuStreamQuery(stream); });
 }
 CUDART_API cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags) {
   return entry([&] {
@@ -607,10 +615,7 @@ CUDART_API cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   return cudaEventRecordWithFlags(event, stream, 0);
 }
 CUDART_API cudaError_t cudaEventQuery(cudaEvent_t event) {
-  if (cudaError_t E = ensureContext())
-    return record(E);
-  cudaError_t E = drv(cuEventQuery(event));
-  return E == cudaErrorNotReady ? E : record(E);
+  return query([&] { return cuEventQuery(event); });
 }
 CUDART_API cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   return entry([&] {
