@@ -1,0 +1,34 @@
+// The -O pipeline with ptxforge's passes hooked in (see passes/Passes.h for what each is for).
+#include "ptxforge/codegen/Optimize.h"
+
+#include "passes/Passes.h"
+
+#include "llvm/Passes/PassBuilder.h"
+
+using namespace ptxforge::codegen;
+
+llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachine &TM, unsigned Level) {
+  llvm::LoopAnalysisManager LAM;
+  llvm::FunctionAnalysisManager FAM;
+  llvm::CGSCCAnalysisManager CGAM;
+  llvm::ModuleAnalysisManager MAM;
+  llvm::PipelineTuningOptions PTO;
+  llvm::PassBuilder PB(&TM, PTO);
+  // PTX addresses are integers; once registers are SSA values, give memory accesses pointer provenance so
+  // alias analysis, SCEV and the loop vectorizer can reason about them.
+  PB.registerPeepholeEPCallback([](llvm::FunctionPassManager &FPM, llvm::OptimizationLevel) {
+    FPM.addPass(passes::PointerProvenancePass());
+  });
+  PB.registerModuleAnalyses(MAM);
+  PB.registerCGSCCAnalyses(CGAM);
+  PB.registerFunctionAnalyses(FAM);
+  PB.registerLoopAnalyses(LAM);
+  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+  llvm::OptimizationLevel OL = Level == 0   ? llvm::OptimizationLevel::O0
+                               : Level == 1 ? llvm::OptimizationLevel::O1
+                               : Level == 2 ? llvm::OptimizationLevel::O2
+                                            : llvm::OptimizationLevel::O3;
+  llvm::ModulePassManager MPM = Level == 0 ? PB.buildO0DefaultPipeline(OL) : PB.buildPerModuleDefaultPipeline(OL);
+  MPM.run(M, MAM);
+  return llvm::Error::success();
+}

@@ -1,0 +1,18 @@
+// Private to codegen/lib: ptxforge's own LLVM passes, each in its own file, run by optimizeModule.
+#pragma once
+
+#include "llvm/IR/PassManager.h"
+
+namespace ptxforge::codegen::passes {
+
+/// PTX computes addresses as 64-bit integers, so lowered code reaches memory through `inttoptr`, which hides
+/// from SCEV and alias analysis where an access points: loops over threads do not vectorize and loads are
+/// not hoisted. This pass loads 64-bit kernel parameters as pointers (a pointer stays an integer for every
+/// integer use through ptrtoint) and rewrites `inttoptr(V)`, where V is a pointer's integer plus an offset
+/// (through add/sub/or-disjoint/phi/select), as `getelementptr i8, P, V - ptrtoint(P)`: the same address,
+/// now based on P.
+struct PointerProvenancePass : llvm::PassInfoMixin<PointerProvenancePass> {
+  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
+};
+
+} // namespace ptxforge::codegen::passes
