@@ -99,8 +99,10 @@ void printListing(raw_ostream &OS, raw_ostream &Notes, const Fatbinary &F, Strin
     Missing("HOST");
 }
 
-void printEntryHeader(raw_ostream &OS, const Entry &E) {
-  std::string Title = "Fatbin " + kindName(E.kind()) + " code:";
+void printEntryHeader(raw_ostream &OS, const Entry &E, HostNativeStyle Style) {
+  const bool AsHost = E.isHostNative() && Style == HostNativeStyle::AsPtxforge;
+  std::string Title =
+      "Fatbin " + (E.isHostNative() && !AsHost ? std::string("<unknown kind>") : kindName(E.kind())) + " code:";
   const EntryHeader &H = E.Header;
   OS << "\n" << Title << "\n" << std::string(Title.size(), '=') << "\n";
   OS << "arch = " << E.archName() << "\n";
@@ -113,13 +115,13 @@ void printEntryHeader(raw_ostream &OS, const Entry &E) {
     OS << "identifier = " << E.Name << "\n";
   if (E.isPtx())
     OS << "ptxasOptions = " << E.Options << "\n";
-  else if (E.isHostNative())
+  else if (AsHost)
     OS << "isa = " << E.Options << "\n";
 }
 
-void printHeaders(raw_ostream &OS, const Fatbinary &F) {
+void printHeaders(raw_ostream &OS, const Fatbinary &F, HostNativeStyle Style) {
   for (const Entry *E : F.entries())
-    printEntryHeader(OS, *E);
+    printEntryHeader(OS, *E, Style);
 }
 
 } // namespace ptxforge::fatbin

@@ -467,7 +467,7 @@ Expected<std::vector<uint8_t>> writePlanned(const std::vector<PlannedEntry> &Pla
     if (!P.IsaLevel.empty()) {
       if (Error E = Host.add(W, P.PtxText, "compute_" + std::to_string(P.Arch.Number) + " PTX", P.Arch.Number,
                              P.IsaLevel))
-        return std::move(E);
+        return E;
       continue;
     }
     fatbin::EntryDesc D;
@@ -516,7 +516,7 @@ Expected<std::vector<uint8_t>> repackage(const fatbin::Fatbinary &F, const Setti
         });
         if (!Have)
           if (Error Err = Host.add(W, *Text, "PTX " + E.archName(), E.arch(), Level))
-            return std::move(Err);
+            return Err;
       }
     }
     auto Bytes = W.write();

@@ -92,11 +92,12 @@ Error dumpElf(raw_ostream &OS, const Fatbinary &F) {
   return Error::success();
 }
 
-/// `--dump-host` (ptxforge's own): every entry's header, each host-native one followed by what its compiled
-/// object holds, read back as the loader reads it.
+/// `--dump-host` (ptxforge's own): every entry's header, host-native ones as ptxforge's (the other dumps show
+/// them as cuobjdump does, as a kind it does not know) and followed by what their compiled object holds, read
+/// back as the loader reads it.
 Error dumpHost(raw_ostream &OS, const Fatbinary &F) {
   for (const Entry *E : F.entries()) {
-    printEntryHeader(OS, *E);
+    printEntryHeader(OS, *E, HostNativeStyle::AsPtxforge);
     if (!E->isHostNative())
       continue;
     auto Bytes = E->contents();

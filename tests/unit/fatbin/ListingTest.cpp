@@ -110,6 +110,10 @@ TEST_CASE("names of family, host-native and many entries") {
   std::string Head;
   llvm::raw_string_ostream HeadOS(Head);
   printEntryHeader(HeadOS, F.Containers[0].Entries[11]);
+  CHECK(Head == "\nFatbin <unknown kind> code:\n===========================\narch = sm_90\ncode version = [1,0]\n"
+                "host = linux\ncompile_size = 64bit\n");
+  Head.clear();
+  printEntryHeader(HeadOS, F.Containers[0].Entries[11], HostNativeStyle::AsPtxforge);
   CHECK(Head == "\nFatbin host code:\n=================\narch = sm_90\ncode version = [1,0]\nhost = linux\n"
                 "compile_size = 64bit\nisa = x86-64-v3\n");
   Head.clear();

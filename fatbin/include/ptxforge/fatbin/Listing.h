@@ -39,11 +39,16 @@ struct ListingKinds {
 void printListing(llvm::raw_ostream &OS, llvm::raw_ostream &Notes, const Fatbinary &F, llvm::StringRef Path,
                   ListingKinds Kinds);
 
+/// How header blocks show ptxforge's host-native entries: as cuobjdump shows them (a kind it does not know:
+/// "Fatbin <unknown kind> code:" and the common fields), or as ptxforge's own ("Fatbin host code:" and the ISA
+/// level).
+enum class HostNativeStyle { AsCuobjdump, AsPtxforge };
+
 /// Writes the header block cuobjdump prints before an entry's code: a blank line, "Fatbin ptx code:",
 /// a rule, then arch, code version, host, compile_size, "compressed", identifier and options lines.
-void printEntryHeader(llvm::raw_ostream &OS, const Entry &E);
+void printEntryHeader(llvm::raw_ostream &OS, const Entry &E, HostNativeStyle Style = HostNativeStyle::AsCuobjdump);
 
 /// The default dump: every entry's header block, in order.
-void printHeaders(llvm::raw_ostream &OS, const Fatbinary &F);
+void printHeaders(llvm::raw_ostream &OS, const Fatbinary &F, HostNativeStyle Style = HostNativeStyle::AsCuobjdump);
 
 } // namespace ptxforge::fatbin
