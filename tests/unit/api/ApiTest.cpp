@@ -321,3 +321,17 @@ TEST_CASE("devices, kernels of another device, version") {
   O.CC = ComputeCapability{4, 2};
   CHECK(Device::create(O).error().code() == ErrorCode::InvalidArgument);
 }
+
+TEST_CASE("a failed device assert is an error value; the same kernel runs again") {
+  auto P = Program::fromFile(std::string(PTXFORGE_SOURCE_DIR) + "/tests/lit/run/Inputs/printf-assert.ptx");
+  REQUIRE_MESSAGE(P.ok(), P.error().toString());
+  auto X = device().compile(*P);
+  REQUIRE_MESSAGE(X.ok(), X.error().toString());
+  auto A = X->kernel("_Z1ai"); // assert(x > 0)
+  REQUIRE(A.ok());
+  auto Failed = A->run({{1}, {2}}, Arguments::of(int32_t(0)));
+  REQUIRE_FALSE(Failed.ok());
+  CHECK(Failed.error().code() == ErrorCode::Assert);
+  CHECK(Failed.error().message().find("Assertion `x > 0` failed") != std::string::npos);
+  CHECK(A->run({{1}, {2}}, Arguments::of(int32_t(1))).ok());
+}
