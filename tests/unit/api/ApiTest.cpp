@@ -306,6 +306,29 @@ TEST_CASE("streams from several threads") {
     CHECK(Ok[T] == 1);
 }
 
+TEST_CASE("compiles from several threads") {
+  auto P = Program::fromText(KernelsPtx, "kernels.ptx");
+  REQUIRE(P.ok());
+  std::vector<std::thread> Threads;
+  std::vector<int> Ok(3, 0);
+  for (int T = 0; T < 3; ++T)
+    Threads.emplace_back([T, &P, &Ok] {
+      CompileOptions O;
+      O.OptLevel = unsigned(T); // different code, so the compute cache cannot serve them all
+      auto X = device().compile(*P, O);
+      auto B = device().allocate(4);
+      if (!X || !B)
+        return;
+      auto K = X->kernel("store");
+      Ok[T] = K && K->run({{1}, {1}}, Arguments::of(*B, uint32_t(T + 5))).ok() &&
+              (*B->read<uint32_t>(1))[0] == uint32_t(T + 5);
+    });
+  for (std::thread &T : Threads)
+    T.join();
+  for (int T = 0; T < 3; ++T)
+    CHECK(Ok[T] == 1);
+}
+
 TEST_CASE("devices, kernels of another device, version") {
   CHECK(std::string(version()) == PTXFORGE_VERSION_STRING);
   DeviceOptions O;
