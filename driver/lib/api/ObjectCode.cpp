@@ -50,9 +50,11 @@ Expected<void> ObjectCode::checkRunsOnHost() const {
 Expected<std::vector<uint8_t>> ObjectCode::fatbinary() const {
   return guarded([&]() -> Expected<std::vector<uint8_t>> {
     const std::string &Level = I->Object.TargetCpu;
-    if (!llvm::is_contained(fatbin::X86IsaLevels, llvm::StringRef(Level)))
+    if (!llvm::is_contained(fatbin::X86IsaLevels, llvm::StringRef(Level))) {
+      std::string Levels = llvm::join(std::begin(fatbin::X86IsaLevels), std::end(fatbin::X86IsaLevels), ", ");
       return Error(ErrorCode::NotSupported, "host-native fatbinary entries are compiled for an x86-64 ISA level (" +
-                                                llvm::join(std::begin(fatbin::X86IsaLevels), std::end(fatbin::X86IsaLevels), ", ") + "), not '" + Level + "'");
+                                                Levels + "), not '" + Level + "'");
+    }
     fatbin::FatbinWriter W;
     fatbin::EntryDesc D;
     D.Arch = I->Target.value();
