@@ -137,9 +137,21 @@ static uint32_t ptxrt_bar_red(ThreadContext *C, uint32_t Id, uint32_t Count, uin
   default: return Popc != 0;
   }
 }
+
+/// Region-split block functions (codegen/lib/BarrierRegions.cpp) ask after each loop over the block's threads
+/// where the threads stopped (State[t]: 0 exited, K waiting to enter region K): 0 when all exited, K when all
+/// wait for region K, ~0 otherwise (each thread then resumes on its own; all wait at the same barrier id).
+static uint32_t ptxrt_region_next(ThreadContext *, const uint32_t *State, uint32_t N) {
+  uint32_t First = State[0];
+  for (uint32_t T = 1; T < N; ++T)
+    if (State[T] != First)
+      return ~0u;
+  return First;
+}
 }
 
 void ptxforge::codegen::exec::registerSyncHelpers(HelperTable &T) {
+  T.push_back({"ptxrt_region_next", reinterpret_cast<void *>(&ptxrt_region_next)});
   T.push_back({"ptxrt_bar_sync", reinterpret_cast<void *>(&ptxrt_bar_sync)});
   T.push_back({"ptxrt_bar_arrive", reinterpret_cast<void *>(&ptxrt_bar_arrive)});
   T.push_back({"ptxrt_bar_red", reinterpret_cast<void *>(&ptxrt_bar_red)});

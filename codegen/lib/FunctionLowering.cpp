@@ -85,13 +85,9 @@ void FunctionLowering::prologue() {
   TCtx = LF->getArg(0);
   if (IsKernel) {
     Params = LF->getArg(1);
-    uint64_t Off = 0;
-    for (const ptx::VariableDecl &P : F.Sig.Params) {
-      uint64_t A = std::max<uint64_t>(1, P.Align ? P.Align : P.elementSize());
-      Off = (Off + A - 1) / A * A;
-      KernelParamOffsets.push_back(Off);
-      Off += P.sizeInBytes();
-    }
+    uint64_t Bytes;
+    for (const ParamInfo &P : kernelParamLayout(F, Bytes))
+      KernelParamOffsets.push_back(P.Offset);
   } else {
     for (unsigned I = 1; I < LF->arg_size(); ++I)
       ParamPtrs.push_back(LF->getArg(I));

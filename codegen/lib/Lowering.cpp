@@ -1,5 +1,6 @@
 // ptx::Module -> llvm::Module: globals and the shared-memory layout, one LLVM function per PTX function, and
 // for each kernel a thread function `void K(ThreadContext *, const char *params)`.
+#include "BarrierRegions.h"
 #include "FunctionLowering.h"
 
 #include "ptxforge/ptx/Printer.h"
@@ -97,6 +98,33 @@ struct InitBuilder {
   }
 };
 
+} // namespace
+
+std::vector<ParamInfo> ptxforge::codegen::detail::kernelParamLayout(const ptx::Function &F, uint64_t &Bytes) {
+  std::vector<ParamInfo> Params;
+  uint64_t Off = 0;
+  for (const ptx::VariableDecl &P : F.Sig.Params) {
+    uint64_t A = std::max<uint64_t>(1, P.Align ? P.Align : P.elementSize());
+    Off = alignTo(Off, A);
+    Params.push_back({P.Name.str(), Off, P.sizeInBytes(), A});
+    Off += P.sizeInBytes();
+  }
+  Bytes = Off;
+  return Params;
+}
+
+namespace {
+
+/// Kernel parameters are read-only and nothing else points into their buffer: saying so lets LLVM hoist
+/// parameter loads out of thread loops (stores through global pointers could otherwise alias them), and
+/// dereferenceable lets it hoist those guarded by a branch too.
+void markParamBuffer(llvm::Function *F, unsigned Arg, uint64_t Bytes) {
+  F->addParamAttr(Arg, llvm::Attribute::NoAlias);
+  F->addParamAttr(Arg, llvm::Attribute::ReadOnly);
+  if (Bytes)
+    F->addDereferenceableParamAttr(Arg, Bytes);
+}
+
 llvm::Function *declareFunction(ModuleLowering &ML, const ptx::Function &F) {
   llvm::Type *Ptr = llvm::PointerType::get(ML.Ctx, 0);
   std::vector<llvm::Type *> Args;
@@ -113,10 +141,9 @@ llvm::Function *declareFunction(ModuleLowering &ML, const ptx::Function &F) {
   if (!LF) {
     LF = llvm::Function::Create(FT, llvm::GlobalValue::ExternalLinkage, Name, ML.Mod);
     if (F.IsEntry) {
-      // Kernel parameters are read-only and nothing else points into their buffer: saying so lets LLVM hoist
-      // parameter loads out of thread loops (stores through global pointers could otherwise alias them).
-      LF->addParamAttr(1, llvm::Attribute::NoAlias);
-      LF->addParamAttr(1, llvm::Attribute::ReadOnly);
+      uint64_t Bytes;
+      kernelParamLayout(F, Bytes);
+      markParamBuffer(LF, 1, Bytes);
     }
   }
   return LF;
@@ -134,8 +161,7 @@ llvm::Function *emitBlockLoop(ModuleLowering &ML, llvm::Function *Thread) {
   std::string Name = "__ptx_block_" + Thread->getName().drop_front(strlen("__ptx_kernel_")).str();
   llvm::Function *F = llvm::Function::Create(FT, llvm::GlobalValue::ExternalLinkage, Name, ML.Mod);
   Thread->addFnAttr(llvm::Attribute::AlwaysInline);
-  F->addParamAttr(1, llvm::Attribute::NoAlias);
-  F->addParamAttr(1, llvm::Attribute::ReadOnly);
+  markParamBuffer(F, 1, Thread->getParamDereferenceableBytes(1));
   llvm::BasicBlock *Entry = llvm::BasicBlock::Create(C, "entry", F);
   B.SetInsertPoint(Entry);
   llvm::Value *Tmpl = F->getArg(0), *Params = F->getArg(1);
@@ -282,14 +308,7 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
     KernelInfo K;
     K.Name = F.Name.str();
     K.Symbol = ML.Functions[FI]->getName().str();
-    uint64_t Off = 0;
-    for (const ptx::VariableDecl &P : F.Sig.Params) {
-      uint64_t A = std::max<uint64_t>(1, P.Align ? P.Align : P.elementSize());
-      Off = alignTo(Off, A);
-      K.Params.push_back({P.Name.str(), Off, P.sizeInBytes(), A});
-      Off += P.sizeInBytes();
-    }
-    K.ParamBytes = Off;
+    K.Params = kernelParamLayout(F, K.ParamBytes);
     K.StaticSharedBytes = StaticShared;
     for (const ptx::Instruction &I : F.Instructions)
       K.NeedsFibers |= needsFibers(I);
@@ -304,6 +323,9 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
           K.ExitInCallee |= I.Op == ptx::Opcode::Exit;
     if (!K.NeedsFibers && !K.ExitInCallee)
       K.BlockSymbol = emitBlockLoop(ML, ML.Functions[FI])->getName().str();
+    else if (regionSplittable(M, F))
+      if (llvm::Function *Block = emitRegionBlockFunction(ML, ML.Functions[FI]))
+        K.BlockSymbol = Block->getName().str();
     for (const ptx::PerfDirective &P : F.Perf)
       for (size_t D = 0; D < P.Values.size() && D < 3; ++D) {
         if (P.Kind == ptx::PerfDirectiveKind::Reqntid)

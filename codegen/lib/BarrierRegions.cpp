@@ -1,0 +1,396 @@
+// Kernels whose only synchronisation is `bar.sync`/`barrier.sync` on one barrier without a thread count run
+// without fibers: the thread function is cut at its barriers into regions, and the block function runs each
+// region as a loop over all threads of the block (PoCL's and CuPBoP's "work-item loops"). A thread's registers
+// that are read in a region before that region writes them live in per-thread arrays; all others stay
+// scalars that LLVM keeps in registers. Between regions the runtime looks at where every thread stopped: all
+// at the same barrier and none exited → the next region's loop, which LLVM can vectorize across threads;
+// otherwise a generic loop in which each thread resumes where it stopped (threads that exited are skipped,
+// threads waiting at different `bar.sync` instructions of the same barrier are released together, as on the
+// GPU).
+#include "BarrierRegions.h"
+
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/IR/CFG.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/Local.h"
+#include "llvm/Transforms/Utils/ValueMapper.h"
+
+using namespace ptxforge;
+using namespace ptxforge::codegen;
+using namespace ptxforge::codegen::detail;
+
+bool ptxforge::codegen::detail::regionSplittable(const ptx::Module &M, const ptx::Function &Kernel) {
+  std::optional<uint64_t> Id;
+  auto Acceptable = [&](const ptx::Function &F, bool IsKernel) {
+    for (const ptx::Instruction &I : F.Instructions) {
+      if (I.Op == ptx::Opcode::Exit && !IsKernel)
+        return false; // unwinds a thread from inside a call
+      if (!needsFibers(I))
+        continue;
+      if (!IsKernel || (I.Op != ptx::Opcode::Bar && I.Op != ptx::Opcode::Barrier))
+        return false;
+      if (I.has(ptx::Modifier::Arrive) || I.has(ptx::Modifier::Red) || I.has(ptx::Modifier::Warp) ||
+          I.has(ptx::Modifier::Cluster) || I.Operands.size() > 1)
+        return false;
+      uint64_t ThisId = 0;
+      if (!I.Operands.empty()) {
+        if (I.Operands[0].Kind != ptx::OperandKind::Immediate)
+          return false;
+        ThisId = I.Operands[0].Bits;
+      }
+      if (Id && *Id != ThisId)
+        return false;
+      Id = ThisId;
+    }
+    return true;
+  };
+  if (!Acceptable(Kernel, true))
+    return false;
+  for (const auto &G : M.Functions)
+    if (!G->IsEntry && G->HasBody && !Acceptable(*G, false))
+      return false;
+  return Id.has_value();
+}
+
+namespace {
+
+constexpr llvm::StringLiteral BarrierHelper = "ptxrt_bar_sync";
+
+/// The thread function's code between barriers.
+struct Region {
+  llvm::BasicBlock *Entry;
+  llvm::SmallSetVector<llvm::BasicBlock *, 16> Blocks;
+};
+
+class RegionBuilder {
+public:
+  RegionBuilder(ModuleLowering &ML, llvm::Function *F) : ML(ML), F(F), B(ML.Ctx) {}
+
+  bool build();
+
+private:
+  bool splitAtBarriers();
+  void collectRegions();
+  void findThreadPrivateAllocas();
+  /// Emits one loop over the block's threads. Generic: each thread enters the region its state names;
+  /// otherwise every thread enters region R. Returns the loop's entry block; the loop ends at Dispatch.
+  llvm::BasicBlock *emitRegionLoop(int R, bool Generic);
+
+  ModuleLowering &ML;
+  llvm::Function *F;
+  llvm::IRBuilder<> B;
+  llvm::BasicBlock *Setup = nullptr, *Dispatch = nullptr;
+  llvm::Value *Ctx = nullptr, *NX = nullptr, *NY = nullptr, *NZ = nullptr, *States = nullptr;
+  std::vector<llvm::AllocaInst *> Allocas;
+  llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> PerThread; ///< alloca -> its per-thread array
+  /// Barrier exits: the branch that ends a thread's region at barrier K continues in region K + 1.
+  llvm::DenseMap<llvm::Instruction *, unsigned> BarrierExit;
+  std::vector<Region> Regions;
+};
+
+bool RegionBuilder::splitAtBarriers() {
+  std::vector<llvm::CallInst *> Barriers;
+  for (llvm::BasicBlock &BB : *F)
+    for (llvm::Instruction &I : BB) {
+      if (llvm::isa<llvm::PHINode>(I))
+        return false; // the lowering's code is phi-free; anything else is not ours to cut
+      if (auto *CI = llvm::dyn_cast<llvm::CallInst>(&I))
+        if (CI->getCalledFunction() && CI->getCalledFunction()->getName() == BarrierHelper)
+          Barriers.push_back(CI);
+    }
+  // Region 0 starts after the entry block's allocas (gathered at its top first: the lowering interleaves
+  // them with its prologue).
+  llvm::BasicBlock &Entry = F->getEntryBlock();
+  std::vector<llvm::AllocaInst *> EntryAllocas;
+  for (llvm::Instruction &I : Entry)
+    if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(&I); A && A->isStaticAlloca())
+      EntryAllocas.push_back(A);
+  for (llvm::AllocaInst *A : llvm::reverse(EntryAllocas))
+    A->moveBefore(Entry.begin());
+  llvm::BasicBlock::iterator FirstCode = Entry.begin();
+  while (llvm::isa<llvm::AllocaInst>(*FirstCode))
+    ++FirstCode;
+  Regions.push_back({Entry.splitBasicBlock(FirstCode, "region0"), {}});
+  Setup = &Entry;
+  for (llvm::CallInst *CI : Barriers) {
+    llvm::BasicBlock *Cont = CI->getParent()->splitBasicBlock(CI->getNextNode(), "after.barrier");
+    BarrierExit[CI->getParent()->getTerminator()] = static_cast<unsigned>(Regions.size());
+    Regions.push_back({Cont, {}});
+    CI->eraseFromParent();
+  }
+  // Values the lowering computes once and reuses in later blocks go through memory like registers do, so
+  // the analysis below sees every value that crosses from one region into another.
+  std::vector<llvm::Instruction *> Crossing;
+  for (llvm::BasicBlock &BB : *F)
+    for (llvm::Instruction &I : BB)
+      if (!llvm::isa<llvm::AllocaInst>(I) && I.isUsedOutsideOfBlock(&BB))
+        Crossing.push_back(&I);
+  for (llvm::Instruction *I : Crossing)
+    llvm::DemoteRegToStack(*I, false, Setup->getTerminator()->getIterator());
+  return true;
+}
+
+void RegionBuilder::collectRegions() {
+  for (Region &R : Regions) {
+    std::vector<llvm::BasicBlock *> Work{R.Entry};
+    while (!Work.empty()) {
+      llvm::BasicBlock *BB = Work.back();
+      Work.pop_back();
+      if (!R.Blocks.insert(BB))
+        continue;
+      if (BarrierExit.count(BB->getTerminator()))
+        continue;
+      for (llvm::BasicBlock *S : llvm::successors(BB))
+        Work.push_back(S);
+    }
+  }
+}
+
+/// A register must survive a barrier when some region reads it before writing it: a forward "written on
+/// every path from the region's entry" analysis per region. Allocas used other than by plain loads and
+/// stores (arrays, out-parameters) are kept per thread whenever they are used at all.
+void RegionBuilder::findThreadPrivateAllocas() {
+  for (llvm::Instruction &I : *Setup)
+    if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(&I); A && A != Ctx)
+      Allocas.push_back(A);
+  llvm::DenseMap<llvm::AllocaInst *, unsigned> Index;
+  for (unsigned K = 0; K < Allocas.size(); ++K)
+    Index[Allocas[K]] = K;
+  llvm::BitVector Private(Allocas.size());
+  for (unsigned K = 0; K < Allocas.size(); ++K)
+    for (llvm::User *U : Allocas[K]->users()) {
+      auto *L = llvm::dyn_cast<llvm::LoadInst>(U);
+      auto *S = llvm::dyn_cast<llvm::StoreInst>(U);
+      if (!(L && L->isSimple()) && !(S && S->isSimple() && S->getPointerOperand() == Allocas[K]))
+        Private.set(K);
+    }
+  auto AllocaOf = [&](llvm::Value *P) -> int {
+    auto *A = llvm::dyn_cast<llvm::AllocaInst>(P);
+    auto It = A ? Index.find(A) : Index.end();
+    return It == Index.end() ? -1 : static_cast<int>(It->second);
+  };
+  for (size_t R = 1; R < Regions.size(); ++R) {
+    Region &Reg = Regions[R];
+    llvm::DenseMap<llvm::BasicBlock *, llvm::BitVector> Out;
+    llvm::BitVector All(Allocas.size(), true);
+    for (llvm::BasicBlock *BB : Reg.Blocks)
+      Out[BB] = All;
+    auto In = [&](llvm::BasicBlock *BB) {
+      if (BB == Reg.Entry)
+        return llvm::BitVector(Allocas.size());
+      llvm::BitVector V = All;
+      for (llvm::BasicBlock *P : llvm::predecessors(BB))
+        if (Reg.Blocks.count(P) && !BarrierExit.count(P->getTerminator()))
+          V &= Out[P];
+      return V;
+    };
+    // Must-written sets to a fixed point, then the reads they do not cover.
+    for (bool Changed = true; Changed;) {
+      Changed = false;
+      for (llvm::BasicBlock *BB : Reg.Blocks) {
+        llvm::BitVector V = In(BB);
+        for (llvm::Instruction &I : *BB)
+          if (auto *S = llvm::dyn_cast<llvm::StoreInst>(&I))
+            if (int K = AllocaOf(S->getPointerOperand()); K >= 0)
+              V.set(K);
+        if (V != Out[BB]) {
+          Out[BB] = V;
+          Changed = true;
+        }
+      }
+    }
+    for (llvm::BasicBlock *BB : Reg.Blocks) {
+      llvm::BitVector V = In(BB);
+      for (llvm::Instruction &I : *BB) {
+        if (auto *S = llvm::dyn_cast<llvm::StoreInst>(&I)) {
+          if (int K = AllocaOf(S->getPointerOperand()); K >= 0)
+            V.set(K);
+        } else if (auto *L = llvm::dyn_cast<llvm::LoadInst>(&I)) {
+          if (int K = AllocaOf(L->getPointerOperand()); K >= 0 && !V.test(K))
+            Private.set(K);
+        }
+      }
+    }
+  }
+  // Arrays: one element per thread of the block.
+  B.SetInsertPoint(Setup->getTerminator());
+  llvm::Value *N = B.CreateMul(B.CreateMul(NX, NY), NZ);
+  for (unsigned K = 0; K < Allocas.size(); ++K)
+    if (Private.test(K) && !Allocas[K]->use_empty()) {
+      llvm::AllocaInst *Arr = B.CreateAlloca(Allocas[K]->getAllocatedType(), N, Allocas[K]->getName() + ".threads");
+      Arr->setAlignment(Allocas[K]->getAlign());
+      PerThread[Allocas[K]] = Arr;
+    }
+  States = B.CreateAlloca(B.getInt32Ty(), N, "thread.state");
+}
+
+llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic) {
+  llvm::LLVMContext &C = ML.Ctx;
+  llvm::Type *I32 = B.getInt32Ty();
+  auto field = [&](unsigned Field, unsigned Index = 0) -> llvm::Value * {
+    if (Field > TCNctaid)
+      return B.CreateStructGEP(ML.ThreadCtxTy, Ctx, Field);
+    return B.CreateInBoundsGEP(ML.ThreadCtxTy, Ctx, {B.getInt32(0), B.getInt32(Field), B.getInt32(Index)});
+  };
+  llvm::BasicBlock *Pre = llvm::BasicBlock::Create(C, "region.loop", F), *ZHead = llvm::BasicBlock::Create(C, "z", F),
+                   *YHead = llvm::BasicBlock::Create(C, "y", F), *XBody = llvm::BasicBlock::Create(C, "x", F),
+                   *XLatch = llvm::BasicBlock::Create(C, "x.latch", F),
+                   *YLatch = llvm::BasicBlock::Create(C, "y.latch", F),
+                   *ZLatch = llvm::BasicBlock::Create(C, "z.latch", F);
+  B.SetInsertPoint(Pre);
+  B.CreateBr(ZHead);
+  B.SetInsertPoint(ZHead);
+  llvm::PHINode *Z = B.CreatePHI(I32, 2, "tz");
+  Z->addIncoming(B.getInt32(0), Pre);
+  B.CreateBr(YHead);
+  B.SetInsertPoint(YHead);
+  llvm::PHINode *Y = B.CreatePHI(I32, 2, "ty");
+  Y->addIncoming(B.getInt32(0), ZHead);
+  llvm::Value *RowBase = B.CreateMul(B.CreateAdd(B.CreateMul(Z, NY), Y), NX);
+  B.CreateBr(XBody);
+  B.SetInsertPoint(XBody);
+  llvm::PHINode *X = B.CreatePHI(I32, 2, "tx");
+  X->addIncoming(B.getInt32(0), YHead);
+  llvm::Value *Linear = B.CreateAdd(RowBase, X);
+  B.CreateStore(X, field(TCTid, 0));
+  B.CreateStore(Y, field(TCTid, 1));
+  B.CreateStore(Z, field(TCTid, 2));
+  B.CreateStore(B.CreateAnd(Linear, 31), field(TCLaneId));
+  B.CreateStore(B.CreateLShr(Linear, 5), field(TCWarpId));
+  B.CreateStore(Linear, field(TCLinearTid));
+  llvm::Value *T64 = B.CreateZExt(Linear, B.getInt64Ty());
+  llvm::Value *StatePtr = B.CreateGEP(I32, States, T64);
+
+  // The latch records where the thread stopped: 0 = exited, K = waiting to enter region K.
+  B.SetInsertPoint(XLatch);
+  llvm::PHINode *Code = B.CreatePHI(I32, 4, "stopped.at");
+  B.CreateStore(Code, StatePtr);
+  llvm::Value *NextX = B.CreateAdd(X, B.getInt32(1));
+  X->addIncoming(NextX, XLatch);
+  B.CreateCondBr(B.CreateICmpULT(NextX, NX), XBody, YLatch);
+  B.SetInsertPoint(YLatch);
+  llvm::Value *NextY = B.CreateAdd(Y, B.getInt32(1));
+  Y->addIncoming(NextY, YLatch);
+  B.CreateCondBr(B.CreateICmpULT(NextY, NY), YHead, ZLatch);
+  B.SetInsertPoint(ZLatch);
+  llvm::Value *NextZ = B.CreateAdd(Z, B.getInt32(1));
+  Z->addIncoming(NextZ, ZLatch);
+  B.CreateCondBr(B.CreateICmpULT(NextZ, NZ), ZHead, Dispatch);
+
+  // One copy of each region this loop can enter, its registers redirected to this thread's slots.
+  B.SetInsertPoint(XBody);
+  llvm::SwitchInst *Enter = nullptr;
+  if (Generic) {
+    llvm::Value *State = B.CreateLoad(I32, StatePtr);
+    llvm::BasicBlock *Skip = llvm::BasicBlock::Create(C, "thread.exited", F);
+    Enter = B.CreateSwitch(State, Skip, static_cast<unsigned>(Regions.size()));
+    B.SetInsertPoint(Skip);
+    Code->addIncoming(B.getInt32(0), Skip);
+    B.CreateBr(XLatch);
+  }
+  llvm::SmallVector<llvm::Value *, 16> Slots;
+  B.SetInsertPoint(XBody, XBody->end());
+  for (size_t K = Generic ? 1 : R; K < (Generic ? Regions.size() : size_t(R) + 1); ++K) {
+    const Region &Reg = Regions[K];
+    llvm::ValueToValueMapTy VMap;
+    llvm::IRBuilder<> SB(XBody);
+    if (Enter)
+      SB.SetInsertPoint(Enter);
+    for (auto &[A, Arr] : PerThread)
+      VMap[A] = SB.CreateGEP(A->getAllocatedType(), Arr, T64, A->getName() + ".mine");
+    std::vector<llvm::BasicBlock *> Copies;
+    for (llvm::BasicBlock *BB : Reg.Blocks) {
+      llvm::BasicBlock *Copy = llvm::CloneBasicBlock(BB, VMap, ".r" + llvm::Twine(K), F);
+      VMap[BB] = Copy;
+      Copies.push_back(Copy);
+    }
+    for (llvm::BasicBlock *Copy : Copies)
+      for (llvm::Instruction &I : *Copy)
+        llvm::RemapInstruction(&I, VMap, llvm::RF_IgnoreMissingLocals | llvm::RF_NoModuleLevelChanges);
+    // Region exits: a barrier (the thread waits to enter the next region) or the thread's end.
+    for (size_t J = 0; J < Copies.size(); ++J) {
+      llvm::Instruction *Term = Reg.Blocks[J]->getTerminator();
+      llvm::Instruction *CopyTerm = Copies[J]->getTerminator();
+      unsigned Stop;
+      if (auto It = BarrierExit.find(Term); It != BarrierExit.end())
+        Stop = It->second;
+      else if (llvm::isa<llvm::ReturnInst>(Term))
+        Stop = 0;
+      else
+        continue;
+      llvm::BranchInst::Create(XLatch, CopyTerm->getIterator());
+      CopyTerm->eraseFromParent();
+      Code->addIncoming(B.getInt32(Stop), Copies[J]);
+    }
+    llvm::BasicBlock *Start = llvm::cast<llvm::BasicBlock>(VMap[Reg.Entry]);
+    if (Enter)
+      Enter->addCase(B.getInt32(static_cast<uint32_t>(K)), Start);
+    else
+      llvm::BranchInst::Create(Start, XBody);
+  }
+  return Pre;
+}
+
+bool RegionBuilder::build() {
+  // The template context becomes a private copy whose thread ids the loops set.
+  llvm::Argument *Tmpl = F->getArg(0);
+  if (!splitAtBarriers() || Regions.size() < 2)
+    return false;
+  collectRegions();
+  B.SetInsertPoint(Setup->getTerminator());
+  llvm::AllocaInst *CtxAlloca = B.CreateAlloca(ML.ThreadCtxTy, nullptr, "ctx");
+  Ctx = CtxAlloca;
+  Tmpl->replaceAllUsesWith(Ctx);
+  uint64_t Size = ML.Mod.getDataLayout().getTypeAllocSize(ML.ThreadCtxTy);
+  B.CreateMemCpy(Ctx, llvm::MaybeAlign(8), Tmpl, llvm::MaybeAlign(8), Size);
+  beginDeferredChecks(B, ML, Ctx);
+  auto ntid = [&](unsigned D) {
+    return B.CreateLoad(B.getInt32Ty(),
+                        B.CreateInBoundsGEP(ML.ThreadCtxTy, Ctx, {B.getInt32(0), B.getInt32(TCNtid), B.getInt32(D)}));
+  };
+  NX = ntid(0), NY = ntid(1), NZ = ntid(2);
+  findThreadPrivateAllocas();
+
+  // After each loop: where do the threads stand? 0: all exited; K: all alive and waiting for region K (the
+  // fast loop); ~0: anything else (the generic loop).
+  Dispatch = llvm::BasicBlock::Create(ML.Ctx, "dispatch", F);
+  llvm::BasicBlock *Done = llvm::BasicBlock::Create(ML.Ctx, "done", F);
+  std::vector<llvm::BasicBlock *> Fast;
+  for (size_t R = 0; R < Regions.size(); ++R)
+    Fast.push_back(emitRegionLoop(static_cast<int>(R), false));
+  llvm::BasicBlock *Generic = emitRegionLoop(-1, true);
+  B.SetInsertPoint(Dispatch);
+  endDeferredChecks(B, ML, Ctx);
+  llvm::Value *Next = B.CreateCall(
+      ML.Mod.getOrInsertFunction("ptxrt_region_next", B.getInt32Ty(), B.getPtrTy(), B.getPtrTy(), B.getInt32Ty()),
+      {Ctx, States, B.CreateMul(B.CreateMul(NX, NY), NZ)});
+  llvm::SwitchInst *SW = B.CreateSwitch(Next, Generic, static_cast<unsigned>(Regions.size()));
+  SW->addCase(B.getInt32(0), Done);
+  for (size_t R = 1; R < Regions.size(); ++R)
+    SW->addCase(B.getInt32(static_cast<uint32_t>(R)), Fast[R]);
+  B.SetInsertPoint(Done);
+  B.CreateRetVoid();
+  // Every thread starts in region 0; the original blocks are now unreachable.
+  Setup->getTerminator()->eraseFromParent();
+  llvm::BranchInst::Create(Fast[0], Setup);
+  llvm::EliminateUnreachableBlocks(*F);
+  return true;
+}
+
+} // namespace
+
+llvm::Function *ptxforge::codegen::detail::emitRegionBlockFunction(ModuleLowering &ML, llvm::Function *Thread) {
+  llvm::ValueToValueMapTy VMap;
+  llvm::Function *F = llvm::CloneFunction(Thread, VMap);
+  F->setName("__ptx_block_" + Thread->getName().drop_front(strlen("__ptx_kernel_")));
+  F->removeFnAttr(llvm::Attribute::AlwaysInline);
+  RegionBuilder RB(ML, F);
+  if (!RB.build() || llvm::verifyFunction(*F)) {
+    F->eraseFromParent();
+    return nullptr;
+  }
+  return F;
+}

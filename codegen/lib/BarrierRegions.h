@@ -1,0 +1,18 @@
+// Private to codegen/lib: block functions for kernels synchronised only by whole-block barriers (see
+// BarrierRegions.cpp for the scheme).
+#pragma once
+
+#include "FunctionLowering.h"
+
+namespace ptxforge::codegen::detail {
+
+/// Whether Kernel's only synchronisation is `bar.sync`/`barrier.sync` on one immediate barrier id without a
+/// thread count, in the kernel body itself (callees neither synchronise nor `exit`).
+bool regionSplittable(const ptx::Module &M, const ptx::Function &Kernel);
+
+/// `__ptx_block_K(ThreadContext *Template, const char *Params)` for a region-splittable kernel's thread
+/// function: every thread of the block, region by region. Null when the thread function's shape is not one
+/// this scheme handles (the kernel then runs on fibers).
+llvm::Function *emitRegionBlockFunction(ModuleLowering &ML, llvm::Function *Thread);
+
+} // namespace ptxforge::codegen::detail
