@@ -75,6 +75,7 @@ CUresult toResult(Status S) {
   case Status::LaunchFailed: return CUDA_ERROR_LAUNCH_FAILED;
   case Status::Assert: return CUDA_ERROR_ASSERT;
   case Status::IllegalInstruction: return CUDA_ERROR_ILLEGAL_INSTRUCTION;
+  case Status::CooperativeLaunchTooLarge: return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
   case Status::MisalignedAddress: return CUDA_ERROR_MISALIGNED_ADDRESS;
   case Status::NotSupported: return CUDA_ERROR_NOT_SUPPORTED;
   case Status::NotPermitted: return CUDA_ERROR_NOT_PERMITTED;
@@ -358,7 +359,7 @@ std::optional<int> deviceAttribute(CUdevice_attribute A, const DeviceProperties 
   case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1: return 0;
   case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1: return 0;
   case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1: return 0;
-  case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: return 0; // no cuLaunchCooperativeKernel yet
+  case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: return 1;
   case CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH: return 0;
   case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: return Clamp(P.SharedMemoryPerBlockOptin);
   case CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES: return 0;
@@ -679,7 +680,8 @@ CUresult pointerAttribute(void *Data, CUpointer_attribute Attr, CUdeviceptr Ptr)
 
 // ---- launches ----
 CUresult launchKernel(CUfunction F, unsigned Gx, unsigned Gy, unsigned Gz, unsigned Bx, unsigned By, unsigned Bz,
-                      unsigned SharedBytes, CUstream H, void **KernelParams, void **Extra) {
+                      unsigned SharedBytes, CUstream H, void **KernelParams, void **Extra,
+                      LaunchKind Kind = LaunchKind::Normal) {
   if (!initialized())
     return CUDA_ERROR_NOT_INITIALIZED;
   Function *Fn = unwrap(F);
@@ -715,7 +717,7 @@ CUresult launchKernel(CUfunction F, unsigned Gx, unsigned Gy, unsigned Gz, unsig
   Config.Grid = {Gx, Gy, Gz};
   Config.Block = {Bx, By, Bz};
   Config.DynamicSharedBytes = SharedBytes;
-  return toResult(launch(*Ctx, S, *Fn, Config, std::move(*Params)));
+  return toResult(launch(*Ctx, S, *Fn, Config, std::move(*Params), Kind));
 }
 
 // ---- entry point lookup ----
@@ -2224,6 +2226,129 @@ PTXFORGE_API CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsign
   });
 }
 
+PTXFORGE_API CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                                unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                                                unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                                                void **kernelParams) {
+  return boundary([&] {
+    return launchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream,
+                        kernelParams, nullptr, LaunchKind::Cooperative);
+  });
+}
+
+namespace {
+/// CUlaunchAttribute and CUlaunchConfig as CUDA 13's cuda.h lays them out (ptxforge's cuda.h does not declare
+/// cuLaunchKernelEx's types yet).
+struct LaunchAttributeAbi {
+  int Id;
+  char Pad[4];
+  union {
+    char Bytes[64];
+    int Cooperative;
+    struct {
+      unsigned X, Y, Z;
+    } ClusterDim;
+  } Value;
+};
+static_assert(sizeof(LaunchAttributeAbi) == 72, "CUlaunchAttribute is 72 bytes");
+struct LaunchConfigAbi {
+  unsigned GridDimX, GridDimY, GridDimZ, BlockDimX, BlockDimY, BlockDimZ, SharedMemBytes;
+  CUstream Stream;
+  const LaunchAttributeAbi *Attrs;
+  unsigned NumAttrs;
+};
+static_assert(sizeof(LaunchConfigAbi) == 56, "CUlaunchConfig is 56 bytes");
+enum : int {
+  LaunchAttributeIgnore = 0,
+  LaunchAttributeCooperative = 2,
+  LaunchAttributeClusterDimension = 4,
+  LaunchAttributeProgrammaticEvent = 7,
+  LaunchAttributePreferredClusterDimension = 11,
+  LaunchAttributeCompletionEvent = 12,
+  LaunchAttributeLast = 13,
+};
+
+/// The launch kind cuLaunchKernelEx's attributes ask for. Hints (access policy, priority, sync domains,
+/// scheduling preferences) and relaxations of stream order (programmatic serialization) change nothing here:
+/// streams stay in order. Thread block clusters and the event-recording attributes are not modelled.
+CUresult launchKindOf(const LaunchConfigAbi &C, LaunchKind &Kind) {
+  if (C.NumAttrs && !C.Attrs)
+    return CUDA_ERROR_INVALID_VALUE;
+  Kind = LaunchKind::Normal;
+  for (unsigned I = 0; I < C.NumAttrs; ++I) {
+    const LaunchAttributeAbi &A = C.Attrs[I];
+    switch (A.Id) {
+    case LaunchAttributeCooperative:
+      if (A.Value.Cooperative)
+        Kind = LaunchKind::Cooperative;
+      break;
+    case LaunchAttributeClusterDimension:
+    case LaunchAttributePreferredClusterDimension:
+      if (A.Value.ClusterDim.X * A.Value.ClusterDim.Y * A.Value.ClusterDim.Z > 1)
+        return CUDA_ERROR_NOT_SUPPORTED;
+      break;
+    case LaunchAttributeProgrammaticEvent:
+    case LaunchAttributeCompletionEvent:
+      return CUDA_ERROR_NOT_SUPPORTED;
+    default:
+      if (A.Id < LaunchAttributeIgnore || A.Id > LaunchAttributeLast)
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+  }
+  return CUDA_SUCCESS;
+}
+} // namespace
+
+PTXFORGE_API CUresult cuLaunchKernelEx(const LaunchConfigAbi *config, CUfunction f, void **kernelParams,
+                                       void **extra) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!config)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    LaunchKind Kind;
+    if (CUresult R = launchKindOf(*config, Kind))
+      return R;
+    if (Kind == LaunchKind::Cooperative && extra)
+      return CUDA_ERROR_INVALID_VALUE; // as cuLaunchCooperativeKernel: kernelParams only
+    const LaunchConfigAbi &C = *config;
+    return launchKernel(f, C.GridDimX, C.GridDimY, C.GridDimZ, C.BlockDimX, C.BlockDimY, C.BlockDimZ,
+                        C.SharedMemBytes, C.Stream, kernelParams, extra, Kind);
+  });
+}
+
+// The per-thread default stream variants (_ptsz): a null stream means CU_STREAM_PER_THREAD, which ptxforge
+// orders as the legacy stream (stricter than CUDA, same results).
+namespace {
+CUstream perThread(CUstream H) { return H ? H : CU_STREAM_PER_THREAD; }
+} // namespace
+
+PTXFORGE_API CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                          unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                                          unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                                          void **kernelParams, void **extra) {
+  return cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,
+                        perThread(hStream), kernelParams, extra);
+}
+
+PTXFORGE_API CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                                     unsigned int gridDimZ, unsigned int blockDimX,
+                                                     unsigned int blockDimY, unsigned int blockDimZ,
+                                                     unsigned int sharedMemBytes, CUstream hStream,
+                                                     void **kernelParams) {
+  return cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,
+                                   perThread(hStream), kernelParams);
+}
+
+PTXFORGE_API CUresult cuLaunchKernelEx_ptsz(const LaunchConfigAbi *config, CUfunction f, void **kernelParams,
+                                            void **extra) {
+  if (!config)
+    return CUDA_ERROR_INVALID_VALUE;
+  LaunchConfigAbi C = *config;
+  C.Stream = perThread(C.Stream);
+  return cuLaunchKernelEx(&C, f, kernelParams, extra);
+}
+
 PTXFORGE_API CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func,
                                                                            int blockSize, size_t dynamicSMemSize,
                                                                            unsigned int flags) {
@@ -2354,6 +2479,14 @@ PTXFORGE_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cu
   llvm::StringRef Name(symbol);
   const ApiEntry *Best = nullptr;
   bool Exists = false;
+  // CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM asks for the _ptsz/_ptds variant where there is one.
+  std::string PerThreadName;
+  if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
+    for (const ApiEntry &E : Implemented)
+      if (llvm::StringRef(E.Name) == (Name + "_ptsz").str() || llvm::StringRef(E.Name) == (Name + "_ptds").str())
+        PerThreadName = E.Name;
+  if (!PerThreadName.empty())
+    Name = PerThreadName;
   for (const ApiEntry &E : Implemented) {
     if (Name != E.Name)
       continue;

@@ -3,6 +3,7 @@
 // PTXFORGE_LAUNCH_WORKERS (like PTXFORGE_WORKERS) caps the workers of one launch; default: one per core.
 #include "ptxforge/driver/Launch.h"
 #include "ptxforge/driver/Context.h"
+#include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Driver.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -49,17 +50,26 @@ Status launchStatus(codegen::LaunchFault F) {
 } // namespace
 
 llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const codegen::LaunchConfig &Config,
-                                     std::vector<char> Params) {
+                                     std::vector<char> Params, LaunchKind Kind) {
   if (auto E = Driver::get().checkSticky())
     return E;
   if (auto E = F.checkLaunch(Config))
     return E;
+  uint64_t Blocks = Config.Grid.count();
+  if (Kind == LaunchKind::Cooperative) {
+    uint64_t PerSm = F.activeBlocksPerMultiprocessor(static_cast<int>(Config.Block.count()), Config.DynamicSharedBytes);
+    uint64_t Resident = PerSm * deviceProperties().MultiprocessorCount;
+    if (Blocks > Resident)
+      return makeError(Status::CooperativeLaunchTooLarge,
+                       "a cooperative grid of " + llvm::Twine(Blocks) + " blocks; the device holds " +
+                           llvm::Twine(Resident) + " of them at once");
+  }
   const codegen::CompiledModule *Code = F.module().code();
   const codegen::KernelInfo *K = &F.info();
   if (!Code)
     return makeError(Status::InvalidHandle, "the function's module has no code");
   codegen::LaunchConfig C = Config;
-  C.Workers = launchWorkers();
+  C.Workers = Kind == LaunchKind::Cooperative ? static_cast<unsigned>(Blocks) : launchWorkers();
   Ctx.submit(S, [Code, K, C, Params = std::move(Params)] {
     Driver &D = Driver::get();
     if (D.stickyError() != Status::Success)

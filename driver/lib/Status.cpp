@@ -60,6 +60,7 @@ const char *ptxforge::driver::describe(Status S) {
   case Status::Assert: return "device-side assert";
   case Status::IllegalInstruction: return "illegal instruction";
   case Status::MisalignedAddress: return "misaligned address";
+  case Status::CooperativeLaunchTooLarge: return "cooperative launch too large";
   case Status::NotSupported: return "not supported";
   case Status::NotPermitted: return "not permitted";
   case Status::Unknown: return "unknown error";

@@ -16,8 +16,17 @@ namespace ptxforge::driver {
 class Context;
 class Stream;
 
+/// How a launch runs its blocks.
+enum class LaunchKind {
+  Normal,
+  /// cuLaunchCooperativeKernel: every block is resident at once (each runs on a worker of its own), so blocks
+  /// may wait for each other (grid-wide barriers in global memory). A grid larger than the device holds at once
+  /// (occupancy per multiprocessor x multiprocessors) fails with CooperativeLaunchTooLarge, as on the GPU.
+  Cooperative,
+};
+
 /// Queues F with Config and the packed parameter buffer on S (null: the legacy default stream).
 [[nodiscard]] llvm::Error launch(Context &Ctx, Stream *S, Function &F, const codegen::LaunchConfig &Config,
-                                 std::vector<char> Params);
+                                 std::vector<char> Params, LaunchKind Kind = LaunchKind::Normal);
 
 } // namespace ptxforge::driver

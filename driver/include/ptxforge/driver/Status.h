@@ -33,6 +33,7 @@ enum class Status {
   Assert,
   IllegalInstruction,
   MisalignedAddress,
+  CooperativeLaunchTooLarge,
   NotSupported,
   NotPermitted,
   Unknown,

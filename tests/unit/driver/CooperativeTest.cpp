@@ -1,0 +1,112 @@
+// Cooperative launches through the core: every block of the grid is resident at once, so blocks can wait for
+// each other through global memory (a normal launch of more blocks than workers would never finish this
+// kernel), and a grid larger than the device holds at once is refused with CooperativeLaunchTooLarge.
+#include "ptxforge/driver/Context.h"
+#include "ptxforge/driver/Copy.h"
+#include "ptxforge/driver/Device.h"
+#include "ptxforge/driver/Driver.h"
+#include "ptxforge/driver/Launch.h"
+#include "ptxforge/driver/Memory.h"
+#include "ptxforge/driver/Module.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstring>
+
+using namespace ptxforge;
+using namespace ptxforge::driver;
+
+namespace {
+
+/// Thread 0 of each block arrives at a counter and spins until every block has; then each block records the
+/// count it saw.
+const char *GridBarrier = R"(.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry grid_barrier(.param .u64 p_counter, .param .u64 p_out)
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<5>;
+  ld.param.u64 %rd1, [p_counter];
+  ld.param.u64 %rd2, [p_out];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %nctaid.x;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra ARRIVED;
+  atom.global.add.u32 %r3, [%rd1], 1;
+SPIN:
+  ld.volatile.global.u32 %r4, [%rd1];
+  setp.lt.u32 %p2, %r4, %r2;
+  @%p2 bra SPIN;
+ARRIVED:
+  bar.sync 0;
+  @%p1 bra DONE;
+  ld.volatile.global.u32 %r5, [%rd1];
+  mov.u32 %r6, %ctaid.x;
+  mul.wide.u32 %rd3, %r6, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  st.global.u32 [%rd4], %r5;
+DONE:
+  ret;
+}
+)";
+
+Context &coopContext() {
+  static Context *C = [] {
+    REQUIRE(takeStatus(Driver::get().initialize()) == Status::Success);
+    auto Ctx = Driver::get().createContext(0, 0);
+    REQUIRE(static_cast<bool>(Ctx));
+    return *Ctx;
+  }();
+  return *C;
+}
+
+uint64_t zeroed(size_t Bytes) {
+  auto P = DeviceMemory::get().allocate(Bytes, MemoryKind::Device, &coopContext());
+  REQUIRE(static_cast<bool>(P));
+  std::memset(reinterpret_cast<void *>(*P), 0, Bytes);
+  return *P;
+}
+
+} // namespace
+
+TEST_CASE("a cooperative grid runs all of its blocks at once; one too large is refused") {
+  Context &Ctx = coopContext();
+  JitLogs Logs;
+  auto M = Module::compile(Ctx, GridBarrier, "grid_barrier.ptx", {}, Logs);
+  INFO(Logs.Error);
+  REQUIRE(static_cast<bool>(M));
+  Function *F = (*M)->function("grid_barrier");
+  REQUIRE(F);
+  uint64_t Resident = uint64_t(F->activeBlocksPerMultiprocessor(32, 0)) * deviceProperties().MultiprocessorCount;
+  // More blocks than multiprocessors (= launch workers): only co-residency lets them all arrive.
+  unsigned Blocks = static_cast<unsigned>(std::min<uint64_t>(Resident, 2 * deviceProperties().MultiprocessorCount + 1));
+  REQUIRE(Blocks > 1);
+
+  uint64_t Counter = zeroed(4), Out = zeroed(4 * Blocks);
+  void *Args[] = {&Counter, &Out};
+  codegen::LaunchConfig Config;
+  Config.Grid = {Blocks, 1, 1};
+  Config.Block = {32, 1, 1};
+  auto Params = F->packParams(Args);
+  REQUIRE(static_cast<bool>(Params));
+  REQUIRE(takeStatus(launch(Ctx, nullptr, *F, Config, std::move(*Params), LaunchKind::Cooperative)) ==
+          Status::Success);
+  std::vector<uint32_t> Seen(Blocks);
+  CopyRegion R;
+  R.Dst = reinterpret_cast<uint64_t>(Seen.data()), R.DstSide = Side::Host;
+  R.Src = Out, R.SrcSide = Side::Device, R.Width = 4 * Blocks;
+  REQUIRE(takeStatus(copyMemory(Ctx, nullptr, false, R)) == Status::Success);
+  for (unsigned B = 0; B < Blocks; ++B)
+    CHECK(Seen[B] == Blocks);
+
+  Config.Grid = {static_cast<uint32_t>(Resident + 1), 1, 1};
+  auto More = F->packParams(Args);
+  REQUIRE(static_cast<bool>(More));
+  CHECK(takeStatus(launch(Ctx, nullptr, *F, Config, std::move(*More), LaunchKind::Cooperative)) ==
+        Status::CooperativeLaunchTooLarge);
+  for (uint64_t P : {Counter, Out})
+    CHECK(takeStatus(DeviceMemory::get().free(P, {MemoryKind::Device})) == Status::Success);
+}
