@@ -9,16 +9,6 @@ using namespace ptxforge::codegen;
 using namespace ptxforge::codegen::detail;
 using ptx::ScalarType;
 
-void ModuleLowering::layoutFunctionShared() {
-  for (const auto &Fn : M.Functions)
-    for (const ptx::VariableDecl &V : Fn->Locals)
-      if (V.Space == ptx::StateSpace::Shared && V.Link != ptx::Linkage::Extern) {
-        uint64_t A = std::max<uint64_t>(V.alignment(), 1);
-        LocalSharedOffsets[&V] = (SharedBytes + A - 1) / A * A;
-        SharedBytes = LocalSharedOffsets[&V] + std::max<uint64_t>(V.sizeInBytes(), 1);
-      }
-}
-
 FunctionLowering::FunctionLowering(ModuleLowering &ML, const ptx::Function &F, llvm::Function *LF, bool IsKernel)
     : ML(ML), F(F), LF(LF), IsKernel(IsKernel), B(ML.Ctx) {}
 

@@ -23,22 +23,27 @@ struct ModuleLowering {
   llvm::Module &Mod;
   llvm::StructType *ThreadCtxTy = nullptr;
   std::vector<llvm::GlobalVariable *> Globals;   ///< per ptx global (null for .shared)
+  // The shared-memory layout (SharedLayout.cpp). Variables that no kernel reaches together may overlap, so
+  // each kernel's block window holds only what the kernel and its callees use, as on the GPU.
   std::vector<uint64_t> SharedOffsets;           ///< per ptx global (.shared only)
-  uint64_t SharedBytes = 0;                      ///< static shared memory of the module layout
-  /// Where dynamic shared memory starts: after every static shared variable, 16-byte aligned.
-  uint64_t dynamicSharedOffset() const { return (SharedBytes + 15) / 16 * 16; }
+  /// Offsets of function-scope `.shared` variables.
+  std::map<const ptx::VariableDecl *, uint64_t> LocalSharedOffsets;
+  std::vector<uint64_t> KernelSharedBytes;       ///< per ptx function: static shared bytes of a kernel
+  /// Where dynamic shared memory (`.extern .shared` arrays) starts, 16-byte aligned: after the static shared
+  /// memory of every kernel that reaches a dynamic array (one offset, since callees are compiled once).
+  uint64_t DynamicSharedOffset = 0;
+  uint64_t dynamicSharedOffset() const { return DynamicSharedOffset; }
+  /// Static shared bytes a launch of kernel FunctionIndex needs (dynamic memory starts there for kernels
+  /// that use it).
+  uint64_t kernelSharedBytes(size_t FunctionIndex) const { return KernelSharedBytes[FunctionIndex]; }
   std::vector<llvm::Function *> Functions;       ///< per ptx function
   std::string Error;                             ///< first lowering error
 
-  /// Offsets of function-scope `.shared` variables in the module's shared layout (laid out first, by the
-  /// constructor, so the module-scope ones continue after them).
-  std::map<const ptx::VariableDecl *, uint64_t> LocalSharedOffsets;
-
   ModuleLowering(const ptx::Module &M, const ptx::SourceBuffer *S, llvm::LLVMContext &C, llvm::Module &Mod)
       : M(M), Source(S), Ctx(C), Mod(Mod) {
-    layoutFunctionShared();
+    layoutShared();
   }
-  void layoutFunctionShared();
+  void layoutShared();
   std::string where(ptx::SourceLoc L) const;
 };
 

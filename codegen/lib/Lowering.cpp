@@ -261,17 +261,11 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
 
   // Globals: .global/.const become LLVM globals; .shared get offsets in the block's window.
   ML.Globals.assign(M.Globals.size(), nullptr);
-  ML.SharedOffsets.assign(M.Globals.size(), 0);
   for (size_t G = 0; G < M.Globals.size(); ++G) {
     const ptx::VariableDecl &V = M.Globals[G];
     uint64_t Size = V.sizeInBytes();
-    if (V.Space == ptx::StateSpace::Shared) {
-      if (V.Link == ptx::Linkage::Extern || Size == 0)
-        continue; // dynamic shared memory: starts after the static layout
-      ML.SharedOffsets[G] = alignTo(ML.SharedBytes, std::max<uint64_t>(V.alignment(), 1));
-      ML.SharedBytes = ML.SharedOffsets[G] + Size;
-      continue;
-    }
+    if (V.Space == ptx::StateSpace::Shared)
+      continue; // laid out by ModuleLowering
     if (V.Space != ptx::StateSpace::Global && V.Space != ptx::StateSpace::Const)
       continue;
     uint64_t ElemBytes = std::max<unsigned>(1, ptx::bitWidth(V.Type) / 8);
@@ -294,7 +288,6 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
     InitBuilder IB(ML, V);
     ML.Globals[G]->setInitializer(IB.build(Size ? Size / ElemBytes : 1));
   }
-  uint64_t StaticShared = alignTo(ML.SharedBytes, 16);
 
   for (size_t FI = 0; FI < M.Functions.size(); ++FI) {
     const ptx::Function &F = *M.Functions[FI];
@@ -309,7 +302,7 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
     K.Name = F.Name.str();
     K.Symbol = ML.Functions[FI]->getName().str();
     K.Params = kernelParamLayout(F, K.ParamBytes);
-    K.StaticSharedBytes = StaticShared;
+    K.StaticSharedBytes = ML.kernelSharedBytes(FI);
     for (const ptx::Instruction &I : F.Instructions)
       K.NeedsFibers |= needsFibers(I);
     // Callees may synchronise too.
