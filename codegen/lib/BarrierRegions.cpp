@@ -12,11 +12,16 @@
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/IR/CFG.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/PatternMatch.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/Local.h"
 #include "llvm/Transforms/Utils/ValueMapper.h"
+
+#include <map>
 
 using namespace ptxforge;
 using namespace ptxforge::codegen;
@@ -58,6 +63,8 @@ bool ptxforge::codegen::detail::regionSplittable(const ptx::Module &M, const ptx
 namespace {
 
 constexpr llvm::StringLiteral BarrierHelper = "ptxrt_bar_sync";
+/// The alloca lower/MemoryOps.cpp ORs misaligned address bits into.
+constexpr llvm::StringLiteral MisalignedAccumulator = "misaligned.bits";
 
 /// The thread function's code between barriers.
 struct Region {
@@ -255,12 +262,14 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic) {
   llvm::PHINode *X = B.CreatePHI(I32, 2, "tx");
   X->addIncoming(B.getInt32(0), YHead);
   llvm::Value *Linear = B.CreateAdd(RowBase, X);
-  B.CreateStore(X, field(TCTid, 0));
-  B.CreateStore(Y, field(TCTid, 1));
-  B.CreateStore(Z, field(TCTid, 2));
-  B.CreateStore(B.CreateAnd(Linear, 31), field(TCLaneId));
-  B.CreateStore(B.CreateLShr(Linear, 5), field(TCWarpId));
-  B.CreateStore(Linear, field(TCLinearTid));
+  // The thread's ids: the region's own reads of them use these values directly; the context gets them too
+  // only when the region calls something that may read them (printf orders its output by thread).
+  std::map<std::pair<unsigned, unsigned>, llvm::Value *> Ids = {
+      {{TCTid, 0}, X}, {{TCTid, 1}, Y}, {{TCTid, 2}, Z}, {{TCLaneId, 0}, B.CreateAnd(Linear, 31)},
+      {{TCWarpId, 0}, B.CreateLShr(Linear, 5)}, {{TCLinearTid, 0}, Linear}};
+  std::vector<llvm::StoreInst *> IdStores;
+  for (auto &[Field, V] : Ids)
+    IdStores.push_back(B.CreateStore(V, field(Field.first, Field.second)));
   llvm::Value *T64 = B.CreateZExt(Linear, B.getInt64Ty());
   llvm::Value *StatePtr = B.CreateGEP(I32, States, T64);
 
@@ -291,7 +300,7 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic) {
     Code->addIncoming(B.getInt32(0), Skip);
     B.CreateBr(XLatch);
   }
-  llvm::SmallVector<llvm::Value *, 16> Slots;
+  std::vector<llvm::BasicBlock *> AllCopies;
   B.SetInsertPoint(XBody, XBody->end());
   for (size_t K = Generic ? 1 : R; K < (Generic ? Regions.size() : size_t(R) + 1); ++K) {
     const Region &Reg = Regions[K];
@@ -325,21 +334,95 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic) {
       CopyTerm->eraseFromParent();
       Code->addIncoming(B.getInt32(Stop), Copies[J]);
     }
+    for (llvm::BasicBlock *Copy : Copies)
+      AllCopies.push_back(Copy);
     llvm::BasicBlock *Start = llvm::cast<llvm::BasicBlock>(VMap[Reg.Entry]);
     if (Enter)
       Enter->addCase(B.getInt32(static_cast<uint32_t>(K)), Start);
     else
       llvm::BranchInst::Create(Start, XBody);
   }
+  bool MayReadIds = false;
+  for (llvm::BasicBlock *Copy : AllCopies)
+    for (llvm::Instruction &I : llvm::make_early_inc_range(*Copy)) {
+      if (auto *CI = llvm::dyn_cast<llvm::CallInst>(&I))
+        MayReadIds |= !llvm::isa<llvm::IntrinsicInst>(CI);
+      auto *L = llvm::dyn_cast<llvm::LoadInst>(&I);
+      auto *G = L ? llvm::dyn_cast<llvm::GetElementPtrInst>(L->getPointerOperand()) : nullptr;
+      if (!G || G->getPointerOperand() != Ctx || G->getSourceElementType() != ML.ThreadCtxTy || !G->hasAllConstantIndices())
+        continue;
+      unsigned Field = static_cast<unsigned>(llvm::cast<llvm::ConstantInt>(G->getOperand(2))->getZExtValue());
+      unsigned Index = G->getNumIndices() > 2
+                           ? static_cast<unsigned>(llvm::cast<llvm::ConstantInt>(G->getOperand(3))->getZExtValue())
+                           : 0;
+      if (auto It = Ids.find({Field, Index}); It != Ids.end() && It->second->getType() == L->getType()) {
+        L->replaceAllUsesWith(It->second);
+        L->eraseFromParent();
+      }
+    }
+  if (!MayReadIds)
+    for (llvm::StoreInst *S : IdStores)
+      S->eraseFromParent();
   return Pre;
+}
+
+/// Misaligned accesses (lower/MemoryOps.cpp) fault where a thread's memory effects become observable. Here
+/// that is the end of a region's loop, where the dispatcher checks the context's accumulated bits: so every
+/// check in the thread's code, deferrable or not (those before barriers), becomes an OR into the context,
+/// and the loops keep no branch out of their bodies.
+void deferMisalignmentChecks(ModuleLowering &ML, llvm::Function *F) {
+  llvm::Argument *Ctx = F->getArg(0);
+  llvm::IRBuilder<> B(ML.Ctx);
+  std::vector<llvm::Instruction *> Dead;
+  for (llvm::Instruction &I : llvm::instructions(*F))
+    if (auto *L = llvm::dyn_cast<llvm::LoadInst>(&I))
+      if (auto *G = llvm::dyn_cast<llvm::GetElementPtrInst>(L->getPointerOperand());
+          G && G->getPointerOperand() == Ctx && G->getSourceElementType() == ML.ThreadCtxTy &&
+          G->getNumIndices() == 2 && llvm::isa<llvm::ConstantInt>(G->getOperand(2)) &&
+          llvm::cast<llvm::ConstantInt>(G->getOperand(2))->getZExtValue() == TCDeferChecks) {
+        L->replaceAllUsesWith(B.getInt32(1));
+        Dead.push_back(L);
+      }
+  for (llvm::Instruction *I : Dead)
+    I->eraseFromParent();
+  std::vector<llvm::BranchInst *> Checks;
+  for (llvm::BasicBlock &BB : *F) {
+    auto *Br = llvm::dyn_cast<llvm::BranchInst>(BB.getTerminator());
+    if (!Br || !Br->isConditional())
+      continue;
+    auto *Fault = Br->getSuccessor(0);
+    auto *Call = llvm::dyn_cast<llvm::CallInst>(&Fault->front());
+    auto *Cmp = llvm::dyn_cast<llvm::ICmpInst>(Br->getCondition());
+    if (Call && Call->getCalledFunction() && Call->getCalledFunction()->getName() == "ptxrt_misaligned" && Cmp &&
+        Cmp->getPredicate() == llvm::ICmpInst::ICMP_NE && llvm::PatternMatch::match(Cmp->getOperand(1), llvm::PatternMatch::m_Zero()))
+      Checks.push_back(Br);
+  }
+  for (llvm::BranchInst *Br : Checks) {
+    B.SetInsertPoint(Br);
+    llvm::Value *Field = B.CreateStructGEP(ML.ThreadCtxTy, Ctx, TCMisalignedBits);
+    llvm::Value *Bits = llvm::cast<llvm::ICmpInst>(Br->getCondition())->getOperand(0);
+    B.CreateStore(B.CreateOr(B.CreateLoad(B.getInt64Ty(), Field), Bits), Field);
+    llvm::BasicBlock *Fault = Br->getSuccessor(0);
+    B.CreateBr(Br->getSuccessor(1));
+    Fault->removePredecessor(Br->getParent());
+    Br->eraseFromParent();
+  }
 }
 
 bool RegionBuilder::build() {
   // The template context becomes a private copy whose thread ids the loops set.
   llvm::Argument *Tmpl = F->getArg(0);
+  deferMisalignmentChecks(ML, F);
   if (!splitAtBarriers() || Regions.size() < 2)
     return false;
   collectRegions();
+  // The misaligned-address accumulator is flushed into the context at every barrier (see
+  // deferMisalignmentChecks), so each region starts it afresh instead of keeping it per thread.
+  for (llvm::Instruction &I : *Setup)
+    if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(&I); A && A->getName() == MisalignedAccumulator)
+      for (size_t R = 1; R < Regions.size(); ++R)
+        llvm::IRBuilder<>(Regions[R].Entry, Regions[R].Entry->getFirstInsertionPt())
+            .CreateStore(llvm::ConstantInt::get(A->getAllocatedType(), 0), A);
   B.SetInsertPoint(Setup->getTerminator());
   llvm::AllocaInst *CtxAlloca = B.CreateAlloca(ML.ThreadCtxTy, nullptr, "ctx");
   Ctx = CtxAlloca;
@@ -364,9 +447,19 @@ bool RegionBuilder::build() {
   llvm::BasicBlock *Generic = emitRegionLoop(-1, true);
   B.SetInsertPoint(Dispatch);
   endDeferredChecks(B, ML, Ctx);
-  llvm::Value *Next = B.CreateCall(
-      ML.Mod.getOrInsertFunction("ptxrt_region_next", B.getInt32Ty(), B.getPtrTy(), B.getPtrTy(), B.getInt32Ty()),
-      {Ctx, States, B.CreateMul(B.CreateMul(NX, NY), NZ)});
+  llvm::FunctionCallee RegionNext =
+      ML.Mod.getOrInsertFunction("ptxrt_region_next", B.getInt32Ty(), B.getPtrTy(), B.getPtrTy(), B.getInt32Ty());
+  // It only reads the states: saying so keeps the state array (and what it may alias) local to this function.
+  if (auto *Fn = llvm::dyn_cast<llvm::Function>(RegionNext.getCallee())) {
+    Fn->setOnlyReadsMemory();
+    Fn->setOnlyAccessesArgMemory();
+    Fn->setDoesNotThrow();
+    for (unsigned A = 0; A < 2; ++A) {
+      Fn->addParamAttr(A, llvm::Attribute::getWithCaptureInfo(ML.Ctx, llvm::CaptureInfo::none()));
+      Fn->addParamAttr(A, llvm::Attribute::ReadOnly);
+    }
+  }
+  llvm::Value *Next = B.CreateCall(RegionNext, {Ctx, States, B.CreateMul(B.CreateMul(NX, NY), NZ)});
   llvm::SwitchInst *SW = B.CreateSwitch(Next, Generic, static_cast<unsigned>(Regions.size()));
   SW->addCase(B.getInt32(0), Done);
   for (size_t R = 1; R < Regions.size(); ++R)
