@@ -4,6 +4,7 @@
 #include "Commands.h"
 #include "FrontendCommands.h"
 
+#include "ptxforge/codegen/CompiledObject.h"
 #include "ptxforge/codegen/Launch.h"
 #include "ptxforge/fatbin/HostIsa.h"
 #include "ptxforge/fatbin/Reader.h"
@@ -17,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <set>
 
 using namespace ptxforge;
@@ -186,49 +188,85 @@ bool parseArg(const std::string &A, std::vector<char> &Raw, std::vector<std::uni
   return true;
 }
 
-/// The PTX to run: the file itself, or for a fatbin (or an executable holding one) the PTX entry the loader
-/// rules pick for the device. Null (after printing why) when there is none.
-std::unique_ptr<ptx::FrontendResult> loadRunnable(const std::string &Path) {
-  std::string Head = readFile(Path).substr(0, 4);
-  bool Fatbin = Head.size() == 4 && static_cast<unsigned char>(Head[0]) == 0x50 &&
-                static_cast<unsigned char>(Head[1]) == 0xED && static_cast<unsigned char>(Head[2]) == 0x55 &&
-                static_cast<unsigned char>(Head[3]) == 0xBA;
-  bool Elf = Head == "\x7f" "ELF";
-  if (!Fatbin && !Elf)
-    return loadPtx(Path);
-  auto fail = [&](const std::string &Why) {
+/// The code `run` launches and, for PTX, the parsed module (kept for its lifetime).
+struct Runnable {
+  std::unique_ptr<ptx::FrontendResult> Ptx;
+  std::unique_ptr<codegen::CompiledModule> Code;
+};
+
+/// The PTX (or, where the loader rules pick one, the host-native entry) of a fatbin or executable.
+std::optional<Runnable> loadFatbinEntry(const std::string &Path) {
+  auto fail = [&](const std::string &Why) -> std::optional<Runnable> {
     llvm::errs() << "ptxforge run: error: " << Path << ": " << Why << "\n";
-    return nullptr;
+    return std::nullopt;
   };
   auto F = fatbin::FatbinaryFile::open(Path);
   if (!F)
     return fail(llvm::toString(F.takeError()));
+  // The driver's rules: exact-CC host code for the best ISA level this CPU runs, else PTX to JIT-compile
+  // (CUDA_FORCE_PTX_JIT / CUDA_DISABLE_PTX_JIT through JitPolicy::fromEnvironment).
   fatbin::SelectionRequest Req;
   Req.ComputeCapability = deviceSm();
   Req.HostIsaLevels = fatbin::hostIsaLevels();
   Req.Jit = fatbin::JitPolicy::fromEnvironment();
   fatbin::Selection S = fatbin::selectEntry(F->fatbinary().entries(), Req);
-  if (!S.ok() || S.Chosen->Header.Kind != fatbin::EntryKind::Ptx)
-    return fail(S.ok() ? "the selected entry is not PTX" : S.Message);
-  auto Text = S.Chosen->ptxText();
+  if (!S.ok())
+    return fail(S.Message);
+  const fatbin::Entry &E = *S.Chosen;
+  std::string Arch = E.archName();
+  if (E.isHostNative()) {
+    auto Bytes = E.contents();
+    if (!Bytes)
+      return fail(llvm::toString(Bytes.takeError()));
+    auto Object = codegen::CompiledObject::deserialize(llvm::toStringRef(*Bytes));
+    if (!Object)
+      return fail("the host-native entry is corrupt: " + llvm::toString(Object.takeError()));
+    auto Code = codegen::CompiledModule::load(*Object);
+    if (!Code)
+      return fail("the host code cannot be loaded: " + llvm::toString(Code.takeError()));
+    std::cout << Path << ": running the " << Arch << " host-native entry (" << S.Message << ")\n";
+    return Runnable{nullptr, std::move(*Code)};
+  }
+  if (!E.isPtx())
+    return fail("the selected entry is neither PTX nor host-native code");
+  auto Text = E.ptxText();
   if (!Text)
     return fail(llvm::toString(Text.takeError()));
-  std::string Arch = fatbin::archName(S.Chosen->Header.Arch, S.Chosen->Header.Flags);
   std::cout << Path << ": running the " << Arch << " PTX entry (" << S.Message << ")\n";
-  return loadPtx(std::make_unique<ptx::SourceBuffer>(Path + ":" + Arch + ".ptx", std::move(*Text)));
+  return Runnable{loadPtx(std::make_unique<ptx::SourceBuffer>(Path + ":" + Arch + ".ptx", std::move(*Text))), {}};
+}
+
+/// The code to run: the PTX file compiled, or a fatbin's (or an executable's) entry. Nullopt after printing why.
+std::optional<Runnable> loadRunnable(const std::string &Path) {
+  std::string Head = readFile(Path).substr(0, 4);
+  bool Fatbin = Head.size() == 4 && static_cast<unsigned char>(Head[0]) == 0x50 &&
+                static_cast<unsigned char>(Head[1]) == 0xED && static_cast<unsigned char>(Head[2]) == 0x55 &&
+                static_cast<unsigned char>(Head[3]) == 0xBA;
+  bool Elf = Head == "\x7f" "ELF";
+  std::optional<Runnable> R;
+  if (Fatbin || Elf)
+    R = loadFatbinEntry(Path);
+  else
+    R = Runnable{loadPtx(Path), {}};
+  if (!R || R->Code)
+    return R;
+  if (!R->Ptx || !R->Ptx->ok())
+    return std::nullopt;
+  auto CM = codegen::compilePTX(*R->Ptx->Verified, R->Ptx->Source.get());
+  if (!CM) {
+    llvm::errs() << "ptxforge run: error: " << llvm::toString(CM.takeError()) << "\n";
+    return std::nullopt;
+  }
+  R->Code = std::move(*CM);
+  return R;
 }
 
 int runAdHoc(const RunOptions &O) {
-  auto R = loadRunnable(O.File);
-  if (!R || !R->ok())
+  std::optional<Runnable> R = loadRunnable(O.File);
+  if (!R)
     return ExitInputError;
-  auto CM = codegen::compilePTX(*R->Verified, R->Source.get());
-  if (!CM) {
-    llvm::errs() << "ptxforge run: error: " << llvm::toString(CM.takeError()) << "\n";
-    return ExitInputError;
-  }
-  const codegen::KernelInfo *K = O.Entry.empty() && (*CM)->kernels().size() == 1 ? &(*CM)->kernels()[0]
-                                                                                 : (*CM)->kernel(O.Entry);
+  const codegen::CompiledModule &CM = *R->Code;
+  const codegen::KernelInfo *K = O.Entry.empty() && CM.kernels().size() == 1 ? &CM.kernels()[0] : CM.kernel(O.Entry);
   if (!K) {
     llvm::errs() << "ptxforge run: error: no kernel '" << O.Entry << "' in " << O.File << "\n";
     return ExitUsage;
@@ -254,7 +292,7 @@ int runAdHoc(const RunOptions &O) {
   C.Block = {O.Block[0], O.Block[1], O.Block[2]};
   C.DynamicSharedBytes = O.Shared;
   auto T0 = std::chrono::steady_clock::now();
-  if (auto E = codegen::launchKernel(**CM, *K, C, Params.data())) {
+  if (auto E = codegen::launchKernel(CM, *K, C, Params.data())) {
     llvm::errs() << "ptxforge run: error: " << llvm::toString(std::move(E)) << "\n";
     return ExitInputError;
   }
