@@ -189,6 +189,7 @@ BlockResult runBlockLoop(const KernelInfo &K, ThreadFunction BlockFn, const Laun
   TC.SmId = WorkerIndex;
   TC.NSmId = Workers;
   TC.TotalSmemSize = static_cast<uint32_t>(SharedBytes);
+  TC.GridWorkspace = reinterpret_cast<uint64_t>(C.GridWorkspace);
   if (setjmp(B.ExitPoints[0].Buf) == 0)
     BlockFn(&TC, Params);
   return {B.Error, B.Fault};
@@ -229,6 +230,7 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
     TC.SmId = WorkerIndex;
     TC.NSmId = Workers;
     TC.TotalSmemSize = static_cast<uint32_t>(SharedBytes);
+    TC.GridWorkspace = reinterpret_cast<uint64_t>(C.GridWorkspace);
   }
   if (!K.NeedsFibers) {
     for (uint32_t T = 0; T < N; ++T)

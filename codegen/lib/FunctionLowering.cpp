@@ -293,6 +293,12 @@ llvm::Value *FunctionLowering::read(const ptx::Operand &Op, ScalarType T) {
       if (Op.Sreg == ptx::SpecialReg::GlobaltimerHi)
         V = B.CreateLShr(V, 32);
       break;
+    case ptx::SpecialReg::Envreg1:
+    case ptx::SpecialReg::Envreg2: {
+      llvm::Value *WS = B.CreateLoad(B.getInt64Ty(), B.CreateStructGEP(ML.ThreadCtxTy, TCtx, TCGridWorkspace));
+      V = B.CreateTrunc(Op.Sreg == ptx::SpecialReg::Envreg1 ? B.CreateLShr(WS, 32) : WS, B.getInt32Ty());
+      break;
+    }
     default:
       V = B.getInt32(0);
       break;

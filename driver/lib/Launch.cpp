@@ -70,10 +70,15 @@ llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const
     return makeError(Status::InvalidHandle, "the function's module has no code");
   codegen::LaunchConfig C = Config;
   C.Workers = Kind == LaunchKind::Cooperative ? static_cast<unsigned>(Blocks) : launchWorkers();
-  Ctx.submit(S, [Code, K, C, Params = std::move(Params)] {
+  bool Cooperative = Kind == LaunchKind::Cooperative;
+  Ctx.submit(S, [Code, K, C, Cooperative, Params = std::move(Params)]() mutable {
     Driver &D = Driver::get();
     if (D.stickyError() != Status::Success)
       return; // a faulted device runs nothing more
+    // grid.sync() counts arrivals in a zeroed workspace the driver hands each cooperative launch.
+    alignas(8) uint64_t GridWorkspace[2] = {0, 0};
+    if (Cooperative)
+      C.GridWorkspace = GridWorkspace;
     Status Result = Status::Success;
     std::string Message;
     if (llvm::Error E = codegen::launchKernel(*Code, *K, C, Params.empty() ? nullptr : Params.data())) {

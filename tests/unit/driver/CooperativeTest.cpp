@@ -13,6 +13,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
 
 using namespace ptxforge;
 using namespace ptxforge::driver;
@@ -108,5 +111,44 @@ TEST_CASE("a cooperative grid runs all of its blocks at once; one too large is r
   CHECK(takeStatus(launch(Ctx, nullptr, *F, Config, std::move(*More), LaunchKind::Cooperative)) ==
         Status::CooperativeLaunchTooLarge);
   for (uint64_t P : {Counter, Out})
+    CHECK(takeStatus(DeviceMemory::get().free(P, {MemoryKind::Device})) == Status::Success);
+}
+
+TEST_CASE("cooperative groups' grid.sync() (nvcc's PTX) waits for every block of a cooperative launch") {
+  Context &Ctx = coopContext();
+  // inputs/grid_sync.cu, `nvcc -ptx -arch=compute_80`: every thread adds data[i] to out[0]; after the grid
+  // sync, thread 0 copies out[0] to out[1], so out[1] is the whole sum only if the sync waited for all blocks.
+  std::string Path = std::string(PTXFORGE_SOURCE_DIR) + "/tests/unit/driver/inputs/grid_sync.ptx";
+  std::ifstream In(Path);
+  REQUIRE(In.good());
+  std::string Ptx((std::istreambuf_iterator<char>(In)), std::istreambuf_iterator<char>());
+  JitLogs Logs;
+  auto M = Module::compile(Ctx, Ptx, Path, {}, Logs);
+  INFO(Logs.Error);
+  REQUIRE(static_cast<bool>(M));
+  Function *F = (*M)->function("gsum");
+  REQUIRE(F);
+  uint64_t Resident = uint64_t(F->activeBlocksPerMultiprocessor(64, 0)) * deviceProperties().MultiprocessorCount;
+  unsigned Blocks = static_cast<unsigned>(std::min<uint64_t>(Resident, 2 * deviceProperties().MultiprocessorCount + 1));
+  REQUIRE(Blocks > 1);
+  int N = static_cast<int>(Blocks * 64);
+  uint64_t Data = zeroed(4 * N), Out = zeroed(8);
+  for (int I = 0; I < N; ++I)
+    reinterpret_cast<int *>(Data)[I] = I + 1;
+  void *Args[] = {&Data, &Out, &N};
+  codegen::LaunchConfig Config;
+  Config.Grid = {Blocks, 1, 1};
+  Config.Block = {64, 1, 1};
+  auto Params = F->packParams(Args);
+  REQUIRE(static_cast<bool>(Params));
+  REQUIRE(takeStatus(launch(Ctx, nullptr, *F, Config, std::move(*Params), LaunchKind::Cooperative)) ==
+          Status::Success);
+  Ctx.waitIdle();
+  REQUIRE(takeStatus(Driver::get().checkSticky()) == Status::Success);
+  const int *Result = reinterpret_cast<const int *>(Out);
+  int Sum = N * (N + 1) / 2;
+  CHECK(Result[0] == Sum);
+  CHECK(Result[1] == Sum);
+  for (uint64_t P : {Data, Out})
     CHECK(takeStatus(DeviceMemory::get().free(P, {MemoryKind::Device})) == Status::Success);
 }

@@ -17,6 +17,8 @@ struct LaunchConfig {
   Dim3 Grid, Block;
   uint32_t DynamicSharedBytes = 0;
   unsigned Workers = 0; ///< 0: PTXFORGE_WORKERS or one per core
+  /// Cooperative launches: a zeroed 8-byte grid-sync workspace (see ThreadContext::GridWorkspace).
+  void *GridWorkspace = nullptr;
 };
 
 /// Why a launch failed; the driver maps each to the CUresult NVIDIA's driver gives.

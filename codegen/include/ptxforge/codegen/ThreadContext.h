@@ -30,12 +30,15 @@ struct ThreadContext {
   /// vectorizable), which tests MisalignedBits, the OR of the threads' misaligned address bits.
   uint32_t DeferChecks;
   uint64_t MisalignedBits;
+  /// Cooperative launches: the zeroed grid-sync workspace CUDA's grid.sync() finds in %envreg1:%envreg2
+  /// (null otherwise, where grid.sync() traps as on the GPU).
+  uint64_t GridWorkspace;
 };
 
 /// Field indices of ThreadContext in the IR struct type.
 enum ThreadContextField : unsigned {
   TCTid, TCNtid, TCCtaid, TCNctaid, TCLaneId, TCWarpId, TCNWarpId, TCDynamicSmemSize, TCShared, TCBlock,
-  TCLinearTid, TCSmId, TCNSmId, TCTotalSmemSize, TCDeferChecks, TCMisalignedBits
+  TCLinearTid, TCSmId, TCNSmId, TCTotalSmemSize, TCDeferChecks, TCMisalignedBits, TCGridWorkspace
 };
 
 } // namespace ptxforge::codegen
