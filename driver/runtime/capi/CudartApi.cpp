@@ -115,10 +115,24 @@ CUDART_API cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, con
     if (!config || (config->numAttrs && !config->attrs))
       return cudaErrorInvalidValue;
     // Launch attributes tune scheduling on a GPU (priorities, clusters, programmatic serialisation); the CPU
-    // runs the grid the same way under all of them.
+    // runs the grid the same way under all of them but the cooperative one (all blocks resident, grid sync).
+    bool Cooperative = false;
+    for (unsigned I = 0; I < config->numAttrs; ++I)
+      if (config->attrs[I].id == cudaLaunchAttributeCooperative)
+        Cooperative = config->attrs[I].val.cooperative != 0;
     return launchKernel(FatbinRegistry::get().kernel(func), config->gridDim, config->blockDim, args,
-                        config->dynamicSmemBytes, config->stream);
+                        config->dynamicSmemBytes, config->stream, Cooperative);
   });
+}
+CUDART_API cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                                                   size_t sharedMem, cudaStream_t stream) {
+  return entry([&] {
+    return launchKernel(FatbinRegistry::get().kernel(func), gridDim, blockDim, args, sharedMem, stream, true);
+  });
+}
+CUDART_API cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                                                        size_t sharedMem, cudaStream_t stream) {
+  return cudaLaunchCooperativeKernel(func, gridDim, blockDim, args, sharedMem, stream ? stream : CU_STREAM_PER_THREAD);
 }
 
 // ---- errors ----
