@@ -8,6 +8,7 @@
 // threads waiting at different `bar.sync` instructions of the same barrier are released together, as on the
 // GPU).
 #include "BarrierRegions.h"
+#include "ThreadLoop.h"
 
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -237,57 +238,16 @@ void RegionBuilder::findThreadPrivateAllocas() {
 llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic) {
   llvm::LLVMContext &C = ML.Ctx;
   llvm::Type *I32 = B.getInt32Ty();
-  auto field = [&](unsigned Field, unsigned Index = 0) -> llvm::Value * {
-    if (Field > TCNctaid)
-      return B.CreateStructGEP(ML.ThreadCtxTy, Ctx, Field);
-    return B.CreateInBoundsGEP(ML.ThreadCtxTy, Ctx, {B.getInt32(0), B.getInt32(Field), B.getInt32(Index)});
-  };
-  llvm::BasicBlock *Pre = llvm::BasicBlock::Create(C, "region.loop", F), *ZHead = llvm::BasicBlock::Create(C, "z", F),
-                   *YHead = llvm::BasicBlock::Create(C, "y", F), *XBody = llvm::BasicBlock::Create(C, "x", F),
-                   *XLatch = llvm::BasicBlock::Create(C, "x.latch", F),
-                   *YLatch = llvm::BasicBlock::Create(C, "y.latch", F),
-                   *ZLatch = llvm::BasicBlock::Create(C, "z.latch", F);
-  B.SetInsertPoint(Pre);
-  B.CreateBr(ZHead);
-  B.SetInsertPoint(ZHead);
-  llvm::PHINode *Z = B.CreatePHI(I32, 2, "tz");
-  Z->addIncoming(B.getInt32(0), Pre);
-  B.CreateBr(YHead);
-  B.SetInsertPoint(YHead);
-  llvm::PHINode *Y = B.CreatePHI(I32, 2, "ty");
-  Y->addIncoming(B.getInt32(0), ZHead);
-  llvm::Value *RowBase = B.CreateMul(B.CreateAdd(B.CreateMul(Z, NY), Y), NX);
-  B.CreateBr(XBody);
+  ThreadLoop Loop = emitThreadLoop(ML, F, Ctx, NX, NY, NZ, Dispatch);
+  llvm::BasicBlock *XBody = Loop.Body, *XLatch = Loop.Latch;
   B.SetInsertPoint(XBody);
-  llvm::PHINode *X = B.CreatePHI(I32, 2, "tx");
-  X->addIncoming(B.getInt32(0), YHead);
-  llvm::Value *Linear = B.CreateAdd(RowBase, X);
-  // The thread's ids: the region's own reads of them use these values directly; the context gets them too
-  // only when the region calls something that may read them (printf orders its output by thread).
-  std::map<std::pair<unsigned, unsigned>, llvm::Value *> Ids = {
-      {{TCTid, 0}, X}, {{TCTid, 1}, Y}, {{TCTid, 2}, Z}, {{TCLaneId, 0}, B.CreateAnd(Linear, 31)},
-      {{TCWarpId, 0}, B.CreateLShr(Linear, 5)}, {{TCLinearTid, 0}, Linear}};
-  std::vector<llvm::StoreInst *> IdStores;
-  for (auto &[Field, V] : Ids)
-    IdStores.push_back(B.CreateStore(V, field(Field.first, Field.second)));
-  llvm::Value *T64 = B.CreateZExt(Linear, B.getInt64Ty());
+  llvm::Value *T64 = B.CreateZExt(Loop.Linear, B.getInt64Ty());
   llvm::Value *StatePtr = B.CreateGEP(I32, States, T64);
 
   // The latch records where the thread stopped: 0 = exited, K = waiting to enter region K.
-  B.SetInsertPoint(XLatch);
+  B.SetInsertPoint(XLatch, XLatch->begin());
   llvm::PHINode *Code = B.CreatePHI(I32, 4, "stopped.at");
   B.CreateStore(Code, StatePtr);
-  llvm::Value *NextX = B.CreateAdd(X, B.getInt32(1));
-  X->addIncoming(NextX, XLatch);
-  B.CreateCondBr(B.CreateICmpULT(NextX, NX), XBody, YLatch);
-  B.SetInsertPoint(YLatch);
-  llvm::Value *NextY = B.CreateAdd(Y, B.getInt32(1));
-  Y->addIncoming(NextY, YLatch);
-  B.CreateCondBr(B.CreateICmpULT(NextY, NY), YHead, ZLatch);
-  B.SetInsertPoint(ZLatch);
-  llvm::Value *NextZ = B.CreateAdd(Z, B.getInt32(1));
-  Z->addIncoming(NextZ, ZLatch);
-  B.CreateCondBr(B.CreateICmpULT(NextZ, NZ), ZHead, Dispatch);
 
   // One copy of each region this loop can enter, its registers redirected to this thread's slots.
   B.SetInsertPoint(XBody);
@@ -342,6 +302,8 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic) {
     else
       llvm::BranchInst::Create(Start, XBody);
   }
+  // The region's own reads of the thread's ids use the loop's values; the context keeps them only when the
+  // region calls something that may read them (printf orders its output by thread).
   bool MayReadIds = false;
   for (llvm::BasicBlock *Copy : AllCopies)
     for (llvm::Instruction &I : llvm::make_early_inc_range(*Copy)) {
@@ -355,15 +317,15 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic) {
       unsigned Index = G->getNumIndices() > 2
                            ? static_cast<unsigned>(llvm::cast<llvm::ConstantInt>(G->getOperand(3))->getZExtValue())
                            : 0;
-      if (auto It = Ids.find({Field, Index}); It != Ids.end() && It->second->getType() == L->getType()) {
+      if (auto It = Loop.Ids.find({Field, Index}); It != Loop.Ids.end() && It->second->getType() == L->getType()) {
         L->replaceAllUsesWith(It->second);
         L->eraseFromParent();
       }
     }
   if (!MayReadIds)
-    for (llvm::StoreInst *S : IdStores)
+    for (llvm::StoreInst *S : Loop.IdStores)
       S->eraseFromParent();
-  return Pre;
+  return Loop.Entry;
 }
 
 /// Misaligned accesses (lower/MemoryOps.cpp) fault where a thread's memory effects become observable. Here

@@ -2,6 +2,7 @@
 // for each kernel a thread function `void K(ThreadContext *, const char *params)`.
 #include "BarrierRegions.h"
 #include "FunctionLowering.h"
+#include "ThreadLoop.h"
 
 #include "ptxforge/ptx/Printer.h"
 
@@ -174,42 +175,12 @@ llvm::Function *emitBlockLoop(ModuleLowering &ML, llvm::Function *Thread) {
   };
   llvm::Value *NX = B.CreateLoad(I32, field(TCNtid, 0)), *NY = B.CreateLoad(I32, field(TCNtid, 1)),
               *NZ = B.CreateLoad(I32, field(TCNtid, 2));
-  // for z, for y, for x: nested loops with the linear id carried along.
-  llvm::BasicBlock *ZHead = llvm::BasicBlock::Create(C, "z", F), *YHead = llvm::BasicBlock::Create(C, "y", F),
-                   *XBody = llvm::BasicBlock::Create(C, "x", F), *YLatch = llvm::BasicBlock::Create(C, "y.latch", F),
-                   *ZLatch = llvm::BasicBlock::Create(C, "z.latch", F), *Exit = llvm::BasicBlock::Create(C, "exit", F);
-  B.CreateBr(ZHead);
-  B.SetInsertPoint(ZHead);
-  llvm::PHINode *Z = B.CreatePHI(I32, 2, "tz");
-  Z->addIncoming(B.getInt32(0), Entry);
-  B.CreateBr(YHead);
-  B.SetInsertPoint(YHead);
-  llvm::PHINode *Y = B.CreatePHI(I32, 2, "ty");
-  Y->addIncoming(B.getInt32(0), ZHead);
-  llvm::Value *RowBase = B.CreateMul(B.CreateAdd(B.CreateMul(Z, NY), Y), NX);
-  B.CreateBr(XBody);
-  B.SetInsertPoint(XBody);
-  llvm::PHINode *X = B.CreatePHI(I32, 2, "tx");
-  X->addIncoming(B.getInt32(0), YHead);
-  llvm::Value *Linear = B.CreateAdd(RowBase, X);
-  B.CreateStore(X, field(TCTid, 0));
-  B.CreateStore(Y, field(TCTid, 1));
-  B.CreateStore(Z, field(TCTid, 2));
-  B.CreateStore(B.CreateAnd(Linear, 31), B.CreateStructGEP(ML.ThreadCtxTy, Ctx, TCLaneId));
-  B.CreateStore(B.CreateLShr(Linear, 5), B.CreateStructGEP(ML.ThreadCtxTy, Ctx, TCWarpId));
-  B.CreateStore(Linear, B.CreateStructGEP(ML.ThreadCtxTy, Ctx, TCLinearTid));
+  llvm::BasicBlock *Exit = llvm::BasicBlock::Create(C, "exit", F);
+  ThreadLoop Loop = emitThreadLoop(ML, F, Ctx, NX, NY, NZ, Exit);
+  B.CreateBr(Loop.Entry);
+  B.SetInsertPoint(Loop.Body);
   B.CreateCall(Thread, {Ctx, Params});
-  llvm::Value *NextX = B.CreateAdd(X, B.getInt32(1));
-  X->addIncoming(NextX, XBody);
-  B.CreateCondBr(B.CreateICmpULT(NextX, NX), XBody, YLatch);
-  B.SetInsertPoint(YLatch);
-  llvm::Value *NextY = B.CreateAdd(Y, B.getInt32(1));
-  Y->addIncoming(NextY, YLatch);
-  B.CreateCondBr(B.CreateICmpULT(NextY, NY), YHead, ZLatch);
-  B.SetInsertPoint(ZLatch);
-  llvm::Value *NextZ = B.CreateAdd(Z, B.getInt32(1));
-  Z->addIncoming(NextZ, ZLatch);
-  B.CreateCondBr(B.CreateICmpULT(NextZ, NZ), ZHead, Exit);
+  B.CreateBr(Loop.Latch);
   B.SetInsertPoint(Exit);
   endDeferredChecks(B, ML, Ctx);
   B.CreateRetVoid();

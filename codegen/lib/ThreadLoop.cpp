@@ -1,0 +1,62 @@
+// See ThreadLoop.h.
+#include "ThreadLoop.h"
+
+using namespace ptxforge;
+using namespace ptxforge::codegen;
+using namespace ptxforge::codegen::detail;
+
+ThreadLoop ptxforge::codegen::detail::emitThreadLoop(ModuleLowering &ML, llvm::Function *F, llvm::Value *Ctx,
+                                                     llvm::Value *NX, llvm::Value *NY, llvm::Value *NZ,
+                                                     llvm::BasicBlock *Exit) {
+  llvm::LLVMContext &C = ML.Ctx;
+  llvm::IRBuilder<> B(C);
+  llvm::Type *I32 = B.getInt32Ty();
+  ThreadLoop L;
+  L.Entry = llvm::BasicBlock::Create(C, "threads", F);
+  llvm::BasicBlock *ZHead = llvm::BasicBlock::Create(C, "z", F), *YHead = llvm::BasicBlock::Create(C, "y", F);
+  L.Body = llvm::BasicBlock::Create(C, "x", F);
+  L.Latch = llvm::BasicBlock::Create(C, "x.latch", F);
+  llvm::BasicBlock *YLatch = llvm::BasicBlock::Create(C, "y.latch", F),
+                   *ZLatch = llvm::BasicBlock::Create(C, "z.latch", F);
+  B.SetInsertPoint(L.Entry);
+  B.CreateBr(ZHead);
+  B.SetInsertPoint(ZHead);
+  llvm::PHINode *Z = B.CreatePHI(I32, 2, "tz");
+  Z->addIncoming(B.getInt32(0), L.Entry);
+  B.CreateBr(YHead);
+  B.SetInsertPoint(YHead);
+  llvm::PHINode *Y = B.CreatePHI(I32, 2, "ty");
+  Y->addIncoming(B.getInt32(0), ZHead);
+  llvm::Value *RowBase = B.CreateMul(B.CreateAdd(B.CreateMul(Z, NY), Y), NX);
+  B.CreateBr(L.Body);
+  B.SetInsertPoint(L.Body);
+  llvm::PHINode *X = B.CreatePHI(I32, 2, "tx");
+  X->addIncoming(B.getInt32(0), YHead);
+  L.Linear = B.CreateAdd(RowBase, X);
+  L.Ids = {{{TCTid, 0}, X},
+           {{TCTid, 1}, Y},
+           {{TCTid, 2}, Z},
+           {{TCLaneId, 0}, B.CreateAnd(L.Linear, 31)},
+           {{TCWarpId, 0}, B.CreateLShr(L.Linear, 5)},
+           {{TCLinearTid, 0}, L.Linear}};
+  for (auto &[Field, V] : L.Ids) {
+    llvm::Value *P = Field.first <= TCNctaid ? B.CreateInBoundsGEP(ML.ThreadCtxTy, Ctx,
+                                                                    {B.getInt32(0), B.getInt32(Field.first),
+                                                                     B.getInt32(Field.second)})
+                                             : B.CreateStructGEP(ML.ThreadCtxTy, Ctx, Field.first);
+    L.IdStores.push_back(B.CreateStore(V, P));
+  }
+  B.SetInsertPoint(L.Latch);
+  llvm::Value *NextX = B.CreateAdd(X, B.getInt32(1));
+  X->addIncoming(NextX, L.Latch);
+  B.CreateCondBr(B.CreateICmpULT(NextX, NX), L.Body, YLatch);
+  B.SetInsertPoint(YLatch);
+  llvm::Value *NextY = B.CreateAdd(Y, B.getInt32(1));
+  Y->addIncoming(NextY, YLatch);
+  B.CreateCondBr(B.CreateICmpULT(NextY, NY), YHead, ZLatch);
+  B.SetInsertPoint(ZLatch);
+  llvm::Value *NextZ = B.CreateAdd(Z, B.getInt32(1));
+  Z->addIncoming(NextZ, ZLatch);
+  B.CreateCondBr(B.CreateICmpULT(NextZ, NZ), ZHead, Exit);
+  return L;
+}

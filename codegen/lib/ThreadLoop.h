@@ -1,0 +1,29 @@
+// Private to codegen/lib: the loop over a block's threads that block functions are made of (Lowering.cpp's
+// block loop for barrier-free kernels, BarrierRegions.cpp's region loops).
+#pragma once
+
+#include "FunctionLowering.h"
+
+#include <map>
+#include <utility>
+#include <vector>
+
+namespace ptxforge::codegen::detail {
+
+/// `for z < NZ, for y < NY, for x < NX` over the threads of a block, with the linear id carried along.
+struct ThreadLoop {
+  llvm::BasicBlock *Entry;  ///< branch here to run the loop
+  llvm::BasicBlock *Body;   ///< one thread, its ids already stored into the context; must end by branching to Latch
+  llvm::BasicBlock *Latch;  ///< advances to the next thread, or leaves for the exit block after the last
+  llvm::Value *Linear;      ///< the thread's linear id (i32)
+  /// The ids by ThreadContext (field, index): %tid.x/y/z, %laneid, %warpid and the linear id.
+  std::map<std::pair<unsigned, unsigned>, llvm::Value *> Ids;
+  std::vector<llvm::StoreInst *> IdStores; ///< the stores of Ids into the context, in Body
+};
+
+/// Emits the loop into F (Ctx: the ThreadContext the ids are stored into; NX/NY/NZ: %ntid); after the last
+/// thread control continues at Exit.
+ThreadLoop emitThreadLoop(ModuleLowering &ML, llvm::Function *F, llvm::Value *Ctx, llvm::Value *NX, llvm::Value *NY,
+                          llvm::Value *NZ, llvm::BasicBlock *Exit);
+
+} // namespace ptxforge::codegen::detail
