@@ -2,6 +2,7 @@
 // environment variables restored at scope exit.
 #pragma once
 
+#include "TestContext.h"
 #include "ptxforge/driver/ComputeCache.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Driver.h"
@@ -142,14 +143,6 @@ private:
 };
 
 /// A context of device 0, made once per process.
-inline driver::Context &cacheTestContext() {
-  static driver::Context *C = [] {
-    REQUIRE(driver::takeStatus(driver::Driver::get().initialize()) == driver::Status::Success);
-    auto Ctx = driver::Driver::get().createContext(0, 0);
-    REQUIRE(static_cast<bool>(Ctx));
-    return *Ctx;
-  }();
-  return *C;
-}
+inline driver::Context &cacheTestContext() { return ptxforge::testing::testContext(); }
 
 } // namespace ptxforge::testing

@@ -1,6 +1,7 @@
 // Cooperative launches through the core: every block of the grid is resident at once, so blocks can wait for
 // each other through global memory (a normal launch of more blocks than workers would never finish this
 // kernel), and a grid larger than the device holds at once is refused with CooperativeLaunchTooLarge.
+#include "TestContext.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Copy.h"
 #include "ptxforge/driver/Device.h"
@@ -56,15 +57,7 @@ DONE:
 }
 )";
 
-Context &coopContext() {
-  static Context *C = [] {
-    REQUIRE(takeStatus(Driver::get().initialize()) == Status::Success);
-    auto Ctx = Driver::get().createContext(0, 0);
-    REQUIRE(static_cast<bool>(Ctx));
-    return *Ctx;
-  }();
-  return *C;
-}
+Context &coopContext() { return ptxforge::testing::testContext(); }
 
 uint64_t zeroed(size_t Bytes) {
   auto P = DeviceMemory::get().allocate(Bytes, MemoryKind::Device, &coopContext());

@@ -1,6 +1,7 @@
 // cuLink* through the core: several PTX inputs (nvcc -rdc=true output checked in under inputs/, made from the
 // .cu files there) with extern functions, globals and constants across modules, in any input order; internal
 // names that collide; weak definitions; unresolved and multiply defined symbols.
+#include "TestContext.h"
 #include "ptxforge/driver/Link.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Copy.h"
@@ -19,15 +20,7 @@ using namespace ptxforge::driver;
 
 namespace {
 
-Context &linkContext() {
-  static Context *C = [] {
-    REQUIRE(takeStatus(Driver::get().initialize()) == Status::Success);
-    auto Ctx = Driver::get().createContext(0, 0);
-    REQUIRE(static_cast<bool>(Ctx));
-    return *Ctx;
-  }();
-  return *C;
-}
+Context &linkContext() { return ptxforge::testing::testContext(); }
 
 std::string input(const char *Name) {
   auto B = llvm::MemoryBuffer::getFile(std::string(PTXFORGE_DRIVER_TEST_INPUTS) + "/" + Name);

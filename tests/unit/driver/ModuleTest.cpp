@@ -1,5 +1,6 @@
 // Loading modules through the core: PTX text and its diagnostics, images that are not PTX, targets above the
 // device, globals as device memory, and a launch on the legacy stream.
+#include "TestContext.h"
 #include "ptxforge/driver/Module.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Copy.h"
@@ -17,15 +18,7 @@ using namespace ptxforge::driver;
 
 namespace {
 
-Context &testContext() {
-  static Context *C = [] {
-    REQUIRE(takeStatus(Driver::get().initialize()) == Status::Success);
-    auto Ctx = Driver::get().createContext(0, 0);
-    REQUIRE(static_cast<bool>(Ctx));
-    return *Ctx;
-  }();
-  return *C;
-}
+using ptxforge::testing::testContext;
 
 const char *Scale = R"(.version 7.5
 .target sm_75
