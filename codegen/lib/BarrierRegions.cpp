@@ -12,6 +12,7 @@
 
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/CFG.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/InstIterator.h"
@@ -22,6 +23,7 @@
 #include "llvm/Transforms/Utils/Local.h"
 #include "llvm/Transforms/Utils/ValueMapper.h"
 
+#include <functional>
 #include <map>
 
 using namespace ptxforge;
@@ -82,6 +84,7 @@ public:
 private:
   bool splitAtBarriers();
   void collectRegions();
+  void rematerializeRegisters();
   void findThreadPrivateAllocas();
   /// Emits one loop over the block's threads. Generic: each thread enters the region its state names;
   /// otherwise every thread enters region R. Returns the loop's entry block; the loop ends at Dispatch.
@@ -153,6 +156,117 @@ void RegionBuilder::collectRegions() {
         continue;
       for (llvm::BasicBlock *S : llvm::successors(BB))
         Work.push_back(S);
+    }
+  }
+}
+
+/// Registers written once, in region 0, with a value computed only from the thread's ids, the launch shape,
+/// kernel parameters and constants (addresses, loop bounds, indices: most of what crosses barriers) are
+/// recomputed at the start of every later region instead of living in per-thread arrays: the region loops
+/// then see them as functions of the loop's thread id, so accesses through them stay consecutive and the
+/// loops can vectorize.
+void RegionBuilder::rematerializeRegisters() {
+  llvm::DenseMap<llvm::AllocaInst *, llvm::StoreInst *> OnlyStore;
+  llvm::DenseMap<llvm::AllocaInst *, int> Known; // 1 recomputable, 0 not, -1 being decided
+  for (llvm::Instruction &I : *Setup) {
+    auto *A = llvm::dyn_cast<llvm::AllocaInst>(&I);
+    if (!A || A == Ctx)
+      continue;
+    llvm::StoreInst *Only = nullptr;
+    bool Plain = true;
+    for (llvm::User *U : A->users()) {
+      if (auto *S = llvm::dyn_cast<llvm::StoreInst>(U); S && S->isSimple() && S->getPointerOperand() == A) {
+        Plain &= !Only;
+        Only = S;
+      } else if (!(llvm::isa<llvm::LoadInst>(U) && llvm::cast<llvm::LoadInst>(U)->isSimple())) {
+        Plain = false;
+      }
+    }
+    if (Plain && Only && Regions[0].Blocks.count(Only->getParent())) {
+      bool Elsewhere = false;
+      for (size_t R = 1; R < Regions.size(); ++R)
+        Elsewhere |= Regions[R].Blocks.count(Only->getParent()) != 0;
+      if (!Elsewhere)
+        OnlyStore[A] = Only;
+    }
+  }
+  llvm::Argument *Params = F->getArg(1);
+  std::function<bool(llvm::Value *, unsigned)> Pure;
+  std::function<bool(llvm::AllocaInst *)> Recomputable = [&](llvm::AllocaInst *A) {
+    auto It = Known.find(A);
+    if (It != Known.end())
+      return It->second == 1;
+    auto S = OnlyStore.find(A);
+    if (S == OnlyStore.end())
+      return false;
+    Known[A] = -1;
+    bool R = Pure(S->second->getValueOperand(), 0);
+    Known[A] = R;
+    return R;
+  };
+  Pure = [&](llvm::Value *V, unsigned Depth) -> bool {
+    if (llvm::isa<llvm::Constant>(V) || V == Params)
+      return true;
+    auto *I = llvm::dyn_cast<llvm::Instruction>(V);
+    if (!I || Depth > 48)
+      return false;
+    if (auto *L = llvm::dyn_cast<llvm::LoadInst>(I)) {
+      llvm::Value *P = L->getPointerOperand();
+      if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(P); A && A != Ctx)
+        return Recomputable(A);
+      if (auto *G = llvm::dyn_cast<llvm::GetElementPtrInst>(P); G && G->getPointerOperand() == Ctx &&
+                                                               G->hasAllConstantIndices()) {
+        auto Field = llvm::cast<llvm::ConstantInt>(G->getOperand(2))->getZExtValue();
+        return Field != TCDeferChecks && Field != TCMisalignedBits && Field != TCBlock;
+      }
+      return llvm::getUnderlyingObject(P) == Params && L->isSimple() && Pure(P, Depth + 1);
+    }
+    if (auto *CI = llvm::dyn_cast<llvm::CallInst>(I)) {
+      auto *II = llvm::dyn_cast<llvm::IntrinsicInst>(CI);
+      if (!II || !II->doesNotAccessMemory())
+        return false;
+    } else if (!llvm::isa<llvm::BinaryOperator>(I) && !llvm::isa<llvm::CastInst>(I) && !llvm::isa<llvm::CmpInst>(I) &&
+               !llvm::isa<llvm::SelectInst>(I) && !llvm::isa<llvm::GetElementPtrInst>(I)) {
+      return false;
+    }
+    if (I->getOpcode() == llvm::Instruction::UDiv || I->getOpcode() == llvm::Instruction::SDiv ||
+        I->getOpcode() == llvm::Instruction::URem || I->getOpcode() == llvm::Instruction::SRem)
+      return false; // recomputing must not add a fault the thread's path never had
+    for (llvm::Value *Op : I->operands())
+      if (!llvm::isa<llvm::BasicBlock>(Op) && !Pure(Op, Depth + 1))
+        return false;
+    return true;
+  };
+  // A copy of the value's computation, registers it reads replaced by their own recomputed values.
+  std::function<llvm::Value *(llvm::Value *, llvm::IRBuilder<> &, llvm::DenseMap<llvm::Value *, llvm::Value *> &)>
+      Copy = [&](llvm::Value *V, llvm::IRBuilder<> &IB, llvm::DenseMap<llvm::Value *, llvm::Value *> &Done) {
+        auto *I = llvm::dyn_cast<llvm::Instruction>(V);
+        if (!I || llvm::isa<llvm::AllocaInst>(I)) // the context, the parameter buffer: the same everywhere
+          return V;
+        if (auto It = Done.find(I); It != Done.end())
+          return It->second;
+        llvm::Value *R;
+        auto *L = llvm::dyn_cast<llvm::LoadInst>(I);
+        auto *A = L ? llvm::dyn_cast<llvm::AllocaInst>(L->getPointerOperand()) : nullptr;
+        if (A && A != Ctx) {
+          R = Copy(OnlyStore[A]->getValueOperand(), IB, Done);
+        } else {
+          llvm::Instruction *C = I->clone();
+          for (unsigned K = 0; K < C->getNumOperands(); ++K)
+            C->setOperand(K, Copy(C->getOperand(K), IB, Done));
+          IB.Insert(C);
+          R = C;
+        }
+        Done[I] = R;
+        return R;
+      };
+  for (auto &[A, S] : OnlyStore) {
+    if (!Recomputable(A))
+      continue;
+    for (size_t R = 1; R < Regions.size(); ++R) {
+      llvm::IRBuilder<> IB(Regions[R].Entry, Regions[R].Entry->getFirstInsertionPt());
+      llvm::DenseMap<llvm::Value *, llvm::Value *> Done;
+      IB.CreateStore(Copy(S->getValueOperand(), IB, Done), A);
     }
   }
 }
@@ -397,6 +511,7 @@ bool RegionBuilder::build() {
                         B.CreateInBoundsGEP(ML.ThreadCtxTy, Ctx, {B.getInt32(0), B.getInt32(TCNtid), B.getInt32(D)}));
   };
   NX = ntid(0), NY = ntid(1), NZ = ntid(2);
+  rematerializeRegisters();
   findThreadPrivateAllocas();
 
   // After each loop: where do the threads stand? 0: all exited; K: all alive and waiting for region K (the
