@@ -16,7 +16,6 @@
 #include "llvm/IR/CFG.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/InstIterator.h"
-#include "llvm/IR/PatternMatch.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
@@ -442,46 +441,23 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic) {
   return Loop.Entry;
 }
 
-/// Misaligned accesses (lower/MemoryOps.cpp) fault where a thread's memory effects become observable. Here
-/// that is the end of a region's loop, where the dispatcher checks the context's accumulated bits: so every
-/// check in the thread's code, deferrable or not (those before barriers), becomes an OR into the context,
-/// and the loops keep no branch out of their bodies.
+/// Misaligned accesses (lower/MemoryOps.cpp) fault where a thread's memory effects become observable. The
+/// deferrable checks (at barriers and the thread's end) test the context's DeferChecks flag; here the end of
+/// each region's loop is that point, so the flag is the constant 1 and the checks become ORs into the context
+/// that leave no branch in the loop bodies.
 void deferMisalignmentChecks(ModuleLowering &ML, llvm::Function *F) {
   llvm::Argument *Ctx = F->getArg(0);
-  llvm::IRBuilder<> B(ML.Ctx);
-  std::vector<llvm::Instruction *> Dead;
+  std::vector<llvm::LoadInst *> Flags;
   for (llvm::Instruction &I : llvm::instructions(*F))
     if (auto *L = llvm::dyn_cast<llvm::LoadInst>(&I))
       if (auto *G = llvm::dyn_cast<llvm::GetElementPtrInst>(L->getPointerOperand());
           G && G->getPointerOperand() == Ctx && G->getSourceElementType() == ML.ThreadCtxTy &&
           G->getNumIndices() == 2 && llvm::isa<llvm::ConstantInt>(G->getOperand(2)) &&
-          llvm::cast<llvm::ConstantInt>(G->getOperand(2))->getZExtValue() == TCDeferChecks) {
-        L->replaceAllUsesWith(B.getInt32(1));
-        Dead.push_back(L);
-      }
-  for (llvm::Instruction *I : Dead)
-    I->eraseFromParent();
-  std::vector<llvm::BranchInst *> Checks;
-  for (llvm::BasicBlock &BB : *F) {
-    auto *Br = llvm::dyn_cast<llvm::BranchInst>(BB.getTerminator());
-    if (!Br || !Br->isConditional())
-      continue;
-    auto *Fault = Br->getSuccessor(0);
-    auto *Call = llvm::dyn_cast<llvm::CallInst>(&Fault->front());
-    auto *Cmp = llvm::dyn_cast<llvm::ICmpInst>(Br->getCondition());
-    if (Call && Call->getCalledFunction() && Call->getCalledFunction()->getName() == "ptxrt_misaligned" && Cmp &&
-        Cmp->getPredicate() == llvm::ICmpInst::ICMP_NE && llvm::PatternMatch::match(Cmp->getOperand(1), llvm::PatternMatch::m_Zero()))
-      Checks.push_back(Br);
-  }
-  for (llvm::BranchInst *Br : Checks) {
-    B.SetInsertPoint(Br);
-    llvm::Value *Field = B.CreateStructGEP(ML.ThreadCtxTy, Ctx, TCMisalignedBits);
-    llvm::Value *Bits = llvm::cast<llvm::ICmpInst>(Br->getCondition())->getOperand(0);
-    B.CreateStore(B.CreateOr(B.CreateLoad(B.getInt64Ty(), Field), Bits), Field);
-    llvm::BasicBlock *Fault = Br->getSuccessor(0);
-    B.CreateBr(Br->getSuccessor(1));
-    Fault->removePredecessor(Br->getParent());
-    Br->eraseFromParent();
+          llvm::cast<llvm::ConstantInt>(G->getOperand(2))->getZExtValue() == TCDeferChecks)
+        Flags.push_back(L);
+  for (llvm::LoadInst *L : Flags) {
+    L->replaceAllUsesWith(llvm::ConstantInt::get(L->getType(), 1));
+    L->eraseFromParent();
   }
 }
 

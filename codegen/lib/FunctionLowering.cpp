@@ -342,9 +342,11 @@ void FunctionLowering::write(const ptx::Operand &Dst, ScalarType T, llvm::Value 
 }
 
 bool FunctionLowering::lowerInstruction(const ptx::Instruction &I) {
-  // Other threads see this thread's memory once it reaches a barrier: a misaligned access faults first.
+  // Other threads see this thread's memory once it reaches a barrier: a misaligned access faults first. A
+  // region-split block function (BarrierRegions.cpp) defers the check to the end of the region's loop, which
+  // is where the barrier's other side begins.
   if (I.Op == ptx::Opcode::Bar || I.Op == ptx::Opcode::Barrier || I.Op == ptx::Opcode::Mbarrier)
-    checkMisalignment(*this);
+    checkMisalignment(*this, /*Deferrable=*/IsKernel);
   return lowerControl(*this, I) || lowerMemory(*this, I) || lowerInteger(*this, I) || lowerFloat(*this, I) ||
          lowerConvert(*this, I) || lowerWarp(*this, I) || lowerAtomic(*this, I) ||
          lowerAsync(*this, I) || lowerMatrix(*this, I) || unsupported(I);

@@ -24,6 +24,10 @@
 #include <optional>
 
 #define PTXFORGE_API extern "C" __attribute__((visibility("default")))
+/// A per-thread-default-stream (`_ptds`) entry that behaves as its legacy-stream twin (ptxforge runs the
+/// per-thread stream in legacy order): the same code under a second exported name.
+#define PTXFORGE_SAME_ENTRY(Name, Target)                                                                       \
+  extern "C" __attribute__((visibility("default"), alias(#Target))) decltype(Target) Name;
 
 using namespace ptxforge;
 using namespace ptxforge::driver;
@@ -2363,12 +2367,12 @@ PTXFORGE_API CUresult cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void 
 PTXFORGE_API CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *pCopy, CUstream hStream) {
   return cuMemcpy2DAsync_v2(pCopy, perThread(hStream));
 }
-PTXFORGE_API CUresult cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D *pCopy) { return cuMemcpy2DUnaligned_v2(pCopy); }
-PTXFORGE_API CUresult cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D *pCopy) { return cuMemcpy2D_v2(pCopy); }
+PTXFORGE_SAME_ENTRY(cuMemcpy2DUnaligned_v2_ptds, cuMemcpy2DUnaligned_v2)
+PTXFORGE_SAME_ENTRY(cuMemcpy2D_v2_ptds, cuMemcpy2D_v2)
 PTXFORGE_API CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *pCopy, CUstream hStream) {
   return cuMemcpy3DAsync_v2(pCopy, perThread(hStream));
 }
-PTXFORGE_API CUresult cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D *pCopy) { return cuMemcpy3D_v2(pCopy); }
+PTXFORGE_SAME_ENTRY(cuMemcpy3D_v2_ptds, cuMemcpy3D_v2)
 PTXFORGE_API CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
   return cuMemcpyAsync(dst, src, ByteCount, perThread(hStream));
 }
@@ -2376,68 +2380,45 @@ PTXFORGE_API CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdevicep
                                                 CUstream hStream) {
   return cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, perThread(hStream));
 }
-PTXFORGE_API CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
-  return cuMemcpyDtoD_v2(dstDevice, srcDevice, ByteCount);
-}
+PTXFORGE_SAME_ENTRY(cuMemcpyDtoD_v2_ptds, cuMemcpyDtoD_v2)
 PTXFORGE_API CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
                                                 CUstream hStream) {
   return cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, perThread(hStream));
 }
-PTXFORGE_API CUresult cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
-  return cuMemcpyDtoH_v2(dstHost, srcDevice, ByteCount);
-}
+PTXFORGE_SAME_ENTRY(cuMemcpyDtoH_v2_ptds, cuMemcpyDtoH_v2)
 PTXFORGE_API CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
                                                 CUstream hStream) {
   return cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, perThread(hStream));
 }
-PTXFORGE_API CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount) {
-  return cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount);
-}
-PTXFORGE_API CUresult cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
-  return cuMemcpy(dst, src, ByteCount);
-}
+PTXFORGE_SAME_ENTRY(cuMemcpyHtoD_v2_ptds, cuMemcpyHtoD_v2)
+PTXFORGE_SAME_ENTRY(cuMemcpy_ptds, cuMemcpy)
 PTXFORGE_API CUresult cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream) {
   return cuMemsetD16Async(dstDevice, us, N, perThread(hStream));
 }
-PTXFORGE_API CUresult cuMemsetD16_v2_ptds(CUdeviceptr dstDevice, unsigned short us, size_t N) {
-  return cuMemsetD16_v2(dstDevice, us, N);
-}
+PTXFORGE_SAME_ENTRY(cuMemsetD16_v2_ptds, cuMemsetD16_v2)
 PTXFORGE_API CUresult cuMemsetD2D16Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width,
                                               size_t Height, CUstream hStream) {
   return cuMemsetD2D16Async(dstDevice, dstPitch, us, Width, Height, perThread(hStream));
 }
-PTXFORGE_API CUresult cuMemsetD2D16_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width,
-                                            size_t Height) {
-  return cuMemsetD2D16_v2(dstDevice, dstPitch, us, Width, Height);
-}
+PTXFORGE_SAME_ENTRY(cuMemsetD2D16_v2_ptds, cuMemsetD2D16_v2)
 PTXFORGE_API CUresult cuMemsetD2D32Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width,
                                               size_t Height, CUstream hStream) {
   return cuMemsetD2D32Async(dstDevice, dstPitch, ui, Width, Height, perThread(hStream));
 }
-PTXFORGE_API CUresult cuMemsetD2D32_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width,
-                                            size_t Height) {
-  return cuMemsetD2D32_v2(dstDevice, dstPitch, ui, Width, Height);
-}
+PTXFORGE_SAME_ENTRY(cuMemsetD2D32_v2_ptds, cuMemsetD2D32_v2)
 PTXFORGE_API CUresult cuMemsetD2D8Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
                                              size_t Height, CUstream hStream) {
   return cuMemsetD2D8Async(dstDevice, dstPitch, uc, Width, Height, perThread(hStream));
 }
-PTXFORGE_API CUresult cuMemsetD2D8_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
-                                           size_t Height) {
-  return cuMemsetD2D8_v2(dstDevice, dstPitch, uc, Width, Height);
-}
+PTXFORGE_SAME_ENTRY(cuMemsetD2D8_v2_ptds, cuMemsetD2D8_v2)
 PTXFORGE_API CUresult cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream) {
   return cuMemsetD32Async(dstDevice, ui, N, perThread(hStream));
 }
-PTXFORGE_API CUresult cuMemsetD32_v2_ptds(CUdeviceptr dstDevice, unsigned int ui, size_t N) {
-  return cuMemsetD32_v2(dstDevice, ui, N);
-}
+PTXFORGE_SAME_ENTRY(cuMemsetD32_v2_ptds, cuMemsetD32_v2)
 PTXFORGE_API CUresult cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream) {
   return cuMemsetD8Async(dstDevice, uc, N, perThread(hStream));
 }
-PTXFORGE_API CUresult cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
-  return cuMemsetD8_v2(dstDevice, uc, N);
-}
+PTXFORGE_SAME_ENTRY(cuMemsetD8_v2_ptds, cuMemsetD8_v2)
 PTXFORGE_API CUresult cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void *userData,
                                                unsigned int flags) {
   return cuStreamAddCallback(perThread(hStream), callback, userData, flags);
