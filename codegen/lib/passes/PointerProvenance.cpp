@@ -62,7 +62,7 @@ private:
   /// Both operands add up: a base may come from at most one of them.
   static Value *sum(Value *A, Value *B) {
     if (A == Conflict || B == Conflict || (A && B))
-      return (A && B) || A == Conflict || B == Conflict ? Conflict : nullptr;
+      return Conflict;
     return A ? A : B;
   }
 
