@@ -15,6 +15,36 @@
 using namespace ptxforge;
 using namespace ptxforge::codegen;
 
+namespace {
+
+/// Resolves the symbols an object declares from another module's JIT (where the shared part of a split
+/// module was loaded); what that JIT does not define is left to the generators after this one.
+class ImportGenerator : public llvm::orc::DefinitionGenerator {
+public:
+  explicit ImportGenerator(llvm::orc::LLJIT &From) : From(From) {}
+
+  llvm::Error tryToGenerate(llvm::orc::LookupState &, llvm::orc::LookupKind, llvm::orc::JITDylib &JD,
+                            llvm::orc::JITDylibLookupFlags, const llvm::orc::SymbolLookupSet &Symbols) override {
+    llvm::orc::SymbolMap Found;
+    for (const auto &[Name, Flags] : Symbols) {
+      auto Addr = From.lookupLinkerMangled(*Name);
+      if (!Addr) {
+        llvm::consumeError(Addr.takeError());
+        continue;
+      }
+      Found[Name] = llvm::orc::ExecutorSymbolDef(*Addr, llvm::JITSymbolFlags::Exported);
+    }
+    if (Found.empty())
+      return llvm::Error::success();
+    return JD.define(llvm::orc::absoluteSymbols(std::move(Found)));
+  }
+
+private:
+  llvm::orc::LLJIT &From;
+};
+
+} // namespace
+
 CompiledModule::~CompiledModule() = default;
 
 llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::compile(LoweredModule LM, const CompileOptions &Options) {
@@ -24,7 +54,8 @@ llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::compile(LoweredM
   return load(*Obj);
 }
 
-llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::load(const CompiledObject &Object) {
+llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::load(const CompiledObject &Object,
+                                                                    const CompiledModule *Imports) {
   if (auto E = Object.checkRunsOnHost())
     return std::move(E);
   static std::once_flag Once;
@@ -42,6 +73,8 @@ llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::load(const Compi
         llvm::orc::ExecutorSymbolDef(llvm::orc::ExecutorAddr::fromPtr(Addr), llvm::JITSymbolFlags::Exported);
   if (auto E = JD.define(llvm::orc::absoluteSymbols(std::move(Symbols))))
     return std::move(E);
+  if (Imports)
+    JD.addGenerator(std::make_unique<ImportGenerator>(*Imports->JIT));
   // libm (exp2f, sinf, ...) for what LLVM lowers to library calls.
   auto Gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess((*JIT)->getDataLayout().getGlobalPrefix());
   if (!Gen)

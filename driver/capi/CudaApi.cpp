@@ -1290,12 +1290,10 @@ PTXFORGE_API CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, cons
   Module *M = unwrap(hmod);
   if (!M)
     return CUDA_ERROR_INVALID_HANDLE;
-  if (CUresult R = toResult(M->materialize())) // a lazily loaded module compiles here
-    return R;
-  Function *F = M->function(name);
+  auto F = M->loadFunction(name); // a lazily loaded module compiles the kernel here
   if (!F)
-    return CUDA_ERROR_NOT_FOUND;
-  *hfunc = wrap(F);
+    return toResult(F.takeError());
+  *hfunc = wrap(*F);
   return CUDA_SUCCESS;
 }
 

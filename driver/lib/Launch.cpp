@@ -64,10 +64,11 @@ llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const
                        "a cooperative grid of " + llvm::Twine(Blocks) + " blocks; the device holds " +
                            llvm::Twine(Resident) + " of them at once");
   }
-  const codegen::CompiledModule *Code = F.module().code();
-  const codegen::KernelInfo *K = &F.info();
-  if (!Code)
-    return makeError(Status::InvalidHandle, "the function's module has no code");
+  auto KC = F.code(); // a lazily loaded module compiles the kernel at its first launch
+  if (!KC)
+    return KC.takeError();
+  const codegen::CompiledModule *Code = KC->Code;
+  const codegen::KernelInfo *K = KC->Kernel;
   codegen::LaunchConfig C = Config;
   C.Workers = Kind == LaunchKind::Cooperative ? static_cast<unsigned>(Blocks) : launchWorkers();
   bool Cooperative = Kind == LaunchKind::Cooperative;

@@ -10,6 +10,7 @@
 #include "ptxforge/driver/Memory.h"
 #include "ptxforge/driver/Status.h"
 
+#include "ptxforge/codegen/SplitModule.h"
 #include "ptxforge/ptx/Frontend.h"
 #include "ptxforge/ptx/Requirements.h"
 
@@ -46,30 +47,45 @@ float millisecondsSince(std::chrono::steady_clock::time_point Start) {
 
 std::string ccName(unsigned CC) { return std::to_string(CC / 10) + "." + std::to_string(CC % 10); }
 
-/// The object for a verified module: from the compute cache when it holds one for the same PTX, options,
-/// device and host, else compiled (and stored). Bytes the cache verified but codegen refuses (another object
-/// format) are recompiled and overwritten.
-llvm::Expected<codegen::CompiledObject> compileThroughCache(const ptx::FrontendResult &Front,
-                                                            const codegen::CompileOptions &CO, unsigned CC,
-                                                            bool UseCache, bool &Hit) {
+/// One compiled part of a module (the whole module, the shared part of one compiled per kernel, or a kernel)
+/// and its code loaded into this process.
+struct LoadedPart {
+  codegen::CompiledObject Object;
+  std::unique_ptr<codegen::CompiledModule> Code; ///< null when Load had nothing to load
+  bool FromCache = false;
+};
+
+using CompilePart = llvm::function_ref<llvm::Expected<codegen::CompiledObject>()>;
+using LoadPart =
+    llvm::function_ref<llvm::Expected<std::unique_ptr<codegen::CompiledModule>>(const codegen::CompiledObject &)>;
+
+/// The part Key names, from the compute cache when it holds it, else compiled (and stored), loaded by Load.
+/// A cached object this process cannot load (another object format) is compiled afresh and overwritten.
+/// Compilation errors carry InvalidPtx, loading errors InvalidImage.
+llvm::Expected<LoadedPart> loadPart(const CacheKeyInputs &Key, CompilePart Compile, LoadPart Load) {
   ComputeCache &Cache = ComputeCache::global();
-  UseCache = UseCache && Cache.enabled();
-  CacheKey Key;
-  if (UseCache) {
-    Key = computeCacheKey({Front.Source->text(), CC, "O" + std::to_string(CO.OptLevel) + " cpu=" + CO.TargetCpu});
-    if (std::optional<std::string> Bytes = Cache.lookup(Key)) {
+  std::optional<CacheKey> Hash;
+  if (Cache.enabled())
+    Hash = computeCacheKey(Key);
+  if (Hash)
+    if (std::optional<std::string> Bytes = Cache.lookup(*Hash)) {
       auto Object = codegen::CompiledObject::deserialize(*Bytes);
-      if (Object) {
-        Hit = true;
-        return Object;
-      }
-      llvm::consumeError(Object.takeError());
+      if (!Object)
+        llvm::consumeError(Object.takeError());
+      else if (auto Code = Load(*Object))
+        return LoadedPart{std::move(*Object), std::move(*Code), true};
+      else
+        llvm::consumeError(Code.takeError());
     }
-  }
-  auto Object = codegen::compilePTXObject(*Front.Verified, Front.Source.get(), CO);
-  if (Object && UseCache)
-    Cache.store(Key, Object->serialize());
-  return Object;
+  auto Object = Compile();
+  if (!Object)
+    return makeError(Status::InvalidPtx, llvm::toString(Object.takeError()));
+  if (Hash)
+    Cache.store(*Hash, Object->serialize());
+  auto Code = Load(*Object);
+  if (!Code)
+    return makeError(Status::InvalidImage, "the host code cannot be loaded: " + llvm::toString(Code.takeError()));
+  return LoadedPart{std::move(*Object), std::move(*Code), false};
 }
 
 } // namespace
@@ -78,6 +94,24 @@ struct Module::PendingCompile {
   std::unique_ptr<ptx::FrontendResult> Front;
   std::string Name;
   codegen::CompileOptions Options;
+  bool PerKernel = false; ///< lazy loading: the shared part at materialize(), each kernel at its first use
+  /// The lowered module, cut into parts; made at the first part compiled (none when the cache has them all).
+  std::unique_ptr<codegen::ModuleSplit> Split;
+  size_t KernelsLeft = 0;
+
+  CacheKeyInputs key(unsigned CC, llvm::StringRef Part) const {
+    std::string Code = "O" + std::to_string(Options.OptLevel) + " cpu=" + Options.TargetCpu;
+    return {Front->Source->text(), CC, Part.empty() ? Code : Code + " " + Part.str()};
+  }
+  llvm::Expected<codegen::ModuleSplit *> split() {
+    if (!Split) {
+      auto Lowered = codegen::lowerToLLVM(*Front->Verified, Front->Source.get());
+      if (!Lowered)
+        return Lowered.takeError();
+      Split = std::make_unique<codegen::ModuleSplit>(std::move(*Lowered));
+    }
+    return Split.get();
+  }
 };
 
 Module::Module(Context &Ctx) : Ctx(Ctx) {}
@@ -154,6 +188,8 @@ llvm::Expected<std::unique_ptr<Module>> Module::fromPtx(Context &Ctx, std::strin
   P->Front = std::move(Front);
   P->Name = Name;
   P->Options.OptLevel = codegenOptLevel(Options);
+  P->PerKernel = Mode == ModuleLoading::Lazy;
+  P->KernelsLeft = M->KernelCount;
   unsigned OptLevel = P->Options.OptLevel;
   M->Pending = std::move(P);
   if (Mode == ModuleLoading::Eager) {
@@ -168,7 +204,7 @@ llvm::Expected<std::unique_ptr<Module>> Module::fromPtx(Context &Ctx, std::strin
     std::string What = std::to_string(M->KernelCount) + " kernel(s) of " + Name + " (" + Target +
                        ") for compute capability " + ccName(CC) + " at -O" + std::to_string(OptLevel);
     if (Mode == ModuleLoading::Lazy)
-      Logs.Info = "ptxforge: loaded " + What + "; compiling at first use (CUDA_MODULE_LOADING=LAZY)\n";
+      Logs.Info = "ptxforge: loaded " + What + "; compiling each kernel at its first use (CUDA_MODULE_LOADING=LAZY)\n";
     else
       Logs.Info = "ptxforge: " + std::string(M->FromCache ? "took " : "compiled ") + What +
                   (M->FromCache ? " from the compute cache" : "") + " in " +
@@ -182,7 +218,12 @@ llvm::Expected<std::unique_ptr<Module>> Module::fromObject(Context &Ctx, const c
   std::unique_ptr<Module> M(new Module(Ctx));
   M->BinaryVersion = CC;
   M->KernelCount = Object.Kernels.size();
-  if (llvm::Error E = M->install(Object)) {
+  llvm::Error E = llvm::Error::success();
+  if (auto Loaded = codegen::CompiledModule::load(Object))
+    E = M->install(Object, std::move(*Loaded));
+  else
+    E = makeError(Status::InvalidImage, "the host code cannot be loaded: " + llvm::toString(Loaded.takeError()));
+  if (E) {
     std::string Why;
     Status S = takeStatus(std::move(E), &Why);
     Logs.Error = (Name + ": error: " + Why + "\n").str();
@@ -192,15 +233,22 @@ llvm::Expected<std::unique_ptr<Module>> Module::fromObject(Context &Ctx, const c
   return M;
 }
 
-llvm::Error Module::install(const codegen::CompiledObject &Object) {
-  auto Loaded = codegen::CompiledModule::load(Object);
-  if (!Loaded)
-    return makeError(Status::InvalidImage, "the host code cannot be loaded: " + llvm::toString(Loaded.takeError()));
-  Code = std::move(*Loaded);
-  PtxTarget = Object.Facts.TargetSm;
-  for (const codegen::PtxFacts::Global &V : Object.Facts.Globals) {
+llvm::Error Module::install(const codegen::CompiledObject &Object, std::unique_ptr<codegen::CompiledModule> Loaded) {
+  Code = std::move(Loaded);
+  if (auto E = adoptFacts(Object.Facts))
+    return E;
+  for (const codegen::KernelInfo &K : Code->kernels())
+    addFunction(K, {Code.get(), &K});
+  return llvm::Error::success();
+}
+
+llvm::Error Module::adoptFacts(const codegen::PtxFacts &Facts) {
+  PtxTarget = Facts.TargetSm;
+  for (const codegen::PtxFacts::Kernel &K : Facts.Kernels)
+    Stats.push_back({K.Name, K.LocalBytes, K.Registers});
+  for (const codegen::PtxFacts::Global &V : Facts.Globals) {
     uint64_t Size = 0;
-    void *Address = Code->globalAddress(V.Name, &Size);
+    void *Address = Code ? Code->globalAddress(V.Name, &Size) : nullptr;
     if (!Address)
       continue;
     if (V.Const)
@@ -210,15 +258,13 @@ llvm::Error Module::install(const codegen::CompiledObject &Object) {
       return E;
     Globals.push_back({V.Name, Global{A, Size}});
   }
-  for (const codegen::PtxFacts::Kernel &K : Object.Facts.Kernels)
-    Stats.push_back({K.Name, K.LocalBytes, K.Registers});
-  // Function handles become valid as the module materializes (a lazy module has none before).
-  Driver &D = Driver::get();
-  for (const codegen::KernelInfo &K : Code->kernels()) {
-    Functions.push_back(std::make_unique<Function>(*this, K));
-    D.Functions.add(Functions.back().get());
-  }
   return llvm::Error::success();
+}
+
+void Module::addFunction(const codegen::KernelInfo &Info, KernelCode Code) {
+  // Function handles become valid as the module materializes (a lazy module has none before).
+  Functions.push_back(std::make_unique<Function>(*this, Info, Code));
+  Driver::get().Functions.add(Functions.back().get());
 }
 
 llvm::Error Module::materialize() {
@@ -231,35 +277,115 @@ llvm::Error Module::materialize() {
     return makeError(*Failure, FailureLog);
   if (!Pending)
     return makeError(Status::InvalidHandle, "the module has no code");
-  const PendingCompile &P = *Pending;
-  auto Fail = [&](Status S, std::string Log) {
-    Failure = S;
-    FailureLog = std::move(Log);
-    return makeError(S, FailureLog);
-  };
-  bool Hit = false;
-  auto Object = compileThroughCache(*P.Front, P.Options, BinaryVersion, /*UseCache=*/true, Hit);
-  if (!Object)
-    return Fail(Status::InvalidPtx, P.Name + ": error: " + llvm::toString(Object.takeError()) + "\n");
-  llvm::Error Installed = install(*Object);
-  if (Installed && Hit && !Code) {
-    // A cached object this process cannot link (nothing was installed): compile afresh, bypassing the cache.
-    llvm::consumeError(std::move(Installed));
-    Hit = false;
-    Object = compileThroughCache(*P.Front, P.Options, BinaryVersion, /*UseCache=*/false, Hit);
-    if (!Object)
-      return Fail(Status::InvalidPtx, P.Name + ": error: " + llvm::toString(Object.takeError()) + "\n");
-    Installed = install(*Object);
-  }
-  if (Installed) {
+  if (llvm::Error E = Pending->PerKernel ? materializeShared() : materializeWhole()) {
     std::string Why;
-    Status S = takeStatus(std::move(Installed), &Why);
-    return Fail(S, P.Name + ": error: " + Why + "\n");
+    Failure = takeStatus(std::move(E), &Why);
+    FailureLog = Pending->Name + ": error: " + Why + "\n";
+    return makeError(*Failure, FailureLog);
   }
-  FromCache = Hit;
-  Pending.reset(); // the IR is no longer needed
   Ready.store(true, std::memory_order_release);
   return llvm::Error::success();
+}
+
+llvm::Error Module::materializeWhole() {
+  PendingCompile &P = *Pending;
+  auto Part = loadPart(
+      P.key(BinaryVersion, ""),
+      [&] { return codegen::compilePTXObject(*P.Front->Verified, P.Front->Source.get(), P.Options); },
+      [](const codegen::CompiledObject &O) { return codegen::CompiledModule::load(O); });
+  if (!Part)
+    return Part.takeError();
+  FromCache = Part->FromCache;
+  if (auto E = install(Part->Object, std::move(Part->Code)))
+    return E;
+  Pending.reset(); // the IR is no longer needed
+  return llvm::Error::success();
+}
+
+// The shared part's cache entry also holds the kernel index (every kernel's KernelInfo in its Kernels, which
+// its code does not define) and the module's PTX facts: a warm load needs neither lowering nor the front end's
+// module to make the handles.
+llvm::Error Module::materializeShared() {
+  PendingCompile &P = *Pending;
+  auto Compile = [&]() -> llvm::Expected<codegen::CompiledObject> {
+    auto Split = P.split();
+    if (!Split)
+      return Split.takeError();
+    codegen::CompiledObject Object;
+    if ((*Split)->hasSharedPart()) {
+      auto Shared = codegen::compileObject((*Split)->sharedPart(), P.Options);
+      if (!Shared)
+        return Shared.takeError();
+      Object = std::move(*Shared);
+    }
+    Object.Kernels = (*Split)->kernels();
+    Object.Facts = codegen::describePtx(P.Front->Verified->module());
+    return Object;
+  };
+  auto Load = [](const codegen::CompiledObject &O) -> llvm::Expected<std::unique_ptr<codegen::CompiledModule>> {
+    if (O.ObjectCode.empty())
+      return nullptr;
+    codegen::CompiledObject Shared = O;
+    Shared.Kernels.clear();
+    return codegen::CompiledModule::load(Shared);
+  };
+  auto Part = loadPart(P.key(BinaryVersion, "part=shared"), Compile, Load);
+  if (!Part)
+    return Part.takeError();
+  Code = std::move(Part->Code);
+  Index = std::move(Part->Object.Kernels);
+  if (auto E = adoptFacts(Part->Object.Facts))
+    return E;
+  for (const codegen::KernelInfo &K : Index)
+    addFunction(K, {});
+  FromCache = Part->FromCache;
+  return llvm::Error::success();
+}
+
+llvm::Expected<KernelCode> Module::compileFunction(Function &F) {
+  std::scoped_lock L(MaterializeLock);
+  if (F.Ready.load(std::memory_order_acquire))
+    return F.Code;
+  if (F.Failure)
+    return makeError(*F.Failure, F.FailureLog);
+  if (!Pending)
+    return makeError(Status::InvalidHandle, "the module has no code");
+  PendingCompile &P = *Pending;
+  auto Compile = [&]() -> llvm::Expected<codegen::CompiledObject> {
+    auto Split = P.split();
+    if (!Split)
+      return Split.takeError();
+    auto Part = (*Split)->kernelPart(F.name());
+    if (!Part)
+      return Part.takeError();
+    return codegen::compileObject(std::move(*Part), P.Options);
+  };
+  auto Load = [&](const codegen::CompiledObject &O) { return codegen::CompiledModule::load(O, Code.get()); };
+  auto Fail = [&](llvm::Error E) {
+    std::string Why;
+    F.Failure = takeStatus(std::move(E), &Why);
+    F.FailureLog = P.Name + ": error: kernel " + F.name().str() + ": " + Why + "\n";
+    return makeError(*F.Failure, F.FailureLog);
+  };
+  auto Part = loadPart(P.key(BinaryVersion, "kernel=" + F.name().str()), Compile, Load);
+  if (!Part)
+    return Fail(Part.takeError());
+  const codegen::KernelInfo *K = Part->Code ? Part->Code->kernel(F.name()) : nullptr;
+  if (!K)
+    return Fail(makeError(Status::InvalidImage, "its code does not define it"));
+  F.OwnCode = std::move(Part->Code);
+  F.Code = {F.OwnCode.get(), K};
+  F.FromCache = Part->FromCache;
+  F.Ready.store(true, std::memory_order_release);
+  if (--P.KernelsLeft == 0)
+    Pending.reset(); // every kernel has its code: the PTX and IR are no longer needed
+  return F.Code;
+}
+
+size_t Module::compiledFunctionCount() const {
+  std::scoped_lock L(MaterializeLock);
+  return static_cast<size_t>(
+      std::count_if(Functions.begin(), Functions.end(), [](const auto &F) { return F->compiledCode() != nullptr; }));
 }
 
 std::string Module::materializeLog() const {
@@ -281,15 +407,25 @@ Module::~Module() {
     DeviceMemory::get().removeExternal(G.G.Address);
 }
 
+llvm::Expected<Function *> Module::loadFunction(llvm::StringRef Name) {
+  if (llvm::Error E = materialize())
+    return E;
+  for (const auto &F : Functions)
+    if (F->name() == Name) {
+      if (auto Code = F->code(); !Code)
+        return Code.takeError();
+      return F.get();
+    }
+  return makeError(Status::NotFound, "no kernel '" + Name.str() + "'");
+}
+
 Function *Module::function(llvm::StringRef Name) {
-  if (llvm::Error E = materialize()) {
-    llvm::consumeError(std::move(E));
+  auto F = loadFunction(Name);
+  if (!F) {
+    llvm::consumeError(F.takeError());
     return nullptr;
   }
-  for (const auto &F : Functions)
-    if (F->name() == Name)
-      return F.get();
-  return nullptr;
+  return *F;
 }
 
 std::optional<Module::Global> Module::global(llvm::StringRef Name) {
@@ -315,126 +451,4 @@ unsigned Module::registerCount(llvm::StringRef Kernel) const {
     if (S.Name == Kernel)
       return S.Registers;
   return 32;
-}
-
-Function::Function(Module &Parent, const codegen::KernelInfo &Info) : Parent(Parent), Info(Info) {
-  const DeviceProperties &P = deviceProperties();
-  uint64_t Static = Info.StaticSharedBytes;
-  MaxDynamicShared = Static >= P.SharedMemoryPerBlock ? 0 : static_cast<unsigned>(P.SharedMemoryPerBlock - Static);
-}
-
-unsigned Function::maxThreadsPerBlock() const {
-  auto Product = [](const uint32_t D[3]) {
-    uint64_t N = 1;
-    for (int I = 0; I < 3; ++I)
-      N *= D[I] ? D[I] : 1;
-    return N;
-  };
-  uint64_t Limit = deviceProperties().MaxThreadsPerBlock;
-  if (Info.ReqNtid[0])
-    Limit = std::min(Limit, Product(Info.ReqNtid));
-  else if (Info.MaxNtid[0])
-    Limit = std::min(Limit, Product(Info.MaxNtid));
-  return static_cast<unsigned>(Limit);
-}
-
-llvm::Error Function::setMaxDynamicSharedBytes(int Bytes) {
-  const DeviceProperties &P = deviceProperties();
-  if (Bytes < 0 || uint64_t(Bytes) + Info.StaticSharedBytes > P.SharedMemoryPerBlockOptin)
-    return makeError(Status::InvalidValue, "more shared memory than the device offers per block");
-  MaxDynamicShared = static_cast<unsigned>(Bytes);
-  return llvm::Error::success();
-}
-
-llvm::Error Function::setPreferredCarveout(int Percent) {
-  if (Percent < -1 || Percent > 100)
-    return makeError(Status::InvalidValue, "carveout is a percentage (or -1)");
-  Carveout = Percent;
-  return llvm::Error::success();
-}
-
-unsigned Function::constBytes() const { return Parent.constBytes(); }
-unsigned Function::localBytes() const { return Parent.localBytes(Info.Name); }
-unsigned Function::numRegisters() const {
-  // ptxas fits a kernel's registers to its launch bound (.maxntid/.reqntid, else the device's block limit), so a
-  // block of maxThreadsPerBlock() threads always gets its registers; the count from the PTX is an estimate
-  // (CUB's kernels declare thousands) that would otherwise make the occupancy of launchable blocks 0.
-  const DeviceProperties &P = deviceProperties();
-  unsigned Bound = (maxThreadsPerBlock() + P.WarpSize - 1) / P.WarpSize * P.WarpSize;
-  return std::max(1u, std::min(Parent.registerCount(Info.Name), P.RegistersPerMultiprocessor / Bound));
-}
-
-int Function::activeBlocksPerMultiprocessor(int BlockSize, uint64_t DynamicShared) const {
-  const DeviceProperties &P = deviceProperties();
-  if (BlockSize <= 0 || unsigned(BlockSize) > maxThreadsPerBlock())
-    return 0;
-  unsigned Warps = (unsigned(BlockSize) + P.WarpSize - 1) / P.WarpSize;
-  unsigned ByThreads = P.MaxThreadsPerMultiprocessor / (Warps * P.WarpSize);
-  unsigned ByRegisters = P.RegistersPerMultiprocessor / std::max(1u, numRegisters() * Warps * P.WarpSize);
-  uint64_t Shared = staticSharedBytes() + DynamicShared;
-  unsigned ByShared = P.MaxBlocksPerMultiprocessor;
-  if (Shared)
-    ByShared = static_cast<unsigned>(P.SharedMemoryPerMultiprocessor / (Shared + P.ReservedSharedMemoryPerBlock));
-  return static_cast<int>(std::min({P.MaxBlocksPerMultiprocessor, ByThreads, ByRegisters, ByShared}));
-}
-
-Function::BlockSuggestion Function::suggestBlockSize(llvm::function_ref<uint64_t(int)> DynamicShared, int Limit) const {
-  int Max = static_cast<int>(maxThreadsPerBlock());
-  if (Limit > 0)
-    Max = std::min(Max, Limit);
-  BlockSuggestion Best;
-  int BestThreads = -1, BestBlocks = 0;
-  for (int B = Max; B > 0; B -= (B % 32 ? B % 32 : 32)) {
-    int Blocks = activeBlocksPerMultiprocessor(B, DynamicShared(B));
-    if (Blocks * B > BestThreads) {
-      Best.BlockSize = B;
-      BestThreads = Blocks * B;
-      BestBlocks = Blocks;
-    }
-  }
-  Best.MinGridSize = BestBlocks * static_cast<int>(deviceProperties().MultiprocessorCount);
-  return Best;
-}
-
-llvm::Error Function::checkLaunch(const codegen::LaunchConfig &C) const {
-  const DeviceProperties &P = deviceProperties();
-  const codegen::Dim3 &B = C.Block, &G = C.Grid;
-  if (!B.X || !B.Y || !B.Z || B.X > P.MaxBlockDim[0] || B.Y > P.MaxBlockDim[1] || B.Z > P.MaxBlockDim[2])
-    return makeError(Status::InvalidValue, "block dimensions out of range");
-  if (B.count() > maxThreadsPerBlock())
-    return makeError(Status::InvalidValue, "too many threads per block");
-  if (Info.ReqNtid[0] &&
-      (B.X != Info.ReqNtid[0] || B.Y != std::max(1u, Info.ReqNtid[1]) || B.Z != std::max(1u, Info.ReqNtid[2])))
-    return makeError(Status::InvalidValue, "the block does not match the kernel's .reqntid");
-  if (!G.X || !G.Y || !G.Z || G.X > P.MaxGridDim[0] || G.Y > P.MaxGridDim[1] || G.Z > P.MaxGridDim[2])
-    return makeError(Status::InvalidValue, "grid dimensions out of range");
-  if (C.DynamicSharedBytes > MaxDynamicShared ||
-      Info.StaticSharedBytes + C.DynamicSharedBytes > P.SharedMemoryPerBlockOptin)
-    return makeError(Status::InvalidValue, "more dynamic shared memory than the kernel allows");
-  return llvm::Error::success();
-}
-
-llvm::Expected<std::vector<char>> Function::packParams(void *const *KernelParams) const {
-  std::vector<char> Buffer(Info.ParamBytes);
-  if (Info.Params.empty())
-    return Buffer;
-  if (!KernelParams)
-    return makeError(Status::InvalidValue, "the kernel has parameters but none were passed");
-  for (size_t I = 0; I < Info.Params.size(); ++I) {
-    const codegen::ParamInfo &P = Info.Params[I];
-    if (!KernelParams[I])
-      return makeError(Status::InvalidValue, "kernelParams[" + llvm::Twine(I) + "] is null");
-    std::memcpy(Buffer.data() + P.Offset, KernelParams[I], P.Size);
-  }
-  return Buffer;
-}
-
-llvm::Expected<std::vector<char>> Function::packParams(const void *Data, size_t Size) const {
-  std::vector<char> Buffer(Info.ParamBytes);
-  if (!Info.ParamBytes)
-    return Buffer;
-  if (!Data || Size < Info.ParamBytes)
-    return makeError(Status::InvalidValue, "the parameter buffer is smaller than the kernel's parameters");
-  std::memcpy(Buffer.data(), Data, Info.ParamBytes);
-  return Buffer;
 }

@@ -90,8 +90,11 @@ Expected<void> Stream::launch(const Kernel &K, const LaunchConfig &Config, const
     // The executable outlives the work (its Impl waits for the device before unloading), and so does this
     // stream's state (destroying the driver stream finishes its work first).
     Stream::Impl *S = I.get();
-    const codegen::CompiledModule *Code = F.module().code();
-    const codegen::KernelInfo *Info = &F.info();
+    const driver::KernelCode *KC = F.compiledCode(); // executables are compiled whole (Module::compile)
+    if (!KC)
+      return Error(ErrorCode::InvalidLaunch, "kernel '" + K.name() + "' has no code");
+    const codegen::CompiledModule *Code = KC->Code;
+    const codegen::KernelInfo *Info = KC->Kernel;
     I->Dev->Ctx->submit(I->Queue, [S, Code, Info, LC, Buffer = std::move(*Params)] {
       if (S->failed())
         return; // a failed stream runs nothing more until synchronize() reports the failure

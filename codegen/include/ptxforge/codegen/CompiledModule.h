@@ -37,8 +37,11 @@ public:
   /// compileObject(LM, Options) then load().
   static llvm::Expected<std::unique_ptr<CompiledModule>> compile(LoweredModule LM, const CompileOptions &Options = {});
   /// JIT-links Object into this process. Fails (before linking anything) when this CPU lacks a feature the
-  /// object was compiled for or the object is for another architecture.
-  static llvm::Expected<std::unique_ptr<CompiledModule>> load(const CompiledObject &Object);
+  /// object was compiled for or the object is for another architecture. Symbols Object declares are resolved
+  /// in Imports first when given (a kernel's part of a split module against the shared part, SplitModule.h),
+  /// which must outlive the result.
+  static llvm::Expected<std::unique_ptr<CompiledModule>> load(const CompiledObject &Object,
+                                                              const CompiledModule *Imports = nullptr);
 
   const std::vector<KernelInfo> &kernels() const { return Kernels; }
   const KernelInfo *kernel(llvm::StringRef Name) const;

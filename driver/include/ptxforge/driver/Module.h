@@ -1,5 +1,6 @@
 // A loaded module: where its PTX came from (a .ptx file, PTX text, a fatbinary container or file), the
-// compiled host code, its kernels (driver::Function) and its globals (registered as device memory).
+// compiled host code (the whole module's, or per kernel when loaded lazily), its kernels (driver::Function)
+// and its globals (registered as device memory).
 #pragma once
 
 #include "ptxforge/codegen/CompiledModule.h"
@@ -47,14 +48,30 @@ struct ModuleSource {
   const void *Image = nullptr;
 };
 
+/// A kernel's host code: the code it is in and its KernelInfo there (which launchKernel needs).
+struct KernelCode {
+  const codegen::CompiledModule *Code = nullptr;
+  const codegen::KernelInfo *Kernel = nullptr;
+};
+
 /// A kernel of a module and the attributes cuFuncSetAttribute changes.
 class Function {
 public:
-  Function(Module &Parent, const codegen::KernelInfo &Info);
+  /// Code is the kernel's code, or empty when its module compiles each kernel at its first use.
+  Function(Module &Parent, const codegen::KernelInfo &Info, KernelCode Code);
 
   Module &module() const { return Parent; }
   const codegen::KernelInfo &info() const { return Info; }
   llvm::StringRef name() const { return Info.Name; }
+
+  /// The kernel's host code; a lazily loaded module compiles the kernel (or takes it from the compute cache)
+  /// at the first call, alone. Thread-safe; a failure is kept and returned again.
+  [[nodiscard]] llvm::Expected<KernelCode> code();
+  /// The code once compiled, else null.
+  const KernelCode *compiledCode() const { return Ready.load(std::memory_order_acquire) ? &Code : nullptr; }
+  /// Whether the kernel's code came from the compute cache (for a module compiled whole: whether the module's
+  /// did).
+  bool fromComputeCache() const { return FromCache; }
 
   /// Largest block the kernel can be launched with (its .maxntid/.reqntid, else the device limit).
   unsigned maxThreadsPerBlock() const;
@@ -87,16 +104,25 @@ public:
   [[nodiscard]] llvm::Expected<std::vector<char>> packParams(const void *Buffer, size_t Size) const;
 
 private:
+  friend class Module;
   Module &Parent;
   const codegen::KernelInfo &Info;
+  /// Set once, under the module's lock: the kernel's own code when it was compiled alone, and the outcome.
+  std::unique_ptr<codegen::CompiledModule> OwnCode;
+  KernelCode Code;
+  std::atomic<bool> Ready{false};
+  bool FromCache = false;
+  std::optional<Status> Failure;
+  std::string FailureLog;
   unsigned MaxDynamicShared;
   int Carveout = -1;
   int CacheConfig = 0;
 };
 
-/// NVIDIA's CUDA_MODULE_LOADING: Lazy (the default; also what DEFAULT means since CUDA 12.2) compiles a
-/// module's code at the first cuModuleGetFunction, cuModuleEnumerateFunctions or cuModuleGetGlobal on it;
-/// EAGER compiles at load. ptxforge compiles a lazy module whole, at its first use (not one function at a time).
+/// NVIDIA's CUDA_MODULE_LOADING: Lazy (the default; also what DEFAULT means since CUDA 12.2) compiles one
+/// kernel at a time, at its first cuModuleGetFunction or launch (with the functions it reaches); the module's
+/// variables (and address-taken functions) are compiled once for all its kernels, at the first use of the
+/// module. EAGER compiles the whole module at load.
 enum class ModuleLoading { Lazy, Eager };
 /// Reads CUDA_MODULE_LOADING (EAGER, LAZY or DEFAULT, any case; anything else is the default).
 ModuleLoading moduleLoadingMode();
@@ -120,21 +146,29 @@ public:
   ~Module();
 
   Context &context() const { return Ctx; }
-  /// Compiles a lazily loaded module (or takes its code from the compute cache) unless that is done; safe to
-  /// call from any number of threads. A failure is kept: later calls return it again.
+  /// Makes a lazily loaded module usable unless that is done: lowers it, compiles (or takes from the compute
+  /// cache) the code its kernels share (its variables) and makes the kernels' handles, whose code each
+  /// compiles at its first use (Function::code()). Safe to call from any number of threads. A failure is kept:
+  /// later calls return it again.
   [[nodiscard]] llvm::Error materialize();
   bool materialized() const { return Ready.load(std::memory_order_acquire); }
   /// The message of a failed materialize() (the JIT error log's text), empty otherwise.
   std::string materializeLog() const;
-  /// Whether the code came from the compute cache (after materialize()).
+  /// Whether the module's code (compiled per kernel: the shared part and kernel index) came from the compute
+  /// cache (after materialize()).
   bool fromComputeCache() const { return FromCache; }
 
-  /// The kernel called Name (materializing the module first), or null: no such kernel, or compilation failed.
+  /// The kernel called Name with its code (materializing the module and compiling the kernel first); fails
+  /// with NotFound, or why the code could not be compiled.
+  [[nodiscard]] llvm::Expected<Function *> loadFunction(llvm::StringRef Name);
+  /// loadFunction(Name), or null.
   Function *function(llvm::StringRef Name);
-  /// The kernels once the module is materialized; empty before.
+  /// The kernels once the module is materialized (empty before); their code may not be compiled yet.
   const std::vector<std::unique_ptr<Function>> &functions() const;
   /// The number of kernels, known from the PTX at load.
   size_t functionCount() const { return KernelCount; }
+  /// The number of kernels whose code is compiled (or loaded): all once materialized when compiled whole.
+  size_t compiledFunctionCount() const;
 
   struct Global {
     uint64_t Address = 0, Size = 0;
@@ -142,7 +176,6 @@ public:
   /// A `.global`/`.const` variable (materializing the module first), or nothing.
   std::optional<Global> global(llvm::StringRef Name);
 
-  const codegen::CompiledModule *code() const { return Code.get(); }
   unsigned ptxTarget() const { return PtxTarget; }         ///< the `.target` sm number (75 for sm_75)
   unsigned binaryVersion() const { return BinaryVersion; } ///< the compute capability compiled for
   unsigned constBytes() const { return ConstBytes; }
@@ -151,14 +184,22 @@ public:
   unsigned registerCount(llvm::StringRef Kernel) const;
 
 private:
+  friend class Function; // Function::code() compiles through compileFunction
   explicit Module(Context &Ctx);
   static llvm::Expected<std::unique_ptr<Module>> fromPtx(Context &Ctx, std::string Ptx, std::string Name,
                                                          const JitOptions &Options, JitLogs &Logs, ModuleLoading Mode);
-  /// Links Object's code into this process and takes its kernels, globals and PTX facts.
-  llvm::Error install(const codegen::CompiledObject &Object);
+  /// Takes Loaded (Object's code, the whole module's) with its kernels, globals and PTX facts.
+  llvm::Error install(const codegen::CompiledObject &Object, std::unique_ptr<codegen::CompiledModule> Loaded);
+  /// Registers the globals Facts lists that Code defines, and takes the facts.
+  llvm::Error adoptFacts(const codegen::PtxFacts &Facts);
+  void addFunction(const codegen::KernelInfo &Info, KernelCode Code);
+  llvm::Error materializeWhole();
+  llvm::Error materializeShared();
+  /// Compiles F alone (F's module is compiled per kernel); Function::code() calls it.
+  llvm::Expected<KernelCode> compileFunction(Function &F);
 
   Context &Ctx;
-  /// Until materialized: the verified PTX and how to compile it. Guarded by MaterializeLock.
+  /// Until every kernel is compiled: the verified PTX and how to compile it. Guarded by MaterializeLock.
   struct PendingCompile;
   std::unique_ptr<PendingCompile> Pending;
   mutable std::mutex MaterializeLock;
@@ -167,8 +208,11 @@ private:
   std::optional<Status> Failure; ///< with FailureLog, what materialize() keeps returning
   std::string FailureLog;
   size_t KernelCount = 0;
-  std::unique_ptr<codegen::CompiledModule> Code; ///< null for an image without kernels
-  std::vector<std::unique_ptr<Function>> Functions;
+  /// The whole module's code, or (compiled per kernel) the code its kernels share, which they import; null for
+  /// an image without kernels and for a per-kernel module with nothing to share.
+  std::unique_ptr<codegen::CompiledModule> Code;
+  std::vector<codegen::KernelInfo> Index; ///< compiled per kernel: every kernel, as lowering described it
+  std::vector<std::unique_ptr<Function>> Functions; ///< after Code and Index: destroyed first
   struct NamedGlobal {
     std::string Name;
     Global G;

@@ -1,0 +1,142 @@
+// A kernel of a loaded module (driver::Function): its host code (compiled at its first use when the module
+// was loaded lazily), the attributes cuFuncGetAttribute/SetAttribute read and change, occupancy by the GPU
+// generation's rules, and the checks and parameter packing of a launch.
+#include "ptxforge/driver/Device.h"
+#include "ptxforge/driver/Module.h"
+#include "ptxforge/driver/Status.h"
+
+#include <algorithm>
+#include <cstring>
+
+using namespace ptxforge;
+using namespace ptxforge::driver;
+
+Function::Function(Module &Parent, const codegen::KernelInfo &Info, KernelCode Code)
+    : Parent(Parent), Info(Info), Code(Code), Ready(Code.Code != nullptr),
+      FromCache(Code.Code && Parent.fromComputeCache()) {
+  const DeviceProperties &P = deviceProperties();
+  uint64_t Static = Info.StaticSharedBytes;
+  MaxDynamicShared = Static >= P.SharedMemoryPerBlock ? 0 : static_cast<unsigned>(P.SharedMemoryPerBlock - Static);
+}
+
+llvm::Expected<KernelCode> Function::code() {
+  if (Ready.load(std::memory_order_acquire))
+    return Code;
+  return Parent.compileFunction(*this);
+}
+
+unsigned Function::maxThreadsPerBlock() const {
+  auto Product = [](const uint32_t D[3]) {
+    uint64_t N = 1;
+    for (int I = 0; I < 3; ++I)
+      N *= D[I] ? D[I] : 1;
+    return N;
+  };
+  uint64_t Limit = deviceProperties().MaxThreadsPerBlock;
+  if (Info.ReqNtid[0])
+    Limit = std::min(Limit, Product(Info.ReqNtid));
+  else if (Info.MaxNtid[0])
+    Limit = std::min(Limit, Product(Info.MaxNtid));
+  return static_cast<unsigned>(Limit);
+}
+
+llvm::Error Function::setMaxDynamicSharedBytes(int Bytes) {
+  const DeviceProperties &P = deviceProperties();
+  if (Bytes < 0 || uint64_t(Bytes) + Info.StaticSharedBytes > P.SharedMemoryPerBlockOptin)
+    return makeError(Status::InvalidValue, "more shared memory than the device offers per block");
+  MaxDynamicShared = static_cast<unsigned>(Bytes);
+  return llvm::Error::success();
+}
+
+llvm::Error Function::setPreferredCarveout(int Percent) {
+  if (Percent < -1 || Percent > 100)
+    return makeError(Status::InvalidValue, "carveout is a percentage (or -1)");
+  Carveout = Percent;
+  return llvm::Error::success();
+}
+
+unsigned Function::constBytes() const { return Parent.constBytes(); }
+unsigned Function::localBytes() const { return Parent.localBytes(Info.Name); }
+unsigned Function::numRegisters() const {
+  // ptxas fits a kernel's registers to its launch bound (.maxntid/.reqntid, else the device's block limit), so a
+  // block of maxThreadsPerBlock() threads always gets its registers; the count from the PTX is an estimate
+  // (CUB's kernels declare thousands) that would otherwise make the occupancy of launchable blocks 0.
+  const DeviceProperties &P = deviceProperties();
+  unsigned Bound = (maxThreadsPerBlock() + P.WarpSize - 1) / P.WarpSize * P.WarpSize;
+  return std::max(1u, std::min(Parent.registerCount(Info.Name), P.RegistersPerMultiprocessor / Bound));
+}
+
+int Function::activeBlocksPerMultiprocessor(int BlockSize, uint64_t DynamicShared) const {
+  const DeviceProperties &P = deviceProperties();
+  if (BlockSize <= 0 || unsigned(BlockSize) > maxThreadsPerBlock())
+    return 0;
+  unsigned Warps = (unsigned(BlockSize) + P.WarpSize - 1) / P.WarpSize;
+  unsigned ByThreads = P.MaxThreadsPerMultiprocessor / (Warps * P.WarpSize);
+  unsigned ByRegisters = P.RegistersPerMultiprocessor / std::max(1u, numRegisters() * Warps * P.WarpSize);
+  uint64_t Shared = staticSharedBytes() + DynamicShared;
+  unsigned ByShared = P.MaxBlocksPerMultiprocessor;
+  if (Shared)
+    ByShared = static_cast<unsigned>(P.SharedMemoryPerMultiprocessor / (Shared + P.ReservedSharedMemoryPerBlock));
+  return static_cast<int>(std::min({P.MaxBlocksPerMultiprocessor, ByThreads, ByRegisters, ByShared}));
+}
+
+Function::BlockSuggestion Function::suggestBlockSize(llvm::function_ref<uint64_t(int)> DynamicShared, int Limit) const {
+  int Max = static_cast<int>(maxThreadsPerBlock());
+  if (Limit > 0)
+    Max = std::min(Max, Limit);
+  BlockSuggestion Best;
+  int BestThreads = -1, BestBlocks = 0;
+  for (int B = Max; B > 0; B -= (B % 32 ? B % 32 : 32)) {
+    int Blocks = activeBlocksPerMultiprocessor(B, DynamicShared(B));
+    if (Blocks * B > BestThreads) {
+      Best.BlockSize = B;
+      BestThreads = Blocks * B;
+      BestBlocks = Blocks;
+    }
+  }
+  Best.MinGridSize = BestBlocks * static_cast<int>(deviceProperties().MultiprocessorCount);
+  return Best;
+}
+
+llvm::Error Function::checkLaunch(const codegen::LaunchConfig &C) const {
+  const DeviceProperties &P = deviceProperties();
+  const codegen::Dim3 &B = C.Block, &G = C.Grid;
+  if (!B.X || !B.Y || !B.Z || B.X > P.MaxBlockDim[0] || B.Y > P.MaxBlockDim[1] || B.Z > P.MaxBlockDim[2])
+    return makeError(Status::InvalidValue, "block dimensions out of range");
+  if (B.count() > maxThreadsPerBlock())
+    return makeError(Status::InvalidValue, "too many threads per block");
+  if (Info.ReqNtid[0] &&
+      (B.X != Info.ReqNtid[0] || B.Y != std::max(1u, Info.ReqNtid[1]) || B.Z != std::max(1u, Info.ReqNtid[2])))
+    return makeError(Status::InvalidValue, "the block does not match the kernel's .reqntid");
+  if (!G.X || !G.Y || !G.Z || G.X > P.MaxGridDim[0] || G.Y > P.MaxGridDim[1] || G.Z > P.MaxGridDim[2])
+    return makeError(Status::InvalidValue, "grid dimensions out of range");
+  if (C.DynamicSharedBytes > MaxDynamicShared ||
+      Info.StaticSharedBytes + C.DynamicSharedBytes > P.SharedMemoryPerBlockOptin)
+    return makeError(Status::InvalidValue, "more dynamic shared memory than the kernel allows");
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<char>> Function::packParams(void *const *KernelParams) const {
+  std::vector<char> Buffer(Info.ParamBytes);
+  if (Info.Params.empty())
+    return Buffer;
+  if (!KernelParams)
+    return makeError(Status::InvalidValue, "the kernel has parameters but none were passed");
+  for (size_t I = 0; I < Info.Params.size(); ++I) {
+    const codegen::ParamInfo &P = Info.Params[I];
+    if (!KernelParams[I])
+      return makeError(Status::InvalidValue, "kernelParams[" + llvm::Twine(I) + "] is null");
+    std::memcpy(Buffer.data() + P.Offset, KernelParams[I], P.Size);
+  }
+  return Buffer;
+}
+
+llvm::Expected<std::vector<char>> Function::packParams(const void *Data, size_t Size) const {
+  std::vector<char> Buffer(Info.ParamBytes);
+  if (!Info.ParamBytes)
+    return Buffer;
+  if (!Data || Size < Info.ParamBytes)
+    return makeError(Status::InvalidValue, "the parameter buffer is smaller than the kernel's parameters");
+  std::memcpy(Buffer.data(), Data, Info.ParamBytes);
+  return Buffer;
+}
