@@ -5,6 +5,7 @@
 // outputs at once, so memory read or written by the warp as a whole (ldmatrix/stmatrix) is accessed in one
 // step, as on the GPU.
 #include "Runtime.h"
+#include "WarpCompute.h"
 
 #include <algorithm>
 #include <cstring>
@@ -281,31 +282,83 @@ unsigned wmmaFragElems(unsigned R, unsigned C, uint32_t T, unsigned Regs) {
 
 } // namespace
 
+void ptxforge::codegen::exec::computeShfl(CollectiveSlot &S) {
+  forLanes(S.Participants, [&](uint32_t L) {
+    uint32_t B = S.In[L][1] & 31, Cl = S.In[L][2] & 31, Seg = (S.In[L][2] >> 8) & 31;
+    int MaxLane = static_cast<int>((L & Seg) | (Cl & ~Seg)), MinLane = static_cast<int>(L & Seg);
+    int J = 0;
+    bool P = false;
+    switch (S.In[L][3]) {
+    case 0: J = static_cast<int>(L) - static_cast<int>(B); P = J >= MaxLane; break;
+    case 1: J = static_cast<int>(L + B); P = J <= MaxLane; break;
+    case 2: J = static_cast<int>(L ^ B); P = J <= MaxLane; break;
+    default: J = MinLane | static_cast<int>(B & ~Seg); P = J <= MaxLane; break;
+    }
+    if (!P)
+      J = static_cast<int>(L);
+    // A source lane outside the member mask (or exited) gives 0, as observed on sm_90.
+    S.Out[L][0] = (J >= 0 && J < 32 && (S.Participants >> J & 1)) ? static_cast<uint32_t>(S.In[J][0]) : 0;
+    S.Out[L][1] = P;
+  });
+}
+
+void ptxforge::codegen::exec::computeVote(CollectiveSlot &S) {
+  uint32_t Ballot = 0, Members = S.Participants;
+  forLanes(Members, [&](uint32_t L) { Ballot |= static_cast<uint32_t>(S.In[L][0] & 1) << L; });
+  forLanes(Members, [&](uint32_t L) {
+    switch (S.In[L][1]) {
+    case 0: S.Out[L][0] = Ballot == Members; break;
+    case 1: S.Out[L][0] = Ballot != 0; break;
+    case 2: S.Out[L][0] = Ballot == 0 || Ballot == Members; break;
+    default: S.Out[L][0] = Ballot; break;
+    }
+  });
+}
+
+void ptxforge::codegen::exec::computeMatch(CollectiveSlot &S) {
+  bool Same = true;
+  uint32_t First = static_cast<uint32_t>(__builtin_ctz(S.Participants));
+  forLanes(S.Participants, [&](uint32_t L) { Same &= S.In[L][0] == S.In[First][0]; });
+  forLanes(S.Participants, [&](uint32_t L) {
+    if (S.In[L][1]) {
+      S.Out[L][0] = Same ? S.Participants : 0;
+      S.Out[L][1] = Same;
+    } else {
+      uint32_t M = 0;
+      forLanes(S.Participants, [&](uint32_t J) { M |= static_cast<uint32_t>(S.In[J][0] == S.In[L][0]) << J; });
+      S.Out[L][0] = M;
+      S.Out[L][1] = 0;
+    }
+  });
+}
+
+void ptxforge::codegen::exec::computeRedux(CollectiveSlot &S) {
+  uint32_t First = static_cast<uint32_t>(__builtin_ctz(S.Participants));
+  uint32_t Op = static_cast<uint32_t>(S.In[First][1]);
+  uint32_t R = static_cast<uint32_t>(S.In[First][0]);
+  forLanes(S.Participants & ~(1u << First), [&](uint32_t L) {
+    uint32_t V = static_cast<uint32_t>(S.In[L][0]);
+    switch (Op) {
+    case 0: R += V; break;
+    case 1: R = std::min(R, V); break;
+    case 2: R = std::max(R, V); break;
+    case 3: R = static_cast<uint32_t>(std::min(static_cast<int32_t>(R), static_cast<int32_t>(V))); break;
+    case 4: R = static_cast<uint32_t>(std::max(static_cast<int32_t>(R), static_cast<int32_t>(V))); break;
+    case 5: R &= V; break;
+    case 6: R |= V; break;
+    default: R ^= V; break;
+    }
+  });
+  forLanes(S.Participants, [&](uint32_t L) { S.Out[L][0] = R; });
+}
+
 extern "C" {
 
 /// shfl.sync: Mode 0 up, 1 down, 2 bfly, 3 idx. *Pred receives the in-range predicate.
 static uint32_t ptxrt_shfl(ThreadContext *C, uint32_t Mode, uint32_t Val, uint32_t Bv, uint32_t Cv, uint32_t Mask,
                            uint32_t *Pred) {
   uint64_t In[4] = {Val, Bv, Cv, Mode}, Out[2];
-  collective(C, CKShfl, Mask, 0, In, 4, Out, 2, [](CollectiveSlot &S) {
-    forLanes(S.Participants, [&](uint32_t L) {
-      uint32_t B = S.In[L][1] & 31, Cl = S.In[L][2] & 31, Seg = (S.In[L][2] >> 8) & 31;
-      int MaxLane = static_cast<int>((L & Seg) | (Cl & ~Seg)), MinLane = static_cast<int>(L & Seg);
-      int J = 0;
-      bool P = false;
-      switch (S.In[L][3]) {
-      case 0: J = static_cast<int>(L) - static_cast<int>(B); P = J >= MaxLane; break;
-      case 1: J = static_cast<int>(L + B); P = J <= MaxLane; break;
-      case 2: J = static_cast<int>(L ^ B); P = J <= MaxLane; break;
-      default: J = MinLane | static_cast<int>(B & ~Seg); P = J <= MaxLane; break;
-      }
-      if (!P)
-        J = static_cast<int>(L);
-      // A source lane outside the member mask (or exited) gives 0, as observed on sm_90.
-      S.Out[L][0] = (J >= 0 && J < 32 && (S.Participants >> J & 1)) ? static_cast<uint32_t>(S.In[J][0]) : 0;
-      S.Out[L][1] = P;
-    });
-  });
+  collective(C, CKShfl, Mask, 0, In, 4, Out, 2, computeShfl);
   if (Pred)
     *Pred = static_cast<uint32_t>(Out[1]);
   return static_cast<uint32_t>(Out[0]);
@@ -314,40 +367,14 @@ static uint32_t ptxrt_shfl(ThreadContext *C, uint32_t Mode, uint32_t Val, uint32
 /// vote.sync: Mode 0 all, 1 any, 2 uni, 3 ballot.
 static uint32_t ptxrt_vote(ThreadContext *C, uint32_t Mode, uint32_t Pred, uint32_t Mask) {
   uint64_t In[2] = {Pred != 0, Mode}, Out[1];
-  collective(C, CKVote, Mask, 0, In, 2, Out, 1, [](CollectiveSlot &S) {
-    uint32_t Ballot = 0, Members = S.Participants;
-    forLanes(Members, [&](uint32_t L) { Ballot |= static_cast<uint32_t>(S.In[L][0] & 1) << L; });
-    forLanes(Members, [&](uint32_t L) {
-      switch (S.In[L][1]) {
-      case 0: S.Out[L][0] = Ballot == Members; break;
-      case 1: S.Out[L][0] = Ballot != 0; break;
-      case 2: S.Out[L][0] = Ballot == 0 || Ballot == Members; break;
-      default: S.Out[L][0] = Ballot; break;
-      }
-    });
-  });
+  collective(C, CKVote, Mask, 0, In, 2, Out, 1, computeVote);
   return static_cast<uint32_t>(Out[0]);
 }
 
 /// match.any.sync (All = 0) / match.all.sync (All = 1).
 static uint32_t ptxrt_match(ThreadContext *C, uint32_t All, uint64_t Val, uint32_t Mask, uint32_t *Pred) {
   uint64_t In[2] = {Val, All}, Out[2];
-  collective(C, All ? CKMatchAll : CKMatchAny, Mask, 0, In, 2, Out, 2, [](CollectiveSlot &S) {
-    bool Same = true;
-    uint32_t First = static_cast<uint32_t>(__builtin_ctz(S.Participants));
-    forLanes(S.Participants, [&](uint32_t L) { Same &= S.In[L][0] == S.In[First][0]; });
-    forLanes(S.Participants, [&](uint32_t L) {
-      if (S.In[L][1]) {
-        S.Out[L][0] = Same ? S.Participants : 0;
-        S.Out[L][1] = Same;
-      } else {
-        uint32_t M = 0;
-        forLanes(S.Participants, [&](uint32_t J) { M |= static_cast<uint32_t>(S.In[J][0] == S.In[L][0]) << J; });
-        S.Out[L][0] = M;
-        S.Out[L][1] = 0;
-      }
-    });
-  });
+  collective(C, All ? CKMatchAll : CKMatchAny, Mask, 0, In, 2, Out, 2, computeMatch);
   if (Pred)
     *Pred = static_cast<uint32_t>(Out[1]);
   return static_cast<uint32_t>(Out[0]);
@@ -356,25 +383,7 @@ static uint32_t ptxrt_match(ThreadContext *C, uint32_t All, uint64_t Val, uint32
 /// redux.sync: Op 0 add, 1 min.u32, 2 max.u32, 3 min.s32, 4 max.s32, 5 and, 6 or, 7 xor.
 static uint32_t ptxrt_redux(ThreadContext *C, uint32_t Op, uint32_t Val, uint32_t Mask) {
   uint64_t In[2] = {Val, Op}, Out[1];
-  collective(C, CKRedux, Mask, Op, In, 2, Out, 1, [](CollectiveSlot &S) {
-    uint32_t First = static_cast<uint32_t>(__builtin_ctz(S.Participants));
-    uint32_t Op = static_cast<uint32_t>(S.In[First][1]);
-    uint32_t R = static_cast<uint32_t>(S.In[First][0]);
-    forLanes(S.Participants & ~(1u << First), [&](uint32_t L) {
-      uint32_t V = static_cast<uint32_t>(S.In[L][0]);
-      switch (Op) {
-      case 0: R += V; break;
-      case 1: R = std::min(R, V); break;
-      case 2: R = std::max(R, V); break;
-      case 3: R = static_cast<uint32_t>(std::min(static_cast<int32_t>(R), static_cast<int32_t>(V))); break;
-      case 4: R = static_cast<uint32_t>(std::max(static_cast<int32_t>(R), static_cast<int32_t>(V))); break;
-      case 5: R &= V; break;
-      case 6: R |= V; break;
-      default: R ^= V; break;
-      }
-    });
-    forLanes(S.Participants, [&](uint32_t L) { S.Out[L][0] = R; });
-  });
+  collective(C, CKRedux, Mask, Op, In, 2, Out, 1, computeRedux);
   return static_cast<uint32_t>(Out[0]);
 }
 
@@ -633,4 +642,5 @@ void ptxforge::codegen::exec::registerWarpHelpers(HelperTable &T) {
   T.push_back({"ptxrt_mma", reinterpret_cast<void *>(&ptxrt_mma)});
   T.push_back({"ptxrt_movmatrix", reinterpret_cast<void *>(&ptxrt_movmatrix)});
   T.push_back({"ptxrt_wmma_ldst", reinterpret_cast<void *>(&ptxrt_wmma_ldst)});
+  registerRegionHelpers(T);
 }

@@ -1,14 +1,16 @@
-// Kernels whose only synchronisation is `bar.sync`/`barrier.sync` on one barrier without a thread count run
-// without fibers: the thread function is cut at its barriers into regions, and the block function runs each
+// Kernels whose only synchronisation is `bar.sync`/`barrier.sync` on one barrier without a thread count,
+// and warp collectives that exchange values through a rendezvous (WarpRendezvous.h), run without fibers: the
+// thread function is cut at its barriers and collectives into regions, and the block function runs each
 // region as a loop over all threads of the block (PoCL's and CuPBoP's "work-item loops"). A thread's registers
 // that are read in a region before that region writes them live in per-thread arrays; all others stay
 // scalars that LLVM keeps in registers. Between regions the runtime looks at where every thread stopped: all
-// at the same barrier and none exited → the next region's loop, which LLVM can vectorize across threads;
-// otherwise a generic loop in which each thread resumes where it stopped (threads that exited are skipped,
-// threads waiting at different `bar.sync` instructions of the same barrier are released together, as on the
-// GPU).
+// released into the same region and none exited → that region's loop, which LLVM can vectorize across
+// threads; otherwise a generic loop in which each released thread resumes where it stopped (threads that
+// exited or still wait are skipped; threads waiting at different `bar.sync` instructions of the same barrier
+// are released together, as on the GPU).
 #include "BarrierRegions.h"
 #include "ThreadLoop.h"
+#include "WarpRendezvous.h"
 
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -31,12 +33,17 @@ using namespace ptxforge::codegen::detail;
 
 bool ptxforge::codegen::detail::regionSplittable(const ptx::Module &M, const ptx::Function &Kernel) {
   std::optional<uint64_t> Id;
+  bool Collectives = false;
   auto Acceptable = [&](const ptx::Function &F, bool IsKernel) {
     for (const ptx::Instruction &I : F.Instructions) {
       if (I.Op == ptx::Opcode::Exit && !IsKernel)
         return false; // unwinds a thread from inside a call
       if (!needsFibers(I))
         continue;
+      if (IsKernel && isRegionCutCollective(I)) {
+        Collectives = true;
+        continue;
+      }
       if (!IsKernel || (I.Op != ptx::Opcode::Bar && I.Op != ptx::Opcode::Barrier))
         return false;
       if (I.has(ptx::Modifier::Arrive) || I.has(ptx::Modifier::Red) || I.has(ptx::Modifier::Warp) ||
@@ -59,12 +66,11 @@ bool ptxforge::codegen::detail::regionSplittable(const ptx::Module &M, const ptx
   for (const auto &G : M.Functions)
     if (!G->IsEntry && G->HasBody && !Acceptable(*G, false))
       return false;
-  return Id.has_value();
+  return Id.has_value() || Collectives;
 }
 
 namespace {
 
-constexpr llvm::StringLiteral BarrierHelper = "ptxrt_bar_sync";
 /// The alloca lower/MemoryOps.cpp ORs misaligned address bits into.
 constexpr llvm::StringLiteral MisalignedAccumulator = "misaligned.bits";
 
@@ -81,13 +87,16 @@ public:
   bool build();
 
 private:
-  bool splitAtBarriers();
+  bool splitAtCuts();
   void collectRegions();
   void rematerializeRegisters();
   void findThreadPrivateAllocas();
   /// Emits one loop over the block's threads. Generic: each thread enters the region its state names;
   /// otherwise every thread enters region R. Returns the loop's entry block; the loop ends at Dispatch.
   llvm::BasicBlock *emitRegionLoop(int R, bool Generic);
+  /// Asks the runtime where the threads stand after a loop over the block's N threads, for a kernel whose
+  /// only cuts are barriers.
+  llvm::Value *emitRegionNext(llvm::Value *N);
 
   ModuleLowering &ML;
   llvm::Function *F;
@@ -96,21 +105,28 @@ private:
   llvm::Value *Ctx = nullptr, *NX = nullptr, *NY = nullptr, *NZ = nullptr, *States = nullptr;
   std::vector<llvm::AllocaInst *> Allocas;
   llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> PerThread; ///< alloca -> its per-thread array
-  /// Barrier exits: the branch that ends a thread's region at barrier K continues in region K + 1.
+  /// Cut exits: the branch that ends a thread's region at cut K (a barrier or a collective) continues in
+  /// region K + 1.
   llvm::DenseMap<llvm::Instruction *, unsigned> BarrierExit;
   std::vector<Region> Regions;
+  std::vector<RegionCut> Cuts; ///< per region: what a thread waits at before entering it
+  std::optional<WarpRendezvous> Warp;
+  bool HasCollectives = false;
 };
 
-bool RegionBuilder::splitAtBarriers() {
-  std::vector<llvm::CallInst *> Barriers;
+bool RegionBuilder::splitAtCuts() {
+  std::vector<std::pair<llvm::CallInst *, RegionCut>> Found;
+  bool Unsupported = false;
   for (llvm::BasicBlock &BB : *F)
     for (llvm::Instruction &I : BB) {
       if (llvm::isa<llvm::PHINode>(I))
         return false; // the lowering's code is phi-free; anything else is not ours to cut
       if (auto *CI = llvm::dyn_cast<llvm::CallInst>(&I))
-        if (CI->getCalledFunction() && CI->getCalledFunction()->getName() == BarrierHelper)
-          Barriers.push_back(CI);
+        if (std::optional<RegionCut> Cut = WarpRendezvous::cutOf(CI, Unsupported))
+          Found.push_back({CI, *Cut});
     }
+  if (Unsupported)
+    return false;
   // Region 0 starts after the entry block's allocas (gathered at its top first: the lowering interleaves
   // them with its prologue).
   llvm::BasicBlock &Entry = F->getEntryBlock();
@@ -124,11 +140,24 @@ bool RegionBuilder::splitAtBarriers() {
   while (llvm::isa<llvm::AllocaInst>(*FirstCode))
     ++FirstCode;
   Regions.push_back({Entry.splitBasicBlock(FirstCode, "region0"), {}});
+  Cuts.push_back({RCStart, 0});
   Setup = &Entry;
-  for (llvm::CallInst *CI : Barriers) {
-    llvm::BasicBlock *Cont = CI->getParent()->splitBasicBlock(CI->getNextNode(), "after.barrier");
+  llvm::AllocaInst *Misaligned = nullptr;
+  for (llvm::Instruction &I : *Setup)
+    if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(&I); A && A->getName() == MisalignedAccumulator)
+      Misaligned = A;
+  Warp.emplace(ML, Setup, Misaligned);
+  for (auto &[CI, Cut] : Found) {
+    bool Barrier = Cut.Kind == RCBarrier;
+    llvm::BasicBlock *Cont =
+        CI->getParent()->splitBasicBlock(CI->getNextNode(), Barrier ? "after.barrier" : "after.collective");
     BarrierExit[CI->getParent()->getTerminator()] = static_cast<unsigned>(Regions.size());
     Regions.push_back({Cont, {}});
+    Cuts.push_back(Cut);
+    if (!Barrier) {
+      Warp->rewrite(CI, Cont);
+      HasCollectives = true;
+    }
     CI->eraseFromParent();
   }
   // Values the lowering computes once and reuses in later blocks go through memory like registers do, so
@@ -281,6 +310,8 @@ void RegionBuilder::findThreadPrivateAllocas() {
   for (unsigned K = 0; K < Allocas.size(); ++K)
     Index[Allocas[K]] = K;
   llvm::BitVector Private(Allocas.size());
+  for (llvm::AllocaInst *A : Warp->registers())
+    Private.set(Index[A]);
   for (unsigned K = 0; K < Allocas.size(); ++K)
     for (llvm::User *U : Allocas[K]->users()) {
       auto *L = llvm::dyn_cast<llvm::LoadInst>(U);
@@ -357,7 +388,8 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic) {
   llvm::Value *T64 = B.CreateZExt(Loop.Linear, B.getInt64Ty());
   llvm::Value *StatePtr = B.CreateGEP(I32, States, T64);
 
-  // The latch records where the thread stopped: 0 = exited, K = waiting to enter region K.
+  // The latch records where the thread stopped: 0 = exited, K = waiting to enter region K; a thread the loop
+  // passes by keeps its state.
   B.SetInsertPoint(XLatch, XLatch->begin());
   llvm::PHINode *Code = B.CreatePHI(I32, 4, "stopped.at");
   B.CreateStore(Code, StatePtr);
@@ -367,10 +399,10 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic) {
   llvm::SwitchInst *Enter = nullptr;
   if (Generic) {
     llvm::Value *State = B.CreateLoad(I32, StatePtr);
-    llvm::BasicBlock *Skip = llvm::BasicBlock::Create(C, "thread.exited", F);
+    llvm::BasicBlock *Skip = llvm::BasicBlock::Create(C, "thread.idle", F);
     Enter = B.CreateSwitch(State, Skip, static_cast<unsigned>(Regions.size()));
     B.SetInsertPoint(Skip);
-    Code->addIncoming(B.getInt32(0), Skip);
+    Code->addIncoming(State, Skip);
     B.CreateBr(XLatch);
   }
   std::vector<llvm::BasicBlock *> AllCopies;
@@ -461,11 +493,27 @@ void deferMisalignmentChecks(ModuleLowering &ML, llvm::Function *F) {
   }
 }
 
+llvm::Value *RegionBuilder::emitRegionNext(llvm::Value *N) {
+  llvm::FunctionCallee RegionNext =
+      ML.Mod.getOrInsertFunction("ptxrt_region_next", B.getInt32Ty(), B.getPtrTy(), B.getPtrTy(), B.getInt32Ty());
+  // It only reads the states: saying so keeps the state array (and what it may alias) local to this function.
+  if (auto *Fn = llvm::dyn_cast<llvm::Function>(RegionNext.getCallee())) {
+    Fn->setOnlyReadsMemory();
+    Fn->setOnlyAccessesArgMemory();
+    Fn->setDoesNotThrow();
+    for (unsigned A = 0; A < 2; ++A) {
+      Fn->addParamAttr(A, llvm::Attribute::getWithCaptureInfo(ML.Ctx, llvm::CaptureInfo::none()));
+      Fn->addParamAttr(A, llvm::Attribute::ReadOnly);
+    }
+  }
+  return B.CreateCall(RegionNext, {Ctx, States, N});
+}
+
 bool RegionBuilder::build() {
   // The template context becomes a private copy whose thread ids the loops set.
   llvm::Argument *Tmpl = F->getArg(0);
   deferMisalignmentChecks(ML, F);
-  if (!splitAtBarriers() || Regions.size() < 2)
+  if (!splitAtCuts() || Regions.size() < 2)
     return false;
   collectRegions();
   // The misaligned-address accumulator is flushed into the context at every barrier (see
@@ -490,7 +538,7 @@ bool RegionBuilder::build() {
   rematerializeRegisters();
   findThreadPrivateAllocas();
 
-  // After each loop: where do the threads stand? 0: all exited; K: all alive and waiting for region K (the
+  // After each loop: where do the threads stand? 0: all exited; K: all alive and released into region K (the
   // fast loop); ~0: anything else (the generic loop).
   Dispatch = llvm::BasicBlock::Create(ML.Ctx, "dispatch", F);
   llvm::BasicBlock *Done = llvm::BasicBlock::Create(ML.Ctx, "done", F);
@@ -500,19 +548,8 @@ bool RegionBuilder::build() {
   llvm::BasicBlock *Generic = emitRegionLoop(-1, true);
   B.SetInsertPoint(Dispatch);
   endDeferredChecks(B, ML, Ctx);
-  llvm::FunctionCallee RegionNext =
-      ML.Mod.getOrInsertFunction("ptxrt_region_next", B.getInt32Ty(), B.getPtrTy(), B.getPtrTy(), B.getInt32Ty());
-  // It only reads the states: saying so keeps the state array (and what it may alias) local to this function.
-  if (auto *Fn = llvm::dyn_cast<llvm::Function>(RegionNext.getCallee())) {
-    Fn->setOnlyReadsMemory();
-    Fn->setOnlyAccessesArgMemory();
-    Fn->setDoesNotThrow();
-    for (unsigned A = 0; A < 2; ++A) {
-      Fn->addParamAttr(A, llvm::Attribute::getWithCaptureInfo(ML.Ctx, llvm::CaptureInfo::none()));
-      Fn->addParamAttr(A, llvm::Attribute::ReadOnly);
-    }
-  }
-  llvm::Value *Next = B.CreateCall(RegionNext, {Ctx, States, B.CreateMul(B.CreateMul(NX, NY), NZ)});
+  llvm::Value *N = B.CreateMul(B.CreateMul(NX, NY), NZ);
+  llvm::Value *Next = HasCollectives ? Warp->emitRelease(B, Ctx, States, N, Cuts, PerThread) : emitRegionNext(N);
   llvm::SwitchInst *SW = B.CreateSwitch(Next, Generic, static_cast<unsigned>(Regions.size()));
   SW->addCase(B.getInt32(0), Done);
   for (size_t R = 1; R < Regions.size(); ++R)

@@ -1,5 +1,5 @@
-// Private to codegen/lib: block functions for kernels synchronised only by whole-block barriers (see
-// BarrierRegions.cpp for the scheme).
+// Private to codegen/lib: block functions for kernels synchronised only by whole-block barriers and warp
+// collectives (see BarrierRegions.cpp for the scheme).
 #pragma once
 
 #include "FunctionLowering.h"
@@ -7,7 +7,8 @@
 namespace ptxforge::codegen::detail {
 
 /// Whether Kernel's only synchronisation is `bar.sync`/`barrier.sync` on one immediate barrier id without a
-/// thread count, in the kernel body itself (callees neither synchronise nor `exit`).
+/// thread count and the warp collectives WarpRendezvous.h can cut at, in the kernel body itself (callees
+/// neither synchronise nor `exit`).
 bool regionSplittable(const ptx::Module &M, const ptx::Function &Kernel);
 
 /// `__ptx_block_K(ThreadContext *Template, const char *Params)` for a region-splittable kernel's thread

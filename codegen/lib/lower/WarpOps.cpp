@@ -1,6 +1,8 @@
 // Block barriers and warp collectives. In the thread-fiber execution mode every PTX thread is a fiber, so a
 // barrier or collective is a rendezvous in the runtime (codegen/exec/Sync.cpp, WarpCollectives.cpp) that
-// yields to the block scheduler until its partners arrive.
+// yields to the block scheduler until its partners arrive. A region-split block function (BarrierRegions.cpp,
+// WarpRendezvous.cpp) replaces the calls to ptxrt_bar_sync, ptxrt_shfl, ptxrt_vote, ptxrt_redux, ptxrt_match and
+// ptxrt_warp_sync by cuts between its region loops, so their operands stay in the order these calls take them.
 #include "../FunctionLowering.h"
 
 #include <atomic>

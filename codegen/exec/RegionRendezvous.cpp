@@ -1,0 +1,180 @@
+// The dispatcher of region-split block functions whose cuts include warp collectives (codegen/lib/
+// WarpRendezvous.cpp). After each loop over the block's threads every live thread waits at a cut: a barrier
+// or a collective. This is the same moment the fiber scheduler reaches once no fiber can run, so releasing
+// here what the fiber rendezvous would release gives the same results:
+//   - the lanes of a warp waiting at collectives of one kind with one member mask (redux: one operation too),
+//     as WarpCollectives.cpp keys its slots, are released together once every non-exited lane of that mask
+//     waits among them; their outputs come from WarpCompute.h, the fiber mode's own code;
+//   - when no collective can complete and every live thread waits at a barrier, the barrier releases them all;
+//   - anything else is a deadlock, reported as the fiber scheduler reports it.
+#include "Runtime.h"
+#include "WarpCompute.h"
+
+#include "ptxforge/codegen/RegionCuts.h"
+
+#include <string>
+
+using namespace ptxforge::codegen;
+using namespace ptxforge::codegen::exec;
+
+namespace {
+
+/// The per-thread arrays the block function's collective cuts deposit inputs into and take outputs from
+/// (absent ones are null: no cut of the kernel uses them, or no thread reads that result).
+struct WarpIO {
+  const uint64_t *Value;
+  const uint32_t *B, *C, *Mask;
+  uint32_t *Out, *Pred;
+};
+
+/// Lanes meet in one rendezvous only at collectives of the same kind and member mask (ptxrt_redux's slots
+/// also key on the operation): the key of a waiting lane, 0 for a barrier.
+uint64_t meetingKey(const RegionCut &Cut, uint32_t Mask) {
+  if (Cut.Kind == RCBarrier)
+    return 0;
+  uint32_t Site = Cut.Kind == RCRedux ? Cut.Arg : 0;
+  return uint64_t(Cut.Kind) << 40 | uint64_t(Site) << 32 | Mask;
+}
+
+/// Computes the outputs of one completed rendezvous of warp W's lanes Group.
+void release(const RegionCut &Cut, const WarpIO &IO, uint32_t W, uint32_t Group) {
+  if (Cut.Kind == RCWarpSync)
+    return;
+  thread_local CollectiveSlot S;
+  S.Participants = Group;
+  for (uint32_t G = Group; G; G &= G - 1) {
+    uint32_t L = static_cast<uint32_t>(__builtin_ctz(G)), T = W * 32 + L;
+    S.In[L][0] = IO.Value[T];
+    switch (Cut.Kind) {
+    case RCShfl:
+      S.In[L][1] = IO.B[T];
+      S.In[L][2] = IO.C[T];
+      S.In[L][3] = Cut.Arg;
+      break;
+    case RCVote:
+      S.In[L][0] = IO.Value[T] != 0;
+      S.In[L][1] = Cut.Arg;
+      break;
+    case RCMatchAny:
+    case RCMatchAll:
+      S.In[L][1] = Cut.Kind == RCMatchAll;
+      break;
+    default: // redux
+      S.In[L][0] = static_cast<uint32_t>(IO.Value[T]);
+      S.In[L][1] = Cut.Arg;
+      break;
+    }
+  }
+  switch (Cut.Kind) {
+  case RCShfl: computeShfl(S); break;
+  case RCVote: computeVote(S); break;
+  case RCMatchAny:
+  case RCMatchAll: computeMatch(S); break;
+  default: computeRedux(S); break;
+  }
+  for (uint32_t G = Group; G; G &= G - 1) {
+    uint32_t L = static_cast<uint32_t>(__builtin_ctz(G)), T = W * 32 + L;
+    if (IO.Out)
+      IO.Out[T] = static_cast<uint32_t>(S.Out[L][0]);
+    if (IO.Pred)
+      IO.Pred[T] = static_cast<uint32_t>(S.Out[L][1]);
+  }
+}
+
+/// Where warp W's lanes stand after a loop, and which of them a completed rendezvous released.
+struct WarpStops {
+  uint32_t Live = 0, AtBarrier = 0, Released = 0;
+};
+
+/// Releases every complete rendezvous of warp W (Lanes lanes; State points at its lane 0's state).
+WarpStops releaseWarp(const uint32_t *State, uint32_t W, uint32_t Lanes, const RegionCut *Cuts, const WarpIO &IO) {
+  WarpStops R;
+  uint32_t Waiting = 0;
+  uint64_t Key[32];
+  for (uint32_t L = 0; L < Lanes; ++L) {
+    uint32_t S = State[L] & ~RegionBlocked;
+    if (!S)
+      continue;
+    R.Live |= 1u << L;
+    if (Cuts[S].Kind == RCBarrier) {
+      R.AtBarrier |= 1u << L;
+      continue;
+    }
+    // A lane outside its own member mask is undefined behaviour: it takes part, as in the fiber mode.
+    Key[L] = meetingKey(Cuts[S], IO.Mask[W * 32 + L] | 1u << L);
+    Waiting |= 1u << L;
+  }
+  while (Waiting) {
+    uint32_t First = static_cast<uint32_t>(__builtin_ctz(Waiting)), Group = 0;
+    for (uint32_t G = Waiting; G; G &= G - 1)
+      if (Key[__builtin_ctz(G)] == Key[First])
+        Group |= 1u << __builtin_ctz(G);
+    Waiting &= ~Group;
+    uint32_t Need = static_cast<uint32_t>(Key[First]) & R.Live;
+    if ((Group & Need) != Need)
+      continue;
+    release(Cuts[State[First] & ~RegionBlocked], IO, W, Group);
+    R.Released |= Group;
+  }
+  return R;
+}
+
+[[noreturn]] void deadlock(ThreadContext *C, uint32_t Waiting) {
+  BlockState &B = blockOf(C);
+  uint64_t Block = C->Ctaid[0] + uint64_t(C->Nctaid[0]) * (C->Ctaid[1] + uint64_t(C->Nctaid[1]) * C->Ctaid[2]);
+  B.Trapped = true;
+  if (B.Error.empty()) {
+    B.Error = "barrier deadlock in block " + std::to_string(Block) + ": " + std::to_string(Waiting) +
+              " thread(s) wait at a barrier or warp collective that the others never reach";
+    B.Fault = LaunchFault::Deadlock;
+  }
+  std::longjmp(B.ExitPoints[0].Buf, 1);
+}
+
+} // namespace
+
+extern "C" {
+
+/// After a loop over the block's N threads (State[t]: 0 exited, K waiting to enter region K, Cuts[K] saying
+/// at what): releases what can go on and marks the others RegionBlocked. Returns 0 when every thread exited,
+/// K when every thread (none exited) was released into region K, ~0 otherwise (the generic loop runs the
+/// released threads).
+static uint32_t ptxrt_region_release(ThreadContext *C, uint32_t *State, uint32_t N, const RegionCut *Cuts,
+                                     const uint64_t *Value, const uint32_t *Bv, const uint32_t *Cv,
+                                     const uint32_t *Mask, uint32_t *Out, uint32_t *Pred) {
+  WarpIO IO{Value, Bv, Cv, Mask, Out, Pred};
+  uint32_t Live = 0, AtBarrier = 0, Released = 0;
+  bool Uniform = true;
+  uint32_t First = State[0] & ~RegionBlocked;
+  for (uint32_t W = 0; W * 32 < N; ++W) {
+    uint32_t *WarpState = State + W * 32;
+    uint32_t Lanes = std::min<uint32_t>(32, N - W * 32);
+    WarpStops Stops = releaseWarp(WarpState, W, Lanes, Cuts, IO);
+    Live += __builtin_popcount(Stops.Live);
+    AtBarrier += __builtin_popcount(Stops.AtBarrier);
+    Released += __builtin_popcount(Stops.Released);
+    Uniform &= Stops.Live == (Lanes == 32 ? ~0u : (1u << Lanes) - 1);
+    for (uint32_t G = Stops.Live; G; G &= G - 1) {
+      uint32_t &S = WarpState[__builtin_ctz(G)];
+      S &= ~RegionBlocked;
+      Uniform &= S == First;
+      if (!(Stops.Released >> __builtin_ctz(G) & 1))
+        S |= RegionBlocked;
+    }
+  }
+  if (!Live)
+    return 0;
+  if (!Released) {
+    if (AtBarrier != Live)
+      deadlock(C, Live);
+    for (uint32_t T = 0; T < N; ++T) // the barrier is complete: everybody goes on
+      State[T] &= ~RegionBlocked;
+    Released = Live;
+  }
+  return Uniform && Released == N ? First : ~0u;
+}
+}
+
+void ptxforge::codegen::exec::registerRegionHelpers(HelperTable &T) {
+  T.push_back({"ptxrt_region_release", reinterpret_cast<void *>(&ptxrt_region_release)});
+}

@@ -1,0 +1,32 @@
+// What a region-split block function (codegen/lib/BarrierRegions.cpp, WarpRendezvous.cpp) and the runtime's
+// dispatcher (codegen/exec/RegionRendezvous.cpp) agree on: the table saying which rendezvous precedes each
+// region, and the encoding of the threads' stop states. Shared by C++ and the IR the region builder emits.
+#pragma once
+
+#include <cstdint>
+
+namespace ptxforge::codegen {
+
+/// The rendezvous a thread waits at before entering a region.
+enum RegionCutKind : uint32_t {
+  RCStart = 0,  ///< region 0: nothing
+  RCBarrier,    ///< bar.sync / barrier.sync on the kernel's one barrier
+  RCShfl,       ///< shfl.sync; Arg: 0 up, 1 down, 2 bfly, 3 idx
+  RCVote,       ///< vote.sync; Arg: 0 all, 1 any, 2 uni, 3 ballot
+  RCRedux,      ///< redux.sync; Arg: the operation, as ptxrt_redux numbers it
+  RCMatchAny,   ///< match.any.sync
+  RCMatchAll,   ///< match.all.sync
+  RCWarpSync,   ///< bar.warp.sync
+};
+
+/// One entry per region, in an IR constant `{i32, i32}` array.
+struct RegionCut {
+  uint32_t Kind;
+  uint32_t Arg;
+};
+
+/// Stop states (one per thread): 0 exited; K waiting to enter region K. The dispatcher ORs this bit into the
+/// state of a thread whose rendezvous did not complete yet, so the generic loop passes it by.
+constexpr uint32_t RegionBlocked = 0x80000000u;
+
+} // namespace ptxforge::codegen

@@ -1,0 +1,49 @@
+// Private to codegen/lib: warp collectives as cut points of region-split block functions (BarrierRegions.cpp).
+// At a collective cut a thread deposits its inputs (value, shuffle operands, member mask) into per-thread
+// arrays and stops; the runtime's dispatcher (exec/RegionRendezvous.cpp) releases a warp's lanes once their
+// rendezvous is complete, writing their outputs into two more per-thread arrays that the next region reads.
+#pragma once
+
+#include "FunctionLowering.h"
+#include "ptxforge/codegen/RegionCuts.h"
+
+#include <optional>
+
+namespace ptxforge::codegen::detail {
+
+/// Whether I is a warp collective a kernel body may be cut at (shfl/vote .sync, redux.sync, match.sync,
+/// bar.warp.sync); the others (activemask, elect, the pre-.sync forms, matrix collectives) need fibers.
+bool isRegionCutCollective(const ptx::Instruction &I);
+
+class WarpRendezvous {
+public:
+  /// Setup: the block function's entry block (its allocas); Misaligned: the misaligned-address
+  /// accumulator, if the function has one.
+  WarpRendezvous(ModuleLowering &ML, llvm::BasicBlock *Setup, llvm::AllocaInst *Misaligned)
+      : ML(ML), Setup(Setup), Misaligned(Misaligned) {}
+
+  /// The cut a call to a runtime helper stands for: a barrier, a collective, or nothing (an ordinary call).
+  /// Unsupported is set for a collective this scheme cannot cut at.
+  static std::optional<RegionCut> cutOf(const llvm::CallInst *CI, bool &Unsupported);
+  /// Replaces collective call CI by the deposit of its inputs, and its results by reads at the start of
+  /// Cont (the region after the cut).
+  void rewrite(llvm::CallInst *CI, llvm::BasicBlock *Cont);
+  /// The arrays' registers: they must live per thread even where no IR reads them (the runtime does).
+  const std::vector<llvm::AllocaInst *> &registers() const { return Registers; }
+  /// Calls the dispatcher after a loop over the block's N threads; PerThread maps registers to their arrays.
+  llvm::Value *emitRelease(llvm::IRBuilder<> &B, llvm::Value *Ctx, llvm::Value *States, llvm::Value *N,
+                           llvm::ArrayRef<RegionCut> Cuts,
+                           const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread);
+
+private:
+  enum Slot { Value, OperandB, OperandC, Mask, Out, Pred, NumSlots };
+  llvm::AllocaInst *slot(Slot S);
+
+  ModuleLowering &ML;
+  llvm::BasicBlock *Setup;
+  llvm::AllocaInst *Misaligned;
+  llvm::AllocaInst *Slots[NumSlots] = {};
+  std::vector<llvm::AllocaInst *> Registers;
+};
+
+} // namespace ptxforge::codegen::detail
