@@ -6,6 +6,7 @@
 
 #include <boost/context/detail/fcontext.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <csetjmp>
 #include <csignal>
@@ -138,6 +139,8 @@ private:
 struct WorkerState {
   StackPool Stacks;
   std::vector<char> Shared;
+  /// The context a block range starts from; its %ctaid names the block being run.
+  ThreadContext Template{};
 };
 
 struct BlockRun {
@@ -164,10 +167,14 @@ void fiberEntry(bctx::transfer_t T) {
   bctx::jump_fcontext(B.SchedulerContext, nullptr);
 }
 
-/// The fast path for kernels without barriers or collectives: one call of the JIT'd block loop
-/// (KernelInfo::BlockSymbol) runs every thread; the block state holds only what trap needs.
-BlockResult runBlockLoop(const KernelInfo &K, ThreadFunction BlockFn, const LaunchConfig &C, const char *Params,
-                         uint64_t BlockId, WorkerState &W, unsigned WorkerIndex, unsigned Workers) {
+/// KernelInfo::BlockSymbol: runs blocks First .. First+Count-1 of the grid (Lowering.cpp's wrapBlockRange).
+using BlockRangeFunction = void (*)(ThreadContext *Template, const char *Params, uint64_t First, uint64_t Count);
+
+/// The fast path for kernels without fibers (barrier-free block loops and region-split barrier kernels): one
+/// call of the JIT'd block function runs a chunk of blocks; the block state holds only what trap needs, and a
+/// trap abandons the rest of the chunk (the launch fails anyway).
+BlockResult runBlockRange(const KernelInfo &K, BlockRangeFunction BlockFn, const LaunchConfig &C, const char *Params,
+                          uint64_t First, uint64_t Count, WorkerState &W, unsigned WorkerIndex, unsigned Workers) {
   uint64_t SharedBytes = K.StaticSharedBytes + C.DynamicSharedBytes;
   if (W.Shared.size() < SharedBytes + 16)
     W.Shared.resize(SharedBytes + 16);
@@ -176,11 +183,9 @@ BlockResult runBlockLoop(const KernelInfo &K, ThreadFunction BlockFn, const Laun
   B.ExitPoints.resize(1);
   B.Exited.assign(1, 0);
   B.Live = static_cast<uint32_t>(C.Block.count());
-  ThreadContext TC{};
+  ThreadContext &TC = W.Template;
+  TC = ThreadContext{};
   TC.Ntid[0] = C.Block.X, TC.Ntid[1] = C.Block.Y, TC.Ntid[2] = C.Block.Z;
-  TC.Ctaid[0] = static_cast<uint32_t>(BlockId % C.Grid.X);
-  TC.Ctaid[1] = static_cast<uint32_t>((BlockId / C.Grid.X) % C.Grid.Y);
-  TC.Ctaid[2] = static_cast<uint32_t>(BlockId / (uint64_t(C.Grid.X) * C.Grid.Y));
   TC.Nctaid[0] = C.Grid.X, TC.Nctaid[1] = C.Grid.Y, TC.Nctaid[2] = C.Grid.Z;
   TC.NWarpId = static_cast<uint32_t>((C.Block.count() + 31) / 32);
   TC.DynamicSmemSize = C.DynamicSharedBytes;
@@ -191,7 +196,7 @@ BlockResult runBlockLoop(const KernelInfo &K, ThreadFunction BlockFn, const Laun
   TC.TotalSmemSize = static_cast<uint32_t>(SharedBytes);
   TC.GridWorkspace = reinterpret_cast<uint64_t>(C.GridWorkspace);
   if (setjmp(B.ExitPoints[0].Buf) == 0)
-    BlockFn(&TC, Params);
+    BlockFn(&TC, Params, First, Count);
   return {B.Error, B.Fault};
 }
 
@@ -307,9 +312,12 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
     return llvm::make_error<LaunchError>(LaunchFault::InvalidConfiguration, "invalid launch configuration");
   installFaultHandlers();
   ThreadFunction Fn = M.entry(K);
-  ThreadFunction BlockFn = M.blockEntry(K);
+  auto BlockFn = reinterpret_cast<BlockRangeFunction>(M.blockEntry(K));
   uint64_t Blocks = C.Grid.count();
   unsigned Workers = workerCount(C, Blocks);
+  // Block functions take blocks in chunks: small enough that workers finish together on a shared machine,
+  // large enough that a grid of tiny blocks pays its per-call cost rarely.
+  uint64_t Chunk = BlockFn ? std::clamp<uint64_t>(Blocks / (uint64_t(Workers) * 16), 1, 64) : 1;
   std::atomic<uint64_t> Next{0};
   std::mutex ErrorLock;
   std::string FirstError;
@@ -325,16 +333,21 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
       CurrentRun = nullptr;
       std::scoped_lock L(ErrorLock);
       if (FirstError.empty()) {
-        FirstError = "kernel '" + K.Name + "': " + describeFault(Current, C);
+        uint64_t Block = Current;
+        if (BlockFn) // the JIT'd block function keeps the template's %ctaid current
+          Block = W.Template.Ctaid[0] + C.Grid.X * (W.Template.Ctaid[1] + uint64_t(C.Grid.Y) * W.Template.Ctaid[2]);
+        FirstError = "kernel '" + K.Name + "': " + describeFault(Block, C);
         FirstFault = FaultSignal == SIGBUS ? LaunchFault::MisalignedAddress : LaunchFault::IllegalAddress;
       }
       Next = Blocks;
       return;
     }
     FaultJump = &Fault;
-    for (uint64_t Id = Next++; Id < Blocks; Id = Next++) {
+    for (uint64_t Id = Next.fetch_add(Chunk); Id < Blocks; Id = Next.fetch_add(Chunk)) {
       Current = Id;
-      BlockResult E = BlockFn ? runBlockLoop(K, BlockFn, C, static_cast<const char *>(Params), Id, W, Index, Workers)
+      uint64_t Count = std::min(Chunk, Blocks - Id);
+      BlockResult E = BlockFn ? runBlockRange(K, BlockFn, C, static_cast<const char *>(Params), Id, Count, W, Index,
+                                              Workers)
                               : runBlock(K, Fn, C, static_cast<const char *>(Params), Id, W, Index, Workers);
       if (!E.Error.empty()) {
         std::scoped_lock L(ErrorLock);

@@ -158,6 +158,11 @@ llvm::Value *pure(llvm::Value *V);
 namespace ptxforge::codegen::detail {
 /// "rz", "rm" or "rp" for an instruction's directed rounding modifier, null for round-to-nearest.
 const char *directedRounding(const ptx::Instruction &I);
+/// An f32 add/sub/mul/fma/div/sqrt of Args rounded in Mode ("rz", "rm" or "rp") as plain IR
+/// (lower/DirectedRounding.cpp); null for other opcodes.
+llvm::Value *directedF32(FunctionLowering &L, ptx::Opcode Op, llvm::StringRef Mode, llvm::ArrayRef<llvm::Value *> Args);
+/// ex2.approx.f32 as plain IR (lower/ApproxMath.cpp).
+llvm::Value *exp2ApproxF32(FunctionLowering &L, llvm::Value *X);
 /// The half-precision runtime's rounding-mode code (HalfCode.h) for an instruction's modifiers.
 uint32_t halfRoundingMode(const ptx::Instruction &I);
 } // namespace ptxforge::codegen::detail
@@ -173,5 +178,10 @@ void accumulateMisalignment(FunctionLowering &L, llvm::Value *Ptr, unsigned Byte
 void checkMisalignment(FunctionLowering &L, bool Deferrable = false);
 /// The block loop's side: Ctx (its private context) defers checks; at the loop's end the deferred bits fault.
 void beginDeferredChecks(llvm::IRBuilder<> &B, ModuleLowering &ML, llvm::Value *Ctx);
-void endDeferredChecks(llvm::IRBuilder<> &B, ModuleLowering &ML, llvm::Value *Ctx);
+/// FaultCtx (default: Ctx) is the context the fault is reported with: a block function passes its template, so
+/// that its own copy never escapes and stays in registers.
+void endDeferredChecks(llvm::IRBuilder<> &B, ModuleLowering &ML, llvm::Value *Ctx, llvm::Value *FaultCtx = nullptr);
+/// In F, a copy of a thread function (context: argument 0) that only ever runs between begin/endDeferredChecks,
+/// the DeferChecks flag is the constant 1: the checks become ORs into the context, no branch in loop bodies.
+void foldDeferredChecks(ModuleLowering &ML, llvm::Function *F);
 } // namespace ptxforge::codegen::detail

@@ -4,6 +4,8 @@
 #include "FunctionLowering.h"
 #include "ThreadLoop.h"
 
+#include "llvm/Transforms/Utils/Cloning.h"
+
 #include "ptxforge/ptx/Printer.h"
 
 #include "llvm/IR/Verifier.h"
@@ -161,8 +163,15 @@ llvm::Function *emitBlockLoop(ModuleLowering &ML, llvm::Function *Thread) {
   auto *FT = llvm::FunctionType::get(B.getVoidTy(), {Ptr, Ptr}, false);
   std::string Name = "__ptx_block_" + Thread->getName().drop_front(strlen("__ptx_kernel_")).str();
   llvm::Function *F = llvm::Function::Create(FT, llvm::GlobalValue::ExternalLinkage, Name, ML.Mod);
-  Thread->addFnAttr(llvm::Attribute::AlwaysInline);
   markParamBuffer(F, 1, Thread->getParamDereferenceableBytes(1));
+  // The loop's own copy of the thread function: inlined, and with its misalignment checks deferred to the end.
+  llvm::ValueToValueMapTy VMap;
+  std::string CopyName = Thread->getName().str() + ".inblock";
+  Thread = llvm::CloneFunction(Thread, VMap);
+  Thread->setName(CopyName);
+  Thread->setLinkage(llvm::GlobalValue::InternalLinkage);
+  Thread->addFnAttr(llvm::Attribute::AlwaysInline);
+  foldDeferredChecks(ML, Thread);
   llvm::BasicBlock *Entry = llvm::BasicBlock::Create(C, "entry", F);
   B.SetInsertPoint(Entry);
   llvm::Value *Tmpl = F->getArg(0), *Params = F->getArg(1);
@@ -182,9 +191,66 @@ llvm::Function *emitBlockLoop(ModuleLowering &ML, llvm::Function *Thread) {
   B.CreateCall(Thread, {Ctx, Params});
   B.CreateBr(Loop.Latch);
   B.SetInsertPoint(Exit);
-  endDeferredChecks(B, ML, Ctx);
+  endDeferredChecks(B, ML, Ctx, Tmpl);
   B.CreateRetVoid();
   return F;
+}
+
+/// Turns a block function (one block per call) into `__ptx_block_K(ThreadContext *Template, const char *Params,
+/// u64 First, u64 Count)`, which runs blocks First .. First+Count-1 (linear ids) with %ctaid stepped in a private
+/// copy of the template (and in the template, where a fault handler finds it). The runtime hands each worker chunks of blocks, so a grid of many small blocks (vecadd:
+/// 65536 blocks of 256 threads) costs one call and one fault point per chunk, not per block, and LLVM sees the
+/// block setup it can hoist out of the loop.
+void wrapBlockRange(ModuleLowering &ML, llvm::Function *Block) {
+  llvm::LLVMContext &C = ML.Ctx;
+  llvm::IRBuilder<> B(C);
+  llvm::Type *Ptr = B.getPtrTy(), *I32 = B.getInt32Ty(), *I64 = B.getInt64Ty();
+  std::string Name = Block->getName().str();
+  Block->setName(Name + ".one");
+  Block->setLinkage(llvm::GlobalValue::InternalLinkage);
+  Block->addFnAttr(llvm::Attribute::AlwaysInline);
+  auto *FT = llvm::FunctionType::get(B.getVoidTy(), {Ptr, Ptr, I64, I64}, false);
+  llvm::Function *F = llvm::Function::Create(FT, llvm::GlobalValue::ExternalLinkage, Name, ML.Mod);
+  markParamBuffer(F, 1, Block->getParamDereferenceableBytes(1));
+  llvm::BasicBlock *Entry = llvm::BasicBlock::Create(C, "entry", F), *Loop = llvm::BasicBlock::Create(C, "block", F),
+                   *Exit = llvm::BasicBlock::Create(C, "exit", F);
+  B.SetInsertPoint(Entry);
+  llvm::Value *Tmpl = F->getArg(0), *Params = F->getArg(1), *First = F->getArg(2), *Count = F->getArg(3);
+  llvm::AllocaInst *Ctx = B.CreateAlloca(ML.ThreadCtxTy);
+  B.CreateMemCpy(Ctx, llvm::MaybeAlign(8), Tmpl, llvm::MaybeAlign(8),
+                 ML.Mod.getDataLayout().getTypeAllocSize(ML.ThreadCtxTy));
+  auto field = [&](unsigned Field, unsigned Index) {
+    return B.CreateInBoundsGEP(ML.ThreadCtxTy, Ctx, {B.getInt32(0), B.getInt32(Field), B.getInt32(Index)});
+  };
+  llvm::Value *GX = B.CreateZExt(B.CreateLoad(I32, field(TCNctaid, 0)), I64);
+  llvm::Value *GY = B.CreateZExt(B.CreateLoad(I32, field(TCNctaid, 1)), I64);
+  llvm::Value *X0 = B.CreateURem(First, GX), *Rest = B.CreateUDiv(First, GX);
+  llvm::Value *Y0 = B.CreateURem(Rest, GY), *Z0 = B.CreateUDiv(Rest, GY);
+  B.CreateCondBr(B.CreateICmpEQ(Count, B.getInt64(0)), Exit, Loop);
+  B.SetInsertPoint(Loop);
+  llvm::PHINode *I = B.CreatePHI(I64, 2), *X = B.CreatePHI(I64, 2), *Y = B.CreatePHI(I64, 2), *Z = B.CreatePHI(I64, 2);
+  I->addIncoming(B.getInt64(0), Entry), X->addIncoming(X0, Entry), Y->addIncoming(Y0, Entry), Z->addIncoming(Z0, Entry);
+  B.CreateStore(B.CreateTrunc(X, I32), field(TCCtaid, 0));
+  B.CreateStore(B.CreateTrunc(Y, I32), field(TCCtaid, 1));
+  B.CreateStore(B.CreateTrunc(Z, I32), field(TCCtaid, 2));
+  // The template's %ctaid follows too: a fault handler names the block from it.
+  for (unsigned D = 0; D < 3; ++D)
+    B.CreateStore(B.CreateTrunc((llvm::Value *[]){X, Y, Z}[D], I32),
+                  B.CreateInBoundsGEP(ML.ThreadCtxTy, Tmpl, {B.getInt32(0), B.getInt32(TCCtaid), B.getInt32(D)}));
+  B.CreateCall(Block, {Ctx, Params});
+  // Next block id: x, then carry into y and z.
+  llvm::Value *NX = B.CreateAdd(X, B.getInt64(1));
+  llvm::Value *WrapX = B.CreateICmpEQ(NX, GX);
+  llvm::Value *NY = B.CreateSelect(WrapX, B.CreateAdd(Y, B.getInt64(1)), Y);
+  llvm::Value *WrapY = B.CreateICmpEQ(NY, GY);
+  llvm::Value *NI = B.CreateAdd(I, B.getInt64(1));
+  I->addIncoming(NI, Loop);
+  X->addIncoming(B.CreateSelect(WrapX, B.getInt64(0), NX), Loop);
+  Y->addIncoming(B.CreateSelect(WrapY, B.getInt64(0), NY), Loop);
+  Z->addIncoming(B.CreateSelect(WrapY, B.CreateAdd(Z, B.getInt64(1)), Z), Loop);
+  B.CreateCondBr(B.CreateICmpULT(NI, Count), Loop, Exit);
+  B.SetInsertPoint(Exit);
+  B.CreateRetVoid();
 }
 
 } // namespace
@@ -285,11 +351,15 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
       if (!G->IsEntry && G->HasBody)
         for (const ptx::Instruction &I : G->Instructions)
           K.ExitInCallee |= I.Op == ptx::Opcode::Exit;
+    llvm::Function *Block = nullptr;
     if (!K.NeedsFibers && !K.ExitInCallee)
-      K.BlockSymbol = emitBlockLoop(ML, ML.Functions[FI])->getName().str();
+      Block = emitBlockLoop(ML, ML.Functions[FI]);
     else if (regionSplittable(M, F))
-      if (llvm::Function *Block = emitRegionBlockFunction(ML, ML.Functions[FI]))
-        K.BlockSymbol = Block->getName().str();
+      Block = emitRegionBlockFunction(ML, ML.Functions[FI]);
+    if (Block) {
+      K.BlockSymbol = Block->getName().str();
+      wrapBlockRange(ML, Block);
+    }
     for (const ptx::PerfDirective &P : F.Perf)
       for (size_t D = 0; D < P.Values.size() && D < 3; ++D) {
         if (P.Kind == ptx::PerfDirectiveKind::Reqntid)

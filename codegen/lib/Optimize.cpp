@@ -4,10 +4,34 @@
 #include "passes/Passes.h"
 
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/StringSaver.h"
+
+#include <cstdlib>
+#include <mutex>
 
 using namespace ptxforge::codegen;
 
+namespace {
+/// PTXFORGE_LLVM_ARGS: LLVM's own options for whoever tunes the code generator (what clang's -mllvm passes),
+/// e.g. "-pass-remarks-missed=loop-vectorize" to see why a thread loop stays scalar. Read once per process.
+void applyLLVMArgs() {
+  static std::once_flag Once;
+  std::call_once(Once, [] {
+    const char *Env = std::getenv("PTXFORGE_LLVM_ARGS");
+    if (!Env || !*Env)
+      return;
+    static llvm::BumpPtrAllocator Alloc;
+    static llvm::StringSaver Saver(Alloc);
+    llvm::SmallVector<const char *, 8> Argv{"ptxforge"};
+    llvm::cl::TokenizeGNUCommandLine(Env, Saver, Argv);
+    llvm::cl::ParseCommandLineOptions(static_cast<int>(Argv.size()), Argv.data(), "", &llvm::errs());
+  });
+}
+} // namespace
+
 llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachine &TM, unsigned Level) {
+  applyLLVMArgs();
   llvm::LoopAnalysisManager LAM;
   llvm::FunctionAnalysisManager FAM;
   llvm::CGSCCAnalysisManager CGAM;

@@ -1,5 +1,10 @@
 // atom/red on global, shared and generic addresses: host atomic read-modify-write (blocks run in parallel).
+// An explicitly .shared atomic is a plain read-modify-write: a block never spans OS threads (its threads run in
+// loops or as fibers switched only at barriers and collectives), so nothing can come between the load and the
+// store, and a lock-prefixed instruction per access would make shared-memory histograms many times slower.
 #include "../FunctionLowering.h"
+
+#include "llvm/Transforms/Utils/LowerAtomic.h"
 
 using namespace ptxforge;
 using namespace ptxforge::codegen::detail;
@@ -44,8 +49,16 @@ bool ptxforge::codegen::detail::lowerAtomic(FunctionLowering &L, const ptx::Inst
   bool Signed = ptx::kindOf(T) == ptx::TypeKind::Signed;
   bool Float = ptx::isFloat(T);
   llvm::AtomicRMWInst::BinOp Op;
+  bool Plain = S == ptx::StateSpace::Shared;
   if (I.has(Modifier::Cas)) {
     llvm::Value *Cmp = L.read(Ops[First], T), *New = L.read(Ops[First + 1], T);
+    if (Plain) {
+      llvm::Value *Old = B.CreateAlignedLoad(Cmp->getType(), P, Natural);
+      B.CreateAlignedStore(B.CreateSelect(B.CreateICmpEQ(Old, Cmp), New, Old), P, Natural);
+      if (!Red)
+        L.write(Ops[0], T, Old);
+      return true;
+    }
     auto *X = B.CreateAtomicCmpXchg(P, Cmp, New, Natural, llvm::AtomicOrdering::SequentiallyConsistent,
                                     llvm::AtomicOrdering::SequentiallyConsistent);
     if (!Red)
@@ -73,7 +86,13 @@ bool ptxforge::codegen::detail::lowerAtomic(FunctionLowering &L, const ptx::Inst
   else
     return false;
   llvm::Value *V = Float ? L.readFloat(Ops[First], T) : L.read(Ops[First], T);
-  llvm::Value *Old = B.CreateAtomicRMW(Op, P, V, Natural, llvm::AtomicOrdering::SequentiallyConsistent);
+  llvm::Value *Old;
+  if (Plain) {
+    Old = B.CreateAlignedLoad(V->getType(), P, Natural);
+    B.CreateAlignedStore(llvm::buildAtomicRMWValue(Op, B, Old, V), P, Natural);
+  } else {
+    Old = B.CreateAtomicRMW(Op, P, V, Natural, llvm::AtomicOrdering::SequentiallyConsistent);
+  }
   if (!Red)
     L.write(Ops[0], T, Old);
   return true;

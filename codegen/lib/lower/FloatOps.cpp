@@ -1,6 +1,7 @@
 // Floating-point arithmetic on f32/f64: add/sub/mul/fma/mad/div, neg/abs/copysign, min/max (.NaN, .xorsign.abs,
 // three inputs), sqrt/rcp/rsqrt, the .approx transcendental functions, testp, with .ftz and .sat. Directed
-// rounding (.rz/.rm/.rp) goes through runtime helpers that switch the host rounding mode. NaN results follow
+// rounding (.rz/.rm/.rp) is exact plain IR for f32 (DirectedRounding.cpp) and runtime helpers that switch the
+// host rounding mode for f64. NaN results follow
 // the GPU bit for bit (see nanResult). f16/bf16 and their x2 forms are HalfOps.cpp's (lowerHalf).
 #include "../FunctionLowering.h"
 
@@ -99,6 +100,11 @@ bool ptxforge::codegen::detail::lowerFloat(FunctionLowering &L, const ptx::Instr
   bool F64 = T == ScalarType::F64;
   const char *Round = directedRounding(I);
   auto directed = [&](const char *Op, std::vector<llvm::Value *> Args) {
+    if (T == ScalarType::F32) {
+      ptx::Opcode O = I.Op == Opcode::Rcp ? Opcode::Div : I.Op;
+      if (llvm::Value *R = directedF32(L, O, Round, Args))
+        return R;
+    }
     std::string Name = std::string("ptxrt_") + Op + "_" + Round + (T == ScalarType::F32 ? "_f32" : "_f64");
     return pure(L.callHelper(Name, L.floatType(T), Args));
   };
@@ -171,6 +177,8 @@ bool ptxforge::codegen::detail::lowerFloat(FunctionLowering &L, const ptx::Instr
     return finish(B.CreateFDiv(llvm::ConstantFP::get(L.floatType(T), 1.0),
                                B.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, in(1))));
   case Opcode::Ex2:
+    if (T == ScalarType::F32)
+      return finish(exp2ApproxF32(L, in(1)));
     return finish(B.CreateUnaryIntrinsic(llvm::Intrinsic::exp2, in(1)));
   case Opcode::Lg2:
     return finish(B.CreateUnaryIntrinsic(llvm::Intrinsic::log2, in(1)));

@@ -265,9 +265,27 @@ void ptxforge::codegen::detail::beginDeferredChecks(llvm::IRBuilder<> &B, Module
   B.CreateStore(B.getInt64(0), B.CreateStructGEP(ML.ThreadCtxTy, Ctx, codegen::TCMisalignedBits));
 }
 
-void ptxforge::codegen::detail::endDeferredChecks(llvm::IRBuilder<> &B, ModuleLowering &ML, llvm::Value *Ctx) {
+void ptxforge::codegen::detail::foldDeferredChecks(ModuleLowering &ML, llvm::Function *F) {
+  llvm::Argument *Ctx = F->getArg(0);
+  std::vector<llvm::LoadInst *> Flags;
+  for (llvm::BasicBlock &BB : *F)
+    for (llvm::Instruction &I : BB)
+      if (auto *L = llvm::dyn_cast<llvm::LoadInst>(&I))
+        if (auto *G = llvm::dyn_cast<llvm::GetElementPtrInst>(L->getPointerOperand());
+            G && G->getPointerOperand() == Ctx && G->getSourceElementType() == ML.ThreadCtxTy &&
+            G->getNumIndices() == 2 && llvm::isa<llvm::ConstantInt>(G->getOperand(2)) &&
+            llvm::cast<llvm::ConstantInt>(G->getOperand(2))->getZExtValue() == codegen::TCDeferChecks)
+          Flags.push_back(L);
+  for (llvm::LoadInst *L : Flags) {
+    L->replaceAllUsesWith(llvm::ConstantInt::get(L->getType(), 1));
+    L->eraseFromParent();
+  }
+}
+
+void ptxforge::codegen::detail::endDeferredChecks(llvm::IRBuilder<> &B, ModuleLowering &ML, llvm::Value *Ctx,
+                                                  llvm::Value *FaultCtx) {
   faultIfSet(B, B.CreateLoad(B.getInt64Ty(), B.CreateStructGEP(ML.ThreadCtxTy, Ctx, codegen::TCMisalignedBits)),
-             Ctx);
+             FaultCtx ? FaultCtx : Ctx);
 }
 
 llvm::Value *ptxforge::codegen::detail::callHelper(FunctionLowering &L, const char *Name, llvm::Value *X) {

@@ -48,7 +48,7 @@ PtxFacts describePtx(const ptx::Module &M);
 class CompiledObject {
 public:
   /// Bumped whenever the serialized layout or the meaning of a field changes; older bytes are refused.
-  static constexpr uint32_t FormatVersion = 1;
+  static constexpr uint32_t FormatVersion = 2; // 2: block functions run a range of blocks
 
   std::string ObjectCode; ///< a relocatable object file for TargetTriple
   std::vector<KernelInfo> Kernels;

@@ -27,9 +27,10 @@ struct KernelInfo {
   uint64_t ParamBytes = 0;
   uint64_t StaticSharedBytes = 0; ///< dynamic shared memory starts here (aligned to 16)
   bool NeedsFibers = false;       ///< uses barriers or warp collectives
-  /// `void(ThreadContext *Template, const char *params)`: runs every thread of a block in one JIT'd loop (the
-  /// thread function inlined, so LLVM can vectorize across threads). Empty when the kernel needs fibers or a
-  /// callee may `exit` (which unwinds to a per-thread point).
+  /// `void(ThreadContext *Template, const char *params, u64 First, u64 Count)` (BlockRangeFunction): runs
+  /// blocks First .. First+Count-1, every thread of a block in JIT'd loops (the thread function inlined, so
+  /// LLVM can vectorize across threads). Empty when the kernel needs fibers or a callee may `exit` (which
+  /// unwinds to a per-thread point).
   std::string BlockSymbol;
   bool ExitInCallee = false;
   uint32_t ReqNtid[3] = {0, 0, 0}, MaxNtid[3] = {0, 0, 0};

@@ -1,0 +1,184 @@
+// The directed-rounding f32 forms and ex2.approx.f32 are lowered to plain IR (lower/DirectedRounding.cpp,
+// lower/ApproxMath.cpp). These tests run them through the JIT over edge cases and random bit patterns and
+// compare with references that are right by construction: the host FPU switched to the same rounding mode
+// (the runtime's ptxrt_* helpers) and exp2 in double.
+#include "ptxforge/codegen/CompiledModule.h"
+#include "ptxforge/codegen/Launch.h"
+#include "ptxforge/ptx/Frontend.h"
+
+#include <doctest/doctest.h>
+
+#include "llvm/ADT/bit.h"
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace ptxforge;
+
+extern "C" {
+#define PTXRT_REFERENCE(MODE)                                                                                  \
+  float ptxrt_add_##MODE##_f32(float, float);                                                                 \
+  float ptxrt_sub_##MODE##_f32(float, float);                                                                 \
+  float ptxrt_mul_##MODE##_f32(float, float);                                                                 \
+  float ptxrt_div_##MODE##_f32(float, float);                                                                 \
+  float ptxrt_fma_##MODE##_f32(float, float, float);                                                          \
+  float ptxrt_sqrt_##MODE##_f32(float);
+PTXRT_REFERENCE(rz)
+PTXRT_REFERENCE(rm)
+PTXRT_REFERENCE(rp)
+#undef PTXRT_REFERENCE
+}
+
+namespace {
+
+constexpr const char *Modes[] = {"rz", "rm", "rp"};
+constexpr const char *Ops[] = {"add", "sub", "mul", "div", "fma", "sqrt", "rcp"};
+constexpr unsigned NumOps = std::size(Ops), NumModes = std::size(Modes);
+
+/// One kernel: thread i reads a[i], b[i], c[i] and writes every op in every mode to out[(i * modes + m) * ops + op].
+std::string kernelText() {
+  std::string T = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                  ".visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 po, .param .u32 n)\n"
+                  "{\n .reg .pred %p;\n .reg .b32 %r<4>;\n .reg .f32 %f<5>;\n .reg .b64 %rd<10>;\n"
+                  " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mad.lo.u32 %r1, %r2, 128, %r1;\n"
+                  " ld.param.u32 %r3, [n];\n setp.ge.u32 %p, %r1, %r3;\n @%p ret;\n"
+                  " ld.param.u64 %rd1, [pa];\n ld.param.u64 %rd2, [pb];\n ld.param.u64 %rd3, [pc];\n"
+                  " ld.param.u64 %rd4, [po];\n mul.wide.u32 %rd5, %r1, 4;\n"
+                  " add.u64 %rd6, %rd1, %rd5;\n ld.global.f32 %f1, [%rd6];\n"
+                  " add.u64 %rd6, %rd2, %rd5;\n ld.global.f32 %f2, [%rd6];\n"
+                  " add.u64 %rd6, %rd3, %rd5;\n ld.global.f32 %f3, [%rd6];\n" +
+                  std::string(" mul.wide.u32 %rd7, %r1, ") + std::to_string(4 * NumOps * NumModes) +
+                  ";\n add.u64 %rd8, %rd4, %rd7;\n";
+  for (unsigned M = 0; M < NumModes; ++M)
+    for (unsigned O = 0; O < NumOps; ++O) {
+      std::string Op = Ops[O], Mode = Modes[M];
+      std::string Args = Op == "fma" ? "%f1, %f2, %f3" : Op == "sqrt" || Op == "rcp" ? "%f1" : "%f1, %f2";
+      T += " " + Op + "." + Mode + ".f32 %f4, " + Args + ";\n";
+      T += " st.global.f32 [%rd8+" + std::to_string(4 * (M * NumOps + O)) + "], %f4;\n";
+    }
+  T += " ret;\n}\n";
+  return T;
+}
+
+float reference(unsigned M, unsigned O, float A, float B, float C) {
+  switch (M * NumOps + O) {
+#define PTXRT_CASES(MODE, K)                                                                                   \
+  case K * NumOps + 0: return ptxrt_add_##MODE##_f32(A, B);                                                   \
+  case K * NumOps + 1: return ptxrt_sub_##MODE##_f32(A, B);                                                   \
+  case K * NumOps + 2: return ptxrt_mul_##MODE##_f32(A, B);                                                   \
+  case K * NumOps + 3: return ptxrt_div_##MODE##_f32(A, B);                                                   \
+  case K * NumOps + 4: return ptxrt_fma_##MODE##_f32(A, B, C);                                                \
+  case K * NumOps + 5: return ptxrt_sqrt_##MODE##_f32(A);                                                     \
+  case K * NumOps + 6: return ptxrt_div_##MODE##_f32(1.0f, A);
+    PTXRT_CASES(rz, 0)
+    PTXRT_CASES(rm, 1)
+    PTXRT_CASES(rp, 2)
+#undef PTXRT_CASES
+  }
+  return NAN;
+}
+
+std::unique_ptr<codegen::CompiledModule> compile(const std::string &Text) {
+  auto Front = ptx::runFrontend(std::make_unique<ptx::SourceBuffer>("inline-math.ptx", Text));
+  REQUIRE(Front->ok());
+  auto CM = codegen::compilePTX(*Front->Verified, Front->Source.get());
+  REQUIRE(static_cast<bool>(CM));
+  return std::move(*CM);
+}
+
+void launch(const codegen::CompiledModule &M, std::vector<void *> Pointers, uint32_t N) {
+  const codegen::KernelInfo *K = M.kernel("k");
+  REQUIRE(K);
+  std::vector<char> Params(K->ParamBytes);
+  for (size_t I = 0; I < Pointers.size(); ++I)
+    std::memcpy(Params.data() + K->Params[I].Offset, &Pointers[I], 8);
+  std::memcpy(Params.data() + K->Params.back().Offset, &N, 4);
+  codegen::LaunchConfig C;
+  C.Grid = {(N + 127) / 128, 1, 1};
+  C.Block = {128, 1, 1};
+  REQUIRE(!codegen::launchKernel(M, *K, C, Params.data()));
+}
+
+std::vector<float> interestingFloats() {
+  std::vector<float> V = {0.0f,     -0.0f,   1.0f,          -1.0f,         1.5f,      3.0f,   0.1f,
+                          FLT_MAX,  -FLT_MAX, FLT_MIN,      -FLT_MIN,      FLT_TRUE_MIN, -FLT_TRUE_MIN,
+                          INFINITY, -INFINITY, NAN,         1.0f + FLT_EPSILON, 1.0f - FLT_EPSILON / 2,
+                          16777216.0f, 16777217.0f, 3.4e38f, 1e-38f, 1e-45f, 7.0f, 1e20f, 1e-20f};
+  return V;
+}
+
+} // namespace
+
+TEST_CASE("directed-rounding f32 arithmetic is exact in every mode") {
+  auto M = compile(kernelText());
+  std::vector<float> A, B, C;
+  std::vector<float> Edge = interestingFloats();
+  for (float X : Edge)
+    for (float Y : Edge) {
+      A.push_back(X), B.push_back(Y), C.push_back(-X * Y); // exact-zero sums in fma
+      A.push_back(X), B.push_back(Y), C.push_back(Y);
+    }
+  std::mt19937 Rng(2024);
+  auto randomBits = [&] { return llvm::bit_cast<float>(static_cast<uint32_t>(Rng())); };
+  std::uniform_real_distribution<float> Near(0.5f, 2.0f);
+  for (int I = 0; I < 20000; ++I) {
+    A.push_back(randomBits()), B.push_back(randomBits()), C.push_back(randomBits());
+    // Operands of like magnitude, where sums cancel and products carry into the addend.
+    float X = Near(Rng), Y = Near(Rng);
+    A.push_back(X), B.push_back(-Y), C.push_back(X * Y * (I % 2 ? 1.0f : -1.0f));
+  }
+  uint32_t N = static_cast<uint32_t>(A.size());
+  std::vector<float> Out(size_t(N) * NumOps * NumModes);
+  launch(*M, {A.data(), B.data(), C.data(), Out.data()}, N);
+  unsigned Mismatches = 0;
+  for (uint32_t I = 0; I < N; ++I)
+    for (unsigned Mo = 0; Mo < NumModes; ++Mo)
+      for (unsigned O = 0; O < NumOps; ++O) {
+        float Got = Out[(size_t(I) * NumModes + Mo) * NumOps + O];
+        float Want = reference(Mo, O, A[I], B[I], C[I]);
+        bool Same = std::isnan(Want) ? std::isnan(Got) : llvm::bit_cast<uint32_t>(Got) == llvm::bit_cast<uint32_t>(Want);
+        if (!Same && Mismatches++ < 10)
+          FAIL_CHECK(Ops[O] << "." << Modes[Mo] << "(" << A[I] << ", " << B[I] << ", " << C[I] << "): got "
+                            << Got << " (0x" << std::hex << llvm::bit_cast<uint32_t>(Got) << "), want " << Want
+                            << " (0x" << llvm::bit_cast<uint32_t>(Want) << std::dec << ")");
+      }
+  CHECK(Mismatches == 0);
+}
+
+TEST_CASE("ex2.approx.f32 stays within 2 ulp of 2^x") {
+  std::string T = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                  ".visible .entry k(.param .u64 pa, .param .u64 pb, .param .u32 n)\n"
+                  "{\n .reg .pred %p;\n .reg .b32 %r<4>;\n .reg .f32 %f<3>;\n .reg .b64 %rd<6>;\n"
+                  " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mad.lo.u32 %r1, %r2, 128, %r1;\n"
+                  " ld.param.u32 %r3, [n];\n setp.ge.u32 %p, %r1, %r3;\n @%p ret;\n"
+                  " ld.param.u64 %rd1, [pa];\n ld.param.u64 %rd2, [pb];\n mul.wide.u32 %rd3, %r1, 4;\n"
+                  " add.u64 %rd4, %rd1, %rd3;\n ld.global.f32 %f1, [%rd4];\n ex2.approx.f32 %f2, %f1;\n"
+                  " add.u64 %rd5, %rd2, %rd3;\n st.global.f32 [%rd5], %f2;\n ret;\n}\n";
+  auto M = compile(T);
+  std::vector<float> X = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 127.0f, 127.99f, 128.0f, 200.0f, -126.0f, -130.5f,
+                          -149.0f, -149.5f, -150.0f, -151.0f, INFINITY, -INFINITY, NAN, 1e-30f, -1e-30f};
+  std::mt19937 Rng(7);
+  std::uniform_real_distribution<float> Range(-152.0f, 130.0f);
+  for (int I = 0; I < 200000; ++I)
+    X.push_back(Range(Rng));
+  std::vector<float> Out(X.size());
+  launch(*M, {X.data(), Out.data()}, static_cast<uint32_t>(X.size()));
+  unsigned Bad = 0;
+  for (size_t I = 0; I < X.size(); ++I) {
+    float Want = static_cast<float>(std::exp2(static_cast<double>(X[I])));
+    bool Ok;
+    if (std::isnan(Want) || std::isinf(Want) || Want == 0.0f)
+      Ok = std::isnan(Want) ? std::isnan(Out[I]) : Out[I] == Want;
+    else if (Want < FLT_MIN) // subnormal results: an absolute bound of one subnormal step
+      Ok = std::fabs(Out[I] - Want) <= FLT_TRUE_MIN;
+    else
+      Ok = std::abs(int64_t(llvm::bit_cast<uint32_t>(Out[I])) - int64_t(llvm::bit_cast<uint32_t>(Want))) <= 2;
+    if (!Ok && Bad++ < 10)
+      FAIL_CHECK("ex2(" << X[I] << ") = " << Out[I] << ", want " << Want);
+  }
+  CHECK(Bad == 0);
+}
