@@ -353,6 +353,7 @@ bool FunctionLowering::lowerInstruction(const ptx::Instruction &I) {
 }
 
 bool FunctionLowering::run() {
+  PayloadUnobserved = detail::nanPayloadUnobserved(F);
   prologue();
   llvm::BasicBlock *First = llvm::BasicBlock::Create(ML.Ctx, "body", LF);
   B.CreateBr(First);

@@ -88,6 +88,12 @@ public:
   /// Calls a runtime helper `Name` (resolved when the module is JIT-linked).
   llvm::Value *callHelper(llvm::StringRef Name, llvm::Type *Ret, llvm::ArrayRef<llvm::Value *> Args);
 
+  /// True when the f32 value written to Dst (a register) can never show its NaN payload (NaNPayload.cpp), so
+  /// the operation writing it may leave x86's NaN as it is.
+  bool nanPayloadUnobserved(const ptx::Operand &Dst) const {
+    return Dst.isRegister() && Dst.Reg < PayloadUnobserved.size() && PayloadUnobserved[Dst.Reg];
+  }
+
   /// Reports an unsupported instruction form.
   bool unsupported(const ptx::Instruction &I, const std::string &What = "");
 
@@ -115,6 +121,7 @@ private:
   std::vector<llvm::Value *> LocalPtrs;      ///< per Function::Locals index
   std::vector<llvm::BasicBlock *> Labels;
   std::vector<uint64_t> KernelParamOffsets;
+  std::vector<bool> PayloadUnobserved;       ///< per RegId
 };
 
 // Instruction families: each returns true when it handled I (successfully or by reporting an error via
@@ -130,6 +137,10 @@ bool lowerAsync(FunctionLowering &L, const ptx::Instruction &I);  ///< cp.async*
 bool lowerMatrix(FunctionLowering &L, const ptx::Instruction &I); ///< ldmatrix/stmatrix/mma/wmma (lower/MatrixOps.cpp)
 /// An alloca of Count x Ty in the function's entry block (scratch for helper out-parameters inside loops).
 llvm::Value *entryAlloca(FunctionLowering &L, llvm::Type *Ty, unsigned Count = 1);
+
+/// Per register of F: whether no instruction can observe the NaN payload of an f32 value in it
+/// (lower/NaNPayload.cpp).
+std::vector<bool> nanPayloadUnobserved(const ptx::Function &F);
 
 /// True when a kernel needs the fiber execution mode (barriers, warp collectives).
 bool needsFibers(const ptx::Instruction &I);

@@ -90,6 +90,8 @@ bool ptxforge::codegen::detail::lowerFloat(FunctionLowering &L, const ptx::Instr
       R = flushDenormal(L, R);
     if (I.has(Modifier::Sat))
       R = saturate(L, R);
+    if (T == ScalarType::F32 && Rule != Keep && L.nanPayloadUnobserved(Ops[0]))
+      Rule = Keep; // a NaN here is only ever tested for being a NaN (NaNPayload.cpp)
     if (Rule == Propagate)
       R = nanResult(L, R, Inputs);
     else if (Rule == MinMax)
