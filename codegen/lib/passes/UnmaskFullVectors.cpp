@@ -1,4 +1,4 @@
-// See Passes.h: masked vector memory operations get an unmasked fast path for all-true masks.
+// See Passes.h: masked vector memory operations get a plain path for all-true masks and none for all-false.
 #include "Passes.h"
 
 #include "llvm/IR/IRBuilder.h"
@@ -8,13 +8,6 @@
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 
 using namespace llvm;
-
-namespace {
-
-/// `all lanes of Mask set`.
-Value *allTrue(IRBuilder<> &B, Value *Mask) { return B.CreateAndReduce(Mask); }
-
-} // namespace
 
 PreservedAnalyses ptxforge::codegen::passes::UnmaskFullVectorsPass::run(Function &F, FunctionAnalysisManager &) {
   SmallVector<IntrinsicInst *, 16> Ops;
@@ -34,22 +27,28 @@ PreservedAnalyses ptxforge::codegen::passes::UnmaskFullVectorsPass::run(Function
     Align A = II->getParamAlign(PtrArg).valueOrOne();
     IRBuilder<> B(II);
     Instruction *Then = nullptr, *Else = nullptr;
-    SplitBlockAndInsertIfThenElse(allTrue(B, Mask), II, &Then, &Else, Likely);
+    SplitBlockAndInsertIfThenElse(B.CreateAndReduce(Mask), II, &Then, &Else, Likely);
     B.SetInsertPoint(Then);
-    Instruction *Plain;
-    if (Load) {
-      Plain = B.CreateAlignedLoad(II->getType(), Ptr, A);
-    } else {
-      Plain = B.CreateAlignedStore(II->getArgOperand(0), Ptr, A);
-    }
+    Instruction *Plain = Load ? static_cast<Instruction *>(B.CreateAlignedLoad(II->getType(), Ptr, A))
+                              : B.CreateAlignedStore(II->getArgOperand(0), Ptr, A);
     Plain->copyMetadata(*II);
-    II->moveBefore(Else->getIterator());
+    // Not all true: the masked operation, skipped when no lane is on (the other side of a thread-divergent
+    // branch, such as a stencil's boundary case, is all false almost everywhere).
+    B.SetInsertPoint(Else);
+    BasicBlock *Head = Else->getParent();
+    Instruction *Partial = SplitBlockAndInsertIfThen(B.CreateOrReduce(Mask), Else, /*Unreachable=*/false);
+    II->moveBefore(Partial->getIterator());
     if (Load) {
-      B.SetInsertPoint(II->getParent()->getSingleSuccessor()->getFirstNonPHIIt());
-      PHINode *Phi = B.CreatePHI(II->getType(), 2);
-      II->replaceAllUsesWith(Phi);
-      Phi->addIncoming(Plain, Plain->getParent());
-      Phi->addIncoming(II, II->getParent());
+      BasicBlock *Tail = Else->getParent();
+      B.SetInsertPoint(Then->getParent()->getSingleSuccessor()->getFirstNonPHIIt());
+      PHINode *Result = B.CreatePHI(II->getType(), 2);
+      II->replaceAllUsesWith(Result);
+      B.SetInsertPoint(Tail->getFirstNonPHIIt());
+      PHINode *Masked = B.CreatePHI(II->getType(), 2);
+      Masked->addIncoming(II, II->getParent());
+      Masked->addIncoming(II->getArgOperand(2), Head);
+      Result->addIncoming(Plain, Plain->getParent());
+      Result->addIncoming(Masked, Tail);
     }
   }
   return Ops.empty() ? PreservedAnalyses::all() : PreservedAnalyses::none();
