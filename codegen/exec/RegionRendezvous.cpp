@@ -7,6 +7,9 @@
 //     waits among them; their outputs come from WarpCompute.h, the fiber mode's own code;
 //   - when no collective can complete and every live thread waits at a barrier, the barrier releases them all;
 //   - anything else is a deadlock, reported as the fiber scheduler reports it.
+// Loop cuts (codegen/lib/LoopCuts.h) come before all of that: while some live thread waits at one, only those
+// threads run (in the generic loop, which finishes their loops), since a barrier or a collective is complete
+// only once every thread that will reach it stopped there, and a thread in a loop may be on its way.
 #include "Runtime.h"
 #include "WarpCompute.h"
 
@@ -131,9 +134,46 @@ WarpStops releaseWarp(const uint32_t *State, uint32_t W, uint32_t Lanes, const R
   std::longjmp(B.ExitPoints[0].Buf, 1);
 }
 
+/// What the dispatchers of kernels with loop cuts decide before looking at barriers and collectives.
+enum : uint32_t { NotLoops = ~1u };
+
+/// Clears the threads' RegionBlocked marks (the caller sets its own). Returns the common state when every
+/// thread stopped at the same loop cut (its region's loop runs next, vectorized); ~0 when some live thread
+/// waits at a loop cut, after marking the others RegionBlocked so that the generic loop runs only those;
+/// NotLoops when no thread waits at a loop cut. Written without early exits so that it vectorizes: it runs
+/// after every iteration of a cut loop.
+uint32_t releaseLoops(uint32_t *State, uint32_t N, const RegionCut *Cuts) {
+  uint32_t First = State[0] & ~RegionBlocked, Diff = 0, AtLoop = 0;
+  for (uint32_t T = 0; T < N; ++T) {
+    uint32_t S = State[T] & ~RegionBlocked;
+    State[T] = S;
+    Diff |= S ^ First;
+    AtLoop |= Cuts[S].Kind == RCLoop;
+  }
+  if (!AtLoop)
+    return NotLoops;
+  if (!Diff)
+    return First;
+  for (uint32_t T = 0; T < N; ++T)
+    if (State[T] && Cuts[State[T]].Kind != RCLoop)
+      State[T] |= RegionBlocked;
+  return ~0u;
+}
+
 } // namespace
 
 extern "C" {
+
+/// ptxrt_region_next (Sync.cpp) for kernels with loop cuts, whose other cuts are barriers: Cuts says which.
+static uint32_t ptxrt_region_next_loops(ThreadContext *, uint32_t *State, uint32_t N, const RegionCut *Cuts) {
+  uint32_t R = releaseLoops(State, N, Cuts);
+  if (R != NotLoops)
+    return R;
+  uint32_t First = State[0], Diff = 0;
+  for (uint32_t T = 1; T < N; ++T)
+    Diff |= State[T] ^ First;
+  return Diff ? ~0u : First;
+}
 
 /// After a loop over the block's N threads (State[t]: 0 exited, K waiting to enter region K, Cuts[K] saying
 /// at what): releases what can go on and marks the others RegionBlocked. Returns 0 when every thread exited,
@@ -142,6 +182,8 @@ extern "C" {
 static uint32_t ptxrt_region_release(ThreadContext *C, uint32_t *State, uint32_t N, const RegionCut *Cuts,
                                      const uint64_t *Value, const uint32_t *Bv, const uint32_t *Cv,
                                      const uint32_t *Mask, uint32_t *Out, uint32_t *Pred) {
+  if (uint32_t R = releaseLoops(State, N, Cuts); R != NotLoops)
+    return R;
   WarpIO IO{Value, Bv, Cv, Mask, Out, Pred};
   uint32_t Live = 0, AtBarrier = 0, Released = 0;
   bool Uniform = true;
@@ -177,4 +219,5 @@ static uint32_t ptxrt_region_release(ThreadContext *C, uint32_t *State, uint32_t
 
 void ptxforge::codegen::exec::registerRegionHelpers(HelperTable &T) {
   T.push_back({"ptxrt_region_release", reinterpret_cast<void *>(&ptxrt_region_release)});
+  T.push_back({"ptxrt_region_next_loops", reinterpret_cast<void *>(&ptxrt_region_next_loops)});
 }

@@ -9,6 +9,7 @@
 // exited or still wait are skipped; threads waiting at different `bar.sync` instructions of the same barrier
 // are released together, as on the GPU).
 #include "BarrierRegions.h"
+#include "LoopCuts.h"
 #include "ThreadLoop.h"
 #include "WarpRendezvous.h"
 
@@ -111,7 +112,7 @@ private:
   std::vector<Region> Regions;
   std::vector<RegionCut> Cuts; ///< per region: what a thread waits at before entering it
   std::optional<WarpRendezvous> Warp;
-  bool HasCollectives = false;
+  bool HasCollectives = false, HasLoopCuts = false;
 };
 
 bool RegionBuilder::splitAtCuts() {
@@ -159,6 +160,19 @@ bool RegionBuilder::splitAtCuts() {
       HasCollectives = true;
     }
     CI->eraseFromParent();
+  }
+  llvm::DenseSet<llvm::Instruction *> CutExits;
+  llvm::DenseSet<llvm::BasicBlock *> Entries;
+  for (auto &[Term, R] : BarrierExit)
+    CutExits.insert(Term);
+  for (const Region &R : Regions)
+    Entries.insert(R.Entry);
+  for (LoopCutTarget &T : cutInnermostLoops(*F, CutExits, Entries)) {
+    for (llvm::BasicBlock *Stop : T.Stops)
+      BarrierExit[Stop->getTerminator()] = static_cast<unsigned>(Regions.size());
+    Regions.push_back({T.Entry, {}});
+    Cuts.push_back({RCLoop, 0});
+    HasLoopCuts = true;
   }
   // Values the lowering computes once and reuses in later blocks go through memory like registers do, so
   // the analysis below sees every value that crosses from one region into another.
@@ -406,6 +420,10 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic) {
     B.CreateBr(XLatch);
   }
   std::vector<llvm::BasicBlock *> AllCopies;
+  // The generic loop runs threads whose states diverged: a thread there passes its loop cuts without stopping,
+  // running its loops to the end as a scalar, instead of costing a dispatcher round per iteration.
+  std::vector<std::pair<llvm::BasicBlock *, unsigned>> PassedCuts;
+  std::map<unsigned, llvm::BasicBlock *> Starts;
   B.SetInsertPoint(XBody, XBody->end());
   for (size_t K = Generic ? 1 : R; K < (Generic ? Regions.size() : size_t(R) + 1); ++K) {
     const Region &Reg = Regions[K];
@@ -435,6 +453,10 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic) {
         Stop = 0;
       else
         continue;
+      if (Generic && Cuts[Stop].Kind == RCLoop) {
+        PassedCuts.push_back({Copies[J], Stop});
+        continue;
+      }
       llvm::BranchInst::Create(XLatch, CopyTerm->getIterator());
       CopyTerm->eraseFromParent();
       Code->addIncoming(B.getInt32(Stop), Copies[J]);
@@ -442,10 +464,15 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic) {
     for (llvm::BasicBlock *Copy : Copies)
       AllCopies.push_back(Copy);
     llvm::BasicBlock *Start = llvm::cast<llvm::BasicBlock>(VMap[Reg.Entry]);
+    Starts[static_cast<unsigned>(K)] = Start;
     if (Enter)
       Enter->addCase(B.getInt32(static_cast<uint32_t>(K)), Start);
     else
       llvm::BranchInst::Create(Start, XBody);
+  }
+  for (auto &[Copy, Stop] : PassedCuts) {
+    Copy->getTerminator()->eraseFromParent();
+    llvm::BranchInst::Create(Starts[Stop], Copy);
   }
   // The region's own reads of the thread's ids use the loop's values; the context keeps them only when the
   // region calls something that may read them (printf orders its output by thread).
@@ -494,6 +521,18 @@ void deferMisalignmentChecks(ModuleLowering &ML, llvm::Function *F) {
 }
 
 llvm::Value *RegionBuilder::emitRegionNext(llvm::Value *N) {
+  if (HasLoopCuts) {
+    // It marks the threads it holds back (RegionBlocked) in the states and keeps no pointer.
+    llvm::FunctionCallee Next = ML.Mod.getOrInsertFunction("ptxrt_region_next_loops", B.getInt32Ty(), B.getPtrTy(),
+                                                           B.getPtrTy(), B.getInt32Ty(), B.getPtrTy());
+    if (auto *Fn = llvm::dyn_cast<llvm::Function>(Next.getCallee())) {
+      Fn->setOnlyAccessesArgMemory();
+      Fn->setDoesNotThrow();
+      for (unsigned A : {0u, 1u, 3u})
+        Fn->addParamAttr(A, llvm::Attribute::getWithCaptureInfo(ML.Ctx, llvm::CaptureInfo::none()));
+    }
+    return B.CreateCall(Next, {Ctx, States, N, emitCutTable(ML.Mod, *F, Cuts)});
+  }
   llvm::FunctionCallee RegionNext =
       ML.Mod.getOrInsertFunction("ptxrt_region_next", B.getInt32Ty(), B.getPtrTy(), B.getPtrTy(), B.getInt32Ty());
   // It only reads the states: saying so keeps the state array (and what it may alias) local to this function.
@@ -516,13 +555,14 @@ bool RegionBuilder::build() {
   if (!splitAtCuts() || Regions.size() < 2)
     return false;
   collectRegions();
-  // The misaligned-address accumulator is flushed into the context at every barrier (see
-  // deferMisalignmentChecks), so each region starts it afresh instead of keeping it per thread.
+  // The misaligned-address accumulator is flushed into the context at every barrier and collective (see
+  // deferMisalignmentChecks), so each region after one starts it afresh instead of keeping it per thread.
   for (llvm::Instruction &I : *Setup)
     if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(&I); A && A->getName() == MisalignedAccumulator)
       for (size_t R = 1; R < Regions.size(); ++R)
-        llvm::IRBuilder<>(Regions[R].Entry, Regions[R].Entry->getFirstInsertionPt())
-            .CreateStore(llvm::ConstantInt::get(A->getAllocatedType(), 0), A);
+        if (Cuts[R].Kind != RCLoop)
+          llvm::IRBuilder<>(Regions[R].Entry, Regions[R].Entry->getFirstInsertionPt())
+              .CreateStore(llvm::ConstantInt::get(A->getAllocatedType(), 0), A);
   B.SetInsertPoint(Setup->getTerminator());
   llvm::AllocaInst *CtxAlloca = B.CreateAlloca(ML.ThreadCtxTy, nullptr, "ctx");
   Ctx = CtxAlloca;

@@ -1,6 +1,7 @@
 // See WarpRendezvous.h. The dispatcher runs between region loops, when every live thread has stopped at a
 // cut; exec/RegionRendezvous.cpp says why releasing there matches the fiber mode's rendezvous.
 #include "WarpRendezvous.h"
+#include "LoopCuts.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/IR/Constants.h"
@@ -127,15 +128,7 @@ void WarpRendezvous::rewrite(llvm::CallInst *CI, llvm::BasicBlock *Cont) {
 llvm::Value *WarpRendezvous::emitRelease(llvm::IRBuilder<> &B, llvm::Value *Ctx, llvm::Value *States, llvm::Value *N,
                                          llvm::ArrayRef<RegionCut> Cuts,
                                          const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread) {
-  std::vector<uint32_t> Table;
-  for (const RegionCut &C : Cuts) {
-    Table.push_back(C.Kind);
-    Table.push_back(C.Arg);
-  }
-  llvm::Function *F = B.GetInsertBlock()->getParent();
-  llvm::Constant *Init = llvm::ConstantDataArray::get(ML.Ctx, Table);
-  auto *CutTable = new llvm::GlobalVariable(ML.Mod, Init->getType(), /*isConstant=*/true,
-                                            llvm::GlobalValue::PrivateLinkage, Init, F->getName() + ".cuts");
+  llvm::GlobalVariable *CutTable = emitCutTable(ML.Mod, *B.GetInsertBlock()->getParent(), Cuts);
   llvm::Type *Ptr = B.getPtrTy(), *I32 = B.getInt32Ty();
   llvm::FunctionCallee Release = ML.Mod.getOrInsertFunction(
       "ptxrt_region_release", I32, Ptr, Ptr, I32, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr);

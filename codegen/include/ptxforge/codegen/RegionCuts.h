@@ -17,6 +17,7 @@ enum RegionCutKind : uint32_t {
   RCMatchAny,   ///< match.any.sync
   RCMatchAll,   ///< match.all.sync
   RCWarpSync,   ///< bar.warp.sync
+  RCLoop,       ///< an edge into or out of a barrier-free innermost loop (LoopCuts.h): always releasable
 };
 
 /// One entry per region, in an IR constant `{i32, i32}` array.

@@ -1,0 +1,38 @@
+// Private to codegen/lib: loop cuts of region-split block functions (BarrierRegions.cpp). A region loop runs
+// its threads one after the other, so an inner loop of the thread's code (nbody's loop over a tile, reduce's
+// grid-stride loop) would be a scalar chain inside the loop over threads, which LLVM does not vectorize. A
+// barrier-free innermost loop is therefore cut at its entry, back and exit edges: one region is one iteration,
+// and each pass of the region loop runs that iteration for every thread, vectorized across threads.
+// This is a valid schedule: without a barrier inside the loop CUDA orders nothing between the threads'
+// iterations. A loop cut is a rendezvous that is always complete, so the dispatcher (exec/RegionRendezvous.cpp)
+// only has to run threads stopped at loop cuts before it releases a barrier or a collective.
+#pragma once
+
+#include "ptxforge/codegen/RegionCuts.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/Instructions.h"
+
+#include <vector>
+
+namespace ptxforge::codegen::detail {
+
+/// The edges into one block that a loop cut stops threads at.
+struct LoopCutTarget {
+  llvm::BasicBlock *Entry;                  ///< where the threads resume: a new region's entry
+  std::vector<llvm::BasicBlock *> Stops;    ///< blocks ending in an unconditional branch to Entry: the cuts
+};
+
+/// Cuts F's innermost loops worth cutting (no cut, call or memory write inside, small body) at their edges.
+/// CutExits: the terminators that already end a region (at a barrier or collective); RegionEntries: the
+/// regions' entry blocks so far. The misaligned-address accumulator does not restart at a loop cut (nothing
+/// checks it there): it lives on in a per-thread array, ORed into without a store to the shared context
+/// that would keep the region loop from vectorizing.
+std::vector<LoopCutTarget> cutInnermostLoops(llvm::Function &F, const llvm::DenseSet<llvm::Instruction *> &CutExits,
+                                             const llvm::DenseSet<llvm::BasicBlock *> &RegionEntries);
+
+/// Emits the `{kind, arg}` table of the regions' cuts that the runtime's dispatchers read.
+llvm::GlobalVariable *emitCutTable(llvm::Module &M, llvm::Function &F, llvm::ArrayRef<RegionCut> Cuts);
+
+} // namespace ptxforge::codegen::detail
