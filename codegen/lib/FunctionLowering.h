@@ -172,8 +172,9 @@ const char *directedRounding(const ptx::Instruction &I);
 /// An f32 add/sub/mul/fma/div/sqrt of Args rounded in Mode ("rz", "rm" or "rp") as plain IR
 /// (lower/DirectedRounding.cpp); null for other opcodes.
 llvm::Value *directedF32(FunctionLowering &L, ptx::Opcode Op, llvm::StringRef Mode, llvm::ArrayRef<llvm::Value *> Args);
-/// ex2.approx.f32 as plain IR (lower/ApproxMath.cpp).
+/// ex2.approx.f32 and rsqrt.approx.f32 as plain IR (lower/ApproxMath.cpp).
 llvm::Value *exp2ApproxF32(FunctionLowering &L, llvm::Value *X);
+llvm::Value *rsqrtApproxF32(FunctionLowering &L, llvm::Value *X);
 /// The half-precision runtime's rounding-mode code (HalfCode.h) for an instruction's modifiers.
 uint32_t halfRoundingMode(const ptx::Instruction &I);
 } // namespace ptxforge::codegen::detail

@@ -35,10 +35,16 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
   // Thread loops are vectorized across threads: with AVX-512, full-width vectors halve the instructions per
   // thread (LLVM's x86 tuning prefers 256 bits for scalar code's sake; Zen 4 runs 512-bit operations at the
   // same FLOP rate).
-  if (llvm::StringRef(TM.getTargetFeatureString()).contains("+avx512f"))
-    for (llvm::Function &F : M)
-      if (!F.isDeclaration())
-        F.addFnAttr("prefer-vector-width", "512");
+  bool Avx512 = llvm::StringRef(TM.getTargetFeatureString()).contains("+avx512f");
+  for (llvm::Function &F : M) {
+    if (F.isDeclaration())
+      continue;
+    if (Avx512)
+      F.addFnAttr("prefer-vector-width", "512");
+    // rsqrt.approx.f32 (lower/ApproxMath.cpp) is the hardware estimate plus Newton-Raphson steps: rsqrt14
+    // (2^-14) needs one to stay within the PTX bound, the 12-bit rsqrtss/rsqrtps two.
+    F.addFnAttr("reciprocal-estimates", Avx512 ? "sqrtf:2,vec-sqrtf:1" : "sqrtf:2,vec-sqrtf:2");
+  }
   llvm::LoopAnalysisManager LAM;
   llvm::FunctionAnalysisManager FAM;
   llvm::CGSCCAnalysisManager CGAM;

@@ -1,6 +1,7 @@
-// Inline forms of the .approx transcendental instructions that hot kernels use (ex2.approx.f32: CUDA's expf
-// is built on it). A libm call per element keeps the loop around it scalar; this plain IR vectorizes, and is
-// well within the PTX ISA's bound (ex2.approx.f32: 2 ulp) on every input.
+// Inline forms of the .approx instructions that hot kernels use (ex2.approx.f32: CUDA's expf is built on it;
+// rsqrt.approx.f32: n-body codes). A libm call per element keeps the loop around it scalar, and an exact
+// 1/sqrt(x) costs a square root and a division of long latency and low throughput; these forms vectorize and
+// stay within the PTX ISA's bounds (ex2: 2 ulp; rsqrt: 2^-22.9 relative).
 #include "../FunctionLowering.h"
 
 #include <iterator>
@@ -30,4 +31,23 @@ llvm::Value *ptxforge::codegen::detail::exp2ApproxF32(FunctionLowering &L, llvm:
   auto pow2 = [&](llvm::Value *E) { return B.CreateBitCast(B.CreateShl(B.CreateAdd(E, B.getInt32(127)), 23), F); };
   llvm::Value *R = B.CreateFMul(B.CreateFMul(P, pow2(N1)), pow2(N2));
   return B.CreateSelect(B.CreateFCmpUNO(X, X), X, R);
+}
+
+llvm::Value *ptxforge::codegen::detail::rsqrtApproxF32(FunctionLowering &L, llvm::Value *X) {
+  auto &B = L.b();
+  llvm::Type *F = X->getType();
+  auto c = [&](double V) { return llvm::ConstantFP::get(F, V); };
+  // 1/sqrt with approximation flags: the x86 backend emits the hardware estimate (rsqrt14 / rsqrt) refined by
+  // Newton-Raphson steps, as many as optimizeModule's "reciprocal-estimates" asks for. The estimate flushes
+  // subnormal inputs and the refinement turns 0 and infinity into NaN, so those are scaled or selected.
+  llvm::Value *Small = B.CreateFCmpOLT(B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, X), c(0x1p-126));
+  llvm::Value *Xs = B.CreateSelect(Small, B.CreateFMul(X, c(0x1p24)), X);
+  llvm::FastMathFlags Approx;
+  Approx.setApproxFunc();
+  Approx.setAllowReciprocal();
+  llvm::Value *Root = B.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, Xs, Approx);
+  llvm::Value *R = B.CreateFDivFMF(c(1.0), Root, Approx);
+  R = B.CreateSelect(Small, B.CreateFMul(R, c(0x1p12)), R);
+  R = B.CreateSelect(B.CreateFCmpOEQ(X, c(0.0)), B.CreateCopySign(llvm::ConstantFP::getInfinity(F), X), R);
+  return B.CreateSelect(B.CreateFCmpOEQ(X, llvm::ConstantFP::getInfinity(F)), c(0.0), R);
 }

@@ -176,6 +176,8 @@ bool ptxforge::codegen::detail::lowerFloat(FunctionLowering &L, const ptx::Instr
       return finish(directed("div", {llvm::ConstantFP::get(L.floatType(T), 1.0), in(1)}));
     return finish(B.CreateFDiv(llvm::ConstantFP::get(L.floatType(T), 1.0), in(1)));
   case Opcode::Rsqrt:
+    if (T == ScalarType::F32)
+      return finish(rsqrtApproxF32(L, in(1)));
     return finish(B.CreateFDiv(llvm::ConstantFP::get(L.floatType(T), 1.0),
                                B.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, in(1))));
   case Opcode::Ex2:

@@ -149,36 +149,62 @@ TEST_CASE("directed-rounding f32 arithmetic is exact in every mode") {
   CHECK(Mismatches == 0);
 }
 
-TEST_CASE("ex2.approx.f32 stays within 2 ulp of 2^x") {
+/// Runs `OP.f32 %f2, %f1` over X, one thread per element.
+std::vector<float> runUnary(const std::string &Op, const std::vector<float> &X) {
   std::string T = ".version 8.0\n.target sm_90\n.address_size 64\n"
                   ".visible .entry k(.param .u64 pa, .param .u64 pb, .param .u32 n)\n"
                   "{\n .reg .pred %p;\n .reg .b32 %r<4>;\n .reg .f32 %f<3>;\n .reg .b64 %rd<6>;\n"
                   " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mad.lo.u32 %r1, %r2, 128, %r1;\n"
                   " ld.param.u32 %r3, [n];\n setp.ge.u32 %p, %r1, %r3;\n @%p ret;\n"
                   " ld.param.u64 %rd1, [pa];\n ld.param.u64 %rd2, [pb];\n mul.wide.u32 %rd3, %r1, 4;\n"
-                  " add.u64 %rd4, %rd1, %rd3;\n ld.global.f32 %f1, [%rd4];\n ex2.approx.f32 %f2, %f1;\n"
-                  " add.u64 %rd5, %rd2, %rd3;\n st.global.f32 [%rd5], %f2;\n ret;\n}\n";
+                  " add.u64 %rd4, %rd1, %rd3;\n ld.global.f32 %f1, [%rd4];\n " +
+                  Op + ".f32 %f2, %f1;\n add.u64 %rd5, %rd2, %rd3;\n st.global.f32 [%rd5], %f2;\n ret;\n}\n";
   auto M = compile(T);
+  std::vector<float> In = X, Out(X.size());
+  launch(*M, {In.data(), Out.data()}, static_cast<uint32_t>(X.size()));
+  return Out;
+}
+
+/// Checks Got against the correctly rounded Want: specials exactly, subnormals within one step, the rest
+/// within MaxUlp.
+unsigned countOutsideUlp(const std::vector<float> &X, const std::vector<float> &Got, const std::vector<float> &Want,
+                         unsigned MaxUlp, const char *What) {
+  unsigned Bad = 0;
+  for (size_t I = 0; I < X.size(); ++I) {
+    bool Ok;
+    if (std::isnan(Want[I]) || std::isinf(Want[I]) || Want[I] == 0.0f)
+      Ok = std::isnan(Want[I]) ? std::isnan(Got[I]) : Got[I] == Want[I];
+    else if (std::fabs(Want[I]) < FLT_MIN)
+      Ok = std::fabs(Got[I] - Want[I]) <= FLT_TRUE_MIN;
+    else
+      Ok = std::abs(int64_t(llvm::bit_cast<uint32_t>(Got[I])) - int64_t(llvm::bit_cast<uint32_t>(Want[I]))) <= MaxUlp;
+    if (!Ok && Bad++ < 10)
+      FAIL_CHECK(What << "(" << X[I] << ") = " << Got[I] << ", want " << Want[I]);
+  }
+  return Bad;
+}
+
+TEST_CASE("ex2.approx.f32 stays within 2 ulp of 2^x") {
   std::vector<float> X = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 127.0f, 127.99f, 128.0f, 200.0f, -126.0f, -130.5f,
                           -149.0f, -149.5f, -150.0f, -151.0f, INFINITY, -INFINITY, NAN, 1e-30f, -1e-30f};
   std::mt19937 Rng(7);
   std::uniform_real_distribution<float> Range(-152.0f, 130.0f);
   for (int I = 0; I < 200000; ++I)
     X.push_back(Range(Rng));
-  std::vector<float> Out(X.size());
-  launch(*M, {X.data(), Out.data()}, static_cast<uint32_t>(X.size()));
-  unsigned Bad = 0;
-  for (size_t I = 0; I < X.size(); ++I) {
-    float Want = static_cast<float>(std::exp2(static_cast<double>(X[I])));
-    bool Ok;
-    if (std::isnan(Want) || std::isinf(Want) || Want == 0.0f)
-      Ok = std::isnan(Want) ? std::isnan(Out[I]) : Out[I] == Want;
-    else if (Want < FLT_MIN) // subnormal results: an absolute bound of one subnormal step
-      Ok = std::fabs(Out[I] - Want) <= FLT_TRUE_MIN;
-    else
-      Ok = std::abs(int64_t(llvm::bit_cast<uint32_t>(Out[I])) - int64_t(llvm::bit_cast<uint32_t>(Want))) <= 2;
-    if (!Ok && Bad++ < 10)
-      FAIL_CHECK("ex2(" << X[I] << ") = " << Out[I] << ", want " << Want);
-  }
-  CHECK(Bad == 0);
+  std::vector<float> Want;
+  for (float V : X)
+    Want.push_back(static_cast<float>(std::exp2(static_cast<double>(V))));
+  CHECK(countOutsideUlp(X, runUnary("ex2.approx", X), Want, 2, "ex2") == 0);
+}
+
+TEST_CASE("rsqrt.approx.f32 stays within the PTX bound (2^-22.9 relative: 2 ulp) of 1/sqrt(x)") {
+  std::vector<float> X = {0.0f, -0.0f, 1.0f, 4.0f, 2.0f, -1.0f, INFINITY, -INFINITY, NAN, FLT_MIN, FLT_TRUE_MIN,
+                          1e-40f, 3e-39f, FLT_MAX, 1e30f, 1e-30f, 0.25f, 1.5f};
+  std::mt19937 Rng(11);
+  for (int I = 0; I < 200000; ++I) // every binade, positive
+    X.push_back(llvm::bit_cast<float>(static_cast<uint32_t>(Rng()) & 0x7fffffffu));
+  std::vector<float> Want;
+  for (float V : X)
+    Want.push_back(static_cast<float>(1.0 / std::sqrt(static_cast<double>(V))));
+  CHECK(countOutsideUlp(X, runUnary("rsqrt.approx", X), Want, 2, "rsqrt") == 0);
 }
