@@ -94,7 +94,8 @@ private:
   void findThreadPrivateAllocas();
   /// Emits one loop over the block's threads. Generic: each thread enters the region its state names;
   /// otherwise every thread enters region R. Returns the loop's entry block; the loop ends at Dispatch.
-  llvm::BasicBlock *emitRegionLoop(int R, bool Generic);
+  /// Uniform: registers the region reads from thread 0's slot (uniformCandidates, LoopCuts.h).
+  llvm::BasicBlock *emitRegionLoop(int R, bool Generic, llvm::ArrayRef<llvm::AllocaInst *> Uniform = {});
   /// Asks the runtime where the threads stand after a loop over the block's N threads, for a kernel whose
   /// only cuts are barriers.
   llvm::Value *emitRegionNext(llvm::Value *N);
@@ -393,7 +394,7 @@ void RegionBuilder::findThreadPrivateAllocas() {
   States = B.CreateAlloca(B.getInt32Ty(), N, "thread.state");
 }
 
-llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic) {
+llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::ArrayRef<llvm::AllocaInst *> Uniform) {
   llvm::LLVMContext &C = ML.Ctx;
   llvm::Type *I32 = B.getInt32Ty();
   ThreadLoop Loop = emitThreadLoop(ML, F, Ctx, NX, NY, NZ, Dispatch);
@@ -463,6 +464,22 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic) {
     }
     for (llvm::BasicBlock *Copy : Copies)
       AllCopies.push_back(Copy);
+    for (llvm::AllocaInst *A : Uniform) {
+      llvm::Value *Mine = VMap[A];
+      llvm::Value *Once = new llvm::LoadInst(A->getAllocatedType(), PerThread[A], A->getName() + ".uniform",
+                                             Loop.Entry->getTerminator()->getIterator());
+      for (llvm::BasicBlock *Copy : Copies) {
+        bool Stored = false; // after the thread's own write a read is its own again
+        for (llvm::Instruction &I : llvm::make_early_inc_range(*Copy)) {
+          if (auto *S = llvm::dyn_cast<llvm::StoreInst>(&I); S && S->getPointerOperand() == Mine)
+            Stored = true;
+          if (auto *L = llvm::dyn_cast<llvm::LoadInst>(&I); L && L->getPointerOperand() == Mine && !Stored) {
+            L->replaceAllUsesWith(Once);
+            L->eraseFromParent();
+          }
+        }
+      }
+    }
     llvm::BasicBlock *Start = llvm::cast<llvm::BasicBlock>(VMap[Reg.Entry]);
     Starts[static_cast<unsigned>(K)] = Start;
     if (Enter)
@@ -586,6 +603,20 @@ bool RegionBuilder::build() {
   for (size_t R = 0; R < Regions.size(); ++R)
     Fast.push_back(emitRegionLoop(static_cast<int>(R), false));
   llvm::BasicBlock *Generic = emitRegionLoop(-1, true);
+  // A loop region whose counters may be the same in every thread: a scan picks the version that reads them once.
+  for (size_t R = 1; R < Regions.size(); ++R) {
+    if (Cuts[R].Kind != RCLoop)
+      continue;
+    std::vector<llvm::AllocaInst *> Uniform = uniformCandidates(Regions[R].Blocks.getArrayRef(), PerThread);
+    if (Uniform.empty())
+      continue;
+    llvm::BasicBlock *Once = emitRegionLoop(static_cast<int>(R), false, Uniform);
+    llvm::BasicBlock *Check = llvm::BasicBlock::Create(ML.Ctx, "uniform.check", F);
+    B.SetInsertPoint(Check);
+    llvm::Value *N = B.CreateMul(B.CreateMul(NX, NY), NZ);
+    B.CreateCondBr(emitAllEqual(B, Uniform, PerThread, N), Once, Fast[R]);
+    Fast[R] = Check;
+  }
   B.SetInsertPoint(Dispatch);
   endDeferredChecks(B, ML, Ctx);
   llvm::Value *N = B.CreateMul(B.CreateMul(NX, NY), NZ);

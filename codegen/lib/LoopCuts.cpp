@@ -18,8 +18,9 @@ using namespace ptxforge::codegen::detail;
 
 namespace {
 
-/// A pass of a region loop costs a dispatcher round (a scan of the threads' states); a body much larger than
-/// that gains little more from the cut and grows every region copy.
+/// Each cut loop's region is copied into the fast, the generic and maybe a uniform region loop; nbody's body,
+/// unrolled 8 times, is about 1000 instructions before optimization. Larger bodies only amortize the
+/// dispatcher round better, so the bound is on compile time.
 constexpr unsigned MaxLoopInstructions = 4000;
 
 /// Loops whose iterations only compute into the thread's registers: reductions and dot products, which the
@@ -40,8 +41,8 @@ bool worthCutting(const llvm::Loop &L, const llvm::DenseSet<llvm::Instruction *>
       } else if (auto *CI = llvm::dyn_cast<llvm::CallBase>(&I)) {
         if (!llvm::isa<llvm::IntrinsicInst>(CI) || CI->mayWriteToMemory() || CI->mayThrow())
           return false;
-      } else if (I.mayWriteToMemory() || I.isAtomic() || llvm::isa<llvm::LoadInst>(I) &&
-                                                           !llvm::cast<llvm::LoadInst>(I).isSimple()) {
+      } else if (I.mayWriteToMemory() || I.isAtomic() ||
+                 (llvm::isa<llvm::LoadInst>(I) && !llvm::cast<llvm::LoadInst>(I).isSimple())) {
         return false;
       }
     }
@@ -104,4 +105,92 @@ llvm::GlobalVariable *ptxforge::codegen::detail::emitCutTable(llvm::Module &M, l
   llvm::Constant *Init = llvm::ConstantDataArray::get(M.getContext(), Table);
   return new llvm::GlobalVariable(M, Init->getType(), /*isConstant=*/true, llvm::GlobalValue::PrivateLinkage, Init,
                                   F.getName() + ".cuts");
+}
+
+namespace {
+
+/// Whether V, a register's value, feeds an address through arithmetic and other registers: a loop counter or
+/// an index.
+bool feedsAddress(llvm::Value *V, llvm::SmallPtrSetImpl<llvm::Value *> &Seen, unsigned Depth = 0) {
+  if (Depth > 12 || !Seen.insert(V).second)
+    return false;
+  for (llvm::User *U : V->users()) {
+    if (auto *L = llvm::dyn_cast<llvm::LoadInst>(U); L && L->getPointerOperand() == V)
+      return true;
+    if (auto *S = llvm::dyn_cast<llvm::StoreInst>(U)) {
+      if (S->getPointerOperand() == V)
+        return true;
+      if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(S->getPointerOperand()))
+        for (llvm::User *AU : A->users())
+          if (llvm::isa<llvm::LoadInst>(AU) && feedsAddress(AU, Seen, Depth + 1))
+            return true;
+      continue;
+    }
+    if ((llvm::isa<llvm::BinaryOperator>(U) || llvm::isa<llvm::CastInst>(U) || llvm::isa<llvm::SelectInst>(U) ||
+         llvm::isa<llvm::GetElementPtrInst>(U)) &&
+        feedsAddress(U, Seen, Depth + 1))
+      return true;
+  }
+  return false;
+}
+
+} // namespace
+
+std::vector<llvm::AllocaInst *>
+ptxforge::codegen::detail::uniformCandidates(llvm::ArrayRef<llvm::BasicBlock *> Blocks,
+                                             const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread) {
+  llvm::SmallPtrSet<llvm::BasicBlock *, 16> In(Blocks.begin(), Blocks.end());
+  std::vector<llvm::AllocaInst *> Found;
+  for (auto &[A, Arr] : PerThread) {
+    if (!A->getAllocatedType()->isIntegerTy())
+      continue;
+    llvm::BasicBlock *Only = nullptr;
+    bool Fits = true, Address = false;
+    for (llvm::User *U : A->users()) {
+      auto *I = llvm::dyn_cast<llvm::Instruction>(U);
+      if (!I || !In.count(I->getParent()))
+        continue;
+      auto *L = llvm::dyn_cast<llvm::LoadInst>(I);
+      Fits &= (L && L->getType() == A->getAllocatedType()) || llvm::isa<llvm::StoreInst>(I);
+      Fits &= !Only || Only == I->getParent();
+      Only = I->getParent();
+      llvm::SmallPtrSet<llvm::Value *, 32> Seen;
+      Address |= L && feedsAddress(L, Seen);
+    }
+    if (Fits && Address)
+      Found.push_back(A);
+  }
+  // A stable order: the per-thread map's is by pointer.
+  llvm::sort(Found, [](llvm::AllocaInst *X, llvm::AllocaInst *Y) { return X->getName() < Y->getName(); });
+  return Found;
+}
+
+llvm::Value *ptxforge::codegen::detail::emitAllEqual(llvm::IRBuilder<> &B, llvm::ArrayRef<llvm::AllocaInst *> Regs,
+                                                     const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread,
+                                                     llvm::Value *N) {
+  llvm::Function *F = B.GetInsertBlock()->getParent();
+  llvm::LLVMContext &C = F->getContext();
+  llvm::BasicBlock *Pre = B.GetInsertBlock();
+  llvm::BasicBlock *Body = llvm::BasicBlock::Create(C, "uniform.scan", F);
+  llvm::BasicBlock *Done = llvm::BasicBlock::Create(C, "uniform.done", F);
+  std::vector<llvm::Value *> First;
+  for (llvm::AllocaInst *A : Regs)
+    First.push_back(B.CreateLoad(A->getAllocatedType(), PerThread.lookup(A)));
+  B.CreateBr(Body);
+  B.SetInsertPoint(Body);
+  llvm::PHINode *T = B.CreatePHI(B.getInt32Ty(), 2), *Diff = B.CreatePHI(B.getInt64Ty(), 2);
+  T->addIncoming(B.getInt32(0), Pre);
+  Diff->addIncoming(B.getInt64(0), Pre);
+  llvm::Value *D = Diff, *T64 = B.CreateZExt(T, B.getInt64Ty());
+  for (size_t K = 0; K < Regs.size(); ++K) {
+    llvm::Type *Ty = Regs[K]->getAllocatedType();
+    llvm::Value *V = B.CreateLoad(Ty, B.CreateGEP(Ty, PerThread.lookup(Regs[K]), T64));
+    D = B.CreateOr(D, B.CreateZExtOrTrunc(B.CreateXor(V, First[K]), B.getInt64Ty()));
+  }
+  llvm::Value *Next = B.CreateAdd(T, B.getInt32(1));
+  T->addIncoming(Next, Body);
+  Diff->addIncoming(D, Body);
+  B.CreateCondBr(B.CreateICmpULT(Next, N), Body, Done);
+  B.SetInsertPoint(Done);
+  return B.CreateICmpEQ(D, B.getInt64(0));
 }

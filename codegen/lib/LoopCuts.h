@@ -11,7 +11,9 @@
 #include "ptxforge/codegen/RegionCuts.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/IR/Function.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
 
 #include <vector>
@@ -34,5 +36,19 @@ std::vector<LoopCutTarget> cutInnermostLoops(llvm::Function &F, const llvm::Dens
 
 /// Emits the `{kind, arg}` table of the regions' cuts that the runtime's dispatchers read.
 llvm::GlobalVariable *emitCutTable(llvm::Module &M, llvm::Function &F, llvm::ArrayRef<RegionCut> Cuts);
+
+/// A pass of a cut loop's region runs the same iteration in every thread, and the loop's counter is often the
+/// same in all of them (nbody's j over a shared tile); read per thread it makes every access through it a
+/// gather. These are the per-thread registers (PerThread: register -> its array) that the region's blocks
+/// access in one block only, and that feed addresses: a version of the region loop reads them from thread 0's
+/// slot, once per pass, where the block reads them before writing them; it runs when a scan finds them equal in
+/// all threads.
+std::vector<llvm::AllocaInst *> uniformCandidates(llvm::ArrayRef<llvm::BasicBlock *> Blocks,
+                                                  const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread);
+
+/// Emits a scan over the N threads' slots of Regs at B (which it leaves at the scan's end); the result is true
+/// when each register holds one value in every thread.
+llvm::Value *emitAllEqual(llvm::IRBuilder<> &B, llvm::ArrayRef<llvm::AllocaInst *> Regs,
+                          const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread, llvm::Value *N);
 
 } // namespace ptxforge::codegen::detail
