@@ -607,7 +607,10 @@ bool RegionBuilder::build() {
   for (size_t R = 1; R < Regions.size(); ++R) {
     if (Cuts[R].Kind != RCLoop)
       continue;
-    std::vector<llvm::AllocaInst *> Uniform = uniformCandidates(Regions[R].Blocks.getArrayRef(), PerThread);
+    std::vector<llvm::AllocaInst *> Uniform = uniformCandidates(
+        Regions[R].Blocks.getArrayRef(),
+        [&](const llvm::Instruction *Term) { return BarrierExit.count(const_cast<llvm::Instruction *>(Term)) != 0; },
+        PerThread);
     if (Uniform.empty())
       continue;
     llvm::BasicBlock *Once = emitRegionLoop(static_cast<int>(R), false, Uniform);

@@ -7,9 +7,11 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/CFG.h"
 #include "llvm/IR/Module.h"
 
 #include <cstdlib>
+#include <functional>
 #include <string_view>
 
 using namespace ptxforge;
@@ -138,8 +140,26 @@ bool feedsAddress(llvm::Value *V, llvm::SmallPtrSetImpl<llvm::Value *> &Seen, un
 
 std::vector<llvm::AllocaInst *>
 ptxforge::codegen::detail::uniformCandidates(llvm::ArrayRef<llvm::BasicBlock *> Blocks,
+                                             llvm::function_ref<bool(const llvm::Instruction *)> EndsRegion,
                                              const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread) {
   llvm::SmallPtrSet<llvm::BasicBlock *, 16> In(Blocks.begin(), Blocks.end());
+  // A block that a thread may run twice in one pass (the region after a loop can hold other loops) would read
+  // its own earlier write, not the pass's first value: only acyclic regions qualify.
+  llvm::DenseMap<llvm::BasicBlock *, int> Color; // 1 on the path, 2 done
+  std::function<bool(llvm::BasicBlock *)> Cyclic = [&](llvm::BasicBlock *BB) {
+    int &C = Color[BB];
+    if (C)
+      return C == 1;
+    C = 1;
+    if (!EndsRegion(BB->getTerminator()))
+      for (llvm::BasicBlock *S : llvm::successors(BB))
+        if (In.count(S) && Cyclic(S))
+          return true;
+    Color[BB] = 2;
+    return false;
+  };
+  if (!Blocks.empty() && Cyclic(Blocks.front()))
+    return {};
   std::vector<llvm::AllocaInst *> Found;
   for (auto &[A, Arr] : PerThread) {
     if (!A->getAllocatedType()->isIntegerTy())

@@ -40,10 +40,12 @@ llvm::GlobalVariable *emitCutTable(llvm::Module &M, llvm::Function &F, llvm::Arr
 /// A pass of a cut loop's region runs the same iteration in every thread, and the loop's counter is often the
 /// same in all of them (nbody's j over a shared tile); read per thread it makes every access through it a
 /// gather. These are the per-thread registers (PerThread: register -> its array) that the region's blocks
-/// access in one block only, and that feed addresses: a version of the region loop reads them from thread 0's
+/// (Blocks, the first its entry; EndsRegion: whether a terminator is a cut) access in one block only, and that
+/// feed addresses: a version of the region loop reads them from thread 0's
 /// slot, once per pass, where the block reads them before writing them; it runs when a scan finds them equal in
 /// all threads.
 std::vector<llvm::AllocaInst *> uniformCandidates(llvm::ArrayRef<llvm::BasicBlock *> Blocks,
+                                                  llvm::function_ref<bool(const llvm::Instruction *)> EndsRegion,
                                                   const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread);
 
 /// Emits a scan over the N threads' slots of Regs at B (which it leaves at the scan's end); the result is true
