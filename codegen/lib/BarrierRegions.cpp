@@ -617,12 +617,31 @@ bool RegionBuilder::build() {
     llvm::BasicBlock *Check = llvm::BasicBlock::Create(ML.Ctx, "uniform.check", F);
     B.SetInsertPoint(Check);
     llvm::Value *N = B.CreateMul(B.CreateMul(NX, NY), NZ);
-    B.CreateCondBr(emitAllEqual(B, Uniform, PerThread, N), Once, Fast[R]);
+    std::vector<std::pair<llvm::Type *, llvm::Value *>> Slots;
+    for (llvm::AllocaInst *A : Uniform)
+      Slots.push_back({A->getAllocatedType(), PerThread[A]});
+    B.CreateCondBr(emitAllEqual(B, Slots, N), Once, Fast[R]);
     Fast[R] = Check;
   }
   B.SetInsertPoint(Dispatch);
   endDeferredChecks(B, ML, Ctx);
   llvm::Value *N = B.CreateMul(B.CreateMul(NX, NY), NZ);
+  if (HasLoopCuts) {
+    // After a pass of a cut loop every thread has usually stopped at the same loop cut: a vectorized scan sees
+    // that without a runtime round.
+    llvm::Type *I32 = B.getInt32Ty();
+    llvm::Value *Same = emitAllEqual(B, {{I32, States}}, N);
+    llvm::Value *First = B.CreateLoad(I32, States);
+    llvm::BasicBlock *Known = llvm::BasicBlock::Create(ML.Ctx, "dispatch.same", F);
+    llvm::BasicBlock *Ask = llvm::BasicBlock::Create(ML.Ctx, "dispatch.runtime", F);
+    B.CreateCondBr(Same, Known, Ask);
+    B.SetInsertPoint(Known);
+    llvm::SwitchInst *AtLoop = B.CreateSwitch(First, Ask);
+    for (size_t R = 1; R < Regions.size(); ++R)
+      if (Cuts[R].Kind == RCLoop)
+        AtLoop->addCase(B.getInt32(static_cast<uint32_t>(R)), Fast[R]);
+    B.SetInsertPoint(Ask);
+  }
   llvm::Value *Next = HasCollectives ? Warp->emitRelease(B, Ctx, States, N, Cuts, PerThread) : emitRegionNext(N);
   llvm::SwitchInst *SW = B.CreateSwitch(Next, Generic, static_cast<unsigned>(Regions.size()));
   SW->addCase(B.getInt32(0), Done);

@@ -185,8 +185,8 @@ ptxforge::codegen::detail::uniformCandidates(llvm::ArrayRef<llvm::BasicBlock *> 
   return Found;
 }
 
-llvm::Value *ptxforge::codegen::detail::emitAllEqual(llvm::IRBuilder<> &B, llvm::ArrayRef<llvm::AllocaInst *> Regs,
-                                                     const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread,
+llvm::Value *ptxforge::codegen::detail::emitAllEqual(llvm::IRBuilder<> &B,
+                                                     llvm::ArrayRef<std::pair<llvm::Type *, llvm::Value *>> Arrays,
                                                      llvm::Value *N) {
   llvm::Function *F = B.GetInsertBlock()->getParent();
   llvm::LLVMContext &C = F->getContext();
@@ -194,17 +194,16 @@ llvm::Value *ptxforge::codegen::detail::emitAllEqual(llvm::IRBuilder<> &B, llvm:
   llvm::BasicBlock *Body = llvm::BasicBlock::Create(C, "uniform.scan", F);
   llvm::BasicBlock *Done = llvm::BasicBlock::Create(C, "uniform.done", F);
   std::vector<llvm::Value *> First;
-  for (llvm::AllocaInst *A : Regs)
-    First.push_back(B.CreateLoad(A->getAllocatedType(), PerThread.lookup(A)));
+  for (auto &[Ty, Arr] : Arrays)
+    First.push_back(B.CreateLoad(Ty, Arr));
   B.CreateBr(Body);
   B.SetInsertPoint(Body);
   llvm::PHINode *T = B.CreatePHI(B.getInt32Ty(), 2), *Diff = B.CreatePHI(B.getInt64Ty(), 2);
   T->addIncoming(B.getInt32(0), Pre);
   Diff->addIncoming(B.getInt64(0), Pre);
   llvm::Value *D = Diff, *T64 = B.CreateZExt(T, B.getInt64Ty());
-  for (size_t K = 0; K < Regs.size(); ++K) {
-    llvm::Type *Ty = Regs[K]->getAllocatedType();
-    llvm::Value *V = B.CreateLoad(Ty, B.CreateGEP(Ty, PerThread.lookup(Regs[K]), T64));
+  for (size_t K = 0; K < Arrays.size(); ++K) {
+    llvm::Value *V = B.CreateLoad(Arrays[K].first, B.CreateGEP(Arrays[K].first, Arrays[K].second, T64));
     D = B.CreateOr(D, B.CreateZExtOrTrunc(B.CreateXor(V, First[K]), B.getInt64Ty()));
   }
   llvm::Value *Next = B.CreateAdd(T, B.getInt32(1));

@@ -48,9 +48,9 @@ std::vector<llvm::AllocaInst *> uniformCandidates(llvm::ArrayRef<llvm::BasicBloc
                                                   llvm::function_ref<bool(const llvm::Instruction *)> EndsRegion,
                                                   const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread);
 
-/// Emits a scan over the N threads' slots of Regs at B (which it leaves at the scan's end); the result is true
-/// when each register holds one value in every thread.
-llvm::Value *emitAllEqual(llvm::IRBuilder<> &B, llvm::ArrayRef<llvm::AllocaInst *> Regs,
-                          const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread, llvm::Value *N);
+/// Emits a scan over N threads' slots of per-thread arrays ({element type, array}) at B, which it leaves at the
+/// scan's end; the result is true when each array holds one value in every slot.
+llvm::Value *emitAllEqual(llvm::IRBuilder<> &B, llvm::ArrayRef<std::pair<llvm::Type *, llvm::Value *>> Arrays,
+                          llvm::Value *N);
 
 } // namespace ptxforge::codegen::detail
