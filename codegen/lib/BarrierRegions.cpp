@@ -517,26 +517,6 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
   return Loop.Entry;
 }
 
-/// Misaligned accesses (lower/MemoryOps.cpp) fault where a thread's memory effects become observable. The
-/// deferrable checks (at barriers and the thread's end) test the context's DeferChecks flag; here the end of
-/// each region's loop is that point, so the flag is the constant 1 and the checks become ORs into the context
-/// that leave no branch in the loop bodies.
-void deferMisalignmentChecks(ModuleLowering &ML, llvm::Function *F) {
-  llvm::Argument *Ctx = F->getArg(0);
-  std::vector<llvm::LoadInst *> Flags;
-  for (llvm::Instruction &I : llvm::instructions(*F))
-    if (auto *L = llvm::dyn_cast<llvm::LoadInst>(&I))
-      if (auto *G = llvm::dyn_cast<llvm::GetElementPtrInst>(L->getPointerOperand());
-          G && G->getPointerOperand() == Ctx && G->getSourceElementType() == ML.ThreadCtxTy &&
-          G->getNumIndices() == 2 && llvm::isa<llvm::ConstantInt>(G->getOperand(2)) &&
-          llvm::cast<llvm::ConstantInt>(G->getOperand(2))->getZExtValue() == TCDeferChecks)
-        Flags.push_back(L);
-  for (llvm::LoadInst *L : Flags) {
-    L->replaceAllUsesWith(llvm::ConstantInt::get(L->getType(), 1));
-    L->eraseFromParent();
-  }
-}
-
 llvm::Value *RegionBuilder::emitRegionNext(llvm::Value *N) {
   if (HasLoopCuts) {
     // It marks the threads it holds back (RegionBlocked) in the states and keeps no pointer.
@@ -568,12 +548,14 @@ llvm::Value *RegionBuilder::emitRegionNext(llvm::Value *N) {
 bool RegionBuilder::build() {
   // The template context becomes a private copy whose thread ids the loops set.
   llvm::Argument *Tmpl = F->getArg(0);
-  deferMisalignmentChecks(ML, F);
+  // Misaligned accesses fault where a thread's memory effects become observable; the end of each region's loop
+  // is that point here, so the deferrable checks become ORs into the context, no branch in the loop bodies.
+  foldDeferredChecks(ML, F);
   if (!splitAtCuts() || Regions.size() < 2)
     return false;
   collectRegions();
   // The misaligned-address accumulator is flushed into the context at every barrier and collective (see
-  // deferMisalignmentChecks), so each region after one starts it afresh instead of keeping it per thread.
+  // foldDeferredChecks), so each region after one starts it afresh instead of keeping it per thread.
   for (llvm::Instruction &I : *Setup)
     if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(&I); A && A->getName() == MisalignedAccumulator)
       for (size_t R = 1; R < Regions.size(); ++R)
