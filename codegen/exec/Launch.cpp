@@ -167,24 +167,14 @@ void fiberEntry(bctx::transfer_t T) {
   bctx::jump_fcontext(B.SchedulerContext, nullptr);
 }
 
-/// KernelInfo::BlockSymbol: runs blocks First .. First+Count-1 of the grid (Lowering.cpp's wrapBlockRange).
-using BlockRangeFunction = void (*)(ThreadContext *Template, const char *Params, uint64_t First, uint64_t Count);
-
-/// The fast path for kernels without fibers (barrier-free block loops and region-split barrier kernels): one
-/// call of the JIT'd block function runs a chunk of blocks; the block state holds only what trap needs, and a
-/// trap abandons the rest of the chunk (the launch fails anyway).
-BlockResult runBlockRange(const KernelInfo &K, BlockRangeFunction BlockFn, const LaunchConfig &C, const char *Params,
-                          uint64_t First, uint64_t Count, WorkerState &W, unsigned WorkerIndex, unsigned Workers) {
+/// What every thread of a launch shares in its context (launch shape, the worker's shared window, the block
+/// state); the ids are the caller's. Grows the worker's shared window to the launch's size.
+ThreadContext launchContext(const KernelInfo &K, const LaunchConfig &C, WorkerState &W, BlockState &B,
+                            unsigned WorkerIndex, unsigned Workers) {
   uint64_t SharedBytes = K.StaticSharedBytes + C.DynamicSharedBytes;
   if (W.Shared.size() < SharedBytes + 16)
     W.Shared.resize(SharedBytes + 16);
-  BlockState B;
-  B.BlockLoop = true;
-  B.ExitPoints.resize(1);
-  B.Exited.assign(1, 0);
-  B.Live = static_cast<uint32_t>(C.Block.count());
-  ThreadContext &TC = W.Template;
-  TC = ThreadContext{};
+  ThreadContext TC{};
   TC.Ntid[0] = C.Block.X, TC.Ntid[1] = C.Block.Y, TC.Ntid[2] = C.Block.Z;
   TC.Nctaid[0] = C.Grid.X, TC.Nctaid[1] = C.Grid.Y, TC.Nctaid[2] = C.Grid.Z;
   TC.NWarpId = static_cast<uint32_t>((C.Block.count() + 31) / 32);
@@ -195,8 +185,22 @@ BlockResult runBlockRange(const KernelInfo &K, BlockRangeFunction BlockFn, const
   TC.NSmId = Workers;
   TC.TotalSmemSize = static_cast<uint32_t>(SharedBytes);
   TC.GridWorkspace = reinterpret_cast<uint64_t>(C.GridWorkspace);
+  return TC;
+}
+
+/// The fast path for kernels without fibers (barrier-free block loops and region-split barrier kernels): one
+/// call of the JIT'd block function runs a chunk of blocks; the block state holds only what trap needs, and a
+/// trap abandons the rest of the chunk (the launch fails anyway).
+BlockResult runBlockRange(const KernelInfo &K, BlockRangeFunction BlockFn, const LaunchConfig &C, const char *Params,
+                          uint64_t First, uint64_t Count, WorkerState &W, unsigned WorkerIndex, unsigned Workers) {
+  BlockState B;
+  B.BlockLoop = true;
+  B.ExitPoints.resize(1);
+  B.Exited.assign(1, 0);
+  B.Live = static_cast<uint32_t>(C.Block.count());
+  W.Template = launchContext(K, C, W, B, WorkerIndex, Workers);
   if (setjmp(B.ExitPoints[0].Buf) == 0)
-    BlockFn(&TC, Params, First, Count);
+    BlockFn(&W.Template, Params, First, Count);
   return {B.Error, B.Fault};
 }
 
@@ -205,10 +209,7 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
                      WorkerState &W, unsigned WorkerIndex, unsigned Workers) {
   BlockState B;
   uint32_t N = static_cast<uint32_t>(C.Block.count());
-  uint64_t SharedBytes = K.StaticSharedBytes + C.DynamicSharedBytes;
-  if (W.Shared.size() < SharedBytes + 16)
-    W.Shared.resize(SharedBytes + 16);
-  char *Shared = W.Shared.data();
+  ThreadContext Common = launchContext(K, C, W, B, WorkerIndex, Workers);
   B.Threads.resize(N);
   B.ExitPoints.resize(N);
   B.Exited.assign(N, 0);
@@ -219,23 +220,14 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
   uint32_t Cz = static_cast<uint32_t>(BlockId / (uint64_t(C.Grid.X) * C.Grid.Y));
   for (uint32_t T = 0; T < N; ++T) {
     ThreadContext &TC = B.Threads[T];
+    TC = Common;
     TC.Tid[0] = T % C.Block.X;
     TC.Tid[1] = (T / C.Block.X) % C.Block.Y;
     TC.Tid[2] = T / (C.Block.X * C.Block.Y);
-    TC.Ntid[0] = C.Block.X, TC.Ntid[1] = C.Block.Y, TC.Ntid[2] = C.Block.Z;
     TC.Ctaid[0] = Cx, TC.Ctaid[1] = Cy, TC.Ctaid[2] = Cz;
-    TC.Nctaid[0] = C.Grid.X, TC.Nctaid[1] = C.Grid.Y, TC.Nctaid[2] = C.Grid.Z;
     TC.LaneId = T % 32;
     TC.WarpId = T / 32;
-    TC.NWarpId = (N + 31) / 32;
-    TC.DynamicSmemSize = C.DynamicSharedBytes;
-    TC.Shared = Shared;
-    TC.Block = &B;
     TC.LinearTid = T;
-    TC.SmId = WorkerIndex;
-    TC.NSmId = Workers;
-    TC.TotalSmemSize = static_cast<uint32_t>(SharedBytes);
-    TC.GridWorkspace = reinterpret_cast<uint64_t>(C.GridWorkspace);
   }
   if (!K.NeedsFibers) {
     for (uint32_t T = 0; T < N; ++T)
@@ -312,7 +304,7 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
     return llvm::make_error<LaunchError>(LaunchFault::InvalidConfiguration, "invalid launch configuration");
   installFaultHandlers();
   ThreadFunction Fn = M.entry(K);
-  auto BlockFn = reinterpret_cast<BlockRangeFunction>(M.blockEntry(K));
+  BlockRangeFunction BlockFn = M.blockEntry(K);
   uint64_t Blocks = C.Grid.count();
   unsigned Workers = workerCount(C, Blocks);
   // Block functions take blocks in chunks: small enough that workers finish together on a shared machine,

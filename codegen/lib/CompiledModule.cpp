@@ -90,12 +90,12 @@ llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::load(const Compi
       return Sym.takeError();
     CM->Kernels.push_back(K);
     CM->Entries.push_back(Sym->toPtr<ThreadFunction>());
-    ThreadFunction Block = nullptr;
+    BlockRangeFunction Block = nullptr;
     if (!K.BlockSymbol.empty()) {
       auto BSym = (*JIT)->lookup(K.BlockSymbol);
       if (!BSym)
         return BSym.takeError();
-      Block = BSym->toPtr<ThreadFunction>();
+      Block = BSym->toPtr<BlockRangeFunction>();
     }
     CM->BlockEntries.push_back(Block);
   }
@@ -119,7 +119,7 @@ const KernelInfo *CompiledModule::kernel(llvm::StringRef Name) const {
 
 ThreadFunction CompiledModule::entry(const KernelInfo &K) const { return Entries[&K - Kernels.data()]; }
 
-ThreadFunction CompiledModule::blockEntry(const KernelInfo &K) const { return BlockEntries[&K - Kernels.data()]; }
+BlockRangeFunction CompiledModule::blockEntry(const KernelInfo &K) const { return BlockEntries[&K - Kernels.data()]; }
 
 void *CompiledModule::globalAddress(llvm::StringRef Name, uint64_t *Size) const {
   for (size_t I = 0; I < Globals.size(); ++I)

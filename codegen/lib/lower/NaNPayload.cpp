@@ -63,8 +63,6 @@ std::vector<bool> ptxforge::codegen::detail::nanPayloadUnobserved(const ptx::Fun
       if (isCopy(I) && Shown[I.Operands[0].Reg] && !Shown[I.Operands[1].Reg])
         Shown[I.Operands[1].Reg] = Changed = true;
   }
-  std::vector<bool> Unobserved(Shown.size());
-  for (size_t R = 0; R < Shown.size(); ++R)
-    Unobserved[R] = !Shown[R];
-  return Unobserved;
+  Shown.flip();
+  return Shown;
 }

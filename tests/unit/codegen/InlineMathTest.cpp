@@ -40,12 +40,16 @@ constexpr const char *Ops[] = {"add", "sub", "mul", "div", "fma", "sqrt", "rcp"}
 constexpr unsigned NumOps = std::size(Ops), NumModes = std::size(Modes);
 
 /// One kernel: thread i reads a[i], b[i], c[i] and writes every op in every mode to out[(i * modes + m) * ops + op].
+/// Kernel `k(Params..., u32 n)` in blocks of 128 threads: %r1 is the thread's element, threads past n return.
+std::string kernelPrologue(const std::string &Params) {
+  return ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(" + Params +
+         ", .param .u32 n)\n{\n .reg .pred %p;\n .reg .b32 %r<4>;\n .reg .f32 %f<5>;\n .reg .b64 %rd<10>;\n"
+         " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mad.lo.u32 %r1, %r2, 128, %r1;\n"
+         " ld.param.u32 %r3, [n];\n setp.ge.u32 %p, %r1, %r3;\n @%p ret;\n";
+}
+
 std::string kernelText() {
-  std::string T = ".version 8.0\n.target sm_90\n.address_size 64\n"
-                  ".visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 po, .param .u32 n)\n"
-                  "{\n .reg .pred %p;\n .reg .b32 %r<4>;\n .reg .f32 %f<5>;\n .reg .b64 %rd<10>;\n"
-                  " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mad.lo.u32 %r1, %r2, 128, %r1;\n"
-                  " ld.param.u32 %r3, [n];\n setp.ge.u32 %p, %r1, %r3;\n @%p ret;\n"
+  std::string T = kernelPrologue(".param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 po") +
                   " ld.param.u64 %rd1, [pa];\n ld.param.u64 %rd2, [pb];\n ld.param.u64 %rd3, [pc];\n"
                   " ld.param.u64 %rd4, [po];\n mul.wide.u32 %rd5, %r1, 4;\n"
                   " add.u64 %rd6, %rd1, %rd5;\n ld.global.f32 %f1, [%rd6];\n"
@@ -151,11 +155,7 @@ TEST_CASE("directed-rounding f32 arithmetic is exact in every mode") {
 
 /// Runs `OP.f32 %f2, %f1` over X, one thread per element.
 std::vector<float> runUnary(const std::string &Op, const std::vector<float> &X) {
-  std::string T = ".version 8.0\n.target sm_90\n.address_size 64\n"
-                  ".visible .entry k(.param .u64 pa, .param .u64 pb, .param .u32 n)\n"
-                  "{\n .reg .pred %p;\n .reg .b32 %r<4>;\n .reg .f32 %f<3>;\n .reg .b64 %rd<6>;\n"
-                  " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mad.lo.u32 %r1, %r2, 128, %r1;\n"
-                  " ld.param.u32 %r3, [n];\n setp.ge.u32 %p, %r1, %r3;\n @%p ret;\n"
+  std::string T = kernelPrologue(".param .u64 pa, .param .u64 pb") +
                   " ld.param.u64 %rd1, [pa];\n ld.param.u64 %rd2, [pb];\n mul.wide.u32 %rd3, %r1, 4;\n"
                   " add.u64 %rd4, %rd1, %rd3;\n ld.global.f32 %f1, [%rd4];\n " +
                   Op + ".f32 %f2, %f1;\n add.u64 %rd5, %rd2, %rd3;\n st.global.f32 [%rd5], %f2;\n ret;\n}\n";

@@ -19,6 +19,8 @@ class LLJIT;
 namespace ptxforge::codegen {
 
 using ThreadFunction = void (*)(ThreadContext *, const char *Params);
+/// KernelInfo::BlockSymbol: runs blocks First .. First+Count-1 of the grid from a template context.
+using BlockRangeFunction = void (*)(ThreadContext *Template, const char *Params, uint64_t First, uint64_t Count);
 
 struct CompileOptions {
   unsigned OptLevel = 2; ///< 0-3, as -O
@@ -46,8 +48,8 @@ public:
   const std::vector<KernelInfo> &kernels() const { return Kernels; }
   const KernelInfo *kernel(llvm::StringRef Name) const;
   ThreadFunction entry(const KernelInfo &K) const;
-  /// The kernel's block loop (same signature; the context is a template whose %tid it varies), or null.
-  ThreadFunction blockEntry(const KernelInfo &K) const;
+  /// The kernel's block function (runs a range of blocks), or null when its threads need fibers.
+  BlockRangeFunction blockEntry(const KernelInfo &K) const;
   /// Host address and size of a `.global`/`.const` variable, or null.
   void *globalAddress(llvm::StringRef Name, uint64_t *Size = nullptr) const;
 
@@ -55,7 +57,8 @@ private:
   CompiledModule() = default;
   std::unique_ptr<llvm::orc::LLJIT> JIT;
   std::vector<KernelInfo> Kernels;
-  std::vector<ThreadFunction> Entries, BlockEntries;
+  std::vector<ThreadFunction> Entries;
+  std::vector<BlockRangeFunction> BlockEntries;
   std::vector<GlobalInfo> Globals;
   std::vector<void *> GlobalAddrs;
 };
