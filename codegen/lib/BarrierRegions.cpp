@@ -12,6 +12,7 @@
 #include "LoopCuts.h"
 #include "ThreadLoop.h"
 #include "WarpRendezvous.h"
+#include "passes/Passes.h"
 
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -91,6 +92,9 @@ private:
   bool splitAtCuts();
   void collectRegions();
   void rematerializeRegisters();
+  void hoistBlockConstants();
+  void privatizeMisalignedBits();
+  void markInternalAccesses();
   void findThreadPrivateAllocas();
   /// Emits one loop over the block's threads. Generic: each thread enters the region its state names;
   /// otherwise every thread enters region R. Returns the loop's entry block; the loop ends at Dispatch.
@@ -105,6 +109,7 @@ private:
   llvm::IRBuilder<> B;
   llvm::BasicBlock *Setup = nullptr, *Dispatch = nullptr;
   llvm::Value *Ctx = nullptr, *NX = nullptr, *NY = nullptr, *NZ = nullptr, *States = nullptr;
+  llvm::AllocaInst *MisalignedSeen = nullptr; ///< privatizeMisalignedBits' accumulator
   std::vector<llvm::AllocaInst *> Allocas;
   llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> PerThread; ///< alloca -> its per-thread array
   /// Cut exits: the branch that ends a thread's region at cut K (a barrier or a collective) continues in
@@ -262,7 +267,12 @@ void RegionBuilder::rematerializeRegisters() {
         auto Field = llvm::cast<llvm::ConstantInt>(G->getOperand(2))->getZExtValue();
         return Field != TCDeferChecks && Field != TCMisalignedBits && Field != TCBlock;
       }
-      return llvm::getUnderlyingObject(P) == Params && L->isSimple() && Pure(P, Depth + 1);
+      // The lowering reaches parameters through inttoptr(ptrtoint(gep params, offset)).
+      llvm::Value *Base = P;
+      if (auto *IP = llvm::dyn_cast<llvm::IntToPtrInst>(Base))
+        if (auto *PI = llvm::dyn_cast<llvm::PtrToIntInst>(IP->getOperand(0)))
+          Base = PI->getOperand(0);
+      return llvm::getUnderlyingObject(Base) == Params && L->isSimple() && Pure(P, Depth + 1);
     }
     if (auto *CI = llvm::dyn_cast<llvm::CallInst>(I)) {
       auto *II = llvm::dyn_cast<llvm::IntrinsicInst>(CI);
@@ -314,12 +324,86 @@ void RegionBuilder::rematerializeRegisters() {
   }
 }
 
+/// The context escapes to the runtime calls at the loops' ends, so LLVM must assume a store through any
+/// pointer may change it, and reloads its fields in every iteration of a loop that stores (the shared window's
+/// base before each shared access, say), which also keeps such loops from vectorizing. The fields that stay the
+/// same for the whole block are read once, after the template is copied.
+void RegionBuilder::hoistBlockConstants() {
+  auto Constant = [](uint64_t Field) {
+    switch (Field) {
+    case TCNtid: case TCCtaid: case TCNctaid: case TCNWarpId: case TCDynamicSmemSize: case TCShared: case TCBlock:
+    case TCSmId: case TCNSmId: case TCTotalSmemSize: case TCGridWorkspace:
+      return true;
+    default:
+      return false;
+    }
+  };
+  std::map<std::vector<uint64_t>, llvm::Value *> Loaded;
+  llvm::IRBuilder<> IB(Setup->getTerminator());
+  for (llvm::BasicBlock &BB : *F)
+    for (llvm::Instruction &I : llvm::make_early_inc_range(BB)) {
+      auto *L = llvm::dyn_cast<llvm::LoadInst>(&I);
+      auto *G = L ? llvm::dyn_cast<llvm::GetElementPtrInst>(L->getPointerOperand()) : nullptr;
+      if (!G || &BB == Setup || G->getPointerOperand() != Ctx || G->getSourceElementType() != ML.ThreadCtxTy ||
+          !G->hasAllConstantIndices() || !L->isSimple() || G->getNumIndices() < 2 ||
+          !Constant(llvm::cast<llvm::ConstantInt>(G->getOperand(2))->getZExtValue()))
+        continue;
+      std::vector<uint64_t> Key{reinterpret_cast<uintptr_t>(L->getType())};
+      for (llvm::Value *Idx : G->indices())
+        Key.push_back(llvm::cast<llvm::ConstantInt>(Idx)->getZExtValue());
+      llvm::Value *&Once = Loaded[Key];
+      if (!Once) {
+        llvm::Instruction *GC = G->clone();
+        IB.Insert(GC);
+        Once = IB.CreateLoad(L->getType(), GC, L->getName() + ".block");
+      }
+      L->replaceAllUsesWith(Once);
+      L->eraseFromParent();
+    }
+}
+
+/// The misaligned-address bits go to a private accumulator instead of the (escaping) context, so they become
+/// an OR reduction the loops can vectorize; dispatch moves them into the context for the check.
+void RegionBuilder::privatizeMisalignedBits() {
+  llvm::IRBuilder<> IB(Setup->getTerminator());
+  MisalignedSeen = IB.CreateAlloca(IB.getInt64Ty(), nullptr, "misaligned.seen");
+  MisalignedSeen->moveBefore(Setup->begin());
+  IB.CreateStore(IB.getInt64(0), MisalignedSeen);
+  for (llvm::BasicBlock &BB : *F)
+    for (llvm::Instruction &I : llvm::make_early_inc_range(BB)) {
+      auto *G = llvm::dyn_cast<llvm::GetElementPtrInst>(&I);
+      if (!G || G->getPointerOperand() != Ctx || G->getSourceElementType() != ML.ThreadCtxTy ||
+          !G->hasAllConstantIndices() || G->getNumIndices() != 2 ||
+          llvm::cast<llvm::ConstantInt>(G->getOperand(2))->getZExtValue() != TCMisalignedBits)
+        continue;
+      G->replaceAllUsesWith(MisalignedSeen);
+      G->eraseFromParent();
+    }
+}
+
+/// The per-thread arrays, the thread states and the context are ptxforge's memory, which no PTX access
+/// reaches (passes::MemoryClass).
+void RegionBuilder::markInternalAccesses() {
+  llvm::SmallPtrSet<const llvm::Value *, 32> Ours{Ctx, States, MisalignedSeen};
+  for (auto &[A, Arr] : PerThread)
+    Ours.insert(Arr);
+  for (llvm::Instruction &I : llvm::instructions(*F)) {
+    llvm::Value *P = nullptr;
+    if (auto *L = llvm::dyn_cast<llvm::LoadInst>(&I))
+      P = L->getPointerOperand();
+    else if (auto *S = llvm::dyn_cast<llvm::StoreInst>(&I))
+      P = S->getPointerOperand();
+    if (P && Ours.count(llvm::getUnderlyingObject(P)))
+      passes::markAccess(&I, passes::MemoryClass::Internal);
+  }
+}
+
 /// A register must survive a barrier when some region reads it before writing it: a forward "written on
 /// every path from the region's entry" analysis per region. Allocas used other than by plain loads and
 /// stores (arrays, out-parameters) are kept per thread whenever they are used at all.
 void RegionBuilder::findThreadPrivateAllocas() {
   for (llvm::Instruction &I : *Setup)
-    if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(&I); A && A != Ctx)
+    if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(&I); A && A != Ctx && A != MisalignedSeen)
       Allocas.push_back(A);
   llvm::DenseMap<llvm::AllocaInst *, unsigned> Index;
   for (unsigned K = 0; K < Allocas.size(); ++K)
@@ -568,6 +652,7 @@ bool RegionBuilder::build() {
   Tmpl->replaceAllUsesWith(Ctx);
   uint64_t Size = ML.Mod.getDataLayout().getTypeAllocSize(ML.ThreadCtxTy);
   B.CreateMemCpy(Ctx, llvm::MaybeAlign(8), Tmpl, llvm::MaybeAlign(8), Size);
+  privatizeMisalignedBits();
   beginDeferredChecks(B, ML, Ctx);
   auto ntid = [&](unsigned D) {
     return B.CreateLoad(B.getInt32Ty(),
@@ -575,6 +660,7 @@ bool RegionBuilder::build() {
   };
   NX = ntid(0), NY = ntid(1), NZ = ntid(2);
   rematerializeRegisters();
+  hoistBlockConstants();
   findThreadPrivateAllocas();
 
   // After each loop: where do the threads stand? 0: all exited; K: all alive and released into region K (the
@@ -606,6 +692,8 @@ bool RegionBuilder::build() {
     Fast[R] = Check;
   }
   B.SetInsertPoint(Dispatch);
+  B.CreateStore(B.CreateLoad(B.getInt64Ty(), MisalignedSeen),
+                B.CreateStructGEP(ML.ThreadCtxTy, Ctx, TCMisalignedBits));
   endDeferredChecks(B, ML, Ctx);
   llvm::Value *N = B.CreateMul(B.CreateMul(NX, NY), NZ);
   if (HasLoopCuts) {
@@ -635,6 +723,7 @@ bool RegionBuilder::build() {
   Setup->getTerminator()->eraseFromParent();
   llvm::BranchInst::Create(Fast[0], Setup);
   llvm::EliminateUnreachableBlocks(*F);
+  markInternalAccesses();
   return true;
 }
 

@@ -7,10 +7,16 @@
 #include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
+#include <string_view>
+#include <unistd.h>
 
 using namespace ptxforge;
 using namespace ptxforge::codegen;
@@ -42,6 +48,62 @@ public:
 private:
   llvm::orc::LLJIT &From;
 };
+
+/// With PTXFORGE_PERF_MAP=1, names the JIT'd functions in /tmp/perf-PID.map (perf's convention for JIT
+/// code), so `perf report` attributes samples to kernels instead of bare addresses. PTXFORGE_PERF_MAP=objects
+/// also saves each object as /tmp/perf-PID-ADDRESS.o (ADDRESS: its first function's), for `objdump -d`: a
+/// sample's offset in its function is the same there.
+void writePerfMap(llvm::orc::LLJIT &JIT, llvm::StringRef ObjectCode) {
+  static const int Mode = [] {
+    const char *E = std::getenv("PTXFORGE_PERF_MAP");
+    if (!E || !*E || std::string_view(E) == "0")
+      return 0;
+    return std::string_view(E) == "objects" ? 2 : 1;
+  }();
+  if (!Mode)
+    return;
+  auto Obj = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(ObjectCode, "ptxforge-object"));
+  if (!Obj) {
+    llvm::consumeError(Obj.takeError());
+    return;
+  }
+  static std::mutex Lock;
+  std::scoped_lock L(Lock);
+  std::string Path = "/tmp/perf-" + std::to_string(getpid()) + ".map";
+  std::FILE *F = std::fopen(Path.c_str(), "a");
+  if (!F)
+    return;
+  uint64_t First = 0;
+  for (const llvm::object::SymbolRef &Sym : (*Obj)->symbols()) {
+    auto Type = Sym.getType();
+    auto Name = Sym.getName();
+    if (!Type || !Name || *Type != llvm::object::SymbolRef::ST_Function || Name->empty()) {
+      if (!Type)
+        llvm::consumeError(Type.takeError());
+      if (!Name)
+        llvm::consumeError(Name.takeError());
+      continue;
+    }
+    uint64_t Size = llvm::object::ELFSymbolRef(Sym).getSize();
+    auto Addr = JIT.lookup(*Name); // local symbols are not found: the map names what the module exports
+    if (!Addr) {
+      llvm::consumeError(Addr.takeError());
+      continue;
+    }
+    std::fprintf(F, "%llx %llx %s\n", static_cast<unsigned long long>(Addr->getValue()),
+                 static_cast<unsigned long long>(Size), Name->str().c_str());
+    if (!First)
+      First = Addr->getValue();
+  }
+  std::fclose(F);
+  if (Mode == 2 && First) {
+    std::string ObjPath = "/tmp/perf-" + std::to_string(getpid()) + "-" + llvm::utohexstr(First) + ".o";
+    if (std::FILE *O = std::fopen(ObjPath.c_str(), "wb")) {
+      std::fwrite(ObjectCode.data(), 1, ObjectCode.size(), O);
+      std::fclose(O);
+    }
+  }
+}
 
 } // namespace
 
@@ -106,6 +168,7 @@ llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::load(const Compi
     CM->Globals.push_back(G);
     CM->GlobalAddrs.push_back(Sym->toPtr<void *>());
   }
+  writePerfMap(**JIT, Object.ObjectCode);
   CM->JIT = std::move(*JIT);
   return std::move(CM);
 }

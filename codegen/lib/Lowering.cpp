@@ -3,6 +3,7 @@
 #include "BarrierRegions.h"
 #include "FunctionLowering.h"
 #include "ThreadLoop.h"
+#include "passes/Passes.h"
 
 #include "llvm/Transforms/Utils/Cloning.h"
 
@@ -369,6 +370,7 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
       }
     Out.Kernels.push_back(K);
   }
+  passes::addMemoryScopes(*Out.Module);
   std::string VerifyErrors;
   llvm::raw_string_ostream VOS(VerifyErrors);
   if (llvm::verifyModule(*Out.Module, &VOS))

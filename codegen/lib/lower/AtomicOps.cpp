@@ -3,6 +3,7 @@
 // loops or as fibers switched only at barriers and collectives), so nothing can come between the load and the
 // store, and a lock-prefixed instruction per access would make shared-memory histograms many times slower.
 #include "../FunctionLowering.h"
+#include "../passes/Passes.h"
 
 #include "llvm/Transforms/Utils/LowerAtomic.h"
 
@@ -88,8 +89,11 @@ bool ptxforge::codegen::detail::lowerAtomic(FunctionLowering &L, const ptx::Inst
   llvm::Value *V = Float ? L.readFloat(Ops[First], T) : L.read(Ops[First], T);
   llvm::Value *Old;
   if (Plain) {
-    Old = B.CreateAlignedLoad(V->getType(), P, Natural);
-    B.CreateAlignedStore(llvm::buildAtomicRMWValue(Op, B, Old, V), P, Natural);
+    auto *Load = B.CreateAlignedLoad(V->getType(), P, Natural);
+    Old = Load;
+    auto *Store = B.CreateAlignedStore(llvm::buildAtomicRMWValue(Op, B, Old, V), P, Natural);
+    codegen::passes::markAccess(Load, codegen::passes::MemoryClass::Shared);
+    codegen::passes::markAccess(Store, codegen::passes::MemoryClass::Shared);
   } else {
     Old = B.CreateAtomicRMW(Op, P, V, Natural, llvm::AtomicOrdering::SequentiallyConsistent);
   }

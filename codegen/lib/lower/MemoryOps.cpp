@@ -1,8 +1,12 @@
 // Memory and data movement: ld/ldu/st (scalar and vector, every state space), mov (incl. pack/unpack),
 // cvta, isspacep; the misaligned-address accumulator that loads and stores feed.
 #include "../FunctionLowering.h"
+#include "../passes/Passes.h"
 
+#include "llvm/Analysis/InstructionSimplify.h"
 #include "llvm/IR/MDBuilder.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/Local.h"
 
 using namespace ptxforge;
 using namespace ptxforge::codegen::detail;
@@ -25,6 +29,13 @@ StateSpace spaceOf(const ptx::Instruction &I) {
   if (I.has(Modifier::Param))
     return StateSpace::Param;
   return StateSpace::Generic;
+}
+
+void markAccess(llvm::Instruction *A, StateSpace S) {
+  using codegen::passes::MemoryClass;
+  codegen::passes::markAccess(A, S == StateSpace::Shared   ? MemoryClass::Shared
+                                 : S == StateSpace::Global ? MemoryClass::Global
+                                                           : MemoryClass::OtherPtx);
 }
 
 /// Memory accesses of `.volatile`/`.relaxed`/`.acquire` forms must not be merged or hoisted (spin loops).
@@ -85,6 +96,9 @@ bool lowerLoadStore(FunctionLowering &L, const ptx::Instruction &I, bool Load) {
     if (Load) {
       auto *LI = B.CreateAlignedLoad(ElemTy, EP, Al);
       setOrdering(LI, I, Bytes);
+      markAccess(LI, spaceOf(I));
+      if ((I.has(Modifier::Nc) || spaceOf(I) == StateSpace::Const) && LI->isSimple())
+        codegen::passes::markReadOnlyLoad(LI);
       if (V.Kind != ptx::OperandKind::Sink)
         L.write(V, T, LI);
     } else {
@@ -93,6 +107,7 @@ bool lowerLoadStore(FunctionLowering &L, const ptx::Instruction &I, bool Load) {
         X = B.CreateZExt(X, ElemTy);
       auto *SI = B.CreateAlignedStore(X, EP, Al);
       setOrdering(SI, I, Bytes);
+      markAccess(SI, spaceOf(I));
     }
   }
   return true;
@@ -276,10 +291,27 @@ void ptxforge::codegen::detail::foldDeferredChecks(ModuleLowering &ML, llvm::Fun
             G->getNumIndices() == 2 && llvm::isa<llvm::ConstantInt>(G->getOperand(2)) &&
             llvm::cast<llvm::ConstantInt>(G->getOperand(2))->getZExtValue() == codegen::TCDeferChecks)
           Flags.push_back(L);
+  // The immediate checks' branches fold away with the flag: a region loop keeps its thread ids in the context
+  // only while it may call something, and a dead call to ptxrt_misaligned would count.
+  std::vector<llvm::Instruction *> Compares;
   for (llvm::LoadInst *L : Flags) {
+    for (llvm::User *U : L->users())
+      if (auto *I = llvm::dyn_cast<llvm::ICmpInst>(U))
+        Compares.push_back(I);
     L->replaceAllUsesWith(llvm::ConstantInt::get(L->getType(), 1));
     L->eraseFromParent();
   }
+  if (Compares.empty())
+    return;
+  const llvm::DataLayout &DL = F->getDataLayout();
+  for (llvm::Instruction *I : Compares)
+    if (llvm::Value *V = llvm::simplifyInstruction(I, DL)) {
+      I->replaceAllUsesWith(V);
+      I->eraseFromParent();
+    }
+  for (llvm::BasicBlock &BB : *F)
+    llvm::ConstantFoldTerminator(&BB);
+  llvm::EliminateUnreachableBlocks(*F);
 }
 
 void ptxforge::codegen::detail::endDeferredChecks(llvm::IRBuilder<> &B, ModuleLowering &ML, llvm::Value *Ctx,

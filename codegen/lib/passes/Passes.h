@@ -3,6 +3,12 @@
 
 #include "llvm/IR/PassManager.h"
 
+namespace llvm {
+class Instruction;
+class LoadInst;
+class Module;
+} // namespace llvm
+
 namespace ptxforge::codegen::passes {
 
 /// PTX computes addresses as 64-bit integers, so lowered code reaches memory through `inttoptr`, which hides
@@ -23,5 +29,19 @@ struct PointerProvenancePass : llvm::PassInfoMixin<PointerProvenancePass> {
 struct UnmaskFullVectorsPass : llvm::PassInfoMixin<UnmaskFullVectorsPass> {
   llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
 };
+
+/// Alias scopes from what the lowering knows about each memory access, so LLVM can vectorize loops over
+/// threads without runtime overlap checks (which are impossible, and block vectorization, when addresses come
+/// from per-thread arrays or 32-bit shared offsets):
+/// - `ld.global.nc` and `ld.const` read memory that stays read-only for the whole launch (the PTX ISA leaves a
+///   kernel that writes what it reads with .nc undefined): no write of the kernel aliases them.
+/// - `.shared` and `.global` accesses touch disjoint memory (the block's shared window is not device memory).
+/// - ptxforge's own memory (per-thread register arrays, thread states, the context copy) is never PTX memory.
+/// The lowering marks accesses (markAccess, markReadOnlyLoad); addMemoryScopes, run once the module is
+/// lowered, turns the marks into `!alias.scope` / `!noalias` lists. Unmarked accesses may alias anything.
+enum class MemoryClass { Shared, Global, OtherPtx, Internal };
+void markAccess(llvm::Instruction *I, MemoryClass C);
+void markReadOnlyLoad(llvm::LoadInst *L);
+void addMemoryScopes(llvm::Module &M);
 
 } // namespace ptxforge::codegen::passes

@@ -1,0 +1,82 @@
+// See Passes.h.
+#include "Passes.h"
+
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/MDBuilder.h"
+#include "llvm/IR/Module.h"
+
+#include <string>
+
+using namespace llvm;
+using namespace ptxforge::codegen::passes;
+
+namespace {
+constexpr const char *AccessKind = "ptxforge.access";
+constexpr const char *ReadOnlyKind = "ptxforge.readonly";
+
+void appendScopes(Instruction &I, unsigned Kind, MDNode *Scopes) {
+  I.setMetadata(Kind, MDNode::concatenate(I.getMetadata(Kind), Scopes));
+}
+} // namespace
+
+void ptxforge::codegen::passes::markAccess(Instruction *I, MemoryClass C) {
+  LLVMContext &Ctx = I->getContext();
+  I->setMetadata(AccessKind, MDNode::get(Ctx, {MDString::get(Ctx, std::to_string(static_cast<int>(C)))}));
+}
+
+void ptxforge::codegen::passes::markReadOnlyLoad(LoadInst *L) {
+  L->setMetadata(ReadOnlyKind, MDNode::get(L->getContext(), {}));
+}
+
+void ptxforge::codegen::passes::addMemoryScopes(Module &M) {
+  LLVMContext &Ctx = M.getContext();
+  MDBuilder MDB(Ctx);
+  // Two domains: a pair of accesses is disjoint when either says so.
+  MDNode *ReadOnlyDomain = MDB.createAnonymousAliasScopeDomain("ptx.readonly");
+  MDNode *SpaceDomain = MDB.createAnonymousAliasScopeDomain("ptx.space");
+  MDNode *ReadOnly = MDNode::get(Ctx, {MDB.createAnonymousAliasScope(ReadOnlyDomain, "ptx.nc")});
+  Metadata *Shared = MDB.createAnonymousAliasScope(SpaceDomain, "ptx.shared");
+  Metadata *Global = MDB.createAnonymousAliasScope(SpaceDomain, "ptx.global");
+  Metadata *Internal = MDB.createAnonymousAliasScope(SpaceDomain, "ptxforge.internal");
+  bool AnyReadOnly = false;
+  for (Function &F : M)
+    for (Instruction &I : instructions(F)) {
+      if (MDNode *A = I.getMetadata(AccessKind)) {
+        I.setMetadata(AccessKind, nullptr);
+        auto C = static_cast<MemoryClass>(std::stoi(cast<MDString>(A->getOperand(0))->getString().str()));
+        MDNode *Own = nullptr, *Others = nullptr;
+        switch (C) {
+        case MemoryClass::Shared:
+          Own = MDNode::get(Ctx, {Shared});
+          Others = MDNode::get(Ctx, {Global, Internal});
+          break;
+        case MemoryClass::Global:
+          Own = MDNode::get(Ctx, {Global});
+          Others = MDNode::get(Ctx, {Shared, Internal});
+          break;
+        case MemoryClass::OtherPtx:
+          Others = MDNode::get(Ctx, {Internal});
+          break;
+        case MemoryClass::Internal:
+          Own = MDNode::get(Ctx, {Internal});
+          Others = MDNode::get(Ctx, {Shared, Global});
+          break;
+        }
+        if (Own)
+          appendScopes(I, LLVMContext::MD_alias_scope, Own);
+        appendScopes(I, LLVMContext::MD_noalias, Others);
+      }
+      if (I.getMetadata(ReadOnlyKind)) {
+        I.setMetadata(ReadOnlyKind, nullptr);
+        appendScopes(I, LLVMContext::MD_alias_scope, ReadOnly);
+        AnyReadOnly = true;
+      }
+    }
+  if (!AnyReadOnly)
+    return;
+  for (Function &F : M)
+    for (Instruction &I : instructions(F))
+      if (isa<StoreInst>(I) || isa<AtomicRMWInst>(I) || isa<AtomicCmpXchgInst>(I) || isa<AnyMemIntrinsic>(I))
+        appendScopes(I, LLVMContext::MD_noalias, ReadOnly);
+}
