@@ -138,9 +138,10 @@ static uint32_t ptxrt_bar_red(ThreadContext *C, uint32_t Id, uint32_t Count, uin
   }
 }
 
-/// Region-split block functions (codegen/lib/BarrierRegions.cpp) ask after each loop over the block's threads
-/// where the threads stopped (State[t]: 0 exited, K waiting to enter region K): 0 when all exited, K when all
-/// wait for region K, ~0 otherwise (each thread then resumes on its own; all wait at the same barrier id).
+/// Where the threads of a region-split block function stopped after a loop over them (State[t]: 0 exited, K
+/// waiting to enter region K): 0 when all exited, K when all wait for region K, ~0 otherwise. Block functions
+/// compute this themselves now (min/max reductions in their loops); host code compiled ahead of time by
+/// earlier ptxforge builds (fatbins' host-native entries) still calls it.
 static uint32_t ptxrt_region_next(ThreadContext *, const uint32_t *State, uint32_t N) {
   uint32_t First = State[0];
   for (uint32_t T = 1; T < N; ++T)

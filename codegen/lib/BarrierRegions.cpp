@@ -101,7 +101,7 @@ private:
   /// Uniform: registers the region reads from thread 0's slot (uniformCandidates, LoopCuts.h).
   llvm::BasicBlock *emitRegionLoop(int R, bool Generic, llvm::ArrayRef<llvm::AllocaInst *> Uniform = {});
   /// Asks the runtime where the threads stand after a loop over the block's N threads, for a kernel whose
-  /// only cuts are barriers.
+  /// cuts are loop cuts and barriers.
   llvm::Value *emitRegionNext(llvm::Value *N);
 
   ModuleLowering &ML;
@@ -110,6 +110,9 @@ private:
   llvm::BasicBlock *Setup = nullptr, *Dispatch = nullptr;
   llvm::Value *Ctx = nullptr, *NX = nullptr, *NY = nullptr, *NZ = nullptr, *States = nullptr;
   llvm::AllocaInst *MisalignedSeen = nullptr; ///< privatizeMisalignedBits' accumulator
+  /// The smallest and largest state a loop left its threads in (reductions of the loops' latches): equal,
+  /// they say without a scan that every thread stopped at the same place.
+  llvm::AllocaInst *MinState = nullptr, *MaxState = nullptr;
   std::vector<llvm::AllocaInst *> Allocas;
   llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> PerThread; ///< alloca -> its per-thread array
   /// Cut exits: the branch that ends a thread's region at cut K (a barrier or a collective) continues in
@@ -492,6 +495,13 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
   B.SetInsertPoint(XLatch, XLatch->begin());
   llvm::PHINode *Code = B.CreatePHI(I32, 4, "stopped.at");
   B.CreateStore(Code, StatePtr);
+  B.CreateStore(B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, B.CreateLoad(I32, MinState), Code), MinState);
+  B.CreateStore(B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, B.CreateLoad(I32, MaxState), Code), MaxState);
+  {
+    llvm::IRBuilder<> EB(Loop.Entry->getTerminator());
+    EB.CreateStore(EB.getInt32(~0u), MinState);
+    EB.CreateStore(EB.getInt32(0), MaxState);
+  }
 
   // One copy of each region this loop can enter, its registers redirected to this thread's slots.
   B.SetInsertPoint(XBody);
@@ -602,31 +612,16 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
 }
 
 llvm::Value *RegionBuilder::emitRegionNext(llvm::Value *N) {
-  if (HasLoopCuts) {
-    // It marks the threads it holds back (RegionBlocked) in the states and keeps no pointer.
-    llvm::FunctionCallee Next = ML.Mod.getOrInsertFunction("ptxrt_region_next_loops", B.getInt32Ty(), B.getPtrTy(),
-                                                           B.getPtrTy(), B.getInt32Ty(), B.getPtrTy());
-    if (auto *Fn = llvm::dyn_cast<llvm::Function>(Next.getCallee())) {
-      Fn->setOnlyAccessesArgMemory();
-      Fn->setDoesNotThrow();
-      for (unsigned A : {0u, 1u, 3u})
-        Fn->addParamAttr(A, llvm::Attribute::getWithCaptureInfo(ML.Ctx, llvm::CaptureInfo::none()));
-    }
-    return B.CreateCall(Next, {Ctx, States, N, emitCutTable(ML.Mod, *F, Cuts)});
-  }
-  llvm::FunctionCallee RegionNext =
-      ML.Mod.getOrInsertFunction("ptxrt_region_next", B.getInt32Ty(), B.getPtrTy(), B.getPtrTy(), B.getInt32Ty());
-  // It only reads the states: saying so keeps the state array (and what it may alias) local to this function.
-  if (auto *Fn = llvm::dyn_cast<llvm::Function>(RegionNext.getCallee())) {
-    Fn->setOnlyReadsMemory();
+  // It marks the threads it holds back (RegionBlocked) in the states and keeps no pointer.
+  llvm::FunctionCallee Next = ML.Mod.getOrInsertFunction("ptxrt_region_next_loops", B.getInt32Ty(), B.getPtrTy(),
+                                                         B.getPtrTy(), B.getInt32Ty(), B.getPtrTy());
+  if (auto *Fn = llvm::dyn_cast<llvm::Function>(Next.getCallee())) {
     Fn->setOnlyAccessesArgMemory();
     Fn->setDoesNotThrow();
-    for (unsigned A = 0; A < 2; ++A) {
+    for (unsigned A : {0u, 1u, 3u})
       Fn->addParamAttr(A, llvm::Attribute::getWithCaptureInfo(ML.Ctx, llvm::CaptureInfo::none()));
-      Fn->addParamAttr(A, llvm::Attribute::ReadOnly);
-    }
   }
-  return B.CreateCall(RegionNext, {Ctx, States, N});
+  return B.CreateCall(Next, {Ctx, States, N, emitCutTable(ML.Mod, *F, Cuts)});
 }
 
 bool RegionBuilder::build() {
@@ -665,6 +660,11 @@ bool RegionBuilder::build() {
 
   // After each loop: where do the threads stand? 0: all exited; K: all alive and released into region K (the
   // fast loop); ~0: anything else (the generic loop).
+  {
+    llvm::IRBuilder<> IB(&*Setup->getFirstInsertionPt());
+    MinState = IB.CreateAlloca(IB.getInt32Ty(), nullptr, "state.min");
+    MaxState = IB.CreateAlloca(IB.getInt32Ty(), nullptr, "state.max");
+  }
   Dispatch = llvm::BasicBlock::Create(ML.Ctx, "dispatch", F);
   llvm::BasicBlock *Done = llvm::BasicBlock::Create(ML.Ctx, "done", F);
   std::vector<llvm::BasicBlock *> Fast;
@@ -700,8 +700,8 @@ bool RegionBuilder::build() {
     // After a pass of a cut loop every thread has usually stopped at the same loop cut: a vectorized scan sees
     // that without a runtime round.
     llvm::Type *I32 = B.getInt32Ty();
-    llvm::Value *Same = emitAllEqual(B, {{I32, States}}, N);
-    llvm::Value *First = B.CreateLoad(I32, States);
+    llvm::Value *First = B.CreateLoad(I32, MinState);
+    llvm::Value *Same = B.CreateICmpEQ(First, B.CreateLoad(I32, MaxState));
     llvm::BasicBlock *Known = llvm::BasicBlock::Create(ML.Ctx, "dispatch.same", F);
     llvm::BasicBlock *Ask = llvm::BasicBlock::Create(ML.Ctx, "dispatch.runtime", F);
     B.CreateCondBr(Same, Known, Ask);
@@ -712,7 +712,17 @@ bool RegionBuilder::build() {
         AtLoop->addCase(B.getInt32(static_cast<uint32_t>(R)), Fast[R]);
     B.SetInsertPoint(Ask);
   }
-  llvm::Value *Next = HasCollectives ? Warp->emitRelease(B, Ctx, States, N, Cuts, PerThread) : emitRegionNext(N);
+  llvm::Value *Next;
+  if (HasCollectives) {
+    Next = Warp->emitRelease(B, Ctx, States, N, Cuts, PerThread);
+  } else if (HasLoopCuts) {
+    Next = emitRegionNext(N);
+  } else {
+    // Only barriers: all threads at one barrier (or all exited) go on together, else the generic loop runs
+    // each where it stopped; the loops' reductions say which without a runtime call.
+    llvm::Value *Min = B.CreateLoad(B.getInt32Ty(), MinState);
+    Next = B.CreateSelect(B.CreateICmpEQ(Min, B.CreateLoad(B.getInt32Ty(), MaxState)), Min, B.getInt32(~0u));
+  }
   llvm::SwitchInst *SW = B.CreateSwitch(Next, Generic, static_cast<unsigned>(Regions.size()));
   SW->addCase(B.getInt32(0), Done);
   for (size_t R = 1; R < Regions.size(); ++R)

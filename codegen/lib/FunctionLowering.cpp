@@ -154,12 +154,14 @@ llvm::Value *FunctionLowering::symbolValue(const ptx::Operand &Op, unsigned Bits
   return B.CreatePtrToInt(P, B.getIntNTy(Bits));
 }
 
+llvm::Value *FunctionLowering::addressRegister(const ptx::Operand &Op) {
+  return B.CreateZExtOrTrunc(B.CreateLoad(Regs[Op.Reg]->getAllocatedType(), Regs[Op.Reg]), B.getInt64Ty());
+}
+
 llvm::Value *FunctionLowering::address(const ptx::Operand &Op, ptx::StateSpace S) {
   llvm::Value *Base;
   if (Op.Reg != ptx::NoReg) {
-    llvm::Type *RT = Regs[Op.Reg]->getAllocatedType();
-    llvm::Value *V = B.CreateLoad(RT, Regs[Op.Reg]);
-    Base = B.CreateZExtOrTrunc(V, B.getInt64Ty());
+    Base = addressRegister(Op);
   } else if (!Op.Name.empty()) {
     bool SharedSym = Op.Target.Kind == ptx::SymbolKind::Variable &&
                      ML.M.Globals[Op.Target.Index].Space == ptx::StateSpace::Shared;

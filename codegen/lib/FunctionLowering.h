@@ -76,6 +76,8 @@ public:
   /// The address an Address operand names in state space S, as a pointer. Shared-space addresses are
   /// window offsets; everything else is a host pointer.
   llvm::Value *address(const ptx::Operand &Op, ptx::StateSpace S);
+  /// The base register of an Address operand `[reg+imm]`, zero-extended to 64 bits (Op.Reg must be set).
+  llvm::Value *addressRegister(const ptx::Operand &Op);
   /// The value a symbol operand denotes as an integer of Bits width (variable address, function address...).
   llvm::Value *symbolValue(const ptx::Operand &Op, unsigned Bits);
   /// A pointer to the symbol's storage (param/local/global), for calls and address forms.
@@ -185,6 +187,8 @@ namespace ptxforge::codegen::detail {
 /// vectorizable), and checkMisalignment() ends the launch with MisalignedAddress where the thread's memory
 /// effects become observable (ret/exit, barriers and collectives, device-library calls).
 void accumulateMisalignment(FunctionLowering &L, llvm::Value *Ptr, unsigned Bytes);
+/// ORs already computed misalignment bits into the accumulator.
+void accumulateMisalignmentBits(FunctionLowering &L, llvm::Value *Bits);
 /// Deferrable (ret, a kernel's exit): inside the JIT'd block loop (ThreadContext::DeferChecks) the bits go to
 /// the context and the loop's end tests them, so no branch lands in the loop body.
 void checkMisalignment(FunctionLowering &L, bool Deferrable = false);

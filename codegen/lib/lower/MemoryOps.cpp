@@ -86,8 +86,17 @@ bool lowerLoadStore(FunctionLowering &L, const ptx::Instruction &I, bool Load) {
   unsigned Bytes = Bits < 8 ? 1 : Bits / 8;
   llvm::Type *ElemTy = B.getIntNTy(Bytes * 8);
   // A vector access needs the alignment of the whole vector.
-  if (Bytes * Width > 1 && !knownAligned(L, Addr, Bytes * Width))
-    accumulateMisalignment(L, P, Bytes * Width);
+  if (Bytes * Width > 1 && !knownAligned(L, Addr, Bytes * Width)) {
+    unsigned Size = Bytes * Width;
+    // [reg + k*Size] is misaligned exactly when reg is (a shared window's base is 16-byte aligned, as malloc's
+    // memory is): checking the register lets every access through it share one check, where the pointers'
+    // ORed bits (sgemm's 32 shared loads per thread) cost vector instructions per access.
+    if (Addr.Reg != ptx::NoReg && Addr.offset() % Size == 0 && (spaceOf(I) != StateSpace::Shared || Size <= 16)) {
+      accumulateMisalignmentBits(L, B.CreateAnd(L.addressRegister(Addr), B.getInt64(Size - 1)));
+    } else {
+      accumulateMisalignment(L, P, Size);
+    }
+  }
   for (unsigned K = 0; K < Width; ++K) {
     const ptx::Operand &V = Width > 1 ? Val.Elements[K] : Val;
     llvm::Value *EP = K ? B.CreateGEP(B.getInt8Ty(), P, B.getInt64(K * Bytes)) : P;
@@ -230,8 +239,12 @@ llvm::AllocaInst *misalignmentAccumulator(FunctionLowering &L) {
 
 void ptxforge::codegen::detail::accumulateMisalignment(FunctionLowering &L, llvm::Value *Ptr, unsigned Bytes) {
   auto &B = L.b();
+  accumulateMisalignmentBits(L, B.CreateAnd(B.CreatePtrToInt(Ptr, B.getInt64Ty()), B.getInt64(Bytes - 1)));
+}
+
+void ptxforge::codegen::detail::accumulateMisalignmentBits(FunctionLowering &L, llvm::Value *Bits) {
+  auto &B = L.b();
   llvm::AllocaInst *Acc = misalignmentAccumulator(L);
-  llvm::Value *Bits = B.CreateAnd(B.CreatePtrToInt(Ptr, B.getInt64Ty()), B.getInt64(Bytes - 1));
   B.CreateStore(B.CreateOr(B.CreateLoad(B.getInt64Ty(), Acc), Bits), Acc);
 }
 
