@@ -330,7 +330,7 @@ void RegionBuilder::rematerializeRegisters() {
 /// The context escapes to the runtime calls at the loops' ends, so LLVM must assume a store through any
 /// pointer may change it, and reloads its fields in every iteration of a loop that stores (the shared window's
 /// base before each shared access, say), which also keeps such loops from vectorizing. The fields that stay the
-/// same for the whole block are read once, after the template is copied.
+/// same for the whole block are read once, from the caller's context.
 void RegionBuilder::hoistBlockConstants() {
   auto Constant = [](uint64_t Field) {
     switch (Field) {
@@ -356,7 +356,10 @@ void RegionBuilder::hoistBlockConstants() {
         Key.push_back(llvm::cast<llvm::ConstantInt>(Idx)->getZExtValue());
       llvm::Value *&Once = Loaded[Key];
       if (!Once) {
+        // From the caller's context, not the copy: the copy was just written by a memcpy, whose pieces do not
+        // forward to narrower loads (a stall per block), and the block-range loop's stores of %ctaid forward.
         llvm::Instruction *GC = G->clone();
+        GC->setOperand(0, F->getArg(0));
         IB.Insert(GC);
         Once = IB.CreateLoad(L->getType(), GC, L->getName() + ".block");
       }
