@@ -49,7 +49,12 @@ ThreadLoop ptxforge::codegen::detail::emitThreadLoop(ModuleLowering &ML, llvm::F
   B.SetInsertPoint(L.Latch);
   llvm::Value *NextX = B.CreateAdd(X, B.getInt32(1));
   X->addIncoming(NextX, L.Latch);
-  B.CreateCondBr(B.CreateICmpULT(NextX, NX), L.Body, YLatch);
+  llvm::BranchInst *Back = B.CreateCondBr(B.CreateICmpULT(NextX, NX), L.Body, YLatch);
+  // Marked for optimizeModule, which picks the vector width of the loops over threads for the target.
+  llvm::MDNode *Marker = llvm::MDNode::get(C, llvm::MDString::get(C, ThreadLoopMarker));
+  llvm::MDNode *Id = llvm::MDNode::getDistinct(C, {nullptr, Marker});
+  Id->replaceOperandWith(0, Id);
+  Back->setMetadata(llvm::LLVMContext::MD_loop, Id);
   B.SetInsertPoint(YLatch);
   llvm::Value *NextY = B.CreateAdd(Y, B.getInt32(1));
   Y->addIncoming(NextY, YLatch);

@@ -21,6 +21,9 @@ struct ThreadLoop {
   std::vector<llvm::StoreInst *> IdStores; ///< the stores of Ids into the context, in Body
 };
 
+/// The `llvm.loop` property that marks the innermost loop over threads (optimizeModule sets its vector width).
+inline constexpr const char *ThreadLoopMarker = "ptxforge.thread.loop";
+
 /// Emits the loop into F (Ctx: the ThreadContext the ids are stored into; NX/NY/NZ: %ntid); after the last
 /// thread control continues at Exit.
 ThreadLoop emitThreadLoop(ModuleLowering &ML, llvm::Function *F, llvm::Value *Ctx, llvm::Value *NX, llvm::Value *NY,
