@@ -99,7 +99,10 @@ private:
   /// Emits one loop over the block's threads. Generic: each thread enters the region its state names;
   /// otherwise every thread enters region R. Returns the loop's entry block; the loop ends at Dispatch.
   /// Uniform: registers the region reads from thread 0's slot (uniformCandidates, LoopCuts.h).
-  llvm::BasicBlock *emitRegionLoop(int R, bool Generic, llvm::ArrayRef<llvm::AllocaInst *> Uniform = {});
+  /// Consecutive: those (32-bit) registers are read as slot 0's value plus the thread's linear id instead
+  /// (emitAllConsecutive).
+  llvm::BasicBlock *emitRegionLoop(int R, bool Generic, llvm::ArrayRef<llvm::AllocaInst *> Uniform = {},
+                                   bool Consecutive = false);
   /// Asks the runtime where the threads stand after a loop over the block's N threads, for a kernel whose
   /// cuts are loop cuts and barriers.
   llvm::Value *emitRegionNext(llvm::Value *N);
@@ -484,7 +487,8 @@ void RegionBuilder::findThreadPrivateAllocas() {
   States = B.CreateAlloca(B.getInt32Ty(), N, "thread.state");
 }
 
-llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::ArrayRef<llvm::AllocaInst *> Uniform) {
+llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::ArrayRef<llvm::AllocaInst *> Uniform,
+                                                 bool Consecutive) {
   llvm::LLVMContext &C = ML.Ctx;
   llvm::Type *I32 = B.getInt32Ty();
   ThreadLoop Loop = emitThreadLoop(ML, F, Ctx, NX, NY, NZ, Dispatch);
@@ -565,13 +569,18 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
       llvm::Value *Mine = VMap[A];
       llvm::Value *Once = new llvm::LoadInst(A->getAllocatedType(), PerThread[A], A->getName() + ".uniform",
                                              Loop.Entry->getTerminator()->getIterator());
-      for (llvm::BasicBlock *Copy : Copies) {
-        bool Stored = false; // after the thread's own write a read is its own again
+      // Only the blocks every pass starts with: a later block may run after the thread's own write elsewhere.
+      llvm::SmallPtrSet<const llvm::BasicBlock *, 16> InCopy(Copies.begin(), Copies.end());
+      bool Stored = false; // after the thread's own write a read is its own again
+      for (llvm::BasicBlock *Copy : straightEntry(llvm::cast<llvm::BasicBlock>(VMap[Reg.Entry]),
+                                                  [&](const llvm::BasicBlock *BB) { return InCopy.count(BB) != 0; })) {
         for (llvm::Instruction &I : llvm::make_early_inc_range(*Copy)) {
           if (auto *S = llvm::dyn_cast<llvm::StoreInst>(&I); S && S->getPointerOperand() == Mine)
             Stored = true;
           if (auto *L = llvm::dyn_cast<llvm::LoadInst>(&I); L && L->getPointerOperand() == Mine && !Stored) {
-            L->replaceAllUsesWith(Once);
+            // emitAllConsecutive checked that first + T does not wrap.
+            L->replaceAllUsesWith(Consecutive ? llvm::IRBuilder<>(L).CreateAdd(Once, Loop.Linear, "", false, true)
+                                              : Once);
             L->eraseFromParent();
           }
         }
@@ -691,7 +700,25 @@ bool RegionBuilder::build() {
     std::vector<std::pair<llvm::Type *, llvm::Value *>> Slots;
     for (llvm::AllocaInst *A : Uniform)
       Slots.push_back({A->getAllocatedType(), PerThread[A]});
-    B.CreateCondBr(emitAllEqual(B, Slots, N), Once, Fast[R]);
+    llvm::BasicBlock *NotUniform = Fast[R];
+    // 32-bit registers that count up with the thread (a grid-stride index, first + T): a version reads them
+    // so, and the accesses through them are consecutive instead of gathers.
+    std::vector<llvm::AllocaInst *> Indices;
+    for (llvm::AllocaInst *A : Uniform)
+      if (A->getAllocatedType()->isIntegerTy(32))
+        Indices.push_back(A);
+    if (!Indices.empty()) {
+      llvm::BasicBlock *Linear = emitRegionLoop(static_cast<int>(R), false, Indices, true);
+      llvm::BasicBlock *LinearCheck = llvm::BasicBlock::Create(ML.Ctx, "consecutive.check", F);
+      llvm::IRBuilder<> CB(LinearCheck);
+      std::vector<std::pair<llvm::Type *, llvm::Value *>> IndexSlots;
+      for (llvm::AllocaInst *A : Indices)
+        IndexSlots.push_back({A->getAllocatedType(), PerThread[A]});
+      CB.CreateCondBr(emitAllConsecutive(CB, IndexSlots, CB.CreateMul(CB.CreateMul(NX, NY), NZ)), Linear, Fast[R]);
+      NotUniform = LinearCheck;
+    }
+    B.SetInsertPoint(Check);
+    B.CreateCondBr(emitAllEqual(B, Slots, N), Once, NotUniform);
     Fast[R] = Check;
   }
   B.SetInsertPoint(Dispatch);
@@ -699,9 +726,9 @@ bool RegionBuilder::build() {
                 B.CreateStructGEP(ML.ThreadCtxTy, Ctx, TCMisalignedBits));
   endDeferredChecks(B, ML, Ctx);
   llvm::Value *N = B.CreateMul(B.CreateMul(NX, NY), NZ);
-  if (HasLoopCuts) {
-    // After a pass of a cut loop every thread has usually stopped at the same loop cut: a vectorized scan sees
-    // that without a runtime round.
+  if (HasLoopCuts || HasCollectives) {
+    // After a pass of a cut loop every thread has usually stopped at the same loop cut, and all threads at one
+    // barrier (or all exited) need no runtime round either: the loops' min/max of the states say so.
     llvm::Type *I32 = B.getInt32Ty();
     llvm::Value *First = B.CreateLoad(I32, MinState);
     llvm::Value *Same = B.CreateICmpEQ(First, B.CreateLoad(I32, MaxState));
@@ -710,8 +737,9 @@ bool RegionBuilder::build() {
     B.CreateCondBr(Same, Known, Ask);
     B.SetInsertPoint(Known);
     llvm::SwitchInst *AtLoop = B.CreateSwitch(First, Ask);
+    AtLoop->addCase(B.getInt32(0), Done);
     for (size_t R = 1; R < Regions.size(); ++R)
-      if (Cuts[R].Kind == RCLoop)
+      if (Cuts[R].Kind == RCLoop || Cuts[R].Kind == RCBarrier)
         AtLoop->addCase(B.getInt32(static_cast<uint32_t>(R)), Fast[R]);
     B.SetInsertPoint(Ask);
   }

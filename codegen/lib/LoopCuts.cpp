@@ -9,7 +9,10 @@
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/CFG.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/ValueMapper.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <string_view>
@@ -52,6 +55,50 @@ bool worthCutting(const llvm::Loop &L, const llvm::DenseSet<llvm::Instruction *>
   return true;
 }
 
+/// A pass of a cut loop runs one iteration of every thread; a short body (reduce's grid-stride loop is a load
+/// and an add) then spends most of its time in the loop's setup and the dispatch between passes. Such bodies
+/// are unrolled to about this many instructions first (each copy keeps its exits), so a pass runs several
+/// iterations.
+constexpr unsigned UnrolledLoopInstructions = 160;
+constexpr unsigned MaxUnroll = 4;
+
+/// Unrolls L Count times for a cut at its (single) latch: copy k's back edge enters copy k + 1, the last
+/// copy's the original header. The lowering's code is phi-free (registers are allocas), so a copy needs no
+/// value remapping beyond its own blocks; loops whose values are used outside are left alone.
+void unrollForCut(llvm::Loop &L, unsigned Count) {
+  llvm::BasicBlock *H = L.getHeader(), *Latch = L.getLoopLatch();
+  if (!Latch || Count < 2)
+    return;
+  for (llvm::BasicBlock *BB : L.blocks())
+    for (llvm::Instruction &I : *BB) {
+      if (llvm::isa<llvm::PHINode>(I) || (I.isTerminator() && !llvm::isa<llvm::BranchInst>(I) &&
+                                          !llvm::isa<llvm::SwitchInst>(I)))
+        return;
+      for (llvm::User *U : I.users())
+        if (!L.contains(llvm::cast<llvm::Instruction>(U)->getParent()))
+          return;
+    }
+  std::vector<llvm::BasicBlock *> Orig(L.blocks().begin(), L.blocks().end());
+  llvm::Function *F = H->getParent();
+  std::vector<llvm::BasicBlock *> Headers{H}, Latches{Latch};
+  for (unsigned K = 1; K < Count; ++K) {
+    llvm::ValueToValueMapTy VMap;
+    std::vector<llvm::BasicBlock *> Copies;
+    for (llvm::BasicBlock *BB : Orig) {
+      llvm::BasicBlock *C = llvm::CloneBasicBlock(BB, VMap, ".u" + llvm::Twine(K), F);
+      VMap[BB] = C;
+      Copies.push_back(C);
+    }
+    for (llvm::BasicBlock *C : Copies)
+      for (llvm::Instruction &I : *C)
+        llvm::RemapInstruction(&I, VMap, llvm::RF_IgnoreMissingLocals | llvm::RF_NoModuleLevelChanges);
+    Headers.push_back(llvm::cast<llvm::BasicBlock>(VMap[H]));
+    Latches.push_back(llvm::cast<llvm::BasicBlock>(VMap[Latch]));
+  }
+  for (unsigned K = 0; K < Count; ++K)
+    Latches[K]->getTerminator()->replaceSuccessorWith(Headers[K], Headers[(K + 1) % Count]);
+}
+
 } // namespace
 
 std::vector<LoopCutTarget>
@@ -60,6 +107,21 @@ ptxforge::codegen::detail::cutInnermostLoops(llvm::Function &F, const llvm::Dens
   // PTXFORGE_LOOP_CUTS=0 turns them off, to measure what they bring (or to rule them out).
   if (const char *Env = std::getenv("PTXFORGE_LOOP_CUTS"); Env && std::string_view(Env) == "0")
     return {};
+  {
+    llvm::DominatorTree DT(F);
+    llvm::LoopInfo LI(DT);
+    std::vector<std::pair<llvm::Loop *, unsigned>> Short;
+    for (llvm::Loop *L : LI.getLoopsInPreorder()) {
+      if (!L->isInnermost() || !worthCutting(*L, CutExits, RegionEntries))
+        continue;
+      unsigned Size = 0;
+      for (llvm::BasicBlock *BB : L->blocks())
+        Size += static_cast<unsigned>(BB->size());
+      Short.push_back({L, std::min(MaxUnroll, UnrolledLoopInstructions / std::max(Size, 1u))});
+    }
+    for (auto &[L, Count] : Short) // innermost loops share no blocks: each unrolls on its own
+      unrollForCut(*L, Count);
+  }
   llvm::DominatorTree DT(F);
   llvm::LoopInfo LI(DT);
   // All edges first: splitting them changes the CFG the analyses describe.
@@ -160,11 +222,13 @@ ptxforge::codegen::detail::uniformCandidates(llvm::ArrayRef<llvm::BasicBlock *> 
   };
   if (!Blocks.empty() && Cyclic(Blocks.front()))
     return {};
+  std::vector<llvm::BasicBlock *> Straight =
+      straightEntry(Blocks.front(), [&](const llvm::BasicBlock *BB) { return In.count(BB) != 0; });
+  llvm::SmallPtrSet<llvm::BasicBlock *, 8> First(Straight.begin(), Straight.end());
   std::vector<llvm::AllocaInst *> Found;
   for (auto &[A, Arr] : PerThread) {
     if (!A->getAllocatedType()->isIntegerTy())
       continue;
-    llvm::BasicBlock *Only = nullptr;
     bool Fits = true, Address = false;
     for (llvm::User *U : A->users()) {
       auto *I = llvm::dyn_cast<llvm::Instruction>(U);
@@ -172,10 +236,8 @@ ptxforge::codegen::detail::uniformCandidates(llvm::ArrayRef<llvm::BasicBlock *> 
         continue;
       auto *L = llvm::dyn_cast<llvm::LoadInst>(I);
       Fits &= (L && L->getType() == A->getAllocatedType()) || llvm::isa<llvm::StoreInst>(I);
-      Fits &= !Only || Only == I->getParent();
-      Only = I->getParent();
       llvm::SmallPtrSet<llvm::Value *, 32> Seen;
-      Address |= L && feedsAddress(L, Seen);
+      Address |= L && First.count(I->getParent()) && feedsAddress(L, Seen);
     }
     if (Fits && Address)
       Found.push_back(A);
@@ -212,4 +274,54 @@ llvm::Value *ptxforge::codegen::detail::emitAllEqual(llvm::IRBuilder<> &B,
   B.CreateCondBr(B.CreateICmpULT(Next, N), Body, Done);
   B.SetInsertPoint(Done);
   return B.CreateICmpEQ(D, B.getInt64(0));
+}
+
+llvm::Value *ptxforge::codegen::detail::emitAllConsecutive(
+    llvm::IRBuilder<> &B, llvm::ArrayRef<std::pair<llvm::Type *, llvm::Value *>> Arrays, llvm::Value *N) {
+  llvm::Function *F = B.GetInsertBlock()->getParent();
+  llvm::LLVMContext &C = F->getContext();
+  llvm::Type *I64 = B.getInt64Ty();
+  llvm::Value *N64 = B.CreateZExt(N, I64);
+  std::vector<llvm::Value *> First;
+  llvm::Value *Ok = B.getTrue();
+  for (auto &[Ty, Arr] : Arrays) {
+    First.push_back(B.CreateSExt(B.CreateLoad(Ty, Arr), I64));
+    // The last thread's first + N - 1 must not pass INT32_MAX.
+    Ok = B.CreateAnd(Ok, B.CreateICmpSLE(B.CreateAdd(First.back(), B.CreateSub(N64, B.getInt64(1))),
+                                          B.getInt64(INT32_MAX)));
+  }
+  llvm::BasicBlock *Pre = B.GetInsertBlock();
+  llvm::BasicBlock *Body = llvm::BasicBlock::Create(C, "consecutive.scan", F);
+  llvm::BasicBlock *Done = llvm::BasicBlock::Create(C, "consecutive.done", F);
+  B.CreateBr(Body);
+  B.SetInsertPoint(Body);
+  llvm::PHINode *T = B.CreatePHI(I64, 2), *Diff = B.CreatePHI(I64, 2);
+  T->addIncoming(B.getInt64(0), Pre);
+  Diff->addIncoming(B.getInt64(0), Pre);
+  llvm::Value *D = Diff;
+  for (size_t K = 0; K < Arrays.size(); ++K) {
+    auto [Ty, Arr] = Arrays[K];
+    llvm::Value *V = B.CreateSExt(B.CreateLoad(Ty, B.CreateGEP(Ty, Arr, T)), I64);
+    D = B.CreateOr(D, B.CreateXor(V, B.CreateAdd(First[K], T)));
+  }
+  llvm::Value *Next = B.CreateAdd(T, B.getInt64(1));
+  T->addIncoming(Next, Body);
+  Diff->addIncoming(D, Body);
+  B.CreateCondBr(B.CreateICmpULT(Next, N64), Body, Done);
+  B.SetInsertPoint(Done);
+  return B.CreateAnd(Ok, B.CreateICmpEQ(D, B.getInt64(0)));
+}
+
+std::vector<llvm::BasicBlock *>
+ptxforge::codegen::detail::straightEntry(llvm::BasicBlock *Entry,
+                                         llvm::function_ref<bool(const llvm::BasicBlock *)> In) {
+  std::vector<llvm::BasicBlock *> Chain{Entry};
+  for (;;) {
+    auto *Br = llvm::dyn_cast<llvm::BranchInst>(Chain.back()->getTerminator());
+    llvm::BasicBlock *Next = Br && Br->isUnconditional() ? Br->getSuccessor(0) : nullptr;
+    if (!Next || !In(Next) || Next->getSinglePredecessor() != Chain.back() ||
+        std::find(Chain.begin(), Chain.end(), Next) != Chain.end())
+      return Chain;
+    Chain.push_back(Next);
+  }
 }

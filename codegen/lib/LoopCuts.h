@@ -40,13 +40,26 @@ llvm::GlobalVariable *emitCutTable(llvm::Module &M, llvm::Function &F, llvm::Arr
 /// A pass of a cut loop's region runs the same iteration in every thread, and the loop's counter is often the
 /// same in all of them (nbody's j over a shared tile); read per thread it makes every access through it a
 /// gather. These are the per-thread registers (PerThread: register -> its array) that the region's blocks
-/// (Blocks, the first its entry; EndsRegion: whether a terminator is a cut) access in one block only, and that
-/// feed addresses: a version of the region loop reads them from thread 0's
-/// slot, once per pass, where the block reads them before writing them; it runs when a scan finds them equal in
-/// all threads.
+/// (Blocks, the first its entry; EndsRegion: whether a terminator is a cut) only load and store, and whose
+/// loads in the region's straight entry (straightEntry) feed addresses: a version of the region loop reads them
+/// from thread 0's slot, once per pass, where those blocks read them before writing them (later blocks read
+/// the thread's own slot, to which LLVM forwards the thread's own stores); it runs when a scan finds them
+/// equal in all threads.
 std::vector<llvm::AllocaInst *> uniformCandidates(llvm::ArrayRef<llvm::BasicBlock *> Blocks,
                                                   llvm::function_ref<bool(const llvm::Instruction *)> EndsRegion,
                                                   const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread);
+
+/// Emits a scan over N threads' slots of per-thread 32-bit arrays at B, which it leaves at the scan's end; the
+/// result is true when each array holds slot 0's value plus T in every slot T, with no signed wrap (grid-stride
+/// indices): reading such a register as first + T (nsw, so sign-extended indices stay affine for SCEV) makes
+/// the accesses through it consecutive.
+llvm::Value *emitAllConsecutive(llvm::IRBuilder<> &B, llvm::ArrayRef<std::pair<llvm::Type *, llvm::Value *>> Arrays,
+                                llvm::Value *N);
+
+/// The blocks a pass of a region surely runs first, in order: Entry and the blocks after it while each ends in
+/// an unconditional branch to a block (of the region: In) that only it enters.
+std::vector<llvm::BasicBlock *> straightEntry(llvm::BasicBlock *Entry,
+                                              llvm::function_ref<bool(const llvm::BasicBlock *)> In);
 
 /// Emits a scan over N threads' slots of per-thread arrays ({element type, array}) at B, which it leaves at the
 /// scan's end; the result is true when each array holds one value in every slot.

@@ -27,12 +27,14 @@ ThreadLoop ptxforge::codegen::detail::emitThreadLoop(ModuleLowering &ML, llvm::F
   B.SetInsertPoint(YHead);
   llvm::PHINode *Y = B.CreatePHI(I32, 2, "ty");
   Y->addIncoming(B.getInt32(0), ZHead);
-  llvm::Value *RowBase = B.CreateMul(B.CreateAdd(B.CreateMul(Z, NY), Y), NX);
+  // A block has at most 1024 threads: the ids never wrap (nuw/nsw keep sign-extended indices affine for SCEV).
+  llvm::Value *RowBase =
+      B.CreateMul(B.CreateAdd(B.CreateMul(Z, NY, "", true, true), Y, "", true, true), NX, "", true, true);
   B.CreateBr(L.Body);
   B.SetInsertPoint(L.Body);
   llvm::PHINode *X = B.CreatePHI(I32, 2, "tx");
   X->addIncoming(B.getInt32(0), YHead);
-  L.Linear = B.CreateAdd(RowBase, X);
+  L.Linear = B.CreateAdd(RowBase, X, "", true, true);
   L.Ids = {{{TCTid, 0}, X},
            {{TCTid, 1}, Y},
            {{TCTid, 2}, Z},
