@@ -492,6 +492,16 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
   llvm::LLVMContext &C = ML.Ctx;
   llvm::Type *I32 = B.getInt32Ty();
   ThreadLoop Loop = emitThreadLoop(ML, F, Ctx, NX, NY, NZ, Dispatch);
+  if (Generic) {
+    // The generic loop holds a copy of every region and runs only threads whose states diverged (a warp's tail
+    // of shuffles, exits): vectorized, it was most of a region kernel's compile time for little run time.
+    llvm::MDNode *Off = llvm::MDNode::get(
+        ML.Ctx, {llvm::MDString::get(ML.Ctx, "llvm.loop.vectorize.enable"),
+                 llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(ML.Ctx))});
+    llvm::MDNode *Id = llvm::MDNode::getDistinct(ML.Ctx, {nullptr, Off});
+    Id->replaceOperandWith(0, Id);
+    Loop.Latch->getTerminator()->setMetadata(llvm::LLVMContext::MD_loop, Id);
+  }
   llvm::BasicBlock *XBody = Loop.Body, *XLatch = Loop.Latch;
   B.SetInsertPoint(XBody);
   llvm::Value *T64 = B.CreateZExt(Loop.Linear, B.getInt64Ty());
