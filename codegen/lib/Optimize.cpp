@@ -7,6 +7,7 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/StringSaver.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <cstdlib>
 #include <mutex>
@@ -19,20 +20,27 @@ namespace {
 void applyLLVMArgs() {
   static std::once_flag Once;
   std::call_once(Once, [] {
-    const char *Env = std::getenv("PTXFORGE_LLVM_ARGS");
-    if (!Env || !*Env)
-      return;
     static llvm::BumpPtrAllocator Alloc;
     static llvm::StringSaver Saver(Alloc);
     llvm::SmallVector<const char *, 8> Argv{"ptxforge"};
-    llvm::cl::TokenizeGNUCommandLine(Env, Saver, Argv);
+    // Thread loops on AVX-512 hosts take two 16-lane vectors per iteration (widenThreadLoops); what is left (a
+    // row of 16 threads) runs in a 16-lane epilogue rather than as scalars. LLVM's options are per process.
+    if (llvm::sys::getHostCPUFeatures().lookup("avx512f"))
+      Argv.push_back("-epilogue-vectorization-force-VF=16");
+    if (const char *Env = std::getenv("PTXFORGE_LLVM_ARGS"); Env && *Env)
+      llvm::cl::TokenizeGNUCommandLine(Env, Saver, Argv);
+    if (Argv.size() == 1)
+      return;
     llvm::cl::ParseCommandLineOptions(static_cast<int>(Argv.size()), Argv.data(), "", &llvm::errs());
   });
 }
 
-/// Loops over threads run 16 lanes of 32-bit values per AVX-512 vector. LLVM's cost model picks 8 on some
-/// AVX-512 hosts (Sapphire Rapids) even with 512-bit vectors preferred: measured there, 16 lanes ran nbody 1.8x,
-/// black-scholes 1.5x and sgemm 1.2x faster. The lowering marks those loops (ThreadLoop.h).
+/// Loops over threads run 16 lanes of 32-bit values per AVX-512 vector, two vectors per iteration. LLVM's cost
+/// model picks 8 lanes on some AVX-512 hosts (Sapphire Rapids) even with 512-bit vectors preferred: measured
+/// there, 16 lanes ran nbody 1.8x, black-scholes 1.5x and sgemm 1.2x faster. Two vectors cover a 32-thread row
+/// in one iteration (transpose 1.6x faster than LLVM's four, which left such rows to the remainder loop); rows
+/// of 16 (sgemm) go to the epilogue loop, which applyLLVMArgs makes 16 lanes wide. The lowering marks those
+/// loops (ThreadLoop.h).
 void widenThreadLoops(llvm::Function &F) {
   llvm::LLVMContext &C = F.getContext();
   for (llvm::BasicBlock &BB : F) {
@@ -55,6 +63,9 @@ void widenThreadLoops(llvm::Function &F) {
     Ops.push_back(llvm::MDNode::get(
         C, {llvm::MDString::get(C, "llvm.loop.vectorize.width"),
             llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(C), 16))}));
+    Ops.push_back(llvm::MDNode::get(
+        C, {llvm::MDString::get(C, "llvm.loop.interleave.count"),
+            llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(C), 2))}));
     llvm::MDNode *New = llvm::MDNode::getDistinct(C, Ops);
     New->replaceOperandWith(0, New);
     Term->setMetadata(llvm::LLVMContext::MD_loop, New);
