@@ -582,15 +582,7 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
       SB.SetInsertPoint(Enter);
     for (auto &[A, Arr] : PerThread)
       VMap[A] = SB.CreateGEP(A->getAllocatedType(), Arr, T64, A->getName() + ".mine");
-    std::vector<llvm::BasicBlock *> Copies;
-    for (llvm::BasicBlock *BB : Reg.Blocks) {
-      llvm::BasicBlock *Copy = llvm::CloneBasicBlock(BB, VMap, ".r" + llvm::Twine(K), F);
-      VMap[BB] = Copy;
-      Copies.push_back(Copy);
-    }
-    for (llvm::BasicBlock *Copy : Copies)
-      for (llvm::Instruction &I : *Copy)
-        llvm::RemapInstruction(&I, VMap, llvm::RF_IgnoreMissingLocals | llvm::RF_NoModuleLevelChanges);
+    std::vector<llvm::BasicBlock *> Copies = cloneBlocks(Reg.Blocks.getArrayRef(), VMap, ".r" + llvm::Twine(K), F);
     // Region exits: a barrier (the thread waits to enter the next region) or the thread's end.
     for (size_t J = 0; J < Copies.size(); ++J) {
       llvm::Instruction *Term = Reg.Blocks[J]->getTerminator();

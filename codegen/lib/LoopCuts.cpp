@@ -83,15 +83,7 @@ void unrollForCut(llvm::Loop &L, unsigned Count) {
   std::vector<llvm::BasicBlock *> Headers{H}, Latches{Latch};
   for (unsigned K = 1; K < Count; ++K) {
     llvm::ValueToValueMapTy VMap;
-    std::vector<llvm::BasicBlock *> Copies;
-    for (llvm::BasicBlock *BB : Orig) {
-      llvm::BasicBlock *C = llvm::CloneBasicBlock(BB, VMap, ".u" + llvm::Twine(K), F);
-      VMap[BB] = C;
-      Copies.push_back(C);
-    }
-    for (llvm::BasicBlock *C : Copies)
-      for (llvm::Instruction &I : *C)
-        llvm::RemapInstruction(&I, VMap, llvm::RF_IgnoreMissingLocals | llvm::RF_NoModuleLevelChanges);
+    cloneBlocks(Orig, VMap, ".u" + llvm::Twine(K), F);
     Headers.push_back(llvm::cast<llvm::BasicBlock>(VMap[H]));
     Latches.push_back(llvm::cast<llvm::BasicBlock>(VMap[Latch]));
   }
@@ -324,4 +316,19 @@ ptxforge::codegen::detail::straightEntry(llvm::BasicBlock *Entry,
       return Chain;
     Chain.push_back(Next);
   }
+}
+
+std::vector<llvm::BasicBlock *> ptxforge::codegen::detail::cloneBlocks(llvm::ArrayRef<llvm::BasicBlock *> Blocks,
+                                                                      llvm::ValueToValueMapTy &VMap,
+                                                                      const llvm::Twine &Suffix, llvm::Function *F) {
+  std::vector<llvm::BasicBlock *> Copies;
+  for (llvm::BasicBlock *BB : Blocks) {
+    llvm::BasicBlock *C = llvm::CloneBasicBlock(BB, VMap, Suffix, F);
+    VMap[BB] = C;
+    Copies.push_back(C);
+  }
+  for (llvm::BasicBlock *C : Copies)
+    for (llvm::Instruction &I : *C)
+      llvm::RemapInstruction(&I, VMap, llvm::RF_IgnoreMissingLocals | llvm::RF_NoModuleLevelChanges);
+  return Copies;
 }

@@ -15,6 +15,7 @@
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
+#include "llvm/Transforms/Utils/ValueMapper.h"
 
 #include <vector>
 
@@ -55,6 +56,12 @@ std::vector<llvm::AllocaInst *> uniformCandidates(llvm::ArrayRef<llvm::BasicBloc
 /// the accesses through it consecutive.
 llvm::Value *emitAllConsecutive(llvm::IRBuilder<> &B, llvm::ArrayRef<std::pair<llvm::Type *, llvm::Value *>> Arrays,
                                 llvm::Value *N);
+
+/// Copies Blocks into F (names + Suffix), mapping each block and value through VMap (which may hold mappings
+/// already, such as registers redirected to per-thread slots), with the copies' references among themselves
+/// remapped. Returns the copies in Blocks' order.
+std::vector<llvm::BasicBlock *> cloneBlocks(llvm::ArrayRef<llvm::BasicBlock *> Blocks, llvm::ValueToValueMapTy &VMap,
+                                            const llvm::Twine &Suffix, llvm::Function *F);
 
 /// The blocks a pass of a region surely runs first, in order: Entry and the blocks after it while each ends in
 /// an unconditional branch to a block (of the region: In) that only it enters.
