@@ -95,8 +95,6 @@ private:
   void hoistBlockConstants();
   void privatizeMisalignedBits();
   void markInternalAccesses();
-  /// Whether a value stored to A may come from the thread's ids (through other registers and arithmetic).
-  bool dependsOnThreadId(llvm::AllocaInst *A);
   void findThreadPrivateAllocas();
   /// Emits one loop over the block's threads. Generic: each thread enters the region its state names;
   /// otherwise every thread enters region R. Returns the loop's entry block; the loop ends at Dispatch.
@@ -118,7 +116,7 @@ private:
   /// The smallest and largest state a loop left its threads in (reductions of the loops' latches): equal,
   /// they say without a scan that every thread stopped at the same place.
   llvm::AllocaInst *MinState = nullptr, *MaxState = nullptr;
-  llvm::DenseMap<llvm::AllocaInst *, bool> FromThreadId; ///< dependsOnThreadId's answers
+  llvm::DenseMap<llvm::AllocaInst *, bool> FromThreadId; ///< dependsOnThreadId's answers so far
   std::vector<llvm::AllocaInst *> Allocas;
   llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> PerThread; ///< alloca -> its per-thread array
   /// Cut exits: the branch that ends a thread's region at cut K (a barrier or a collective) continues in
@@ -408,40 +406,6 @@ void RegionBuilder::markInternalAccesses() {
     if (P && Ours.count(llvm::getUnderlyingObject(P)))
       passes::markAccess(&I, passes::MemoryClass::Internal);
   }
-}
-
-bool RegionBuilder::dependsOnThreadId(llvm::AllocaInst *A) {
-  if (auto It = FromThreadId.find(A); It != FromThreadId.end())
-    return It->second;
-  FromThreadId[A] = false; // a register fed only by itself (a counter) does not
-  std::function<bool(llvm::Value *, unsigned)> Depends = [&](llvm::Value *V, unsigned Depth) -> bool {
-    auto *I = llvm::dyn_cast<llvm::Instruction>(V);
-    if (!I || Depth > 64)
-      return Depth > 64;
-    if (auto *L = llvm::dyn_cast<llvm::LoadInst>(I)) {
-      llvm::Value *P = L->getPointerOperand();
-      if (auto *G = llvm::dyn_cast<llvm::GetElementPtrInst>(P); G && G->getPointerOperand() == Ctx) {
-        auto *Field = G->getNumIndices() >= 2 ? llvm::dyn_cast<llvm::ConstantInt>(G->getOperand(2)) : nullptr;
-        if (!Field)
-          return true;
-        uint64_t K = Field->getZExtValue();
-        return K == TCTid || K == TCLaneId || K == TCWarpId || K == TCLinearTid;
-      }
-      if (auto *Other = llvm::dyn_cast<llvm::AllocaInst>(P); Other && Other != Ctx)
-        return dependsOnThreadId(Other);
-      return Depends(P, Depth + 1);
-    }
-    for (llvm::Value *Op : I->operands())
-      if (!llvm::isa<llvm::BasicBlock>(Op) && Depends(Op, Depth + 1))
-        return true;
-    return false;
-  };
-  bool R = false;
-  for (llvm::User *U : A->users())
-    if (auto *S = llvm::dyn_cast<llvm::StoreInst>(U); S && S->getPointerOperand() == A)
-      R |= Depends(S->getValueOperand(), 0);
-  FromThreadId[A] = R;
-  return R;
 }
 
 /// A register must survive a barrier when some region reads it before writing it: a forward "written on
@@ -737,7 +701,7 @@ bool RegionBuilder::build() {
     // grid-stride i), and might count up with it. Only the likely version is made: each copies the region.
     std::vector<llvm::AllocaInst *> Same, Indices;
     for (llvm::AllocaInst *A : Uniform) {
-      if (!dependsOnThreadId(A))
+      if (!dependsOnThreadId(A, Ctx, FromThreadId))
         Same.push_back(A);
       else if (A->getAllocatedType()->isIntegerTy(32))
         Indices.push_back(A);

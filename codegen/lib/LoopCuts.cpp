@@ -1,6 +1,8 @@
 // See LoopCuts.h.
 #include "LoopCuts.h"
 
+#include "ptxforge/codegen/ThreadContext.h"
+
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/ValueTracking.h"
@@ -331,4 +333,39 @@ std::vector<llvm::BasicBlock *> ptxforge::codegen::detail::cloneBlocks(llvm::Arr
     for (llvm::Instruction &I : *C)
       llvm::RemapInstruction(&I, VMap, llvm::RF_IgnoreMissingLocals | llvm::RF_NoModuleLevelChanges);
   return Copies;
+}
+
+bool ptxforge::codegen::detail::dependsOnThreadId(llvm::AllocaInst *A, llvm::Value *Ctx,
+                                                  llvm::DenseMap<llvm::AllocaInst *, bool> &FromThreadId) {
+  if (auto It = FromThreadId.find(A); It != FromThreadId.end())
+    return It->second;
+  FromThreadId[A] = false; // a register fed only by itself (a counter) does not
+  std::function<bool(llvm::Value *, unsigned)> Depends = [&](llvm::Value *V, unsigned Depth) -> bool {
+    auto *I = llvm::dyn_cast<llvm::Instruction>(V);
+    if (!I || Depth > 64)
+      return Depth > 64;
+    if (auto *L = llvm::dyn_cast<llvm::LoadInst>(I)) {
+      llvm::Value *P = L->getPointerOperand();
+      if (auto *G = llvm::dyn_cast<llvm::GetElementPtrInst>(P); G && G->getPointerOperand() == Ctx) {
+        auto *Field = G->getNumIndices() >= 2 ? llvm::dyn_cast<llvm::ConstantInt>(G->getOperand(2)) : nullptr;
+        if (!Field)
+          return true;
+        uint64_t K = Field->getZExtValue();
+        return K == TCTid || K == TCLaneId || K == TCWarpId || K == TCLinearTid;
+      }
+      if (auto *Other = llvm::dyn_cast<llvm::AllocaInst>(P); Other && Other != Ctx)
+        return dependsOnThreadId(Other, Ctx, FromThreadId);
+      return Depends(P, Depth + 1);
+    }
+    for (llvm::Value *Op : I->operands())
+      if (!llvm::isa<llvm::BasicBlock>(Op) && Depends(Op, Depth + 1))
+        return true;
+    return false;
+  };
+  bool R = false;
+  for (llvm::User *U : A->users())
+    if (auto *S = llvm::dyn_cast<llvm::StoreInst>(U); S && S->getPointerOperand() == A)
+      R |= Depends(S->getValueOperand(), 0);
+  FromThreadId[A] = R;
+  return R;
 }

@@ -57,6 +57,11 @@ std::vector<llvm::AllocaInst *> uniformCandidates(llvm::ArrayRef<llvm::BasicBloc
 llvm::Value *emitAllConsecutive(llvm::IRBuilder<> &B, llvm::ArrayRef<std::pair<llvm::Type *, llvm::Value *>> Arrays,
                                 llvm::Value *N);
 
+/// Whether a value stored to register A (an alloca of the thread function) may come from the thread's ids, read
+/// through the context Ctx, via other registers and arithmetic. Memo holds the answers so far (a register fed
+/// only by itself, a counter, does not).
+bool dependsOnThreadId(llvm::AllocaInst *A, llvm::Value *Ctx, llvm::DenseMap<llvm::AllocaInst *, bool> &Memo);
+
 /// Copies Blocks into F (names + Suffix), mapping each block and value through VMap (which may hold mappings
 /// already, such as registers redirected to per-thread slots), with the copies' references among themselves
 /// remapped. Returns the copies in Blocks' order.
