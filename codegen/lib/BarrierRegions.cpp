@@ -100,7 +100,7 @@ private:
   /// otherwise every thread enters region R. Returns the loop's entry block; the loop ends at Dispatch.
   /// Uniform: registers the region reads from thread 0's slot (uniformCandidates, LoopCuts.h).
   /// Consecutive: those (32-bit) registers are read as slot 0's value plus the thread's linear id instead
-  /// (emitAllConsecutive).
+  /// (emitSlotScan's FirstPlusThread).
   llvm::BasicBlock *emitRegionLoop(int R, bool Generic, llvm::ArrayRef<llvm::AllocaInst *> Uniform = {},
                                    bool Consecutive = false);
   /// Asks the runtime where the threads stand after a loop over the block's N threads, for a kernel whose
@@ -116,7 +116,6 @@ private:
   /// The smallest and largest state a loop left its threads in (reductions of the loops' latches): equal,
   /// they say without a scan that every thread stopped at the same place.
   llvm::AllocaInst *MinState = nullptr, *MaxState = nullptr;
-  llvm::DenseMap<llvm::AllocaInst *, bool> FromThreadId; ///< dependsOnThreadId's answers so far
   std::vector<llvm::AllocaInst *> Allocas;
   llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> PerThread; ///< alloca -> its per-thread array
   /// Cut exits: the branch that ends a thread's region at cut K (a barrier or a collective) continues in
@@ -492,17 +491,9 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
                                                  bool Consecutive) {
   llvm::LLVMContext &C = ML.Ctx;
   llvm::Type *I32 = B.getInt32Ty();
-  ThreadLoop Loop = emitThreadLoop(ML, F, Ctx, NX, NY, NZ, Dispatch);
-  if (Generic) {
-    // The generic loop holds a copy of every region and runs only threads whose states diverged (a warp's tail
-    // of shuffles, exits): vectorized, it was most of a region kernel's compile time for little run time.
-    llvm::MDNode *Off = llvm::MDNode::get(
-        ML.Ctx, {llvm::MDString::get(ML.Ctx, "llvm.loop.vectorize.enable"),
-                 llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(ML.Ctx))});
-    llvm::MDNode *Id = llvm::MDNode::getDistinct(ML.Ctx, {nullptr, Off});
-    Id->replaceOperandWith(0, Id);
-    Loop.Latch->getTerminator()->setMetadata(llvm::LLVMContext::MD_loop, Id);
-  }
+  // The generic loop holds a copy of every region and runs only threads whose states diverged (a warp's tail of
+  // shuffles, exits): vectorized, it was most of a region kernel's compile time for little run time.
+  ThreadLoop Loop = emitThreadLoop(ML, F, Ctx, NX, NY, NZ, Dispatch, /*Vectorize=*/!Generic);
   llvm::BasicBlock *XBody = Loop.Body, *XLatch = Loop.Latch;
   B.SetInsertPoint(XBody);
   llvm::Value *T64 = B.CreateZExt(Loop.Linear, B.getInt64Ty());
@@ -568,20 +559,23 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
     }
     for (llvm::BasicBlock *Copy : Copies)
       AllCopies.push_back(Copy);
+    // Only the blocks every pass starts with: a later block may run after the thread's own write elsewhere.
+    llvm::SmallPtrSet<const llvm::BasicBlock *, 16> InCopy(Copies.begin(), Copies.end());
+    std::vector<llvm::BasicBlock *> FirstBlocks =
+        Uniform.empty() ? std::vector<llvm::BasicBlock *>{}
+                        : straightEntry(llvm::cast<llvm::BasicBlock>(VMap[Reg.Entry]),
+                                        [&](const llvm::BasicBlock *BB) { return InCopy.count(BB) != 0; });
     for (llvm::AllocaInst *A : Uniform) {
       llvm::Value *Mine = VMap[A];
       llvm::Value *Once = new llvm::LoadInst(A->getAllocatedType(), PerThread[A], A->getName() + ".uniform",
                                              Loop.Entry->getTerminator()->getIterator());
-      // Only the blocks every pass starts with: a later block may run after the thread's own write elsewhere.
-      llvm::SmallPtrSet<const llvm::BasicBlock *, 16> InCopy(Copies.begin(), Copies.end());
       bool Stored = false; // after the thread's own write a read is its own again
-      for (llvm::BasicBlock *Copy : straightEntry(llvm::cast<llvm::BasicBlock>(VMap[Reg.Entry]),
-                                                  [&](const llvm::BasicBlock *BB) { return InCopy.count(BB) != 0; })) {
+      for (llvm::BasicBlock *Copy : FirstBlocks) {
         for (llvm::Instruction &I : llvm::make_early_inc_range(*Copy)) {
           if (auto *S = llvm::dyn_cast<llvm::StoreInst>(&I); S && S->getPointerOperand() == Mine)
             Stored = true;
           if (auto *L = llvm::dyn_cast<llvm::LoadInst>(&I); L && L->getPointerOperand() == Mine && !Stored) {
-            // emitAllConsecutive checked that first + T does not wrap.
+            // emitSlotScan checked that first + T does not wrap.
             L->replaceAllUsesWith(Consecutive ? llvm::IRBuilder<>(L).CreateAdd(Once, Loop.Linear, "", false, true)
                                               : Once);
             L->eraseFromParent();
@@ -687,6 +681,7 @@ bool RegionBuilder::build() {
     Fast.push_back(emitRegionLoop(static_cast<int>(R), false));
   llvm::BasicBlock *Generic = emitRegionLoop(-1, true);
   // A loop region whose counters may be the same in every thread: a scan picks the version that reads them once.
+  llvm::DenseMap<llvm::AllocaInst *, bool> FromThreadId; // dependsOnThreadId's answers so far
   for (size_t R = 1; R < Regions.size(); ++R) {
     if (Cuts[R].Kind != RCLoop)
       continue;
@@ -719,15 +714,17 @@ bool RegionBuilder::build() {
       llvm::BasicBlock *Linear = emitRegionLoop(static_cast<int>(R), false, Indices, true);
       llvm::BasicBlock *LinearCheck = llvm::BasicBlock::Create(ML.Ctx, "consecutive.check", F);
       llvm::IRBuilder<> CB(LinearCheck);
-      CB.CreateCondBr(emitAllConsecutive(CB, slots(Indices), CB.CreateMul(CB.CreateMul(NX, NY), NZ)), Linear,
-                      Otherwise);
+      CB.CreateCondBr(emitSlotScan(CB, slots(Indices), CB.CreateMul(CB.CreateMul(NX, NY), NZ),
+                                   SlotPattern::FirstPlusThread),
+                      Linear, Otherwise);
       Otherwise = LinearCheck;
     }
     if (!Same.empty()) {
       llvm::BasicBlock *Once = emitRegionLoop(static_cast<int>(R), false, Same);
       llvm::BasicBlock *Check = llvm::BasicBlock::Create(ML.Ctx, "uniform.check", F);
       llvm::IRBuilder<> UB(Check);
-      UB.CreateCondBr(emitAllEqual(UB, slots(Same), UB.CreateMul(UB.CreateMul(NX, NY), NZ)), Once, Otherwise);
+      UB.CreateCondBr(emitSlotScan(UB, slots(Same), UB.CreateMul(UB.CreateMul(NX, NY), NZ), SlotPattern::Same),
+                      Once, Otherwise);
       Otherwise = Check;
     }
     Fast[R] = Otherwise;
@@ -736,39 +733,33 @@ bool RegionBuilder::build() {
   B.CreateStore(B.CreateLoad(B.getInt64Ty(), MisalignedSeen),
                 B.CreateStructGEP(ML.ThreadCtxTy, Ctx, TCMisalignedBits));
   endDeferredChecks(B, ML, Ctx);
-  llvm::Value *N = B.CreateMul(B.CreateMul(NX, NY), NZ);
-  if (HasLoopCuts || HasCollectives) {
-    // After a pass of a cut loop every thread has usually stopped at the same loop cut, and all threads at one
-    // barrier (or all exited) need no runtime round either: the loops' min/max of the states say so.
-    llvm::Type *I32 = B.getInt32Ty();
-    llvm::Value *First = B.CreateLoad(I32, MinState);
-    llvm::Value *Same = B.CreateICmpEQ(First, B.CreateLoad(I32, MaxState));
-    llvm::BasicBlock *Known = llvm::BasicBlock::Create(ML.Ctx, "dispatch.same", F);
-    llvm::BasicBlock *Ask = llvm::BasicBlock::Create(ML.Ctx, "dispatch.runtime", F);
-    B.CreateCondBr(Same, Known, Ask);
-    B.SetInsertPoint(Known);
-    llvm::SwitchInst *AtLoop = B.CreateSwitch(First, Ask);
-    AtLoop->addCase(B.getInt32(0), Done);
-    for (size_t R = 1; R < Regions.size(); ++R)
-      if (Cuts[R].Kind == RCLoop || Cuts[R].Kind == RCBarrier)
-        AtLoop->addCase(B.getInt32(static_cast<uint32_t>(R)), Fast[R]);
-    B.SetInsertPoint(Ask);
-  }
-  llvm::Value *Next;
-  if (HasCollectives) {
-    Next = Warp->emitRelease(B, Ctx, States, N, Cuts, PerThread);
-  } else if (HasLoopCuts) {
-    Next = emitRegionNext(N);
-  } else {
-    // Only barriers: all threads at one barrier (or all exited) go on together, else the generic loop runs
-    // each where it stopped; the loops' reductions say which without a runtime call.
-    llvm::Value *Min = B.CreateLoad(B.getInt32Ty(), MinState);
-    Next = B.CreateSelect(B.CreateICmpEQ(Min, B.CreateLoad(B.getInt32Ty(), MaxState)), Min, B.getInt32(~0u));
-  }
-  llvm::SwitchInst *SW = B.CreateSwitch(Next, Generic, static_cast<unsigned>(Regions.size()));
-  SW->addCase(B.getInt32(0), Done);
+  // Every thread stopped at one barrier or loop cut, or all exited: the loops' min/max of the states say so, and
+  // that region's loop follows without a runtime round (after a pass of a cut loop this is the common case).
+  llvm::Type *I32 = B.getInt32Ty();
+  llvm::Value *First = B.CreateLoad(I32, MinState);
+  llvm::Value *Same = B.CreateICmpEQ(First, B.CreateLoad(I32, MaxState));
+  llvm::BasicBlock *Known = llvm::BasicBlock::Create(ML.Ctx, "dispatch.same", F);
+  llvm::BasicBlock *Ask = llvm::BasicBlock::Create(ML.Ctx, "dispatch.runtime", F);
+  B.CreateCondBr(Same, Known, Ask);
+  B.SetInsertPoint(Known);
+  llvm::SwitchInst *AtOne = B.CreateSwitch(First, Ask);
+  AtOne->addCase(B.getInt32(0), Done);
   for (size_t R = 1; R < Regions.size(); ++R)
-    SW->addCase(B.getInt32(static_cast<uint32_t>(R)), Fast[R]);
+    if (Cuts[R].Kind == RCLoop || Cuts[R].Kind == RCBarrier)
+      AtOne->addCase(B.getInt32(static_cast<uint32_t>(R)), Fast[R]);
+  B.SetInsertPoint(Ask);
+  // Otherwise: with only barriers, the generic loop runs each thread where it stopped; with collectives or loop
+  // cuts the runtime says who goes on.
+  if (!HasCollectives && !HasLoopCuts) {
+    B.CreateBr(Generic);
+  } else {
+    llvm::Value *N = B.CreateMul(B.CreateMul(NX, NY), NZ);
+    llvm::Value *Next = HasCollectives ? Warp->emitRelease(B, Ctx, States, N, Cuts, PerThread) : emitRegionNext(N);
+    llvm::SwitchInst *SW = B.CreateSwitch(Next, Generic, static_cast<unsigned>(Regions.size()));
+    SW->addCase(B.getInt32(0), Done);
+    for (size_t R = 1; R < Regions.size(); ++R)
+      SW->addCase(B.getInt32(static_cast<uint32_t>(R)), Fast[R]);
+  }
   B.SetInsertPoint(Done);
   B.CreateRetVoid();
   // Every thread starts in region 0; the original blocks are now unreachable.

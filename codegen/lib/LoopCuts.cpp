@@ -101,19 +101,22 @@ ptxforge::codegen::detail::cutInnermostLoops(llvm::Function &F, const llvm::Dens
   // PTXFORGE_LOOP_CUTS=0 turns them off, to measure what they bring (or to rule them out).
   if (const char *Env = std::getenv("PTXFORGE_LOOP_CUTS"); Env && std::string_view(Env) == "0")
     return {};
+  // The loops to cut, by header (unrolling keeps each loop's header and adds its copies to the same loop).
+  llvm::SmallPtrSet<llvm::BasicBlock *, 8> Headers;
   {
     llvm::DominatorTree DT(F);
     llvm::LoopInfo LI(DT);
-    std::vector<std::pair<llvm::Loop *, unsigned>> Short;
+    std::vector<std::pair<llvm::Loop *, unsigned>> Chosen;
     for (llvm::Loop *L : LI.getLoopsInPreorder()) {
       if (!L->isInnermost() || !worthCutting(*L, CutExits, RegionEntries))
         continue;
       unsigned Size = 0;
       for (llvm::BasicBlock *BB : L->blocks())
         Size += static_cast<unsigned>(BB->size());
-      Short.push_back({L, std::min(MaxUnroll, UnrolledLoopInstructions / std::max(Size, 1u))});
+      Chosen.push_back({L, std::min(MaxUnroll, UnrolledLoopInstructions / std::max(Size, 1u))});
+      Headers.insert(L->getHeader());
     }
-    for (auto &[L, Count] : Short) // innermost loops share no blocks: each unrolls on its own
+    for (auto &[L, Count] : Chosen) // innermost loops share no blocks: each unrolls on its own
       unrollForCut(*L, Count);
   }
   llvm::DominatorTree DT(F);
@@ -121,7 +124,7 @@ ptxforge::codegen::detail::cutInnermostLoops(llvm::Function &F, const llvm::Dens
   // All edges first: splitting them changes the CFG the analyses describe.
   llvm::MapVector<llvm::BasicBlock *, std::vector<llvm::BasicBlock *>> Edges; // target -> sources
   for (llvm::Loop *L : LI.getLoopsInPreorder()) {
-    if (!L->isInnermost() || !worthCutting(*L, CutExits, RegionEntries))
+    if (!Headers.count(L->getHeader()))
       continue;
     llvm::BasicBlock *H = L->getHeader();
     for (llvm::BasicBlock *P : llvm::predecessors(H))
@@ -241,69 +244,44 @@ ptxforge::codegen::detail::uniformCandidates(llvm::ArrayRef<llvm::BasicBlock *> 
   return Found;
 }
 
-llvm::Value *ptxforge::codegen::detail::emitAllEqual(llvm::IRBuilder<> &B,
+llvm::Value *ptxforge::codegen::detail::emitSlotScan(llvm::IRBuilder<> &B,
                                                      llvm::ArrayRef<std::pair<llvm::Type *, llvm::Value *>> Arrays,
-                                                     llvm::Value *N) {
-  llvm::Function *F = B.GetInsertBlock()->getParent();
-  llvm::LLVMContext &C = F->getContext();
-  llvm::BasicBlock *Pre = B.GetInsertBlock();
-  llvm::BasicBlock *Body = llvm::BasicBlock::Create(C, "uniform.scan", F);
-  llvm::BasicBlock *Done = llvm::BasicBlock::Create(C, "uniform.done", F);
-  std::vector<llvm::Value *> First;
-  for (auto &[Ty, Arr] : Arrays)
-    First.push_back(B.CreateLoad(Ty, Arr));
-  B.CreateBr(Body);
-  B.SetInsertPoint(Body);
-  llvm::PHINode *T = B.CreatePHI(B.getInt32Ty(), 2), *Diff = B.CreatePHI(B.getInt64Ty(), 2);
-  T->addIncoming(B.getInt32(0), Pre);
-  Diff->addIncoming(B.getInt64(0), Pre);
-  llvm::Value *D = Diff, *T64 = B.CreateZExt(T, B.getInt64Ty());
-  for (size_t K = 0; K < Arrays.size(); ++K) {
-    llvm::Value *V = B.CreateLoad(Arrays[K].first, B.CreateGEP(Arrays[K].first, Arrays[K].second, T64));
-    D = B.CreateOr(D, B.CreateZExtOrTrunc(B.CreateXor(V, First[K]), B.getInt64Ty()));
-  }
-  llvm::Value *Next = B.CreateAdd(T, B.getInt32(1));
-  T->addIncoming(Next, Body);
-  Diff->addIncoming(D, Body);
-  B.CreateCondBr(B.CreateICmpULT(Next, N), Body, Done);
-  B.SetInsertPoint(Done);
-  return B.CreateICmpEQ(D, B.getInt64(0));
-}
-
-llvm::Value *ptxforge::codegen::detail::emitAllConsecutive(
-    llvm::IRBuilder<> &B, llvm::ArrayRef<std::pair<llvm::Type *, llvm::Value *>> Arrays, llvm::Value *N) {
+                                                     llvm::Value *N, SlotPattern Pattern) {
   llvm::Function *F = B.GetInsertBlock()->getParent();
   llvm::LLVMContext &C = F->getContext();
   llvm::Type *I64 = B.getInt64Ty();
+  bool PlusThread = Pattern == SlotPattern::FirstPlusThread;
   llvm::Value *N64 = B.CreateZExt(N, I64);
+  // FirstPlusThread compares in 64 bits, where first + T cannot wrap; the last thread's value must then fit.
+  auto widen = [&](llvm::Value *V) { return PlusThread ? B.CreateSExt(V, I64) : V; };
   std::vector<llvm::Value *> First;
   llvm::Value *Ok = B.getTrue();
   for (auto &[Ty, Arr] : Arrays) {
-    First.push_back(B.CreateSExt(B.CreateLoad(Ty, Arr), I64));
-    // The last thread's first + N - 1 must not pass INT32_MAX.
-    Ok = B.CreateAnd(Ok, B.CreateICmpSLE(B.CreateAdd(First.back(), B.CreateSub(N64, B.getInt64(1))),
-                                          B.getInt64(INT32_MAX)));
+    First.push_back(widen(B.CreateLoad(Ty, Arr)));
+    if (PlusThread)
+      Ok = B.CreateAnd(Ok, B.CreateICmpSLE(B.CreateAdd(First.back(), B.CreateSub(N64, B.getInt64(1))),
+                                            B.getInt64(INT32_MAX)));
   }
   llvm::BasicBlock *Pre = B.GetInsertBlock();
-  llvm::BasicBlock *Body = llvm::BasicBlock::Create(C, "consecutive.scan", F);
-  llvm::BasicBlock *Done = llvm::BasicBlock::Create(C, "consecutive.done", F);
+  llvm::BasicBlock *Body = llvm::BasicBlock::Create(C, "slot.scan", F);
+  llvm::BasicBlock *Done = llvm::BasicBlock::Create(C, "slot.done", F);
   B.CreateBr(Body);
   B.SetInsertPoint(Body);
-  llvm::PHINode *T = B.CreatePHI(I64, 2), *Diff = B.CreatePHI(I64, 2);
+  llvm::PHINode *T = B.CreatePHI(I64, 2), *Mismatch = B.CreatePHI(B.getInt1Ty(), 2);
   T->addIncoming(B.getInt64(0), Pre);
-  Diff->addIncoming(B.getInt64(0), Pre);
-  llvm::Value *D = Diff;
+  Mismatch->addIncoming(B.getFalse(), Pre);
+  llvm::Value *Any = Mismatch;
   for (size_t K = 0; K < Arrays.size(); ++K) {
     auto [Ty, Arr] = Arrays[K];
-    llvm::Value *V = B.CreateSExt(B.CreateLoad(Ty, B.CreateGEP(Ty, Arr, T)), I64);
-    D = B.CreateOr(D, B.CreateXor(V, B.CreateAdd(First[K], T)));
+    llvm::Value *V = widen(B.CreateLoad(Ty, B.CreateGEP(Ty, Arr, T)));
+    Any = B.CreateOr(Any, B.CreateICmpNE(V, PlusThread ? B.CreateAdd(First[K], T) : First[K]));
   }
   llvm::Value *Next = B.CreateAdd(T, B.getInt64(1));
   T->addIncoming(Next, Body);
-  Diff->addIncoming(D, Body);
+  Mismatch->addIncoming(Any, Body);
   B.CreateCondBr(B.CreateICmpULT(Next, N64), Body, Done);
   B.SetInsertPoint(Done);
-  return B.CreateAnd(Ok, B.CreateICmpEQ(D, B.getInt64(0)));
+  return B.CreateAnd(Ok, B.CreateNot(Any));
 }
 
 std::vector<llvm::BasicBlock *>

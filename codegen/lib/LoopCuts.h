@@ -45,17 +45,22 @@ llvm::GlobalVariable *emitCutTable(llvm::Module &M, llvm::Function &F, llvm::Arr
 /// loads in the region's straight entry (straightEntry) feed addresses: a version of the region loop reads them
 /// from thread 0's slot, once per pass, where those blocks read them before writing them (later blocks read
 /// the thread's own slot, to which LLVM forwards the thread's own stores); it runs when a scan finds them
-/// equal in all threads.
+/// equal in all threads (emitSlotScan).
 std::vector<llvm::AllocaInst *> uniformCandidates(llvm::ArrayRef<llvm::BasicBlock *> Blocks,
                                                   llvm::function_ref<bool(const llvm::Instruction *)> EndsRegion,
                                                   const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread);
 
-/// Emits a scan over N threads' slots of per-thread 32-bit arrays at B, which it leaves at the scan's end; the
-/// result is true when each array holds slot 0's value plus T in every slot T, with no signed wrap (grid-stride
-/// indices): reading such a register as first + T (nsw, so sign-extended indices stay affine for SCEV) makes
-/// the accesses through it consecutive.
-llvm::Value *emitAllConsecutive(llvm::IRBuilder<> &B, llvm::ArrayRef<std::pair<llvm::Type *, llvm::Value *>> Arrays,
-                                llvm::Value *N);
+/// What emitSlotScan looks for in every slot T of per-thread arrays.
+enum class SlotPattern {
+  Same,           ///< slot 0's value (a counter every thread shares)
+  FirstPlusThread ///< slot 0's value plus T, without signed wrap (32-bit grid-stride indices): read as first + T
+                  ///< (nsw, so sign-extended indices stay affine for SCEV), accesses through it are consecutive
+};
+
+/// Emits a scan over N threads' slots of per-thread arrays ({element type, array}) at B, which it leaves at the
+/// scan's end; the result is true when every array holds Pattern.
+llvm::Value *emitSlotScan(llvm::IRBuilder<> &B, llvm::ArrayRef<std::pair<llvm::Type *, llvm::Value *>> Arrays,
+                          llvm::Value *N, SlotPattern Pattern);
 
 /// Whether a value stored to register A (an alloca of the thread function) may come from the thread's ids, read
 /// through the context Ctx, via other registers and arithmetic. Memo holds the answers so far (a register fed
@@ -72,10 +77,4 @@ std::vector<llvm::BasicBlock *> cloneBlocks(llvm::ArrayRef<llvm::BasicBlock *> B
 /// an unconditional branch to a block (of the region: In) that only it enters.
 std::vector<llvm::BasicBlock *> straightEntry(llvm::BasicBlock *Entry,
                                               llvm::function_ref<bool(const llvm::BasicBlock *)> In);
-
-/// Emits a scan over N threads' slots of per-thread arrays ({element type, array}) at B, which it leaves at the
-/// scan's end; the result is true when each array holds one value in every slot.
-llvm::Value *emitAllEqual(llvm::IRBuilder<> &B, llvm::ArrayRef<std::pair<llvm::Type *, llvm::Value *>> Arrays,
-                          llvm::Value *N);
-
 } // namespace ptxforge::codegen::detail

@@ -9,12 +9,8 @@
 
 #include "ptxforge/ptx/Printer.h"
 
-#include "llvm/IR/DiagnosticHandler.h"
-#include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
-
-#include <cstdlib>
 
 using namespace ptxforge;
 using namespace ptxforge::codegen;
@@ -260,30 +256,12 @@ void wrapBlockRange(ModuleLowering &ML, llvm::Function *Block) {
 
 } // namespace
 
-namespace {
-/// The thread loops carry a vector-width hint (Optimize.cpp), and LLVM reports why a hinted loop is not
-/// vectorized on stderr whether or not remarks were asked for: for a JIT that is noise in the user's program
-/// output. Unless PTXFORGE_LLVM_ARGS asks LLVM for something, optimization remarks and failures are dropped.
-struct QuietFailures : llvm::DiagnosticHandler {
-  bool handleDiagnostics(const llvm::DiagnosticInfo &DI) override {
-    static const bool Asked = [] {
-      const char *E = std::getenv("PTXFORGE_LLVM_ARGS");
-      return E && *E;
-    }();
-    if (Asked)
-      return false;
-    return DI.getKind() == llvm::DK_OptimizationFailure || llvm::isa<llvm::DiagnosticInfoOptimizationBase>(DI);
-  }
-};
-} // namespace
-
 llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::VerifiedModule &VM,
                                                            const ptx::SourceBuffer *Source,
                                                            const LoweringOptions &Options) {
   const ptx::Module &M = VM.module();
   LoweredModule Out;
   Out.Context = std::make_unique<llvm::LLVMContext>();
-  Out.Context->setDiagnosticHandler(std::make_unique<QuietFailures>());
   Out.Module = std::make_unique<llvm::Module>(Options.ModuleName, *Out.Context);
   ModuleLowering ML(M, Source, *Out.Context, *Out.Module);
   llvm::Type *I32 = llvm::Type::getInt32Ty(ML.Ctx), *Ptr = llvm::PointerType::get(ML.Ctx, 0);

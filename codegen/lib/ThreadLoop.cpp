@@ -5,9 +5,22 @@ using namespace ptxforge;
 using namespace ptxforge::codegen;
 using namespace ptxforge::codegen::detail;
 
+llvm::MDNode *ptxforge::codegen::detail::loopId(llvm::LLVMContext &C, llvm::ArrayRef<llvm::Metadata *> Properties) {
+  llvm::SmallVector<llvm::Metadata *, 4> Ops{nullptr};
+  Ops.append(Properties.begin(), Properties.end());
+  llvm::MDNode *Id = llvm::MDNode::getDistinct(C, Ops);
+  Id->replaceOperandWith(0, Id);
+  return Id;
+}
+
+llvm::MDNode *ptxforge::codegen::detail::loopProperty(llvm::LLVMContext &C, llvm::StringRef Name, uint32_t Value) {
+  return llvm::MDNode::get(C, {llvm::MDString::get(C, Name),
+                               llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(C), Value))});
+}
+
 ThreadLoop ptxforge::codegen::detail::emitThreadLoop(ModuleLowering &ML, llvm::Function *F, llvm::Value *Ctx,
                                                      llvm::Value *NX, llvm::Value *NY, llvm::Value *NZ,
-                                                     llvm::BasicBlock *Exit) {
+                                                     llvm::BasicBlock *Exit, bool Vectorize) {
   llvm::LLVMContext &C = ML.Ctx;
   llvm::IRBuilder<> B(C);
   llvm::Type *I32 = B.getInt32Ty();
@@ -53,10 +66,9 @@ ThreadLoop ptxforge::codegen::detail::emitThreadLoop(ModuleLowering &ML, llvm::F
   X->addIncoming(NextX, L.Latch);
   llvm::BranchInst *Back = B.CreateCondBr(B.CreateICmpULT(NextX, NX), L.Body, YLatch);
   // Marked for optimizeModule, which picks the vector width of the loops over threads for the target.
-  llvm::MDNode *Marker = llvm::MDNode::get(C, llvm::MDString::get(C, ThreadLoopMarker));
-  llvm::MDNode *Id = llvm::MDNode::getDistinct(C, {nullptr, Marker});
-  Id->replaceOperandWith(0, Id);
-  Back->setMetadata(llvm::LLVMContext::MD_loop, Id);
+  Back->setMetadata(llvm::LLVMContext::MD_loop,
+                    loopId(C, {Vectorize ? llvm::MDNode::get(C, llvm::MDString::get(C, ThreadLoopMarker))
+                                         : loopProperty(C, "llvm.loop.vectorize.enable", 0)}));
   B.SetInsertPoint(YLatch);
   llvm::Value *NextY = B.CreateAdd(Y, B.getInt32(1));
   Y->addIncoming(NextY, YLatch);

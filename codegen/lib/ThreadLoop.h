@@ -24,9 +24,14 @@ struct ThreadLoop {
 /// The `llvm.loop` property that marks the innermost loop over threads (optimizeModule sets its vector width).
 inline constexpr const char *ThreadLoopMarker = "ptxforge.thread.loop";
 
+/// A loop's `llvm.loop` ID (distinct, self-referencing) with Properties ({name} or {name, value} nodes).
+llvm::MDNode *loopId(llvm::LLVMContext &C, llvm::ArrayRef<llvm::Metadata *> Properties);
+/// The property {Name, i32 Value} (llvm.loop.vectorize.width and the like).
+llvm::MDNode *loopProperty(llvm::LLVMContext &C, llvm::StringRef Name, uint32_t Value);
+
 /// Emits the loop into F (Ctx: the ThreadContext the ids are stored into; NX/NY/NZ: %ntid); after the last
-/// thread control continues at Exit.
+/// thread control continues at Exit. Vectorize: false keeps the loop scalar (llvm.loop.vectorize.enable).
 ThreadLoop emitThreadLoop(ModuleLowering &ML, llvm::Function *F, llvm::Value *Ctx, llvm::Value *NX, llvm::Value *NY,
-                          llvm::Value *NZ, llvm::BasicBlock *Exit);
+                          llvm::Value *NZ, llvm::BasicBlock *Exit, bool Vectorize = true);
 
 } // namespace ptxforge::codegen::detail

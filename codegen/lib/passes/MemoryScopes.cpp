@@ -6,7 +6,6 @@
 #include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Module.h"
 
-#include <string>
 
 using namespace llvm;
 using namespace ptxforge::codegen::passes;
@@ -22,7 +21,8 @@ void appendScopes(Instruction &I, unsigned Kind, MDNode *Scopes) {
 
 void ptxforge::codegen::passes::markAccess(Instruction *I, MemoryClass C) {
   LLVMContext &Ctx = I->getContext();
-  I->setMetadata(AccessKind, MDNode::get(Ctx, {MDString::get(Ctx, std::to_string(static_cast<int>(C)))}));
+  I->setMetadata(AccessKind, MDNode::get(Ctx, {ConstantAsMetadata::get(ConstantInt::get(
+                                                  Type::getInt32Ty(Ctx), static_cast<uint32_t>(C)))}));
 }
 
 void ptxforge::codegen::passes::markReadOnlyLoad(LoadInst *L) {
@@ -39,33 +39,20 @@ void ptxforge::codegen::passes::addMemoryScopes(Module &M) {
   Metadata *Shared = MDB.createAnonymousAliasScope(SpaceDomain, "ptx.shared");
   Metadata *Global = MDB.createAnonymousAliasScope(SpaceDomain, "ptx.global");
   Metadata *Internal = MDB.createAnonymousAliasScope(SpaceDomain, "ptxforge.internal");
+  // Per MemoryClass: the access's own scope (none for OtherPtx: it may be anything but ptxforge's memory) and
+  // the scopes it is disjoint from.
+  MDNode *Own[] = {MDNode::get(Ctx, {Shared}), MDNode::get(Ctx, {Global}), nullptr, MDNode::get(Ctx, {Internal})};
+  MDNode *Others[] = {MDNode::get(Ctx, {Global, Internal}), MDNode::get(Ctx, {Shared, Internal}),
+                      MDNode::get(Ctx, {Internal}), MDNode::get(Ctx, {Shared, Global})};
   bool AnyReadOnly = false;
   for (Function &F : M)
     for (Instruction &I : instructions(F)) {
       if (MDNode *A = I.getMetadata(AccessKind)) {
         I.setMetadata(AccessKind, nullptr);
-        auto C = static_cast<MemoryClass>(std::stoi(cast<MDString>(A->getOperand(0))->getString().str()));
-        MDNode *Own = nullptr, *Others = nullptr;
-        switch (C) {
-        case MemoryClass::Shared:
-          Own = MDNode::get(Ctx, {Shared});
-          Others = MDNode::get(Ctx, {Global, Internal});
-          break;
-        case MemoryClass::Global:
-          Own = MDNode::get(Ctx, {Global});
-          Others = MDNode::get(Ctx, {Shared, Internal});
-          break;
-        case MemoryClass::OtherPtx:
-          Others = MDNode::get(Ctx, {Internal});
-          break;
-        case MemoryClass::Internal:
-          Own = MDNode::get(Ctx, {Internal});
-          Others = MDNode::get(Ctx, {Shared, Global});
-          break;
-        }
-        if (Own)
-          appendScopes(I, LLVMContext::MD_alias_scope, Own);
-        appendScopes(I, LLVMContext::MD_noalias, Others);
+        uint64_t C = mdconst::extract<ConstantInt>(A->getOperand(0))->getZExtValue();
+        if (Own[C])
+          appendScopes(I, LLVMContext::MD_alias_scope, Own[C]);
+        appendScopes(I, LLVMContext::MD_noalias, Others[C]);
       }
       if (I.getMetadata(ReadOnlyKind)) {
         I.setMetadata(ReadOnlyKind, nullptr);

@@ -39,7 +39,7 @@ struct UnmaskFullVectorsPass : llvm::PassInfoMixin<UnmaskFullVectorsPass> {
 /// - ptxforge's own memory (per-thread register arrays, thread states, the context copy) is never PTX memory.
 /// The lowering marks accesses (markAccess, markReadOnlyLoad); addMemoryScopes, run once the module is
 /// lowered, turns the marks into `!alias.scope` / `!noalias` lists. Unmarked accesses may alias anything.
-enum class MemoryClass { Shared, Global, OtherPtx, Internal };
+enum class MemoryClass : uint32_t { Shared, Global, OtherPtx, Internal }; // addMemoryScopes indexes by it
 void markAccess(llvm::Instruction *I, MemoryClass C);
 void markReadOnlyLoad(llvm::LoadInst *L);
 void addMemoryScopes(llvm::Module &M);
