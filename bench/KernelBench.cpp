@@ -13,6 +13,7 @@
 #include "native/NativeKernels.h"
 
 #include "ptxforge/codegen/Launch.h"
+#include "ptxforge/driver/Memory.h"
 #include "ptxforge/ptx/Frontend.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -168,14 +169,34 @@ bool parseOptions(int Argc, char **Argv, Options &O) {
 // ---------------------------------------------------------------------------------------------------------------
 // Workloads
 
-struct AlignedFree {
-  void operator()(void *P) const { std::free(P); }
+/// Frees host memory, or (Device) what ptxforge's device allocator gave.
+struct BufferFree {
+  bool Device = false;
+  void operator()(void *P) const {
+    if (!Device)
+      return std::free(P);
+    llvm::consumeError(ptxforge::driver::DeviceMemory::get().free(reinterpret_cast<uintptr_t>(P),
+                                                                  {ptxforge::driver::MemoryKind::Device}));
+  }
 };
-using Storage = std::unique_ptr<char, AlignedFree>;
+using Storage = std::unique_ptr<char, BufferFree>;
 
-Storage allocate(size_t Bytes) {
+/// Page-aligned host memory (native twins, inputs), or device memory as cuMemAlloc hands it out (ptxforge's
+/// buffers: its allocator decides their placement and page size, as PoCL's does for PoCL's buffers).
+Storage allocate(size_t Bytes, bool Device = false) {
   size_t Rounded = (std::max<size_t>(Bytes, 1) + 4095) & ~size_t(4095);
-  Storage S(static_cast<char *>(std::aligned_alloc(4096, Rounded)));
+  Storage S;
+  if (Device) {
+    auto A = ptxforge::driver::DeviceMemory::get().allocate(Rounded, ptxforge::driver::MemoryKind::Device, nullptr, 0);
+    if (!A) {
+      std::fprintf(stderr, "bench_kernels: device allocation of %zu bytes failed: %s\n", Bytes,
+                   llvm::toString(A.takeError()).c_str());
+      std::exit(3);
+    }
+    S = Storage(reinterpret_cast<char *>(*A), BufferFree{true});
+  } else {
+    S = Storage(static_cast<char *>(std::aligned_alloc(4096, Rounded)));
+  }
   if (!S) {
     std::fprintf(stderr, "bench_kernels: out of memory (%zu bytes)\n", Bytes);
     std::exit(3);
@@ -536,13 +557,15 @@ double median(std::vector<double> V) {
   return N % 2 ? V[N / 2] : 0.5 * (V[N / 2 - 1] + V[N / 2]);
 }
 
-void setupHost(const Workload &W, ImplState &S) {
+/// Device: every buffer in ptxforge's device memory, inputs copied in (cuMemcpyHtoD's part, untimed); otherwise
+/// inputs are read where they were made.
+void setupBuffers(const Workload &W, ImplState &S, bool Device = false) {
   for (const Buffer &B : W.Buffers) {
-    if (B.Kind == Role::In) {
+    if (B.Kind == Role::In && !Device) {
       S.Ptrs.push_back(B.Init.get());
       continue;
     }
-    Storage Own = allocate(B.bytes());
+    Storage Own = allocate(B.bytes(), Device);
     std::memcpy(Own.get(), B.Init.get(), B.bytes());
     S.Ptrs.push_back(Own.get());
     S.Own.push_back(std::move(Own));
@@ -890,13 +913,13 @@ int runChild(const Options &O) {
   } else if (std::string E = PR.compile(*W); !E.empty()) {
     S[Ptx].Status = "compile error", S[Ptx].Message = E;
   } else {
-    setupHost(*W, S[Ptx]);
+    setupBuffers(*W, S[Ptx], /*Device=*/true);
     if (std::string E = PR.prepare(*W, S[Ptx].Ptrs, O.PhaseThreads); !E.empty())
       S[Ptx].Status = "launch error", S[Ptx].Message = E;
     else
       S[Ptx].Available = true;
   }
-  setupHost(*W, S[Native]);
+  setupBuffers(*W, S[Native]);
   S[Native].Available = true;
 
 #if PTXFORGE_BENCH_HAVE_OPENCL
