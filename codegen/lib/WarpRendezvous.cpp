@@ -116,7 +116,7 @@ void WarpRendezvous::rewrite(llvm::CallInst *CI, llvm::BasicBlock *Cont) {
   // next region starts the accumulator afresh (BarrierRegions.cpp).
   if (Misaligned) {
     llvm::Value *Field = B.CreateStructGEP(ML.ThreadCtxTy, CI->getArgOperand(0), TCMisalignedBits);
-    B.CreateStore(B.CreateOr(B.CreateLoad(B.getInt8Ty(), Field), B.CreateLoad(B.getInt8Ty(), Misaligned)), Field);
+    B.CreateStore(B.CreateOr(B.CreateLoad(B.getInt64Ty(), Field), B.CreateLoad(B.getInt64Ty(), Misaligned)), Field);
   }
   B.SetInsertPoint(Cont, Cont->getFirstInsertionPt());
   if (!CI->use_empty())

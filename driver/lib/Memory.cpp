@@ -7,6 +7,8 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <sys/mman.h>
+#include <cstdlib>
+#include <string_view>
 
 using namespace ptxforge::driver;
 
@@ -66,7 +68,13 @@ llvm::Expected<uint64_t> DeviceMemory::allocate(uint64_t Bytes, MemoryKind Kind,
       return makeError(Status::OutOfMemory, "the host refused to commit " + llvm::Twine(Need) + " bytes");
     // Large buffers on 2 MiB pages where the host's transparent huge pages are opt-in (madvise mode, Debian's
     // default): kernels stream through them, and 4 KiB pages cost a TLB miss every 4 KiB. Best effort.
-    if (Need >= LargeAlignment)
+    // PTXFORGE_HUGE_PAGES=0 opts out: physically contiguous 2 MiB pages map power-of-two strides (a transpose's
+    // columns) into few sets of the physically indexed caches, where 4 KiB pages scatter them.
+    static const bool Huge = [] {
+      const char *E = std::getenv("PTXFORGE_HUGE_PAGES");
+      return !E || std::string_view(E) != "0";
+    }();
+    if (Need >= LargeAlignment && Huge)
       madvise(Reserved + Offset, Need, MADV_HUGEPAGE);
     FreeRanges.erase(It);
     if (Pad)

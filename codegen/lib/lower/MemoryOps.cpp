@@ -231,8 +231,8 @@ llvm::AllocaInst *misalignmentAccumulator(FunctionLowering &L) {
     if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(&Inst); A && A->getName() == Name)
       return A;
   llvm::IRBuilder<> EB(&Entry, Entry.getFirstInsertionPt());
-  llvm::AllocaInst *A = EB.CreateAlloca(EB.getInt8Ty(), nullptr, Name);
-  EB.CreateStore(EB.getInt8(0), A);
+  llvm::AllocaInst *A = EB.CreateAlloca(EB.getInt64Ty(), nullptr, Name);
+  EB.CreateStore(EB.getInt64(0), A);
   return A;
 }
 } // namespace
@@ -245,8 +245,7 @@ void ptxforge::codegen::detail::accumulateMisalignment(FunctionLowering &L, llvm
 void ptxforge::codegen::detail::accumulateMisalignmentBits(FunctionLowering &L, llvm::Value *Bits) {
   auto &B = L.b();
   llvm::AllocaInst *Acc = misalignmentAccumulator(L);
-  llvm::Value *Low = B.CreateTrunc(Bits, B.getInt8Ty());
-  B.CreateStore(B.CreateOr(B.CreateLoad(B.getInt8Ty(), Acc), Low), Acc);
+  B.CreateStore(B.CreateOr(B.CreateLoad(B.getInt64Ty(), Acc), Bits), Acc);
 }
 
 namespace {
@@ -256,7 +255,7 @@ void faultIfSet(llvm::IRBuilder<> &B, llvm::Value *Bits, llvm::Value *Ctx) {
   llvm::Function *F = B.GetInsertBlock()->getParent();
   llvm::BasicBlock *Fault = llvm::BasicBlock::Create(C, "misaligned", F);
   llvm::BasicBlock *Ok = llvm::BasicBlock::Create(C, "aligned", F);
-  B.CreateCondBr(B.CreateICmpNE(Bits, llvm::ConstantInt::get(Bits->getType(), 0)), Fault, Ok, llvm::MDBuilder(C).createUnlikelyBranchWeights());
+  B.CreateCondBr(B.CreateICmpNE(Bits, B.getInt64(0)), Fault, Ok, llvm::MDBuilder(C).createUnlikelyBranchWeights());
   B.SetInsertPoint(Fault);
   llvm::Module &M = *F->getParent();
   B.CreateCall(M.getOrInsertFunction("ptxrt_misaligned", B.getVoidTy(), B.getPtrTy()), {Ctx});
@@ -269,7 +268,7 @@ void ptxforge::codegen::detail::checkMisalignment(FunctionLowering &L, bool Defe
   auto &B = L.b();
   // Always made, even before the accesses are lowered: a loop may branch back to a check above them. Without
   // accesses the accumulator stays the constant zero and the check folds away.
-  llvm::Value *Bits = B.CreateLoad(B.getInt8Ty(), misalignmentAccumulator(L));
+  llvm::Value *Bits = B.CreateLoad(B.getInt64Ty(), misalignmentAccumulator(L));
   if (!Deferrable) {
     faultIfSet(B, Bits, L.threadCtx());
     return;
@@ -281,7 +280,7 @@ void ptxforge::codegen::detail::checkMisalignment(FunctionLowering &L, bool Defe
   B.CreateCondBr(B.CreateICmpNE(L.ctxField(codegen::TCDeferChecks), B.getInt32(0)), Defer, Check);
   B.SetInsertPoint(Defer);
   llvm::Value *Field = B.CreateStructGEP(CtxTy, L.threadCtx(), codegen::TCMisalignedBits);
-  B.CreateStore(B.CreateOr(B.CreateLoad(B.getInt8Ty(), Field), Bits), Field);
+  B.CreateStore(B.CreateOr(B.CreateLoad(B.getInt64Ty(), Field), Bits), Field);
   B.CreateBr(Done);
   B.SetInsertPoint(Check);
   faultIfSet(B, Bits, L.threadCtx());
@@ -291,7 +290,7 @@ void ptxforge::codegen::detail::checkMisalignment(FunctionLowering &L, bool Defe
 
 void ptxforge::codegen::detail::beginDeferredChecks(llvm::IRBuilder<> &B, ModuleLowering &ML, llvm::Value *Ctx) {
   B.CreateStore(B.getInt32(1), B.CreateStructGEP(ML.ThreadCtxTy, Ctx, codegen::TCDeferChecks));
-  B.CreateStore(B.getInt8(0), B.CreateStructGEP(ML.ThreadCtxTy, Ctx, codegen::TCMisalignedBits));
+  B.CreateStore(B.getInt64(0), B.CreateStructGEP(ML.ThreadCtxTy, Ctx, codegen::TCMisalignedBits));
 }
 
 void ptxforge::codegen::detail::foldDeferredChecks(ModuleLowering &ML, llvm::Function *F) {
@@ -330,7 +329,7 @@ void ptxforge::codegen::detail::foldDeferredChecks(ModuleLowering &ML, llvm::Fun
 
 void ptxforge::codegen::detail::endDeferredChecks(llvm::IRBuilder<> &B, ModuleLowering &ML, llvm::Value *Ctx,
                                                   llvm::Value *FaultCtx) {
-  faultIfSet(B, B.CreateLoad(B.getInt8Ty(), B.CreateStructGEP(ML.ThreadCtxTy, Ctx, codegen::TCMisalignedBits)),
+  faultIfSet(B, B.CreateLoad(B.getInt64Ty(), B.CreateStructGEP(ML.ThreadCtxTy, Ctx, codegen::TCMisalignedBits)),
              FaultCtx ? FaultCtx : Ctx);
 }
 

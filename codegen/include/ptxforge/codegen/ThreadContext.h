@@ -29,9 +29,7 @@ struct ThreadContext {
   /// Set by the JIT'd block loop: checks at a thread's end are deferred to the loop's end (so the loop stays
   /// vectorizable), which tests MisalignedBits, the OR of the threads' misaligned address bits.
   uint32_t DeferChecks;
-  /// Only the low 5 bits can be set (accesses are at most 32 bytes): one byte keeps the vectorized OR
-  /// reduction of the thread loops at one 16-lane byte vector per 16 threads, where 64 bits took four.
-  uint8_t MisalignedBits;
+  uint64_t MisalignedBits;
   /// Cooperative launches: the zeroed grid-sync workspace CUDA's grid.sync() finds in %envreg1:%envreg2
   /// (null otherwise, where grid.sync() traps as on the GPU).
   uint64_t GridWorkspace;
