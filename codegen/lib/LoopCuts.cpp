@@ -30,9 +30,12 @@ namespace {
 /// dispatcher round better, so the bound is on compile time.
 constexpr unsigned MaxLoopInstructions = 4000;
 
-/// Loops whose iterations only compute into the thread's registers: reductions and dot products, which the
-/// cut lets LLVM vectorize across threads. A loop that writes memory (a histogram's read-modify-writes) would
-/// run scalar anyway, now paying a dispatcher round per iteration.
+/// Loops without calls or ordered memory accesses. Those that only compute into the thread's registers
+/// (reductions, dot products) the cut lets LLVM vectorize across threads. One that writes memory (a histogram's
+/// shared read-modify-writes) stays scalar, but a pass then reads the threads' consecutive elements: uncut,
+/// each thread strides through its input by the grid size, and a power-of-two stride puts every line into one
+/// L1 and L2 set (on Zen 4 the histogram ran 4.5x slower so). Threads of a block are unordered between
+/// barriers, so running their iterations interleaved is one of the executions the GPU may produce.
 bool worthCutting(const llvm::Loop &L, const llvm::DenseSet<llvm::Instruction *> &CutExits,
                   const llvm::DenseSet<llvm::BasicBlock *> &RegionEntries) {
   unsigned Size = 0;
@@ -43,7 +46,7 @@ bool worthCutting(const llvm::Loop &L, const llvm::DenseSet<llvm::Instruction *>
       if (++Size > MaxLoopInstructions)
         return false;
       if (auto *S = llvm::dyn_cast<llvm::StoreInst>(&I)) {
-        if (!S->isSimple() || !llvm::isa<llvm::AllocaInst>(llvm::getUnderlyingObject(S->getPointerOperand())))
+        if (!S->isSimple())
           return false;
       } else if (auto *CI = llvm::dyn_cast<llvm::CallBase>(&I)) {
         if (!llvm::isa<llvm::IntrinsicInst>(CI) || CI->mayWriteToMemory() || CI->mayThrow())
