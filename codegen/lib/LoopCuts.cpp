@@ -5,7 +5,6 @@
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Analysis/LoopInfo.h"
-#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IntrinsicInst.h"
@@ -30,7 +29,7 @@ namespace {
 /// dispatcher round better, so the bound is on compile time.
 constexpr unsigned MaxLoopInstructions = 4000;
 
-/// Loops without calls or ordered memory accesses. Those that only compute into the thread's registers
+/// Loops without calls or atomic or volatile accesses. Those that only compute into the thread's registers
 /// (reductions, dot products) the cut lets LLVM vectorize across threads. One that writes memory (a histogram's
 /// shared read-modify-writes) stays scalar, but a pass then reads the threads' consecutive elements: uncut,
 /// each thread strides through its input by the grid size, and a power-of-two stride puts every line into one
@@ -45,14 +44,10 @@ bool worthCutting(const llvm::Loop &L, const llvm::DenseSet<llvm::Instruction *>
     for (llvm::Instruction &I : *BB) {
       if (++Size > MaxLoopInstructions)
         return false;
-      if (auto *S = llvm::dyn_cast<llvm::StoreInst>(&I)) {
-        if (!S->isSimple())
-          return false;
-      } else if (auto *CI = llvm::dyn_cast<llvm::CallBase>(&I)) {
+      if (auto *CI = llvm::dyn_cast<llvm::CallBase>(&I)) {
         if (!llvm::isa<llvm::IntrinsicInst>(CI) || CI->mayWriteToMemory() || CI->mayThrow())
           return false;
-      } else if (I.mayWriteToMemory() || I.isAtomic() ||
-                 (llvm::isa<llvm::LoadInst>(I) && !llvm::cast<llvm::LoadInst>(I).isSimple())) {
+      } else if (I.isAtomic() || I.isVolatile() || (I.mayWriteToMemory() && !llvm::isa<llvm::StoreInst>(I))) {
         return false;
       }
     }

@@ -27,7 +27,8 @@ struct LoopCutTarget {
   std::vector<llvm::BasicBlock *> Stops;    ///< blocks ending in an unconditional branch to Entry: the cuts
 };
 
-/// Cuts F's innermost loops worth cutting (no cut, call or ordered memory access inside, small body) at their edges.
+/// Cuts F's innermost loops worth cutting (no cut, call or atomic/volatile access inside, small body) at their
+/// edges.
 /// CutExits: the terminators that already end a region (at a barrier or collective); RegionEntries: the
 /// regions' entry blocks so far. The misaligned-address accumulator does not restart at a loop cut (nothing
 /// checks it there): it lives on in a per-thread array, ORed into without a store to the shared context
