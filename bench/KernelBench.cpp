@@ -1305,8 +1305,8 @@ int runParent(const Options &O, const char *Argv0) {
                 "POCL_MAX_PTHREAD_COUNT=%d;\n   %s\n",
                 T, T == 1 ? "" : "s", T, T, T,
                 T == 1 ? "process pinned to one CPU"
-                       : "OpenMP (OMP_PROC_BIND=close) and PoCL (POCL_AFFINITY=1) pin their threads; ptxforge's "
-                         "per-launch workers may run on any of the phase's CPUs");
+                       : "OpenMP (OMP_PROC_BIND=close), PoCL (POCL_AFFINITY=1) and ptxforge (its pool) pin their "
+                         "threads");
     {
       std::ifstream L("/proc/loadavg");
       std::string A, B, C;

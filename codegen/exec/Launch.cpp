@@ -1,8 +1,9 @@
-// Grid execution: one worker per core pulls blocks from an atomic counter; a block runs its threads in a plain
+// Grid execution: one worker per core (WorkerPool.h) pulls blocks from an atomic counter; a block runs its threads in a plain
 // loop, or as fibers (one per thread, switched at barriers and collectives) when the kernel synchronises.
 #include "ptxforge/codegen/Launch.h"
 
 #include "Runtime.h"
+#include "WorkerPool.h"
 
 #include <boost/context/detail/fcontext.hpp>
 
@@ -12,6 +13,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <mutex>
+#include <sched.h>
 #include <sys/mman.h>
 #include <thread>
 
@@ -285,13 +287,22 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
 }
 
 
+/// One worker per CPU the process may run on (taskset, cgroup cpusets), as OpenMP counts them.
+unsigned cpusAllowed() {
+  cpu_set_t Set;
+  CPU_ZERO(&Set);
+  if (sched_getaffinity(0, sizeof Set, &Set) == 0 && CPU_COUNT(&Set) > 0)
+    return static_cast<unsigned>(CPU_COUNT(&Set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
 unsigned workerCount(const LaunchConfig &C, uint64_t Blocks) {
   unsigned N = C.Workers;
   if (!N) {
     if (const char *E = std::getenv("PTXFORGE_WORKERS"))
       N = static_cast<unsigned>(std::atoi(E));
     if (!N)
-      N = std::max(1u, std::thread::hardware_concurrency());
+      N = cpusAllowed();
   }
   return static_cast<unsigned>(std::min<uint64_t>(N, Blocks));
 }
@@ -352,16 +363,7 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
     }
     FaultJump = nullptr;
   };
-  if (Workers <= 1) {
-    Work(0);
-  } else {
-    std::vector<std::thread> Pool;
-    for (unsigned I = 1; I < Workers; ++I)
-      Pool.emplace_back(Work, I);
-    Work(0);
-    for (std::thread &T : Pool)
-      T.join();
-  }
+  runOnWorkers(Workers, Work);
   flushDevicePrintf();
   if (!FirstError.empty())
     return llvm::make_error<LaunchError>(FirstFault, FirstError);
