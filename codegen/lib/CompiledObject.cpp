@@ -28,6 +28,7 @@
 #include "llvm/TargetParser/X86TargetParser.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
 
 using namespace ptxforge;
@@ -104,6 +105,14 @@ PtxFacts ptxforge::codegen::describePtx(const ptx::Module &M) {
 }
 
 // Compiling.
+
+const std::string &ptxforge::codegen::defaultTargetCpu() {
+  static const std::string Cpu = [] {
+    const char *E = std::getenv("PTXFORGE_JIT_CPU");
+    return std::string(E ? E : "");
+  }();
+  return Cpu;
+}
 
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>> ptxforge::codegen::createTargetMachine(const CompileOptions &O) {
   initializeNativeTarget();

@@ -22,12 +22,17 @@ using ThreadFunction = void (*)(ThreadContext *, const char *Params);
 /// KernelInfo::BlockSymbol: runs blocks First .. First+Count-1 of the grid from a template context.
 using BlockRangeFunction = void (*)(ThreadContext *Template, const char *Params, uint64_t First, uint64_t Count);
 
+/// The CPU that JIT compilation targets unless told otherwise: PTXFORGE_JIT_CPU (read once per process), else
+/// empty (this machine's CPU). Setting it to x86-64-v3 makes an AVX-512 machine run the code an AVX2-only host
+/// would get, which is how the tests check that hosts without AVX-512 run kernels correctly.
+const std::string &defaultTargetCpu();
+
 struct CompileOptions {
   unsigned OptLevel = 2; ///< 0-3, as -O
   /// The CPU to compile for: empty, "host" or "native" for this machine's CPU and all its features; an x86-64
   /// psABI level ("x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4") for code every CPU of that level runs; or any
   /// LLVM CPU name ("znver4", "sapphirerapids").
-  std::string TargetCpu;
+  std::string TargetCpu = defaultTargetCpu();
 };
 
 class CompiledObject;
