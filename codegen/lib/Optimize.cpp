@@ -114,7 +114,10 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
   });
   PB.registerOptimizerLastEPCallback([](llvm::ModulePassManager &MPM, llvm::OptimizationLevel,
                                         llvm::ThinOrFullLTOPhase) {
-    MPM.addPass(llvm::createModuleToFunctionPassAdaptor(passes::UnmaskFullVectorsPass()));
+    llvm::FunctionPassManager FPM;
+    FPM.addPass(passes::ContiguousGathersPass());
+    FPM.addPass(passes::UnmaskFullVectorsPass());
+    MPM.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(FPM)));
   });
   PB.registerModuleAnalyses(MAM);
   PB.registerCGSCCAnalyses(CGAM);

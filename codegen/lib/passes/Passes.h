@@ -30,6 +30,16 @@ struct UnmaskFullVectorsPass : llvm::PassInfoMixin<UnmaskFullVectorsPass> {
   llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
 };
 
+/// Values live across a barrier or loop cut sit in per-thread arrays, so a thread loop that reads memory
+/// through such a register (sgemm's tile pointers, stepped once per tile) vectorizes to a gather, even where the
+/// threads' pointers are consecutive, as they mostly are. This pass tests each gather or scatter of 4+ lanes at
+/// run time: when lane 0 is on and every active lane I points I elements past lane 0, a masked vector load or
+/// store does it instead. Runs after the vectorizers, before UnmaskFullVectorsPass (which then drops the mask of
+/// full vectors).
+struct ContiguousGathersPass : llvm::PassInfoMixin<ContiguousGathersPass> {
+  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
+};
+
 /// Alias scopes from what the lowering knows about each memory access, so LLVM can vectorize loops over
 /// threads without runtime overlap checks (which are impossible, and block vectorization, when addresses come
 /// from per-thread arrays or 32-bit shared offsets):
