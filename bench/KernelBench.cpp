@@ -818,13 +818,7 @@ private:
 
 /// The CPUs this process may run on.
 std::vector<int> allowedCpus() {
-  cpu_set_t Set;
-  CPU_ZERO(&Set);
-  std::vector<int> Cpus;
-  if (sched_getaffinity(0, sizeof Set, &Set) == 0)
-    for (int C = 0; C < CPU_SETSIZE; ++C)
-      if (CPU_ISSET(C, &Set))
-        Cpus.push_back(C);
+  std::vector<int> Cpus = codegen::affinityCpus();
   if (Cpus.empty())
     for (int C = 0, N = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)); C < N; ++C)
       Cpus.push_back(C);
@@ -836,18 +830,6 @@ std::string cpuList(const std::vector<int> &Cpus) {
   for (size_t I = 0; I < Cpus.size(); ++I)
     List += (I ? "," : "") + std::to_string(Cpus[I]);
   return List;
-}
-
-/// The calling thread's CPU mask as a list.
-std::vector<int> threadCpus() {
-  std::vector<int> Cpus;
-  cpu_set_t Set;
-  CPU_ZERO(&Set);
-  if (sched_getaffinity(0, sizeof Set, &Set) == 0)
-    for (int C = 0; C < CPU_SETSIZE; ++C)
-      if (CPU_ISSET(C, &Set))
-        Cpus.push_back(C);
-  return Cpus;
 }
 
 /// Sets the calling thread's CPU mask (threads it creates later inherit it).
@@ -876,7 +858,7 @@ Placement placeChild(const Options &O) {
   Placement P;
   std::vector<int> Parent = O.Cpus.empty() ? allowedCpus() : O.Cpus;
   P.Phase.assign(Parent.begin(), Parent.begin() + std::min<size_t>(Parent.size(), O.PhaseThreads));
-  P.Omp = threadCpus(); // libgomp's binding of the main thread, if any
+  P.Omp = codegen::affinityCpus(); // libgomp's binding of the main thread, if any
   bool OmpInside = !P.Omp.empty() && std::all_of(P.Omp.begin(), P.Omp.end(), [&](int C) {
     return std::find(P.Phase.begin(), P.Phase.end(), C) != P.Phase.end();
   });

@@ -287,27 +287,31 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
 }
 
 
-/// One worker per CPU the process may run on (taskset, cgroup cpusets), as OpenMP counts them.
-unsigned cpusAllowed() {
-  cpu_set_t Set;
-  CPU_ZERO(&Set);
-  if (sched_getaffinity(0, sizeof Set, &Set) == 0 && CPU_COUNT(&Set) > 0)
-    return static_cast<unsigned>(CPU_COUNT(&Set));
-  return std::max(1u, std::thread::hardware_concurrency());
-}
-
 unsigned workerCount(const LaunchConfig &C, uint64_t Blocks) {
   unsigned N = C.Workers;
   if (!N) {
     if (const char *E = std::getenv("PTXFORGE_WORKERS"))
       N = static_cast<unsigned>(std::atoi(E));
+    if (!N) // one worker per CPU the process may run on, as OpenMP counts them
+      N = static_cast<unsigned>(affinityCpus().size());
     if (!N)
-      N = cpusAllowed();
+      N = std::max(1u, std::thread::hardware_concurrency());
   }
   return static_cast<unsigned>(std::min<uint64_t>(N, Blocks));
 }
 
 } // namespace
+
+std::vector<int> ptxforge::codegen::affinityCpus() {
+  std::vector<int> Cpus;
+  cpu_set_t Set;
+  CPU_ZERO(&Set);
+  if (sched_getaffinity(0, sizeof Set, &Set) == 0)
+    for (int C = 0; C < CPU_SETSIZE; ++C)
+      if (CPU_ISSET(C, &Set))
+        Cpus.push_back(C);
+  return Cpus;
+}
 
 llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const KernelInfo &K, const LaunchConfig &C,
                                            const void *Params) {

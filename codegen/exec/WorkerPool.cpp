@@ -3,6 +3,8 @@
 // multi-kernel pipeline) skip the sleep/wake round trip, while an idle process holds no CPU.
 #include "WorkerPool.h"
 
+#include "ptxforge/codegen/Launch.h"
+
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
@@ -17,6 +19,7 @@
 #include <immintrin.h>
 #endif
 
+using namespace ptxforge::codegen;
 using namespace ptxforge::codegen::exec;
 
 namespace {
@@ -36,20 +39,9 @@ bool pinningWanted() {
   return !E || std::string_view(E) != "0";
 }
 
-std::vector<int> processCpus() {
-  std::vector<int> Cpus;
-  cpu_set_t Set;
-  CPU_ZERO(&Set);
-  if (sched_getaffinity(0, sizeof Set, &Set) == 0)
-    for (int C = 0; C < CPU_SETSIZE; ++C)
-      if (CPU_ISSET(C, &Set))
-        Cpus.push_back(C);
-  return Cpus;
-}
-
 class Pool {
 public:
-  Pool() : Cpus(pinningWanted() ? processCpus() : std::vector<int>()) {}
+  Pool() : Cpus(pinningWanted() ? affinityCpus() : std::vector<int>()) {}
 
   /// False when another launch holds the pool.
   bool tryRun(unsigned Workers, llvm::function_ref<void(unsigned)> Job) {

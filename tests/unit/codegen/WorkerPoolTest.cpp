@@ -2,6 +2,7 @@
 // launcher returns only after all have; launches of different sizes reuse the pool; a launch from a second host
 // thread while the pool is busy still runs; pool workers are pinned to their CPUs.
 #include "WorkerPool.h"
+#include "ptxforge/codegen/Launch.h"
 
 #include <doctest/doctest.h>
 
@@ -12,21 +13,6 @@
 #include <vector>
 
 using namespace ptxforge::codegen::exec;
-
-namespace {
-
-std::vector<int> allowed() {
-  std::vector<int> Cpus;
-  cpu_set_t Set;
-  CPU_ZERO(&Set);
-  if (sched_getaffinity(0, sizeof Set, &Set) == 0)
-    for (int C = 0; C < CPU_SETSIZE; ++C)
-      if (CPU_ISSET(C, &Set))
-        Cpus.push_back(C);
-  return Cpus;
-}
-
-} // namespace
 
 TEST_CASE("every share runs once per launch, and the launch waits for all") {
   for (unsigned Workers : {1u, 2u, 5u, 3u, 8u, 2u}) {
@@ -70,7 +56,7 @@ TEST_CASE("a launch may wait inside one share for another share (all shares run 
 }
 
 TEST_CASE("pool worker I runs pinned to the I-th CPU of the process") {
-  std::vector<int> Cpus = allowed();
+  std::vector<int> Cpus = ptxforge::codegen::affinityCpus();
   if (Cpus.size() < 2)
     return; // one CPU: nothing to pin beside the launcher
   unsigned Workers = static_cast<unsigned>(Cpus.size());

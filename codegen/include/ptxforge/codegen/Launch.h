@@ -6,6 +6,8 @@
 
 #include "llvm/Support/Error.h"
 
+#include <vector>
+
 namespace ptxforge::codegen {
 
 struct Dim3 {
@@ -44,6 +46,10 @@ private:
   LaunchFault Kind;
   std::string Message;
 };
+
+/// The CPUs the calling thread may run on (its affinity mask: taskset, cgroup cpusets), in increasing order; empty
+/// when the mask cannot be read. Launches take one worker per CPU of it by default.
+std::vector<int> affinityCpus();
 
 /// Runs K to completion. Params is the kernel's parameter buffer laid out as KernelInfo::Params says.
 /// Failures are LaunchErrors; a faulting kernel never takes the process down (signal handlers on the workers
