@@ -23,9 +23,10 @@ struct PointerProvenancePass : llvm::PassInfoMixin<PointerProvenancePass> {
 
 /// Thread loops vectorize with the thread's guard (`if (i < n)`) as a mask, so every vector load and store is
 /// masked, and masked stores cost several times a plain one (Zen 4: vecadd ran at a third of the memory
-/// bandwidth). Almost every vector iteration has all lanes on, or (the other side of a divergent branch) none:
-/// this pass gives each masked load/store a branch to the plain instruction when its mask is all true and past
-/// it when all false, keeping the masked one for the partial vectors. Runs last, after the vectorizers.
+/// bandwidth). Almost every vector iteration has all lanes on, or (the other side of a divergent branch) none.
+/// This pass versions each block's stretch of masked accesses once: a copy with plain accesses when all of
+/// their masks are all true, else the masked ones, each skipped when its mask is all false. Accesses whose mask
+/// is computed inside the stretch get that test and branch each. Runs last, after the vectorizers.
 struct UnmaskFullVectorsPass : llvm::PassInfoMixin<UnmaskFullVectorsPass> {
   llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
 };

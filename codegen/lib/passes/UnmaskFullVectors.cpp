@@ -1,55 +1,174 @@
 // See Passes.h: masked vector memory operations get a plain path for all-true masks and none for all-false.
 #include "Passes.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/MDBuilder.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/ValueMapper.h"
 
 using namespace llvm;
 
+namespace {
+
+bool isLoad(const IntrinsicInst *II) { return II->getIntrinsicID() == Intrinsic::masked_load; }
+Value *maskOf(const IntrinsicInst *II) { return II->getArgOperand(isLoad(II) ? 1 : 2); }
+
+/// A masked load/store with a mask that is not a constant: what this pass works on.
+IntrinsicInst *maskedAccess(Instruction &I) {
+  auto *II = dyn_cast<IntrinsicInst>(&I);
+  if (!II || (II->getIntrinsicID() != Intrinsic::masked_load && II->getIntrinsicID() != Intrinsic::masked_store))
+    return nullptr;
+  Value *Mask = maskOf(II);
+  return isa<FixedVectorType>(Mask->getType()) && !isa<Constant>(Mask) ? II : nullptr;
+}
+
+/// The plain load or store that II is when its mask is all true.
+Instruction *plainAccess(IRBuilder<> &B, IntrinsicInst *II) {
+  // masked.load(ptr, mask, passthru), masked.store(value, ptr, mask); the alignment is the pointer's.
+  unsigned PtrArg = isLoad(II) ? 0 : 1;
+  Value *Ptr = II->getArgOperand(PtrArg);
+  Align A = II->getParamAlign(PtrArg).valueOrOne();
+  Instruction *Plain = isLoad(II) ? static_cast<Instruction *>(B.CreateAlignedLoad(II->getType(), Ptr, A))
+                                  : B.CreateAlignedStore(II->getArgOperand(0), Ptr, A);
+  Plain->copyMetadata(*II);
+  return Plain;
+}
+
+/// A vector iteration of a thread loop has several masked accesses, each under one of a few masks (one per
+/// interleaved vector). Rather than a test and branch per access, the stretch of BB from the first such access
+/// to the last is versioned once: when every mask is all true (almost always), a copy with plain accesses runs.
+/// Returns the accesses left in the masked version (the caller gives them their all-false skip only).
+SmallVector<IntrinsicInst *, 8> versionFullStretch(BasicBlock &BB, MDNode *Likely) {
+  SmallVector<IntrinsicInst *, 8> Ops;
+  for (Instruction &I : BB)
+    if (IntrinsicInst *II = maskedAccess(I))
+      Ops.push_back(II);
+  if (Ops.size() < 2)
+    return {};
+  // Every mask must be known where the stretch starts: defined outside BB (then it dominates BB) or above it.
+  Instruction *First = Ops.front();
+  SmallPtrSet<const Instruction *, 32> Above;
+  for (Instruction &I : BB) {
+    if (&I == First)
+      break;
+    Above.insert(&I);
+  }
+  SmallVector<IntrinsicInst *, 8> Group;
+  SmallVector<Value *, 4> Masks;
+  for (IntrinsicInst *II : Ops) {
+    auto *MI = dyn_cast<Instruction>(maskOf(II));
+    if (MI && MI->getParent() == &BB && !Above.contains(MI))
+      continue;
+    Group.push_back(II);
+    if (!is_contained(Masks, maskOf(II)))
+      Masks.push_back(maskOf(II));
+  }
+  if (Group.size() < 2)
+    return {};
+  IRBuilder<> B(First);
+  Value *All = Masks.front();
+  for (Value *M : drop_begin(Masks))
+    All = B.CreateAnd(All, M);
+  Value *AllOn = B.CreateAndReduce(All);
+  BasicBlock *Masked = SplitBlock(&BB, First);
+  BasicBlock *Tail = SplitBlock(Masked, Group.back()->getNextNode());
+  ValueToValueMapTy VMap;
+  BasicBlock *Full = CloneBasicBlock(Masked, VMap, ".full", BB.getParent());
+  Full->moveBefore(Masked);
+  for (Instruction &I : *Full)
+    RemapInstruction(&I, VMap, RF_IgnoreMissingLocals | RF_NoModuleLevelChanges);
+  for (IntrinsicInst *II : Group) {
+    auto *Copy = cast<IntrinsicInst>(VMap[II]);
+    B.SetInsertPoint(Copy);
+    Instruction *Plain = plainAccess(B, Copy);
+    Copy->replaceAllUsesWith(Plain);
+    Copy->eraseFromParent();
+    VMap[II] = Plain;
+  }
+  BB.getTerminator()->eraseFromParent();
+  B.SetInsertPoint(&BB);
+  B.CreateCondBr(AllOn, Full, Masked, Likely);
+  // Values of the stretch used below it come from whichever version ran.
+  for (Instruction &I : *Masked) {
+    SmallVector<Use *, 8> Outside;
+    for (Use &U : I.uses())
+      if (cast<Instruction>(U.getUser())->getParent() != Masked)
+        Outside.push_back(&U);
+    if (Outside.empty())
+      continue;
+    PHINode *Phi = PHINode::Create(I.getType(), 2, I.getName() + ".merged");
+    Phi->insertBefore(Tail->begin());
+    Phi->addIncoming(&I, Masked);
+    Phi->addIncoming(VMap[&I], Full);
+    for (Use *U : Outside)
+      U->set(Phi);
+  }
+  return Group;
+}
+
+/// Not all true: the masked operation, skipped when no lane is on (the other side of a thread-divergent branch,
+/// such as a stencil's boundary case, is all false almost everywhere). A load's users then read a phi of it.
+void skipWhenAllOff(IntrinsicInst *II) {
+  IRBuilder<> B(II);
+  BasicBlock *Head = II->getParent();
+  Instruction *Then = SplitBlockAndInsertIfThen(B.CreateOrReduce(maskOf(II)), II, /*Unreachable=*/false);
+  II->moveBefore(Then->getIterator());
+  if (!isLoad(II))
+    return;
+  BasicBlock *Tail = Then->getParent()->getSingleSuccessor();
+  B.SetInsertPoint(Tail->getFirstNonPHIIt());
+  PHINode *Result = B.CreatePHI(II->getType(), 2);
+  II->replaceUsesWithIf(Result, [&](Use &U) { return U.getUser() != Result; });
+  Result->addIncoming(II, II->getParent());
+  Result->addIncoming(II->getArgOperand(2), Head);
+}
+
+} // namespace
+
 PreservedAnalyses ptxforge::codegen::passes::UnmaskFullVectorsPass::run(Function &F, FunctionAnalysisManager &) {
+  MDNode *Likely = MDBuilder(F.getContext()).createLikelyBranchWeights();
+  bool Changed = false;
+  SmallPtrSet<IntrinsicInst *, 32> Versioned;
+  SmallVector<BasicBlock *, 32> Blocks;
+  for (BasicBlock &BB : F)
+    Blocks.push_back(&BB);
+  for (BasicBlock *BB : Blocks)
+    for (IntrinsicInst *II : versionFullStretch(*BB, Likely))
+      Versioned.insert(II);
   SmallVector<IntrinsicInst *, 16> Ops;
   for (Instruction &I : instructions(F))
-    if (auto *II = dyn_cast<IntrinsicInst>(&I))
-      if ((II->getIntrinsicID() == Intrinsic::masked_load || II->getIntrinsicID() == Intrinsic::masked_store) &&
-          isa<FixedVectorType>(II->getArgOperand(II->getIntrinsicID() == Intrinsic::masked_load ? 1 : 2)->getType()) &&
-          !isa<Constant>(II->getArgOperand(II->getIntrinsicID() == Intrinsic::masked_load ? 1 : 2)))
-        Ops.push_back(II);
-  MDNode *Likely = MDBuilder(F.getContext()).createLikelyBranchWeights();
+    if (IntrinsicInst *II = maskedAccess(I))
+      Ops.push_back(II);
   for (IntrinsicInst *II : Ops) {
-    bool Load = II->getIntrinsicID() == Intrinsic::masked_load;
-    // masked.load(ptr, mask, passthru), masked.store(value, ptr, mask); the alignment is the pointer's.
-    unsigned PtrArg = Load ? 0 : 1;
-    Value *Ptr = II->getArgOperand(PtrArg);
-    Value *Mask = II->getArgOperand(Load ? 1 : 2);
-    Align A = II->getParamAlign(PtrArg).valueOrOne();
+    Changed = true;
+    if (Versioned.contains(II)) { // its block runs only when some mask is not all true
+      skipWhenAllOff(II);
+      continue;
+    }
     IRBuilder<> B(II);
     Instruction *Then = nullptr, *Else = nullptr;
-    SplitBlockAndInsertIfThenElse(B.CreateAndReduce(Mask), II, &Then, &Else, Likely);
+    SplitBlockAndInsertIfThenElse(B.CreateAndReduce(maskOf(II)), II, &Then, &Else, Likely);
     B.SetInsertPoint(Then);
-    Instruction *Plain = Load ? static_cast<Instruction *>(B.CreateAlignedLoad(II->getType(), Ptr, A))
-                              : B.CreateAlignedStore(II->getArgOperand(0), Ptr, A);
-    Plain->copyMetadata(*II);
-    // Not all true: the masked operation, skipped when no lane is on (the other side of a thread-divergent
-    // branch, such as a stencil's boundary case, is all false almost everywhere).
-    B.SetInsertPoint(Else);
-    BasicBlock *Head = Else->getParent();
-    Instruction *Partial = SplitBlockAndInsertIfThen(B.CreateOrReduce(Mask), Else, /*Unreachable=*/false);
-    II->moveBefore(Partial->getIterator());
-    if (Load) {
-      BasicBlock *Tail = Else->getParent();
-      B.SetInsertPoint(Then->getParent()->getSingleSuccessor()->getFirstNonPHIIt());
+    Instruction *Plain = plainAccess(B, II);
+    II->moveBefore(Else->getIterator());
+    skipWhenAllOff(II);
+    if (isLoad(II)) {
+      // II's users now read the all-off skip's phi; the plain path joins below.
+      BasicBlock *Join = Then->getParent()->getSingleSuccessor();
+      B.SetInsertPoint(Join->getFirstNonPHIIt());
       PHINode *Result = B.CreatePHI(II->getType(), 2);
-      II->replaceAllUsesWith(Result);
-      B.SetInsertPoint(Tail->getFirstNonPHIIt());
-      PHINode *Masked = B.CreatePHI(II->getType(), 2);
-      Masked->addIncoming(II, II->getParent());
-      Masked->addIncoming(II->getArgOperand(2), Head);
+      Value *Partial = nullptr;
+      for (User *U : II->users())
+        if (auto *P = dyn_cast<PHINode>(U); P && P->getParent() != Join)
+          Partial = P;
+      Partial->replaceUsesWithIf(Result, [&](Use &U) { return U.getUser() != Result; });
       Result->addIncoming(Plain, Plain->getParent());
-      Result->addIncoming(Masked, Tail);
+      Result->addIncoming(Partial, Else->getParent());
     }
   }
-  return Ops.empty() ? PreservedAnalyses::all() : PreservedAnalyses::none();
+  return Changed || !Versioned.empty() ? PreservedAnalyses::none() : PreservedAnalyses::all();
 }
