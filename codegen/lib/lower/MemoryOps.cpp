@@ -222,8 +222,10 @@ bool lowerStackOps(FunctionLowering &L, const ptx::Instruction &I) {
 } // namespace
 
 namespace {
-/// The function's accumulator of misaligned address bits: an i64 alloca at the top of the entry block, set to
-/// zero there (mem2reg makes it an SSA value; in a loop it is an OR reduction the vectorizer handles).
+/// The function's accumulator of misaligned address bits: an i32 alloca at the top of the entry block, set to
+/// zero there (mem2reg makes it an SSA value; in a loop it is an OR reduction the vectorizer handles). The bits
+/// are below 16 (no access is wider), so 32 bits hold them: a thread loop's accumulator then takes one vector
+/// register of the loop's 32-bit lanes, where 64-bit ones took two (or made LLVM halve the vector width).
 llvm::AllocaInst *misalignmentAccumulator(FunctionLowering &L) {
   static constexpr llvm::StringLiteral Name = "misaligned.bits";
   llvm::BasicBlock &Entry = L.function()->getEntryBlock();
@@ -231,8 +233,8 @@ llvm::AllocaInst *misalignmentAccumulator(FunctionLowering &L) {
     if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(&Inst); A && A->getName() == Name)
       return A;
   llvm::IRBuilder<> EB(&Entry, Entry.getFirstInsertionPt());
-  llvm::AllocaInst *A = EB.CreateAlloca(EB.getInt64Ty(), nullptr, Name);
-  EB.CreateStore(EB.getInt64(0), A);
+  llvm::AllocaInst *A = EB.CreateAlloca(EB.getInt32Ty(), nullptr, Name);
+  EB.CreateStore(EB.getInt32(0), A);
   return A;
 }
 } // namespace
@@ -245,7 +247,8 @@ void ptxforge::codegen::detail::accumulateMisalignment(FunctionLowering &L, llvm
 void ptxforge::codegen::detail::accumulateMisalignmentBits(FunctionLowering &L, llvm::Value *Bits) {
   auto &B = L.b();
   llvm::AllocaInst *Acc = misalignmentAccumulator(L);
-  B.CreateStore(B.CreateOr(B.CreateLoad(B.getInt64Ty(), Acc), Bits), Acc);
+  llvm::Value *Low = B.CreateTrunc(Bits, B.getInt32Ty());
+  B.CreateStore(B.CreateOr(B.CreateLoad(B.getInt32Ty(), Acc), Low), Acc);
 }
 
 namespace {
@@ -255,7 +258,8 @@ void faultIfSet(llvm::IRBuilder<> &B, llvm::Value *Bits, llvm::Value *Ctx) {
   llvm::Function *F = B.GetInsertBlock()->getParent();
   llvm::BasicBlock *Fault = llvm::BasicBlock::Create(C, "misaligned", F);
   llvm::BasicBlock *Ok = llvm::BasicBlock::Create(C, "aligned", F);
-  B.CreateCondBr(B.CreateICmpNE(Bits, B.getInt64(0)), Fault, Ok, llvm::MDBuilder(C).createUnlikelyBranchWeights());
+  B.CreateCondBr(B.CreateICmpNE(Bits, llvm::ConstantInt::get(Bits->getType(), 0)), Fault, Ok,
+                 llvm::MDBuilder(C).createUnlikelyBranchWeights());
   B.SetInsertPoint(Fault);
   llvm::Module &M = *F->getParent();
   B.CreateCall(M.getOrInsertFunction("ptxrt_misaligned", B.getVoidTy(), B.getPtrTy()), {Ctx});
@@ -268,7 +272,7 @@ void ptxforge::codegen::detail::checkMisalignment(FunctionLowering &L, bool Defe
   auto &B = L.b();
   // Always made, even before the accesses are lowered: a loop may branch back to a check above them. Without
   // accesses the accumulator stays the constant zero and the check folds away.
-  llvm::Value *Bits = B.CreateLoad(B.getInt64Ty(), misalignmentAccumulator(L));
+  llvm::Value *Bits = B.CreateLoad(B.getInt32Ty(), misalignmentAccumulator(L));
   if (!Deferrable) {
     faultIfSet(B, Bits, L.threadCtx());
     return;
@@ -280,7 +284,8 @@ void ptxforge::codegen::detail::checkMisalignment(FunctionLowering &L, bool Defe
   B.CreateCondBr(B.CreateICmpNE(L.ctxField(codegen::TCDeferChecks), B.getInt32(0)), Defer, Check);
   B.SetInsertPoint(Defer);
   llvm::Value *Field = B.CreateStructGEP(CtxTy, L.threadCtx(), codegen::TCMisalignedBits);
-  B.CreateStore(B.CreateOr(B.CreateLoad(B.getInt64Ty(), Field), Bits), Field);
+  llvm::Value *Pending = B.CreateLoad(B.getInt64Ty(), Field);
+  B.CreateStore(B.CreateOr(Pending, B.CreateZExt(Bits, B.getInt64Ty())), Field);
   B.CreateBr(Done);
   B.SetInsertPoint(Check);
   faultIfSet(B, Bits, L.threadCtx());
