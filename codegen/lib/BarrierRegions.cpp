@@ -375,9 +375,9 @@ void RegionBuilder::hoistBlockConstants() {
 /// an OR reduction the loops can vectorize; dispatch moves them into the context for the check.
 void RegionBuilder::privatizeMisalignedBits() {
   llvm::IRBuilder<> IB(Setup->getTerminator());
-  MisalignedSeen = IB.CreateAlloca(IB.getInt64Ty(), nullptr, "misaligned.seen");
+  MisalignedSeen = IB.CreateAlloca(IB.getInt32Ty(), nullptr, "misaligned.seen");
   MisalignedSeen->moveBefore(Setup->begin());
-  IB.CreateStore(IB.getInt64(0), MisalignedSeen);
+  IB.CreateStore(IB.getInt32(0), MisalignedSeen);
   for (llvm::BasicBlock &BB : *F)
     for (llvm::Instruction &I : llvm::make_early_inc_range(BB)) {
       auto *G = llvm::dyn_cast<llvm::GetElementPtrInst>(&I);
@@ -730,7 +730,7 @@ bool RegionBuilder::build() {
     Fast[R] = Otherwise;
   }
   B.SetInsertPoint(Dispatch);
-  B.CreateStore(B.CreateLoad(B.getInt64Ty(), MisalignedSeen),
+  B.CreateStore(B.CreateLoad(B.getInt32Ty(), MisalignedSeen),
                 B.CreateStructGEP(ML.ThreadCtxTy, Ctx, TCMisalignedBits));
   endDeferredChecks(B, ML, Ctx);
   // Every thread stopped at one barrier or loop cut, or all exited: the loops' min/max of the states say so, and

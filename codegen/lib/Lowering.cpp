@@ -268,8 +268,8 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
   ML.ThreadCtxTy = llvm::StructType::create(
       ML.Ctx,
       {llvm::ArrayType::get(I32, 3), llvm::ArrayType::get(I32, 3), llvm::ArrayType::get(I32, 3),
-       llvm::ArrayType::get(I32, 3), I32, I32, I32, I32, Ptr, Ptr, I32, I32, I32, I32, I32,
-       llvm::Type::getInt64Ty(ML.Ctx), llvm::Type::getInt64Ty(ML.Ctx)},
+       llvm::ArrayType::get(I32, 3), I32, I32, I32, I32, Ptr, Ptr, I32, I32, I32, I32, I32, I32,
+       llvm::Type::getInt64Ty(ML.Ctx)},
       "ThreadContext");
 
   // Functions first: initializers may take their addresses.

@@ -122,6 +122,7 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
   PB.registerOptimizerLastEPCallback([](llvm::ModulePassManager &MPM, llvm::OptimizationLevel,
                                         llvm::ThinOrFullLTOPhase) {
     llvm::FunctionPassManager FPM;
+    FPM.addPass(passes::LaneSequencesPass());
     FPM.addPass(passes::ContiguousGathersPass());
     FPM.addPass(passes::UnmaskFullVectorsPass());
     MPM.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(FPM)));

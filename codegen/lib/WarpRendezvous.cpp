@@ -116,9 +116,8 @@ void WarpRendezvous::rewrite(llvm::CallInst *CI, llvm::BasicBlock *Cont) {
   // next region starts the accumulator afresh (BarrierRegions.cpp).
   if (Misaligned) {
     llvm::Value *Field = B.CreateStructGEP(ML.ThreadCtxTy, CI->getArgOperand(0), TCMisalignedBits);
-    llvm::Value *Pending = B.CreateLoad(B.getInt64Ty(), Field);
-    llvm::Value *Bits = B.CreateZExt(B.CreateLoad(Misaligned->getAllocatedType(), Misaligned), B.getInt64Ty());
-    B.CreateStore(B.CreateOr(Pending, Bits), Field);
+    llvm::Value *Pending = B.CreateLoad(B.getInt32Ty(), Field);
+    B.CreateStore(B.CreateOr(Pending, B.CreateLoad(B.getInt32Ty(), Misaligned)), Field);
   }
   B.SetInsertPoint(Cont, Cont->getFirstInsertionPt());
   if (!CI->use_empty())

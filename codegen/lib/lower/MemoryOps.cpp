@@ -284,8 +284,7 @@ void ptxforge::codegen::detail::checkMisalignment(FunctionLowering &L, bool Defe
   B.CreateCondBr(B.CreateICmpNE(L.ctxField(codegen::TCDeferChecks), B.getInt32(0)), Defer, Check);
   B.SetInsertPoint(Defer);
   llvm::Value *Field = B.CreateStructGEP(CtxTy, L.threadCtx(), codegen::TCMisalignedBits);
-  llvm::Value *Pending = B.CreateLoad(B.getInt64Ty(), Field);
-  B.CreateStore(B.CreateOr(Pending, B.CreateZExt(Bits, B.getInt64Ty())), Field);
+  B.CreateStore(B.CreateOr(B.CreateLoad(B.getInt32Ty(), Field), Bits), Field);
   B.CreateBr(Done);
   B.SetInsertPoint(Check);
   faultIfSet(B, Bits, L.threadCtx());
@@ -295,7 +294,7 @@ void ptxforge::codegen::detail::checkMisalignment(FunctionLowering &L, bool Defe
 
 void ptxforge::codegen::detail::beginDeferredChecks(llvm::IRBuilder<> &B, ModuleLowering &ML, llvm::Value *Ctx) {
   B.CreateStore(B.getInt32(1), B.CreateStructGEP(ML.ThreadCtxTy, Ctx, codegen::TCDeferChecks));
-  B.CreateStore(B.getInt64(0), B.CreateStructGEP(ML.ThreadCtxTy, Ctx, codegen::TCMisalignedBits));
+  B.CreateStore(B.getInt32(0), B.CreateStructGEP(ML.ThreadCtxTy, Ctx, codegen::TCMisalignedBits));
 }
 
 void ptxforge::codegen::detail::foldDeferredChecks(ModuleLowering &ML, llvm::Function *F) {
@@ -334,7 +333,7 @@ void ptxforge::codegen::detail::foldDeferredChecks(ModuleLowering &ML, llvm::Fun
 
 void ptxforge::codegen::detail::endDeferredChecks(llvm::IRBuilder<> &B, ModuleLowering &ML, llvm::Value *Ctx,
                                                   llvm::Value *FaultCtx) {
-  faultIfSet(B, B.CreateLoad(B.getInt64Ty(), B.CreateStructGEP(ML.ThreadCtxTy, Ctx, codegen::TCMisalignedBits)),
+  faultIfSet(B, B.CreateLoad(B.getInt32Ty(), B.CreateStructGEP(ML.ThreadCtxTy, Ctx, codegen::TCMisalignedBits)),
              FaultCtx ? FaultCtx : Ctx);
 }
 

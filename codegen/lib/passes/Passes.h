@@ -31,6 +31,14 @@ struct UnmaskFullVectorsPass : llvm::PassInfoMixin<UnmaskFullVectorsPass> {
   llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
 };
 
+/// On some targets (AVX2 hosts) the loop vectorizer builds a thread loop's vector of thread ids lane by lane:
+/// scalar id + 0, id + 1, ..., each inserted into the vector, a dozen instructions per vector where one add
+/// would do. This pass rewrites such a vector, built from lanes that are lane 0's value plus the lane number,
+/// as splat(lane 0) + <0, 1, 2, ...>. Runs after the vectorizers.
+struct LaneSequencesPass : llvm::PassInfoMixin<LaneSequencesPass> {
+  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
+};
+
 /// Values live across a barrier or loop cut sit in per-thread arrays, so a thread loop that reads memory
 /// through such a register (sgemm's tile pointers, stepped once per tile) vectorizes to a gather, even where the
 /// threads' pointers are consecutive, as they mostly are. This pass tests each gather or scatter of 4+ lanes at

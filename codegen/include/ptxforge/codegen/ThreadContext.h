@@ -29,7 +29,7 @@ struct ThreadContext {
   /// Set by the JIT'd block loop: checks at a thread's end are deferred to the loop's end (so the loop stays
   /// vectorizable), which tests MisalignedBits, the OR of the threads' misaligned address bits.
   uint32_t DeferChecks;
-  uint64_t MisalignedBits;
+  uint32_t MisalignedBits; ///< below 16: no access is wider
   /// Cooperative launches: the zeroed grid-sync workspace CUDA's grid.sync() finds in %envreg1:%envreg2
   /// (null otherwise, where grid.sync() traps as on the GPU).
   uint64_t GridWorkspace;
