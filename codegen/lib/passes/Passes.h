@@ -24,9 +24,9 @@ struct PointerProvenancePass : llvm::PassInfoMixin<PointerProvenancePass> {
 /// Thread loops vectorize with the thread's guard (`if (i < n)`) as a mask, so every vector load and store is
 /// masked, and masked stores cost several times a plain one (Zen 4: vecadd ran at a third of the memory
 /// bandwidth). Almost every vector iteration has all lanes on, or (the other side of a divergent branch) none.
-/// This pass versions each block's stretch of masked accesses once: a copy with plain accesses when all of
-/// their masks are all true, else the masked ones, each skipped when its mask is all false. Accesses whose mask
-/// is computed inside the stretch get that test and branch each. Runs last, after the vectorizers.
+/// This pass versions each block's stretch of masked accesses once (a copy with plain accesses when all of
+/// their masks are all true), and gives every access left masked a plain path for its all-true mask and none
+/// for an all-false one. Runs last, after the vectorizers.
 struct UnmaskFullVectorsPass : llvm::PassInfoMixin<UnmaskFullVectorsPass> {
   llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
 };

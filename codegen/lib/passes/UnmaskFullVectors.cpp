@@ -41,14 +41,16 @@ Instruction *plainAccess(IRBuilder<> &B, IntrinsicInst *II) {
 /// A vector iteration of a thread loop has several masked accesses, each under one of a few masks (one per
 /// interleaved vector). Rather than a test and branch per access, the stretch of BB from the first such access
 /// to the last is versioned once: when every mask is all true (almost always), a copy with plain accesses runs.
-/// Returns the accesses left in the masked version (the caller gives them their all-false skip only).
-SmallVector<IntrinsicInst *, 8> versionFullStretch(BasicBlock &BB, MDNode *Likely) {
+/// The masked version keeps the accesses (the caller gives each its own tests): where one of the masks is the
+/// rare side of a divergent branch (a stencil's boundary store, all false almost everywhere), the others are
+/// still all true there. Returns whether BB was versioned.
+bool versionFullStretch(BasicBlock &BB, MDNode *Likely) {
   SmallVector<IntrinsicInst *, 8> Ops;
   for (Instruction &I : BB)
     if (IntrinsicInst *II = maskedAccess(I))
       Ops.push_back(II);
   if (Ops.size() < 2)
-    return {};
+    return false;
   // Every mask must be known where the stretch starts: defined outside BB (then it dominates BB) or above it.
   Instruction *First = Ops.front();
   SmallPtrSet<const Instruction *, 32> Above;
@@ -68,7 +70,7 @@ SmallVector<IntrinsicInst *, 8> versionFullStretch(BasicBlock &BB, MDNode *Likel
       Masks.push_back(maskOf(II));
   }
   if (Group.size() < 2)
-    return {};
+    return false;
   IRBuilder<> B(First);
   Value *All = Masks.front();
   for (Value *M : drop_begin(Masks))
@@ -107,7 +109,7 @@ SmallVector<IntrinsicInst *, 8> versionFullStretch(BasicBlock &BB, MDNode *Likel
     for (Use *U : Outside)
       U->set(Phi);
   }
-  return Group;
+  return true;
 }
 
 /// Not all true: the masked operation, skipped when no lane is on (the other side of a thread-divergent branch,
@@ -132,23 +134,17 @@ void skipWhenAllOff(IntrinsicInst *II) {
 PreservedAnalyses ptxforge::codegen::passes::UnmaskFullVectorsPass::run(Function &F, FunctionAnalysisManager &) {
   MDNode *Likely = MDBuilder(F.getContext()).createLikelyBranchWeights();
   bool Changed = false;
-  SmallPtrSet<IntrinsicInst *, 32> Versioned;
   SmallVector<BasicBlock *, 32> Blocks;
   for (BasicBlock &BB : F)
     Blocks.push_back(&BB);
   for (BasicBlock *BB : Blocks)
-    for (IntrinsicInst *II : versionFullStretch(*BB, Likely))
-      Versioned.insert(II);
+    Changed |= versionFullStretch(*BB, Likely);
   SmallVector<IntrinsicInst *, 16> Ops;
   for (Instruction &I : instructions(F))
     if (IntrinsicInst *II = maskedAccess(I))
       Ops.push_back(II);
   for (IntrinsicInst *II : Ops) {
     Changed = true;
-    if (Versioned.contains(II)) { // its block runs only when some mask is not all true
-      skipWhenAllOff(II);
-      continue;
-    }
     IRBuilder<> B(II);
     Instruction *Then = nullptr, *Else = nullptr;
     SplitBlockAndInsertIfThenElse(B.CreateAndReduce(maskOf(II)), II, &Then, &Else, Likely);
@@ -170,5 +166,5 @@ PreservedAnalyses ptxforge::codegen::passes::UnmaskFullVectorsPass::run(Function
       Result->addIncoming(Partial, Else->getParent());
     }
   }
-  return Changed || !Versioned.empty() ? PreservedAnalyses::none() : PreservedAnalyses::all();
+  return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 }
