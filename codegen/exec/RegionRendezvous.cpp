@@ -140,15 +140,26 @@ enum : uint32_t { NotLoops = ~1u };
 /// Clears the threads' RegionBlocked marks (the caller sets its own). Returns the common state when every
 /// thread stopped at the same loop cut (its region's loop runs next, vectorized); ~0 when some live thread
 /// waits at a loop cut, after marking the others RegionBlocked so that the generic loop runs only those;
-/// NotLoops when no thread waits at a loop cut. Written without early exits so that it vectorizes: it runs
-/// after every iteration of a cut loop.
+/// NotLoops when no thread waits at a loop cut. It runs after passes of cut loops whose threads part ways, and
+/// at every release of a collective kernel: warps that have exited are skipped after one pass over their states.
 uint32_t releaseLoops(uint32_t *State, uint32_t N, const RegionCut *Cuts) {
   uint32_t First = State[0] & ~RegionBlocked, Diff = 0, AtLoop = 0;
-  for (uint32_t T = 0; T < N; ++T) {
-    uint32_t S = State[T] & ~RegionBlocked;
-    State[T] = S;
-    Diff |= S ^ First;
-    AtLoop |= Cuts[S].Kind == RCLoop;
+  for (uint32_t W0 = 0; W0 < N; W0 += 32) {
+    uint32_t *S = State + W0, Lanes = std::min<uint32_t>(32, N - W0), Any = 0;
+    for (uint32_t L = 0; L < Lanes; ++L) {
+      S[L] &= ~RegionBlocked;
+      Any |= S[L];
+    }
+    // A warp that has exited (a reduction's tail, where only warp 0 goes on) costs no look at the cut table.
+    if (!Any) {
+      Diff |= First;
+      AtLoop |= Cuts[0].Kind == RCLoop;
+      continue;
+    }
+    for (uint32_t L = 0; L < Lanes; ++L) {
+      Diff |= S[L] ^ First;
+      AtLoop |= Cuts[S[L]].Kind == RCLoop;
+    }
   }
   if (!AtLoop)
     return NotLoops;
@@ -158,6 +169,14 @@ uint32_t releaseLoops(uint32_t *State, uint32_t N, const RegionCut *Cuts) {
     if (State[T] && Cuts[State[T]].Kind != RCLoop)
       State[T] |= RegionBlocked;
   return ~0u;
+}
+
+/// Whether every lane of a warp has exited (its states are 0 once RegionBlocked is cleared).
+bool warpExited(const uint32_t *State, uint32_t Lanes) {
+  uint32_t Any = 0;
+  for (uint32_t L = 0; L < Lanes; ++L)
+    Any |= State[L] & ~RegionBlocked;
+  return !Any;
 }
 
 } // namespace
@@ -191,6 +210,10 @@ static uint32_t ptxrt_region_release(ThreadContext *C, uint32_t *State, uint32_t
   for (uint32_t W = 0; W * 32 < N; ++W) {
     uint32_t *WarpState = State + W * 32;
     uint32_t Lanes = std::min<uint32_t>(32, N - W * 32);
+    if (warpExited(WarpState, Lanes)) {
+      Uniform = false;
+      continue;
+    }
     WarpStops Stops = releaseWarp(WarpState, W, Lanes, Cuts, IO);
     Live += __builtin_popcount(Stops.Live);
     AtBarrier += __builtin_popcount(Stops.AtBarrier);
