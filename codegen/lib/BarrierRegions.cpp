@@ -493,7 +493,53 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
   llvm::Type *I32 = B.getInt32Ty();
   // The generic loop holds a copy of every region and runs only threads whose states diverged (a warp's tail of
   // shuffles, exits): vectorized, it was most of a region kernel's compile time for little run time.
-  ThreadLoop Loop = emitThreadLoop(ML, F, Ctx, NX, NY, NZ, Dispatch, /*Vectorize=*/!Generic);
+  // The generic loop runs only threads whose states diverged, often one warp of the block (a reduction's
+  // shuffle tail, after the other warps exited): a scan first finds the span of threads it can run, and in a
+  // one-dimensional block the loop covers only that span. The threads it skips keep their states; their
+  // least and greatest states seed the loop's min/max (a superset of the states only makes "all alike" rarer).
+  llvm::BasicBlock *Scan = nullptr;
+  llvm::Value *XBegin = nullptr, *XEnd = nullptr, *IdleMin = nullptr, *IdleMax = nullptr;
+  llvm::BasicBlock *ScanDone = nullptr;
+  if (Generic) {
+    Scan = llvm::BasicBlock::Create(C, "generic.scan", F);
+    llvm::BasicBlock *Body = llvm::BasicBlock::Create(C, "generic.scan.body", F);
+    ScanDone = llvm::BasicBlock::Create(C, "generic.scan.done", F);
+    llvm::IRBuilder<> SB(Scan);
+    llvm::Value *N = SB.CreateMul(SB.CreateMul(NX, NY), NZ);
+    SB.CreateBr(Body);
+    SB.SetInsertPoint(Body);
+    auto phi = [&](llvm::Value *Init, const char *Name) {
+      llvm::PHINode *P = SB.CreatePHI(I32, 2, Name);
+      P->addIncoming(Init, Scan);
+      return P;
+    };
+    llvm::PHINode *T = phi(SB.getInt32(0), "t"), *Lo = phi(N, "run.lo"), *Hi = phi(SB.getInt32(0), "run.hi");
+    llvm::PHINode *IMin = phi(SB.getInt32(~0u), "idle.min"), *IMax = phi(SB.getInt32(0), "idle.max");
+    llvm::Value *S = SB.CreateLoad(I32, SB.CreateGEP(I32, States, SB.CreateZExt(T, SB.getInt64Ty())));
+    // What the loop's switch enters: regions 1 .. Regions.size() - 1 (0: exited; RegionBlocked: held back).
+    llvm::Value *Run =
+        SB.CreateICmpULT(SB.CreateSub(S, SB.getInt32(1)), SB.getInt32(static_cast<uint32_t>(Regions.size() - 1)));
+    llvm::Value *NextT = SB.CreateAdd(T, SB.getInt32(1));
+    auto fold = [&](llvm::PHINode *P, llvm::Intrinsic::ID Op, llvm::Value *IfRun, llvm::Value *IfIdle) {
+      llvm::Value *V = SB.CreateBinaryIntrinsic(Op, P, SB.CreateSelect(Run, IfRun, IfIdle));
+      P->addIncoming(V, Body);
+      return V;
+    };
+    llvm::Value *LoV = fold(Lo, llvm::Intrinsic::umin, T, N);
+    llvm::Value *HiV = fold(Hi, llvm::Intrinsic::umax, NextT, SB.getInt32(0));
+    IdleMin = fold(IMin, llvm::Intrinsic::umin, SB.getInt32(~0u), S);
+    IdleMax = fold(IMax, llvm::Intrinsic::umax, SB.getInt32(0), S);
+    T->addIncoming(NextT, Body);
+    SB.CreateCondBr(SB.CreateICmpULT(NextT, N), Body, ScanDone);
+    SB.SetInsertPoint(ScanDone);
+    llvm::Value *Narrow = SB.CreateAnd(SB.CreateAnd(SB.CreateICmpEQ(NY, SB.getInt32(1)), SB.CreateICmpEQ(NZ, SB.getInt32(1))),
+                                       SB.CreateICmpULT(LoV, HiV));
+    XBegin = SB.CreateSelect(Narrow, LoV, SB.getInt32(0), "x.begin");
+    XEnd = SB.CreateSelect(Narrow, HiV, NX, "x.end");
+  }
+  ThreadLoop Loop = emitThreadLoop(ML, F, Ctx, NX, NY, NZ, Dispatch, /*Vectorize=*/!Generic, XBegin, XEnd);
+  if (ScanDone)
+    llvm::BranchInst::Create(Loop.Entry, ScanDone);
   llvm::BasicBlock *XBody = Loop.Body, *XLatch = Loop.Latch;
   B.SetInsertPoint(XBody);
   llvm::Value *T64 = B.CreateZExt(Loop.Linear, B.getInt64Ty());
@@ -508,8 +554,8 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
   B.CreateStore(B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, B.CreateLoad(I32, MaxState), Code), MaxState);
   {
     llvm::IRBuilder<> EB(Loop.Entry->getTerminator());
-    EB.CreateStore(EB.getInt32(~0u), MinState);
-    EB.CreateStore(EB.getInt32(0), MaxState);
+    EB.CreateStore(IdleMin ? IdleMin : EB.getInt32(~0u), MinState);
+    EB.CreateStore(IdleMax ? IdleMax : EB.getInt32(0), MaxState);
   }
 
   // One copy of each region this loop can enter, its registers redirected to this thread's slots.
@@ -617,7 +663,7 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
   if (!MayReadIds)
     for (llvm::StoreInst *S : Loop.IdStores)
       S->eraseFromParent();
-  return Loop.Entry;
+  return Scan ? Scan : Loop.Entry;
 }
 
 llvm::Value *RegionBuilder::emitRegionNext(llvm::Value *N) {

@@ -20,7 +20,8 @@ llvm::MDNode *ptxforge::codegen::detail::loopProperty(llvm::LLVMContext &C, llvm
 
 ThreadLoop ptxforge::codegen::detail::emitThreadLoop(ModuleLowering &ML, llvm::Function *F, llvm::Value *Ctx,
                                                      llvm::Value *NX, llvm::Value *NY, llvm::Value *NZ,
-                                                     llvm::BasicBlock *Exit, bool Vectorize) {
+                                                     llvm::BasicBlock *Exit, bool Vectorize, llvm::Value *XBegin,
+                                                     llvm::Value *XEnd) {
   llvm::LLVMContext &C = ML.Ctx;
   llvm::IRBuilder<> B(C);
   llvm::Type *I32 = B.getInt32Ty();
@@ -46,7 +47,7 @@ ThreadLoop ptxforge::codegen::detail::emitThreadLoop(ModuleLowering &ML, llvm::F
   B.CreateBr(L.Body);
   B.SetInsertPoint(L.Body);
   llvm::PHINode *X = B.CreatePHI(I32, 2, "tx");
-  X->addIncoming(B.getInt32(0), YHead);
+  X->addIncoming(XBegin ? XBegin : B.getInt32(0), YHead);
   L.Linear = B.CreateAdd(RowBase, X, "", true, true);
   L.Ids = {{{TCTid, 0}, X},
            {{TCTid, 1}, Y},
@@ -64,7 +65,7 @@ ThreadLoop ptxforge::codegen::detail::emitThreadLoop(ModuleLowering &ML, llvm::F
   B.SetInsertPoint(L.Latch);
   llvm::Value *NextX = B.CreateAdd(X, B.getInt32(1));
   X->addIncoming(NextX, L.Latch);
-  llvm::BranchInst *Back = B.CreateCondBr(B.CreateICmpULT(NextX, NX), L.Body, YLatch);
+  llvm::BranchInst *Back = B.CreateCondBr(B.CreateICmpULT(NextX, XEnd ? XEnd : NX), L.Body, YLatch);
   // Marked for optimizeModule, which picks the vector width of the loops over threads for the target.
   Back->setMetadata(llvm::LLVMContext::MD_loop,
                     loopId(C, {Vectorize ? llvm::MDNode::get(C, llvm::MDString::get(C, ThreadLoopMarker))

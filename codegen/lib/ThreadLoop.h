@@ -31,7 +31,9 @@ llvm::MDNode *loopProperty(llvm::LLVMContext &C, llvm::StringRef Name, uint32_t 
 
 /// Emits the loop into F (Ctx: the ThreadContext the ids are stored into; NX/NY/NZ: %ntid); after the last
 /// thread control continues at Exit. Vectorize: false keeps the loop scalar (llvm.loop.vectorize.enable).
+/// XBegin/XEnd (when given, defined before the loop) bound each row's %tid.x instead of 0 and NX.
 ThreadLoop emitThreadLoop(ModuleLowering &ML, llvm::Function *F, llvm::Value *Ctx, llvm::Value *NX, llvm::Value *NY,
-                          llvm::Value *NZ, llvm::BasicBlock *Exit, bool Vectorize = true);
+                          llvm::Value *NZ, llvm::BasicBlock *Exit, bool Vectorize = true, llvm::Value *XBegin = nullptr,
+                          llvm::Value *XEnd = nullptr);
 
 } // namespace ptxforge::codegen::detail
