@@ -1,5 +1,6 @@
-// Grid execution: one worker per core (WorkerPool.h) pulls blocks from an atomic counter; a block runs its threads in a plain
-// loop, or as fibers (one per thread, switched at barriers and collectives) when the kernel synchronises.
+// Grid execution: one worker per core (WorkerPool.h) pulls blocks from an atomic counter; a block runs its
+// threads in a plain loop, or as fibers (one per thread, switched at barriers and collectives) when the kernel
+// synchronises.
 #include "ptxforge/codegen/Launch.h"
 
 #include "Runtime.h"

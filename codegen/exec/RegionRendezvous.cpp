@@ -141,9 +141,11 @@ enum : uint32_t { NotLoops = ~1u };
 /// thread stopped at the same loop cut (its region's loop runs next, vectorized); ~0 when some live thread
 /// waits at a loop cut, after marking the others RegionBlocked so that the generic loop runs only those;
 /// NotLoops when no thread waits at a loop cut. It runs after passes of cut loops whose threads part ways, and
-/// at every release of a collective kernel: warps that have exited are skipped after one pass over their states.
-uint32_t releaseLoops(uint32_t *State, uint32_t N, const RegionCut *Cuts) {
+/// at every release of a collective kernel: warps that have exited are skipped after one pass over their states,
+/// and LiveWarps (bit W: warp W has a live thread) tells the caller which they are.
+uint32_t releaseLoops(uint32_t *State, uint32_t N, const RegionCut *Cuts, uint32_t &LiveWarps) {
   uint32_t First = State[0] & ~RegionBlocked, Diff = 0, AtLoop = 0;
+  LiveWarps = 0;
   for (uint32_t W0 = 0; W0 < N; W0 += 32) {
     uint32_t *S = State + W0, Lanes = std::min<uint32_t>(32, N - W0), Any = 0;
     for (uint32_t L = 0; L < Lanes; ++L) {
@@ -156,6 +158,7 @@ uint32_t releaseLoops(uint32_t *State, uint32_t N, const RegionCut *Cuts) {
       AtLoop |= Cuts[0].Kind == RCLoop;
       continue;
     }
+    LiveWarps |= 1u << (W0 / 32);
     for (uint32_t L = 0; L < Lanes; ++L) {
       Diff |= S[L] ^ First;
       AtLoop |= Cuts[S[L]].Kind == RCLoop;
@@ -171,21 +174,14 @@ uint32_t releaseLoops(uint32_t *State, uint32_t N, const RegionCut *Cuts) {
   return ~0u;
 }
 
-/// Whether every lane of a warp has exited (its states are 0 once RegionBlocked is cleared).
-bool warpExited(const uint32_t *State, uint32_t Lanes) {
-  uint32_t Any = 0;
-  for (uint32_t L = 0; L < Lanes; ++L)
-    Any |= State[L] & ~RegionBlocked;
-  return !Any;
-}
-
 } // namespace
 
 extern "C" {
 
 /// ptxrt_region_next (Sync.cpp) for kernels with loop cuts, whose other cuts are barriers: Cuts says which.
 static uint32_t ptxrt_region_next_loops(ThreadContext *, uint32_t *State, uint32_t N, const RegionCut *Cuts) {
-  uint32_t R = releaseLoops(State, N, Cuts);
+  uint32_t LiveWarps;
+  uint32_t R = releaseLoops(State, N, Cuts, LiveWarps);
   if (R != NotLoops)
     return R;
   uint32_t First = State[0], Diff = 0;
@@ -201,7 +197,8 @@ static uint32_t ptxrt_region_next_loops(ThreadContext *, uint32_t *State, uint32
 static uint32_t ptxrt_region_release(ThreadContext *C, uint32_t *State, uint32_t N, const RegionCut *Cuts,
                                      const uint64_t *Value, const uint32_t *Bv, const uint32_t *Cv,
                                      const uint32_t *Mask, uint32_t *Out, uint32_t *Pred) {
-  if (uint32_t R = releaseLoops(State, N, Cuts); R != NotLoops)
+  uint32_t LiveWarps;
+  if (uint32_t R = releaseLoops(State, N, Cuts, LiveWarps); R != NotLoops)
     return R;
   WarpIO IO{Value, Bv, Cv, Mask, Out, Pred};
   uint32_t Live = 0, AtBarrier = 0, Released = 0;
@@ -210,7 +207,7 @@ static uint32_t ptxrt_region_release(ThreadContext *C, uint32_t *State, uint32_t
   for (uint32_t W = 0; W * 32 < N; ++W) {
     uint32_t *WarpState = State + W * 32;
     uint32_t Lanes = std::min<uint32_t>(32, N - W * 32);
-    if (warpExited(WarpState, Lanes)) {
+    if (!(LiveWarps >> W & 1)) { // exited
       Uniform = false;
       continue;
     }

@@ -48,11 +48,9 @@ public:
     std::unique_lock<std::mutex> Hold(Busy, std::try_to_lock);
     if (!Hold.owns_lock())
       return false;
-    while (Threads.size() + 1 < Workers) {
-      unsigned Index = static_cast<unsigned>(Threads.size()) + 1;
-      Threads.emplace_back([this, Index] { serve(Index); });
-      Threads.back().detach(); // the pool outlives main(): workers park until the process ends
-    }
+    // The pool outlives main(): its workers are detached and park until the process ends.
+    for (; Started + 1 < Workers; ++Started)
+      std::thread([this, Index = Started + 1] { serve(Index); }).detach();
     CurrentJob = Job;
     Remaining.store(Workers - 1, std::memory_order_relaxed);
     {
@@ -106,7 +104,7 @@ private:
   std::mutex Busy;             ///< held by the launch that uses the pool
   std::mutex Lock;
   std::condition_variable Wake, Done;
-  std::vector<std::thread> Threads; ///< Threads[I - 1] is worker I
+  unsigned Started = 0; ///< workers 1 .. Started exist
   /// The job now published: its sequence number (high 32 bits) and how many pool workers it takes (low 32 bits,
   /// workers 1..N), in one word so that a worker never pairs one job's number with another's worker count.
   std::atomic<uint64_t> Published{0};

@@ -492,29 +492,39 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
   llvm::LLVMContext &C = ML.Ctx;
   llvm::Type *I32 = B.getInt32Ty();
   // The generic loop holds a copy of every region and runs only threads whose states diverged (a warp's tail of
-  // shuffles, exits): vectorized, it was most of a region kernel's compile time for little run time.
-  // The generic loop runs only threads whose states diverged, often one warp of the block (a reduction's
-  // shuffle tail, after the other warps exited): a scan first finds the span of threads it can run, and in a
-  // one-dimensional block the loop covers only that span. The threads it skips keep their states; their
-  // least and greatest states seed the loop's min/max (a superset of the states only makes "all alike" rarer).
-  llvm::BasicBlock *Scan = nullptr;
-  llvm::Value *XBegin = nullptr, *XEnd = nullptr, *IdleMin = nullptr, *IdleMax = nullptr;
-  llvm::BasicBlock *ScanDone = nullptr;
+  // shuffles, exits): vectorized, it was most of a region kernel's compile time for little run time. Often one
+  // warp of the block runs (a reduction's shuffle tail, after the other warps exited), so in a one-dimensional
+  // block a scan first finds the span of threads the loop can enter, and the loop covers only that span. The
+  // threads it skips keep their states; their least and greatest states seed the loop's min/max (a superset of
+  // the states only makes "all alike" rarer).
+  llvm::BasicBlock *Scan = nullptr, *ScanDone = nullptr;
+  llvm::PHINode *XBegin = nullptr, *XEnd = nullptr, *IdleMin = nullptr, *IdleMax = nullptr;
   if (Generic) {
     Scan = llvm::BasicBlock::Create(C, "generic.scan", F);
     llvm::BasicBlock *Body = llvm::BasicBlock::Create(C, "generic.scan.body", F);
     ScanDone = llvm::BasicBlock::Create(C, "generic.scan.done", F);
     llvm::IRBuilder<> SB(Scan);
-    llvm::Value *N = SB.CreateMul(SB.CreateMul(NX, NY), NZ);
-    SB.CreateBr(Body);
+    llvm::Value *OneD = SB.CreateAnd(SB.CreateICmpEQ(NY, SB.getInt32(1)), SB.CreateICmpEQ(NZ, SB.getInt32(1)));
+    SB.CreateCondBr(OneD, Body, ScanDone);
+    // In ScanDone: the scan's results, or (blocks of more dimensions) the whole block and neutral min/max.
+    SB.SetInsertPoint(ScanDone);
+    auto result = [&](llvm::Value *Unscanned, const char *Name) {
+      llvm::PHINode *P = SB.CreatePHI(I32, 2, Name);
+      P->addIncoming(Unscanned, Scan);
+      return P;
+    };
+    XBegin = result(SB.getInt32(0), "x.begin");
+    XEnd = result(NX, "x.end");
+    IdleMin = result(SB.getInt32(~0u), "idle.min");
+    IdleMax = result(SB.getInt32(0), "idle.max");
     SB.SetInsertPoint(Body);
     auto phi = [&](llvm::Value *Init, const char *Name) {
       llvm::PHINode *P = SB.CreatePHI(I32, 2, Name);
       P->addIncoming(Init, Scan);
       return P;
     };
-    llvm::PHINode *T = phi(SB.getInt32(0), "t"), *Lo = phi(N, "run.lo"), *Hi = phi(SB.getInt32(0), "run.hi");
-    llvm::PHINode *IMin = phi(SB.getInt32(~0u), "idle.min"), *IMax = phi(SB.getInt32(0), "idle.max");
+    llvm::PHINode *T = phi(SB.getInt32(0), "t"), *Lo = phi(NX, "run.lo"), *Hi = phi(SB.getInt32(0), "run.hi");
+    llvm::PHINode *IMin = phi(SB.getInt32(~0u), "scan.min"), *IMax = phi(SB.getInt32(0), "scan.max");
     llvm::Value *S = SB.CreateLoad(I32, SB.CreateGEP(I32, States, SB.CreateZExt(T, SB.getInt64Ty())));
     // What the loop's switch enters: regions 1 .. Regions.size() - 1 (0: exited; RegionBlocked: held back).
     llvm::Value *Run =
@@ -525,17 +535,16 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
       P->addIncoming(V, Body);
       return V;
     };
-    llvm::Value *LoV = fold(Lo, llvm::Intrinsic::umin, T, N);
+    llvm::Value *LoV = fold(Lo, llvm::Intrinsic::umin, T, NX);
     llvm::Value *HiV = fold(Hi, llvm::Intrinsic::umax, NextT, SB.getInt32(0));
-    IdleMin = fold(IMin, llvm::Intrinsic::umin, SB.getInt32(~0u), S);
-    IdleMax = fold(IMax, llvm::Intrinsic::umax, SB.getInt32(0), S);
+    IdleMin->addIncoming(fold(IMin, llvm::Intrinsic::umin, SB.getInt32(~0u), S), Body);
+    IdleMax->addIncoming(fold(IMax, llvm::Intrinsic::umax, SB.getInt32(0), S), Body);
+    // An empty span (no thread to run) keeps the whole row.
+    llvm::Value *Some = SB.CreateICmpULT(LoV, HiV);
+    XBegin->addIncoming(SB.CreateSelect(Some, LoV, SB.getInt32(0)), Body);
+    XEnd->addIncoming(SB.CreateSelect(Some, HiV, NX), Body);
     T->addIncoming(NextT, Body);
-    SB.CreateCondBr(SB.CreateICmpULT(NextT, N), Body, ScanDone);
-    SB.SetInsertPoint(ScanDone);
-    llvm::Value *Narrow = SB.CreateAnd(SB.CreateAnd(SB.CreateICmpEQ(NY, SB.getInt32(1)), SB.CreateICmpEQ(NZ, SB.getInt32(1))),
-                                       SB.CreateICmpULT(LoV, HiV));
-    XBegin = SB.CreateSelect(Narrow, LoV, SB.getInt32(0), "x.begin");
-    XEnd = SB.CreateSelect(Narrow, HiV, NX, "x.end");
+    SB.CreateCondBr(SB.CreateICmpULT(NextT, NX), Body, ScanDone);
   }
   ThreadLoop Loop = emitThreadLoop(ML, F, Ctx, NX, NY, NZ, Dispatch, /*Vectorize=*/!Generic, XBegin, XEnd);
   if (ScanDone)
@@ -554,8 +563,8 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
   B.CreateStore(B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, B.CreateLoad(I32, MaxState), Code), MaxState);
   {
     llvm::IRBuilder<> EB(Loop.Entry->getTerminator());
-    EB.CreateStore(IdleMin ? IdleMin : EB.getInt32(~0u), MinState);
-    EB.CreateStore(IdleMax ? IdleMax : EB.getInt32(0), MaxState);
+    EB.CreateStore(IdleMin ? static_cast<llvm::Value *>(IdleMin) : EB.getInt32(~0u), MinState);
+    EB.CreateStore(IdleMax ? static_cast<llvm::Value *>(IdleMax) : EB.getInt32(0), MaxState);
   }
 
   // One copy of each region this loop can enter, its registers redirected to this thread's slots.

@@ -7,8 +7,9 @@
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/MDBuilder.h"
-#include "llvm/IR/Module.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
+
+#include <optional>
 
 using namespace llvm;
 
@@ -17,35 +18,54 @@ namespace {
 /// Gathers and scatters of at least this many lanes are worth the test (below it a gather is a few loads).
 constexpr unsigned MinLanes = 4;
 
+/// A gather or scatter this pass rewrites: masked.gather(ptrs, mask, passthru) or masked.scatter(value, ptrs,
+/// mask), N lanes of Size-byte elements; the alignment is each element's.
+struct Access {
+  IntrinsicInst *II;
+  bool Gather;
+  Value *Ptrs, *Mask;
+  Align A;
+  unsigned N;
+  uint64_t Size;
+};
+
+std::optional<Access> accessOf(Instruction &I, const DataLayout &DL) {
+  auto *II = dyn_cast<IntrinsicInst>(&I);
+  if (!II || (II->getIntrinsicID() != Intrinsic::masked_gather && II->getIntrinsicID() != Intrinsic::masked_scatter))
+    return std::nullopt;
+  bool Gather = II->getIntrinsicID() == Intrinsic::masked_gather;
+  unsigned PtrsArg = Gather ? 0 : 1;
+  auto *PtrsTy = dyn_cast<FixedVectorType>(II->getArgOperand(PtrsArg)->getType());
+  Type *Elt = (Gather ? II->getType() : II->getArgOperand(0)->getType())->getScalarType();
+  if (!PtrsTy || PtrsTy->getNumElements() < MinLanes || DL.getTypeStoreSize(Elt) != DL.getTypeAllocSize(Elt))
+    return std::nullopt;
+  return Access{II,
+                Gather,
+                II->getArgOperand(PtrsArg),
+                II->getArgOperand(Gather ? 1 : 2),
+                II->getParamAlign(PtrsArg).valueOrOne(),
+                PtrsTy->getNumElements(),
+                DL.getTypeAllocSize(Elt)};
+}
+
 } // namespace
 
 PreservedAnalyses ptxforge::codegen::passes::ContiguousGathersPass::run(Function &F, FunctionAnalysisManager &) {
   const DataLayout &DL = F.getDataLayout();
-  SmallVector<IntrinsicInst *, 16> Ops;
-  for (Instruction &I : instructions(F)) {
-    auto *II = dyn_cast<IntrinsicInst>(&I);
-    if (!II || (II->getIntrinsicID() != Intrinsic::masked_gather && II->getIntrinsicID() != Intrinsic::masked_scatter))
-      continue;
-    bool Gather = II->getIntrinsicID() == Intrinsic::masked_gather;
-    auto *PtrsTy = dyn_cast<FixedVectorType>(II->getArgOperand(Gather ? 0 : 1)->getType());
-    Type *Elt = (Gather ? II->getType() : II->getArgOperand(0)->getType())->getScalarType();
-    if (PtrsTy && PtrsTy->getNumElements() >= MinLanes && DL.getTypeStoreSize(Elt) == DL.getTypeAllocSize(Elt))
-      Ops.push_back(II);
-  }
+  SmallVector<Access, 16> Ops;
+  for (Instruction &I : instructions(F))
+    if (std::optional<Access> Op = accessOf(I, DL))
+      Ops.push_back(*Op);
   MDNode *Likely = MDBuilder(F.getContext()).createLikelyBranchWeights();
-  for (IntrinsicInst *II : Ops) {
-    bool Gather = II->getIntrinsicID() == Intrinsic::masked_gather;
-    // masked.gather(ptrs, mask, passthru), masked.scatter(value, ptrs, mask); the alignment is each element's.
-    unsigned PtrsArg = Gather ? 0 : 1;
-    Value *Ptrs = II->getArgOperand(PtrsArg);
-    Value *Mask = II->getArgOperand(Gather ? 1 : 2);
-    Align A = II->getParamAlign(PtrsArg).valueOrOne();
-    auto *PtrsTy = cast<FixedVectorType>(Ptrs->getType());
-    unsigned N = PtrsTy->getNumElements();
-    Type *Elt = (Gather ? II->getType() : II->getArgOperand(0)->getType())->getScalarType();
-    uint64_t Size = DL.getTypeAllocSize(Elt);
+  for (const Access &Op : Ops) {
+    IntrinsicInst *II = Op.II;
+    bool Gather = Op.Gather;
+    Value *Ptrs = Op.Ptrs, *Mask = Op.Mask;
+    Align A = Op.A;
+    unsigned N = Op.N;
+    uint64_t Size = Op.Size;
     IRBuilder<> B(II);
-    Type *IntPtr = DL.getIntPtrType(PtrsTy->getElementType());
+    Type *IntPtr = DL.getIntPtrType(Ptrs->getType()->getScalarType());
     // Lane 0 names the base; it must be on (an off lane's pointer may be anything). Every other lane that is on
     // must point Size bytes past its left neighbour's slot: lane I at base + I * Size.
     Value *First = B.CreateExtractElement(Ptrs, uint64_t(0));

@@ -12,32 +12,32 @@ using namespace llvm::PatternMatch;
 
 namespace {
 
-/// X + K where X | K is X + K: `or disjoint X, K` or `add X, K`; K = 0 for X itself.
-bool offsetOf(Value *V, Value *&X, uint64_t &K) {
+/// V as X + K: `or disjoint X, K` or `add X, K` with a constant K; V itself with K = 0 otherwise.
+std::pair<Value *, uint64_t> offsetOf(Value *V) {
+  Value *X;
   const APInt *C;
-  if (match(V, m_DisjointOr(m_Value(X), m_APInt(C))) || match(V, m_Add(m_Value(X), m_APInt(C)))) {
-    K = C->getZExtValue();
-    return true;
-  }
-  X = V;
-  K = 0;
-  return true;
+  if (match(V, m_DisjointOr(m_Value(X), m_APInt(C))) || match(V, m_Add(m_Value(X), m_APInt(C))))
+    return {X, C->getZExtValue()};
+  return {V, 0};
+}
+
+/// Whether B is A + I, both being X + K for one X.
+bool steps(Value *A, Value *B, uint64_t I) {
+  auto [XA, KA] = offsetOf(A);
+  auto [XB, KB] = offsetOf(B);
+  return XA == XB && KB == KA + I;
 }
 
 /// Whether lane I's value is lane 0's plus I: both Base + (Index + I) with the same Base and Index (either operand
 /// order), or Index + I itself.
 bool isLaneStep(Value *Lane0, Value *LaneI, uint64_t I) {
   Value *A0, *B0, *AI, *BI;
-  auto split = [](Value *V, Value *&A, Value *&B) { return match(V, m_Add(m_Value(A), m_Value(B))); };
-  Value *X0, *XI;
-  uint64_t K0, KI;
-  if (split(Lane0, A0, B0) && split(LaneI, AI, BI)) {
+  if (match(Lane0, m_Add(m_Value(A0), m_Value(B0))) && match(LaneI, m_Add(m_Value(AI), m_Value(BI))))
     for (int Swap0 = 0; Swap0 < 2; ++Swap0, std::swap(A0, B0))
       for (int SwapI = 0; SwapI < 2; ++SwapI, std::swap(AI, BI))
-        if (B0 == BI && offsetOf(A0, X0, K0) && offsetOf(AI, XI, KI) && X0 == XI && KI == K0 + I)
+        if (B0 == BI && steps(A0, AI, I))
           return true;
-  }
-  return offsetOf(Lane0, X0, K0) && offsetOf(LaneI, XI, KI) && X0 == XI && KI == K0 + I;
+  return steps(Lane0, LaneI, I);
 }
 
 } // namespace

@@ -113,20 +113,22 @@ bool versionFullStretch(BasicBlock &BB, MDNode *Likely) {
 }
 
 /// Not all true: the masked operation, skipped when no lane is on (the other side of a thread-divergent branch,
-/// such as a stencil's boundary case, is all false almost everywhere). A load's users then read a phi of it.
-void skipWhenAllOff(IntrinsicInst *II) {
+/// such as a stencil's boundary case, is all false almost everywhere). A load's users then read the returned phi
+/// of it (null for a store).
+PHINode *skipWhenAllOff(IntrinsicInst *II) {
   IRBuilder<> B(II);
   BasicBlock *Head = II->getParent();
   Instruction *Then = SplitBlockAndInsertIfThen(B.CreateOrReduce(maskOf(II)), II, /*Unreachable=*/false);
   II->moveBefore(Then->getIterator());
   if (!isLoad(II))
-    return;
+    return nullptr;
   BasicBlock *Tail = Then->getParent()->getSingleSuccessor();
   B.SetInsertPoint(Tail->getFirstNonPHIIt());
   PHINode *Result = B.CreatePHI(II->getType(), 2);
   II->replaceUsesWithIf(Result, [&](Use &U) { return U.getUser() != Result; });
   Result->addIncoming(II, II->getParent());
   Result->addIncoming(II->getArgOperand(2), Head);
+  return Result;
 }
 
 } // namespace
@@ -151,16 +153,11 @@ PreservedAnalyses ptxforge::codegen::passes::UnmaskFullVectorsPass::run(Function
     B.SetInsertPoint(Then);
     Instruction *Plain = plainAccess(B, II);
     II->moveBefore(Else->getIterator());
-    skipWhenAllOff(II);
-    if (isLoad(II)) {
+    if (PHINode *Partial = skipWhenAllOff(II)) {
       // II's users now read the all-off skip's phi; the plain path joins below.
       BasicBlock *Join = Then->getParent()->getSingleSuccessor();
       B.SetInsertPoint(Join->getFirstNonPHIIt());
       PHINode *Result = B.CreatePHI(II->getType(), 2);
-      Value *Partial = nullptr;
-      for (User *U : II->users())
-        if (auto *P = dyn_cast<PHINode>(U); P && P->getParent() != Join)
-          Partial = P;
       Partial->replaceUsesWithIf(Result, [&](Use &U) { return U.getUser() != Result; });
       Result->addIncoming(Plain, Plain->getParent());
       Result->addIncoming(Partial, Else->getParent());
