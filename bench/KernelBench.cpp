@@ -1180,6 +1180,10 @@ double geomean(const std::vector<double> &V) {
   return std::exp(L / V.size());
 }
 
+/// The PoCL bar (issue 3): within 5% where both sit at the memory bandwidth, at least as fast elsewhere.
+bool atBandwidth(const std::string &Kernel) { return Kernel == "vecadd" || Kernel == "saxpy" || Kernel == "stencil5"; }
+double poclAllowance(const std::string &Kernel) { return atBandwidth(Kernel) ? 1.05 : 1.0; }
+
 void printRow(const json &R, PhaseSummary &Sum, bool Timed, bool Verbose) {
   const json &P = R["ptxforge"], &N = R["native"], &C = R["pocl"];
   double Work = R["work"].get<double>();
@@ -1202,7 +1206,7 @@ void printRow(const json &R, PhaseSummary &Sum, bool Timed, bool Verbose) {
   };
   std::string K = R["kernel"];
   std::string RNat = ratio(N, Sum.VsNative), RPocl = ratio(C, Sum.VsPocl);
-  if (usable(P) && usable(C) && P["median_ms"].get<double>() > C["median_ms"].get<double>())
+  if (usable(P) && usable(C) && P["median_ms"].get<double>() > C["median_ms"].get<double>() * poclAllowance(K))
     Sum.SlowerThanPocl.push_back(K + " x" + RPocl);
   std::string Check;
   for (const char *I : {"ptxforge", "native", "pocl"}) {
@@ -1389,7 +1393,8 @@ int runParent(const Options &O, const char *Argv0) {
         for (const std::string &S : Sum.SlowerThanPocl)
           List += (List.empty() ? "" : ", ") + S;
         bool All9 = Sum.VsPocl.size() == Kernels.size();
-        std::printf("bar: ptxforge at least as fast as PoCL on every kernel: %s%s%s\n",
+        std::printf("bar: ptxforge at least as fast as PoCL on every kernel (within 5%% on vecadd, saxpy, stencil5): "
+                    "%s%s%s\n",
                     Sum.SlowerThanPocl.empty() && All9 ? "MET" : "NOT MET",
                     List.empty() ? "" : (" (slower on " + List + ")").c_str(),
                     All9 ? "" : (" (compared on " + std::to_string(Sum.VsPocl.size()) + " of " +

@@ -52,8 +52,11 @@ static void ptxrt_bad_call_target(ThreadContext *C, uint64_t Target) {
 }
 
 /// A thread's accumulated access addresses had low bits set that its access sizes forbid.
+/// C: the thread's context, or (deferred checks) a context whose %ctaid names the block.
 static void ptxrt_misaligned(ThreadContext *C) {
-  fault(C, LaunchFault::MisalignedAddress, "misaligned address: a load or store not aligned to its size");
+  fault(C, LaunchFault::MisalignedAddress,
+        "misaligned address: a load or store not aligned to its size in block (" + std::to_string(C->Ctaid[0]) + "," +
+            std::to_string(C->Ctaid[1]) + "," + std::to_string(C->Ctaid[2]) + ")");
 }
 
 /// Shared memory is recognised by the caller; anything else a kernel can address is global or local. Local

@@ -39,7 +39,10 @@ llvm::Value *FunctionLowering::ctxField(unsigned Field, unsigned Index) {
   return B.CreateLoad(Ty, P);
 }
 
-llvm::Value *FunctionLowering::sharedBase() { return ctxField(TCShared); }
+llvm::Value *FunctionLowering::sharedBase() {
+  ML.SharedReaders.insert(LF);
+  return ctxField(TCShared);
+}
 
 llvm::Value *FunctionLowering::callHelper(llvm::StringRef Name, llvm::Type *Ret, llvm::ArrayRef<llvm::Value *> Args) {
   std::vector<llvm::Type *> Tys;

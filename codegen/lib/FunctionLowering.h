@@ -10,6 +10,7 @@
 #include "llvm/IR/IRBuilder.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,7 @@ struct ModuleLowering {
   /// that use it).
   uint64_t kernelSharedBytes(size_t FunctionIndex) const { return KernelSharedBytes[FunctionIndex]; }
   std::vector<llvm::Function *> Functions;       ///< per ptx function
+  std::set<const llvm::Function *> SharedReaders; ///< functions whose code addresses shared memory
   std::string Error;                             ///< first lowering error
 
   ModuleLowering(const ptx::Module &M, const ptx::SourceBuffer *S, llvm::LLVMContext &C, llvm::Module &Mod)

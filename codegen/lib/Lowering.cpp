@@ -153,15 +153,34 @@ llvm::Function *declareFunction(ModuleLowering &ML, const ptx::Function &F) {
   return LF;
 }
 
+/// Threads in x that one row of a block group spans (emitBlockLoop).
+constexpr uint32_t GroupRowThreads = 128;
+
+/// Whether kernel FI's code (or a function it may call: any, conservatively) addresses shared memory.
+bool readsShared(const ModuleLowering &ML, size_t FI) {
+  for (size_t G = 0; G < ML.M.Functions.size(); ++G)
+    if ((G == FI || !ML.M.Functions[G]->IsEntry) && ML.SharedReaders.count(ML.Functions[G]))
+      return true;
+  return false;
+}
+
 /// `__ptx_block_K(ThreadContext *Template, const char *Params)`: a loop over the block's threads that sets
 /// %tid/%laneid/%warpid in a private copy of the template context and calls the (always inlined) thread
 /// function. With the context in an alloca, LLVM forwards the stored ids to the inlined loads, so simple
 /// kernels vectorize across threads and none pays a call or a runtime round trip per thread.
-llvm::Function *emitBlockLoop(ModuleLowering &ML, llvm::Function *Thread) {
+///
+/// Grouped (kernels that never touch shared memory): `__ptx_block_K(Template, Params, ThreadContext *Fault,
+/// u32 Groups)` runs blocks %ctaid.x .. %ctaid.x+Groups-1 of one grid row, row by row: the threads of row y of
+/// all of them, then row y+1. Threads of a barrier-free kernel may run in any order, and with no shared memory
+/// nothing tells blocks apart but %ctaid; a 2D stencil on 32x8 blocks then streams 128 floats per row instead
+/// of 32 (~20% less time on Zen 4). Misaligned accesses are checked per row of one block, and Fault (the
+/// worker's template, which a fault handler reads) follows %ctaid.x, so a fault still names its block.
+llvm::Function *emitBlockLoop(ModuleLowering &ML, llvm::Function *Thread, bool Grouped) {
   llvm::LLVMContext &C = ML.Ctx;
   llvm::IRBuilder<> B(C);
   llvm::Type *Ptr = B.getPtrTy(), *I32 = B.getInt32Ty();
-  auto *FT = llvm::FunctionType::get(B.getVoidTy(), {Ptr, Ptr}, false);
+  auto *FT = Grouped ? llvm::FunctionType::get(B.getVoidTy(), {Ptr, Ptr, Ptr, I32}, false)
+                     : llvm::FunctionType::get(B.getVoidTy(), {Ptr, Ptr}, false);
   std::string Name = "__ptx_block_" + Thread->getName().drop_front(strlen("__ptx_kernel_")).str();
   llvm::Function *F = llvm::Function::Create(FT, llvm::GlobalValue::ExternalLinkage, Name, ML.Mod);
   markParamBuffer(F, 1, Thread->getParamDereferenceableBytes(1));
@@ -180,32 +199,47 @@ llvm::Function *emitBlockLoop(ModuleLowering &ML, llvm::Function *Thread) {
   uint64_t Size = ML.Mod.getDataLayout().getTypeAllocSize(ML.ThreadCtxTy);
   B.CreateMemCpy(Ctx, llvm::MaybeAlign(8), Tmpl, llvm::MaybeAlign(8), Size);
   beginDeferredChecks(B, ML, Ctx);
-  auto field = [&](unsigned Field, unsigned Index) {
-    return B.CreateInBoundsGEP(ML.ThreadCtxTy, Ctx, {B.getInt32(0), B.getInt32(Field), B.getInt32(Index)});
+  auto field = [&](llvm::Value *Of, unsigned Field, unsigned Index) {
+    return B.CreateInBoundsGEP(ML.ThreadCtxTy, Of, {B.getInt32(0), B.getInt32(Field), B.getInt32(Index)});
   };
-  llvm::Value *NX = B.CreateLoad(I32, field(TCNtid, 0)), *NY = B.CreateLoad(I32, field(TCNtid, 1)),
-              *NZ = B.CreateLoad(I32, field(TCNtid, 2));
+  llvm::Value *NX = B.CreateLoad(I32, field(Ctx, TCNtid, 0)), *NY = B.CreateLoad(I32, field(Ctx, TCNtid, 1)),
+              *NZ = B.CreateLoad(I32, field(Ctx, TCNtid, 2));
+  llvm::Value *FirstX = Grouped ? B.CreateLoad(I32, field(Ctx, TCCtaid, 0)) : nullptr;
   llvm::BasicBlock *Exit = llvm::BasicBlock::Create(C, "exit", F);
-  ThreadLoop Loop = emitThreadLoop(ML, F, Ctx, NX, NY, NZ, Exit);
+  ThreadLoop Loop = emitThreadLoop(ML, F, Ctx, NX, NY, NZ, Exit, /*Vectorize=*/true, nullptr, nullptr,
+                                   Grouped ? F->getArg(3) : nullptr);
   B.CreateBr(Loop.Entry);
   B.SetInsertPoint(Loop.Body);
   B.CreateCall(Thread, {Ctx, Params});
   B.CreateBr(Loop.Latch);
+  if (Grouped) {
+    B.SetInsertPoint(Loop.GroupBody);
+    llvm::Value *X = B.CreateAdd(FirstX, Loop.Group);
+    for (llvm::Value *Of : {static_cast<llvm::Value *>(Ctx), Tmpl, static_cast<llvm::Value *>(F->getArg(2))})
+      B.CreateStore(X, field(Of, TCCtaid, 0));
+    B.CreateBr(Loop.Body);
+    B.SetInsertPoint(Loop.GroupEnd);
+    endDeferredChecks(B, ML, Ctx, Tmpl);
+    B.CreateBr(Loop.GroupLatch);
+  }
   B.SetInsertPoint(Exit);
-  endDeferredChecks(B, ML, Ctx, Tmpl);
+  if (!Grouped)
+    endDeferredChecks(B, ML, Ctx, Tmpl);
   B.CreateRetVoid();
   return F;
 }
 
-/// Turns a block function (one block per call) into `__ptx_block_K(ThreadContext *Template, const char *Params,
-/// u64 First, u64 Count)`, which runs blocks First .. First+Count-1 (linear ids) with %ctaid stepped in a private
-/// copy of the template (and in the template, where a fault handler finds it). The runtime hands each worker chunks of blocks, so a grid of many small blocks (vecadd:
-/// 65536 blocks of 256 threads) costs one call and one fault point per chunk, not per block, and LLVM sees the
-/// block setup it can hoist out of the loop.
+/// Turns a block function (one block per call, or one group of a grid row's blocks: emitBlockLoop) into
+/// `__ptx_block_K(ThreadContext *Template, const char *Params, u64 First, u64 Count)`, which runs blocks First ..
+/// First+Count-1 (linear ids) with %ctaid stepped in a private copy of the template (and in the template, where
+/// a fault handler finds it). The runtime hands each worker chunks of blocks, so a grid of many small blocks
+/// (vecadd: 65536 blocks of 256 threads) costs one call and one fault point per chunk, not per block, and LLVM
+/// sees the block setup it can hoist out of the loop.
 void wrapBlockRange(ModuleLowering &ML, llvm::Function *Block) {
   llvm::LLVMContext &C = ML.Ctx;
   llvm::IRBuilder<> B(C);
   llvm::Type *Ptr = B.getPtrTy(), *I32 = B.getInt32Ty(), *I64 = B.getInt64Ty();
+  bool Grouped = Block->arg_size() == 4;
   std::string Name = Block->getName().str();
   Block->setName(Name + ".one");
   Block->setLinkage(llvm::GlobalValue::InternalLinkage);
@@ -225,6 +259,16 @@ void wrapBlockRange(ModuleLowering &ML, llvm::Function *Block) {
   };
   llvm::Value *GX = B.CreateZExt(B.CreateLoad(I32, field(TCNctaid, 0)), I64);
   llvm::Value *GY = B.CreateZExt(B.CreateLoad(I32, field(TCNctaid, 1)), I64);
+  // Blocks per group: one row of a group spans ~128 threads in x (a multi-row block only: the rows of
+  // one-row blocks already follow each other in memory).
+  llvm::Value *Want = B.getInt64(1);
+  if (Grouped) {
+    llvm::Value *NX = B.CreateLoad(I32, field(TCNtid, 0));
+    llvm::Value *Rows = B.CreateMul(B.CreateLoad(I32, field(TCNtid, 1)), B.CreateLoad(I32, field(TCNtid, 2)));
+    llvm::Value *PerRow = B.CreateUDiv(B.getInt32(GroupRowThreads), NX);
+    Want = B.CreateSelect(B.CreateAnd(B.CreateICmpUGT(Rows, B.getInt32(1)), B.CreateICmpUGT(PerRow, B.getInt32(1))),
+                          B.CreateZExt(PerRow, I64), B.getInt64(1));
+  }
   llvm::Value *X0 = B.CreateURem(First, GX), *Rest = B.CreateUDiv(First, GX);
   llvm::Value *Y0 = B.CreateURem(Rest, GY), *Z0 = B.CreateUDiv(Rest, GY);
   B.CreateCondBr(B.CreateICmpEQ(Count, B.getInt64(0)), Exit, Loop);
@@ -238,13 +282,21 @@ void wrapBlockRange(ModuleLowering &ML, llvm::Function *Block) {
   for (unsigned D = 0; D < 3; ++D)
     B.CreateStore(B.CreateTrunc((llvm::Value *[]){X, Y, Z}[D], I32),
                   B.CreateInBoundsGEP(ML.ThreadCtxTy, Tmpl, {B.getInt32(0), B.getInt32(TCCtaid), B.getInt32(D)}));
-  B.CreateCall(Block, {Ctx, Params});
+  // A group stays in its grid row and in the range.
+  llvm::Value *N = Want;
+  if (Grouped) {
+    auto umin = [&](llvm::Value *A, llvm::Value *V) { return B.CreateSelect(B.CreateICmpULT(A, V), A, V); };
+    N = umin(umin(Want, B.CreateSub(GX, X)), B.CreateSub(Count, I));
+    B.CreateCall(Block, {Ctx, Params, Tmpl, B.CreateTrunc(N, I32)});
+  } else {
+    B.CreateCall(Block, {Ctx, Params});
+  }
   // Next block id: x, then carry into y and z.
-  llvm::Value *NX = B.CreateAdd(X, B.getInt64(1));
+  llvm::Value *NX = B.CreateAdd(X, N);
   llvm::Value *WrapX = B.CreateICmpEQ(NX, GX);
   llvm::Value *NY = B.CreateSelect(WrapX, B.CreateAdd(Y, B.getInt64(1)), Y);
   llvm::Value *WrapY = B.CreateICmpEQ(NY, GY);
-  llvm::Value *NI = B.CreateAdd(I, B.getInt64(1));
+  llvm::Value *NI = B.CreateAdd(I, N);
   I->addIncoming(NI, Loop);
   X->addIncoming(B.CreateSelect(WrapX, B.getInt64(0), NX), Loop);
   Y->addIncoming(B.CreateSelect(WrapY, B.getInt64(0), NY), Loop);
@@ -334,7 +386,11 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
     FunctionLowering FL(ML, F, ML.Functions[FI], F.IsEntry);
     if (!FL.run())
       return llvm::createStringError(std::errc::not_supported, "%s", ML.Error.c_str());
-    if (!F.IsEntry)
+  }
+  // Kernels, once every function is lowered (readsShared looks at callees).
+  for (size_t FI = 0; FI < M.Functions.size(); ++FI) {
+    const ptx::Function &F = *M.Functions[FI];
+    if (!F.HasBody || !F.IsEntry)
       continue;
     KernelInfo K;
     K.Name = F.Name.str();
@@ -354,7 +410,7 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
           K.ExitInCallee |= I.Op == ptx::Opcode::Exit;
     llvm::Function *Block = nullptr;
     if (!K.NeedsFibers && !K.ExitInCallee)
-      Block = emitBlockLoop(ML, ML.Functions[FI]);
+      Block = emitBlockLoop(ML, ML.Functions[FI], !readsShared(ML, FI));
     else if (regionSplittable(M, F))
       Block = emitRegionBlockFunction(ML, ML.Functions[FI]);
     if (Block) {
@@ -370,6 +426,11 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
       }
     Out.Kernels.push_back(K);
   }
+  // Address 0 is an address like any other to PTX (an access there faults: CUDA_ERROR_ILLEGAL_ADDRESS); to LLVM
+  // an access through null is undefined, and it would delete the path that makes it.
+  for (llvm::Function &F : *Out.Module)
+    if (!F.isDeclaration())
+      F.addFnAttr(llvm::Attribute::NullPointerIsValid);
   passes::addMemoryScopes(*Out.Module);
   std::string VerifyErrors;
   llvm::raw_string_ostream VOS(VerifyErrors);

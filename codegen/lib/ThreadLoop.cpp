@@ -21,7 +21,7 @@ llvm::MDNode *ptxforge::codegen::detail::loopProperty(llvm::LLVMContext &C, llvm
 ThreadLoop ptxforge::codegen::detail::emitThreadLoop(ModuleLowering &ML, llvm::Function *F, llvm::Value *Ctx,
                                                      llvm::Value *NX, llvm::Value *NY, llvm::Value *NZ,
                                                      llvm::BasicBlock *Exit, bool Vectorize, llvm::Value *XBegin,
-                                                     llvm::Value *XEnd) {
+                                                     llvm::Value *XEnd, llvm::Value *Groups) {
   llvm::LLVMContext &C = ML.Ctx;
   llvm::IRBuilder<> B(C);
   llvm::Type *I32 = B.getInt32Ty();
@@ -44,10 +44,29 @@ ThreadLoop ptxforge::codegen::detail::emitThreadLoop(ModuleLowering &ML, llvm::F
   // A block has at most 1024 threads: the ids never wrap (nuw/nsw keep sign-extended indices affine for SCEV).
   llvm::Value *RowBase =
       B.CreateMul(B.CreateAdd(B.CreateMul(Z, NY, "", true, true), Y, "", true, true), NX, "", true, true);
-  B.CreateBr(L.Body);
+  llvm::BasicBlock *RowEntry = YHead, *RowExit = YLatch;
+  if (Groups) {
+    llvm::BasicBlock *GHead = llvm::BasicBlock::Create(C, "g", F);
+    L.GroupBody = llvm::BasicBlock::Create(C, "g.body", F);
+    L.GroupEnd = llvm::BasicBlock::Create(C, "g.end", F);
+    L.GroupLatch = llvm::BasicBlock::Create(C, "g.latch", F);
+    B.CreateBr(GHead);
+    B.SetInsertPoint(GHead);
+    llvm::PHINode *G = B.CreatePHI(I32, 2, "g");
+    G->addIncoming(B.getInt32(0), YHead);
+    L.Group = G;
+    B.CreateBr(L.GroupBody);
+    B.SetInsertPoint(L.GroupLatch);
+    llvm::Value *NextG = B.CreateAdd(G, B.getInt32(1));
+    G->addIncoming(NextG, L.GroupLatch);
+    B.CreateCondBr(B.CreateICmpULT(NextG, Groups), GHead, YLatch);
+    RowEntry = L.GroupBody, RowExit = L.GroupEnd;
+  } else {
+    B.CreateBr(L.Body);
+  }
   B.SetInsertPoint(L.Body);
   llvm::PHINode *X = B.CreatePHI(I32, 2, "tx");
-  X->addIncoming(XBegin ? XBegin : B.getInt32(0), YHead);
+  X->addIncoming(XBegin ? XBegin : B.getInt32(0), RowEntry);
   L.Linear = B.CreateAdd(RowBase, X, "", true, true);
   L.Ids = {{{TCTid, 0}, X},
            {{TCTid, 1}, Y},
@@ -65,7 +84,7 @@ ThreadLoop ptxforge::codegen::detail::emitThreadLoop(ModuleLowering &ML, llvm::F
   B.SetInsertPoint(L.Latch);
   llvm::Value *NextX = B.CreateAdd(X, B.getInt32(1));
   X->addIncoming(NextX, L.Latch);
-  llvm::BranchInst *Back = B.CreateCondBr(B.CreateICmpULT(NextX, XEnd ? XEnd : NX), L.Body, YLatch);
+  llvm::BranchInst *Back = B.CreateCondBr(B.CreateICmpULT(NextX, XEnd ? XEnd : NX), L.Body, RowExit);
   // Marked for optimizeModule, which picks the vector width of the loops over threads for the target.
   Back->setMetadata(llvm::LLVMContext::MD_loop,
                     loopId(C, {Vectorize ? llvm::MDNode::get(C, llvm::MDString::get(C, ThreadLoopMarker))

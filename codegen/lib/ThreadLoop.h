@@ -10,7 +10,8 @@
 
 namespace ptxforge::codegen::detail {
 
-/// `for z < NZ, for y < NY, for x < NX` over the threads of a block, with the linear id carried along.
+/// `for z < NZ, for y < NY, for x < NX` over the threads of a block, with the linear id carried along; with
+/// Groups, `for z, for y, for g < Groups, for x`: the same rows of Groups blocks side by side (see emitBlockLoop).
 struct ThreadLoop {
   llvm::BasicBlock *Entry;  ///< branch here to run the loop
   llvm::BasicBlock *Body;   ///< one thread, its ids already stored into the context; must end by branching to Latch
@@ -19,6 +20,11 @@ struct ThreadLoop {
   /// The ids by ThreadContext (field, index): %tid.x/y/z, %laneid, %warpid and the linear id.
   std::map<std::pair<unsigned, unsigned>, llvm::Value *> Ids;
   std::vector<llvm::StoreInst *> IdStores; ///< the stores of Ids into the context, in Body
+  // With Groups only:
+  llvm::Value *Group = nullptr;             ///< g (i32)
+  llvm::BasicBlock *GroupBody = nullptr;    ///< entered once per (y, g), unterminated: must branch to Body
+  llvm::BasicBlock *GroupEnd = nullptr;     ///< after the row's last thread, unterminated: must branch to GroupLatch
+  llvm::BasicBlock *GroupLatch = nullptr;   ///< advances g, or y after the last group
 };
 
 /// The `llvm.loop` property that marks the innermost loop over threads (optimizeModule sets its vector width).
@@ -31,9 +37,10 @@ llvm::MDNode *loopProperty(llvm::LLVMContext &C, llvm::StringRef Name, uint32_t 
 
 /// Emits the loop into F (Ctx: the ThreadContext the ids are stored into; NX/NY/NZ: %ntid); after the last
 /// thread control continues at Exit. Vectorize: false keeps the loop scalar (llvm.loop.vectorize.enable).
-/// XBegin/XEnd (when given, defined before the loop) bound each row's %tid.x instead of 0 and NX.
+/// XBegin/XEnd (when given, defined before the loop) bound each row's %tid.x instead of 0 and NX. Groups (i32,
+/// at least 1, defined before the loop) adds the loop over groups between y and x.
 ThreadLoop emitThreadLoop(ModuleLowering &ML, llvm::Function *F, llvm::Value *Ctx, llvm::Value *NX, llvm::Value *NY,
                           llvm::Value *NZ, llvm::BasicBlock *Exit, bool Vectorize = true, llvm::Value *XBegin = nullptr,
-                          llvm::Value *XEnd = nullptr);
+                          llvm::Value *XEnd = nullptr, llvm::Value *Groups = nullptr);
 
 } // namespace ptxforge::codegen::detail
