@@ -15,6 +15,7 @@
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/PassTimingInfo.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -151,6 +152,9 @@ llvm::Expected<std::string> ptxforge::codegen::emitMachineCode(llvm::Module &M, 
     return makeError("the host target (" + TM.getTargetTriple().str() + ") cannot emit " +
                      (Assembly ? "assembly" : "object files"));
   PM.run(M);
+  // -time-passes (PTXFORGE_LLVM_ARGS): the optimizer's and the code generator's times, per compiled module.
+  if (llvm::TimePassesIsEnabled)
+    llvm::reportAndResetTimings();
   return std::string(Buffer.begin(), Buffer.end());
 }
 

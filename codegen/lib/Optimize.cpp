@@ -8,6 +8,7 @@
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/StandardInstrumentations.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/StringSaver.h"
 #include "llvm/TargetParser/Host.h"
@@ -113,7 +114,11 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
   llvm::CGSCCAnalysisManager CGAM;
   llvm::ModuleAnalysisManager MAM;
   llvm::PipelineTuningOptions PTO;
-  llvm::PassBuilder PB(&TM, PTO);
+  // LLVM's instrumentation (-time-passes, -print-after=..., through PTXFORGE_LLVM_ARGS).
+  llvm::PassInstrumentationCallbacks PIC;
+  llvm::StandardInstrumentations SI(M.getContext(), /*DebugLogging=*/false);
+  SI.registerCallbacks(PIC, &MAM);
+  llvm::PassBuilder PB(&TM, PTO, std::nullopt, &PIC);
   // PTX addresses are integers; once registers are SSA values, give memory accesses pointer provenance so
   // alias analysis, SCEV and the loop vectorizer can reason about them.
   PB.registerPeepholeEPCallback([](llvm::FunctionPassManager &FPM, llvm::OptimizationLevel) {
