@@ -191,6 +191,11 @@ llvm::Function *emitBlockLoop(ModuleLowering &ML, llvm::Function *Thread, bool G
   Thread->setName(CopyName);
   Thread->setLinkage(llvm::GlobalValue::InternalLinkage);
   Thread->addFnAttr(llvm::Attribute::AlwaysInline);
+  // Inlined, a noalias argument becomes an llvm.experimental.noalias.scope.decl in the loop body, a call that
+  // counts as a memory access outside the threads' access group and keeps the loop from being parallel
+  // (passes::threadAccessGroup). The block function's own arguments say the same about the same pointers.
+  for (llvm::Argument &A : Thread->args())
+    A.removeAttr(llvm::Attribute::NoAlias);
   foldDeferredChecks(ML, Thread);
   llvm::BasicBlock *Entry = llvm::BasicBlock::Create(C, "entry", F);
   B.SetInsertPoint(Entry);

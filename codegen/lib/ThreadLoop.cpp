@@ -1,5 +1,6 @@
 // See ThreadLoop.h.
 #include "ThreadLoop.h"
+#include "passes/Passes.h"
 
 using namespace ptxforge;
 using namespace ptxforge::codegen;
@@ -87,8 +88,10 @@ ThreadLoop ptxforge::codegen::detail::emitThreadLoop(ModuleLowering &ML, llvm::F
   llvm::BranchInst *Back = B.CreateCondBr(B.CreateICmpULT(NextX, XEnd ? XEnd : NX), L.Body, RowExit);
   // Marked for optimizeModule, which picks the vector width of the loops over threads for the target.
   Back->setMetadata(llvm::LLVMContext::MD_loop,
-                    loopId(C, {Vectorize ? llvm::MDNode::get(C, llvm::MDString::get(C, ThreadLoopMarker))
-                                         : loopProperty(C, "llvm.loop.vectorize.enable", 0)}));
+                    Vectorize ? loopId(C, {llvm::MDNode::get(C, llvm::MDString::get(C, ThreadLoopMarker)),
+                                           llvm::MDNode::get(C, {llvm::MDString::get(C, "llvm.loop.parallel_accesses"),
+                                                                 passes::threadAccessGroup(ML.Mod)})})
+                              : loopId(C, {loopProperty(C, "llvm.loop.vectorize.enable", 0)}));
   B.SetInsertPoint(YLatch);
   llvm::Value *NextY = B.CreateAdd(Y, B.getInt32(1));
   Y->addIncoming(NextY, YLatch);

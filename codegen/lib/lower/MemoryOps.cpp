@@ -33,6 +33,10 @@ StateSpace spaceOf(const ptx::Instruction &I) {
 
 void markAccess(llvm::Instruction *A, StateSpace S) {
   using codegen::passes::MemoryClass;
+  bool Simple = llvm::isa<llvm::LoadInst>(A) ? llvm::cast<llvm::LoadInst>(A)->isSimple()
+                                             : llvm::cast<llvm::StoreInst>(A)->isSimple();
+  if (Simple && (S == StateSpace::Shared || S == StateSpace::Global))
+    codegen::passes::markThreadParallel(A);
   codegen::passes::markAccess(A, S == StateSpace::Shared   ? MemoryClass::Shared
                                  : S == StateSpace::Global ? MemoryClass::Global
                                                            : MemoryClass::OtherPtx);

@@ -25,6 +25,17 @@ void ptxforge::codegen::passes::markAccess(Instruction *I, MemoryClass C) {
                                                   Type::getInt32Ty(Ctx), static_cast<uint32_t>(C)))}));
 }
 
+MDNode *ptxforge::codegen::passes::threadAccessGroup(Module &M) {
+  NamedMDNode *N = M.getOrInsertNamedMetadata("ptxforge.thread.accesses");
+  if (N->getNumOperands() == 0)
+    N->addOperand(MDNode::getDistinct(M.getContext(), {}));
+  return N->getOperand(0);
+}
+
+void ptxforge::codegen::passes::markThreadParallel(Instruction *I) {
+  I->setMetadata(LLVMContext::MD_access_group, threadAccessGroup(*I->getModule()));
+}
+
 void ptxforge::codegen::passes::markReadOnlyLoad(LoadInst *L) {
   L->setMetadata(ReadOnlyKind, MDNode::get(L->getContext(), {}));
 }
@@ -45,8 +56,13 @@ void ptxforge::codegen::passes::addMemoryScopes(Module &M) {
   MDNode *Others[] = {MDNode::get(Ctx, {Global, Internal}), MDNode::get(Ctx, {Shared, Internal}),
                       MDNode::get(Ctx, {Internal}), MDNode::get(Ctx, {Shared, Global})};
   bool AnyReadOnly = false;
+  // Cloning a function or block for the block and region loops copies distinct metadata, access groups too:
+  // every access the lowering put in the threads' group goes back to the one group the thread loops name.
+  MDNode *Group = threadAccessGroup(M);
   for (Function &F : M)
     for (Instruction &I : instructions(F)) {
+      if (I.hasMetadata(LLVMContext::MD_access_group))
+        I.setMetadata(LLVMContext::MD_access_group, Group);
       if (MDNode *A = I.getMetadata(AccessKind)) {
         I.setMetadata(AccessKind, nullptr);
         uint64_t C = mdconst::extract<ConstantInt>(A->getOperand(0))->getZExtValue();

@@ -1,6 +1,7 @@
 // Private to codegen/lib: ptxforge's own LLVM passes, each in its own file, run by optimizeModule.
 #pragma once
 
+#include "llvm/IR/Metadata.h"
 #include "llvm/IR/PassManager.h"
 
 namespace llvm {
@@ -62,5 +63,15 @@ enum class MemoryClass : uint32_t { Shared, Global, OtherPtx, Internal }; // add
 void markAccess(llvm::Instruction *I, MemoryClass C);
 void markReadOnlyLoad(llvm::LoadInst *L);
 void addMemoryScopes(llvm::Module &M);
+
+/// Loops over threads are parallel loops for LLVM (`llvm.loop.parallel_accesses`): no thread's plain `.global`
+/// or `.shared` access depends on another's in the same stretch between barriers unless the program races, and
+/// a racing warp on the GPU gives no order either (its lanes load together, then store together, as a vector
+/// does). So the vectorizer needs no overlap checks between the threads' accesses. Only plain (not volatile,
+/// not atomic) accesses to those spaces join the group (threadAccessGroup); a loop with any other memory
+/// access (local memory, which the threads of a loop share as one stack slot, generic addresses, emulated
+/// shared atomics, ptxforge's per-thread arrays) is not parallel and keeps LLVM's checks.
+llvm::MDNode *threadAccessGroup(llvm::Module &M);
+void markThreadParallel(llvm::Instruction *I);
 
 } // namespace ptxforge::codegen::passes
