@@ -432,11 +432,6 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
       }
     Out.Kernels.push_back(K);
   }
-  // Address 0 is an address like any other to PTX (an access there faults: CUDA_ERROR_ILLEGAL_ADDRESS); to LLVM
-  // an access through null is undefined, and it would delete the path that makes it.
-  for (llvm::Function &F : *Out.Module)
-    if (!F.isDeclaration())
-      F.addFnAttr(llvm::Attribute::NullPointerIsValid);
   passes::addMemoryScopes(*Out.Module);
   std::string VerifyErrors;
   llvm::raw_string_ostream VOS(VerifyErrors);
