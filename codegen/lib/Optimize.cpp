@@ -128,6 +128,7 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
                                         llvm::ThinOrFullLTOPhase) {
     llvm::FunctionPassManager FPM;
     FPM.addPass(passes::LaneSequencesPass());
+    FPM.addPass(passes::PrefetchSteppedPointersPass());
     FPM.addPass(passes::ContiguousGathersPass());
     FPM.addPass(passes::UnmaskFullVectorsPass());
     MPM.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(FPM)));

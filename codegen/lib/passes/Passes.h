@@ -50,6 +50,15 @@ struct ContiguousGathersPass : llvm::PassInfoMixin<ContiguousGathersPass> {
   llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
 };
 
+/// A gather through a stepped per-thread pointer (p += S each trip of the kernel's loop, kept in a per-thread
+/// array: sgemm's tile pointers) reads lines the hardware prefetchers do not foresee (B's tile rows are N floats
+/// apart), and the thread loop's bookkeeping leaves room in the out-of-order window for only a few such loads
+/// in flight. This pass prefetches what the same lanes will read on the next trip, lane 0's and the last lane's
+/// p + S: the block loads it a whole tile later. Runs before ContiguousGathersPass.
+struct PrefetchSteppedPointersPass : llvm::PassInfoMixin<PrefetchSteppedPointersPass> {
+  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
+};
+
 /// Alias scopes from what the lowering knows about each memory access, so LLVM can vectorize loops over
 /// threads without runtime overlap checks (which are impossible, and block vectorization, when addresses come
 /// from per-thread arrays or 32-bit shared offsets):
