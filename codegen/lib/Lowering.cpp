@@ -174,8 +174,9 @@ bool readsShared(const ModuleLowering &ML, size_t FI) {
 /// all of them, then row y+1. Threads of a barrier-free kernel may run in any order, and with no shared memory
 /// nothing tells blocks apart but %ctaid; a 2D stencil on 32x8 blocks then streams 128 floats per row instead
 /// of 32 (Zen 4: a C++ loop in that order takes ~20% less time than in block order; the stencil benchmark ~5%
-/// less at 1 thread, ~20% at 2). Misaligned accesses are checked per row of one block, and Fault (the
-/// worker's template, which a fault handler reads) follows %ctaid.x, so a fault still names its block.
+/// less at 1 thread, ~20% at 2). Misaligned accesses are checked per row of one block and reported with Fault
+/// (the worker's template, which the signal handler reads too), whose %ctaid.x follows the group's blocks, so a
+/// fault still names its block.
 llvm::Function *emitBlockLoop(ModuleLowering &ML, llvm::Function *Thread, bool Grouped) {
   llvm::LLVMContext &C = ML.Ctx;
   llvm::IRBuilder<> B(C);
@@ -211,6 +212,7 @@ llvm::Function *emitBlockLoop(ModuleLowering &ML, llvm::Function *Thread, bool G
   llvm::Value *NX = B.CreateLoad(I32, field(Ctx, TCNtid, 0)), *NY = B.CreateLoad(I32, field(Ctx, TCNtid, 1)),
               *NZ = B.CreateLoad(I32, field(Ctx, TCNtid, 2));
   llvm::Value *FirstX = Grouped ? B.CreateLoad(I32, field(Ctx, TCCtaid, 0)) : nullptr;
+  llvm::Value *Fault = Grouped ? F->getArg(2) : nullptr;
   llvm::BasicBlock *Exit = llvm::BasicBlock::Create(C, "exit", F);
   ThreadLoop Loop = emitThreadLoop(ML, F, Ctx, NX, NY, NZ, Exit, /*Vectorize=*/true, nullptr, nullptr,
                                    Grouped ? F->getArg(3) : nullptr);
@@ -221,11 +223,11 @@ llvm::Function *emitBlockLoop(ModuleLowering &ML, llvm::Function *Thread, bool G
   if (Grouped) {
     B.SetInsertPoint(Loop.GroupBody);
     llvm::Value *X = B.CreateAdd(FirstX, Loop.Group);
-    for (llvm::Value *Of : {static_cast<llvm::Value *>(Ctx), Tmpl, static_cast<llvm::Value *>(F->getArg(2))})
+    for (llvm::Value *Of : {static_cast<llvm::Value *>(Ctx), static_cast<llvm::Value *>(Fault)})
       B.CreateStore(X, field(Of, TCCtaid, 0));
     B.CreateBr(Loop.Body);
     B.SetInsertPoint(Loop.GroupEnd);
-    endDeferredChecks(B, ML, Ctx, Tmpl);
+    endDeferredChecks(B, ML, Ctx, Fault);
     B.CreateBr(Loop.GroupLatch);
   }
   B.SetInsertPoint(Exit);
@@ -291,7 +293,7 @@ void wrapBlockRange(ModuleLowering &ML, llvm::Function *Block) {
   // A group stays in its grid row and in the range.
   llvm::Value *N = Want;
   if (Grouped) {
-    auto umin = [&](llvm::Value *A, llvm::Value *V) { return B.CreateSelect(B.CreateICmpULT(A, V), A, V); };
+    auto umin = [&](llvm::Value *A, llvm::Value *V) { return B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, A, V); };
     N = umin(umin(Want, B.CreateSub(GX, X)), B.CreateSub(Count, I));
     B.CreateCall(Block, {Ctx, Params, Tmpl, B.CreateTrunc(N, I32)});
   } else {

@@ -15,12 +15,23 @@
 
 #include <cstdlib>
 #include <mutex>
+#include <optional>
+#include <string>
 
 using namespace ptxforge::codegen;
 
 namespace {
 /// PTXFORGE_LLVM_ARGS: LLVM's own options for whoever tunes the code generator (what clang's -mllvm passes),
-/// e.g. "-pass-remarks-missed=loop-vectorize" to see why a thread loop stays scalar. Read once per process.
+/// e.g. "-pass-remarks-missed=loop-vectorize" to see why a thread loop stays scalar. Read once per process;
+/// empty when unset.
+const std::string &userLLVMArgs() {
+  static const std::string Args = [] {
+    const char *E = std::getenv("PTXFORGE_LLVM_ARGS");
+    return std::string(E ? E : "");
+  }();
+  return Args;
+}
+
 void applyLLVMArgs() {
   static std::once_flag Once;
   std::call_once(Once, [] {
@@ -31,8 +42,8 @@ void applyLLVMArgs() {
     // row of 16 threads) runs in a 16-lane epilogue rather than as scalars. LLVM's options are per process.
     if (llvm::sys::getHostCPUFeatures().lookup("avx512f"))
       Argv.push_back("-epilogue-vectorization-force-VF=16");
-    if (const char *Env = std::getenv("PTXFORGE_LLVM_ARGS"); Env && *Env)
-      llvm::cl::TokenizeGNUCommandLine(Env, Saver, Argv);
+    if (!userLLVMArgs().empty())
+      llvm::cl::TokenizeGNUCommandLine(userLLVMArgs(), Saver, Argv);
     if (Argv.size() == 1)
       return;
     llvm::cl::ParseCommandLineOptions(static_cast<int>(Argv.size()), Argv.data(), "", &llvm::errs());
@@ -44,11 +55,7 @@ void applyLLVMArgs() {
 /// output. Unless PTXFORGE_LLVM_ARGS asks LLVM for something, optimization remarks are dropped.
 struct QuietRemarks : llvm::DiagnosticHandler {
   bool handleDiagnostics(const llvm::DiagnosticInfo &DI) override {
-    static const bool Asked = [] {
-      const char *E = std::getenv("PTXFORGE_LLVM_ARGS");
-      return E && *E;
-    }();
-    return !Asked && llvm::isa<llvm::DiagnosticInfoOptimizationBase>(DI);
+    return userLLVMArgs().empty() && llvm::isa<llvm::DiagnosticInfoOptimizationBase>(DI);
   }
 };
 
@@ -114,11 +121,15 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
   llvm::CGSCCAnalysisManager CGAM;
   llvm::ModuleAnalysisManager MAM;
   llvm::PipelineTuningOptions PTO;
-  // LLVM's instrumentation (-time-passes, -print-after=..., through PTXFORGE_LLVM_ARGS).
+  // LLVM's instrumentation (-time-passes, -print-after=...) only where PTXFORGE_LLVM_ARGS can have asked for it:
+  // its callbacks run around every pass of every JIT compile.
   llvm::PassInstrumentationCallbacks PIC;
-  llvm::StandardInstrumentations SI(M.getContext(), /*DebugLogging=*/false);
-  SI.registerCallbacks(PIC, &MAM);
-  llvm::PassBuilder PB(&TM, PTO, std::nullopt, &PIC);
+  std::optional<llvm::StandardInstrumentations> SI;
+  if (!userLLVMArgs().empty()) {
+    SI.emplace(M.getContext(), /*DebugLogging=*/false);
+    SI->registerCallbacks(PIC, &MAM);
+  }
+  llvm::PassBuilder PB(&TM, PTO, std::nullopt, SI ? &PIC : nullptr);
   // PTX addresses are integers; once registers are SSA values, give memory accesses pointer provenance so
   // alias analysis, SCEV and the loop vectorizer can reason about them.
   PB.registerPeepholeEPCallback([](llvm::FunctionPassManager &FPM, llvm::OptimizationLevel) {

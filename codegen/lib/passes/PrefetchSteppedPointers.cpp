@@ -39,9 +39,10 @@ PreservedAnalyses ptxforge::codegen::passes::PrefetchSteppedPointersPass::run(Fu
     IRBuilder<> B(II);
     Value *Ptrs = II->getArgOperand(0);
     unsigned N = cast<FixedVectorType>(Ptrs->getType())->getNumElements();
+    Value *Step = B.CreateSExtOrTrunc(S, B.getInt64Ty());
     for (unsigned Lane : {0u, N - 1}) {
       Value *P = B.CreateExtractElement(Ptrs, uint64_t(Lane));
-      Value *Next = B.CreateGEP(B.getInt8Ty(), P, B.CreateSExtOrTrunc(S, B.getInt64Ty()));
+      Value *Next = B.CreateGEP(B.getInt8Ty(), P, Step);
       // read, keep in all cache levels, data
       B.CreateIntrinsic(Intrinsic::prefetch, {Next->getType()}, {Next, B.getInt32(0), B.getInt32(3), B.getInt32(1)});
     }
