@@ -36,6 +36,7 @@
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -53,6 +54,9 @@ namespace nat = ptxforge::bench::native;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+/// The pause before each run (see the repetition loop): longer than libgomp's default spin after a region.
+constexpr int QuietMs = 20;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Options
@@ -962,11 +966,16 @@ int runChild(const Options &O) {
   };
 
   // Warm-up, then alternating timed repetitions; the order rotates so no implementation always goes first.
+  // Each run starts on a quiet machine: libgomp's threads spin for several ms after a parallel region
+  // (GOMP_SPINCOUNT), and on the CPU a pinned ptxforge or PoCL worker shares with them they took half of the
+  // next run's time (reduce at 2 threads: 8.3 ms, 5.0-6.4 ms with passive OpenMP threads). After the pause
+  // every implementation's workers are parked and each run pays the same wake-up.
   for (int Rep = -O.Warmup; Rep < O.Reps; ++Rep)
     for (int K = 0; K < NumImpls; ++K) {
       int I = (K + (Rep < 0 ? 0 : Rep)) % NumImpls;
       if (!S[I].Available)
         continue;
+      std::this_thread::sleep_for(std::chrono::milliseconds(QuietMs));
       double Ms = runOnce(I);
       if (Rep >= 0 && !std::isnan(Ms))
         S[I].Ms.push_back(Ms);

@@ -143,10 +143,11 @@ enum : uint32_t { NotLoops = ~1u };
 /// NotLoops when no thread waits at a loop cut. It runs after passes of cut loops whose threads part ways, and
 /// at every release of a collective kernel: warps that have exited are skipped after one pass over their states,
 /// and LiveWarps (bit W: warp W has a live thread) tells the caller which they are.
-uint32_t releaseLoops(uint32_t *State, uint32_t N, const RegionCut *Cuts, uint32_t &LiveWarps) {
-  uint32_t First = State[0] & ~RegionBlocked, Diff = 0, AtLoop = 0;
+/// Threads below Begin (a multiple of 32) have exited.
+uint32_t releaseLoops(uint32_t *State, uint32_t Begin, uint32_t N, const RegionCut *Cuts, uint32_t &LiveWarps) {
+  uint32_t First = State[Begin] & ~RegionBlocked, Diff = 0, AtLoop = 0;
   LiveWarps = 0;
-  for (uint32_t W0 = 0; W0 < N; W0 += 32) {
+  for (uint32_t W0 = Begin; W0 < N; W0 += 32) {
     uint32_t *S = State + W0, Lanes = std::min<uint32_t>(32, N - W0), Any = 0;
     for (uint32_t L = 0; L < Lanes; ++L) {
       S[L] &= ~RegionBlocked;
@@ -168,11 +169,13 @@ uint32_t releaseLoops(uint32_t *State, uint32_t N, const RegionCut *Cuts, uint32
     return NotLoops;
   if (!Diff)
     return First;
-  for (uint32_t T = 0; T < N; ++T)
+  for (uint32_t T = Begin; T < N; ++T)
     if (State[T] && Cuts[State[T]].Kind != RCLoop)
       State[T] |= RegionBlocked;
   return ~0u;
 }
+
+bool oneDimensional(const ThreadContext *C) { return C->Ntid[1] == 1 && C->Ntid[2] == 1; }
 
 } // namespace
 
@@ -181,7 +184,7 @@ extern "C" {
 /// ptxrt_region_next (Sync.cpp) for kernels with loop cuts, whose other cuts are barriers: Cuts says which.
 static uint32_t ptxrt_region_next_loops(ThreadContext *, uint32_t *State, uint32_t N, const RegionCut *Cuts) {
   uint32_t LiveWarps;
-  uint32_t R = releaseLoops(State, N, Cuts, LiveWarps);
+  uint32_t R = releaseLoops(State, 0, N, Cuts, LiveWarps);
   if (R != NotLoops)
     return R;
   uint32_t First = State[0], Diff = 0;
@@ -192,34 +195,36 @@ static uint32_t ptxrt_region_next_loops(ThreadContext *, uint32_t *State, uint32
 
 /// After a loop over the block's N threads (State[t]: 0 exited, K waiting to enter region K, Cuts[K] saying
 /// at what): releases what can go on and marks the others RegionBlocked. Returns 0 when every thread exited,
-/// K when every thread (none exited) was released into region K, ~0 otherwise (the generic loop runs the
-/// released threads).
-static uint32_t ptxrt_region_release(ThreadContext *C, uint32_t *State, uint32_t N, const RegionCut *Cuts,
-                                     const uint64_t *Value, const uint32_t *Bv, const uint32_t *Cv,
-                                     const uint32_t *Mask, uint32_t *Out, uint32_t *Pred) {
+/// K when every live thread was released into region K and the live threads are the whole block or, in a
+/// one-dimensional block, the run Span = {first, end} of it (which it then narrows to), ~0 otherwise (the
+/// generic loop runs the released threads). Threads outside Span have exited.
+static uint32_t ptxrt_region_release(ThreadContext *C, uint32_t *State, uint32_t N, uint32_t *Span,
+                                     const RegionCut *Cuts, const uint64_t *Value, const uint32_t *Bv,
+                                     const uint32_t *Cv, const uint32_t *Mask, uint32_t *Out, uint32_t *Pred) {
+  const bool OneD = oneDimensional(C);
+  uint32_t Begin = OneD ? Span[0] & ~31u : 0, End = OneD ? Span[1] : N;
   uint32_t LiveWarps;
-  if (uint32_t R = releaseLoops(State, N, Cuts, LiveWarps); R != NotLoops)
+  if (uint32_t R = releaseLoops(State, Begin, End, Cuts, LiveWarps); R != NotLoops)
     return R;
   WarpIO IO{Value, Bv, Cv, Mask, Out, Pred};
-  uint32_t Live = 0, AtBarrier = 0, Released = 0;
+  uint32_t Live = 0, AtBarrier = 0, Released = 0, LiveFirst = End, LiveEnd = 0, Same = ~0u;
   bool Uniform = true;
-  uint32_t First = State[0] & ~RegionBlocked;
-  for (uint32_t W = 0; W * 32 < N; ++W) {
-    uint32_t *WarpState = State + W * 32;
-    uint32_t Lanes = std::min<uint32_t>(32, N - W * 32);
-    if (!(LiveWarps >> W & 1)) { // exited
-      Uniform = false;
+  for (uint32_t W = Begin / 32; W * 32 < End; ++W) {
+    if (!(LiveWarps >> W & 1)) // exited
       continue;
-    }
+    uint32_t *WarpState = State + W * 32;
+    uint32_t Lanes = std::min<uint32_t>(32, End - W * 32);
     WarpStops Stops = releaseWarp(WarpState, W, Lanes, Cuts, IO);
     Live += __builtin_popcount(Stops.Live);
     AtBarrier += __builtin_popcount(Stops.AtBarrier);
     Released += __builtin_popcount(Stops.Released);
-    Uniform &= Stops.Live == (Lanes == 32 ? ~0u : (1u << Lanes) - 1);
+    LiveFirst = std::min<uint32_t>(LiveFirst, W * 32 + __builtin_ctz(Stops.Live));
+    LiveEnd = W * 32 + 32 - __builtin_clz(Stops.Live);
     for (uint32_t G = Stops.Live; G; G &= G - 1) {
       uint32_t &S = WarpState[__builtin_ctz(G)];
       S &= ~RegionBlocked;
-      Uniform &= S == First;
+      Uniform &= S == Same || Same == ~0u;
+      Same = S;
       if (!(Stops.Released >> __builtin_ctz(G) & 1))
         S |= RegionBlocked;
     }
@@ -229,11 +234,19 @@ static uint32_t ptxrt_region_release(ThreadContext *C, uint32_t *State, uint32_t
   if (!Released) {
     if (AtBarrier != Live)
       deadlock(C, Live);
-    for (uint32_t T = 0; T < N; ++T) // the barrier is complete: everybody goes on
+    for (uint32_t T = Begin; T < End; ++T) // the barrier is complete: everybody goes on
       State[T] &= ~RegionBlocked;
     Released = Live;
   }
-  return Uniform && Released == N ? First : ~0u;
+  if (!Uniform || Released != Live || LiveEnd - LiveFirst != Live)
+    return ~0u;
+  if (Live == N)
+    return Same;
+  if (!OneD)
+    return ~0u;
+  Span[0] = LiveFirst;
+  Span[1] = LiveEnd;
+  return Same;
 }
 }
 

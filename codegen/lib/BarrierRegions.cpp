@@ -116,6 +116,9 @@ private:
   /// The smallest and largest state a loop left its threads in (reductions of the loops' latches): equal,
   /// they say without a scan that every thread stopped at the same place.
   llvm::AllocaInst *MinState = nullptr, *MaxState = nullptr;
+  /// Kernels with collectives: {first, end} of the threads still alive in a one-dimensional block, which the
+  /// region loops cover (the dispatcher narrows it once warps exited, as a reduction's tail leaves one warp).
+  llvm::AllocaInst *Span = nullptr;
   std::vector<llvm::AllocaInst *> Allocas;
   llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> PerThread; ///< alloca -> its per-thread array
   /// Cut exits: the branch that ends a thread's region at cut K (a barrier or a collective) continues in
@@ -546,9 +549,21 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
     T->addIncoming(NextT, Body);
     SB.CreateCondBr(SB.CreateICmpULT(NextT, NX), Body, ScanDone);
   }
-  ThreadLoop Loop = emitThreadLoop(ML, F, Ctx, NX, NY, NZ, Dispatch, /*Vectorize=*/!Generic, XBegin, XEnd);
+  // The other loops cover the span of live threads: threads outside it have exited for good.
+  llvm::BasicBlock *SpanLoad = nullptr;
+  llvm::Value *SpanBegin = nullptr, *SpanEnd = nullptr;
+  if (!Generic && Span) {
+    SpanLoad = llvm::BasicBlock::Create(C, "span", F);
+    llvm::IRBuilder<> SB(SpanLoad);
+    SpanBegin = SB.CreateLoad(I32, Span, "span.begin");
+    SpanEnd = SB.CreateLoad(I32, SB.CreateConstInBoundsGEP1_32(I32, Span, 1), "span.end");
+  }
+  ThreadLoop Loop = emitThreadLoop(ML, F, Ctx, NX, NY, NZ, Dispatch, /*Vectorize=*/!Generic,
+                                   Generic ? XBegin : SpanBegin, Generic ? XEnd : SpanEnd);
   if (ScanDone)
     llvm::BranchInst::Create(Loop.Entry, ScanDone);
+  if (SpanLoad)
+    llvm::BranchInst::Create(Loop.Entry, SpanLoad);
   llvm::BasicBlock *XBody = Loop.Body, *XLatch = Loop.Latch;
   B.SetInsertPoint(XBody);
   llvm::Value *T64 = B.CreateZExt(Loop.Linear, B.getInt64Ty());
@@ -672,7 +687,7 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
   if (!MayReadIds)
     for (llvm::StoreInst *S : Loop.IdStores)
       S->eraseFromParent();
-  return Scan ? Scan : Loop.Entry;
+  return Scan ? Scan : SpanLoad ? SpanLoad : Loop.Entry;
 }
 
 llvm::Value *RegionBuilder::emitRegionNext(llvm::Value *N) {
@@ -728,6 +743,12 @@ bool RegionBuilder::build() {
     llvm::IRBuilder<> IB(&*Setup->getFirstInsertionPt());
     MinState = IB.CreateAlloca(IB.getInt32Ty(), nullptr, "state.min");
     MaxState = IB.CreateAlloca(IB.getInt32Ty(), nullptr, "state.max");
+  }
+  if (HasCollectives) {
+    llvm::IRBuilder<> IB(Setup->getTerminator());
+    Span = IB.CreateAlloca(IB.getInt32Ty(), IB.getInt32(2), "live.span");
+    IB.CreateStore(IB.getInt32(0), Span);
+    IB.CreateStore(NX, IB.CreateConstInBoundsGEP1_32(IB.getInt32Ty(), Span, 1));
   }
   Dispatch = llvm::BasicBlock::Create(ML.Ctx, "dispatch", F);
   llvm::BasicBlock *Done = llvm::BasicBlock::Create(ML.Ctx, "done", F);
@@ -797,11 +818,18 @@ bool RegionBuilder::build() {
   llvm::BasicBlock *Ask = llvm::BasicBlock::Create(ML.Ctx, "dispatch.runtime", F);
   B.CreateCondBr(Same, Known, Ask);
   B.SetInsertPoint(Known);
+  llvm::Value *Rows = HasCollectives ? B.CreateMul(NY, NZ) : nullptr;
   llvm::SwitchInst *AtOne = B.CreateSwitch(First, Ask);
   AtOne->addCase(B.getInt32(0), Done);
-  for (size_t R = 1; R < Regions.size(); ++R)
+  for (size_t R = 1; R < Regions.size(); ++R) {
+    llvm::BasicBlock *Next = nullptr;
     if (Cuts[R].Kind == RCLoop || Cuts[R].Kind == RCBarrier)
-      AtOne->addCase(B.getInt32(static_cast<uint32_t>(R)), Fast[R]);
+      Next = Fast[R];
+    else if (HasCollectives) // warps whose lanes all wait at one shuffle need no runtime round
+      Next = Warp->emitWarpRelease(Cuts[R], Span, Rows, PerThread, Fast[R], Ask);
+    if (Next)
+      AtOne->addCase(B.getInt32(static_cast<uint32_t>(R)), Next);
+  }
   B.SetInsertPoint(Ask);
   // Otherwise: with only barriers, the generic loop runs each thread where it stopped; with collectives or loop
   // cuts the runtime says who goes on.
@@ -809,7 +837,7 @@ bool RegionBuilder::build() {
     B.CreateBr(Generic);
   } else {
     llvm::Value *N = B.CreateMul(B.CreateMul(NX, NY), NZ);
-    llvm::Value *Next = HasCollectives ? Warp->emitRelease(B, Ctx, States, N, Cuts, PerThread) : emitRegionNext(N);
+    llvm::Value *Next = HasCollectives ? Warp->emitRelease(B, Ctx, States, N, Span, Cuts, PerThread) : emitRegionNext(N);
     llvm::SwitchInst *SW = B.CreateSwitch(Next, Generic, static_cast<unsigned>(Regions.size()));
     SW->addCase(B.getInt32(0), Done);
     for (size_t R = 1; R < Regions.size(); ++R)

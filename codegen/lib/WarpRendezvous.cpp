@@ -127,12 +127,13 @@ void WarpRendezvous::rewrite(llvm::CallInst *CI, llvm::BasicBlock *Cont) {
 }
 
 llvm::Value *WarpRendezvous::emitRelease(llvm::IRBuilder<> &B, llvm::Value *Ctx, llvm::Value *States, llvm::Value *N,
+                                         llvm::Value *Span,
                                          llvm::ArrayRef<RegionCut> Cuts,
                                          const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread) {
   llvm::GlobalVariable *CutTable = emitCutTable(ML.Mod, *B.GetInsertBlock()->getParent(), Cuts);
   llvm::Type *Ptr = B.getPtrTy(), *I32 = B.getInt32Ty();
   llvm::FunctionCallee Release = ML.Mod.getOrInsertFunction(
-      "ptxrt_region_release", I32, Ptr, Ptr, I32, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr);
+      "ptxrt_region_release", I32, Ptr, Ptr, I32, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr);
   // It keeps no pointer: the arrays stay local to this function for alias analysis.
   if (auto *Fn = llvm::dyn_cast<llvm::Function>(Release.getCallee())) {
     Fn->setDoesNotThrow();
@@ -140,11 +141,88 @@ llvm::Value *WarpRendezvous::emitRelease(llvm::IRBuilder<> &B, llvm::Value *Ctx,
       if (Fn->getArg(A)->getType()->isPointerTy())
         Fn->addParamAttr(A, llvm::Attribute::getWithCaptureInfo(ML.Ctx, llvm::CaptureInfo::none()));
   }
-  std::vector<llvm::Value *> Args{Ctx, States, N, CutTable};
+  std::vector<llvm::Value *> Args{Ctx, States, N, Span, CutTable};
   for (unsigned S = 0; S < NumSlots; ++S) {
     auto It = Slots[S] ? PerThread.find(Slots[S]) : PerThread.end();
     Args.push_back(It == PerThread.end() ? static_cast<llvm::Value *>(llvm::ConstantPointerNull::get(B.getPtrTy()))
                                          : It->second);
   }
   return B.CreateCall(Release, Args);
+}
+
+llvm::BasicBlock *WarpRendezvous::emitWarpRelease(const RegionCut &Cut, llvm::Value *Span, llvm::Value *Rows,
+                                                  const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread,
+                                                  llvm::BasicBlock *Released, llvm::BasicBlock *Otherwise) {
+  auto array = [&](Slot S) -> llvm::Value * {
+    auto It = Slots[S] ? PerThread.find(Slots[S]) : PerThread.end();
+    return It == PerThread.end() ? nullptr : It->second;
+  };
+  llvm::Value *Values = array(Value), *Bs = array(OperandB), *Cs = array(OperandC), *Masks = array(Mask);
+  llvm::Value *Outs = array(Out), *Preds = array(Pred);
+  if (Cut.Kind != RCShfl || !Span || !Values || !Bs || !Cs || !Masks)
+    return nullptr;
+  llvm::LLVMContext &C = ML.Ctx;
+  llvm::Function *F = Released->getParent();
+  llvm::BasicBlock *Check = llvm::BasicBlock::Create(C, "warp.local", F);
+  llvm::BasicBlock *Loop = llvm::BasicBlock::Create(C, "warp.local.shfl", F);
+  llvm::BasicBlock *Done = llvm::BasicBlock::Create(C, "warp.local.done", F);
+  llvm::IRBuilder<> B(Check);
+  llvm::Type *I32 = B.getInt32Ty(), *I64 = B.getInt64Ty();
+  llvm::Value *Begin = B.CreateLoad(I32, Span);
+  llvm::Value *Count =
+      B.CreateMul(B.CreateSub(B.CreateLoad(I32, B.CreateConstInBoundsGEP1_32(I32, Span, 1)), Begin), Rows);
+  llvm::Value *End = B.CreateAdd(Begin, Count);
+  // Whole warps only: a lane beyond the block's last thread does not exist, and the runtime decides then.
+  llvm::Value *Whole = B.CreateAnd(B.CreateICmpEQ(B.CreateAnd(B.CreateOr(Begin, Count), 31), B.getInt32(0)),
+                                   B.CreateICmpNE(Count, B.getInt32(0)));
+  B.CreateCondBr(Whole, Loop, Otherwise);
+
+  // Each lane's source as computeShfl (exec/WarpCollectives.cpp) finds it, for a warp whose 32 lanes all take
+  // part; the member masks are AND-ed on the way and must all be full, else the runtime recomputes.
+  B.SetInsertPoint(Loop);
+  llvm::PHINode *T = B.CreatePHI(I32, 2, "t");
+  llvm::PHINode *AllMasks = B.CreatePHI(I32, 2, "masks");
+  T->addIncoming(Begin, Check);
+  AllMasks->addIncoming(B.getInt32(~0u), Check);
+  llvm::Value *T64 = B.CreateZExt(T, I64);
+  auto load = [&](llvm::Value *Arr) { return B.CreateLoad(I32, B.CreateGEP(I32, Arr, T64)); };
+  llvm::Value *Masks2 = B.CreateAnd(AllMasks, load(Masks));
+  llvm::Value *Lane = B.CreateAnd(T, 31);
+  llvm::Value *Bv = B.CreateAnd(load(Bs), 31), *Cv = load(Cs);
+  llvm::Value *Clamp = B.CreateAnd(Cv, 31), *Seg = B.CreateAnd(B.CreateLShr(Cv, 8), 31);
+  llvm::Value *MaxLane = B.CreateOr(B.CreateAnd(Lane, Seg), B.CreateAnd(Clamp, B.CreateNot(Seg)));
+  llvm::Value *J, *P;
+  switch (Cut.Arg) {
+  case 0: // up
+    J = B.CreateSub(Lane, Bv);
+    P = B.CreateICmpSGE(J, MaxLane);
+    break;
+  case 1: // down
+    J = B.CreateAdd(Lane, Bv);
+    P = B.CreateICmpSLE(J, MaxLane);
+    break;
+  case 2: // bfly
+    J = B.CreateXor(Lane, Bv);
+    P = B.CreateICmpSLE(J, MaxLane);
+    break;
+  default: // idx
+    J = B.CreateOr(B.CreateAnd(Lane, Seg), B.CreateAnd(Bv, B.CreateNot(Seg)));
+    P = B.CreateICmpSLE(J, MaxLane);
+    break;
+  }
+  J = B.CreateSelect(P, J, Lane);
+  if (Outs) {
+    llvm::Value *Src = B.CreateZExt(B.CreateOr(B.CreateAnd(T, ~31u), J), I64);
+    llvm::Value *V = B.CreateTrunc(B.CreateLoad(I64, B.CreateGEP(I64, Values, Src)), I32);
+    B.CreateStore(V, B.CreateGEP(I32, Outs, T64));
+  }
+  if (Preds)
+    B.CreateStore(B.CreateZExt(P, I32), B.CreateGEP(I32, Preds, T64));
+  llvm::Value *Next = B.CreateAdd(T, B.getInt32(1));
+  T->addIncoming(Next, Loop);
+  AllMasks->addIncoming(Masks2, Loop);
+  B.CreateCondBr(B.CreateICmpULT(Next, End), Loop, Done);
+  B.SetInsertPoint(Done);
+  B.CreateCondBr(B.CreateICmpEQ(Masks2, B.getInt32(~0u)), Released, Otherwise);
+  return Check;
 }
