@@ -142,6 +142,7 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
     FPM.addPass(passes::PrefetchSteppedPointersPass());
     FPM.addPass(passes::ContiguousGathersPass());
     FPM.addPass(passes::UnmaskFullVectorsPass());
+    FPM.addPass(passes::StreamingStoresPass());
     MPM.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(FPM)));
   });
   PB.registerModuleAnalyses(MAM);

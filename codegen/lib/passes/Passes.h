@@ -83,4 +83,15 @@ void addMemoryScopes(llvm::Module &M);
 llvm::MDNode *threadAccessGroup(llvm::Module &M);
 void markThreadParallel(llvm::Instruction *I);
 
+/// Stores to memory the launch will not read back soon cost a read of the line first (the cache fetches a line
+/// before a write), a third of a streaming kernel's traffic (vecadd: two reads, one write). On x86 this pass gives
+/// each plain full-vector `.global` store of a block function a streaming (non-temporal) path, taken when the
+/// vector is aligned and the launch writes at least half the last-level cache through it (%ntid * %nctaid times
+/// the lane's bytes), with an sfence before the function returns. Functions with atomics, fences, volatile
+/// accesses or calls that may have them keep plain stores. A C++ vecadd on 2 MiB pages: 7.7 -> 5.6 ms. Runs
+/// last (after UnmaskFullVectorsPass made the plain stores); PTXFORGE_STREAMING_STORES=0 turns it off.
+struct StreamingStoresPass : llvm::PassInfoMixin<StreamingStoresPass> {
+  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
+};
+
 } // namespace ptxforge::codegen::passes

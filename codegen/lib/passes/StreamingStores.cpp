@@ -1,0 +1,196 @@
+// See Passes.h: full-vector global stores of launches that write more than the cache holds bypass the cache.
+#include "Passes.h"
+
+#include "ptxforge/codegen/ThreadContext.h"
+
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/IntrinsicsX86.h"
+#include "llvm/IR/Metadata.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/ScopedNoAliasAA.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <cstddef>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+
+using namespace llvm;
+using ptxforge::codegen::ThreadContext;
+
+namespace {
+
+/// Bytes a launch must write through one store instruction before its stores stream: half the last-level
+/// cache (the other half holds what the kernel reads). PTXFORGE_STREAMING_STORES=N sets it (0: no streaming;
+/// tests use 1).
+uint64_t streamingThreshold() {
+  static const uint64_t Bytes = [] {
+    if (const char *E = std::getenv("PTXFORGE_STREAMING_STORES"); E && *E)
+      return uint64_t(std::strtoull(E, nullptr, 10));
+    // sysfs tells the cache one CPU shares (glibc's sysconf can give the whole package's: 320 MiB on a VM whose
+    // L3 slice is 32 MiB).
+    uint64_t L3 = 32u << 20;
+    if (std::ifstream In("/sys/devices/system/cpu/cpu0/cache/index3/size"); In) {
+      uint64_t K = 0;
+      char Unit = 0;
+      if (In >> K >> Unit && K)
+        L3 = K << (Unit == 'M' ? 20 : 10);
+    }
+    return L3 / 2;
+  }();
+  return Bytes;
+}
+
+bool inGlobalScope(const Instruction &I) {
+  const MDNode *Scopes = I.getMetadata(LLVMContext::MD_alias_scope);
+  if (!Scopes)
+    return false;
+  for (const MDOperand &Op : Scopes->operands())
+    if (const auto *N = dyn_cast<MDNode>(Op); N && AliasScopeNode(N).getName() == "ptx.global")
+      return true;
+  return false;
+}
+
+/// Whether F may order its memory accesses against other threads' (atomics, fences, volatile accesses, calls that
+/// may do any of that): streaming stores are weakly ordered, so such functions keep plain ones.
+bool ordersMemory(Function &F) {
+  for (Instruction &I : instructions(F)) {
+    if (I.isAtomic() || isa<FenceInst>(I))
+      return true;
+    if (auto *L = dyn_cast<LoadInst>(&I); L && L->isVolatile())
+      return true;
+    if (auto *S = dyn_cast<StoreInst>(&I); S && S->isVolatile())
+      return true;
+    if (auto *CB = dyn_cast<CallBase>(&I)) {
+      const Function *Callee = CB->getCalledFunction();
+      if (isa<IntrinsicInst>(CB) || CB->doesNotAccessMemory())
+        continue;
+      // The region dispatchers only read and write the block function's own arrays; a misaligned access ends
+      // the launch with an error.
+      if (Callee && (Callee->getName().starts_with("ptxrt_region_") || Callee->getName() == "ptxrt_misaligned"))
+        continue;
+      return true;
+    }
+  }
+  return false;
+}
+
+/// A plain store of a whole vector of at least 32 bytes (a power of two) to PTX global memory.
+bool streamable(const StoreInst &S) {
+  auto *VT = dyn_cast<FixedVectorType>(S.getValueOperand()->getType());
+  if (!VT || S.isVolatile() || S.getMetadata(LLVMContext::MD_nontemporal) || !inGlobalScope(S))
+    return false;
+  TypeSize Bits = S.getModule()->getDataLayout().getTypeStoreSizeInBits(VT);
+  uint64_t Bytes = Bits.getFixedValue() / 8;
+  return Bits.getFixedValue() % 8 == 0 && Bytes >= 32 && isPowerOf2_64(Bytes);
+}
+
+/// Whether L's accesses outweigh its arithmetic: a floating-point operation or math intrinsic per access at most
+/// twice. Long computations (black-scholes: ~60 per store) leave the cache time to fetch the lines they write,
+/// and there the extra branch per store cost more than streaming saved (+25%).
+bool memoryBound(const Loop &L) {
+  unsigned Accesses = 0, Arithmetic = 0;
+  for (const BasicBlock *BB : L.blocks())
+    for (const Instruction &I : *BB) {
+      if (isa<LoadInst>(I) || isa<StoreInst>(I))
+        ++Accesses;
+      else if (const auto *II = dyn_cast<IntrinsicInst>(&I))
+        switch (II->getIntrinsicID()) {
+        case Intrinsic::masked_load:
+        case Intrinsic::masked_store:
+        case Intrinsic::masked_gather:
+        case Intrinsic::masked_scatter:
+          ++Accesses;
+          break;
+        default:
+          Arithmetic += II->getType()->isFPOrFPVectorTy();
+          break;
+        }
+      else if (isa<BinaryOperator>(I) && I.getType()->isFPOrFPVectorTy())
+        ++Arithmetic;
+    }
+  return Arithmetic <= 2 * Accesses;
+}
+
+/// Where a pointer points: its base and constant byte offset.
+std::pair<const Value *, int64_t> addressOf(const Value *P, const DataLayout &DL) {
+  APInt Offset(DL.getIndexTypeSizeInBits(P->getType()), 0);
+  const Value *Base = P->stripAndAccumulateConstantOffsets(DL, Offset, /*AllowNonInbounds=*/true);
+  return {Base, Offset.getSExtValue()};
+}
+
+/// The addresses F loads from: a store to one of them finds its line in the cache already (saxpy's
+/// y = a*x + y), so streaming it saves no fetch and only evicts the line (saxpy +10%).
+std::set<std::pair<const Value *, int64_t>> loadedAddresses(Function &F) {
+  std::set<std::pair<const Value *, int64_t>> Loaded;
+  const DataLayout &DL = F.getDataLayout();
+  for (Instruction &I : instructions(F)) {
+    if (auto *L = dyn_cast<LoadInst>(&I))
+      Loaded.insert(addressOf(L->getPointerOperand(), DL));
+    else if (auto *II = dyn_cast<IntrinsicInst>(&I); II && II->getIntrinsicID() == Intrinsic::masked_load)
+      Loaded.insert(addressOf(II->getArgOperand(0), DL));
+  }
+  return Loaded;
+}
+
+} // namespace
+
+PreservedAnalyses ptxforge::codegen::passes::StreamingStoresPass::run(Function &F, FunctionAnalysisManager &AM) {
+  if (!F.getName().starts_with("__ptx_block_") || F.arg_size() < 1 || !F.getArg(0)->getType()->isPointerTy() ||
+      !Triple(F.getParent()->getTargetTriple()).isX86() || !streamingThreshold())
+    return PreservedAnalyses::all();
+  LoopInfo &LI = AM.getResult<LoopAnalysis>(F);
+  std::set<std::pair<const Value *, int64_t>> Loaded = loadedAddresses(F);
+  SmallVector<StoreInst *, 8> Stores;
+  for (Instruction &I : instructions(F))
+    if (auto *S = dyn_cast<StoreInst>(&I);
+        S && streamable(*S) && !Loaded.count(addressOf(S->getPointerOperand(), F.getDataLayout())))
+      if (const Loop *L = LI.getLoopFor(S->getParent()); L && memoryBound(*L))
+        Stores.push_back(S);
+  if (Stores.empty() || ordersMemory(F))
+    return PreservedAnalyses::all();
+
+  // The launch's thread count, from the block function's context (argument 0): %ntid and %nctaid.
+  LLVMContext &C = F.getContext();
+  IRBuilder<> B(&*F.getEntryBlock().getFirstInsertionPt());
+  Value *Ctx = F.getArg(0);
+  Value *Threads = B.getInt64(1);
+  for (size_t Field : {offsetof(ThreadContext, Ntid), offsetof(ThreadContext, Nctaid)})
+    for (unsigned D = 0; D < 3; ++D) {
+      Value *P = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Ctx, Field + 4 * D);
+      Threads = B.CreateMul(Threads, B.CreateZExt(B.CreateLoad(B.getInt32Ty(), P), B.getInt64Ty()), "", true, true);
+    }
+  MDNode *NonTemporal = MDNode::get(C, ConstantAsMetadata::get(B.getInt32(1)));
+  const DataLayout &DL = F.getDataLayout();
+  IRBuilder<> EB(cast<Instruction>(Threads)->getNextNode());
+  DenseMap<uint64_t, Value *> LargeFor; // by the bytes a thread stores
+  for (StoreInst *S : Stores) {
+    auto *VT = cast<FixedVectorType>(S->getValueOperand()->getType());
+    uint64_t Bytes = DL.getTypeStoreSize(VT).getFixedValue();
+    uint64_t PerThread = Bytes / VT->getNumElements();
+    Value *&Large = LargeFor[PerThread];
+    if (!Large)
+      Large = EB.CreateICmpUGE(Threads, EB.getInt64((streamingThreshold() + PerThread - 1) / PerThread), "stream");
+    // Streaming stores of a whole vector need its natural alignment; a thread loop's vectors mostly have it.
+    IRBuilder<> SB(S);
+    Value *Addr = SB.CreatePtrToInt(S->getPointerOperand(), SB.getInt64Ty());
+    Value *Aligned = SB.CreateICmpEQ(SB.CreateAnd(Addr, Bytes - 1), SB.getInt64(0));
+    Instruction *Then, *Else;
+    SplitBlockAndInsertIfThenElse(SB.CreateAnd(Large, Aligned), S, &Then, &Else);
+    auto *Streamed = cast<StoreInst>(S->clone());
+    Streamed->insertBefore(Then->getIterator());
+    Streamed->setAlignment(Align(Bytes));
+    Streamed->setMetadata(LLVMContext::MD_nontemporal, NonTemporal);
+    S->moveBefore(Else->getIterator());
+  }
+  // Streaming stores are weakly ordered: an sfence before each return makes them visible before the launch's
+  // end is (the workers' completion is only an atomic counter).
+  for (BasicBlock &BB : F)
+    if (auto *R = dyn_cast<ReturnInst>(BB.getTerminator()))
+      IRBuilder<>(R).CreateIntrinsic(Intrinsic::x86_sse_sfence, {});
+  return PreservedAnalyses::none();
+}
