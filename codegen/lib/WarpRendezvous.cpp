@@ -157,17 +157,18 @@ llvm::BasicBlock *WarpRendezvous::emitWarpRelease(const RegionCut &Cut, llvm::Va
     auto It = Slots[S] ? PerThread.find(Slots[S]) : PerThread.end();
     return It == PerThread.end() ? nullptr : It->second;
   };
-  llvm::Value *Values = array(Value), *Bs = array(OperandB), *Cs = array(OperandC), *Masks = array(Mask);
-  llvm::Value *Outs = array(Out), *Preds = array(Pred);
-  if (Cut.Kind != RCShfl || !Span || !Values || !Bs || !Cs || !Masks)
+  WarpArrays A{array(Value), array(OperandB), array(OperandC), array(Mask), array(Out), array(Pred)};
+  bool Shuffle = Cut.Kind == RCShfl && A.B && A.C;
+  bool Reduce = Cut.Kind == RCVote || Cut.Kind == RCRedux;
+  if (!Span || !A.Value || !A.Mask || !(Shuffle || Reduce))
     return nullptr;
   llvm::LLVMContext &C = ML.Ctx;
   llvm::Function *F = Released->getParent();
   llvm::BasicBlock *Check = llvm::BasicBlock::Create(C, "warp.local", F);
-  llvm::BasicBlock *Loop = llvm::BasicBlock::Create(C, "warp.local.shfl", F);
+  llvm::BasicBlock *Loop = llvm::BasicBlock::Create(C, Shuffle ? "warp.local.shfl" : "warp.local.reduce", F);
   llvm::BasicBlock *Done = llvm::BasicBlock::Create(C, "warp.local.done", F);
   llvm::IRBuilder<> B(Check);
-  llvm::Type *I32 = B.getInt32Ty(), *I64 = B.getInt64Ty();
+  llvm::Type *I32 = B.getInt32Ty();
   llvm::Value *Begin = B.CreateLoad(I32, Span);
   llvm::Value *Count =
       B.CreateMul(B.CreateSub(B.CreateLoad(I32, B.CreateConstInBoundsGEP1_32(I32, Span, 1)), Begin), Rows);
@@ -177,18 +178,32 @@ llvm::BasicBlock *WarpRendezvous::emitWarpRelease(const RegionCut &Cut, llvm::Va
                                    B.CreateICmpNE(Count, B.getInt32(0)));
   B.CreateCondBr(Whole, Loop, Otherwise);
 
-  // Each lane's source as computeShfl (exec/WarpCollectives.cpp) finds it, for a warp whose 32 lanes all take
-  // part; the member masks are AND-ed on the way and must all be full, else the runtime recomputes.
+  // The loop steps by a thread (shuffles) or a warp (votes, reductions); the member masks are AND-ed on the way
+  // and must all be full, else the runtime recomputes.
   B.SetInsertPoint(Loop);
   llvm::PHINode *T = B.CreatePHI(I32, 2, "t");
   llvm::PHINode *AllMasks = B.CreatePHI(I32, 2, "masks");
   T->addIncoming(Begin, Check);
   AllMasks->addIncoming(B.getInt32(~0u), Check);
+  llvm::Value *Masks = Shuffle ? emitShuffle(B, Cut, A, T, AllMasks) : emitWarpReduction(B, Cut, A, T, AllMasks);
+  llvm::Value *Next = B.CreateAdd(T, B.getInt32(Shuffle ? 1 : 32));
+  T->addIncoming(Next, Loop);
+  AllMasks->addIncoming(Masks, Loop);
+  B.CreateCondBr(B.CreateICmpULT(Next, End), Loop, Done);
+  B.SetInsertPoint(Done);
+  B.CreateCondBr(B.CreateICmpEQ(Masks, B.getInt32(~0u)), Released, Otherwise);
+  return Check;
+}
+
+llvm::Value *WarpRendezvous::emitShuffle(llvm::IRBuilder<> &B, const RegionCut &Cut, const WarpArrays &A,
+                                         llvm::Value *T, llvm::Value *Masks) {
+  // Lane T's source as computeShfl (exec/WarpCollectives.cpp) finds it, for a warp whose 32 lanes all take part.
+  llvm::Type *I32 = B.getInt32Ty(), *I64 = B.getInt64Ty();
   llvm::Value *T64 = B.CreateZExt(T, I64);
   auto load = [&](llvm::Value *Arr) { return B.CreateLoad(I32, B.CreateGEP(I32, Arr, T64)); };
-  llvm::Value *Masks2 = B.CreateAnd(AllMasks, load(Masks));
+  llvm::Value *AllMasks = B.CreateAnd(Masks, load(A.Mask));
   llvm::Value *Lane = B.CreateAnd(T, 31);
-  llvm::Value *Bv = B.CreateAnd(load(Bs), 31), *Cv = load(Cs);
+  llvm::Value *Bv = B.CreateAnd(load(A.B), 31), *Cv = load(A.C);
   llvm::Value *Clamp = B.CreateAnd(Cv, 31), *Seg = B.CreateAnd(B.CreateLShr(Cv, 8), 31);
   llvm::Value *MaxLane = B.CreateOr(B.CreateAnd(Lane, Seg), B.CreateAnd(Clamp, B.CreateNot(Seg)));
   llvm::Value *J, *P;
@@ -211,18 +226,53 @@ llvm::BasicBlock *WarpRendezvous::emitWarpRelease(const RegionCut &Cut, llvm::Va
     break;
   }
   J = B.CreateSelect(P, J, Lane);
-  if (Outs) {
+  if (A.Out) {
     llvm::Value *Src = B.CreateZExt(B.CreateOr(B.CreateAnd(T, ~31u), J), I64);
-    llvm::Value *V = B.CreateTrunc(B.CreateLoad(I64, B.CreateGEP(I64, Values, Src)), I32);
-    B.CreateStore(V, B.CreateGEP(I32, Outs, T64));
+    llvm::Value *V = B.CreateTrunc(B.CreateLoad(I64, B.CreateGEP(I64, A.Value, Src)), I32);
+    B.CreateStore(V, B.CreateGEP(I32, A.Out, T64));
   }
-  if (Preds)
-    B.CreateStore(B.CreateZExt(P, I32), B.CreateGEP(I32, Preds, T64));
-  llvm::Value *Next = B.CreateAdd(T, B.getInt32(1));
-  T->addIncoming(Next, Loop);
-  AllMasks->addIncoming(Masks2, Loop);
-  B.CreateCondBr(B.CreateICmpULT(Next, End), Loop, Done);
-  B.SetInsertPoint(Done);
-  B.CreateCondBr(B.CreateICmpEQ(Masks2, B.getInt32(~0u)), Released, Otherwise);
-  return Check;
+  if (A.Pred)
+    B.CreateStore(B.CreateZExt(P, I32), B.CreateGEP(I32, A.Pred, T64));
+  return AllMasks;
+}
+
+llvm::Value *WarpRendezvous::emitWarpReduction(llvm::IRBuilder<> &B, const RegionCut &Cut, const WarpArrays &A,
+                                               llvm::Value *T, llvm::Value *Masks) {
+  // The warp whose lane 0 is thread T, as one 32-lane vector: computeVote and computeRedux
+  // (exec/WarpCollectives.cpp) for a warp whose 32 lanes all take part.
+  llvm::Type *I32 = B.getInt32Ty(), *I64 = B.getInt64Ty();
+  auto *V32 = llvm::FixedVectorType::get(I32, 32), *V64 = llvm::FixedVectorType::get(I64, 32);
+  llvm::Value *T64 = B.CreateZExt(T, I64);
+  auto warp = [&](llvm::Type *Ty, llvm::Value *Arr) {
+    return B.CreateAlignedLoad(Ty, B.CreateGEP(Ty->getScalarType(), Arr, T64), llvm::Align(4));
+  };
+  llvm::Value *AllMasks = B.CreateAnd(Masks, B.CreateAndReduce(warp(V32, A.Mask)));
+  llvm::Value *Values = warp(V64, A.Value);
+  llvm::Value *R;
+  if (Cut.Kind == RCVote) {
+    llvm::Value *Ballot = B.CreateBitCast(B.CreateICmpNE(Values, llvm::Constant::getNullValue(V64)), I32);
+    auto all = [&] { return B.CreateICmpEQ(Ballot, B.getInt32(~0u)); };
+    auto none = [&] { return B.CreateICmpEQ(Ballot, B.getInt32(0)); };
+    switch (Cut.Arg) {
+    case 0: R = B.CreateZExt(all(), I32); break;
+    case 1: R = B.CreateZExt(B.CreateNot(none()), I32); break;
+    case 2: R = B.CreateZExt(B.CreateOr(all(), none()), I32); break;
+    default: R = Ballot; break;
+    }
+  } else {
+    llvm::Value *V = B.CreateTrunc(Values, V32);
+    switch (Cut.Arg) {
+    case 0: R = B.CreateAddReduce(V); break;
+    case 1: R = B.CreateIntMinReduce(V, /*IsSigned=*/false); break;
+    case 2: R = B.CreateIntMaxReduce(V, /*IsSigned=*/false); break;
+    case 3: R = B.CreateIntMinReduce(V, /*IsSigned=*/true); break;
+    case 4: R = B.CreateIntMaxReduce(V, /*IsSigned=*/true); break;
+    case 5: R = B.CreateAndReduce(V); break;
+    case 6: R = B.CreateOrReduce(V); break;
+    default: R = B.CreateXorReduce(V); break;
+    }
+  }
+  if (A.Out)
+    B.CreateAlignedStore(B.CreateVectorSplat(32, R), B.CreateGEP(I32, A.Out, T64), llvm::Align(4));
+  return AllMasks;
 }

@@ -37,16 +37,26 @@ public:
                            llvm::ArrayRef<RegionCut> Cuts,
                            const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread);
 
-  /// When every live thread stopped at Cut (a shuffle): a block that computes each warp's outputs in place, a
-  /// vectorized loop over the threads of Span (see emitRelease; Rows: %ntid.y * %ntid.z), then continues at
-  /// Released, or at Otherwise when the span holds a partial warp or a member mask is not full (the
-  /// dispatcher's cases). Null for other cuts.
+  /// When every live thread stopped at Cut (a shuffle, a vote or an integer reduction): a block that computes
+  /// each warp's outputs in place, a loop over the threads of Span (see emitRelease; Rows: %ntid.y * %ntid.z)
+  /// or over its warps as 32-lane vectors, then continues at Released, or at Otherwise when the span holds a
+  /// partial warp or a member mask is not full (the dispatcher's cases). Null for other cuts.
   llvm::BasicBlock *emitWarpRelease(const RegionCut &Cut, llvm::Value *Span, llvm::Value *Rows,
                                     const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread,
                                     llvm::BasicBlock *Released, llvm::BasicBlock *Otherwise);
 
 private:
   enum Slot { Value, OperandB, OperandC, Mask, Out, Pred, NumSlots };
+  /// The per-thread arrays of the slots (null: none).
+  struct WarpArrays {
+    llvm::Value *Value, *B, *C, *Mask, *Out, *Pred;
+  };
+  /// emitWarpRelease's loop bodies, for thread T (a shuffle) or the warp from thread T (a vote or reduction);
+  /// they return Masks AND-ed with the member masks they read.
+  llvm::Value *emitShuffle(llvm::IRBuilder<> &B, const RegionCut &Cut, const WarpArrays &A, llvm::Value *T,
+                           llvm::Value *Masks);
+  llvm::Value *emitWarpReduction(llvm::IRBuilder<> &B, const RegionCut &Cut, const WarpArrays &A, llvm::Value *T,
+                                 llvm::Value *Masks);
   llvm::AllocaInst *slot(Slot S);
 
   ModuleLowering &ML;
