@@ -158,9 +158,11 @@ llvm::BasicBlock *WarpRendezvous::emitWarpRelease(const RegionCut &Cut, llvm::Va
     return It == PerThread.end() ? nullptr : It->second;
   };
   WarpArrays A{array(Value), array(OperandB), array(OperandC), array(Mask), array(Out), array(Pred)};
-  bool Shuffle = Cut.Kind == RCShfl && A.B && A.C;
-  bool Reduce = Cut.Kind == RCVote || Cut.Kind == RCRedux;
-  if (!Span || !A.Value || !A.Mask || !(Shuffle || Reduce))
+  bool Shuffle = Cut.Kind == RCShfl && A.B && A.C && A.Value;
+  bool Reduce = (Cut.Kind == RCVote || Cut.Kind == RCRedux) && A.Value;
+  // bar.warp.sync: whole warps with full masks are complete; nothing to compute.
+  bool Sync = Cut.Kind == RCWarpSync;
+  if (!Span || !A.Mask || !(Shuffle || Reduce || Sync))
     return nullptr;
   llvm::LLVMContext &C = ML.Ctx;
   llvm::Function *F = Released->getParent();
@@ -239,7 +241,7 @@ llvm::Value *WarpRendezvous::emitShuffle(llvm::IRBuilder<> &B, const RegionCut &
 llvm::Value *WarpRendezvous::emitWarpReduction(llvm::IRBuilder<> &B, const RegionCut &Cut, const WarpArrays &A,
                                                llvm::Value *T, llvm::Value *Masks) {
   // The warp whose lane 0 is thread T, as one 32-lane vector: computeVote and computeRedux
-  // (exec/WarpCollectives.cpp) for a warp whose 32 lanes all take part.
+  // (exec/WarpCollectives.cpp) for a warp whose 32 lanes all take part; bar.warp.sync only checks the masks.
   llvm::Type *I32 = B.getInt32Ty(), *I64 = B.getInt64Ty();
   auto *V32 = llvm::FixedVectorType::get(I32, 32), *V64 = llvm::FixedVectorType::get(I64, 32);
   llvm::Value *T64 = B.CreateZExt(T, I64);
@@ -247,6 +249,8 @@ llvm::Value *WarpRendezvous::emitWarpReduction(llvm::IRBuilder<> &B, const Regio
     return B.CreateAlignedLoad(Ty, B.CreateGEP(Ty->getScalarType(), Arr, T64), llvm::Align(4));
   };
   llvm::Value *AllMasks = B.CreateAnd(Masks, B.CreateAndReduce(warp(V32, A.Mask)));
+  if (Cut.Kind == RCWarpSync)
+    return AllMasks;
   llvm::Value *Values = warp(V64, A.Value);
   llvm::Value *R;
   if (Cut.Kind == RCVote) {

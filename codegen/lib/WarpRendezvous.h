@@ -37,10 +37,10 @@ public:
                            llvm::ArrayRef<RegionCut> Cuts,
                            const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread);
 
-  /// When every live thread stopped at Cut (a shuffle, a vote or an integer reduction): a block that computes
-  /// each warp's outputs in place, a loop over the threads of Span (see emitRelease; Rows: %ntid.y * %ntid.z)
-  /// or over its warps as 32-lane vectors, then continues at Released, or at Otherwise when the span holds a
-  /// partial warp or a member mask is not full (the dispatcher's cases). Null for other cuts.
+  /// When every live thread stopped at Cut (a shuffle, a vote, an integer reduction or bar.warp.sync): a block
+  /// that computes each warp's outputs in place, a loop over the threads of Span (see emitRelease; Rows:
+  /// %ntid.y * %ntid.z) or over its warps as 32-lane vectors, then continues at Released, or at Otherwise when
+  /// the span holds a partial warp or a member mask is not full (the dispatcher's cases). Null for other cuts.
   llvm::BasicBlock *emitWarpRelease(const RegionCut &Cut, llvm::Value *Span, llvm::Value *Rows,
                                     const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread,
                                     llvm::BasicBlock *Released, llvm::BasicBlock *Otherwise);
