@@ -48,7 +48,8 @@ PtxFacts describePtx(const ptx::Module &M);
 class CompiledObject {
 public:
   /// Bumped whenever the serialized layout or the meaning of a field changes; older bytes are refused.
-  static constexpr uint32_t FormatVersion = 2; // 2: block functions run a range of blocks
+  /// 2: block functions run a range of blocks; 3: ptxrt_region_release takes the span of live threads.
+  static constexpr uint32_t FormatVersion = 3;
 
   std::string ObjectCode; ///< a relocatable object file for TargetTriple
   std::vector<KernelInfo> Kernels;
