@@ -472,6 +472,13 @@ std::string CompiledObject::serialize() const {
   return std::move(W.Out);
 }
 
+bool CompiledObject::isOtherVersion(llvm::StringRef Bytes) {
+  if (Bytes.size() < HeaderSize || !Bytes.starts_with(llvm::StringRef(Magic, sizeof(Magic))))
+    return false;
+  ByteReader Header(Bytes.substr(sizeof(Magic), HeaderSize - sizeof(Magic)));
+  return Header.num<uint32_t>() != FormatVersion;
+}
+
 llvm::Expected<CompiledObject> CompiledObject::deserialize(llvm::StringRef Bytes) {
   auto Invalid = [](const llvm::Twine &Why) { return makeError("invalid ptxforge object code: " + Why); };
   if (Bytes.size() < HeaderSize)

@@ -1,6 +1,7 @@
 // From what a program hands to cuModuleLoad* to PTX text: files and in-memory images are told apart by their
 // first bytes (fatbinary container, nvcc's wrapper struct, ELF, or PTX text), fatbinaries go through the
 // -gencode selection rules of fatbin/Selection.h, which may pick a host-native entry (compiled code) instead.
+#include "ptxforge/codegen/CompiledObject.h"
 #include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/FaultGuard.h"
 #include "ptxforge/driver/Module.h"
@@ -95,6 +96,20 @@ llvm::Expected<SelectedPtx> selectFromEntries(llvm::ArrayRef<const fatbin::Entry
       if (!Bytes) {
         Logs.Error = "ptxforge: " + llvm::toString(Bytes.takeError());
         return makeError(Status::InvalidImage, Logs.Error);
+      }
+      // Host code another ptxforge version made calls this runtime with other arguments: like a cubin the
+      // device cannot run, it gives way to the PTX beside it, when there is any.
+      llvm::StringRef ObjectBytes(reinterpret_cast<const char *>(Bytes->data()), Bytes->size());
+      if (codegen::CompiledObject::isOtherVersion(ObjectBytes)) {
+        std::vector<const fatbin::Entry *> PtxOnly;
+        for (const fatbin::Entry *E : Entries)
+          if (!E->isHostNative())
+            PtxOnly.push_back(E);
+        if (!PtxOnly.empty() && fatbin::selectEntry(PtxOnly, Request).Status == fatbin::SelectionStatus::Selected) {
+          Logs.Info += "ptxforge: host-native entry " + S.Chosen->archName() + "." + S.Chosen->Options.str() +
+                       " was made by another ptxforge version; compiling the PTX instead\n";
+          return selectFromEntries(PtxOnly, CC, std::move(Name), Logs);
+        }
       }
       SelectedPtx Out;
       Out.Name = Name + ":" + S.Chosen->archName() + "." + S.Chosen->Options.str() + ".o";

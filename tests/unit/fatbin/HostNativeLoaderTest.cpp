@@ -112,3 +112,27 @@ TEST_CASE("a host-native-only fatbin loads only on its CC, and runs with the PTX
   ForcePtxJit Force; // host code skipped, no PTX left
   CHECK(loaded(Fatbin, 90) == NoBinary);
 }
+
+TEST_CASE("host code another ptxforge version made gives way to the PTX beside it, like a cubin the GPU cannot run") {
+  std::string Object = saxpyObject("x86-64").serialize();
+  CHECK_FALSE(codegen::CompiledObject::isOtherVersion(Object));
+  // The header: 8 bytes of magic, then the u32 format version (little endian).
+  Object[8] = static_cast<char>(codegen::CompiledObject::FormatVersion - 1);
+  CHECK(codegen::CompiledObject::isOtherVersion(Object));
+  CHECK_FALSE(codegen::CompiledObject::isOtherVersion("not an object at all, and long enough for a header"));
+  auto fatbin = [&](bool WithPtx) {
+    FatbinWriter W;
+    W.addHostNative(llvm::arrayRefFromStringRef(Object), 90, "x86-64", Compression::Zstd);
+    if (WithPtx) {
+      EntryDesc D;
+      D.Arch = 90;
+      W.addPtx(".version 9.0\n.target sm_90\n", D);
+    }
+    return take(W.write());
+  };
+  CHECK(loaded(fatbin(true), 90) == "ptx sm_90");
+  // Without PTX the entry is chosen as before, and loading it reports the version (Module::load: invalid image).
+  CHECK(loaded(fatbin(false), 90) == "host sm_90 x86-64");
+  CHECK(errorText(codegen::CompiledObject::deserialize(Object).takeError()).find("format version") !=
+        std::string::npos);
+}

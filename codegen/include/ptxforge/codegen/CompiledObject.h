@@ -64,6 +64,9 @@ public:
   std::string serialize() const;
   /// Reads bytes serialize() wrote. Truncated, corrupt or other-version bytes are an error, never a crash.
   static llvm::Expected<CompiledObject> deserialize(llvm::StringRef Bytes);
+  /// Whether Bytes carry the magic of serialized objects and another FormatVersion than this build reads: code
+  /// made by an older or newer ptxforge, which a loader can replace by the PTX beside it.
+  static bool isOtherVersion(llvm::StringRef Bytes);
 
   /// The CPU features the code may use ("avx2", ...), implied by TargetCpu and TargetFeatures.
   std::vector<std::string> requiredFeatures() const;
