@@ -3,6 +3,7 @@
 
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/IntrinsicInst.h"
+#include "llvm/Analysis/ScopedNoAliasAA.h"
 #include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Module.h"
 
@@ -13,6 +14,7 @@ using namespace ptxforge::codegen::passes;
 namespace {
 constexpr const char *AccessKind = "ptxforge.access";
 constexpr const char *ReadOnlyKind = "ptxforge.readonly";
+constexpr llvm::StringLiteral GlobalScopeName = "ptx.global"; // isGlobalAccess finds the scope by it
 
 void appendScopes(Instruction &I, unsigned Kind, MDNode *Scopes) {
   I.setMetadata(Kind, MDNode::concatenate(I.getMetadata(Kind), Scopes));
@@ -40,6 +42,16 @@ void ptxforge::codegen::passes::markReadOnlyLoad(LoadInst *L) {
   L->setMetadata(ReadOnlyKind, MDNode::get(L->getContext(), {}));
 }
 
+bool ptxforge::codegen::passes::isGlobalAccess(const Instruction &I) {
+  const MDNode *Scopes = I.getMetadata(LLVMContext::MD_alias_scope);
+  if (!Scopes)
+    return false;
+  for (const MDOperand &Op : Scopes->operands())
+    if (const auto *N = dyn_cast<MDNode>(Op); N && AliasScopeNode(N).getName() == GlobalScopeName)
+      return true;
+  return false;
+}
+
 void ptxforge::codegen::passes::addMemoryScopes(Module &M) {
   LLVMContext &Ctx = M.getContext();
   MDBuilder MDB(Ctx);
@@ -48,7 +60,7 @@ void ptxforge::codegen::passes::addMemoryScopes(Module &M) {
   MDNode *SpaceDomain = MDB.createAnonymousAliasScopeDomain("ptx.space");
   MDNode *ReadOnly = MDNode::get(Ctx, {MDB.createAnonymousAliasScope(ReadOnlyDomain, "ptx.nc")});
   Metadata *Shared = MDB.createAnonymousAliasScope(SpaceDomain, "ptx.shared");
-  Metadata *Global = MDB.createAnonymousAliasScope(SpaceDomain, "ptx.global");
+  Metadata *Global = MDB.createAnonymousAliasScope(SpaceDomain, GlobalScopeName);
   Metadata *Internal = MDB.createAnonymousAliasScope(SpaceDomain, "ptxforge.internal");
   // Per MemoryClass: the access's own scope (none for OtherPtx: it may be anything but ptxforge's memory) and
   // the scopes it is disjoint from.

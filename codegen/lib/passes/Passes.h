@@ -72,6 +72,8 @@ enum class MemoryClass : uint32_t { Shared, Global, OtherPtx, Internal }; // add
 void markAccess(llvm::Instruction *I, MemoryClass C);
 void markReadOnlyLoad(llvm::LoadInst *L);
 void addMemoryScopes(llvm::Module &M);
+/// Whether addMemoryScopes put I in the `.global` scope.
+bool isGlobalAccess(const llvm::Instruction &I);
 
 /// Loops over threads are parallel loops for LLVM (`llvm.loop.parallel_accesses`): no thread's plain `.global`
 /// or `.shared` access depends on another's in the same stretch between barriers unless the program races, and

@@ -10,7 +10,6 @@
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Analysis/LoopInfo.h"
-#include "llvm/Analysis/ScopedNoAliasAA.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/TargetParser/Triple.h"
 
@@ -45,16 +44,6 @@ uint64_t streamingThreshold() {
   return Bytes;
 }
 
-bool inGlobalScope(const Instruction &I) {
-  const MDNode *Scopes = I.getMetadata(LLVMContext::MD_alias_scope);
-  if (!Scopes)
-    return false;
-  for (const MDOperand &Op : Scopes->operands())
-    if (const auto *N = dyn_cast<MDNode>(Op); N && AliasScopeNode(N).getName() == "ptx.global")
-      return true;
-  return false;
-}
-
 /// Whether F may order its memory accesses against other threads' (atomics, fences, volatile accesses, calls that
 /// may do any of that): streaming stores are weakly ordered, so such functions keep plain ones.
 bool ordersMemory(Function &F) {
@@ -82,7 +71,7 @@ bool ordersMemory(Function &F) {
 /// A plain store of a whole vector of at least 32 bytes (a power of two) to PTX global memory.
 bool streamable(const StoreInst &S) {
   auto *VT = dyn_cast<FixedVectorType>(S.getValueOperand()->getType());
-  if (!VT || S.isVolatile() || S.getMetadata(LLVMContext::MD_nontemporal) || !inGlobalScope(S))
+  if (!VT || S.isVolatile() || S.getMetadata(LLVMContext::MD_nontemporal) || !ptxforge::codegen::passes::isGlobalAccess(S))
     return false;
   TypeSize Bits = S.getModule()->getDataLayout().getTypeStoreSizeInBits(VT);
   uint64_t Bytes = Bits.getFixedValue() / 8;
@@ -143,15 +132,20 @@ PreservedAnalyses ptxforge::codegen::passes::StreamingStoresPass::run(Function &
   if (!F.getName().starts_with("__ptx_block_") || F.arg_size() < 1 || !F.getArg(0)->getType()->isPointerTy() ||
       !Triple(F.getParent()->getTargetTriple()).isX86() || !streamingThreshold())
     return PreservedAnalyses::all();
+  // Most block functions have no candidate: one scan decides, before loops and addresses are looked at.
+  SmallVector<StoreInst *, 8> Candidates, Stores;
+  for (Instruction &I : instructions(F))
+    if (auto *S = dyn_cast<StoreInst>(&I); S && streamable(*S))
+      Candidates.push_back(S);
+  if (Candidates.empty() || ordersMemory(F))
+    return PreservedAnalyses::all();
   LoopInfo &LI = AM.getResult<LoopAnalysis>(F);
   std::set<std::pair<const Value *, int64_t>> Loaded = loadedAddresses(F);
-  SmallVector<StoreInst *, 8> Stores;
-  for (Instruction &I : instructions(F))
-    if (auto *S = dyn_cast<StoreInst>(&I);
-        S && streamable(*S) && !Loaded.count(addressOf(S->getPointerOperand(), F.getDataLayout())))
-      if (const Loop *L = LI.getLoopFor(S->getParent()); L && memoryBound(*L))
-        Stores.push_back(S);
-  if (Stores.empty() || ordersMemory(F))
+  for (StoreInst *S : Candidates)
+    if (const Loop *L = LI.getLoopFor(S->getParent());
+        L && memoryBound(*L) && !Loaded.count(addressOf(S->getPointerOperand(), F.getDataLayout())))
+      Stores.push_back(S);
+  if (Stores.empty())
     return PreservedAnalyses::all();
 
   // The launch's thread count, from the block function's context (argument 0): %ntid and %nctaid.
