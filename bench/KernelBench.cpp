@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <numeric>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -57,6 +58,7 @@ namespace {
 
 /// The pause before each run (see the repetition loop): longer than libgomp's default spin after a region.
 constexpr int QuietMs = 20;
+constexpr int MaxReps = 40;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Options
@@ -64,6 +66,9 @@ constexpr int QuietMs = 20;
 struct Options {
   bool Quick = false;
   int Reps = 5;
+  /// Short kernels repeat past Reps until each implementation has this much timed work (at most MaxReps runs):
+  /// one 5 ms run's time moves by 10-20% on a shared VM's memory bus, a median of ~30 of them by a few percent.
+  int MinMs = -1; ///< -1: 150 (0 with --quick)
   int Warmup = -1; ///< -1: 1 (0 with --quick)
   int JitReps = -1; ///< -1: 3 (1 with --quick)
   std::vector<std::string> Kernels;
@@ -88,6 +93,8 @@ void usage() {
       "                     [--no-jit] [--jit-reps N] [--timeout SECONDS] [--json FILE] [--ptx-dir D] [-v]\n"
       "  --quick      small sizes (a smoke run); with --reps 1 the run only verifies outputs\n"
       "  --reps N     timed repetitions per implementation, alternating (default 5)\n"
+      "  --min-ms T   short kernels repeat past --reps until each implementation has T ms of timed runs\n"
+      "               (default 150, 0 with --quick; at most 40 repetitions)\n"
       "  --warmup N   untimed runs of each implementation first (default 1; 0 with --quick)\n"
       "  --threads L  thread counts to measure (default: 1 and all CPUs of this process's affinity mask)\n"
       "  --kernels L  only these kernels (names as in the table)\n"
@@ -121,6 +128,8 @@ bool parseOptions(int Argc, char **Argv, Options &O) {
       O.Quick = true;
     else if (A == "--reps")
       O.Reps = std::max(1, std::atoi(Next().c_str()));
+    else if (A == "--min-ms")
+      O.MinMs = std::max(0, std::atoi(Next().c_str()));
     else if (A == "--warmup")
       O.Warmup = std::max(0, std::atoi(Next().c_str()));
     else if (A == "--jit-reps")
@@ -166,6 +175,8 @@ bool parseOptions(int Argc, char **Argv, Options &O) {
     O.Warmup = O.Quick ? 0 : 1;
   if (O.JitReps < 0)
     O.JitReps = O.Quick ? 1 : 3;
+  if (O.MinMs < 0)
+    O.MinMs = O.Quick ? 0 : 150;
   PtxDir = O.PtxDir;
   return true;
 }
@@ -970,7 +981,17 @@ int runChild(const Options &O) {
   // (GOMP_SPINCOUNT), and on the CPU a pinned ptxforge or PoCL worker shares with them they took half of the
   // next run's time (reduce at 2 threads: 8.3 ms, 5.0-6.4 ms with passive OpenMP threads). After the pause
   // every implementation's workers are parked and each run pays the same wake-up.
-  for (int Rep = -O.Warmup; Rep < O.Reps; ++Rep)
+  auto needsMore = [&](int Rep) {
+    if (Rep < O.Reps)
+      return true;
+    if (Rep >= MaxReps)
+      return false;
+    for (int I = 0; I < NumImpls; ++I)
+      if (S[I].Available && std::accumulate(S[I].Ms.begin(), S[I].Ms.end(), 0.0) < O.MinMs)
+        return true;
+    return false;
+  };
+  for (int Rep = -O.Warmup; needsMore(Rep); ++Rep)
     for (int K = 0; K < NumImpls; ++K) {
       int I = (K + (Rep < 0 ? 0 : Rep)) % NumImpls;
       if (!S[I].Available)
@@ -1275,12 +1296,13 @@ int runParent(const Options &O, const char *Argv0) {
         break;
       }
   }
-  std::printf("ptxforge kernel benchmark: %s sizes, %d warm-up + %d timed alternating repetitions per implementation;"
-              " %d CPU(s) (%s)\n\n",
-              O.Quick ? "--quick" : "README", O.Warmup, O.Reps, AllCpus, Cpu.c_str());
+  std::printf("ptxforge kernel benchmark: %s sizes, %d warm-up + %d timed alternating repetitions per implementation"
+              " (up to %d while an implementation has under %d ms of timed runs); %d CPU(s) (%s)\n\n",
+              O.Quick ? "--quick" : "README", O.Warmup, O.Reps, std::max(O.Reps, MaxReps), O.MinMs, AllCpus,
+              Cpu.c_str());
   std::fflush(stdout);
   json All;
-  All["quick"] = O.Quick, All["reps"] = O.Reps, All["warmup"] = O.Warmup, All["cpus"] = AllCpus;
+  All["quick"] = O.Quick, All["reps"] = O.Reps, All["min_ms"] = O.MinMs, All["warmup"] = O.Warmup, All["cpus"] = AllCpus;
   if (!O.NoJit)
     All["jit"] = measureJit(O, Kernels);
 
@@ -1330,7 +1352,8 @@ int runParent(const Options &O, const char *Argv0) {
       setEnv(Env, "OMP_PLACES", "cores");
       setEnv(Env, "PTXFORGE_WORKERS", std::to_string(T));
       std::vector<std::string> Args{Self, "--phase", std::to_string(T), "--kernel", K, "--result-file", Tmp,
-                                    "--reps", std::to_string(O.Reps), "--warmup", std::to_string(O.Warmup),
+                                    "--reps", std::to_string(O.Reps), "--min-ms", std::to_string(O.MinMs),
+                                    "--warmup", std::to_string(O.Warmup),
                                     "--timeout", std::to_string(O.Timeout)};
       if (O.Quick)
         Args.push_back("--quick");

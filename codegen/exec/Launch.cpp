@@ -144,6 +144,8 @@ struct WorkerState {
   std::vector<char> Shared;
   /// The context a block range starts from; its %ctaid names the block being run.
   ThreadContext Template{};
+  /// What the block ranges of this worker share (runBlockRange).
+  BlockState Range;
 };
 
 struct BlockRun {
@@ -193,15 +195,11 @@ ThreadContext launchContext(const KernelInfo &K, const LaunchConfig &C, WorkerSt
 
 /// The fast path for kernels without fibers (barrier-free block loops and region-split barrier kernels): one
 /// call of the JIT'd block function runs a chunk of blocks; the block state holds only what trap needs, and a
-/// trap abandons the rest of the chunk (the launch fails anyway).
-BlockResult runBlockRange(const KernelInfo &K, BlockRangeFunction BlockFn, const LaunchConfig &C, const char *Params,
-                          uint64_t First, uint64_t Count, WorkerState &W, unsigned WorkerIndex, unsigned Workers) {
-  BlockState B;
-  B.BlockLoop = true;
-  B.ExitPoints.resize(1);
-  B.Exited.assign(1, 0);
-  B.Live = static_cast<uint32_t>(C.Block.count());
-  W.Template = launchContext(K, C, W, B, WorkerIndex, Workers);
+/// trap abandons the rest of the chunk (the launch fails anyway, so a worker's state is reused only while no
+/// block failed: set up once per worker and launch, not per chunk).
+BlockResult runBlockRange(BlockRangeFunction BlockFn, const char *Params, uint64_t First, uint64_t Count,
+                          WorkerState &W) {
+  BlockState &B = W.Range;
   if (setjmp(B.ExitPoints[0].Buf) == 0)
     BlockFn(&W.Template, Params, First, Count);
   return {B.Error, B.Fault};
@@ -323,10 +321,23 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
   BlockRangeFunction BlockFn = M.blockEntry(K);
   uint64_t Blocks = C.Grid.count();
   unsigned Workers = workerCount(C, Blocks);
-  // Block functions take blocks in chunks: small enough that workers finish together on a shared machine,
-  // large enough that a grid of tiny blocks pays its per-call cost rarely.
-  uint64_t Chunk = BlockFn ? std::clamp<uint64_t>(Blocks / (uint64_t(Workers) * 16), 1, 64) : 1;
+  // Block functions take blocks in guided chunks: each grab a quarter of the left blocks' share per worker.
+  // The first ones are long runs of consecutive blocks (a worker streams through its part of a vecadd as one
+  // loop would; with fixed chunks of 64 blocks the two workers' runs interleaved every 64 KiB, and saxpy at 2
+  // threads took ~10% longer), the last ones single blocks so that workers finish together on a shared
+  // machine; a grid of tiny blocks pays the grab's atomic and the call a few dozen times, not per block.
   std::atomic<uint64_t> Next{0};
+  auto grab = [&](uint64_t &Id, uint64_t &Count) {
+    uint64_t Cur = Next.load(std::memory_order_relaxed);
+    while (Cur < Blocks) {
+      uint64_t N = BlockFn ? std::max<uint64_t>(1, (Blocks - Cur) / (uint64_t(Workers) * 4)) : 1;
+      if (Next.compare_exchange_weak(Cur, Cur + N, std::memory_order_relaxed)) {
+        Id = Cur, Count = N;
+        return true;
+      }
+    }
+    return false;
+  };
   std::mutex ErrorLock;
   std::string FirstError;
   LaunchFault FirstFault = LaunchFault::Trap;
@@ -351,11 +362,17 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
       return;
     }
     FaultJump = &Fault;
-    for (uint64_t Id = Next.fetch_add(Chunk); Id < Blocks; Id = Next.fetch_add(Chunk)) {
+    if (BlockFn) {
+      BlockState &B = W.Range;
+      B.BlockLoop = true;
+      B.ExitPoints.resize(1);
+      B.Exited.assign(1, 0);
+      B.Live = static_cast<uint32_t>(C.Block.count());
+      W.Template = launchContext(K, C, W, B, Index, Workers);
+    }
+    for (uint64_t Id, Count; grab(Id, Count);) {
       Current = Id;
-      uint64_t Count = std::min(Chunk, Blocks - Id);
-      BlockResult E = BlockFn ? runBlockRange(K, BlockFn, C, static_cast<const char *>(Params), Id, Count, W, Index,
-                                              Workers)
+      BlockResult E = BlockFn ? runBlockRange(BlockFn, static_cast<const char *>(Params), Id, Count, W)
                               : runBlock(K, Fn, C, static_cast<const char *>(Params), Id, W, Index, Workers);
       if (!E.Error.empty()) {
         std::scoped_lock L(ErrorLock);
