@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csetjmp>
 #include <csignal>
 #include <cstdlib>
@@ -319,6 +320,9 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
   installFaultHandlers();
   ThreadFunction Fn = M.entry(K);
   BlockRangeFunction BlockFn = M.blockEntry(K);
+  auto lateBlockFunction = [&] { return C.Upgrade ? C.Upgrade->Block.load(std::memory_order_acquire) : nullptr; };
+  if (!BlockFn)
+    BlockFn = lateBlockFunction();
   uint64_t Blocks = C.Grid.count();
   unsigned Workers = workerCount(C, Blocks);
   // Block functions take blocks in guided chunks: each grab a quarter of the left blocks' share per worker.
@@ -327,10 +331,10 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
   // threads took ~10% longer), the last ones single blocks so that workers finish together on a shared
   // machine; a grid of tiny blocks pays the grab's atomic and the call a few dozen times, not per block.
   std::atomic<uint64_t> Next{0};
-  auto grab = [&](uint64_t &Id, uint64_t &Count) {
+  auto grab = [&](bool Guided, uint64_t &Id, uint64_t &Count) {
     uint64_t Cur = Next.load(std::memory_order_relaxed);
     while (Cur < Blocks) {
-      uint64_t N = BlockFn ? std::max<uint64_t>(1, (Blocks - Cur) / (uint64_t(Workers) * 4)) : 1;
+      uint64_t N = Guided ? std::max<uint64_t>(1, (Blocks - Cur) / (uint64_t(Workers) * 4)) : 1;
       if (Next.compare_exchange_weak(Cur, Cur + N, std::memory_order_relaxed)) {
         Id = Cur, Count = N;
         return true;
@@ -344,6 +348,8 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
   auto Work = [&](unsigned Index) {
     AltStack SignalStack;
     WorkerState W;
+    // This worker's code: quick code runs block by block until the optimized block function appears.
+    BlockRangeFunction volatile MyBlockFn = nullptr; // volatile: read after a fault's siglongjmp
     // One fault point per worker and launch (sigsetjmp saves the signal mask: a system call, too costly per
     // block): a fault abandons the block being run and ends the launch.
     volatile uint64_t Current = 0;
@@ -353,7 +359,7 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
       std::scoped_lock L(ErrorLock);
       if (FirstError.empty()) {
         uint64_t Block = Current;
-        if (BlockFn) // the JIT'd block function keeps the template's %ctaid current
+        if (MyBlockFn) // the JIT'd block function keeps the template's %ctaid current
           Block = W.Template.Ctaid[0] + C.Grid.X * (W.Template.Ctaid[1] + uint64_t(C.Grid.Y) * W.Template.Ctaid[2]);
         FirstError = "kernel '" + K.Name + "': " + describeFault(Block, C);
         FirstFault = FaultSignal == SIGBUS ? LaunchFault::MisalignedAddress : LaunchFault::IllegalAddress;
@@ -362,18 +368,33 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
       return;
     }
     FaultJump = &Fault;
-    if (BlockFn) {
+    auto useBlockFunction = [&](BlockRangeFunction F) {
+      MyBlockFn = F;
       BlockState &B = W.Range;
       B.BlockLoop = true;
       B.ExitPoints.resize(1);
       B.Exited.assign(1, 0);
       B.Live = static_cast<uint32_t>(C.Block.count());
       W.Template = launchContext(K, C, W, B, Index, Workers);
+    };
+    if (BlockFn)
+      useBlockFunction(BlockFn);
+    // The last worker of a quick-code launch waits for the optimized code rather than compete with its
+    // compiler for a core (a 2-core machine: sgemm's first launch 360 -> 300 ms, as without tiers).
+    if (!MyBlockFn && C.Upgrade && Workers > 1 && Index == Workers - 1) {
+      while (!lateBlockFunction() && C.Upgrade->Compiling.load(std::memory_order_acquire) &&
+             Next.load(std::memory_order_relaxed) < Blocks)
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+      if (BlockRangeFunction Late = lateBlockFunction())
+        useBlockFunction(Late);
     }
-    for (uint64_t Id, Count; grab(Id, Count);) {
+    for (uint64_t Id, Count; grab(MyBlockFn != nullptr, Id, Count);) {
       Current = Id;
-      BlockResult E = BlockFn ? runBlockRange(BlockFn, static_cast<const char *>(Params), Id, Count, W)
-                              : runBlock(K, Fn, C, static_cast<const char *>(Params), Id, W, Index, Workers);
+      BlockResult E = MyBlockFn ? runBlockRange(MyBlockFn, static_cast<const char *>(Params), Id, Count, W)
+                                : runBlock(K, Fn, C, static_cast<const char *>(Params), Id, W, Index, Workers);
+      if (!MyBlockFn)
+        if (BlockRangeFunction Late = lateBlockFunction())
+          useBlockFunction(Late);
       if (!E.Error.empty()) {
         std::scoped_lock L(ErrorLock);
         if (FirstError.empty()) {

@@ -12,6 +12,8 @@
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
+
 using namespace ptxforge;
 using namespace ptxforge::codegen;
 using namespace ptxforge::codegen::detail;
@@ -316,6 +318,15 @@ void wrapBlockRange(ModuleLowering &ML, llvm::Function *Block) {
 
 } // namespace
 
+JitTier ptxforge::codegen::jitTierFromEnvironment() {
+  static const JitTier T = [] {
+    const char *E = std::getenv("PTXFORGE_JIT_TIER");
+    llvm::StringRef V = E ? llvm::StringRef(E).trim() : "";
+    return V == "0" ? JitTier::Quick : V == "2" ? JitTier::Optimized : JitTier::Tiered;
+  }();
+  return T;
+}
+
 llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::VerifiedModule &VM,
                                                            const ptx::SourceBuffer *Source,
                                                            const LoweringOptions &Options) {
@@ -417,7 +428,9 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
         for (const ptx::Instruction &I : G->Instructions)
           K.ExitInCallee |= I.Op == ptx::Opcode::Exit;
     llvm::Function *Block = nullptr;
-    if (!K.NeedsFibers && !K.ExitInCallee)
+    if (!Options.BlockFunctions)
+      ;
+    else if (!K.NeedsFibers && !K.ExitInCallee)
       Block = emitBlockLoop(ML, ML.Functions[FI], !readsShared(ML, FI));
     else if (regionSplittable(M, F))
       Block = emitRegionBlockFunction(ML, ML.Functions[FI]);

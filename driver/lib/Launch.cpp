@@ -71,6 +71,7 @@ llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const
   const codegen::KernelInfo *K = KC->Kernel;
   codegen::LaunchConfig C = Config;
   C.Workers = Kind == LaunchKind::Cooperative ? static_cast<unsigned>(Blocks) : launchWorkers();
+  C.Upgrade = F.upgrade();
   bool Cooperative = Kind == LaunchKind::Cooperative;
   Ctx.submit(S, [Code, K, C, Cooperative, Params = std::move(Params)]() mutable {
     Driver &D = Driver::get();

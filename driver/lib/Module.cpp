@@ -3,6 +3,7 @@
 // compile it with codegen, and register the globals as device memory. Also the kernels' attributes and launch
 // checks (driver::Function).
 #include "ptxforge/driver/Module.h"
+#include "ptxforge/driver/BackgroundJobs.h"
 #include "ptxforge/driver/ComputeCache.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Device.h"
@@ -19,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 
 using namespace ptxforge;
@@ -59,24 +61,30 @@ using CompilePart = llvm::function_ref<llvm::Expected<codegen::CompiledObject>()
 using LoadPart =
     llvm::function_ref<llvm::Expected<std::unique_ptr<codegen::CompiledModule>>(const codegen::CompiledObject &)>;
 
-/// The part Key names, from the compute cache when it holds it, else compiled (and stored), loaded by Load.
-/// A cached object this process cannot load (another object format) is compiled afresh and overwritten.
-/// Compilation errors carry InvalidPtx, loading errors InvalidImage.
-llvm::Expected<LoadedPart> loadPart(const CacheKeyInputs &Key, CompilePart Compile, LoadPart Load) {
+/// The part Key names from the compute cache, when it holds one this process can load.
+std::optional<LoadedPart> cachedPart(const CacheKeyInputs &Key, LoadPart Load) {
+  ComputeCache &Cache = ComputeCache::global();
+  if (!Cache.enabled())
+    return std::nullopt;
+  if (std::optional<std::string> Bytes = Cache.lookup(computeCacheKey(Key))) {
+    auto Object = codegen::CompiledObject::deserialize(*Bytes);
+    if (!Object)
+      llvm::consumeError(Object.takeError());
+    else if (auto Code = Load(*Object))
+      return LoadedPart{std::move(*Object), std::move(*Code), true};
+    else
+      llvm::consumeError(Code.takeError());
+  }
+  return std::nullopt;
+}
+
+/// The part Key names, compiled (and stored in the compute cache), loaded by Load. Compilation errors carry
+/// InvalidPtx, loading errors InvalidImage.
+llvm::Expected<LoadedPart> compilePart(const CacheKeyInputs &Key, CompilePart Compile, LoadPart Load) {
   ComputeCache &Cache = ComputeCache::global();
   std::optional<CacheKey> Hash;
   if (Cache.enabled())
     Hash = computeCacheKey(Key);
-  if (Hash)
-    if (std::optional<std::string> Bytes = Cache.lookup(*Hash)) {
-      auto Object = codegen::CompiledObject::deserialize(*Bytes);
-      if (!Object)
-        llvm::consumeError(Object.takeError());
-      else if (auto Code = Load(*Object))
-        return LoadedPart{std::move(*Object), std::move(*Code), true};
-      else
-        llvm::consumeError(Code.takeError());
-    }
   auto Object = Compile();
   if (!Object)
     return makeError(Status::InvalidPtx, llvm::toString(Object.takeError()));
@@ -86,6 +94,14 @@ llvm::Expected<LoadedPart> loadPart(const CacheKeyInputs &Key, CompilePart Compi
   if (!Code)
     return makeError(Status::InvalidImage, "the host code cannot be loaded: " + llvm::toString(Code.takeError()));
   return LoadedPart{std::move(*Object), std::move(*Code), false};
+}
+
+/// The part Key names, from the compute cache when it holds it, else compiled (and stored). A cached object
+/// this process cannot load (another object format) is compiled afresh and overwritten.
+llvm::Expected<LoadedPart> loadPart(const CacheKeyInputs &Key, CompilePart Compile, LoadPart Load) {
+  if (std::optional<LoadedPart> Cached = cachedPart(Key, Load))
+    return std::move(*Cached);
+  return compilePart(Key, Compile, Load);
 }
 
 } // namespace
@@ -101,7 +117,19 @@ struct Module::PendingCompile {
 
   CacheKeyInputs key(unsigned CC, llvm::StringRef Part) const {
     std::string Code = "O" + std::to_string(Options.OptLevel) + " cpu=" + Options.TargetCpu;
+    if (codegen::jitTierFromEnvironment() == codegen::JitTier::Quick)
+      Code += " quick"; // PTXFORGE_JIT_TIER=0 lowers without block functions: other code, another entry
     return {Front->Source->text(), CC, Part.empty() ? Code : Code + " " + Part.str()};
+  }
+  /// Kernel Name's part, compiled (without its block function: the quick tier).
+  llvm::Expected<codegen::CompiledObject> compileKernel(llvm::StringRef Name, bool WithBlockFunction) {
+    auto S = split();
+    if (!S)
+      return S.takeError();
+    auto Part = (*S)->kernelPart(Name, WithBlockFunction);
+    if (!Part)
+      return Part.takeError();
+    return codegen::compileObject(std::move(*Part), Options);
   }
   llvm::Expected<codegen::ModuleSplit *> split() {
     if (!Split) {
@@ -351,15 +379,7 @@ llvm::Expected<KernelCode> Module::compileFunction(Function &F) {
   if (!Pending)
     return makeError(Status::InvalidHandle, "the module has no code");
   PendingCompile &P = *Pending;
-  auto Compile = [&]() -> llvm::Expected<codegen::CompiledObject> {
-    auto Split = P.split();
-    if (!Split)
-      return Split.takeError();
-    auto Part = (*Split)->kernelPart(F.name());
-    if (!Part)
-      return Part.takeError();
-    return codegen::compileObject(std::move(*Part), P.Options);
-  };
+  auto Compile = [&] { return P.compileKernel(F.name(), /*WithBlockFunction=*/true); };
   auto Load = [&](const codegen::CompiledObject &O) { return codegen::CompiledModule::load(O, Code.get()); };
   auto Fail = [&](llvm::Error E) {
     std::string Why;
@@ -367,19 +387,79 @@ llvm::Expected<KernelCode> Module::compileFunction(Function &F) {
     F.FailureLog = P.Name + ": error: kernel " + F.name().str() + ": " + Why + "\n";
     return makeError(*F.Failure, F.FailureLog);
   };
-  auto Part = loadPart(P.key(BinaryVersion, "kernel=" + F.name().str()), Compile, Load);
-  if (!Part)
-    return Fail(Part.takeError());
+  CacheKeyInputs Key = P.key(BinaryVersion, "kernel=" + F.name().str());
+  // Tiered: without optimized code in the cache, the kernel starts on its quick code (the thread function
+  // alone, compiled in a few ms) and a background compile makes the optimized code, which launches take up
+  // between blocks (codegen::TierUp) and the cache keeps.
+  bool Tiered = codegen::jitTierFromEnvironment() == codegen::JitTier::Tiered && !F.info().BlockSymbol.empty();
+  std::optional<LoadedPart> Part;
+  if (Tiered)
+    Part = cachedPart(Key, Load);
+  bool Quick = Tiered && !Part;
+  if (Quick) {
+    auto QuickObject = P.compileKernel(F.name(), /*WithBlockFunction=*/false);
+    if (!QuickObject)
+      return Fail(QuickObject.takeError());
+    auto QuickCode = Load(*QuickObject);
+    if (!QuickCode)
+      return Fail(QuickCode.takeError());
+    Part = LoadedPart{std::move(*QuickObject), std::move(*QuickCode), false};
+  }
+  if (!Part) {
+    auto Loaded = loadPart(Key, Compile, Load);
+    if (!Loaded)
+      return Fail(Loaded.takeError());
+    Part = std::move(*Loaded);
+  }
   const codegen::KernelInfo *K = Part->Code ? Part->Code->kernel(F.name()) : nullptr;
   if (!K)
     return Fail(makeError(Status::InvalidImage, "its code does not define it"));
   F.OwnCode = std::move(Part->Code);
   F.Code = {F.OwnCode.get(), K};
   F.FromCache = Part->FromCache;
-  F.Ready.store(true, std::memory_order_release);
-  if (--P.KernelsLeft == 0)
+  if (Quick)
+    startOptimizedCompile(F); // before Ready: launches read F.TierUp; the job counts the kernel done
+  else if (--P.KernelsLeft == 0)
     Pending.reset(); // every kernel has its code: the PTX and IR are no longer needed
+  F.Ready.store(true, std::memory_order_release);
   return F.Code;
+}
+
+void Module::waitForBackgroundCompiles() const {
+  for (const auto &F : Functions)
+    BackgroundJobs::get().wait(F->TierUp);
+}
+
+void Module::startOptimizedCompile(Function &F) {
+  F.Upgrade.Compiling.store(true, std::memory_order_release);
+  F.TierUp = BackgroundJobs::get().start([this, &F] {
+    std::scoped_lock L(MaterializeLock);
+    struct Done {
+      codegen::TierUp &U;
+      ~Done() { U.Compiling.store(false, std::memory_order_release); }
+    } MarkDone{F.Upgrade};
+    if (BackgroundJobs::get().exiting())
+      return; // the process ends: the quick code did the work, and LLVM's statics go away
+    PendingCompile &P = *Pending;
+    // No second cache lookup: compileFunction's missed a moment ago.
+    auto Part = compilePart(
+        P.key(BinaryVersion, "kernel=" + F.name().str()),
+        [&] { return P.compileKernel(F.name(), /*WithBlockFunction=*/true); },
+        [&](const codegen::CompiledObject &O) { return codegen::CompiledModule::load(O, Code.get()); });
+    const codegen::KernelInfo *K = Part && Part->Code ? Part->Code->kernel(F.name()) : nullptr;
+    if (K && Part->Code->blockEntry(*K)) {
+      F.Optimized = std::move(Part->Code);
+      F.Upgrade.Block.store(F.Optimized->blockEntry(*K), std::memory_order_release);
+    } else if (!Part) {
+      // The quick code the kernel runs on was compiled from the same IR; it keeps running on that.
+      std::string Why = llvm::toString(Part.takeError());
+      if (std::getenv("PTXFORGE_DRIVER_VERBOSE"))
+        std::fprintf(stderr, "ptxforge: kernel '%s' stays on its quick code: %s\n", F.name().str().c_str(),
+                     Why.c_str());
+    }
+    if (--P.KernelsLeft == 0)
+      Pending.reset();
+  });
 }
 
 size_t Module::compiledFunctionCount() const {
@@ -399,6 +479,7 @@ const std::vector<std::unique_ptr<Function>> &Module::functions() const {
 }
 
 Module::~Module() {
+  waitForBackgroundCompiles(); // they use the module's IR and lock, and write into its functions
   Driver &D = Driver::get();
   D.Modules.remove(this);
   for (const auto &F : Functions)

@@ -45,7 +45,12 @@ DONE:
 }
 
 /// Launches M's `scale` over 1000 elements and checks them; returns what went wrong, empty when all is right.
+/// Then waits for the kernel's optimized code (tiered JIT), so that the cache holds what the callers count.
 inline std::string runScale(driver::Context &Ctx, driver::Module &M, float Factor) {
+  struct Settle {
+    driver::Module &M;
+    ~Settle() { M.waitForBackgroundCompiles(); }
+  } SettleAtReturn{M};
   using namespace driver;
   Function *F = M.function("scale");
   if (!F)

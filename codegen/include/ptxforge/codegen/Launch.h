@@ -6,6 +6,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <atomic>
 #include <vector>
 
 namespace ptxforge::codegen {
@@ -15,12 +16,23 @@ struct Dim3 {
   uint64_t count() const { return uint64_t(X) * Y * Z; }
 };
 
+/// Tiered JIT: a kernel's optimized block function, compiled in the background while launches run its quick
+/// code (thread functions only). A launch of quick code moves to Block between blocks once it appears; while
+/// Compiling, one of its workers (when it has several) leaves its core to the compiler, so that the optimized
+/// code comes sooner.
+struct TierUp {
+  std::atomic<BlockRangeFunction> Block{nullptr};
+  std::atomic<bool> Compiling{false};
+};
+
 struct LaunchConfig {
   Dim3 Grid, Block;
   uint32_t DynamicSharedBytes = 0;
   unsigned Workers = 0; ///< 0: PTXFORGE_WORKERS or one per core
   /// Cooperative launches: a zeroed 8-byte grid-sync workspace (see ThreadContext::GridWorkspace).
   void *GridWorkspace = nullptr;
+  /// Tiered JIT: the kernel's optimized code on its way (see TierUp). Null: the code launched is all there is.
+  const TierUp *Upgrade = nullptr;
 };
 
 /// Why a launch failed; the driver maps each to the CUresult NVIDIA's driver gives.

@@ -48,8 +48,19 @@ struct LoweredModule {
   std::vector<GlobalInfo> Globals; ///< `.global`/`.const` variables (cuModuleGetGlobal)
 };
 
+/// PTXFORGE_JIT_TIER: which code a JIT compile makes. Tiered (the default; the driver starts a kernel on its
+/// quick code and moves it to the optimized code when that is compiled), Quick ("0": thread functions only,
+/// never upgraded: blocks run their threads in a loop or as fibers; for testing that path over the whole
+/// corpus), Optimized ("2": the optimized code up front, as before tiers).
+enum class JitTier { Tiered, Quick, Optimized };
+JitTier jitTierFromEnvironment();
+
 struct LoweringOptions {
   std::string ModuleName = "ptx";
+  /// Whether kernels get block functions (the vectorized loops over a block's threads, region-split barrier
+  /// code): without them a launch calls the thread function once per thread, which compiles several times
+  /// faster and runs several times slower.
+  bool BlockFunctions = jitTierFromEnvironment() != JitTier::Quick;
 };
 
 /// Lowers every function of M. Unsupported instructions are errors naming the instruction and its location.

@@ -6,6 +6,7 @@
 #include "ptxforge/codegen/CompiledModule.h"
 #include "ptxforge/codegen/CompiledObject.h"
 #include "ptxforge/codegen/Launch.h"
+#include "ptxforge/driver/BackgroundJobs.h"
 #include "ptxforge/driver/Status.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -72,6 +73,9 @@ public:
   /// Whether the kernel's code came from the compute cache (for a module compiled whole: whether the module's
   /// did).
   bool fromComputeCache() const { return FromCache; }
+  /// Tiered JIT: where the optimized code appears when the kernel's code() is its quick code (see
+  /// codegen::TierUp); null otherwise.
+  const codegen::TierUp *upgrade() const { return TierUp ? &Upgrade : nullptr; }
 
   /// Largest block the kernel can be launched with (its .maxntid/.reqntid, else the device limit).
   unsigned maxThreadsPerBlock() const;
@@ -112,6 +116,10 @@ private:
   KernelCode Code;
   std::atomic<bool> Ready{false};
   bool FromCache = false;
+  /// Tiered JIT: the background compile of the optimized code, that code, and its block function.
+  BackgroundJobs::Handle TierUp;
+  std::unique_ptr<codegen::CompiledModule> Optimized;
+  codegen::TierUp Upgrade;
   std::optional<Status> Failure;
   std::string FailureLog;
   unsigned MaxDynamicShared;
@@ -178,6 +186,9 @@ public:
 
   unsigned ptxTarget() const { return PtxTarget; }         ///< the `.target` sm number (75 for sm_75)
   unsigned binaryVersion() const { return BinaryVersion; } ///< the compute capability compiled for
+  /// Tiered JIT: blocks until the optimized code of every kernel that started on its quick code is compiled
+  /// (and in the compute cache). Launches never need this; tests and tools that look at the cache do.
+  void waitForBackgroundCompiles() const;
   unsigned constBytes() const { return ConstBytes; }
   /// Local (per-thread) bytes a kernel declares, by kernel name.
   unsigned localBytes(llvm::StringRef Kernel) const;
@@ -197,6 +208,8 @@ private:
   llvm::Error materializeShared();
   /// Compiles F alone (F's module is compiled per kernel); Function::code() calls it.
   llvm::Expected<KernelCode> compileFunction(Function &F);
+  /// Tiered JIT: F runs on its quick code; compiles its optimized code in the background.
+  void startOptimizedCompile(Function &F);
 
   Context &Ctx;
   /// Until every kernel is compiled: the verified PTX and how to compile it. Guarded by MaterializeLock.
