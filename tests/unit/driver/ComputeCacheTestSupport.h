@@ -6,6 +6,7 @@
 #include "ptxforge/driver/ComputeCache.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Driver.h"
+#include "ptxforge/driver/Module.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -144,5 +145,17 @@ private:
 
 /// A context of device 0, made once per process.
 inline driver::Context &cacheTestContext() { return ptxforge::testing::testContext(); }
+
+/// Loads PTX text as cuModuleLoadData does with lazy loading (whatever CUDA_MODULE_LOADING says).
+inline std::unique_ptr<driver::Module> loadLazily(const std::string &Ptx) {
+  EnvScope Env({"CUDA_MODULE_LOADING"});
+  ::unsetenv("CUDA_MODULE_LOADING");
+  driver::JitLogs Logs;
+  driver::ModuleSource Source;
+  Source.Image = Ptx.c_str();
+  auto M = driver::Module::load(cacheTestContext(), Source, driver::JitOptions(), Logs);
+  REQUIRE_MESSAGE(static_cast<bool>(M), Logs.Error);
+  return std::move(*M);
+}
 
 } // namespace ptxforge::testing

@@ -82,17 +82,6 @@ proto: .callprototype (.param .b32 _) _ (.param .b32 _);
 }
 )";
 
-std::unique_ptr<Module> loadLazily(const std::string &Ptx) {
-  EnvScope Env({"CUDA_MODULE_LOADING"});
-  ::unsetenv("CUDA_MODULE_LOADING");
-  JitLogs Logs;
-  ModuleSource Source;
-  Source.Image = Ptx.c_str();
-  auto M = Module::load(cacheTestContext(), Source, JitOptions(), Logs);
-  REQUIRE_MESSAGE(static_cast<bool>(M), Logs.Error);
-  return std::move(*M);
-}
-
 /// Runs one thread of kernel Name with Args (kernelParams), waiting for it; empty when all went well.
 std::string runOne(Module &M, const char *Name, std::vector<void *> Args = {}) {
   if (llvm::Error E = M.materialize())

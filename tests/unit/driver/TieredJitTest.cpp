@@ -15,17 +15,6 @@ using namespace ptxforge::testing;
 
 namespace {
 
-std::unique_ptr<Module> loadLazily(const std::string &Ptx) {
-  EnvScope Env({"CUDA_MODULE_LOADING"});
-  ::unsetenv("CUDA_MODULE_LOADING");
-  JitLogs Logs;
-  ModuleSource Source;
-  Source.Image = Ptx.c_str();
-  auto M = Module::load(cacheTestContext(), Source, JitOptions(), Logs);
-  REQUIRE_MESSAGE(static_cast<bool>(M), Logs.Error);
-  return std::move(*M);
-}
-
 bool runsBlockFunction(const Function &F) {
   const KernelCode *K = F.compiledCode();
   return K && K->Code->blockEntry(*K->Kernel) != nullptr;
