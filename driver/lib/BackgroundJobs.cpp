@@ -5,12 +5,14 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
+#include <pthread.h>
 #include <thread>
 
 using namespace ptxforge::driver;
 
 struct BackgroundJobs::Job {
   bool Done = false;
+  BackgroundJobs::State *Owner = nullptr; ///< the process's job state when the job started (see fork below)
 };
 
 struct BackgroundJobs::State {
@@ -20,16 +22,21 @@ struct BackgroundJobs::State {
   std::atomic<bool> Exiting{false};
 };
 
-BackgroundJobs::State &BackgroundJobs::state() const {
-  // Never destroyed: a job finishing during exit still signals through it.
-  static State *S = new State;
-  return *S;
-}
+namespace {
+// Never destroyed: a job finishing during exit still signals through it.
+BackgroundJobs::State *Current = nullptr;
+} // namespace
+
+BackgroundJobs::State &BackgroundJobs::state() const { return *Current; }
 
 BackgroundJobs &BackgroundJobs::get() {
   static BackgroundJobs *J = [] {
+    Current = new State;
     auto *Jobs = new BackgroundJobs;
     std::atexit([] { get().waitAll(); });
+    // A child of fork() has none of the parent's job threads: its exit must not wait for them, and a lock one
+    // of them held stays held in the child. It starts from a fresh state (the old one is left as it was).
+    pthread_atfork(nullptr, nullptr, [] { Current = new State; });
     return Jobs;
   }();
   return *J;
@@ -40,6 +47,7 @@ bool BackgroundJobs::exiting() const { return state().Exiting.load(std::memory_o
 BackgroundJobs::Handle BackgroundJobs::start(std::function<void()> Work) {
   State &S = state();
   auto H = std::make_shared<Job>();
+  H->Owner = &S;
   {
     std::scoped_lock L(S.Lock);
     ++S.Running;
@@ -55,9 +63,9 @@ BackgroundJobs::Handle BackgroundJobs::start(std::function<void()> Work) {
 }
 
 void BackgroundJobs::wait(const Handle &H) {
-  if (!H)
-    return;
   State &S = state();
+  if (!H || H->Owner != &S) // none, or a job of the parent process of a fork: it does not run here
+    return;
   std::unique_lock L(S.Lock);
   S.Finished.wait(L, [&] { return H->Done; });
 }

@@ -1,13 +1,19 @@
 // The tiered JIT through the driver: a lazily compiled kernel without optimized code in the compute cache starts
 // on its quick code (no block function) with its optimized code compiling in the background; launches are right
 // before and after the optimized code arrives; the cache keeps only the optimized code, which a later load
-// takes directly; unloading a module whose kernel is still compiling waits for that compile.
+// takes directly; unloading a module whose kernel is still compiling waits for that compile; a forked child does
+// not wait for its parent's compiles at exit.
 #include "ComputeCacheKernels.h"
 #include "ComputeCacheTestSupport.h"
 
 #include "ptxforge/driver/Module.h"
 
 #include <doctest/doctest.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace ptxforge;
 using namespace ptxforge::driver;
@@ -59,4 +65,25 @@ TEST_CASE("unloading a module while its kernel's optimized code compiles waits f
   // Each unload waited for its compile, which stored the optimized kernel beside the module's shared part.
   CHECK(Scope.cache().stats().Stores == 6);
   CHECK(Scope.cache().stats().Corrupt == 0);
+}
+
+TEST_CASE("a child of fork() exits at once although the parent's background compile still runs") {
+  GlobalCacheScope Scope;
+  auto M = loadLazily(scaleModule("0f41100000")); // 9.0
+  REQUIRE(M->function("scale") != nullptr);
+  pid_t Child = ::fork();
+  if (Child == 0)
+    std::exit(0); // the exit handler must not wait for the parent's job, which has no thread here
+  REQUIRE(Child > 0);
+  int Status = 0;
+  bool Exited = false;
+  for (int I = 0; I < 2000 && !Exited; ++I) { // up to 20 s
+    Exited = ::waitpid(Child, &Status, WNOHANG) == Child;
+    if (!Exited)
+      ::usleep(10000);
+  }
+  if (!Exited)
+    ::kill(Child, SIGKILL), ::waitpid(Child, &Status, 0);
+  CHECK(Exited);
+  CHECK((WIFEXITED(Status) && WEXITSTATUS(Status) == 0));
 }

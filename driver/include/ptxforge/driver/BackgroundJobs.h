@@ -24,10 +24,11 @@ public:
   /// True from the exit handler on: jobs check it before they begin their work.
   bool exiting() const;
 
+  struct State;
+
 private:
   BackgroundJobs() = default;
   void waitAll();
-  struct State;
   State &state() const;
 };
 
