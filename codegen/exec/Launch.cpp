@@ -380,8 +380,9 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
     if (BlockFn)
       useBlockFunction(BlockFn);
     // The last worker of a quick-code launch waits for the optimized code rather than compete with its
-    // compiler for a core (a 2-core machine: sgemm's first launch 360 -> 300 ms, as without tiers).
-    if (!MyBlockFn && C.Upgrade && Workers > 1 && Index == Workers - 1) {
+    // compiler for a core (a 2-core machine: sgemm's first launch 360 -> 300 ms, as without tiers). Not in a
+    // cooperative launch: there every block must run at once, the others would wait for its block at grid.sync.
+    if (!MyBlockFn && C.Upgrade && !C.GridWorkspace && Workers > 1 && Index == Workers - 1) {
       while (!lateBlockFunction() && C.Upgrade->Compiling.load(std::memory_order_acquire) &&
              Next.load(std::memory_order_relaxed) < Blocks)
         std::this_thread::sleep_for(std::chrono::microseconds(500));
