@@ -91,18 +91,16 @@ LoweredModule ModuleSplit::sharedPart() const {
   return Out;
 }
 
-llvm::Expected<LoweredModule> ModuleSplit::kernelPart(llvm::StringRef Name, bool WithBlockFunction) const {
+llvm::Expected<LoweredModule> ModuleSplit::kernelPart(llvm::StringRef Name) const {
   for (const KernelInfo &K : Whole.Kernels) {
     if (K.Name != Name)
       continue;
     ValueSet Roots;
-    for (const std::string &Symbol : {K.Symbol, WithBlockFunction ? K.BlockSymbol : std::string()})
+    for (const std::string &Symbol : {K.Symbol, K.BlockSymbol})
       if (const llvm::Function *F = Symbol.empty() ? nullptr : Whole.Module->getFunction(Symbol))
         Roots.insert(F);
     LoweredModule Out = part(Roots, SharedRoots);
     Out.Kernels.push_back(K);
-    if (!WithBlockFunction)
-      Out.Kernels.back().BlockSymbol.clear();
     return Out;
   }
   return llvm::createStringError(std::errc::invalid_argument, "the module has no kernel '%s'", Name.str().c_str());

@@ -38,10 +38,8 @@ public:
   bool hasSharedPart() const { return !SharedRoots.empty(); }
   /// The shared part, with every module-scope variable in Globals and no kernels.
   LoweredModule sharedPart() const;
-  /// The part of the kernel called Name (its KernelInfo alone in Kernels, no Globals). Without its block
-  /// function (WithBlockFunction false: the quick tier, LoweringOptions::BlockFunctions) the part holds the
-  /// thread function and its callees only, and the KernelInfo names no block symbol.
-  llvm::Expected<LoweredModule> kernelPart(llvm::StringRef Name, bool WithBlockFunction = true) const;
+  /// The part of the kernel called Name (its KernelInfo alone in Kernels, no Globals).
+  llvm::Expected<LoweredModule> kernelPart(llvm::StringRef Name) const;
 
 private:
   using ValueSet = llvm::SmallPtrSet<const llvm::GlobalValue *, 32>;

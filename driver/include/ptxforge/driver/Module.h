@@ -216,6 +216,7 @@ private:
   struct PendingCompile;
   std::unique_ptr<PendingCompile> Pending;
   mutable std::mutex MaterializeLock;
+  std::mutex OptimizeLock; ///< tiered JIT: held by the background compile that uses the full lowering
   std::atomic<bool> Ready{false};
   bool FromCache = false;
   std::optional<Status> Failure; ///< with FailureLog, what materialize() keeps returning
