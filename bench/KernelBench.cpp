@@ -13,7 +13,6 @@
 #include "native/NativeKernels.h"
 
 #include "ptxforge/codegen/Launch.h"
-#include "ptxforge/codegen/Lowering.h"
 #include "ptxforge/driver/ComputeCache.h"
 #include "ptxforge/driver/Driver.h"
 #include "ptxforge/driver/Memory.h"
@@ -24,7 +23,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <numeric>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -34,6 +32,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <numeric>
 #include <random>
 #include <sched.h>
 #include <signal.h>
@@ -1118,6 +1117,15 @@ void setEnv(std::vector<std::string> &Env, const std::string &Key, const std::st
   Env.push_back(Prefix + Value);
 }
 
+double geomean(const std::vector<double> &V) {
+  if (V.empty())
+    return NAN;
+  double L = 0;
+  for (double X : V)
+    L += std::log(X);
+  return std::exp(L / V.size());
+}
+
 /// What an application waits for before its first launch: cuModuleLoadData and cuModuleGetFunction of W's PTX
 /// through the driver (lazy loading: the module's shared part and the kernel; the compute cache off; tiered
 /// JIT, so the kernel's quick code), then the module unloaded, which waits for the background compile
@@ -1164,36 +1172,6 @@ double driverFirstUseMs(const Workload &W, std::string &Error) {
   return Ms;
 }
 
-/// One cold in-process compile of W's PTX text to loaded host code; Quick: the quick tier's code (thread
-/// functions only, what a launch starts on), else the optimized code. Returns ms, NAN with Error set on failure.
-double coldCompileMs(const Workload &W, bool Quick, std::string &Error) {
-  bool Ok;
-  std::string Text = readFile(ptxPath(W), Ok);
-  if (!Ok) {
-    Error = "cannot read " + ptxPath(W);
-    return NAN;
-  }
-  auto T0 = Clock::now();
-  auto Front = ptx::runFrontend(std::make_unique<ptx::SourceBuffer>(ptxPath(W), std::move(Text)));
-  if (!Front->ok()) {
-    Error = "front end errors";
-    return NAN;
-  }
-  codegen::LoweringOptions LO;
-  LO.BlockFunctions = !Quick;
-  auto LM = codegen::lowerToLLVM(*Front->Verified, Front->Source.get(), LO);
-  if (!LM) {
-    Error = llvm::toString(LM.takeError());
-    return NAN;
-  }
-  auto CM = codegen::CompiledModule::compile(std::move(*LM));
-  if (!CM) {
-    Error = llvm::toString(CM.takeError());
-    return NAN;
-  }
-  return std::chrono::duration<double, std::milli>(Clock::now() - T0).count();
-}
-
 json measureJit(const Options &O, const std::vector<std::string> &Kernels) {
   json Rows = json::array();
   std::string PtxasPath = findPtxas();
@@ -1209,8 +1187,8 @@ json measureJit(const Options &O, const std::vector<std::string> &Kernels) {
   // One throw-away compile first, so the process-wide LLVM initialisation is not charged to the first kernel.
   {
     auto W = makeWorkload("vecadd", true);
-    std::string Ignored;
-    (void)coldCompileMs(*W, false, Ignored);
+    PtxforgeRunner R;
+    (void)R.compile(*W);
   }
   std::vector<double> QuickRatios, OptRatios;
   for (const std::string &K : Kernels) {
@@ -1221,8 +1199,12 @@ json measureJit(const Options &O, const std::vector<std::string> &Kernels) {
     std::string Error;
     for (int I = 0; I < O.JitReps && Error.empty(); ++I) {
       QuickMs.push_back(driverFirstUseMs(*W, Error));
-      if (Error.empty())
-        OptMs.push_back(coldCompileMs(*W, false, Error));
+      if (!Error.empty())
+        break;
+      PtxforgeRunner R;
+      auto T0 = Clock::now();
+      Error = R.compile(*W);
+      OptMs.push_back(std::chrono::duration<double, std::milli>(Clock::now() - T0).count());
     }
     double Ptxas = NAN;
     if (!PtxasPath.empty()) {
@@ -1261,12 +1243,6 @@ json measureJit(const Options &O, const std::vector<std::string> &Kernels) {
     Rows.push_back(Row);
     std::fflush(stdout);
   }
-  auto geomean = [](const std::vector<double> &V) {
-    double L = 0;
-    for (double R : V)
-      L += std::log(R);
-    return std::exp(L / V.size());
-  };
   if (!QuickRatios.empty()) {
     std::printf("%-15s %12s %12s %10.2f %14s %10.2f\n", "geomean", "", "", geomean(QuickRatios), "",
                 geomean(OptRatios));
@@ -1294,15 +1270,6 @@ struct PhaseSummary {
   std::vector<double> VsNative, VsPocl;
   std::vector<std::string> SlowerThanPocl, Missing;
 };
-
-double geomean(const std::vector<double> &V) {
-  if (V.empty())
-    return NAN;
-  double L = 0;
-  for (double X : V)
-    L += std::log(X);
-  return std::exp(L / V.size());
-}
 
 /// The PoCL bar (issue 3): within 5% where both sit at the memory bandwidth, at least as fast elsewhere.
 bool atBandwidth(const std::string &Kernel) { return Kernel == "vecadd" || Kernel == "saxpy" || Kernel == "stencil5"; }

@@ -428,12 +428,12 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
         for (const ptx::Instruction &I : G->Instructions)
           K.ExitInCallee |= I.Op == ptx::Opcode::Exit;
     llvm::Function *Block = nullptr;
-    if (!Options.BlockFunctions)
-      ;
-    else if (!K.NeedsFibers && !K.ExitInCallee)
-      Block = emitBlockLoop(ML, ML.Functions[FI], !readsShared(ML, FI));
-    else if (regionSplittable(M, F))
-      Block = emitRegionBlockFunction(ML, ML.Functions[FI]);
+    if (Options.BlockFunctions) {
+      if (!K.NeedsFibers && !K.ExitInCallee)
+        Block = emitBlockLoop(ML, ML.Functions[FI], !readsShared(ML, FI));
+      else if (regionSplittable(M, F))
+        Block = emitRegionBlockFunction(ML, ML.Functions[FI]);
+    }
     if (Block) {
       K.BlockSymbol = Block->getName().str();
       wrapBlockRange(ML, Block);

@@ -126,6 +126,12 @@ void WarpRendezvous::rewrite(llvm::CallInst *CI, llvm::BasicBlock *Cont) {
     B.CreateStore(B.CreateLoad(B.getInt32Ty(), slot(Pred)), CI->getArgOperand(H.PredOut));
 }
 
+llvm::Value *WarpRendezvous::arrayOf(Slot S,
+                                     const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread) const {
+  auto It = Slots[S] ? PerThread.find(Slots[S]) : PerThread.end();
+  return It == PerThread.end() ? nullptr : It->second;
+}
+
 llvm::Value *WarpRendezvous::emitRelease(llvm::IRBuilder<> &B, llvm::Value *Ctx, llvm::Value *States, llvm::Value *N,
                                          llvm::Value *Span,
                                          llvm::ArrayRef<RegionCut> Cuts,
@@ -143,9 +149,8 @@ llvm::Value *WarpRendezvous::emitRelease(llvm::IRBuilder<> &B, llvm::Value *Ctx,
   }
   std::vector<llvm::Value *> Args{Ctx, States, N, Span, CutTable};
   for (unsigned S = 0; S < NumSlots; ++S) {
-    auto It = Slots[S] ? PerThread.find(Slots[S]) : PerThread.end();
-    Args.push_back(It == PerThread.end() ? static_cast<llvm::Value *>(llvm::ConstantPointerNull::get(B.getPtrTy()))
-                                         : It->second);
+    llvm::Value *Array = arrayOf(static_cast<Slot>(S), PerThread);
+    Args.push_back(Array ? Array : llvm::ConstantPointerNull::get(B.getPtrTy()));
   }
   return B.CreateCall(Release, Args);
 }
@@ -153,10 +158,7 @@ llvm::Value *WarpRendezvous::emitRelease(llvm::IRBuilder<> &B, llvm::Value *Ctx,
 llvm::BasicBlock *WarpRendezvous::emitWarpRelease(const RegionCut &Cut, llvm::Value *Span, llvm::Value *Rows,
                                                   const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread,
                                                   llvm::BasicBlock *Released, llvm::BasicBlock *Otherwise) {
-  auto array = [&](Slot S) -> llvm::Value * {
-    auto It = Slots[S] ? PerThread.find(Slots[S]) : PerThread.end();
-    return It == PerThread.end() ? nullptr : It->second;
-  };
+  auto array = [&](Slot S) { return arrayOf(S, PerThread); };
   WarpArrays A{array(Value), array(OperandB), array(OperandC), array(Mask), array(Out), array(Pred)};
   bool Shuffle = Cut.Kind == RCShfl && A.B && A.C && A.Value;
   bool Reduce = (Cut.Kind == RCVote || Cut.Kind == RCRedux) && A.Value;

@@ -58,6 +58,8 @@ private:
   llvm::Value *emitWarpReduction(llvm::IRBuilder<> &B, const RegionCut &Cut, const WarpArrays &A, llvm::Value *T,
                                  llvm::Value *Masks);
   llvm::AllocaInst *slot(Slot S);
+  /// Slot S's per-thread array (PerThread maps registers to their arrays); null when the kernel has none.
+  llvm::Value *arrayOf(Slot S, const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread) const;
 
   ModuleLowering &ML;
   llvm::BasicBlock *Setup;

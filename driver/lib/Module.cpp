@@ -387,7 +387,7 @@ llvm::Expected<KernelCode> Module::compileFunction(Function &F) {
     return makeError(Status::InvalidHandle, "the module has no code");
   PendingCompile &P = *Pending;
   auto Compile = [&] { return P.compileKernel(F.name(), /*Quick=*/false); };
-  auto Load = [&](const codegen::CompiledObject &O) { return codegen::CompiledModule::load(O, Code.get()); };
+  auto Load = [&](const codegen::CompiledObject &O) { return loadKernelCode(O); };
   auto Fail = [&](llvm::Error E) {
     std::string Why;
     F.Failure = takeStatus(std::move(E), &Why);
@@ -426,7 +426,7 @@ llvm::Expected<KernelCode> Module::compileFunction(Function &F) {
   F.Code = {F.OwnCode.get(), K};
   F.FromCache = Part->FromCache;
   if (Quick)
-    startOptimizedCompile(F); // before Ready: launches read F.TierUp; the job counts the kernel done
+    startOptimizedCompile(F, Key); // before Ready: launches read F.OptimizeJob; the job counts the kernel done
   else if (--P.KernelsLeft == 0)
     Pending.reset(); // every kernel has its code: the PTX and IR are no longer needed
   F.Ready.store(true, std::memory_order_release);
@@ -435,13 +435,13 @@ llvm::Expected<KernelCode> Module::compileFunction(Function &F) {
 
 void Module::waitForBackgroundCompiles() const {
   for (const auto &F : Functions)
-    BackgroundJobs::get().wait(F->TierUp);
+    BackgroundJobs::get().wait(F->OptimizeJob);
 }
 
-void Module::startOptimizedCompile(Function &F) {
+void Module::startOptimizedCompile(Function &F, CacheKeyInputs Key) {
   F.Upgrade.Compiling.store(true, std::memory_order_release);
   PendingCompile *P = Pending.get(); // lives until the last kernel is done, which this job's own may be
-  F.TierUp = BackgroundJobs::get().start([this, &F, P] {
+  F.OptimizeJob = BackgroundJobs::get().start([this, &F, P, Key = std::move(Key)] {
     {
       std::scoped_lock L(OptimizeLock); // the full lowering's LLVMContext: one compile at a time
       struct Done {
@@ -452,8 +452,8 @@ void Module::startOptimizedCompile(Function &F) {
         return; // the process ends: the quick code did the work, and LLVM's statics go away
       // No second cache lookup: compileFunction's missed a moment ago.
       auto Part = compilePart(
-          P->key(BinaryVersion, "kernel=" + F.name().str()), [&] { return P->compileKernel(F.name(), false); },
-          [&](const codegen::CompiledObject &O) { return codegen::CompiledModule::load(O, Code.get()); });
+          Key, [&] { return P->compileKernel(F.name(), /*Quick=*/false); },
+          [&](const codegen::CompiledObject &O) { return loadKernelCode(O); });
       const codegen::KernelInfo *K = Part && Part->Code ? Part->Code->kernel(F.name()) : nullptr;
       if (K && Part->Code->blockEntry(*K)) {
         F.Optimized = std::move(Part->Code);

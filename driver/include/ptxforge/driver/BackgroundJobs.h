@@ -13,8 +13,8 @@ public:
   using Handle = std::shared_ptr<Job>;
 
   /// The process's jobs. The first use registers an exit handler that waits for the running ones: a job uses
-  /// LLVM, whose statics exit() would otherwise destroy under it. A job that has not started its work by then
-  /// is skipped (Job::skipped).
+  /// LLVM, whose statics exit() would otherwise destroy under it. A job that has not begun its work by then
+  /// skips it (exiting()).
   static BackgroundJobs &get();
 
   /// Runs Work on a thread of its own.

@@ -24,6 +24,7 @@ namespace ptxforge::driver {
 
 class Context;
 class Module;
+struct CacheKeyInputs;
 
 /// The JIT options of cuModuleLoadDataEx / cuLinkCreate that change what is compiled.
 struct JitOptions {
@@ -75,7 +76,7 @@ public:
   bool fromComputeCache() const { return FromCache; }
   /// Tiered JIT: where the optimized code appears when the kernel's code() is its quick code (see
   /// codegen::TierUp); null otherwise.
-  const codegen::TierUp *upgrade() const { return TierUp ? &Upgrade : nullptr; }
+  const codegen::TierUp *upgrade() const { return OptimizeJob ? &Upgrade : nullptr; }
 
   /// Largest block the kernel can be launched with (its .maxntid/.reqntid, else the device limit).
   unsigned maxThreadsPerBlock() const;
@@ -117,7 +118,7 @@ private:
   std::atomic<bool> Ready{false};
   bool FromCache = false;
   /// Tiered JIT: the background compile of the optimized code, that code, and its block function.
-  BackgroundJobs::Handle TierUp;
+  BackgroundJobs::Handle OptimizeJob;
   std::unique_ptr<codegen::CompiledModule> Optimized;
   codegen::TierUp Upgrade;
   std::optional<Status> Failure;
@@ -208,8 +209,12 @@ private:
   llvm::Error materializeShared();
   /// Compiles F alone (F's module is compiled per kernel); Function::code() calls it.
   llvm::Expected<KernelCode> compileFunction(Function &F);
-  /// Tiered JIT: F runs on its quick code; compiles its optimized code in the background.
-  void startOptimizedCompile(Function &F);
+  /// Tiered JIT: F runs on its quick code; compiles its optimized code (cache key Key) in the background.
+  void startOptimizedCompile(Function &F, CacheKeyInputs Key);
+  /// A kernel's compiled part, JIT-linked against the module's shared part.
+  llvm::Expected<std::unique_ptr<codegen::CompiledModule>> loadKernelCode(const codegen::CompiledObject &O) const {
+    return codegen::CompiledModule::load(O, Code.get());
+  }
 
   Context &Ctx;
   /// Until every kernel is compiled: the verified PTX and how to compile it. Guarded by MaterializeLock.
