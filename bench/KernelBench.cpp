@@ -495,7 +495,9 @@ std::string readFile(const std::string &Path, bool &Ok) {
 }
 
 std::string ptxPath(const Workload &W) { return PtxDir + "/" + W.File + ".ptx"; }
+#if PTXFORGE_BENCH_HAVE_OPENCL
 std::string clPath(const Workload &W) { return std::string(PTXFORGE_BENCH_OPENCL_DIR) + "/" + W.File + ".cl"; }
+#endif
 
 // ---------------------------------------------------------------------------------------------------------------
 // Verification

@@ -9,7 +9,11 @@
 
 using namespace ptxforge::codegen::exec;
 
+// The rounding mode changes under the compiler's feet: GCC needs -frounding-math (codegen/CMakeLists.txt),
+// clang this pragma, so that no operation is folded or moved across fesetround.
+#ifdef __clang__
 #pragma STDC FENV_ACCESS ON
+#endif
 
 namespace {
 template <typename F> auto withRounding(int Mode, F Fn) {

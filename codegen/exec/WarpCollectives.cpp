@@ -274,12 +274,6 @@ void wmmaPos(unsigned R, unsigned C, bool ColMajor, unsigned F, unsigned Lane, u
     Row = Idx / C, Col = Idx % C;
 }
 
-/// Elements per lane of a wmma fragment: A/B f16/bf16 16, C/D f32 8, C/D f16 8, s8/u8 A/B depend on shape.
-unsigned wmmaFragElems(unsigned R, unsigned C, uint32_t T, unsigned Regs) {
-  (void)R, (void)C;
-  return Regs * std::max(1u, 32 / elemBits(T));
-}
-
 } // namespace
 
 void ptxforge::codegen::exec::computeShfl(CollectiveSlot &S) {

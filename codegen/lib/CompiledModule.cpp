@@ -119,7 +119,7 @@ llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::compile(LoweredM
 llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::load(const CompiledObject &Object,
                                                                     const CompiledModule *Imports) {
   if (auto E = Object.checkRunsOnHost())
-    return std::move(E);
+    return E;
   static std::once_flag Once;
   std::call_once(Once, [] {
     llvm::InitializeNativeTarget();
@@ -134,7 +134,7 @@ llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::load(const Compi
     Symbols[(*JIT)->mangleAndIntern(Name)] =
         llvm::orc::ExecutorSymbolDef(llvm::orc::ExecutorAddr::fromPtr(Addr), llvm::JITSymbolFlags::Exported);
   if (auto E = JD.define(llvm::orc::absoluteSymbols(std::move(Symbols))))
-    return std::move(E);
+    return E;
   if (Imports)
     JD.addGenerator(std::make_unique<ImportGenerator>(*Imports->JIT));
   // libm (exp2f, sinf, ...) for what LLVM lowers to library calls.
@@ -143,7 +143,7 @@ llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::load(const Compi
     return Gen.takeError();
   JD.addGenerator(std::move(*Gen));
   if (auto E = (*JIT)->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(Object.ObjectCode, "ptxforge-object")))
-    return std::move(E);
+    return E;
 
   std::unique_ptr<CompiledModule> CM(new CompiledModule());
   for (const KernelInfo &K : Object.Kernels) {
@@ -170,7 +170,7 @@ llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::load(const Compi
   }
   writePerfMap(**JIT, Object.ObjectCode);
   CM->JIT = std::move(*JIT);
-  return std::move(CM);
+  return CM;
 }
 
 const KernelInfo *CompiledModule::kernel(llvm::StringRef Name) const {

@@ -453,5 +453,5 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
   if (llvm::verifyModule(*Out.Module, &VOS))
     return llvm::createStringError(std::errc::invalid_argument, "internal error: invalid LLVM IR: %s",
                                    VerifyErrors.substr(0, 2000).c_str());
-  return std::move(Out);
+  return Out;
 }

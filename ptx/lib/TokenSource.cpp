@@ -35,14 +35,14 @@ static size_t directiveType(llvm::StringRef W) {
       .Case("attribute", T::ATTRIBUTE).Case("file", T::FILE).Case("loc", T::LOC).Case("section", T::SECTION)
       .Case("pragma", T::PRAGMA).Case("callprototype", T::CALLPROTOTYPE).Case("calltargets", T::CALLTARGETS)
       .Case("branchtargets", T::BRANCHTARGETS)
-      .Cases("maxntid", "reqntid", "minnctapersm", "maxnctapersm", "maxnreg", T::PERF)
-      .Cases("maxclusterrank", "reqnctapercluster", "explicitcluster", "noreturn", "blocksareclusters", T::PERF)
-      .Cases("v2", "v4", "v8", "v16", T::VECTOR)
-      .Cases("pred", "b1", "b8", "b16", "b32", "b64", "b128", T::TYPE)
-      .Cases("u4", "u8", "u16", "u32", "u64", "s4", "s8", "s16", "s32", T::TYPE)
-      .Cases("s64", "f16", "bf16", "tf32", "f32", "f64", "e4m3", "e5m2", "e2m3", T::TYPE)
-      .Cases("e3m2", "e2m1", "ue8m0", "f16x2", "bf16x2", "e4m3x2", "e5m2x2", "e2m3x2", "e3m2x2", T::TYPE)
-      .Cases("e2m1x2", "ue8m0x2", "s16x2", "u16x2", "texref", "samplerref", "surfref", T::TYPE)
+      .Cases({"maxntid", "reqntid", "minnctapersm", "maxnctapersm", "maxnreg"}, T::PERF)
+      .Cases({"maxclusterrank", "reqnctapercluster", "explicitcluster", "noreturn", "blocksareclusters"}, T::PERF)
+      .Cases({"v2", "v4", "v8", "v16"}, T::VECTOR)
+      .Cases({"pred", "b1", "b8", "b16", "b32", "b64", "b128"}, T::TYPE)
+      .Cases({"u4", "u8", "u16", "u32", "u64", "s4", "s8", "s16", "s32"}, T::TYPE)
+      .Cases({"s64", "f16", "bf16", "tf32", "f32", "f64", "e4m3", "e5m2", "e2m3"}, T::TYPE)
+      .Cases({"e3m2", "e2m1", "ue8m0", "f16x2", "bf16x2", "e4m3x2", "e5m2x2", "e2m3x2", "e3m2x2"}, T::TYPE)
+      .Cases({"e2m1x2", "ue8m0x2", "s16x2", "u16x2", "texref", "samplerref", "surfref"}, T::TYPE)
       .Default(T::DOT_IDENT);
 }
 

@@ -96,7 +96,8 @@ ErrorCode fromStatus(driver::Status S) {
   case Status::MisalignedAddress: return ErrorCode::MisalignedAddress;
   case Status::IllegalInstruction: return ErrorCode::IllegalInstruction;
   case Status::Assert: return ErrorCode::Assert;
-  case Status::LaunchOutOfResources: return ErrorCode::InvalidLaunch;
+  case Status::LaunchOutOfResources:
+  case Status::CooperativeLaunchTooLarge: return ErrorCode::InvalidLaunch;
   case Status::NotSupported:
   case Status::JitCompilationDisabled:
   case Status::NotPermitted: return ErrorCode::NotSupported;
