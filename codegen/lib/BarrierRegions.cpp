@@ -10,6 +10,7 @@
 // are released together, as on the GPU).
 #include "BarrierRegions.h"
 #include "LoopCuts.h"
+#include "Markers.h"
 #include "ThreadLoop.h"
 #include "WarpRendezvous.h"
 #include "passes/Passes.h"
@@ -73,9 +74,6 @@ bool ptxforge::codegen::detail::regionSplittable(const ptx::Module &M, const ptx
 
 namespace {
 
-/// The alloca lower/MemoryOps.cpp ORs misaligned address bits into.
-constexpr llvm::StringLiteral MisalignedAccumulator = "misaligned.bits";
-
 /// The thread function's code between barriers.
 struct Region {
   llvm::BasicBlock *Entry;
@@ -86,10 +84,11 @@ class RegionBuilder {
 public:
   RegionBuilder(ModuleLowering &ML, llvm::Function *F) : ML(ML), F(F), B(ML.Ctx) {}
 
-  bool build();
+  /// Rewrites F into the block function; an error says which contract (Markers.h) the input broke.
+  llvm::Error build();
 
 private:
-  bool splitAtCuts();
+  llvm::Error splitAtCuts();
   void collectRegions();
   void rematerializeRegisters();
   void hoistBlockConstants();
@@ -130,19 +129,15 @@ private:
   bool HasCollectives = false, HasLoopCuts = false;
 };
 
-bool RegionBuilder::splitAtCuts() {
+llvm::Error RegionBuilder::splitAtCuts() {
+  if (llvm::Error E = checkRegionContract(*F))
+    return E;
   std::vector<std::pair<llvm::CallInst *, RegionCut>> Found;
-  bool Unsupported = false;
   for (llvm::BasicBlock &BB : *F)
-    for (llvm::Instruction &I : BB) {
-      if (llvm::isa<llvm::PHINode>(I))
-        return false; // the lowering's code is phi-free; anything else is not ours to cut
+    for (llvm::Instruction &I : BB)
       if (auto *CI = llvm::dyn_cast<llvm::CallInst>(&I))
-        if (std::optional<RegionCut> Cut = WarpRendezvous::cutOf(CI, Unsupported))
+        if (std::optional<RegionCut> Cut = WarpRendezvous::cutOf(CI))
           Found.push_back({CI, *Cut});
-    }
-  if (Unsupported)
-    return false;
   // Region 0 starts after the entry block's allocas (gathered at its top first: the lowering interleaves
   // them with its prologue).
   llvm::BasicBlock &Entry = F->getEntryBlock();
@@ -158,11 +153,7 @@ bool RegionBuilder::splitAtCuts() {
   Regions.push_back({Entry.splitBasicBlock(FirstCode, "region0"), {}});
   Cuts.push_back({RCStart, 0});
   Setup = &Entry;
-  llvm::AllocaInst *Misaligned = nullptr;
-  for (llvm::Instruction &I : *Setup)
-    if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(&I); A && A->getName() == MisalignedAccumulator)
-      Misaligned = A;
-  Warp.emplace(ML, Setup, Misaligned);
+  Warp.emplace(ML, Setup, misalignedAccumulatorOf(*F));
   for (auto &[CI, Cut] : Found) {
     bool Barrier = Cut.Kind == RCBarrier;
     llvm::BasicBlock *Cont =
@@ -198,7 +189,7 @@ bool RegionBuilder::splitAtCuts() {
         Crossing.push_back(&I);
   for (llvm::Instruction *I : Crossing)
     llvm::DemoteRegToStack(*I, false, Setup->getTerminator()->getIterator());
-  return true;
+  return llvm::Error::success();
 }
 
 void RegionBuilder::collectRegions() {
@@ -703,20 +694,19 @@ llvm::Value *RegionBuilder::emitRegionNext(llvm::Value *N) {
   return B.CreateCall(Next, {Ctx, States, N, emitCutTable(ML.Mod, *F, Cuts)});
 }
 
-bool RegionBuilder::build() {
+llvm::Error RegionBuilder::build() {
   // The template context becomes a private copy whose thread ids the loops set.
   llvm::Argument *Tmpl = F->getArg(0);
   // Misaligned accesses fault where a thread's memory effects become observable; the end of each region's loop
   // is that point here, so the deferrable checks become ORs into the context, no branch in the loop bodies.
   foldDeferredChecks(ML, F);
-  if (!splitAtCuts() || Regions.size() < 2)
-    return false;
+  if (llvm::Error E = splitAtCuts())
+    return E;
   collectRegions();
   // The misaligned-address accumulator is flushed into the context at every barrier and collective (see
   // foldDeferredChecks), so each region after one starts it afresh instead of keeping it per thread.
-  for (llvm::Instruction &I : *Setup)
-    if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(&I); A && A->getName() == MisalignedAccumulator)
-      for (size_t R = 1; R < Regions.size(); ++R)
+  if (llvm::AllocaInst *A = misalignedAccumulatorOf(*F))
+    for (size_t R = 1; R < Regions.size(); ++R)
         if (Cuts[R].Kind != RCLoop)
           llvm::IRBuilder<>(Regions[R].Entry, Regions[R].Entry->getFirstInsertionPt())
               .CreateStore(llvm::ConstantInt::get(A->getAllocatedType(), 0), A);
@@ -850,20 +840,27 @@ bool RegionBuilder::build() {
   llvm::BranchInst::Create(Fast[0], Setup);
   llvm::EliminateUnreachableBlocks(*F);
   markInternalAccesses();
-  return true;
+  return llvm::Error::success();
 }
 
 } // namespace
 
-llvm::Function *ptxforge::codegen::detail::emitRegionBlockFunction(ModuleLowering &ML, llvm::Function *Thread) {
+llvm::Expected<llvm::Function *> ptxforge::codegen::detail::emitRegionBlockFunction(ModuleLowering &ML,
+                                                                                    llvm::Function *Thread) {
   llvm::ValueToValueMapTy VMap;
   llvm::Function *F = llvm::CloneFunction(Thread, VMap);
   F->setName("__ptx_block_" + Thread->getName().drop_front(strlen("__ptx_kernel_")));
   F->removeFnAttr(llvm::Attribute::AlwaysInline);
   RegionBuilder RB(ML, F);
-  if (!RB.build() || llvm::verifyFunction(*F)) {
+  llvm::Error E = RB.build();
+  std::string Invalid;
+  llvm::raw_string_ostream OS(Invalid);
+  if (!E && llvm::verifyFunction(*F, &OS))
+    E = llvm::createStringError(std::errc::invalid_argument, "region builder made invalid IR for %s: %s",
+                                Thread->getName().str().c_str(), Invalid.substr(0, 1000).c_str());
+  if (E) {
     F->eraseFromParent();
-    return nullptr;
+    return E;
   }
   return F;
 }

@@ -12,8 +12,8 @@ namespace ptxforge::codegen::detail {
 bool regionSplittable(const ptx::Module &M, const ptx::Function &Kernel);
 
 /// `__ptx_block_K(ThreadContext *Template, const char *Params)` for a region-splittable kernel's thread
-/// function: every thread of the block, region by region. Null when the thread function's shape is not one
-/// this scheme handles (the kernel then runs on fibers).
-llvm::Function *emitRegionBlockFunction(ModuleLowering &ML, llvm::Function *Thread);
+/// function: every thread of the block, region by region. An error when the thread function breaks the
+/// region builder's contract (Markers.h): the lowering and the builder disagree, a bug the caller reports.
+llvm::Expected<llvm::Function *> emitRegionBlockFunction(ModuleLowering &ML, llvm::Function *Thread);
 
 } // namespace ptxforge::codegen::detail

@@ -5,6 +5,7 @@
 #include "ThreadLoop.h"
 #include "passes/Passes.h"
 
+#include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include "ptxforge/ptx/Printer.h"
@@ -13,6 +14,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <type_traits>
 
 using namespace ptxforge;
 using namespace ptxforge::codegen;
@@ -327,6 +329,37 @@ JitTier ptxforge::codegen::jitTierFromEnvironment() {
   return T;
 }
 
+namespace {
+/// The IR type of a ThreadContext field's C++ type: iN for integers, [N x T] for arrays, ptr for pointers.
+template <typename T> llvm::Type *irTypeOf(llvm::LLVMContext &C) {
+  if constexpr (std::is_array_v<T>)
+    return llvm::ArrayType::get(irTypeOf<std::remove_extent_t<T>>(C), std::extent_v<T>);
+  else if constexpr (std::is_pointer_v<T>)
+    return llvm::PointerType::get(C, 0);
+  else
+    return llvm::IntegerType::get(C, sizeof(T) * 8);
+}
+
+/// ThreadContext as an IR struct, field by field from its C++ declaration (ThreadContext.h).
+llvm::StructType *threadContextType(llvm::LLVMContext &C) {
+  std::vector<llvm::Type *> Fields = {
+#define PTXFORGE_TC_IR_TYPE(Name) irTypeOf<decltype(ThreadContext::Name)>(C),
+      PTXFORGE_THREAD_CONTEXT_FIELDS(PTXFORGE_TC_IR_TYPE)
+#undef PTXFORGE_TC_IR_TYPE
+  };
+  return llvm::StructType::create(C, Fields, "ThreadContext");
+}
+
+/// A kernel the region builder could not split runs on fibers, correct but slow: an optimization remark
+/// (`-pass-remarks-missed=ptxforge-regions`) says so and why.
+void reportRegionSplitFailure(llvm::Function &Thread, llvm::Error E) {
+  std::string Why = llvm::toString(std::move(E));
+  llvm::OptimizationRemarkMissed R("ptxforge-regions", "RegionSplitFailed", &Thread);
+  R << "kernel runs on fibers: " << Why;
+  Thread.getContext().diagnose(R);
+}
+} // namespace
+
 llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::VerifiedModule &VM,
                                                            const ptx::SourceBuffer *Source,
                                                            const LoweringOptions &Options) {
@@ -335,13 +368,7 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
   Out.Context = std::make_unique<llvm::LLVMContext>();
   Out.Module = std::make_unique<llvm::Module>(Options.ModuleName, *Out.Context);
   ModuleLowering ML(M, Source, *Out.Context, *Out.Module);
-  llvm::Type *I32 = llvm::Type::getInt32Ty(ML.Ctx), *Ptr = llvm::PointerType::get(ML.Ctx, 0);
-  ML.ThreadCtxTy = llvm::StructType::create(
-      ML.Ctx,
-      {llvm::ArrayType::get(I32, 3), llvm::ArrayType::get(I32, 3), llvm::ArrayType::get(I32, 3),
-       llvm::ArrayType::get(I32, 3), I32, I32, I32, I32, Ptr, Ptr, I32, I32, I32, I32, I32, I32,
-       llvm::Type::getInt64Ty(ML.Ctx)},
-      "ThreadContext");
+  ML.ThreadCtxTy = threadContextType(ML.Ctx);
 
   // Functions first: initializers may take their addresses.
   for (const auto &F : M.Functions)
@@ -431,8 +458,15 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
     if (Options.BlockFunctions) {
       if (!K.NeedsFibers && !K.ExitInCallee)
         Block = emitBlockLoop(ML, ML.Functions[FI], !readsShared(ML, FI));
-      else if (regionSplittable(M, F))
-        Block = emitRegionBlockFunction(ML, ML.Functions[FI]);
+      else if (regionSplittable(M, F)) {
+        llvm::Expected<llvm::Function *> Split = emitRegionBlockFunction(ML, ML.Functions[FI]);
+        if (!Split && Options.RegionSplitFailureIsError)
+          return Split.takeError();
+        if (!Split)
+          reportRegionSplitFailure(*ML.Functions[FI], Split.takeError());
+        else
+          Block = *Split;
+      }
     }
     if (Block) {
       K.BlockSymbol = Block->getName().str();

@@ -2,8 +2,8 @@
 // cut; exec/RegionRendezvous.cpp says why releasing there matches the fiber mode's rendezvous.
 #include "WarpRendezvous.h"
 #include "LoopCuts.h"
+#include "Markers.h"
 
-#include "llvm/ADT/StringRef.h"
 #include "llvm/IR/Constants.h"
 
 using namespace ptxforge;
@@ -30,57 +30,13 @@ bool ptxforge::codegen::detail::isRegionCutCollective(const ptx::Instruction &I)
   }
 }
 
-namespace {
-
-/// How a runtime helper call maps onto a cut: the operand holding the constant mode/operation (-1: none) and
-/// the operands going into each per-thread array (-1: unused).
-struct HelperCut {
-  llvm::StringLiteral Name;
-  RegionCutKind Kind;
-  int Arg, Value, B, C, Mask, PredOut;
-};
-
-constexpr HelperCut Helpers[] = {
-    {"ptxrt_bar_sync", RCBarrier, -1, -1, -1, -1, -1, -1},
-    {"ptxrt_shfl", RCShfl, 1, 2, 3, 4, 5, 6},
-    {"ptxrt_vote", RCVote, 1, 2, -1, -1, 3, -1},
-    {"ptxrt_redux", RCRedux, 1, 2, -1, -1, 3, -1},
-    {"ptxrt_match", RCMatchAny, 1, 2, -1, -1, 3, 4},
-    {"ptxrt_warp_sync", RCWarpSync, -1, -1, -1, -1, 1, -1},
-};
-
-/// Helpers that rendezvous in ways only fibers implement.
-constexpr llvm::StringLiteral FiberOnly[] = {"ptxrt_activemask", "ptxrt_elect", "ptxrt_bar_arrive", "ptxrt_bar_red"};
-
-const HelperCut *helperOf(const llvm::CallInst *CI) {
-  const llvm::Function *Fn = CI->getCalledFunction();
-  if (!Fn)
-    return nullptr;
-  for (const HelperCut &H : Helpers)
-    if (Fn->getName() == H.Name)
-      return &H;
-  return nullptr;
-}
-
-} // namespace
-
-std::optional<RegionCut> WarpRendezvous::cutOf(const llvm::CallInst *CI, bool &Unsupported) {
-  const HelperCut *H = helperOf(CI);
-  if (!H) {
-    if (const llvm::Function *Fn = CI->getCalledFunction())
-      for (llvm::StringRef Name : FiberOnly)
-        Unsupported |= Fn->getName() == Name;
+std::optional<RegionCut> WarpRendezvous::cutOf(const llvm::CallInst *CI) {
+  std::optional<CutOperands> Ops = regionCutOf(CI);
+  if (!Ops)
     return std::nullopt;
-  }
-  RegionCut Cut{H->Kind, 0};
-  if (H->Arg >= 0) {
-    auto *Arg = llvm::dyn_cast<llvm::ConstantInt>(CI->getArgOperand(H->Arg));
-    if (!Arg) {
-      Unsupported = true;
-      return std::nullopt;
-    }
-    Cut.Arg = static_cast<uint32_t>(Arg->getZExtValue());
-  }
+  RegionCut Cut{Ops->Kind, 0};
+  if (Ops->Arg >= 0) // a constant: checkRegionContract made sure
+    Cut.Arg = static_cast<uint32_t>(llvm::cast<llvm::ConstantInt>(CI->getArgOperand(Ops->Arg))->getZExtValue());
   if (Cut.Kind == RCMatchAny && Cut.Arg) {
     Cut.Kind = RCMatchAll;
     Cut.Arg = 0;
@@ -100,7 +56,7 @@ llvm::AllocaInst *WarpRendezvous::slot(Slot S) {
 }
 
 void WarpRendezvous::rewrite(llvm::CallInst *CI, llvm::BasicBlock *Cont) {
-  const HelperCut &H = *helperOf(CI);
+  const CutOperands H = *regionCutOf(CI);
   llvm::IRBuilder<> B(CI);
   auto Deposit = [&](int Operand, Slot S) {
     if (Operand < 0)

@@ -22,9 +22,9 @@ public:
   WarpRendezvous(ModuleLowering &ML, llvm::BasicBlock *Setup, llvm::AllocaInst *Misaligned)
       : ML(ML), Setup(Setup), Misaligned(Misaligned) {}
 
-  /// The cut a call to a runtime helper stands for: a barrier, a collective, or nothing (an ordinary call).
-  /// Unsupported is set for a collective this scheme cannot cut at.
-  static std::optional<RegionCut> cutOf(const llvm::CallInst *CI, bool &Unsupported);
+  /// The cut a call stands for, as the lowering marked it (Markers.h): a barrier, a collective, or nothing (an
+  /// ordinary call). CI's function must have passed checkRegionContract.
+  static std::optional<RegionCut> cutOf(const llvm::CallInst *CI);
   /// Replaces collective call CI by the deposit of its inputs, and its results by reads at the start of
   /// Cont (the region after the cut).
   void rewrite(llvm::CallInst *CI, llvm::BasicBlock *Cont);

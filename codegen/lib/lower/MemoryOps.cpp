@@ -1,6 +1,7 @@
 // Memory and data movement: ld/ldu/st (scalar and vector, every state space), mov (incl. pack/unpack),
 // cvta, isspacep; the misaligned-address accumulator that loads and stores feed.
 #include "../FunctionLowering.h"
+#include "../Markers.h"
 #include "../passes/Passes.h"
 
 #include "llvm/Analysis/InstructionSimplify.h"
@@ -231,13 +232,12 @@ namespace {
 /// are below 16 (no access is wider), so 32 bits hold them: a thread loop's accumulator then takes one vector
 /// register of the loop's 32-bit lanes, where 64-bit ones took two (or made LLVM halve the vector width).
 llvm::AllocaInst *misalignmentAccumulator(FunctionLowering &L) {
-  static constexpr llvm::StringLiteral Name = "misaligned.bits";
+  if (llvm::AllocaInst *A = misalignedAccumulatorOf(*L.function()))
+    return A;
   llvm::BasicBlock &Entry = L.function()->getEntryBlock();
-  for (llvm::Instruction &Inst : Entry)
-    if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(&Inst); A && A->getName() == Name)
-      return A;
   llvm::IRBuilder<> EB(&Entry, Entry.getFirstInsertionPt());
-  llvm::AllocaInst *A = EB.CreateAlloca(EB.getInt32Ty(), nullptr, Name);
+  llvm::AllocaInst *A = EB.CreateAlloca(EB.getInt32Ty(), nullptr, "misaligned.bits");
+  markMisalignedAccumulator(A);
   EB.CreateStore(EB.getInt32(0), A);
   return A;
 }

@@ -2,12 +2,15 @@
 // barrier or collective is a rendezvous in the runtime (codegen/exec/Sync.cpp, WarpCollectives.cpp) that
 // yields to the block scheduler until its partners arrive. A region-split block function (BarrierRegions.cpp,
 // WarpRendezvous.cpp) replaces the calls to ptxrt_bar_sync, ptxrt_shfl, ptxrt_vote, ptxrt_redux, ptxrt_match and
-// ptxrt_warp_sync by cuts between its region loops, so their operands stay in the order these calls take them.
+// ptxrt_warp_sync by cuts between its region loops: each such call is marked here with its cut kind and the
+// operands that hold its mode and inputs (Markers.h), and the calls only fibers can serve are marked as such.
 #include "../FunctionLowering.h"
+#include "../Markers.h"
 
 #include <atomic>
 
 using namespace ptxforge;
+using namespace ptxforge::codegen;
 using namespace ptxforge::codegen::detail;
 using ptx::Modifier;
 using ptx::Opcode;
@@ -60,7 +63,10 @@ void writeWithPred(FunctionLowering &L, const ptx::Operand &Dst, ScalarType T, l
 
 llvm::Value *activemask(FunctionLowering &L) {
   static std::atomic<uint32_t> NextSite{1};
-  return L.callHelper("ptxrt_activemask", L.b().getInt32Ty(), {L.threadCtx(), L.b().getInt32(NextSite++)});
+  llvm::Value *R =
+      L.callHelper("ptxrt_activemask", L.b().getInt32Ty(), {L.threadCtx(), L.b().getInt32(NextSite++)});
+  markFiberOnly(llvm::cast<llvm::CallInst>(R));
+  return R;
 }
 
 /// The member mask operand; the pre-sm_70 forms without `.sync` take the lanes that arrive together.
@@ -76,7 +82,8 @@ bool lowerBarrier(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   auto &Ops = I.Operands;
   if (I.has(Modifier::Warp)) { // bar.warp.sync membermask
-    L.callHelper("ptxrt_warp_sync", B.getVoidTy(), {L.threadCtx(), memberMask(L, I, 0)});
+    llvm::Value *C = L.callHelper("ptxrt_warp_sync", B.getVoidTy(), {L.threadCtx(), memberMask(L, I, 0)});
+    markRegionCut(llvm::cast<llvm::CallInst>(C), {RCWarpSync, -1, -1, -1, -1, /*Mask=*/1});
     return true;
   }
   if (I.has(Modifier::Cluster))
@@ -90,6 +97,7 @@ bool lowerBarrier(FunctionLowering &L, const ptx::Instruction &I) {
     llvm::Value *Pred = B.CreateZExt(L.read(Ops.back(), ScalarType::Pred), B.getInt32Ty());
     unsigned Op = I.has(Modifier::Popc) ? 0 : I.has(Modifier::And) ? 1 : 2;
     llvm::Value *R = L.callHelper("ptxrt_bar_red", B.getInt32Ty(), {L.threadCtx(), Id, Count, B.getInt32(Op), Pred});
+    markFiberOnly(llvm::cast<llvm::CallInst>(R));
     if (Op == 0)
       L.write(Ops[0], ScalarType::U32, R);
     else
@@ -99,7 +107,12 @@ bool lowerBarrier(FunctionLowering &L, const ptx::Instruction &I) {
   llvm::Value *Id = Ops.empty() ? B.getInt32(0) : L.read(Ops[0], ScalarType::U32);
   llvm::Value *Count = Ops.size() > 1 ? L.read(Ops[1], ScalarType::U32) : B.getInt32(0);
   bool Arrive = I.has(Modifier::Arrive);
-  L.callHelper(Arrive ? "ptxrt_bar_arrive" : "ptxrt_bar_sync", B.getVoidTy(), {L.threadCtx(), Id, Count});
+  auto *C = llvm::cast<llvm::CallInst>(
+      L.callHelper(Arrive ? "ptxrt_bar_arrive" : "ptxrt_bar_sync", B.getVoidTy(), {L.threadCtx(), Id, Count}));
+  if (Arrive)
+    markFiberOnly(C);
+  else
+    markRegionCut(C, {RCBarrier});
   return true;
 }
 
@@ -122,6 +135,8 @@ bool ptxforge::codegen::detail::lowerWarp(FunctionLowering &L, const ptx::Instru
                                   {L.threadCtx(), B.getInt32(Mode), L.read(Ops[1], ScalarType::B32),
                                    L.read(Ops[2], ScalarType::U32), L.read(Ops[3], ScalarType::U32),
                                    memberMask(L, I, 4), PredOut});
+    markRegionCut(llvm::cast<llvm::CallInst>(R), {RCShfl, /*Arg=*/1, /*Value=*/2, /*B=*/3, /*C=*/4, /*Mask=*/5,
+                                                  /*PredOut=*/6});
     llvm::Value *P = B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), PredOut), B.getInt32(0));
     writeWithPred(L, Ops[0], ScalarType::B32, R, P);
     return true;
@@ -134,6 +149,7 @@ bool ptxforge::codegen::detail::lowerWarp(FunctionLowering &L, const ptx::Instru
     llvm::Value *Pred = B.CreateZExt(L.read(Ops[1], ScalarType::Pred), B.getInt32Ty());
     llvm::Value *R = L.callHelper("ptxrt_vote", B.getInt32Ty(),
                                   {L.threadCtx(), B.getInt32(Mode), Pred, memberMask(L, I, 2)});
+    markRegionCut(llvm::cast<llvm::CallInst>(R), {RCVote, /*Arg=*/1, /*Value=*/2, -1, -1, /*Mask=*/3});
     if (Mode == 3)
       L.write(Ops[0], ScalarType::B32, R);
     else
@@ -150,6 +166,9 @@ bool ptxforge::codegen::detail::lowerWarp(FunctionLowering &L, const ptx::Instru
     llvm::Value *PredOut = entryAlloca(L, B.getInt32Ty());
     llvm::Value *R = L.callHelper("ptxrt_match", B.getInt32Ty(),
                                   {L.threadCtx(), B.getInt32(All), V, memberMask(L, I, 2), PredOut});
+    // match.all is match.any's cut with a mode of 1 (WarpRendezvous::cutOf tells them apart).
+    markRegionCut(llvm::cast<llvm::CallInst>(R),
+                  {RCMatchAny, /*Arg=*/1, /*Value=*/2, -1, -1, /*Mask=*/3, /*PredOut=*/4});
     llvm::Value *P = B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), PredOut), B.getInt32(0));
     writeWithPred(L, Ops[0], ScalarType::B32, R, P);
     return true;
@@ -178,6 +197,7 @@ bool ptxforge::codegen::detail::lowerWarp(FunctionLowering &L, const ptx::Instru
     llvm::Value *R = L.callHelper("ptxrt_redux", B.getInt32Ty(),
                                   {L.threadCtx(), B.getInt32(Op), L.read(Ops[1], ScalarType::B32),
                                    memberMask(L, I, 2)});
+    markRegionCut(llvm::cast<llvm::CallInst>(R), {RCRedux, /*Arg=*/1, /*Value=*/2, -1, -1, /*Mask=*/3});
     L.write(Ops[0], T, R);
     return true;
   }
@@ -191,6 +211,7 @@ bool ptxforge::codegen::detail::lowerWarp(FunctionLowering &L, const ptx::Instru
     llvm::Value *PredOut = entryAlloca(L, B.getInt32Ty());
     llvm::Value *R =
         L.callHelper("ptxrt_elect", B.getInt32Ty(), {L.threadCtx(), memberMask(L, I, 1), PredOut});
+    markFiberOnly(llvm::cast<llvm::CallInst>(R));
     llvm::Value *P = B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), PredOut), B.getInt32(0));
     if (Ops[0].Kind == ptx::OperandKind::RegPair || Ops[0].Kind == ptx::OperandKind::Register)
       writeWithPred(L, Ops[0], ScalarType::B32, R, P);

@@ -61,6 +61,9 @@ struct LoweringOptions {
   /// code): without them a launch calls the thread function once per thread, which compiles several times
   /// faster and runs several times slower.
   bool BlockFunctions = jitTierFromEnvironment() != JitTier::Quick;
+  /// A kernel the region builder should split but cannot (the lowering broke the builder's contract, a bug)
+  /// fails the lowering instead of running on fibers with an optimization remark. Tests set it.
+  bool RegionSplitFailureIsError = false;
 };
 
 /// Lowers every function of M. Unsupported instructions are errors naming the instruction and its location.

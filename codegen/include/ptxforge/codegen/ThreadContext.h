@@ -1,8 +1,9 @@
 // The per-thread state generated code reads (special registers, the block's shared memory) and hands to the
 // runtime for barriers and warp collectives. Shared by the C++ runtime and the LLVM IR the lowering emits:
-// field order here IS the IR struct layout (see ThreadContextField).
+// the IR struct type is built from PTXFORGE_THREAD_CONTEXT_FIELDS and these declarations.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace ptxforge::codegen {
@@ -35,10 +36,44 @@ struct ThreadContext {
   uint64_t GridWorkspace;
 };
 
+/// ThreadContext's fields in declaration order. The IR struct type is made from this list and the fields' C++
+/// types (codegen/lib/Lowering.cpp, threadContextType), and the assertions below prove the list is every field
+/// in order, so the two layouts agree by construction.
+#define PTXFORGE_THREAD_CONTEXT_FIELDS(X)                                                                        \
+  X(Tid) X(Ntid) X(Ctaid) X(Nctaid) X(LaneId) X(WarpId) X(NWarpId) X(DynamicSmemSize) X(Shared) X(Block)        \
+  X(LinearTid) X(SmId) X(NSmId) X(TotalSmemSize) X(DeferChecks) X(MisalignedBits) X(GridWorkspace)
+
 /// Field indices of ThreadContext in the IR struct type.
 enum ThreadContextField : unsigned {
-  TCTid, TCNtid, TCCtaid, TCNctaid, TCLaneId, TCWarpId, TCNWarpId, TCDynamicSmemSize, TCShared, TCBlock,
-  TCLinearTid, TCSmId, TCNSmId, TCTotalSmemSize, TCDeferChecks, TCMisalignedBits, TCGridWorkspace
+#define PTXFORGE_TC_INDEX(Name) TC##Name,
+  PTXFORGE_THREAD_CONTEXT_FIELDS(PTXFORGE_TC_INDEX)
+#undef PTXFORGE_TC_INDEX
+  TCNumFields
 };
+
+namespace layout {
+struct Field {
+  size_t Offset, Size, Align;
+};
+constexpr Field ThreadContextFields[] = {
+#define PTXFORGE_TC_FIELD(Name)                                                                                  \
+  {offsetof(ThreadContext, Name), sizeof(ThreadContext::Name), alignof(decltype(ThreadContext::Name))},
+    PTXFORGE_THREAD_CONTEXT_FIELDS(PTXFORGE_TC_FIELD)
+#undef PTXFORGE_TC_FIELD
+};
+constexpr size_t alignUp(size_t V, size_t A) { return (V + A - 1) / A * A; }
+/// Each listed field starts where the one before it ends (after padding), and the last ends the struct.
+constexpr bool listedInOrderWithoutGaps() {
+  size_t End = 0;
+  for (const Field &F : ThreadContextFields) {
+    if (F.Offset != alignUp(End, F.Align))
+      return false;
+    End = F.Offset + F.Size;
+  }
+  return alignUp(End, alignof(ThreadContext)) == sizeof(ThreadContext);
+}
+} // namespace layout
+static_assert(layout::listedInOrderWithoutGaps(),
+              "PTXFORGE_THREAD_CONTEXT_FIELDS must list every ThreadContext field in declaration order");
 
 } // namespace ptxforge::codegen

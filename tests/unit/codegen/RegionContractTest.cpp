@@ -1,0 +1,227 @@
+// The region builder's contract with the lowering (codegen/lib/Markers.h): each rule broken on purpose gives an
+// error naming it, and a lowering that asks for it (RegionSplitFailureIsError) fails rather than quietly
+// running a kernel on fibers. The corpus sweep holds every GPU-recorded conformance kernel to that.
+#include "Markers.h"
+#include "ptxforge/codegen/Lowering.h"
+#include "ptxforge/ptx/Frontend.h"
+
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+using namespace ptxforge;
+using namespace ptxforge::codegen;
+
+namespace {
+
+// A block reduction in the shape nvcc emits: a barrier in a loop, then a warp-shuffle tail.
+const char *RegionKernel = R"(.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry reduce(.param .u64 in, .param .u64 out)
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<8>;
+  .shared .align 4 .b8 buf[1024];
+  ld.param.u64 %rd1, [in];
+  ld.param.u64 %rd2, [out];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.u32 %r2, [%rd4];
+  mov.u32 %r3, buf;
+  shl.b32 %r4, %r1, 2;
+  add.s32 %r5, %r3, %r4;
+  st.shared.u32 [%r5], %r2;
+  bar.sync 0;
+  mov.u32 %r6, 128;
+LOOP:
+  setp.ge.u32 %p1, %r1, %r6;
+  @%p1 bra SKIP;
+  shl.b32 %r7, %r6, 2;
+  add.s32 %r8, %r5, %r7;
+  ld.shared.u32 %r9, [%r8];
+  ld.shared.u32 %r10, [%r5];
+  add.s32 %r10, %r10, %r9;
+  st.shared.u32 [%r5], %r10;
+SKIP:
+  bar.sync 0;
+  shr.u32 %r6, %r6, 1;
+  setp.gt.u32 %p2, %r6, 16;
+  @%p2 bra LOOP;
+  ld.shared.u32 %r10, [%r5];
+  shfl.sync.down.b32 %r11, %r10, 16, 31, -1;
+  add.s32 %r10, %r10, %r11;
+  st.global.u32 [%rd2], %r10;
+  ret;
+}
+)";
+
+struct Lowered {
+  std::unique_ptr<ptx::FrontendResult> Front;
+  LoweredModule LM;
+};
+
+llvm::Expected<LoweredModule> lower(const std::string &Name, const std::string &Text, bool BlockFunctions,
+                                    std::unique_ptr<ptx::FrontendResult> &Front) {
+  Front = ptx::runFrontend(std::make_unique<ptx::SourceBuffer>(Name, Text));
+  REQUIRE(Front->ok());
+  LoweringOptions LO;
+  LO.BlockFunctions = BlockFunctions;
+  LO.RegionSplitFailureIsError = true;
+  return lowerToLLVM(*Front->Verified, Front->Source.get(), LO);
+}
+
+/// The thread function of RegionKernel, lowered without block functions so a test can break it first.
+Lowered threadFunction() {
+  Lowered L;
+  auto LM = lower("reduce.ptx", RegionKernel, false, L.Front);
+  REQUIRE(static_cast<bool>(LM));
+  L.LM = std::move(*LM);
+  return L;
+}
+
+llvm::Function &reduceThread(Lowered &L) {
+  llvm::Function *F = L.LM.Module->getFunction("__ptx_kernel_reduce");
+  REQUIRE(F != nullptr);
+  return *F;
+}
+
+std::string contractError(llvm::Function &F) {
+  llvm::Error E = detail::checkRegionContract(F);
+  return E ? llvm::toString(std::move(E)) : std::string();
+}
+
+std::vector<llvm::CallInst *> markedCuts(llvm::Function &F) {
+  std::vector<llvm::CallInst *> Cuts;
+  for (llvm::Instruction &I : llvm::instructions(F))
+    if (auto *CI = llvm::dyn_cast<llvm::CallInst>(&I); CI && detail::regionCutOf(CI))
+      Cuts.push_back(CI);
+  return Cuts;
+}
+
+} // namespace
+
+TEST_CASE("the lowering's thread function keeps the region builder's contract") {
+  Lowered L = threadFunction();
+  llvm::Function &F = reduceThread(L);
+  CHECK(contractError(F).empty());
+  // Two barriers and a shuffle, each marked with the operands the rendezvous reads.
+  std::vector<llvm::CallInst *> Cuts = markedCuts(F);
+  REQUIRE(Cuts.size() == 3);
+  auto Shfl = detail::regionCutOf(Cuts.back());
+  CHECK(Shfl->Kind == RCShfl);
+  CHECK(Shfl->Arg == 1);
+  CHECK(Shfl->PredOut == 6);
+  CHECK(detail::misalignedAccumulatorOf(F) != nullptr);
+}
+
+TEST_CASE("each broken rule of the contract is an error that names it") {
+  SUBCASE("a phi node") {
+    Lowered L = threadFunction();
+    llvm::Function &F = reduceThread(L);
+    llvm::BasicBlock &BB = *std::next(F.begin());
+    llvm::IRBuilder<> B(&BB, BB.begin());
+    llvm::PHINode *P = B.CreatePHI(B.getInt32Ty(), 0, "stray");
+    for (llvm::BasicBlock *Pred : llvm::predecessors(&BB))
+      P->addIncoming(B.getInt32(0), Pred);
+    CHECK(contractError(F).find("phi node") != std::string::npos);
+  }
+  SUBCASE("cuts that lost their marks") {
+    Lowered L = threadFunction();
+    llvm::Function &F = reduceThread(L);
+    for (llvm::CallInst *CI : markedCuts(F))
+      CI->setMetadata("ptxforge.cut", nullptr);
+    CHECK(contractError(F).find("no marked cut") != std::string::npos);
+  }
+  SUBCASE("a malformed mark") {
+    Lowered L = threadFunction();
+    llvm::Function &F = reduceThread(L);
+    llvm::CallInst *CI = markedCuts(F).front();
+    CI->setMetadata("ptxforge.cut", llvm::MDNode::get(F.getContext(), {}));
+    CHECK(contractError(F).find("malformed cut mark") != std::string::npos);
+  }
+  SUBCASE("a mark naming an operand the call does not have") {
+    Lowered L = threadFunction();
+    llvm::Function &F = reduceThread(L);
+    llvm::CallInst *CI = markedCuts(F).front();
+    detail::markRegionCut(CI, {RCBarrier, -1, /*Value=*/9});
+    CHECK(contractError(F).find("names operand 9") != std::string::npos);
+  }
+  SUBCASE("a shuffle whose mode is not a constant") {
+    Lowered L = threadFunction();
+    llvm::Function &F = reduceThread(L);
+    llvm::CallInst *Shfl = markedCuts(F).back();
+    llvm::IRBuilder<> B(Shfl);
+    llvm::Value *Mode = B.CreateLoad(B.getInt32Ty(), detail::misalignedAccumulatorOf(F));
+    Shfl->setArgOperand(1, Mode);
+    CHECK(contractError(F).find("mode operand is not a constant") != std::string::npos);
+  }
+  SUBCASE("a rendezvous only fibers implement") {
+    Lowered L = threadFunction();
+    llvm::Function &F = reduceThread(L);
+    detail::markFiberOnly(markedCuts(F).front());
+    CHECK(contractError(F).find("only fibers implement") != std::string::npos);
+  }
+  SUBCASE("a second misaligned-bits accumulator") {
+    Lowered L = threadFunction();
+    llvm::Function &F = reduceThread(L);
+    llvm::IRBuilder<> B(&F.getEntryBlock(), F.getEntryBlock().begin());
+    detail::markMisalignedAccumulator(B.CreateAlloca(B.getInt32Ty()));
+    CHECK(contractError(F).find("misaligned-bits accumulator") != std::string::npos);
+  }
+  SUBCASE("not a thread function") {
+    Lowered L = threadFunction();
+    llvm::Function *Other = L.LM.Module->getFunction("ptxrt_bar_sync");
+    REQUIRE(Other != nullptr);
+    CHECK(contractError(*Other).find("not a thread function") != std::string::npos);
+  }
+}
+
+TEST_CASE("a region kernel gets its block function when a failed split is an error") {
+  std::unique_ptr<ptx::FrontendResult> Front;
+  auto LM = lower("reduce.ptx", RegionKernel, true, Front);
+  REQUIRE(static_cast<bool>(LM));
+  REQUIRE(LM->Kernels.size() == 1);
+  CHECK(LM->Kernels[0].BlockSymbol == "__ptx_block_reduce");
+}
+
+// Every conformance kernel the region builder takes on must split: a failure here is a lowering change that
+// broke the contract, which users would only see as a slower kernel.
+TEST_CASE("every GPU-recorded conformance module lowers with region-split failures as errors") {
+  namespace fs = std::filesystem;
+  fs::path Corpus = fs::path(PTXFORGE_SHARED_DIR) / "conformance";
+  if (!fs::exists(Corpus)) {
+    MESSAGE("skipped: no conformance corpus at " << Corpus.string());
+    return;
+  }
+  size_t Modules = 0, WithBlocks = 0;
+  for (const fs::directory_entry &E : fs::recursive_directory_iterator(Corpus)) {
+    if (E.path().extension() != ".ptx")
+      continue;
+    std::ifstream In(E.path());
+    std::stringstream SS;
+    SS << In.rdbuf();
+    std::unique_ptr<ptx::FrontendResult> Front = ptx::runFrontend(
+        std::make_unique<ptx::SourceBuffer>(E.path().string(), SS.str()));
+    if (!Front->ok())
+      continue; // modules this device cannot load are the loader's business, not the builder's
+    LoweringOptions LO;
+    LO.RegionSplitFailureIsError = true;
+    auto LM = lowerToLLVM(*Front->Verified, Front->Source.get(), LO);
+    INFO(E.path().string());
+    REQUIRE_MESSAGE(static_cast<bool>(LM), (LM ? "" : llvm::toString(LM.takeError())));
+    ++Modules;
+    for (const KernelInfo &K : LM->Kernels)
+      WithBlocks += !K.BlockSymbol.empty();
+  }
+  CHECK(Modules > 100);
+  CHECK(WithBlocks > 100);
+}
