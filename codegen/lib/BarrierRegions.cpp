@@ -102,6 +102,37 @@ private:
   /// (emitSlotScan's FirstPlusThread).
   llvm::BasicBlock *emitRegionLoop(int R, bool Generic, llvm::ArrayRef<llvm::AllocaInst *> Uniform = {},
                                    bool Consecutive = false);
+  /// The threads a region loop covers, {Begin, End} of a one-dimensional block (null: all), computed in blocks
+  /// from Entry to Done (none: nothing to compute); IdleMin/IdleMax seed the loop's state min/max.
+  struct LiveRange {
+    llvm::BasicBlock *Entry = nullptr, *Done = nullptr;
+    llvm::Value *Begin = nullptr, *End = nullptr, *IdleMin = nullptr, *IdleMax = nullptr;
+  };
+  /// The generic loop's scan for the threads it can enter.
+  LiveRange emitLiveScan();
+  /// The span of live threads kernels with collectives keep.
+  LiveRange emitSpanLoad();
+  /// The loop's latch stores where each thread stopped (StoppedAt) and folds it into the min/max states.
+  void recordStops(const ThreadLoop &Loop, llvm::Value *StatePtr, const LiveRange &Live);
+  /// Clones region K into the loop's body, its registers mapped (VMap) to the thread's slots, which are
+  /// addressed before InsertSlots (null: at the body's end); its exits branch to the latch with their stop,
+  /// except loop cuts of the generic loop, which go into PassedCuts.
+  std::vector<llvm::BasicBlock *> cloneRegion(size_t K, const ThreadLoop &Loop, llvm::Value *T64,
+                                              llvm::Instruction *InsertSlots, bool Generic,
+                                              llvm::ValueToValueMapTy &VMap,
+                                              std::vector<std::pair<llvm::BasicBlock *, unsigned>> &PassedCuts);
+  /// In a region copy, the reads of Uniform registers before the thread writes them take thread 0's value
+  /// (Consecutive: plus the thread's linear id), loaded once before the loop.
+  void readUniformOnce(const Region &Reg, const ThreadLoop &Loop, llvm::ArrayRef<llvm::BasicBlock *> Copies,
+                       llvm::ValueToValueMapTy &VMap, llvm::ArrayRef<llvm::AllocaInst *> Uniform, bool Consecutive);
+  /// The copies' reads of the thread's ids take the loop's values.
+  void useLoopIds(llvm::ArrayRef<llvm::BasicBlock *> Copies, const ThreadLoop &Loop);
+  /// Loop regions whose counters may be the same in every thread, or count up with it, get a version of their
+  /// loop that reads them once, behind a scan that picks it (Fast[R] becomes the scan).
+  void emitVersionedLoops(std::vector<llvm::BasicBlock *> &Fast);
+  /// After each loop: where do the threads stand? All exited → Done; all alive and released into region R →
+  /// Fast[R]; anything else → the runtime's answer, or the Generic loop.
+  void emitDispatch(llvm::ArrayRef<llvm::BasicBlock *> Fast, llvm::BasicBlock *Generic, llvm::BasicBlock *Done);
   /// Asks the runtime where the threads stand after a loop over the block's N threads, for a kernel whose
   /// cuts are loop cuts and barriers.
   llvm::Value *emitRegionNext(llvm::Value *N);
@@ -115,6 +146,7 @@ private:
   /// The smallest and largest state a loop left its threads in (reductions of the loops' latches): equal,
   /// they say without a scan that every thread stopped at the same place.
   llvm::AllocaInst *MinState = nullptr, *MaxState = nullptr;
+  llvm::PHINode *StoppedAt = nullptr; ///< the current loop's latch: where the thread stopped
   /// Kernels with collectives: {first, end} of the threads still alive in a one-dimensional block, which the
   /// region loops cover (the dispatcher narrows it once warps exited, as a reduction's tail leaves one warp).
   llvm::AllocaInst *Span = nullptr;
@@ -213,67 +245,100 @@ void RegionBuilder::collectRegions() {
 /// recomputed at the start of every later region instead of living in per-thread arrays: the region loops
 /// then see them as functions of the loop's thread id, so accesses through them stay consecutive and the
 /// loops can vectorize.
-void RegionBuilder::rematerializeRegisters() {
-  llvm::DenseMap<llvm::AllocaInst *, llvm::StoreInst *> OnlyStore;
-  llvm::DenseMap<llvm::AllocaInst *, int> Known; // 1 recomputable, 0 not, -1 being decided
-  for (llvm::Instruction &I : *Setup) {
-    auto *A = llvm::dyn_cast<llvm::AllocaInst>(&I);
-    if (!A || A == Ctx)
-      continue;
-    llvm::StoreInst *Only = nullptr;
-    bool Plain = true;
-    for (llvm::User *U : A->users()) {
-      if (auto *S = llvm::dyn_cast<llvm::StoreInst>(U); S && S->isSimple() && S->getPointerOperand() == A) {
-        Plain &= !Only;
-        Only = S;
-      } else if (!(llvm::isa<llvm::LoadInst>(U) && llvm::cast<llvm::LoadInst>(U)->isSimple())) {
-        Plain = false;
-      }
-    }
-    if (Plain && Only && Regions[0].Blocks.count(Only->getParent())) {
-      bool Elsewhere = false;
-      for (size_t R = 1; R < Regions.size(); ++R)
-        Elsewhere |= Regions[R].Blocks.count(Only->getParent()) != 0;
-      if (!Elsewhere)
+class Rematerializer {
+public:
+  Rematerializer(llvm::Function &F, llvm::Value *Ctx, llvm::ArrayRef<Region> Regions)
+      : Ctx(Ctx), Params(F.getArg(1)), Regions(Regions) {}
+
+  /// Registers of Setup (the entry block's allocas) stored once, by a plain store in region 0 only.
+  void findSingleStores(llvm::BasicBlock &Setup) {
+    for (llvm::Instruction &I : Setup) {
+      auto *A = llvm::dyn_cast<llvm::AllocaInst>(&I);
+      if (!A || A == Ctx)
+        continue;
+      if (llvm::StoreInst *Only = onlyStore(A); Only && inRegionZeroOnly(Only->getParent()))
         OnlyStore[A] = Only;
     }
   }
-  llvm::Argument *Params = F->getArg(1);
-  std::function<bool(llvm::Value *, unsigned)> Pure;
-  std::function<bool(llvm::AllocaInst *)> Recomputable = [&](llvm::AllocaInst *A) {
+
+  /// Stores each recomputable register's value anew at the start of every later region.
+  void run() {
+    for (auto &[A, S] : OnlyStore) {
+      if (!recomputable(A))
+        continue;
+      for (size_t R = 1; R < Regions.size(); ++R) {
+        llvm::IRBuilder<> IB(Regions[R].Entry, Regions[R].Entry->getFirstInsertionPt());
+        llvm::DenseMap<llvm::Value *, llvm::Value *> Done;
+        IB.CreateStore(copy(S->getValueOperand(), IB, Done), A);
+      }
+    }
+  }
+
+private:
+  /// A's one plain store when every other use is a plain load; null otherwise.
+  static llvm::StoreInst *onlyStore(llvm::AllocaInst *A) {
+    llvm::StoreInst *Only = nullptr;
+    for (llvm::User *U : A->users()) {
+      auto *S = llvm::dyn_cast<llvm::StoreInst>(U);
+      auto *L = llvm::dyn_cast<llvm::LoadInst>(U);
+      if (S && S->isSimple() && S->getPointerOperand() == A && !Only)
+        Only = S;
+      else if (!(L && L->isSimple()))
+        return nullptr;
+    }
+    return Only;
+  }
+
+  bool inRegionZeroOnly(llvm::BasicBlock *BB) const {
+    if (!Regions[0].Blocks.count(BB))
+      return false;
+    for (size_t R = 1; R < Regions.size(); ++R)
+      if (Regions[R].Blocks.count(BB))
+        return false;
+    return true;
+  }
+
+  bool recomputable(llvm::AllocaInst *A) {
     auto It = Known.find(A);
     if (It != Known.end())
       return It->second == 1;
     auto S = OnlyStore.find(A);
     if (S == OnlyStore.end())
       return false;
-    Known[A] = -1;
-    bool R = Pure(S->second->getValueOperand(), 0);
+    Known[A] = -1; // a register whose value reads itself is not recomputable
+    bool R = pure(S->second->getValueOperand(), 0);
     Known[A] = R;
     return R;
-  };
-  Pure = [&](llvm::Value *V, unsigned Depth) -> bool {
+  }
+
+  /// Whether a load reads only block-invariant context fields, recomputable registers or kernel parameters.
+  bool pureLoad(llvm::LoadInst *L, unsigned Depth) {
+    llvm::Value *P = L->getPointerOperand();
+    if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(P); A && A != Ctx)
+      return recomputable(A);
+    if (auto *G = llvm::dyn_cast<llvm::GetElementPtrInst>(P);
+        G && G->getPointerOperand() == Ctx && G->hasAllConstantIndices()) {
+      auto Field = llvm::cast<llvm::ConstantInt>(G->getOperand(2))->getZExtValue();
+      return Field != TCDeferChecks && Field != TCMisalignedBits && Field != TCBlock;
+    }
+    // Parameters: the lowering forms their addresses from the parameter buffer's pointer, maybe through
+    // an integer round trip.
+    llvm::Value *Base = P;
+    if (auto *IP = llvm::dyn_cast<llvm::IntToPtrInst>(Base))
+      if (auto *PI = llvm::dyn_cast<llvm::PtrToIntInst>(IP->getOperand(0)))
+        Base = PI->getOperand(0);
+    return llvm::getUnderlyingObject(Base) == Params && L->isSimple() && pure(P, Depth + 1);
+  }
+
+  /// Whether V can be computed again, without a fault the thread's path never had, at any region's start.
+  bool pure(llvm::Value *V, unsigned Depth) {
     if (llvm::isa<llvm::Constant>(V) || V == Params)
       return true;
     auto *I = llvm::dyn_cast<llvm::Instruction>(V);
     if (!I || Depth > 48)
       return false;
-    if (auto *L = llvm::dyn_cast<llvm::LoadInst>(I)) {
-      llvm::Value *P = L->getPointerOperand();
-      if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(P); A && A != Ctx)
-        return Recomputable(A);
-      if (auto *G = llvm::dyn_cast<llvm::GetElementPtrInst>(P); G && G->getPointerOperand() == Ctx &&
-                                                               G->hasAllConstantIndices()) {
-        auto Field = llvm::cast<llvm::ConstantInt>(G->getOperand(2))->getZExtValue();
-        return Field != TCDeferChecks && Field != TCMisalignedBits && Field != TCBlock;
-      }
-      // The lowering reaches parameters through inttoptr(ptrtoint(gep params, offset)).
-      llvm::Value *Base = P;
-      if (auto *IP = llvm::dyn_cast<llvm::IntToPtrInst>(Base))
-        if (auto *PI = llvm::dyn_cast<llvm::PtrToIntInst>(IP->getOperand(0)))
-          Base = PI->getOperand(0);
-      return llvm::getUnderlyingObject(Base) == Params && L->isSimple() && Pure(P, Depth + 1);
-    }
+    if (auto *L = llvm::dyn_cast<llvm::LoadInst>(I))
+      return pureLoad(L, Depth);
     if (auto *CI = llvm::dyn_cast<llvm::CallInst>(I)) {
       auto *II = llvm::dyn_cast<llvm::IntrinsicInst>(CI);
       if (!II || !II->doesNotAccessMemory())
@@ -286,42 +351,45 @@ void RegionBuilder::rematerializeRegisters() {
         I->getOpcode() == llvm::Instruction::URem || I->getOpcode() == llvm::Instruction::SRem)
       return false; // recomputing must not add a fault the thread's path never had
     for (llvm::Value *Op : I->operands())
-      if (!llvm::isa<llvm::BasicBlock>(Op) && !Pure(Op, Depth + 1))
+      if (!llvm::isa<llvm::BasicBlock>(Op) && !pure(Op, Depth + 1))
         return false;
     return true;
-  };
-  // A copy of the value's computation, registers it reads replaced by their own recomputed values.
-  std::function<llvm::Value *(llvm::Value *, llvm::IRBuilder<> &, llvm::DenseMap<llvm::Value *, llvm::Value *> &)>
-      Copy = [&](llvm::Value *V, llvm::IRBuilder<> &IB, llvm::DenseMap<llvm::Value *, llvm::Value *> &Done) {
-        auto *I = llvm::dyn_cast<llvm::Instruction>(V);
-        if (!I || llvm::isa<llvm::AllocaInst>(I)) // the context, the parameter buffer: the same everywhere
-          return V;
-        if (auto It = Done.find(I); It != Done.end())
-          return It->second;
-        llvm::Value *R;
-        auto *L = llvm::dyn_cast<llvm::LoadInst>(I);
-        auto *A = L ? llvm::dyn_cast<llvm::AllocaInst>(L->getPointerOperand()) : nullptr;
-        if (A && A != Ctx) {
-          R = Copy(OnlyStore[A]->getValueOperand(), IB, Done);
-        } else {
-          llvm::Instruction *C = I->clone();
-          for (unsigned K = 0; K < C->getNumOperands(); ++K)
-            C->setOperand(K, Copy(C->getOperand(K), IB, Done));
-          IB.Insert(C);
-          R = C;
-        }
-        Done[I] = R;
-        return R;
-      };
-  for (auto &[A, S] : OnlyStore) {
-    if (!Recomputable(A))
-      continue;
-    for (size_t R = 1; R < Regions.size(); ++R) {
-      llvm::IRBuilder<> IB(Regions[R].Entry, Regions[R].Entry->getFirstInsertionPt());
-      llvm::DenseMap<llvm::Value *, llvm::Value *> Done;
-      IB.CreateStore(Copy(S->getValueOperand(), IB, Done), A);
-    }
   }
+
+  /// A copy of V's computation at IB, the registers it reads replaced by their own recomputed values.
+  llvm::Value *copy(llvm::Value *V, llvm::IRBuilder<> &IB, llvm::DenseMap<llvm::Value *, llvm::Value *> &Done) {
+    auto *I = llvm::dyn_cast<llvm::Instruction>(V);
+    if (!I || llvm::isa<llvm::AllocaInst>(I)) // the context, the parameter buffer: the same everywhere
+      return V;
+    if (auto It = Done.find(I); It != Done.end())
+      return It->second;
+    llvm::Value *R;
+    auto *L = llvm::dyn_cast<llvm::LoadInst>(I);
+    auto *A = L ? llvm::dyn_cast<llvm::AllocaInst>(L->getPointerOperand()) : nullptr;
+    if (A && A != Ctx) {
+      R = copy(OnlyStore[A]->getValueOperand(), IB, Done);
+    } else {
+      llvm::Instruction *C = I->clone();
+      for (unsigned K = 0; K < C->getNumOperands(); ++K)
+        C->setOperand(K, copy(C->getOperand(K), IB, Done));
+      IB.Insert(C);
+      R = C;
+    }
+    Done[I] = R;
+    return R;
+  }
+
+  llvm::Value *Ctx;
+  llvm::Argument *Params;
+  llvm::ArrayRef<Region> Regions;
+  llvm::DenseMap<llvm::AllocaInst *, llvm::StoreInst *> OnlyStore;
+  llvm::DenseMap<llvm::AllocaInst *, int> Known; // 1 recomputable, 0 not, -1 being decided
+};
+
+void RegionBuilder::rematerializeRegisters() {
+  Rematerializer Remat(*F, Ctx, Regions);
+  Remat.findSingleStores(*Setup);
+  Remat.run();
 }
 
 /// The context escapes to the runtime calls at the loops' ends, so LLVM must assume a store through any
@@ -481,190 +549,160 @@ void RegionBuilder::findThreadPrivateAllocas() {
   States = B.CreateAlloca(B.getInt32Ty(), N, "thread.state");
 }
 
-llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::ArrayRef<llvm::AllocaInst *> Uniform,
-                                                 bool Consecutive) {
-  llvm::LLVMContext &C = ML.Ctx;
-  llvm::Type *I32 = B.getInt32Ty();
+RegionBuilder::LiveRange RegionBuilder::emitLiveScan() {
   // The generic loop holds a copy of every region and runs only threads whose states diverged (a warp's tail of
   // shuffles, exits): vectorized, it was most of a region kernel's compile time for little run time. Often one
   // warp of the block runs (a reduction's shuffle tail, after the other warps exited), so in a one-dimensional
   // block a scan first finds the span of threads the loop can enter, and the loop covers only that span. The
   // threads it skips keep their states; their least and greatest states seed the loop's min/max (a superset of
   // the states only makes "all alike" rarer).
-  llvm::BasicBlock *Scan = nullptr, *ScanDone = nullptr;
-  llvm::PHINode *XBegin = nullptr, *XEnd = nullptr, *IdleMin = nullptr, *IdleMax = nullptr;
-  if (Generic) {
-    Scan = llvm::BasicBlock::Create(C, "generic.scan", F);
-    llvm::BasicBlock *Body = llvm::BasicBlock::Create(C, "generic.scan.body", F);
-    ScanDone = llvm::BasicBlock::Create(C, "generic.scan.done", F);
-    llvm::IRBuilder<> SB(Scan);
-    llvm::Value *OneD = SB.CreateAnd(SB.CreateICmpEQ(NY, SB.getInt32(1)), SB.CreateICmpEQ(NZ, SB.getInt32(1)));
-    SB.CreateCondBr(OneD, Body, ScanDone);
-    // In ScanDone: the scan's results, or (blocks of more dimensions) the whole block and neutral min/max.
-    SB.SetInsertPoint(ScanDone);
-    auto result = [&](llvm::Value *Unscanned, const char *Name) {
-      llvm::PHINode *P = SB.CreatePHI(I32, 2, Name);
-      P->addIncoming(Unscanned, Scan);
-      return P;
-    };
-    XBegin = result(SB.getInt32(0), "x.begin");
-    XEnd = result(NX, "x.end");
-    IdleMin = result(SB.getInt32(~0u), "idle.min");
-    IdleMax = result(SB.getInt32(0), "idle.max");
-    SB.SetInsertPoint(Body);
-    auto phi = [&](llvm::Value *Init, const char *Name) {
-      llvm::PHINode *P = SB.CreatePHI(I32, 2, Name);
-      P->addIncoming(Init, Scan);
-      return P;
-    };
-    llvm::PHINode *T = phi(SB.getInt32(0), "t"), *Lo = phi(NX, "run.lo"), *Hi = phi(SB.getInt32(0), "run.hi");
-    llvm::PHINode *IMin = phi(SB.getInt32(~0u), "scan.min"), *IMax = phi(SB.getInt32(0), "scan.max");
-    llvm::Value *S = SB.CreateLoad(I32, SB.CreateGEP(I32, States, SB.CreateZExt(T, SB.getInt64Ty())));
-    // What the loop's switch enters: regions 1 .. Regions.size() - 1 (0: exited; RegionBlocked: held back).
-    llvm::Value *Run =
-        SB.CreateICmpULT(SB.CreateSub(S, SB.getInt32(1)), SB.getInt32(static_cast<uint32_t>(Regions.size() - 1)));
-    llvm::Value *NextT = SB.CreateAdd(T, SB.getInt32(1));
-    auto fold = [&](llvm::PHINode *P, llvm::Intrinsic::ID Op, llvm::Value *IfRun, llvm::Value *IfIdle) {
-      llvm::Value *V = SB.CreateBinaryIntrinsic(Op, P, SB.CreateSelect(Run, IfRun, IfIdle));
-      P->addIncoming(V, Body);
-      return V;
-    };
-    llvm::Value *LoV = fold(Lo, llvm::Intrinsic::umin, T, NX);
-    llvm::Value *HiV = fold(Hi, llvm::Intrinsic::umax, NextT, SB.getInt32(0));
-    IdleMin->addIncoming(fold(IMin, llvm::Intrinsic::umin, SB.getInt32(~0u), S), Body);
-    IdleMax->addIncoming(fold(IMax, llvm::Intrinsic::umax, SB.getInt32(0), S), Body);
-    // An empty span (no thread to run) keeps the whole row.
-    llvm::Value *Some = SB.CreateICmpULT(LoV, HiV);
-    XBegin->addIncoming(SB.CreateSelect(Some, LoV, SB.getInt32(0)), Body);
-    XEnd->addIncoming(SB.CreateSelect(Some, HiV, NX), Body);
-    T->addIncoming(NextT, Body);
-    SB.CreateCondBr(SB.CreateICmpULT(NextT, NX), Body, ScanDone);
-  }
-  // The other loops cover the span of live threads: threads outside it have exited for good.
-  llvm::BasicBlock *SpanLoad = nullptr;
-  llvm::Value *SpanBegin = nullptr, *SpanEnd = nullptr;
-  if (!Generic && Span) {
-    SpanLoad = llvm::BasicBlock::Create(C, "span", F);
-    llvm::IRBuilder<> SB(SpanLoad);
-    SpanBegin = SB.CreateLoad(I32, Span, "span.begin");
-    SpanEnd = SB.CreateLoad(I32, SB.CreateConstInBoundsGEP1_32(I32, Span, 1), "span.end");
-  }
-  ThreadLoop Loop = emitThreadLoop(ML, F, Ctx, NX, NY, NZ, Dispatch, /*Vectorize=*/!Generic,
-                                   Generic ? XBegin : SpanBegin, Generic ? XEnd : SpanEnd);
-  if (ScanDone)
-    llvm::BranchInst::Create(Loop.Entry, ScanDone);
-  if (SpanLoad)
-    llvm::BranchInst::Create(Loop.Entry, SpanLoad);
-  llvm::BasicBlock *XBody = Loop.Body, *XLatch = Loop.Latch;
-  B.SetInsertPoint(XBody);
-  llvm::Value *T64 = B.CreateZExt(Loop.Linear, B.getInt64Ty());
-  llvm::Value *StatePtr = B.CreateGEP(I32, States, T64);
+  llvm::LLVMContext &C = ML.Ctx;
+  llvm::Type *I32 = B.getInt32Ty();
+  LiveRange Live;
+  Live.Entry = llvm::BasicBlock::Create(C, "generic.scan", F);
+  llvm::BasicBlock *Body = llvm::BasicBlock::Create(C, "generic.scan.body", F);
+  Live.Done = llvm::BasicBlock::Create(C, "generic.scan.done", F);
+  llvm::IRBuilder<> SB(Live.Entry);
+  llvm::Value *OneD = SB.CreateAnd(SB.CreateICmpEQ(NY, SB.getInt32(1)), SB.CreateICmpEQ(NZ, SB.getInt32(1)));
+  SB.CreateCondBr(OneD, Body, Live.Done);
+  // In Done: the scan's results, or (blocks of more dimensions) the whole block and neutral min/max.
+  SB.SetInsertPoint(Live.Done);
+  auto result = [&](llvm::Value *Unscanned, const char *Name) {
+    llvm::PHINode *P = SB.CreatePHI(I32, 2, Name);
+    P->addIncoming(Unscanned, Live.Entry);
+    return P;
+  };
+  llvm::PHINode *XBegin = result(SB.getInt32(0), "x.begin"), *XEnd = result(NX, "x.end");
+  llvm::PHINode *IdleMin = result(SB.getInt32(~0u), "idle.min"), *IdleMax = result(SB.getInt32(0), "idle.max");
+  Live.Begin = XBegin, Live.End = XEnd, Live.IdleMin = IdleMin, Live.IdleMax = IdleMax;
+  SB.SetInsertPoint(Body);
+  auto phi = [&](llvm::Value *Init, const char *Name) {
+    llvm::PHINode *P = SB.CreatePHI(I32, 2, Name);
+    P->addIncoming(Init, Live.Entry);
+    return P;
+  };
+  llvm::PHINode *T = phi(SB.getInt32(0), "t"), *Lo = phi(NX, "run.lo"), *Hi = phi(SB.getInt32(0), "run.hi");
+  llvm::PHINode *IMin = phi(SB.getInt32(~0u), "scan.min"), *IMax = phi(SB.getInt32(0), "scan.max");
+  llvm::Value *S = SB.CreateLoad(I32, SB.CreateGEP(I32, States, SB.CreateZExt(T, SB.getInt64Ty())));
+  // What the loop's switch enters: regions 1 .. Regions.size() - 1 (0: exited; RegionBlocked: held back).
+  llvm::Value *Run =
+      SB.CreateICmpULT(SB.CreateSub(S, SB.getInt32(1)), SB.getInt32(static_cast<uint32_t>(Regions.size() - 1)));
+  llvm::Value *NextT = SB.CreateAdd(T, SB.getInt32(1));
+  auto fold = [&](llvm::PHINode *P, llvm::Intrinsic::ID Op, llvm::Value *IfRun, llvm::Value *IfIdle) {
+    llvm::Value *V = SB.CreateBinaryIntrinsic(Op, P, SB.CreateSelect(Run, IfRun, IfIdle));
+    P->addIncoming(V, Body);
+    return V;
+  };
+  llvm::Value *LoV = fold(Lo, llvm::Intrinsic::umin, T, NX);
+  llvm::Value *HiV = fold(Hi, llvm::Intrinsic::umax, NextT, SB.getInt32(0));
+  IdleMin->addIncoming(fold(IMin, llvm::Intrinsic::umin, SB.getInt32(~0u), S), Body);
+  IdleMax->addIncoming(fold(IMax, llvm::Intrinsic::umax, SB.getInt32(0), S), Body);
+  // An empty span (no thread to run) keeps the whole row.
+  llvm::Value *Some = SB.CreateICmpULT(LoV, HiV);
+  XBegin->addIncoming(SB.CreateSelect(Some, LoV, SB.getInt32(0)), Body);
+  XEnd->addIncoming(SB.CreateSelect(Some, HiV, NX), Body);
+  T->addIncoming(NextT, Body);
+  SB.CreateCondBr(SB.CreateICmpULT(NextT, NX), Body, Live.Done);
+  return Live;
+}
 
+RegionBuilder::LiveRange RegionBuilder::emitSpanLoad() {
+  LiveRange Live;
+  Live.Entry = Live.Done = llvm::BasicBlock::Create(ML.Ctx, "span", F);
+  llvm::IRBuilder<> SB(Live.Entry);
+  Live.Begin = SB.CreateLoad(SB.getInt32Ty(), Span, "span.begin");
+  Live.End = SB.CreateLoad(SB.getInt32Ty(), SB.CreateConstInBoundsGEP1_32(SB.getInt32Ty(), Span, 1), "span.end");
+  return Live;
+}
+
+void RegionBuilder::recordStops(const ThreadLoop &Loop, llvm::Value *StatePtr, const LiveRange &Live) {
   // The latch records where the thread stopped: 0 = exited, K = waiting to enter region K; a thread the loop
   // passes by keeps its state.
-  B.SetInsertPoint(XLatch, XLatch->begin());
-  llvm::PHINode *Code = B.CreatePHI(I32, 4, "stopped.at");
-  B.CreateStore(Code, StatePtr);
-  B.CreateStore(B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, B.CreateLoad(I32, MinState), Code), MinState);
-  B.CreateStore(B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, B.CreateLoad(I32, MaxState), Code), MaxState);
-  {
-    llvm::IRBuilder<> EB(Loop.Entry->getTerminator());
-    EB.CreateStore(IdleMin ? static_cast<llvm::Value *>(IdleMin) : EB.getInt32(~0u), MinState);
-    EB.CreateStore(IdleMax ? static_cast<llvm::Value *>(IdleMax) : EB.getInt32(0), MaxState);
-  }
+  llvm::Type *I32 = B.getInt32Ty();
+  B.SetInsertPoint(Loop.Latch, Loop.Latch->begin());
+  StoppedAt = B.CreatePHI(I32, 4, "stopped.at");
+  B.CreateStore(StoppedAt, StatePtr);
+  B.CreateStore(B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, B.CreateLoad(I32, MinState), StoppedAt), MinState);
+  B.CreateStore(B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, B.CreateLoad(I32, MaxState), StoppedAt), MaxState);
+  llvm::IRBuilder<> EB(Loop.Entry->getTerminator());
+  EB.CreateStore(Live.IdleMin ? Live.IdleMin : EB.getInt32(~0u), MinState);
+  EB.CreateStore(Live.IdleMax ? Live.IdleMax : EB.getInt32(0), MaxState);
+}
 
-  // One copy of each region this loop can enter, its registers redirected to this thread's slots.
-  B.SetInsertPoint(XBody);
-  llvm::SwitchInst *Enter = nullptr;
-  if (Generic) {
-    llvm::Value *State = B.CreateLoad(I32, StatePtr);
-    llvm::BasicBlock *Skip = llvm::BasicBlock::Create(C, "thread.idle", F);
-    Enter = B.CreateSwitch(State, Skip, static_cast<unsigned>(Regions.size()));
-    B.SetInsertPoint(Skip);
-    Code->addIncoming(State, Skip);
-    B.CreateBr(XLatch);
-  }
-  std::vector<llvm::BasicBlock *> AllCopies;
-  // The generic loop runs threads whose states diverged: a thread there passes its loop cuts without stopping,
-  // running its loops to the end as a scalar, instead of costing a dispatcher round per iteration.
-  std::vector<std::pair<llvm::BasicBlock *, unsigned>> PassedCuts;
-  std::map<unsigned, llvm::BasicBlock *> Starts;
-  B.SetInsertPoint(XBody, XBody->end());
-  for (size_t K = Generic ? 1 : R; K < (Generic ? Regions.size() : size_t(R) + 1); ++K) {
-    const Region &Reg = Regions[K];
-    llvm::ValueToValueMapTy VMap;
-    llvm::IRBuilder<> SB(XBody);
-    if (Enter)
-      SB.SetInsertPoint(Enter);
-    for (auto &[A, Arr] : PerThread)
-      VMap[A] = SB.CreateGEP(A->getAllocatedType(), Arr, T64, A->getName() + ".mine");
-    std::vector<llvm::BasicBlock *> Copies = cloneBlocks(Reg.Blocks.getArrayRef(), VMap, ".r" + llvm::Twine(K), F);
-    // Region exits: a barrier (the thread waits to enter the next region) or the thread's end.
-    for (size_t J = 0; J < Copies.size(); ++J) {
-      llvm::Instruction *Term = Reg.Blocks[J]->getTerminator();
-      llvm::Instruction *CopyTerm = Copies[J]->getTerminator();
-      unsigned Stop;
-      if (auto It = BarrierExit.find(Term); It != BarrierExit.end())
-        Stop = It->second;
-      else if (llvm::isa<llvm::ReturnInst>(Term))
-        Stop = 0;
-      else
-        continue;
-      if (Generic && Cuts[Stop].Kind == RCLoop) {
-        PassedCuts.push_back({Copies[J], Stop});
-        continue;
-      }
-      llvm::BranchInst::Create(XLatch, CopyTerm->getIterator());
-      CopyTerm->eraseFromParent();
-      Code->addIncoming(B.getInt32(Stop), Copies[J]);
+std::vector<llvm::BasicBlock *> RegionBuilder::cloneRegion(size_t K, const ThreadLoop &Loop, llvm::Value *T64,
+                                                            llvm::Instruction *InsertSlots, bool Generic,
+                                                            llvm::ValueToValueMapTy &VMap,
+                                                            std::vector<std::pair<llvm::BasicBlock *, unsigned>> &PassedCuts) {
+  const Region &Reg = Regions[K];
+  llvm::IRBuilder<> SB(Loop.Body);
+  if (InsertSlots)
+    SB.SetInsertPoint(InsertSlots);
+  for (auto &[A, Arr] : PerThread)
+    VMap[A] = SB.CreateGEP(A->getAllocatedType(), Arr, T64, A->getName() + ".mine");
+  std::vector<llvm::BasicBlock *> Copies = cloneBlocks(Reg.Blocks.getArrayRef(), VMap, ".r" + llvm::Twine(K), F);
+  // Region exits: a barrier (the thread waits to enter the next region) or the thread's end.
+  for (size_t J = 0; J < Copies.size(); ++J) {
+    llvm::Instruction *Term = Reg.Blocks[J]->getTerminator();
+    llvm::Instruction *CopyTerm = Copies[J]->getTerminator();
+    unsigned Stop;
+    if (auto It = BarrierExit.find(Term); It != BarrierExit.end())
+      Stop = It->second;
+    else if (llvm::isa<llvm::ReturnInst>(Term))
+      Stop = 0;
+    else
+      continue;
+    if (Generic && Cuts[Stop].Kind == RCLoop) {
+      PassedCuts.push_back({Copies[J], Stop});
+      continue;
     }
-    for (llvm::BasicBlock *Copy : Copies)
-      AllCopies.push_back(Copy);
-    // Only the blocks every pass starts with: a later block may run after the thread's own write elsewhere.
-    llvm::SmallPtrSet<const llvm::BasicBlock *, 16> InCopy(Copies.begin(), Copies.end());
-    std::vector<llvm::BasicBlock *> FirstBlocks =
-        Uniform.empty() ? std::vector<llvm::BasicBlock *>{}
-                        : straightEntry(llvm::cast<llvm::BasicBlock>(VMap[Reg.Entry]),
-                                        [&](const llvm::BasicBlock *BB) { return InCopy.count(BB) != 0; });
-    for (llvm::AllocaInst *A : Uniform) {
-      llvm::Value *Mine = VMap[A];
-      llvm::Value *Once = new llvm::LoadInst(A->getAllocatedType(), PerThread[A], A->getName() + ".uniform",
-                                             Loop.Entry->getTerminator()->getIterator());
-      bool Stored = false; // after the thread's own write a read is its own again
-      for (llvm::BasicBlock *Copy : FirstBlocks) {
-        for (llvm::Instruction &I : llvm::make_early_inc_range(*Copy)) {
-          if (auto *S = llvm::dyn_cast<llvm::StoreInst>(&I); S && S->getPointerOperand() == Mine)
-            Stored = true;
-          if (auto *L = llvm::dyn_cast<llvm::LoadInst>(&I); L && L->getPointerOperand() == Mine && !Stored) {
-            // emitSlotScan checked that first + T does not wrap.
-            L->replaceAllUsesWith(Consecutive ? llvm::IRBuilder<>(L).CreateAdd(Once, Loop.Linear, "", false, true)
-                                              : Once);
-            L->eraseFromParent();
-          }
+    llvm::BranchInst::Create(Loop.Latch, CopyTerm->getIterator());
+    CopyTerm->eraseFromParent();
+    StoppedAt->addIncoming(B.getInt32(Stop), Copies[J]);
+  }
+  return Copies;
+}
+
+void RegionBuilder::readUniformOnce(const Region &Reg, const ThreadLoop &Loop, llvm::ArrayRef<llvm::BasicBlock *> Copies,
+                                    llvm::ValueToValueMapTy &VMap, llvm::ArrayRef<llvm::AllocaInst *> Uniform,
+                                    bool Consecutive) {
+  if (Uniform.empty())
+    return;
+  // Only the blocks every pass starts with: a later block may run after the thread's own write elsewhere.
+  llvm::SmallPtrSet<const llvm::BasicBlock *, 16> InCopy(Copies.begin(), Copies.end());
+  std::vector<llvm::BasicBlock *> FirstBlocks = straightEntry(
+      llvm::cast<llvm::BasicBlock>(VMap[Reg.Entry]), [&](const llvm::BasicBlock *BB) { return InCopy.count(BB) != 0; });
+  for (llvm::AllocaInst *A : Uniform) {
+    llvm::Value *Mine = VMap[A];
+    llvm::Value *Once = new llvm::LoadInst(A->getAllocatedType(), PerThread[A], A->getName() + ".uniform",
+                                           Loop.Entry->getTerminator()->getIterator());
+    bool Stored = false; // after the thread's own write a read is its own again
+    for (llvm::BasicBlock *Copy : FirstBlocks) {
+      for (llvm::Instruction &I : llvm::make_early_inc_range(*Copy)) {
+        if (auto *S = llvm::dyn_cast<llvm::StoreInst>(&I); S && S->getPointerOperand() == Mine)
+          Stored = true;
+        if (auto *L = llvm::dyn_cast<llvm::LoadInst>(&I); L && L->getPointerOperand() == Mine && !Stored) {
+          // emitSlotScan checked that first + T does not wrap.
+          L->replaceAllUsesWith(Consecutive ? llvm::IRBuilder<>(L).CreateAdd(Once, Loop.Linear, "", false, true)
+                                            : Once);
+          L->eraseFromParent();
         }
       }
     }
-    llvm::BasicBlock *Start = llvm::cast<llvm::BasicBlock>(VMap[Reg.Entry]);
-    Starts[static_cast<unsigned>(K)] = Start;
-    if (Enter)
-      Enter->addCase(B.getInt32(static_cast<uint32_t>(K)), Start);
-    else
-      llvm::BranchInst::Create(Start, XBody);
   }
-  for (auto &[Copy, Stop] : PassedCuts) {
-    Copy->getTerminator()->eraseFromParent();
-    llvm::BranchInst::Create(Starts[Stop], Copy);
-  }
+}
+
+void RegionBuilder::useLoopIds(llvm::ArrayRef<llvm::BasicBlock *> Copies, const ThreadLoop &Loop) {
   // The region's own reads of the thread's ids use the loop's values; the context keeps them only when the
   // region calls something that may read them (printf orders its output by thread).
   bool MayReadIds = false;
-  for (llvm::BasicBlock *Copy : AllCopies)
+  for (llvm::BasicBlock *Copy : Copies)
     for (llvm::Instruction &I : llvm::make_early_inc_range(*Copy)) {
       if (auto *CI = llvm::dyn_cast<llvm::CallInst>(&I))
         MayReadIds |= !llvm::isa<llvm::IntrinsicInst>(CI);
       auto *L = llvm::dyn_cast<llvm::LoadInst>(&I);
       auto *G = L ? llvm::dyn_cast<llvm::GetElementPtrInst>(L->getPointerOperand()) : nullptr;
-      if (!G || G->getPointerOperand() != Ctx || G->getSourceElementType() != ML.ThreadCtxTy || !G->hasAllConstantIndices())
+      if (!G || G->getPointerOperand() != Ctx || G->getSourceElementType() != ML.ThreadCtxTy ||
+          !G->hasAllConstantIndices())
         continue;
       unsigned Field = static_cast<unsigned>(llvm::cast<llvm::ConstantInt>(G->getOperand(2))->getZExtValue());
       unsigned Index = G->getNumIndices() > 2
@@ -678,7 +716,57 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
   if (!MayReadIds)
     for (llvm::StoreInst *S : Loop.IdStores)
       S->eraseFromParent();
-  return Scan ? Scan : SpanLoad ? SpanLoad : Loop.Entry;
+}
+
+llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::ArrayRef<llvm::AllocaInst *> Uniform,
+                                                 bool Consecutive) {
+  // The generic loop covers the live threads a scan finds; the others the span of live threads (kernels with
+  // collectives: threads outside it have exited for good) or the whole block.
+  LiveRange Live = Generic ? emitLiveScan() : Span ? emitSpanLoad() : LiveRange{};
+  ThreadLoop Loop = emitThreadLoop(ML, F, Ctx, NX, NY, NZ, Dispatch, /*Vectorize=*/!Generic, Live.Begin, Live.End);
+  if (Live.Done)
+    llvm::BranchInst::Create(Loop.Entry, Live.Done);
+  B.SetInsertPoint(Loop.Body);
+  llvm::Value *T64 = B.CreateZExt(Loop.Linear, B.getInt64Ty());
+  llvm::Value *StatePtr = B.CreateGEP(B.getInt32Ty(), States, T64);
+  recordStops(Loop, StatePtr, Live);
+
+  // One copy of each region this loop can enter, its registers redirected to this thread's slots. The generic
+  // loop enters the region the thread's state names, or passes an idle thread by.
+  B.SetInsertPoint(Loop.Body);
+  llvm::SwitchInst *Enter = nullptr;
+  if (Generic) {
+    llvm::Value *State = B.CreateLoad(B.getInt32Ty(), StatePtr);
+    llvm::BasicBlock *Skip = llvm::BasicBlock::Create(ML.Ctx, "thread.idle", F);
+    Enter = B.CreateSwitch(State, Skip, static_cast<unsigned>(Regions.size()));
+    B.SetInsertPoint(Skip);
+    StoppedAt->addIncoming(State, Skip);
+    B.CreateBr(Loop.Latch);
+  }
+  std::vector<llvm::BasicBlock *> AllCopies;
+  // The generic loop runs threads whose states diverged: a thread there passes its loop cuts without stopping,
+  // running its loops to the end as a scalar, instead of costing a dispatcher round per iteration.
+  std::vector<std::pair<llvm::BasicBlock *, unsigned>> PassedCuts;
+  std::map<unsigned, llvm::BasicBlock *> Starts;
+  B.SetInsertPoint(Loop.Body, Loop.Body->end());
+  for (size_t K = Generic ? 1 : R; K < (Generic ? Regions.size() : size_t(R) + 1); ++K) {
+    llvm::ValueToValueMapTy VMap;
+    std::vector<llvm::BasicBlock *> Copies = cloneRegion(K, Loop, T64, Enter, Generic, VMap, PassedCuts);
+    AllCopies.insert(AllCopies.end(), Copies.begin(), Copies.end());
+    readUniformOnce(Regions[K], Loop, Copies, VMap, Uniform, Consecutive);
+    llvm::BasicBlock *Start = llvm::cast<llvm::BasicBlock>(VMap[Regions[K].Entry]);
+    Starts[static_cast<unsigned>(K)] = Start;
+    if (Enter)
+      Enter->addCase(B.getInt32(static_cast<uint32_t>(K)), Start);
+    else
+      llvm::BranchInst::Create(Start, Loop.Body);
+  }
+  for (auto &[Copy, Stop] : PassedCuts) {
+    Copy->getTerminator()->eraseFromParent();
+    llvm::BranchInst::Create(Starts[Stop], Copy);
+  }
+  useLoopIds(AllCopies, Loop);
+  return Live.Entry ? Live.Entry : Loop.Entry;
 }
 
 llvm::Value *RegionBuilder::emitRegionNext(llvm::Value *N) {
@@ -694,58 +782,7 @@ llvm::Value *RegionBuilder::emitRegionNext(llvm::Value *N) {
   return B.CreateCall(Next, {Ctx, States, N, emitCutTable(ML.Mod, *F, Cuts)});
 }
 
-llvm::Error RegionBuilder::build() {
-  // The template context becomes a private copy whose thread ids the loops set.
-  llvm::Argument *Tmpl = F->getArg(0);
-  // Misaligned accesses fault where a thread's memory effects become observable; the end of each region's loop
-  // is that point here, so the deferrable checks become ORs into the context, no branch in the loop bodies.
-  foldDeferredChecks(ML, F);
-  if (llvm::Error E = splitAtCuts())
-    return E;
-  collectRegions();
-  // The misaligned-address accumulator is flushed into the context at every barrier and collective (see
-  // foldDeferredChecks), so each region after one starts it afresh instead of keeping it per thread.
-  if (llvm::AllocaInst *A = misalignedAccumulatorOf(*F))
-    for (size_t R = 1; R < Regions.size(); ++R)
-        if (Cuts[R].Kind != RCLoop)
-          llvm::IRBuilder<>(Regions[R].Entry, Regions[R].Entry->getFirstInsertionPt())
-              .CreateStore(llvm::ConstantInt::get(A->getAllocatedType(), 0), A);
-  B.SetInsertPoint(Setup->getTerminator());
-  llvm::AllocaInst *CtxAlloca = B.CreateAlloca(ML.ThreadCtxTy, nullptr, "ctx");
-  Ctx = CtxAlloca;
-  Tmpl->replaceAllUsesWith(Ctx);
-  uint64_t Size = ML.Mod.getDataLayout().getTypeAllocSize(ML.ThreadCtxTy);
-  B.CreateMemCpy(Ctx, llvm::MaybeAlign(8), Tmpl, llvm::MaybeAlign(8), Size);
-  privatizeMisalignedBits();
-  beginDeferredChecks(B, ML, Ctx);
-  auto ntid = [&](unsigned D) {
-    return B.CreateLoad(B.getInt32Ty(),
-                        B.CreateInBoundsGEP(ML.ThreadCtxTy, Ctx, {B.getInt32(0), B.getInt32(TCNtid), B.getInt32(D)}));
-  };
-  NX = ntid(0), NY = ntid(1), NZ = ntid(2);
-  rematerializeRegisters();
-  hoistBlockConstants();
-  findThreadPrivateAllocas();
-
-  // After each loop: where do the threads stand? 0: all exited; K: all alive and released into region K (the
-  // fast loop); ~0: anything else (the generic loop).
-  {
-    llvm::IRBuilder<> IB(&*Setup->getFirstInsertionPt());
-    MinState = IB.CreateAlloca(IB.getInt32Ty(), nullptr, "state.min");
-    MaxState = IB.CreateAlloca(IB.getInt32Ty(), nullptr, "state.max");
-  }
-  if (HasCollectives) {
-    llvm::IRBuilder<> IB(Setup->getTerminator());
-    Span = IB.CreateAlloca(IB.getInt32Ty(), IB.getInt32(2), "live.span");
-    IB.CreateStore(IB.getInt32(0), Span);
-    IB.CreateStore(NX, IB.CreateConstInBoundsGEP1_32(IB.getInt32Ty(), Span, 1));
-  }
-  Dispatch = llvm::BasicBlock::Create(ML.Ctx, "dispatch", F);
-  llvm::BasicBlock *Done = llvm::BasicBlock::Create(ML.Ctx, "done", F);
-  std::vector<llvm::BasicBlock *> Fast;
-  for (size_t R = 0; R < Regions.size(); ++R)
-    Fast.push_back(emitRegionLoop(static_cast<int>(R), false));
-  llvm::BasicBlock *Generic = emitRegionLoop(-1, true);
+void RegionBuilder::emitVersionedLoops(std::vector<llvm::BasicBlock *> &Fast) {
   // A loop region whose counters may be the same in every thread: a scan picks the version that reads them once.
   llvm::DenseMap<llvm::AllocaInst *, bool> FromThreadId; // dependsOnThreadId's answers so far
   for (size_t R = 1; R < Regions.size(); ++R) {
@@ -795,6 +832,10 @@ llvm::Error RegionBuilder::build() {
     }
     Fast[R] = Otherwise;
   }
+}
+
+void RegionBuilder::emitDispatch(llvm::ArrayRef<llvm::BasicBlock *> Fast, llvm::BasicBlock *Generic,
+                                 llvm::BasicBlock *Done) {
   B.SetInsertPoint(Dispatch);
   B.CreateStore(B.CreateLoad(B.getInt32Ty(), MisalignedSeen),
                 B.CreateStructGEP(ML.ThreadCtxTy, Ctx, TCMisalignedBits));
@@ -833,6 +874,62 @@ llvm::Error RegionBuilder::build() {
     for (size_t R = 1; R < Regions.size(); ++R)
       SW->addCase(B.getInt32(static_cast<uint32_t>(R)), Fast[R]);
   }
+}
+
+llvm::Error RegionBuilder::build() {
+  // The template context becomes a private copy whose thread ids the loops set.
+  llvm::Argument *Tmpl = F->getArg(0);
+  // Misaligned accesses fault where a thread's memory effects become observable; the end of each region's loop
+  // is that point here, so the deferrable checks become ORs into the context, no branch in the loop bodies.
+  foldDeferredChecks(ML, F);
+  if (llvm::Error E = splitAtCuts())
+    return E;
+  collectRegions();
+  // The misaligned-address accumulator is flushed into the context at every barrier and collective (see
+  // foldDeferredChecks), so each region after one starts it afresh instead of keeping it per thread.
+  if (llvm::AllocaInst *A = misalignedAccumulatorOf(*F))
+    for (size_t R = 1; R < Regions.size(); ++R)
+      if (Cuts[R].Kind != RCLoop)
+        llvm::IRBuilder<>(Regions[R].Entry, Regions[R].Entry->getFirstInsertionPt())
+            .CreateStore(llvm::ConstantInt::get(A->getAllocatedType(), 0), A);
+  B.SetInsertPoint(Setup->getTerminator());
+  llvm::AllocaInst *CtxAlloca = B.CreateAlloca(ML.ThreadCtxTy, nullptr, "ctx");
+  Ctx = CtxAlloca;
+  Tmpl->replaceAllUsesWith(Ctx);
+  uint64_t Size = ML.Mod.getDataLayout().getTypeAllocSize(ML.ThreadCtxTy);
+  B.CreateMemCpy(Ctx, llvm::MaybeAlign(8), Tmpl, llvm::MaybeAlign(8), Size);
+  privatizeMisalignedBits();
+  beginDeferredChecks(B, ML, Ctx);
+  auto ntid = [&](unsigned D) {
+    return B.CreateLoad(B.getInt32Ty(),
+                        B.CreateInBoundsGEP(ML.ThreadCtxTy, Ctx, {B.getInt32(0), B.getInt32(TCNtid), B.getInt32(D)}));
+  };
+  NX = ntid(0), NY = ntid(1), NZ = ntid(2);
+  rematerializeRegisters();
+  hoistBlockConstants();
+  findThreadPrivateAllocas();
+
+  // After each loop: where do the threads stand? 0: all exited; K: all alive and released into region K (the
+  // fast loop); ~0: anything else (the generic loop).
+  {
+    llvm::IRBuilder<> IB(&*Setup->getFirstInsertionPt());
+    MinState = IB.CreateAlloca(IB.getInt32Ty(), nullptr, "state.min");
+    MaxState = IB.CreateAlloca(IB.getInt32Ty(), nullptr, "state.max");
+  }
+  if (HasCollectives) {
+    llvm::IRBuilder<> IB(Setup->getTerminator());
+    Span = IB.CreateAlloca(IB.getInt32Ty(), IB.getInt32(2), "live.span");
+    IB.CreateStore(IB.getInt32(0), Span);
+    IB.CreateStore(NX, IB.CreateConstInBoundsGEP1_32(IB.getInt32Ty(), Span, 1));
+  }
+  Dispatch = llvm::BasicBlock::Create(ML.Ctx, "dispatch", F);
+  llvm::BasicBlock *Done = llvm::BasicBlock::Create(ML.Ctx, "done", F);
+  std::vector<llvm::BasicBlock *> Fast;
+  for (size_t R = 0; R < Regions.size(); ++R)
+    Fast.push_back(emitRegionLoop(static_cast<int>(R), false));
+  llvm::BasicBlock *Generic = emitRegionLoop(-1, true);
+  emitVersionedLoops(Fast);
+  emitDispatch(Fast, Generic, Done);
   B.SetInsertPoint(Done);
   B.CreateRetVoid();
   // Every thread starts in region 0; the original blocks are now unreachable.
