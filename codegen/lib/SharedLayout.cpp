@@ -8,7 +8,6 @@
 
 #include "llvm/ADT/BitVector.h"
 
-#include <functional>
 #include <map>
 
 using namespace ptxforge;
@@ -50,38 +49,45 @@ void collect(const ptx::Operand &Op, const ptx::Function &F, References &R) {
     collect(E, F, R);
 }
 
-} // namespace
-
-void ModuleLowering::layoutShared() {
-  size_t NF = M.Functions.size();
-  std::vector<References> Refs(NF);
-  for (size_t FI = 0; FI < NF; ++FI)
+/// Each function's references.
+std::vector<References> collectReferences(const ptx::Module &M) {
+  std::vector<References> Refs(M.Functions.size());
+  for (size_t FI = 0; FI < M.Functions.size(); ++FI)
     for (const ptx::Instruction &I : M.Functions[FI]->Instructions)
       for (const ptx::Operand &Op : I.Operands)
         collect(Op, *M.Functions[FI], Refs[FI]);
-  // Functions whose addresses module variables hold may be called from any kernel.
-  llvm::BitVector FromData(NF);
-  std::function<void(const ptx::Initializer &)> Scan = [&](const ptx::Initializer &In) {
-    if (In.K == ptx::Initializer::Kind::Symbol)
-      for (size_t FI = 0; FI < NF; ++FI)
-        if (M.Functions[FI]->Name == In.Name)
-          FromData.set(FI);
-    for (const ptx::Initializer &E : In.Elements)
-      Scan(E);
-  };
+  return Refs;
+}
+
+void markFunctionsIn(const ptx::Module &M, const ptx::Initializer &In, llvm::BitVector &Found) {
+  if (In.K == ptx::Initializer::Kind::Symbol)
+    for (size_t FI = 0; FI < M.Functions.size(); ++FI)
+      if (M.Functions[FI]->Name == In.Name)
+        Found.set(FI);
+  for (const ptx::Initializer &E : In.Elements)
+    markFunctionsIn(M, E, Found);
+}
+
+/// Functions whose addresses module variables hold: any kernel may call them.
+llvm::BitVector functionsInData(const ptx::Module &M) {
+  llvm::BitVector Found(M.Functions.size());
   for (const ptx::VariableDecl &V : M.Globals)
     if (V.HasInit)
-      Scan(V.Init);
+      markFunctionsIn(M, V.Init, Found);
+  return Found;
+}
 
-  // Which functions each kernel reaches.
+/// Per kernel (by function index; empty for other functions): the functions it reaches.
+std::vector<llvm::BitVector> kernelReach(const ptx::Module &M, const std::vector<References> &Refs) {
+  size_t NF = M.Functions.size();
+  llvm::BitVector FromData = functionsInData(M);
   std::vector<llvm::BitVector> Reach(NF, llvm::BitVector(NF));
   for (size_t K = 0; K < NF; ++K) {
     if (!M.Functions[K]->IsEntry)
       continue;
     std::vector<size_t> Work{K};
-    for (size_t FI = 0; FI < NF; ++FI)
-      if (FromData.test(FI))
-        Work.push_back(FI);
+    for (size_t FI : FromData.set_bits())
+      Work.push_back(FI);
     while (!Work.empty()) {
       size_t FI = Work.back();
       Work.pop_back();
@@ -93,8 +99,14 @@ void ModuleLowering::layoutShared() {
           Work.push_back(Callee);
     }
   }
+  return Reach;
+}
 
-  // The variables, each with the kernels that reach it; dynamic arrays only mark their kernels.
+/// The static shared variables, each with the kernels that reach it, in declaration order (so unused variables
+/// and single-kernel modules keep the familiar layout); Dynamic gets the kernels that reach dynamic arrays.
+std::vector<SharedItem> sharedItems(const ptx::Module &M, const std::vector<References> &Refs,
+                                    const std::vector<llvm::BitVector> &Reach, llvm::BitVector &Dynamic) {
+  size_t NF = M.Functions.size();
   std::vector<SharedItem> Items;
   std::map<const ptx::VariableDecl *, size_t> ItemOf;
   auto item = [&](const ptx::VariableDecl &V) -> SharedItem * {
@@ -105,13 +117,12 @@ void ModuleLowering::layoutShared() {
       Items.push_back({&V, V.sizeInBytes(), std::max<uint64_t>(V.alignment(), 1), 0, llvm::BitVector(NF)});
     return &Items[It->second];
   };
-  // Declaration order first, so unused variables and single-kernel modules keep the familiar layout.
   for (const ptx::VariableDecl &V : M.Globals)
     item(V);
   for (const auto &Fn : M.Functions)
     for (const ptx::VariableDecl &V : Fn->Locals)
       item(V);
-  llvm::BitVector Dynamic(NF);
+  Dynamic = llvm::BitVector(NF);
   for (size_t K = 0; K < NF; ++K)
     for (size_t FI : Reach[K].set_bits()) {
       for (uint32_t G : Refs[FI].Globals) {
@@ -127,8 +138,11 @@ void ModuleLowering::layoutShared() {
         if (SharedItem *S = item(*V))
           S->Kernels.set(K);
     }
+  return Items;
+}
 
-  // First fit: the lowest offset that overlaps no placed variable of a kernel this one shares.
+/// First fit: each variable at the lowest offset that overlaps no placed variable of a kernel it shares.
+void placeFirstFit(std::vector<SharedItem> &Items) {
   for (size_t I = 0; I < Items.size(); ++I) {
     SharedItem &S = Items[I];
     uint64_t Off = 0;
@@ -147,9 +161,18 @@ void ModuleLowering::layoutShared() {
     }
     S.Offset = Off;
   }
+}
+
+} // namespace
+
+void ModuleLowering::layoutShared() {
+  std::vector<References> Refs = collectReferences(M);
+  llvm::BitVector Dynamic;
+  std::vector<SharedItem> Items = sharedItems(M, Refs, kernelReach(M, Refs), Dynamic);
+  placeFirstFit(Items);
 
   SharedOffsets.assign(M.Globals.size(), 0);
-  KernelSharedBytes.assign(NF, 0);
+  KernelSharedBytes.assign(M.Functions.size(), 0);
   for (const SharedItem &S : Items) {
     // Module-scope variables are addressed by global index, function-scope ones by declaration.
     bool IsGlobal = S.Var >= M.Globals.data() && S.Var < M.Globals.data() + M.Globals.size();

@@ -116,109 +116,132 @@ bool lowerBarrier(FunctionLowering &L, const ptx::Instruction &I) {
   return true;
 }
 
+bool lowerShfl(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  // shfl.sync.mode.b32 d{|p}, a, b, c, membermask
+  if (Ops.size() < 4)
+    return L.unsupported(I, "operands");
+  unsigned Mode = I.has(Modifier::Up) ? 0 : I.has(Modifier::Down) ? 1 : I.has(Modifier::Bfly) ? 2 : 3;
+  llvm::Value *PredOut = entryAlloca(L, B.getInt32Ty());
+  llvm::Value *R = L.callHelper("ptxrt_shfl", B.getInt32Ty(),
+                                {L.threadCtx(), B.getInt32(Mode), L.read(Ops[1], ScalarType::B32),
+                                 L.read(Ops[2], ScalarType::U32), L.read(Ops[3], ScalarType::U32),
+                                 memberMask(L, I, 4), PredOut});
+  markRegionCut(llvm::cast<llvm::CallInst>(R), {RCShfl, /*Arg=*/1, /*Value=*/2, /*B=*/3, /*C=*/4, /*Mask=*/5,
+                                                /*PredOut=*/6});
+  llvm::Value *P = B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), PredOut), B.getInt32(0));
+  writeWithPred(L, Ops[0], ScalarType::B32, R, P);
+  return true;
+}
+
+bool lowerVote(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  // vote.sync.{all,any,uni}.pred d, {!}a, membermask / vote.sync.ballot.b32 d, {!}a, membermask
+  if (Ops.size() < 2)
+    return L.unsupported(I, "operands");
+  unsigned Mode = I.has(Modifier::All) ? 0 : I.has(Modifier::Any) ? 1 : I.has(Modifier::Uni) ? 2 : 3;
+  llvm::Value *Pred = B.CreateZExt(L.read(Ops[1], ScalarType::Pred), B.getInt32Ty());
+  llvm::Value *R = L.callHelper("ptxrt_vote", B.getInt32Ty(),
+                                {L.threadCtx(), B.getInt32(Mode), Pred, memberMask(L, I, 2)});
+  markRegionCut(llvm::cast<llvm::CallInst>(R), {RCVote, /*Arg=*/1, /*Value=*/2, -1, -1, /*Mask=*/3});
+  if (Mode == 3)
+    L.write(Ops[0], ScalarType::B32, R);
+  else
+    L.write(Ops[0], ScalarType::Pred, B.CreateICmpNE(R, B.getInt32(0)));
+  return true;
+}
+
+bool lowerMatch(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  // match.any.sync.b32/b64 d, a, membermask / match.all.sync.b32/b64 d{|p}, a, membermask
+  if (Ops.size() < 3)
+    return L.unsupported(I, "operands");
+  ScalarType T = I.type();
+  llvm::Value *V = B.CreateZExt(L.read(Ops[1], T), B.getInt64Ty());
+  bool All = I.has(Modifier::All);
+  llvm::Value *PredOut = entryAlloca(L, B.getInt32Ty());
+  llvm::Value *R = L.callHelper("ptxrt_match", B.getInt32Ty(),
+                                {L.threadCtx(), B.getInt32(All), V, memberMask(L, I, 2), PredOut});
+  // match.all is match.any's cut with a mode of 1 (WarpRendezvous::cutOf tells them apart).
+  markRegionCut(llvm::cast<llvm::CallInst>(R),
+                {RCMatchAny, /*Arg=*/1, /*Value=*/2, -1, -1, /*Mask=*/3, /*PredOut=*/4});
+  llvm::Value *P = B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), PredOut), B.getInt32(0));
+  writeWithPred(L, Ops[0], ScalarType::B32, R, P);
+  return true;
+}
+
+bool lowerRedux(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  // redux.sync.op.type d, a, membermask
+  if (Ops.size() < 3)
+    return L.unsupported(I, "operands");
+  ScalarType T = I.type();
+  if (ptx::isFloat(T))
+    return L.unsupported(I, "floating-point redux");
+  bool Signed = ptx::kindOf(T) == ptx::TypeKind::Signed;
+  unsigned Op;
+  if (I.has(Modifier::Add))
+    Op = 0;
+  else if (I.has(Modifier::Min))
+    Op = Signed ? 3 : 1;
+  else if (I.has(Modifier::Max))
+    Op = Signed ? 4 : 2;
+  else if (I.has(Modifier::And))
+    Op = 5;
+  else if (I.has(Modifier::Or))
+    Op = 6;
+  else
+    Op = 7;
+  llvm::Value *R = L.callHelper("ptxrt_redux", B.getInt32Ty(),
+                                {L.threadCtx(), B.getInt32(Op), L.read(Ops[1], ScalarType::B32),
+                                 memberMask(L, I, 2)});
+  markRegionCut(llvm::cast<llvm::CallInst>(R), {RCRedux, /*Arg=*/1, /*Value=*/2, -1, -1, /*Mask=*/3});
+  L.write(Ops[0], T, R);
+  return true;
+}
+
+bool lowerElect(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  // elect.sync d|p, membermask
+  if (Ops.size() < 2)
+    return L.unsupported(I, "operands");
+  llvm::Value *PredOut = entryAlloca(L, B.getInt32Ty());
+  llvm::Value *R =
+      L.callHelper("ptxrt_elect", B.getInt32Ty(), {L.threadCtx(), memberMask(L, I, 1), PredOut});
+  markFiberOnly(llvm::cast<llvm::CallInst>(R));
+  llvm::Value *P = B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), PredOut), B.getInt32(0));
+  if (Ops[0].Kind == ptx::OperandKind::RegPair || Ops[0].Kind == ptx::OperandKind::Register)
+    writeWithPred(L, Ops[0], ScalarType::B32, R, P);
+  else if (Ops[0].Kind == ptx::OperandKind::Sink && Ops.size() > 2)
+    L.write(Ops[1], ScalarType::Pred, P);
+  return true;
+}
+
 } // namespace
 
 bool ptxforge::codegen::detail::lowerWarp(FunctionLowering &L, const ptx::Instruction &I) {
-  auto &B = L.b();
-  auto &Ops = I.Operands;
   switch (I.Op) {
   case Opcode::Bar:
   case Opcode::Barrier:
     return lowerBarrier(L, I);
-  case Opcode::Shfl: {
-    // shfl.sync.mode.b32 d{|p}, a, b, c, membermask
-    if (Ops.size() < 4)
-      return L.unsupported(I, "operands");
-    unsigned Mode = I.has(Modifier::Up) ? 0 : I.has(Modifier::Down) ? 1 : I.has(Modifier::Bfly) ? 2 : 3;
-    llvm::Value *PredOut = entryAlloca(L, B.getInt32Ty());
-    llvm::Value *R = L.callHelper("ptxrt_shfl", B.getInt32Ty(),
-                                  {L.threadCtx(), B.getInt32(Mode), L.read(Ops[1], ScalarType::B32),
-                                   L.read(Ops[2], ScalarType::U32), L.read(Ops[3], ScalarType::U32),
-                                   memberMask(L, I, 4), PredOut});
-    markRegionCut(llvm::cast<llvm::CallInst>(R), {RCShfl, /*Arg=*/1, /*Value=*/2, /*B=*/3, /*C=*/4, /*Mask=*/5,
-                                                  /*PredOut=*/6});
-    llvm::Value *P = B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), PredOut), B.getInt32(0));
-    writeWithPred(L, Ops[0], ScalarType::B32, R, P);
-    return true;
-  }
-  case Opcode::Vote: {
-    // vote.sync.{all,any,uni}.pred d, {!}a, membermask / vote.sync.ballot.b32 d, {!}a, membermask
-    if (Ops.size() < 2)
-      return L.unsupported(I, "operands");
-    unsigned Mode = I.has(Modifier::All) ? 0 : I.has(Modifier::Any) ? 1 : I.has(Modifier::Uni) ? 2 : 3;
-    llvm::Value *Pred = B.CreateZExt(L.read(Ops[1], ScalarType::Pred), B.getInt32Ty());
-    llvm::Value *R = L.callHelper("ptxrt_vote", B.getInt32Ty(),
-                                  {L.threadCtx(), B.getInt32(Mode), Pred, memberMask(L, I, 2)});
-    markRegionCut(llvm::cast<llvm::CallInst>(R), {RCVote, /*Arg=*/1, /*Value=*/2, -1, -1, /*Mask=*/3});
-    if (Mode == 3)
-      L.write(Ops[0], ScalarType::B32, R);
-    else
-      L.write(Ops[0], ScalarType::Pred, B.CreateICmpNE(R, B.getInt32(0)));
-    return true;
-  }
-  case Opcode::Match: {
-    // match.any.sync.b32/b64 d, a, membermask / match.all.sync.b32/b64 d{|p}, a, membermask
-    if (Ops.size() < 3)
-      return L.unsupported(I, "operands");
-    ScalarType T = I.type();
-    llvm::Value *V = B.CreateZExt(L.read(Ops[1], T), B.getInt64Ty());
-    bool All = I.has(Modifier::All);
-    llvm::Value *PredOut = entryAlloca(L, B.getInt32Ty());
-    llvm::Value *R = L.callHelper("ptxrt_match", B.getInt32Ty(),
-                                  {L.threadCtx(), B.getInt32(All), V, memberMask(L, I, 2), PredOut});
-    // match.all is match.any's cut with a mode of 1 (WarpRendezvous::cutOf tells them apart).
-    markRegionCut(llvm::cast<llvm::CallInst>(R),
-                  {RCMatchAny, /*Arg=*/1, /*Value=*/2, -1, -1, /*Mask=*/3, /*PredOut=*/4});
-    llvm::Value *P = B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), PredOut), B.getInt32(0));
-    writeWithPred(L, Ops[0], ScalarType::B32, R, P);
-    return true;
-  }
-  case Opcode::Redux: {
-    // redux.sync.op.type d, a, membermask
-    if (Ops.size() < 3)
-      return L.unsupported(I, "operands");
-    ScalarType T = I.type();
-    if (ptx::isFloat(T))
-      return L.unsupported(I, "floating-point redux");
-    bool Signed = ptx::kindOf(T) == ptx::TypeKind::Signed;
-    unsigned Op;
-    if (I.has(Modifier::Add))
-      Op = 0;
-    else if (I.has(Modifier::Min))
-      Op = Signed ? 3 : 1;
-    else if (I.has(Modifier::Max))
-      Op = Signed ? 4 : 2;
-    else if (I.has(Modifier::And))
-      Op = 5;
-    else if (I.has(Modifier::Or))
-      Op = 6;
-    else
-      Op = 7;
-    llvm::Value *R = L.callHelper("ptxrt_redux", B.getInt32Ty(),
-                                  {L.threadCtx(), B.getInt32(Op), L.read(Ops[1], ScalarType::B32),
-                                   memberMask(L, I, 2)});
-    markRegionCut(llvm::cast<llvm::CallInst>(R), {RCRedux, /*Arg=*/1, /*Value=*/2, -1, -1, /*Mask=*/3});
-    L.write(Ops[0], T, R);
-    return true;
-  }
+  case Opcode::Shfl:
+    return lowerShfl(L, I);
+  case Opcode::Vote:
+    return lowerVote(L, I);
+  case Opcode::Match:
+    return lowerMatch(L, I);
+  case Opcode::Redux:
+    return lowerRedux(L, I);
   case Opcode::Activemask:
-    L.write(Ops[0], ScalarType::B32, activemask(L));
+    L.write(I.Operands[0], ScalarType::B32, activemask(L));
     return true;
-  case Opcode::Elect: {
-    // elect.sync d|p, membermask
-    if (Ops.size() < 2)
-      return L.unsupported(I, "operands");
-    llvm::Value *PredOut = entryAlloca(L, B.getInt32Ty());
-    llvm::Value *R =
-        L.callHelper("ptxrt_elect", B.getInt32Ty(), {L.threadCtx(), memberMask(L, I, 1), PredOut});
-    markFiberOnly(llvm::cast<llvm::CallInst>(R));
-    llvm::Value *P = B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), PredOut), B.getInt32(0));
-    if (Ops[0].Kind == ptx::OperandKind::RegPair || Ops[0].Kind == ptx::OperandKind::Register)
-      writeWithPred(L, Ops[0], ScalarType::B32, R, P);
-    else if (Ops[0].Kind == ptx::OperandKind::Sink && Ops.size() > 2)
-      L.write(Ops[1], ScalarType::Pred, P);
-    return true;
-  }
+  case Opcode::Elect:
+    return lowerElect(L, I);
   default:
     return false;
   }
