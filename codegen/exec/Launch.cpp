@@ -2,6 +2,7 @@
 // threads in a plain loop, or as fibers (one per thread, switched at barriers and collectives) when the kernel
 // synchronises.
 #include "ptxforge/codegen/Launch.h"
+#include "ptxforge/codegen/FaultGuard.h"
 
 #include "Runtime.h"
 #include "WorkerPool.h"
@@ -15,6 +16,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <sched.h>
 #include <sys/mman.h>
 #include <thread>
@@ -29,87 +31,65 @@ namespace {
 
 constexpr size_t FiberStackBytes = 256 * 1024;
 
-// ---- faults ---------------------------------------------------------------------------------------------
-// Worker threads run kernel code under a sigsetjmp point; the handler (on an alternate stack, so a fiber's
-// stack overflow can be reported too) jumps back there. Faults outside kernel code go to the previous handler.
-thread_local sigjmp_buf *FaultJump = nullptr;
-thread_local int FaultSignal = 0;
-thread_local void *FaultAddress = nullptr;
-struct sigaction PreviousSegv, PreviousBus;
-
-void faultHandler(int Sig, siginfo_t *Info, void *Context) {
-  if (FaultJump) {
-    FaultSignal = Sig;
-    FaultAddress = Info ? Info->si_addr : nullptr;
-    sigjmp_buf *J = FaultJump;
-    FaultJump = nullptr;
-    siglongjmp(*J, 1);
-  }
-  // Not ours: hand it to whoever handled it before. A chain of handlers that each pass the fault on could
-  // come back here; the second visit gives up and restores the default.
-  thread_local bool Forwarding = false;
-  if (Forwarding) {
-    signal(Sig, SIG_DFL);
-    return;
-  }
-  Forwarding = true;
-  struct Reset {
-    ~Reset() { Forwarding = false; }
-  } ResetOnReturn;
-  // Not ours: hand it to whoever handled it before (the driver's guards, a host runtime); with nobody, restore
-  // the default so the fault ends the process as it would have without us.
-  const struct sigaction &P = Sig == SIGSEGV ? PreviousSegv : PreviousBus;
-  if ((P.sa_flags & SA_SIGINFO) && P.sa_sigaction) {
-    P.sa_sigaction(Sig, Info, Context);
-    return;
-  }
-  if (P.sa_handler != SIG_DFL && P.sa_handler != SIG_IGN) {
-    P.sa_handler(Sig);
-    return;
-  }
-  signal(Sig, SIG_DFL);
-}
-
-void installFaultHandlers() {
-  static std::once_flag Once;
-  std::call_once(Once, [] {
-    struct sigaction SA {};
-    SA.sa_sigaction = faultHandler;
-    SA.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
-    sigemptyset(&SA.sa_mask);
-    sigaction(SIGSEGV, &SA, &PreviousSegv);
-    sigaction(SIGBUS, &SA, &PreviousBus);
-  });
-}
-
-/// An alternate signal stack for the current thread while it works on a launch.
-class AltStack {
-public:
-  AltStack() : Memory(1 << 16) {
-    stack_t S{};
-    S.ss_sp = Memory.data();
-    S.ss_size = Memory.size();
-    sigaltstack(&S, &Old);
-  }
-  ~AltStack() { sigaltstack(&Old, nullptr); }
-
-private:
-  std::vector<char> Memory;
-  stack_t Old{};
-};
-
 struct BlockResult {
   std::string Error;
   LaunchFault Fault = LaunchFault::Trap;
+  FaultSite Site;
 };
 
-std::string describeFault(uint64_t BlockId, const LaunchConfig &C) {
-  char Buf[160];
-  snprintf(Buf, sizeof Buf, "%s at address %p in block (%llu,%llu,%llu)",
-           FaultSignal == SIGBUS ? "misaligned address" : "illegal address", FaultAddress,
-           (unsigned long long)(BlockId % C.Grid.X), (unsigned long long)((BlockId / C.Grid.X) % C.Grid.Y),
-           (unsigned long long)(BlockId / (uint64_t(C.Grid.X) * C.Grid.Y)));
-  return Buf;
+std::string dimText(const uint32_t *V) {
+  return "(" + std::to_string(V[0]) + "," + std::to_string(V[1]) + "," + std::to_string(V[2]) + ")";
+}
+
+/// " in block (x,y,z), thread (x,y,z) at FILE:LINE:COL", as far as S knows.
+std::string siteText(const FaultSite &S) {
+  std::string T;
+  if (S.HasBlock)
+    T += " in block " + dimText(S.Block);
+  if (S.HasThread)
+    T += ", thread " + dimText(S.Thread);
+  if (!S.Location.empty())
+    T += " at " + S.Location;
+  return T;
+}
+
+/// What a signal in kernel code means for the launch (SIGFPE and SIGILL are the lowering's mistakes: PTX
+/// arithmetic never faults, but they must not take the process down either).
+LaunchFault faultKind(const Fault &F) {
+  switch (F.Signal) {
+  case SIGBUS: return LaunchFault::MisalignedAddress;
+  case SIGFPE:
+  case SIGILL: return LaunchFault::IllegalInstruction;
+  default: return LaunchFault::IllegalAddress;
+  }
+}
+
+/// A signal in kernel code: what it means and where (the thread only where threads ran one by one, Thread
+/// being the linear index of the one running).
+BlockResult signalResult(const Fault &F, uint64_t BlockId, std::optional<uint32_t> Thread, const LaunchConfig &C) {
+  BlockResult R;
+  R.Fault = faultKind(F);
+  FaultSite &S = R.Site;
+  S.HasAddress = true;
+  S.Address = F.Address;
+  S.HasBlock = true;
+  S.Block[0] = static_cast<uint32_t>(BlockId % C.Grid.X);
+  S.Block[1] = static_cast<uint32_t>((BlockId / C.Grid.X) % C.Grid.Y);
+  S.Block[2] = static_cast<uint32_t>(BlockId / (uint64_t(C.Grid.X) * C.Grid.Y));
+  if (Thread) {
+    S.HasThread = true;
+    S.Thread[0] = *Thread % C.Block.X;
+    S.Thread[1] = (*Thread / C.Block.X) % C.Block.Y;
+    S.Thread[2] = *Thread / (C.Block.X * C.Block.Y);
+  }
+  const char *What = F.Signal == SIGBUS   ? "misaligned address"
+                     : F.Signal == SIGFPE ? "arithmetic exception"
+                     : F.Signal == SIGILL ? "illegal instruction"
+                                          : "illegal address";
+  char Buf[96];
+  snprintf(Buf, sizeof Buf, "%s at address 0x%llx", What, static_cast<unsigned long long>(F.Address));
+  R.Error = Buf;
+  return R;
 }
 
 /// Fiber stacks with a guard page, reused across blocks of one worker.
@@ -147,6 +127,8 @@ struct WorkerState {
   ThreadContext Template{};
   /// What the block ranges of this worker share (runBlockRange).
   BlockState Range;
+  /// The linear index of the thread runBlock runs (volatile: read after a fault abandoned it).
+  volatile uint32_t RunningThread = 0;
 };
 
 struct BlockRun {
@@ -203,7 +185,7 @@ BlockResult runBlockRange(BlockRangeFunction BlockFn, const char *Params, uint64
   BlockState &B = W.Range;
   if (setjmp(B.ExitPoints[0].Buf) == 0)
     BlockFn(&W.Template, Params, First, Count);
-  return {B.Error, B.Fault};
+  return {B.Error, B.Fault, B.Site};
 }
 
 /// Returns an error message, empty on success.
@@ -232,9 +214,11 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
     TC.LinearTid = T;
   }
   if (!K.NeedsFibers) {
-    for (uint32_t T = 0; T < N; ++T)
+    for (uint32_t T = 0; T < N; ++T) {
+      W.RunningThread = T;
       runThread(B, Fn, Params, T);
-    return {B.Error, B.Fault};
+    }
+    return {B.Error, B.Fault, B.Site};
   }
   B.UseFibers = true;
   B.Fibers.resize(N);
@@ -256,6 +240,7 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
       if (B.Fibers[T].Done)
         continue;
       B.Current = T;
+      W.RunningThread = T;
       CurrentRun = &Run;
       bctx::transfer_t R = bctx::jump_fcontext(B.Fibers[T].Context, nullptr);
       B.Fibers[T].Context = R.fctx;
@@ -282,8 +267,8 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
     W.Stacks.put(F.Stack);
   CurrentRun = nullptr;
   if (!Error.empty())
-    return {Error, LaunchFault::Deadlock};
-  return {B.Error, B.Fault};
+    return {Error, LaunchFault::Deadlock, {}};
+  return {B.Error, B.Fault, B.Site};
 }
 
 
@@ -317,7 +302,7 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
                                            const void *Params) {
   if (!C.Block.count() || C.Block.count() > 1024 || C.Block.Z > 64 || !C.Grid.count())
     return llvm::make_error<LaunchError>(LaunchFault::InvalidConfiguration, "invalid launch configuration");
-  installFaultHandlers();
+  installFaultHandlers(); // once per launch: its workers' guarded calls skip the check
   ThreadFunction Fn = M.entry(K);
   BlockRangeFunction BlockFn = M.blockEntry(K);
   auto lateBlockFunction = [&] { return C.Upgrade ? C.Upgrade->Block.load(std::memory_order_acquire) : nullptr; };
@@ -345,71 +330,73 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
   std::mutex ErrorLock;
   std::string FirstError;
   LaunchFault FirstFault = LaunchFault::Trap;
+  FaultSite FirstSite;
+  auto fail = [&](const BlockResult &E) {
+    std::scoped_lock L(ErrorLock);
+    if (FirstError.empty()) {
+      FirstError = "kernel '" + K.Name + "': " + E.Error + siteText(E.Site);
+      FirstFault = E.Fault;
+      FirstSite = E.Site;
+    }
+    Next = Blocks; // stop handing out blocks
+  };
   auto Work = [&](unsigned Index) {
-    AltStack SignalStack;
     WorkerState W;
     // This worker's code: quick code runs block by block until the optimized block function appears.
-    BlockRangeFunction volatile MyBlockFn = nullptr; // volatile: read after a fault's siglongjmp
-    // One fault point per worker and launch (sigsetjmp saves the signal mask: a system call, too costly per
-    // block): a fault abandons the block being run and ends the launch.
+    BlockRangeFunction volatile MyBlockFn = nullptr; // volatile: read after a fault abandoned the loop
     volatile uint64_t Current = 0;
-    sigjmp_buf Fault;
-    if (sigsetjmp(Fault, 1)) {
-      CurrentRun = nullptr;
-      std::scoped_lock L(ErrorLock);
-      if (FirstError.empty()) {
-        uint64_t Block = Current;
-        if (MyBlockFn) // the JIT'd block function keeps the template's %ctaid current
-          Block = W.Template.Ctaid[0] + C.Grid.X * (W.Template.Ctaid[1] + uint64_t(C.Grid.Y) * W.Template.Ctaid[2]);
-        FirstError = "kernel '" + K.Name + "': " + describeFault(Block, C);
-        FirstFault = FaultSignal == SIGBUS ? LaunchFault::MisalignedAddress : LaunchFault::IllegalAddress;
-      }
-      Next = Blocks;
+    // One guarded call per worker and launch (its sigsetjmp saves the signal mask: a system call, too costly
+    // per block): a fault abandons the block being run and ends the launch.
+    std::optional<Fault> F = runWithFaultGuard(
+        [&] {
+          auto useBlockFunction = [&](BlockRangeFunction F) {
+            MyBlockFn = F;
+            BlockState &B = W.Range;
+            B.BlockLoop = true;
+            B.ExitPoints.resize(1);
+            B.Exited.assign(1, 0);
+            B.Live = static_cast<uint32_t>(C.Block.count());
+            W.Template = launchContext(K, C, W, B, Index, Workers);
+          };
+          if (BlockFn)
+            useBlockFunction(BlockFn);
+          // The last worker of a quick-code launch waits for the optimized code rather than compete with its
+          // compiler for a core (a 2-core machine: sgemm's first launch 360 -> 300 ms, as without tiers). Not in
+          // a cooperative launch: there every block must run at once, the others would wait for its block at
+          // grid.sync.
+          if (!MyBlockFn && C.Upgrade && !C.GridWorkspace && Workers > 1 && Index == Workers - 1) {
+            while (!lateBlockFunction() && C.Upgrade->Compiling.load(std::memory_order_acquire) &&
+                   Next.load(std::memory_order_relaxed) < Blocks)
+              std::this_thread::sleep_for(std::chrono::microseconds(500));
+            if (BlockRangeFunction Late = lateBlockFunction())
+              useBlockFunction(Late);
+          }
+          for (uint64_t Id, Count; grab(MyBlockFn != nullptr, Id, Count);) {
+            Current = Id;
+            BlockResult E = MyBlockFn ? runBlockRange(MyBlockFn, static_cast<const char *>(Params), Id, Count, W)
+                                      : runBlock(K, Fn, C, static_cast<const char *>(Params), Id, W, Index, Workers);
+            if (!MyBlockFn)
+              if (BlockRangeFunction Late = lateBlockFunction())
+                useBlockFunction(Late);
+            if (!E.Error.empty())
+              fail(E);
+          }
+        },
+        /*Install=*/false);
+    if (!F)
       return;
-    }
-    FaultJump = &Fault;
-    auto useBlockFunction = [&](BlockRangeFunction F) {
-      MyBlockFn = F;
-      BlockState &B = W.Range;
-      B.BlockLoop = true;
-      B.ExitPoints.resize(1);
-      B.Exited.assign(1, 0);
-      B.Live = static_cast<uint32_t>(C.Block.count());
-      W.Template = launchContext(K, C, W, B, Index, Workers);
-    };
-    if (BlockFn)
-      useBlockFunction(BlockFn);
-    // The last worker of a quick-code launch waits for the optimized code rather than compete with its
-    // compiler for a core (a 2-core machine: sgemm's first launch 360 -> 300 ms, as without tiers). Not in a
-    // cooperative launch: there every block must run at once, the others would wait for its block at grid.sync.
-    if (!MyBlockFn && C.Upgrade && !C.GridWorkspace && Workers > 1 && Index == Workers - 1) {
-      while (!lateBlockFunction() && C.Upgrade->Compiling.load(std::memory_order_acquire) &&
-             Next.load(std::memory_order_relaxed) < Blocks)
-        std::this_thread::sleep_for(std::chrono::microseconds(500));
-      if (BlockRangeFunction Late = lateBlockFunction())
-        useBlockFunction(Late);
-    }
-    for (uint64_t Id, Count; grab(MyBlockFn != nullptr, Id, Count);) {
-      Current = Id;
-      BlockResult E = MyBlockFn ? runBlockRange(MyBlockFn, static_cast<const char *>(Params), Id, Count, W)
-                                : runBlock(K, Fn, C, static_cast<const char *>(Params), Id, W, Index, Workers);
-      if (!MyBlockFn)
-        if (BlockRangeFunction Late = lateBlockFunction())
-          useBlockFunction(Late);
-      if (!E.Error.empty()) {
-        std::scoped_lock L(ErrorLock);
-        if (FirstError.empty()) {
-          FirstError = "kernel '" + K.Name + "': " + E.Error;
-          FirstFault = E.Fault;
-        }
-        Next = Blocks; // stop handing out blocks
-      }
-    }
-    FaultJump = nullptr;
+    CurrentRun = nullptr;
+    uint64_t Block = Current;
+    std::optional<uint32_t> Thread;
+    if (MyBlockFn) // the JIT'd block function keeps the template's %ctaid current
+      Block = W.Template.Ctaid[0] + C.Grid.X * (W.Template.Ctaid[1] + uint64_t(C.Grid.Y) * W.Template.Ctaid[2]);
+    else
+      Thread = W.RunningThread;
+    fail(signalResult(*F, Block, Thread, C));
   };
   runOnWorkers(Workers, Work);
   flushDevicePrintf();
   if (!FirstError.empty())
-    return llvm::make_error<LaunchError>(FirstFault, FirstError);
+    return llvm::make_error<LaunchError>(FirstFault, FirstError, FirstSite);
   return llvm::Error::success();
 }

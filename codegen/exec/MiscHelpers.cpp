@@ -1,6 +1,7 @@
 // Runtime helpers for clocks, exit and trap, and address-space queries.
 #include "Runtime.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <csetjmp>
@@ -24,23 +25,33 @@ static void ptxrt_exit(ThreadContext *C) {
   std::longjmp(B.ExitPoints[C->LinearTid].Buf, 1);
 }
 
-static void ptxrt_trap(ThreadContext *C) {
-  BlockState &B = blockOf(C);
-  B.Trapped = true;
-  if (B.Error.empty())
-    B.Error = "trap instruction executed";
-  std::longjmp(B.ExitPoints[B.BlockLoop ? 0 : C->LinearTid].Buf, 1);
-}
-
-/// Ends the block with Kind as the launch's fault (ptxrt_trap's unwinding, another error).
-[[noreturn]] static void fault(ThreadContext *C, LaunchFault Kind, std::string What) {
+/// Ends the block with Kind as the launch's fault. C: the failing thread's context; its %tid names the thread
+/// where ThreadKnown (a call from the thread's code: block loops store each thread's ids into the context they
+/// pass to calls). Location: the PTX instruction's file:line:col, where the call knows it.
+[[noreturn]] static void fault(ThreadContext *C, LaunchFault Kind, std::string What, bool ThreadKnown,
+                               const char *Location = nullptr) {
   BlockState &B = blockOf(C);
   B.Trapped = true;
   if (B.Error.empty()) {
     B.Error = std::move(What);
     B.Fault = Kind;
+    FaultSite &S = B.Site;
+    S.HasBlock = true;
+    std::copy(C->Ctaid, C->Ctaid + 3, S.Block);
+    S.HasThread = ThreadKnown;
+    if (S.HasThread)
+      std::copy(C->Tid, C->Tid + 3, S.Thread);
+    if (Location)
+      S.Location = Location;
   }
   std::longjmp(B.ExitPoints[B.BlockLoop ? 0 : C->LinearTid].Buf, 1);
+}
+
+/// Code compiled before traps named their PTX line (a compute cache entry of an older build) calls this one.
+static void ptxrt_trap(ThreadContext *C) { fault(C, LaunchFault::Trap, "trap instruction executed", true); }
+
+static void ptxrt_trap_at(ThreadContext *C, const char *Location) {
+  fault(C, LaunchFault::Trap, "trap instruction executed", true, Location);
 }
 
 /// An indirect call whose target is no function's entry (codegen's call dispatcher found none).
@@ -48,15 +59,14 @@ static void ptxrt_bad_call_target(ThreadContext *C, uint64_t Target) {
   char Buf[32];
   snprintf(Buf, sizeof Buf, "0x%llx", static_cast<unsigned long long>(Target));
   fault(C, LaunchFault::IllegalInstruction,
-        std::string("illegal instruction: indirect call to ") + Buf + ", which is not the entry of a function");
+        std::string("illegal instruction: indirect call to ") + Buf + ", which is not the entry of a function", true);
 }
 
 /// A thread's accumulated access addresses had low bits set that its access sizes forbid.
-/// C: the thread's context, or (deferred checks) a context whose %ctaid names the block.
+/// C: the thread's context, or (block loops check once per row of threads) a context whose %ctaid names the block.
 static void ptxrt_misaligned(ThreadContext *C) {
-  fault(C, LaunchFault::MisalignedAddress,
-        "misaligned address: a load or store not aligned to its size in block (" + std::to_string(C->Ctaid[0]) + "," +
-            std::to_string(C->Ctaid[1]) + "," + std::to_string(C->Ctaid[2]) + ")");
+  fault(C, LaunchFault::MisalignedAddress, "misaligned address: a load or store not aligned to its size",
+        !blockOf(C).BlockLoop);
 }
 
 /// Shared memory is recognised by the caller; anything else a kernel can address is global or local. Local
@@ -73,6 +83,7 @@ void ptxforge::codegen::exec::registerMiscHelpers(HelperTable &T) {
   T.push_back({"ptxrt_globaltimer", reinterpret_cast<void *>(&ptxrt_globaltimer)});
   T.push_back({"ptxrt_exit", reinterpret_cast<void *>(&ptxrt_exit)});
   T.push_back({"ptxrt_trap", reinterpret_cast<void *>(&ptxrt_trap)});
+  T.push_back({"ptxrt_trap_at", reinterpret_cast<void *>(&ptxrt_trap_at)});
   T.push_back({"ptxrt_bad_call_target", reinterpret_cast<void *>(&ptxrt_bad_call_target)});
   T.push_back({"ptxrt_misaligned", reinterpret_cast<void *>(&ptxrt_misaligned)});
   T.push_back({"ptxrt_is_global", reinterpret_cast<void *>(&ptxrt_is_global)});

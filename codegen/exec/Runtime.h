@@ -110,6 +110,7 @@ struct BlockState {
   bool Trapped = false;
   LaunchFault Fault = LaunchFault::Trap; ///< what Error means when set
   std::string Error;
+  FaultSite Site; ///< where Error happened, as far as the helper that set it could tell
 
   /// Suspends the current thread's fiber (no-op without fibers: a lone thread cannot wait).
   void yield();

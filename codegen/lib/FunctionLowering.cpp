@@ -1,6 +1,7 @@
 // Lowering of one PTX function: registers become allocas (SROA/mem2reg make them SSA), labels basic blocks,
 // guards conditional branches around the guarded instruction; the instruction families do the rest.
 #include "FunctionLowering.h"
+#include "passes/Passes.h"
 
 #include "ptxforge/ptx/Printer.h"
 
@@ -45,11 +46,16 @@ llvm::Value *FunctionLowering::sharedBase() {
 }
 
 llvm::Value *FunctionLowering::callHelper(llvm::StringRef Name, llvm::Type *Ret, llvm::ArrayRef<llvm::Value *> Args) {
+  // Helpers take plain pointers (the C++ runtime sees one address space).
+  std::vector<llvm::Value *> Casts(Args.begin(), Args.end());
   std::vector<llvm::Type *> Tys;
-  for (llvm::Value *A : Args)
+  for (llvm::Value *&A : Casts) {
+    if (A->getType()->isPointerTy() && A->getType()->getPointerAddressSpace() != 0)
+      A = B.CreateAddrSpaceCast(A, B.getPtrTy());
     Tys.push_back(A->getType());
+  }
   llvm::FunctionCallee C = ML.Mod.getOrInsertFunction(Name, llvm::FunctionType::get(Ret, Tys, false));
-  return B.CreateCall(C, Args);
+  return B.CreateCall(C, Casts);
 }
 
 bool FunctionLowering::unsupported(const ptx::Instruction &I, const std::string &What) {
@@ -163,6 +169,10 @@ llvm::Value *FunctionLowering::addressRegister(const ptx::Operand &Op) {
 
 llvm::Value *FunctionLowering::address(const ptx::Operand &Op, ptx::StateSpace S) {
   llvm::Value *Base;
+  if (Op.Reg == ptx::NoReg && !Op.Name.empty() && S != ptx::StateSpace::Shared)
+    if (llvm::Value *P = symbolPointer(Op); !llvm::isa<llvm::ConstantPointerNull>(P))
+      // A variable, parameter or function plus a constant: an address LLVM sees into, never 0.
+      return B.CreateGEP(B.getInt8Ty(), P, B.getInt64(Op.Bits));
   if (Op.Reg != ptx::NoReg) {
     Base = addressRegister(Op);
   } else if (!Op.Name.empty()) {
@@ -184,7 +194,8 @@ llvm::Value *FunctionLowering::address(const ptx::Operand &Op, ptx::StateSpace S
     Base = B.CreateAdd(Base, B.getInt64(Op.Bits));
   if (S == ptx::StateSpace::Shared)
     return B.CreateGEP(B.getInt8Ty(), sharedBase(), B.CreateAnd(Base, B.getInt64(0xffffffffu)));
-  return B.CreateIntToPtr(Base, B.getPtrTy());
+  // Any other computed address may be 0, which faults on the GPU: see passes::PtxAddressSpace.
+  return B.CreateIntToPtr(Base, B.getPtrTy(passes::PtxAddressSpace));
 }
 
 llvm::Value *FunctionLowering::read(const ptx::Operand &Op, ScalarType T) {

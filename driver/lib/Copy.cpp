@@ -4,7 +4,7 @@
 #include "ptxforge/driver/Copy.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Driver.h"
-#include "ptxforge/driver/FaultGuard.h"
+#include "ptxforge/codegen/FaultGuard.h"
 #include "ptxforge/driver/Memory.h"
 
 #include <cstring>
@@ -52,7 +52,7 @@ llvm::Error runOnStream(Context &Ctx, Stream *S, bool Async, llvm::unique_functi
       Driver &D = Driver::get();
       if (D.stickyError() != Status::Success)
         return;
-      if (runWithFaultGuard([&] { Work(); }))
+      if (ptxforge::codegen::runWithFaultGuard([&] { Work(); }))
         D.setStickyError(Status::IllegalAddress, std::string("fault during an asynchronous ") + What);
     });
     return llvm::Error::success();
@@ -60,7 +60,7 @@ llvm::Error runOnStream(Context &Ctx, Stream *S, bool Async, llvm::unique_functi
   bool Faulted = false;
   Ctx.submitAndWait(S, [&] {
     if (Driver::get().stickyError() == Status::Success)
-      Faulted = runWithFaultGuard([&] { Work(); }).has_value();
+      Faulted = ptxforge::codegen::runWithFaultGuard([&] { Work(); }).has_value();
   });
   if (auto E = Driver::get().checkSticky())
     return E;

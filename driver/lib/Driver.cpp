@@ -2,7 +2,7 @@
 // and the calling thread's context stack.
 #include "ptxforge/driver/Driver.h"
 #include "ptxforge/driver/Device.h"
-#include "ptxforge/driver/FaultGuard.h"
+#include "ptxforge/codegen/FaultGuard.h"
 #include "ptxforge/driver/Memory.h"
 
 #include <algorithm>
@@ -30,7 +30,7 @@ llvm::Error Driver::initialize() {
   if (!DeviceMemory::get().reservationSize())
     return makeError(Status::OutOfMemory, "no address space for device memory");
   (void)P;
-  installFaultHandlers();
+  ptxforge::codegen::installFaultHandlers();
   Primary = std::make_unique<Context>(0, 0, /*Primary=*/true);
   Primary->destroy(); // inactive until retained
   Contexts.add(Primary.get());

@@ -5,11 +5,13 @@
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Driver.h"
+#include "ptxforge/driver/Memory.h"
 
 #include "llvm/ADT/StringExtras.h"
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 using namespace ptxforge;
 using namespace ptxforge::driver;
@@ -45,6 +47,33 @@ Status launchStatus(codegen::LaunchFault F) {
   case codegen::LaunchFault::Deadlock: return Status::LaunchFailed;
   }
   return Status::LaunchFailed;
+}
+
+/// Where a faulting address lies among the device allocations: inside one, or past or before the nearest.
+std::string addressDetail(uint64_t Address) {
+  auto Hex = [](uint64_t V) { return "0x" + llvm::utohexstr(V, /*LowerCase=*/true); };
+  std::optional<Allocation> A = DeviceMemory::get().nearest(Address);
+  std::string Text = "address " + Hex(Address);
+  if (!A)
+    return Text + " is in no allocation (none is live)";
+  std::string Of = "allocation " + Hex(A->Base) + " (" + std::to_string(A->Size) + " bytes)";
+  if (A->contains(Address))
+    return Text + " is byte " + std::to_string(Address - A->Base) + " of " + Of;
+  if (Address >= A->Base + A->Size)
+    return Text + " is " + std::to_string(Address - (A->Base + A->Size)) + " bytes past the end of the nearest " + Of;
+  return Text + " is " + std::to_string(A->Base - Address) + " bytes before the nearest " + Of;
+}
+
+/// A failed kernel as the verbose log prints it: one compiler-style line (the PTX file:line:col first, where
+/// known; "ptxforge" otherwise) and the faulting address's place among the allocations.
+std::string failureReport(llvm::StringRef Message, const codegen::FaultSite &Site) {
+  std::string At = " at " + Site.Location;
+  if (!Site.Location.empty() && Message.ends_with(At))
+    Message = Message.drop_back(At.size());
+  std::string Report = (Site.Location.empty() ? "ptxforge" : Site.Location) + ": error: " + Message.str() + "\n";
+  if (Site.HasAddress)
+    Report += "  " + addressDetail(Site.Address) + "\n";
+  return Report;
 }
 
 } // namespace
@@ -83,6 +112,7 @@ llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const
       C.GridWorkspace = GridWorkspace;
     Status Result = Status::Success;
     std::string Message;
+    codegen::FaultSite Site;
     if (llvm::Error E = codegen::launchKernel(*Code, *K, C, Params.empty() ? nullptr : Params.data())) {
       Result = Status::LaunchFailed;
       llvm::handleAllErrors(
@@ -90,14 +120,14 @@ llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const
           [&](const codegen::LaunchError &LE) {
             Message = LE.message();
             Result = launchStatus(LE.kind());
+            Site = LE.site();
           },
           [&](const llvm::ErrorInfoBase &EI) { Message = EI.message(); });
     }
     if (Result == Status::Success)
       return;
     if (verbose())
-      std::fprintf(stderr, "ptxforge: kernel '%s' failed (%s): %s\n", K->Name.c_str(), describe(Result),
-                   Message.c_str());
+      std::fputs(failureReport(Message, Site).c_str(), stderr);
     D.setStickyError(Result, Message);
   });
   return llvm::Error::success();

@@ -154,6 +154,21 @@ std::optional<Allocation> DeviceMemory::find(uint64_t Address) const {
   return It->second;
 }
 
+std::optional<Allocation> DeviceMemory::nearest(uint64_t Address) const {
+  std::scoped_lock L(Lock);
+  auto Above = Live.upper_bound(Address);
+  std::optional<Allocation> Best;
+  if (Above != Live.begin()) {
+    const Allocation &Below = std::prev(Above)->second;
+    if (Below.contains(Address))
+      return Below;
+    Best = Below;
+  }
+  if (Above != Live.end() && (!Best || Above->second.Base - Address < Address - (Best->Base + Best->Size)))
+    Best = Above->second;
+  return Best;
+}
+
 bool DeviceMemory::containsRange(uint64_t Address, uint64_t Bytes) const {
   auto A = find(Address);
   return A && A->contains(Address, Bytes);

@@ -3,7 +3,7 @@
 // -gencode selection rules of fatbin/Selection.h, which may pick a host-native entry (compiled code) instead.
 #include "ptxforge/codegen/CompiledObject.h"
 #include "ptxforge/driver/Device.h"
-#include "ptxforge/driver/FaultGuard.h"
+#include "ptxforge/codegen/FaultGuard.h"
 #include "ptxforge/driver/Module.h"
 #include "ptxforge/driver/Status.h"
 
@@ -202,8 +202,8 @@ llvm::Expected<SelectedPtx> ptxforge::driver::selectPtx(const ModuleSource &Sour
   // The loader gets no size for an in-memory image: a corrupt header could send the reader past its end, so
   // reading it is a guarded call (a fault there is an invalid image, not a crash).
   std::optional<llvm::Expected<SelectedPtx>> Result;
-  std::optional<Fault> F =
-      runWithFaultGuard([&] { Result.emplace(selectFromImage(static_cast<const uint8_t *>(Source.Image), CC, Logs)); });
+  std::optional<ptxforge::codegen::Fault> F =
+      ptxforge::codegen::runWithFaultGuard([&] { Result.emplace(selectFromImage(static_cast<const uint8_t *>(Source.Image), CC, Logs)); });
   if (F || !Result) {
     Logs.Error = "ptxforge: reading the image faulted at address 0x" + llvm::utohexstr(F ? F->Address : 0);
     return makeError(Status::InvalidImage, Logs.Error);

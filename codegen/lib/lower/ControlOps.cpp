@@ -208,7 +208,8 @@ bool ptxforge::codegen::detail::lowerControl(FunctionLowering &L, const ptx::Ins
   case Opcode::Trap:
   case Opcode::Brkpt: // without a debugger attached the GPU ends the launch at a breakpoint as at a trap
     checkMisalignment(L); // the access before the trap faulted first
-    L.callHelper("ptxrt_trap", B.getVoidTy(), {L.threadCtx()});
+    L.callHelper("ptxrt_trap_at", B.getVoidTy(),
+                 {L.threadCtx(), B.CreateGlobalString(L.module().where(I.Loc), "ptx.trap.loc")});
     B.CreateUnreachable();
     L.terminated();
     return true;

@@ -104,7 +104,12 @@ bool lowerLoadStore(FunctionLowering &L, const ptx::Instruction &I, bool Load) {
   }
   for (unsigned K = 0; K < Width; ++K) {
     const ptx::Operand &V = Width > 1 ? Val.Elements[K] : Val;
-    llvm::Value *EP = K ? B.CreateGEP(B.getInt8Ty(), P, B.getInt64(K * Bytes)) : P;
+    // nusw as on the rebased parameter pointers (passes/PointerProvenance.cpp): a vector's elements never wrap
+    // past the end of the address space, so its element accesses stay consecutive for the vectorizer.
+    llvm::GEPNoWrapFlags NW = P->getType()->getPointerAddressSpace() == codegen::passes::PtxAddressSpace
+                                  ? llvm::GEPNoWrapFlags::noUnsignedSignedWrap()
+                                  : llvm::GEPNoWrapFlags::none();
+    llvm::Value *EP = K ? B.CreateGEP(B.getInt8Ty(), P, B.getInt64(K * Bytes), "", NW) : P;
     // Ordered (volatile/relaxed) accesses become atomics, which need their natural alignment.
     llvm::Align Al(isOrdered(I) && !(Bytes & (Bytes - 1)) && Bytes <= 8 ? Bytes : 1);
     if (Load) {

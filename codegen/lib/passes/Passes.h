@@ -12,12 +12,23 @@ class Module;
 
 namespace ptxforge::codegen::passes {
 
+/// The LLVM address space of every memory access through an address PTX computes (a register, an absolute
+/// address). Address 0 is an address like any other to PTX (an access there faults: CUDA_ERROR_ILLEGAL_ADDRESS),
+/// but in address space 0 LLVM takes an access through null for undefined behaviour and deletes the path that
+/// makes it (`ld [0]` ran on and dropped later stores; a select of null read through the other pointer). In
+/// any other address space null is a valid pointer (NullPointerIsDefined), so only these accesses lose that
+/// assumption; ptxforge's own memory (contexts, per-thread arrays, stack, the shared window) stays in 0, where
+/// the `null_pointer_is_valid` attribute cost region kernels their register allocation (sgemm 125 -> 208 ms).
+/// x86 lowers 1 like 0 (256-258 would be segment registers, 270-272 32-bit pointers).
+constexpr unsigned PtxAddressSpace = 1;
+
 /// PTX computes addresses as 64-bit integers, so lowered code reaches memory through `inttoptr`, which hides
 /// from SCEV and alias analysis where an access points: loops over threads do not vectorize and loads are
 /// not hoisted. This pass loads 64-bit kernel parameters as pointers (a pointer stays an integer for every
 /// integer use through ptrtoint) and rewrites `inttoptr(V)`, where V is a pointer's integer plus an offset
 /// (through add/sub/or-disjoint/phi/select), as `getelementptr i8, P, V - ptrtoint(P)`: the same address,
-/// now based on P.
+/// now based on P. Parameters are pointers in PtxAddressSpace (they may be null); a PTX address based on
+/// ptxforge's own object (a local array, a global, the shared window) moves to that object's address space 0.
 struct PointerProvenancePass : llvm::PassInfoMixin<PointerProvenancePass> {
   llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
 };

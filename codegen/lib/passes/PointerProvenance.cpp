@@ -29,7 +29,8 @@ bool loadParamsAsPointers(Function &F) {
         Loads.push_back(L);
   for (LoadInst *L : Loads) {
     IRBuilder<> B(L);
-    LoadInst *P = B.CreateLoad(B.getPtrTy(), L->getPointerOperand(), L->getName() + ".ptr");
+    LoadInst *P = B.CreateLoad(B.getPtrTy(ptxforge::codegen::passes::PtxAddressSpace), L->getPointerOperand(),
+                               L->getName() + ".ptr");
     P->setAlignment(L->getAlign());
     P->copyMetadata(*L);
     Value *I = B.CreatePtrToInt(P, L->getType());
@@ -37,6 +38,45 @@ bool loadParamsAsPointers(Function &F) {
     L->eraseFromParent();
   }
   return !Loads.empty();
+}
+
+using ptxforge::codegen::passes::PtxAddressSpace;
+
+bool isBaseSpace(const Type *T) {
+  unsigned AS = T->getPointerAddressSpace();
+  return AS == 0 || AS == PtxAddressSpace;
+}
+
+/// Replaces Old (a PTX address) with New, the same address in another address space: memory accesses and
+/// address arithmetic move to New's space, anything else gets New cast back.
+void replaceAcrossSpaces(Instruction *Old, Value *New) {
+  for (Use &U : make_early_inc_range(Old->uses())) {
+    auto *User = cast<Instruction>(U.getUser());
+    bool Access = isa<LoadInst>(User) || isa<AtomicRMWInst>(User) || isa<AtomicCmpXchgInst>(User)
+                      ? U.getOperandNo() == 0
+                      : isa<StoreInst>(User) && U.getOperandNo() == StoreInst::getPointerOperandIndex();
+    if (Access) {
+      U.set(New);
+      continue;
+    }
+    if (isa<AddrSpaceCastInst>(User) && User->getType() == New->getType()) { // a runtime helper's argument
+      User->replaceAllUsesWith(New);
+      User->eraseFromParent();
+      continue;
+    }
+    if (auto *G = dyn_cast<GetElementPtrInst>(User); G && U.getOperandNo() == 0) {
+      IRBuilder<> B(G);
+      SmallVector<Value *, 4> Indices(G->indices());
+      Value *Moved = B.CreateGEP(G->getSourceElementType(), New, Indices, G->getName(), G->getNoWrapFlags());
+      replaceAcrossSpaces(G, Moved);
+      G->eraseFromParent();
+      continue;
+    }
+    IRBuilder<> B(User);
+    if (auto *Phi = dyn_cast<PHINode>(User))
+      B.SetInsertPoint(Phi->getIncomingBlock(U)->getTerminator());
+    U.set(B.CreateAddrSpaceCast(New, Old->getType()));
+  }
 }
 
 /// Finds the one pointer an integer address is based on. Conflict: two different bases (or one added twice).
@@ -70,8 +110,7 @@ private:
     if (Depth > 16)
       return Conflict;
     if (auto *P2I = dyn_cast<PtrToIntOperator>(V))
-      return P2I->getPointerOperand()->getType()->getPointerAddressSpace() == 0 ? P2I->getPointerOperand()
-                                                                              : Conflict;
+      return isBaseSpace(P2I->getPointerOperand()->getType()) ? P2I->getPointerOperand() : Conflict;
     auto *I = dyn_cast<Instruction>(V);
     if (!I)
       return nullptr;
@@ -110,7 +149,7 @@ bool rebaseIntToPtr(Function &F, DominatorTree &DT) {
   SmallVector<IntToPtrInst *, 32> Casts;
   for (Instruction &I : instructions(F))
     if (auto *C = dyn_cast<IntToPtrInst>(&I))
-      if (C->getType()->getPointerAddressSpace() == 0 && C->getSrcTy()->isIntegerTy(64))
+      if (isBaseSpace(C->getType()) && C->getSrcTy()->isIntegerTy(64))
         Casts.push_back(C);
   BaseFinder Finder;
   bool Changed = false;
@@ -120,10 +159,22 @@ bool rebaseIntToPtr(Function &F, DominatorTree &DT) {
       continue;
     if (auto *BI = dyn_cast<Instruction>(Base); BI && !DT.dominates(BI, C))
       continue;
+    unsigned BaseSpace = Base->getType()->getPointerAddressSpace();
+    // A PTX address (may be 0) stays one; an address space 0 cast (ptxforge's own) keeps its space.
+    if (BaseSpace != C->getType()->getPointerAddressSpace() && BaseSpace == PtxAddressSpace)
+      continue;
     IRBuilder<> B(C);
     Value *Offset = B.CreateSub(C->getOperand(0), B.CreatePtrToInt(Base, B.getInt64Ty()));
-    Value *GEP = B.CreateGEP(B.getInt8Ty(), Base, Offset, C->getName());
-    C->replaceAllUsesWith(GEP);
+    // A parameter plus an offset that wraps past either end of the address space faults on the GPU, and no
+    // kernel parameter is a value LLVM knows, so nusw costs nothing in meaning; without it the vectorizer
+    // can no longer assume that consecutive accesses do not wrap (it did from null being undefined in address
+    // space 0) and checks every thread loop's pointers at run time.
+    GEPNoWrapFlags NW = BaseSpace == PtxAddressSpace ? GEPNoWrapFlags::noUnsignedSignedWrap() : GEPNoWrapFlags::none();
+    Value *GEP = B.CreateGEP(B.getInt8Ty(), Base, Offset, C->getName(), NW);
+    if (GEP->getType() == C->getType())
+      C->replaceAllUsesWith(GEP);
+    else
+      replaceAcrossSpaces(C, GEP);
     C->eraseFromParent();
     Changed = true;
   }

@@ -1,7 +1,7 @@
 // Device memory: allocations are aligned, zeroed, found by any interior address, separated by guard gaps that
 // fault, and their address ranges return to the pool when freed.
 #include "ptxforge/driver/Memory.h"
-#include "ptxforge/driver/FaultGuard.h"
+#include "ptxforge/codegen/FaultGuard.h"
 #include "ptxforge/driver/Status.h"
 
 #include <doctest/doctest.h>
@@ -10,6 +10,7 @@
 #include <cstring>
 
 using namespace ptxforge::driver;
+using ptxforge::codegen::runWithFaultGuard;
 
 namespace {
 uint64_t allocate(uint64_t Bytes, MemoryKind Kind = MemoryKind::Device) {

@@ -46,17 +46,31 @@ enum class LaunchFault {
   Assert,               ///< a failed device `assert` (__assertfail)
 };
 
+/// Where a kernel failed, as far as the launch can tell (the message says it in words).
+struct FaultSite {
+  bool HasAddress = false;
+  uint64_t Address = 0;    ///< the address a load or store faulted on
+  bool HasBlock = false;
+  uint32_t Block[3] = {};  ///< %ctaid of the failing block
+  bool HasThread = false;  ///< false where the block ran as one (vectorized) loop over its threads
+  uint32_t Thread[3] = {}; ///< %tid of the failing thread
+  std::string Location;    ///< the PTX file:line:col of the failing instruction, where known (trap)
+};
+
 class LaunchError : public llvm::ErrorInfo<LaunchError> {
 public:
   static char ID;
-  LaunchError(LaunchFault Kind, std::string Message) : Kind(Kind), Message(std::move(Message)) {}
+  LaunchError(LaunchFault Kind, std::string Message, FaultSite Site = {})
+      : Kind(Kind), Message(std::move(Message)), Site(std::move(Site)) {}
   LaunchFault kind() const { return Kind; }
+  const FaultSite &site() const { return Site; }
   void log(llvm::raw_ostream &OS) const override { OS << Message; }
   std::error_code convertToErrorCode() const override { return std::make_error_code(std::errc::interrupted); }
 
 private:
   LaunchFault Kind;
   std::string Message;
+  FaultSite Site;
 };
 
 /// The CPUs the calling thread may run on (its affinity mask: taskset, cgroup cpusets), in increasing order; empty

@@ -58,6 +58,8 @@ public:
 
   /// The live range containing Address.
   std::optional<Allocation> find(uint64_t Address) const;
+  /// The live range containing Address, else the one whose end or start is closest to it (fault reports).
+  std::optional<Allocation> nearest(uint64_t Address) const;
   /// Whether [Address, Address+Bytes) lies inside one live range.
   bool containsRange(uint64_t Address, uint64_t Bytes) const;
   /// Bases of everything Owner allocated here (not the external ranges).
