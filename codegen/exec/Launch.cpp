@@ -227,7 +227,7 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
   for (uint32_t T = 0; T < N; ++T) {
     void *S = W.Stacks.get();
     if (!S)
-      return {"out of memory for thread stacks", LaunchFault::IllegalAddress};
+      return {"out of memory for thread stacks", LaunchFault::IllegalAddress, {}};
     B.Fibers[T].Stack = S;
     B.Fibers[T].Context = bctx::make_fcontext(static_cast<char *>(S) + FiberStackBytes, FiberStackBytes - 4096, fiberEntry);
   }
