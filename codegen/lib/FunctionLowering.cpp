@@ -12,6 +12,18 @@ using ptx::ScalarType;
 FunctionLowering::FunctionLowering(ModuleLowering &ML, const ptx::Function &F, llvm::Function *LF, bool IsKernel)
     : ML(ML), F(F), LF(LF), IsKernel(IsKernel), B(ML.Ctx) {}
 
+llvm::AllocaInst *FunctionLowering::scratch(llvm::Type *Ty, unsigned Count, unsigned Slot) {
+  llvm::AllocaInst *&A = Scratch[{Slot, Ty}];
+  if (!A) {
+    llvm::BasicBlock &Entry = LF->getEntryBlock();
+    llvm::IRBuilder<> EB(&Entry, Entry.getFirstInsertionPt());
+    A = EB.CreateAlloca(Ty, EB.getInt32(Count));
+  } else if (Count > llvm::cast<llvm::ConstantInt>(A->getArraySize())->getZExtValue()) {
+    A->setOperand(0, B.getInt32(Count));
+  }
+  return A;
+}
+
 llvm::Type *FunctionLowering::bitsType(ScalarType T) {
   if (T == ScalarType::Pred)
     return B.getInt1Ty();

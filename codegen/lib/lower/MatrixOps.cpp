@@ -56,7 +56,7 @@ bool lowerLdmatrix(FunctionLowering &L, const ptx::Instruction &I) {
   unsigned Num = matrixCount(I);
   auto Dst = elements(I.Operands[0]);
   llvm::Value *Addr = L.address(I.Operands[1], matrixSpace(I));
-  llvm::Value *Out = entryAlloca(L, B.getInt32Ty(), 4);
+  llvm::Value *Out = scratchBuffer(L, B.getInt32Ty(), 4);
   L.callHelper("ptxrt_ldmatrix", B.getVoidTy(),
                {L.threadCtx(), Addr, B.getInt32(Num), B.getInt32(I.has(Modifier::Trans)), Out});
   for (unsigned K = 0; K < Num && K < Dst.size(); ++K)
@@ -72,7 +72,7 @@ bool lowerStmatrix(FunctionLowering &L, const ptx::Instruction &I) {
   unsigned Num = matrixCount(I);
   auto Src = elements(I.Operands[1]);
   llvm::Value *Addr = L.address(I.Operands[0], matrixSpace(I));
-  llvm::Value *In = entryAlloca(L, B.getInt32Ty(), 4);
+  llvm::Value *In = scratchBuffer(L, B.getInt32Ty(), 4);
   for (unsigned K = 0; K < Num && K < Src.size(); ++K)
     B.CreateStore(L.read(*Src[K], ScalarType::B32), B.CreateConstGEP1_32(B.getInt32Ty(), In, K));
   L.callHelper("ptxrt_stmatrix", B.getVoidTy(),
@@ -87,8 +87,8 @@ void emitMma(FunctionLowering &L, uint32_t Code, const ptx::Operand &D, const pt
   auto DE = elements(D), AE = elements(A), BE = elements(Bop), CE = elements(C);
   auto regType = [](ScalarType T) { return ptx::bitWidth(T) == 64 ? ScalarType::B64 : ScalarType::B32; };
   unsigned N = static_cast<unsigned>(AE.size() + BE.size() + CE.size());
-  llvm::Value *In = entryAlloca(L, B.getInt64Ty(), N);
-  llvm::Value *Out = entryAlloca(L, B.getInt64Ty(), static_cast<unsigned>(DE.size()));
+  llvm::Value *In = scratchBuffer(L, B.getInt64Ty(), N);
+  llvm::Value *Out = scratchBuffer(L, B.getInt64Ty(), static_cast<unsigned>(DE.size()), /*Slot=*/1);
   unsigned K = 0;
   auto put = [&](const std::vector<const ptx::Operand *> &Es, ScalarType T) {
     for (const ptx::Operand *E : Es)
@@ -186,7 +186,7 @@ bool lowerWmma(FunctionLowering &L, const ptx::Instruction &I) {
                                                                               : ptx::StateSpace::Generic;
   llvm::Value *Ptr = L.address(Addr, S);
   ScalarType RT = ptx::bitWidth(T) == 64 ? ScalarType::B64 : ScalarType::B32;
-  llvm::Value *Buf = entryAlloca(L, B.getInt64Ty(), static_cast<unsigned>(Regs.size()));
+  llvm::Value *Buf = scratchBuffer(L, B.getInt64Ty(), static_cast<unsigned>(Regs.size()));
   if (Store)
     for (unsigned J = 0; J < Regs.size(); ++J)
       B.CreateStore(B.CreateZExt(L.read(*Regs[J], RT), B.getInt64Ty()),

@@ -37,10 +37,9 @@ bool ptxforge::codegen::detail::needsFibers(const ptx::Instruction &I) {
   }
 }
 
-llvm::Value *ptxforge::codegen::detail::entryAlloca(FunctionLowering &L, llvm::Type *Ty, unsigned Count) {
-  llvm::BasicBlock &Entry = L.function()->getEntryBlock();
-  llvm::IRBuilder<> EB(&Entry, Entry.getFirstInsertionPt());
-  return EB.CreateAlloca(Ty, EB.getInt32(Count));
+llvm::Value *ptxforge::codegen::detail::scratchBuffer(FunctionLowering &L, llvm::Type *Ty, unsigned Count,
+                                                      unsigned Slot) {
+  return L.scratch(Ty, Count, Slot);
 }
 
 namespace {
@@ -117,7 +116,7 @@ bool ptxforge::codegen::detail::lowerWarp(FunctionLowering &L, const ptx::Instru
     if (Ops.size() < 4)
       return L.unsupported(I, "operands");
     unsigned Mode = I.has(Modifier::Up) ? 0 : I.has(Modifier::Down) ? 1 : I.has(Modifier::Bfly) ? 2 : 3;
-    llvm::Value *PredOut = entryAlloca(L, B.getInt32Ty());
+    llvm::Value *PredOut = scratchBuffer(L, B.getInt32Ty());
     llvm::Value *R = L.callHelper("ptxrt_shfl", B.getInt32Ty(),
                                   {L.threadCtx(), B.getInt32(Mode), L.read(Ops[1], ScalarType::B32),
                                    L.read(Ops[2], ScalarType::U32), L.read(Ops[3], ScalarType::U32),
@@ -147,7 +146,7 @@ bool ptxforge::codegen::detail::lowerWarp(FunctionLowering &L, const ptx::Instru
     ScalarType T = I.type();
     llvm::Value *V = B.CreateZExt(L.read(Ops[1], T), B.getInt64Ty());
     bool All = I.has(Modifier::All);
-    llvm::Value *PredOut = entryAlloca(L, B.getInt32Ty());
+    llvm::Value *PredOut = scratchBuffer(L, B.getInt32Ty());
     llvm::Value *R = L.callHelper("ptxrt_match", B.getInt32Ty(),
                                   {L.threadCtx(), B.getInt32(All), V, memberMask(L, I, 2), PredOut});
     llvm::Value *P = B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), PredOut), B.getInt32(0));
@@ -188,7 +187,7 @@ bool ptxforge::codegen::detail::lowerWarp(FunctionLowering &L, const ptx::Instru
     // elect.sync d|p, membermask
     if (Ops.size() < 2)
       return L.unsupported(I, "operands");
-    llvm::Value *PredOut = entryAlloca(L, B.getInt32Ty());
+    llvm::Value *PredOut = scratchBuffer(L, B.getInt32Ty());
     llvm::Value *R =
         L.callHelper("ptxrt_elect", B.getInt32Ty(), {L.threadCtx(), memberMask(L, I, 1), PredOut});
     llvm::Value *P = B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), PredOut), B.getInt32(0));
