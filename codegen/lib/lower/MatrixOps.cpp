@@ -136,21 +136,34 @@ bool lowerMma(FunctionLowering &L, const ptx::Instruction &I) {
   return true;
 }
 
-unsigned wmmaShape(const ptx::Instruction &I) {
+/// A wmma shape: its runtime code (exec/WarpCollectives.cpp shapeOf) and dimensions.
+struct WmmaShape {
+  unsigned Code = 0, M = 0, N = 0, K = 0;
+};
+
+WmmaShape wmmaShape(const ptx::Instruction &I) {
   if (I.has(Modifier::M16n16k16))
-    return 6;
+    return {6, 16, 16, 16};
   if (I.has(Modifier::M32n8k16))
-    return 7;
+    return {7, 32, 8, 16};
   if (I.has(Modifier::M8n32k16))
-    return 8;
-  return 0;
+    return {8, 8, 32, 16};
+  if (I.has(Modifier::M16n16k8)) // .tf32 inputs
+    return {10, 16, 16, 8};
+  if (I.has(Modifier::M8n8k4)) // .f64
+    return {11, 8, 8, 4};
+  return {};
 }
 
 bool lowerWmma(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
-  unsigned Shape = wmmaShape(I);
+  WmmaShape Sh = wmmaShape(I);
+  unsigned Shape = Sh.Code;
   if (!Shape)
     return L.unsupported(I, "wmma shape");
+  // f64 products round once per element in the runtime's double arithmetic: round to nearest only.
+  if (I.has(Modifier::Rz) || I.has(Modifier::Rm) || I.has(Modifier::Rp))
+    return L.unsupported(I, "wmma rounding other than .rn");
   auto &Ops = I.Operands;
   if (I.has(Modifier::Mma)) {
     ScalarType TD, TA, TB, TC;
@@ -178,7 +191,7 @@ bool lowerWmma(FunctionLowering &L, const ptx::Instruction &I) {
   auto Regs = elements(Frag);
   bool ColMajor = I.has(Modifier::Col);
   // Default leading dimension: the matrix's own row (or column) length.
-  unsigned M = Shape == 6 ? 16 : Shape == 7 ? 32 : 8, N = Shape == 6 ? 16 : Shape == 7 ? 8 : 32, K = 16;
+  unsigned M = Sh.M, N = Sh.N, K = Sh.K;
   unsigned Rows = Which == 0 ? M : Which == 1 ? K : M, Cols = Which == 0 ? K : N;
   llvm::Value *Stride = Ops.size() > 2 ? L.read(Ops[2], ScalarType::U32) : B.getInt32(ColMajor ? Rows : Cols);
   ptx::StateSpace S = I.has(Modifier::Shared) || I.has(Modifier::Shared_Cta) ? ptx::StateSpace::Shared
