@@ -3,6 +3,7 @@
 #include "FunctionLowering.h"
 
 #include "ptxforge/ptx/Printer.h"
+#include "ptxforge/ptx/Requirements.h"
 
 using namespace ptxforge;
 using namespace ptxforge::codegen;
@@ -359,6 +360,11 @@ void FunctionLowering::write(const ptx::Operand &Dst, ScalarType T, llvm::Value 
 }
 
 bool FunctionLowering::lowerInstruction(const ptx::Instruction &I) {
+  if (ptx::impliesFtz(ML.M, I)) { // an sm_1x target's single-precision semantics
+    ptx::Instruction Flushing = I;
+    Flushing.Qualifiers.push_back(ptx::Qualifier::modifier(ptx::Modifier::Ftz));
+    return lowerInstruction(Flushing);
+  }
   // Other threads see this thread's memory once it reaches a barrier: a misaligned access faults first. A
   // region-split block function (BarrierRegions.cpp) defers the check to the end of the region's loop, which
   // is where the barrier's other side begins.
