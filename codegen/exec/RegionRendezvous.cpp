@@ -43,7 +43,7 @@ uint64_t meetingKey(const RegionCut &Cut, uint32_t Mask) {
 void release(const RegionCut &Cut, const WarpIO &IO, uint32_t W, uint32_t Group) {
   if (Cut.Kind == RCWarpSync)
     return;
-  thread_local CollectiveSlot S;
+  CollectiveSlot S; // on the stack: as a 4 KiB thread_local it made libcuda.so.1 fail to dlopen (static TLS)
   S.Participants = Group;
   for (uint32_t G = Group; G; G &= G - 1) {
     uint32_t L = static_cast<uint32_t>(__builtin_ctz(G)), T = W * 32 + L;

@@ -104,9 +104,10 @@ template <class F> void forLanes(uint32_t Mask, F &&Fn) {
 }
 
 // ---- element encodings for mma/wmma ----
+// The per-element helpers are forced inline: a wmma moves 1.3K elements, and calls to them were half its time.
 enum ElemType : uint32_t { ETNone, ETF16, ETBF16, ETTF32, ETF32, ETF64, ETS8, ETU8, ETS32, ETS4, ETU4 };
 
-unsigned elemBits(uint32_t T) {
+[[gnu::always_inline]] inline unsigned elemBits(uint32_t T) {
   switch (T) {
   case ETF16:
   case ETBF16: return 16;
@@ -119,14 +120,23 @@ unsigned elemBits(uint32_t T) {
   }
 }
 
-double decode(uint32_t T, uint64_t Bits) {
-  switch (T) {
-  case ETF16: {
-    uint16_t H = static_cast<uint16_t>(Bits);
-    _Float16 F;
-    memcpy(&F, &H, 2);
-    return static_cast<double>(F);
+/// An f16 value, exactly (the compiler's _Float16 conversion is a libgcc call without F16C: most of a wmma's
+/// time went there).
+[[gnu::always_inline]] inline float halfToFloat(uint16_t H) {
+  uint32_t Sign = static_cast<uint32_t>(H & 0x8000) << 16, Exp = (H >> 10) & 0x1f, Man = H & 0x3ff;
+  if (Exp == 0) {
+    float F = static_cast<float>(Man) * 0x1p-24f; // zero or subnormal
+    return Sign ? -F : F;
   }
+  uint32_t U = Exp == 0x1f ? Sign | 0x7f800000u | Man << 13 : Sign | (Exp + 112) << 23 | Man << 13;
+  float F;
+  memcpy(&F, &U, 4);
+  return F;
+}
+
+[[gnu::always_inline]] inline double decode(uint32_t T, uint64_t Bits) {
+  switch (T) {
+  case ETF16: return halfToFloat(static_cast<uint16_t>(Bits));
   case ETBF16: {
     uint32_t U = static_cast<uint32_t>(Bits & 0xffff) << 16;
     float F;
@@ -190,23 +200,73 @@ uint64_t encodeFloat(uint32_t T, double V) {
 }
 
 /// Reads element E of a fragment made of 32-bit registers (or 64-bit ones for f64) packing elements of type T.
-uint64_t fragElem(const uint64_t *Regs, uint32_t T, unsigned E) {
+[[gnu::always_inline]] inline uint64_t fragElem(const uint64_t *Regs, uint32_t T, unsigned E) {
   unsigned Bits = elemBits(T);
   if (Bits >= 32)
     return Regs[E];
-  unsigned PerReg = 32 / Bits;
-  return (Regs[E / PerReg] >> ((E % PerReg) * Bits)) & ((1ull << Bits) - 1);
+  unsigned At = E * Bits; // the bit offset in the 32-bit registers: no division per element
+  return (Regs[At >> 5] >> (At & 31)) & ((1ull << Bits) - 1);
 }
 
-void setFragElem(uint64_t *Regs, uint32_t T, unsigned E, uint64_t V) {
+[[gnu::always_inline]] inline void setFragElem(uint64_t *Regs, uint32_t T, unsigned E, uint64_t V) {
   unsigned Bits = elemBits(T);
   if (Bits >= 32) {
     Regs[E] = V;
     return;
   }
-  unsigned PerReg = 32 / Bits, Sh = (E % PerReg) * Bits;
+  unsigned At = E * Bits, Sh = At & 31;
   uint64_t M = ((1ull << Bits) - 1) << Sh;
-  Regs[E / PerReg] = (Regs[E / PerReg] & ~M) | ((V << Sh) & M);
+  Regs[At >> 5] = (Regs[At >> 5] & ~M) | ((V << Sh) & M);
+}
+
+unsigned fragElems(uint32_t T, unsigned NRegs) { return elemBits(T) >= 32 ? NRegs : NRegs * (32 / elemBits(T)); }
+
+/// A fragment's elements (type T, in NRegs registers) decoded into Out, the common types without a dispatch per
+/// element.
+void decodeFragment(uint32_t T, const uint64_t *R, unsigned NRegs, double *Out) {
+  switch (T) {
+  case ETF16:
+    for (unsigned I = 0; I < NRegs; ++I) {
+      Out[2 * I] = halfToFloat(static_cast<uint16_t>(R[I]));
+      Out[2 * I + 1] = halfToFloat(static_cast<uint16_t>(R[I] >> 16));
+    }
+    return;
+  case ETS8:
+    for (unsigned I = 0; I < 4 * NRegs; ++I)
+      Out[I] = static_cast<int8_t>(R[I >> 2] >> (8 * (I & 3)));
+    return;
+  case ETU8:
+    for (unsigned I = 0; I < 4 * NRegs; ++I)
+      Out[I] = static_cast<uint8_t>(R[I >> 2] >> (8 * (I & 3)));
+    return;
+  default:
+    for (unsigned I = 0, E = fragElems(T, NRegs); I < E; ++I)
+      Out[I] = decode(T, fragElem(R, T, I));
+  }
+}
+
+/// An element of Bytes bytes in memory (sizes the compiler knows: no memcpy call per element).
+[[gnu::always_inline]] inline uint64_t loadElem(const char *P, unsigned Bytes) {
+  uint16_t V2;
+  uint32_t V4;
+  uint64_t V8;
+  switch (Bytes) {
+  case 1: return static_cast<uint8_t>(*P);
+  case 2: return memcpy(&V2, P, 2), V2;
+  case 4: return memcpy(&V4, P, 4), V4;
+  default: return memcpy(&V8, P, 8), V8;
+  }
+}
+
+[[gnu::always_inline]] inline void storeElem(char *P, unsigned Bytes, uint64_t V) {
+  uint16_t V2 = static_cast<uint16_t>(V);
+  uint32_t V4 = static_cast<uint32_t>(V);
+  switch (Bytes) {
+  case 1: *P = static_cast<char>(V); return;
+  case 2: memcpy(P, &V2, 2); return;
+  case 4: memcpy(P, &V4, 4); return;
+  default: memcpy(P, &V, 8); return;
+  }
 }
 
 struct MmaShape {
@@ -225,6 +285,8 @@ MmaShape shapeOf(uint32_t Code) {
   case 7: return {32, 8, 16, true};
   case 8: return {8, 32, 16, true};
   case 9: return {16, 8, 64, false};
+  case 10: return {16, 16, 8, true};
+  case 11: return {8, 8, 4, true};
   default: return {16, 8, 16, false};
   }
 }
@@ -272,6 +334,162 @@ void wmmaPos(unsigned R, unsigned C, bool ColMajor, unsigned F, unsigned Lane, u
     Row = Idx % R, Col = Idx / R;
   else
     Row = Idx / C, Col = Idx % C;
+}
+
+/// The position after (Row, Col) in an R x C matrix walked in row-major (column-major) order, wrapping.
+void nextPosition(unsigned R, unsigned C, bool ColMajor, unsigned &Row, unsigned &Col) {
+  unsigned &Minor = ColMajor ? Row : Col, &Major = ColMajor ? Col : Row;
+  if (++Minor == (ColMajor ? R : C)) {
+    Minor = 0;
+    if (++Major == (ColMajor ? C : R))
+      Major = 0;
+  }
+}
+
+/// One mma.sync / wmma.mma.sync as ptxrt_mma received it: the code (shape, types, flags) and register counts.
+struct MmaCall {
+  uint32_t Code;
+  unsigned NA, NB, NC, ND;
+  bool Pack; ///< the inputs came two 32-bit registers per slot word
+};
+
+/// The matrices of one product as flat arrays, decoded: A row-major M x K, B row-major K x N, C and D
+/// row-major M x N (sizes: the largest shapes, mma m16n8k64 and wmma m32n8k16 / m8n32k16).
+struct MmaMatrices {
+  double A[1024], B[512], C[256], D[256];
+};
+
+/// Lane L's fragment Frag (0 A, 1 B, 2 C) into its matrix. A wmma fragment of E elements per lane holds
+/// elements L*E... of the matrix in row-major order (B: column-major), wrapping when the lanes hold more than
+/// the matrix has (every element then twice); all sizes are powers of two, so positions are masks and shifts.
+void gatherFragment(const MmaShape &Sh, unsigned Frag, uint32_t T, uint32_t L, const uint64_t *R, unsigned NRegs,
+                    MmaMatrices &M) {
+  unsigned E = fragElems(T, NRegs);
+  unsigned Rows = Frag == 1 ? Sh.K : Sh.M, Cols = Frag == 0 ? Sh.K : Sh.N;
+  double *Out = Frag == 0 ? M.A : Frag == 1 ? M.B : M.C;
+  double Vals[128];
+  decodeFragment(T, R, NRegs, Vals);
+  if (Sh.Wmma) {
+    unsigned Mask = Rows * Cols - 1, RowShift = __builtin_ctz(Rows), ColShift = __builtin_ctz(Cols);
+    for (unsigned I = 0; I < E; ++I) {
+      unsigned Idx = (L * E + I) & Mask;
+      if (Frag == 1) // column-major: Idx = col * Rows + row
+        Idx = (Idx & (Rows - 1)) << ColShift | Idx >> RowShift;
+      Out[Idx] = Vals[I];
+    }
+    return;
+  }
+  for (unsigned I = 0; I < E; ++I) {
+    unsigned Row, Col;
+    if (Frag == 0)
+      mmaA(Sh, T, L, I, Row, Col);
+    else if (Frag == 1)
+      mmaB(Sh, T, L, I, Row, Col);
+    else
+      mmaC(Sh, L, I, Row, Col);
+    if (Row < Rows && Col < Cols)
+      Out[Row * Cols + Col] = Vals[I];
+  }
+}
+
+/// D += A * B for rows of N elements (0: Sh.N, not known at compile time).
+template <unsigned N> void multiplyRows(const MmaShape &Sh, MmaMatrices &M) {
+  unsigned Cols = N ? N : Sh.N;
+  for (unsigned I = 0; I < Sh.M; ++I)
+    for (unsigned K = 0; K < Sh.K; ++K) {
+      double A = M.A[I * Sh.K + K], *D = M.D + I * Cols;
+      const double *B = M.B + K * Cols;
+      for (unsigned J = 0; J < Cols; ++J)
+        D[J] += A * B[J];
+    }
+}
+
+/// D = A * B + C, each element summed in k order from C: in double for floating types (exact for f16, bf16
+/// and tf32 products), in 64-bit integers for integer types (saturated to s32 when Sat).
+void multiply(const MmaShape &Sh, bool Int, bool Sat, MmaMatrices &M, int64_t *DI) {
+  unsigned MN = Sh.M * Sh.N;
+  if (Int) {
+    for (unsigned I = 0; I < MN; ++I)
+      DI[I] = static_cast<int64_t>(M.C[I]);
+    for (unsigned I = 0; I < Sh.M; ++I)
+      for (unsigned K = 0; K < Sh.K; ++K) {
+        int64_t A = static_cast<int64_t>(M.A[I * Sh.K + K]);
+        for (unsigned J = 0; J < Sh.N; ++J)
+          DI[I * Sh.N + J] += A * static_cast<int64_t>(M.B[K * Sh.N + J]);
+      }
+    if (Sat)
+      for (unsigned I = 0; I < MN; ++I)
+        DI[I] = std::clamp<int64_t>(DI[I], INT32_MIN, INT32_MAX);
+    return;
+  }
+  std::copy(M.C, M.C + MN, M.D);
+  switch (Sh.N) { // a row length known at compile time lets the compiler vectorize the rows
+  case 8: return multiplyRows<8>(Sh, M);
+  case 16: return multiplyRows<16>(Sh, M);
+  case 32: return multiplyRows<32>(Sh, M);
+  default: return multiplyRows<0>(Sh, M);
+  }
+}
+
+/// Lane L's ND D registers from the product, in the fragment layout.
+void scatterD(const MmaShape &Sh, uint32_t TD, bool Int, uint32_t L, unsigned ND, const MmaMatrices &M,
+              const int64_t *DI, uint64_t *RD) {
+  unsigned ED = fragElems(TD, ND), Mask = Sh.M * Sh.N - 1;
+  for (unsigned I = 0; I < ED; ++I) {
+    unsigned Idx;
+    if (Sh.Wmma) {
+      Idx = (L * ED + I) & Mask;
+    } else {
+      unsigned Row, Col;
+      mmaC(Sh, L, I, Row, Col);
+      if (Row >= Sh.M || Col >= Sh.N)
+        continue;
+      Idx = Row * Sh.N + Col;
+    }
+    setFragElem(RD, TD, I, Int ? static_cast<uint32_t>(DI[Idx]) : encodeFloat(TD, M.D[Idx]));
+  }
+}
+
+/// The product of one mma for every lane of the slot: gathers the fragments, multiplies, writes each lane's D.
+void computeMma(CollectiveSlot &S, const MmaCall &Call) {
+  MmaShape Sh = shapeOf(Call.Code);
+  uint32_t TA = (Call.Code >> 4) & 15, TB = (Call.Code >> 8) & 15, TC = (Call.Code >> 12) & 15,
+           TD = (Call.Code >> 16) & 15;
+  bool Sat = Call.Code >> 20 & 1, Int = TD == ETS32;
+  MmaMatrices M; // zero where no lane (an exited one) provides an element
+  std::fill(M.A, M.A + Sh.M * Sh.K, 0.0);
+  std::fill(M.B, M.B + Sh.K * Sh.N, 0.0);
+  std::fill(M.C, M.C + Sh.M * Sh.N, 0.0);
+  auto regs = [&](uint32_t L, unsigned First, unsigned Count, uint64_t *Dst) {
+    for (unsigned I = 0; I < Count; ++I) {
+      unsigned K = First + I;
+      Dst[I] = Call.Pack ? (S.In[L][K / 2] >> (32 * (K & 1))) & 0xffffffffu : S.In[L][K];
+    }
+  };
+  unsigned NA = std::min(Call.NA, 16u), NB = std::min(Call.NB, 16u), NC = std::min(Call.NC, 16u);
+  forLanes(S.Participants, [&](uint32_t L) {
+    uint64_t RA[16] = {}, RB[16] = {}, RC[16] = {};
+    regs(L, 0, NA, RA);
+    regs(L, Call.NA, NB, RB);
+    regs(L, Call.NA + Call.NB, NC, RC);
+    gatherFragment(Sh, 0, TA, L, RA, NA, M);
+    gatherFragment(Sh, 1, TB, L, RB, NB, M);
+    gatherFragment(Sh, 2, TC, L, RC, NC, M);
+  });
+  int64_t DI[256];
+  multiply(Sh, Int, Sat, M, DI);
+  unsigned ND = std::min<unsigned>(Call.ND, CollectiveSlot::MaxOut * 2);
+  forLanes(S.Participants, [&](uint32_t L) {
+    uint64_t RD[CollectiveSlot::MaxOut * 2] = {};
+    scatterD(Sh, TD, Int, L, ND, M, DI, RD);
+    // D registers go back two per word when there are more than MaxOut of them.
+    if (ND > CollectiveSlot::MaxOut)
+      for (unsigned I = 0; I < ND; ++I)
+        S.Out[L][I / 2] = (I & 1) ? (S.Out[L][I / 2] | (RD[I] & 0xffffffffu) << 32) : (RD[I] & 0xffffffffu);
+    else
+      for (unsigned I = 0; I < ND; ++I)
+        S.Out[L][I] = RD[I];
+  });
 }
 
 } // namespace
@@ -496,94 +714,8 @@ static void ptxrt_mma(ThreadContext *C, uint32_t Code, uint32_t NA, uint32_t NB,
   uint64_t O[CollectiveSlot::MaxOut] = {};
   uint32_t Key = Code ^ (NA << 24) ^ (NB << 27);
   collective(C, Code & (1u << 23) ? CKWmma : CKMma, 0xffffffffu, Key, Packed, Pack ? (N + 1) / 2 : N, O,
-             std::min<unsigned>(ND, CollectiveSlot::MaxOut), [=](CollectiveSlot &S) {
-               MmaShape Sh = shapeOf(Code);
-               uint32_t TA = (Code >> 4) & 15, TB = (Code >> 8) & 15, TC = (Code >> 12) & 15, TD = (Code >> 16) & 15;
-               bool Sat = Code >> 20 & 1;
-               std::vector<double> A(Sh.M * Sh.K), Bm(Sh.K * Sh.N), Cm(Sh.M * Sh.N);
-               auto regs = [&](uint32_t L, unsigned First, unsigned Count, uint64_t *Dst) {
-                 for (unsigned I = 0; I < Count; ++I) {
-                   unsigned K = First + I;
-                   Dst[I] = Pack ? (S.In[L][K / 2] >> (32 * (K & 1))) & 0xffffffffu : S.In[L][K];
-                 }
-               };
-               uint32_t AllLanes = S.Participants;
-               forLanes(AllLanes, [&](uint32_t L) {
-                 uint64_t RA[16] = {}, RB[16] = {}, RC[16] = {};
-                 regs(L, 0, std::min(NA, 16u), RA);
-                 regs(L, NA, std::min(NB, 16u), RB);
-                 regs(L, NA + NB, std::min(NC, 16u), RC);
-                 // One fragment into its matrix: the lane's elements, each at the (row, col) the layout says.
-                 auto gather = [&](const uint64_t *R, uint32_t T, unsigned NRegs, unsigned Rows, unsigned Cols,
-                                   bool Trans, auto Position, std::vector<double> &M) {
-                   unsigned E = elemBits(T) == 64 ? NRegs : NRegs * std::max(1u, 32 / elemBits(T));
-                   for (unsigned I = 0; I < E; ++I) {
-                     unsigned Row, Col;
-                     if (Sh.Wmma)
-                       wmmaPos(Rows, Cols, Trans, E, L, I, Row, Col);
-                     else
-                       Position(I, Row, Col);
-                     if (Row < Rows && Col < Cols)
-                       M[Row * Cols + Col] = decode(T, fragElem(R, T, I));
-                   }
-                 };
-                 gather(RA, TA, NA, Sh.M, Sh.K, false,
-                        [&](unsigned I, unsigned &Row, unsigned &Col) { mmaA(Sh, TA, L, I, Row, Col); }, A);
-                 gather(RB, TB, NB, Sh.K, Sh.N, true,
-                        [&](unsigned I, unsigned &Row, unsigned &Col) { mmaB(Sh, TB, L, I, Row, Col); }, Bm);
-                 gather(RC, TC, NC, Sh.M, Sh.N, false,
-                        [&](unsigned I, unsigned &Row, unsigned &Col) { mmaC(Sh, L, I, Row, Col); }, Cm);
-               });
-               bool Int = TD == ETS32;
-               std::vector<double> D(Sh.M * Sh.N);
-               std::vector<int64_t> DI(Sh.M * Sh.N);
-               for (unsigned I = 0; I < Sh.M; ++I)
-                 for (unsigned J = 0; J < Sh.N; ++J) {
-                   if (Int) {
-                     int64_t Acc = static_cast<int64_t>(Cm[I * Sh.N + J]);
-                     for (unsigned K = 0; K < Sh.K; ++K)
-                       Acc += static_cast<int64_t>(A[I * Sh.K + K]) * static_cast<int64_t>(Bm[K * Sh.N + J]);
-                     DI[I * Sh.N + J] = Acc;
-                   } else {
-                     double Acc = Cm[I * Sh.N + J];
-                     for (unsigned K = 0; K < Sh.K; ++K)
-                       Acc += A[I * Sh.K + K] * Bm[K * Sh.N + J];
-                     D[I * Sh.N + J] = Acc;
-                   }
-                 }
-               forLanes(AllLanes, [&](uint32_t L) {
-                 uint64_t RD[CollectiveSlot::MaxOut * 2] = {};
-                 unsigned ED = ND * std::max(1u, 32 / elemBits(TD));
-                 if (elemBits(TD) == 64)
-                   ED = ND;
-                 for (unsigned I = 0; I < ED; ++I) {
-                   unsigned Row, Col;
-                   if (Sh.Wmma)
-                     wmmaPos(Sh.M, Sh.N, false, ED, L, I, Row, Col);
-                   else
-                     mmaC(Sh, L, I, Row, Col);
-                   if (Row >= Sh.M || Col >= Sh.N)
-                     continue;
-                   uint64_t Bits;
-                   if (Int) {
-                     int64_t V = DI[Row * Sh.N + Col];
-                     if (Sat)
-                       V = std::clamp<int64_t>(V, INT32_MIN, INT32_MAX);
-                     Bits = static_cast<uint32_t>(static_cast<int32_t>(static_cast<uint32_t>(V)));
-                   } else {
-                     Bits = encodeFloat(TD, D[Row * Sh.N + Col]);
-                   }
-                   setFragElem(RD, TD, I, Bits);
-                 }
-                 // D registers go back two per word when there are more than MaxOut of them.
-                 if (ND > CollectiveSlot::MaxOut)
-                   for (unsigned I = 0; I < ND; ++I)
-                     S.Out[L][I / 2] = (I & 1) ? (S.Out[L][I / 2] | (RD[I] & 0xffffffffu) << 32) : (RD[I] & 0xffffffffu);
-                 else
-                   for (unsigned I = 0; I < ND; ++I)
-                     S.Out[L][I] = RD[I];
-               });
-             });
+             std::min<unsigned>(ND, CollectiveSlot::MaxOut),
+             [=](CollectiveSlot &S) { computeMma(S, {Code, NA, NB, NC, ND, Pack}); });
   if (ND > CollectiveSlot::MaxOut)
     for (unsigned I = 0; I < ND; ++I)
       Out[I] = (O[I / 2] >> (32 * (I & 1))) & 0xffffffffu;
@@ -606,19 +738,16 @@ static void ptxrt_wmma_ldst(ThreadContext *C, uint32_t Code, uint32_t Which, uin
   if (Which != 3)
     for (unsigned I = 0; I < NRegs; ++I)
       Regs[I] = 0;
-  for (unsigned I = 0; I < E; ++I) {
-    unsigned Row, Col;
-    wmmaPos(R, Cc, FragColMajor, E, C->LaneId, I, Row, Col);
+  // The lane's elements are consecutive in the fragment's order: step from the first one's position.
+  unsigned Row, Col;
+  wmmaPos(R, Cc, FragColMajor, E, C->LaneId, 0, Row, Col);
+  for (unsigned I = 0; I < E; ++I, nextPosition(R, Cc, FragColMajor, Row, Col)) {
     uint64_t Off = ColMajor ? uint64_t(Col) * Stride + Row : uint64_t(Row) * Stride + Col;
     char *P = Ptr + Off * Bytes;
-    if (Which == 3) {
-      uint64_t V = fragElem(Regs, T, I);
-      memcpy(P, &V, Bytes);
-    } else {
-      uint64_t V = 0;
-      memcpy(&V, P, Bytes);
-      setFragElem(Regs, T, I, V);
-    }
+    if (Which == 3)
+      storeElem(P, Bytes, fragElem(Regs, T, I));
+    else
+      setFragElem(Regs, T, I, loadElem(P, Bytes));
   }
 }
 }

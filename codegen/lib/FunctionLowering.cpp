@@ -4,6 +4,7 @@
 #include "passes/Passes.h"
 
 #include "ptxforge/ptx/Printer.h"
+#include "ptxforge/ptx/Requirements.h"
 
 using namespace ptxforge;
 using namespace ptxforge::codegen;
@@ -12,6 +13,18 @@ using ptx::ScalarType;
 
 FunctionLowering::FunctionLowering(ModuleLowering &ML, const ptx::Function &F, llvm::Function *LF, bool IsKernel)
     : ML(ML), F(F), LF(LF), IsKernel(IsKernel), B(ML.Ctx) {}
+
+llvm::AllocaInst *FunctionLowering::scratch(llvm::Type *Ty, unsigned Count, unsigned Slot) {
+  llvm::AllocaInst *&A = Scratch[{Slot, Ty}];
+  if (!A) {
+    llvm::BasicBlock &Entry = LF->getEntryBlock();
+    llvm::IRBuilder<> EB(&Entry, Entry.getFirstInsertionPt());
+    A = EB.CreateAlloca(Ty, EB.getInt32(Count));
+  } else if (Count > llvm::cast<llvm::ConstantInt>(A->getArraySize())->getZExtValue()) {
+    A->setOperand(0, B.getInt32(Count));
+  }
+  return A;
+}
 
 llvm::Type *FunctionLowering::bitsType(ScalarType T) {
   if (T == ScalarType::Pred)
@@ -358,6 +371,11 @@ void FunctionLowering::write(const ptx::Operand &Dst, ScalarType T, llvm::Value 
 }
 
 bool FunctionLowering::lowerInstruction(const ptx::Instruction &I) {
+  if (ptx::impliesFtz(ML.M, I)) { // an sm_1x target's single-precision semantics
+    ptx::Instruction Flushing = I;
+    Flushing.Qualifiers.push_back(ptx::Qualifier::modifier(ptx::Modifier::Ftz));
+    return lowerInstruction(Flushing);
+  }
   // Other threads see this thread's memory once it reaches a barrier: a misaligned access faults first. A
   // region-split block function (BarrierRegions.cpp) defers the check to the end of the region's loop, which
   // is where the barrier's other side begins.

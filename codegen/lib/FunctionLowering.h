@@ -98,6 +98,9 @@ public:
     return Dst.isRegister() && Dst.Reg < PayloadUnobserved.size() && PayloadUnobserved[Dst.Reg];
   }
 
+  /// The function's scratch alloca for (Slot, Ty), holding at least Count elements (see scratchBuffer).
+  llvm::AllocaInst *scratch(llvm::Type *Ty, unsigned Count, unsigned Slot);
+
   /// Reports an unsupported instruction form.
   bool unsupported(const ptx::Instruction &I, const std::string &What = "");
 
@@ -126,6 +129,7 @@ private:
   std::vector<llvm::BasicBlock *> Labels;
   std::vector<uint64_t> KernelParamOffsets;
   std::vector<bool> PayloadUnobserved;       ///< per RegId
+  std::map<std::pair<unsigned, llvm::Type *>, llvm::AllocaInst *> Scratch; ///< (slot, type) -> its alloca
 };
 
 // Instruction families: each returns true when it handled I (successfully or by reporting an error via
@@ -139,8 +143,12 @@ bool lowerWarp(FunctionLowering &L, const ptx::Instruction &I);
 bool lowerAtomic(FunctionLowering &L, const ptx::Instruction &I);
 bool lowerAsync(FunctionLowering &L, const ptx::Instruction &I);  ///< cp.async*, mbarrier (lower/AsyncOps.cpp)
 bool lowerMatrix(FunctionLowering &L, const ptx::Instruction &I); ///< ldmatrix/stmatrix/mma/wmma (lower/MatrixOps.cpp)
-/// An alloca of Count x Ty in the function's entry block (scratch for helper out-parameters inside loops).
-llvm::Value *entryAlloca(FunctionLowering &L, llvm::Type *Ty, unsigned Count = 1);
+/// Scratch memory for a runtime helper's in/out arrays: Count x Ty, valid from the stores before one helper
+/// call to the loads right after it. Slot S is one alloca per function (in the entry block, grown to the
+/// largest Count asked for), shared by every instruction that uses it: a fresh alloca per instruction made
+/// the frame grow with the code (1029 wmma.mma at 256 bytes each overflowed a fiber's 256 KiB stack). An
+/// instruction that needs two buffers at once takes two slots.
+llvm::Value *scratchBuffer(FunctionLowering &L, llvm::Type *Ty, unsigned Count = 1, unsigned Slot = 0);
 
 /// Per register of F: whether no instruction can observe the NaN payload of an f32 value in it
 /// (lower/NaNPayload.cpp).

@@ -148,6 +148,9 @@ llvm::Function *declareFunction(ModuleLowering &ML, const ptx::Function &F) {
   llvm::Function *LF = ML.Mod.getFunction(Name);
   if (!LF) {
     LF = llvm::Function::Create(FT, llvm::GlobalValue::ExternalLinkage, Name, ML.Mod);
+    // Threads run on fiber stacks with one guard page below them: a frame larger than a page must touch
+    // every page on its way down, or an overflow writes into the neighbouring fiber's stack unnoticed.
+    LF->addFnAttr("probe-stack", "inline-asm");
     if (F.IsEntry) {
       uint64_t Bytes;
       kernelParamLayout(F, Bytes);

@@ -484,6 +484,7 @@ struct JitOptionList {
       default: return CUDA_ERROR_INVALID_VALUE;
       }
     }
+    Options.ErrorLog = ErrorLog && ErrorSize;
     return CUDA_SUCCESS;
   }
 
@@ -1501,10 +1502,7 @@ CUresult addLinkInput(CUlinkState state, CUjitInputType type, const ModuleSource
     }
     break;
   case CU_JIT_INPUT_FATBINARY: E = S->L->addImage(Source, S->Logs); break;
-  case CU_JIT_INPUT_CUBIN:
-    S->Logs.Error += "ptxforge: NVIDIA cubins (SASS) cannot be linked; add PTX instead\n";
-    E = makeError(Status::NoBinaryForGpu, "cubin input");
-    break;
+  case CU_JIT_INPUT_CUBIN: E = S->L->addCubin(Source, Text, S->Logs); break;
   default:
     S->Logs.Error += "ptxforge: only PTX and fatbinary link inputs are supported\n";
     E = makeError(Status::NotSupported, "link input type");

@@ -13,6 +13,7 @@
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -65,6 +66,26 @@ void forEachModuleSymbolUse(ptx::Module &M, const std::function<void(llvm::Strin
     Visit(A.Alias);
     Visit(A.Aliasee);
   }
+}
+
+/// Whether M defines a function called Name itself (a prototype resolving in its own module).
+bool definesFunction(const ptx::Module &M, llvm::StringRef Name) {
+  for (const auto &F : M.Functions)
+    if (F->HasBody && F->Name == Name)
+      return true;
+  return false;
+}
+
+/// The `.extern .func`s M uses that nothing in M defines and that the runtime does not provide.
+std::vector<llvm::StringRef> unresolvedFunctions(const ptx::Module &M) {
+  llvm::StringSet<> Used;
+  // The visitor only reads: the module is not changed.
+  forEachModuleSymbolUse(const_cast<ptx::Module &>(M), [&](llvm::StringRef &N) { Used.insert(N); });
+  std::vector<llvm::StringRef> Out;
+  for (const auto &F : M.Functions)
+    if (!F->HasBody && Used.contains(F->Name) && !isDeviceLibraryFunction(F->Name) && !definesFunction(M, F->Name))
+      Out.push_back(F->Name);
+  return Out;
 }
 
 class ModuleLinker {
@@ -132,14 +153,6 @@ private:
     }
   }
 
-  /// Whether module I defines a function called Name itself (a prototype resolving in its own module).
-  bool definesFunction(unsigned I, llvm::StringRef Name) {
-    for (const auto &F : module(I).Functions)
-      if (F->HasBody && F->Name == Name)
-        return true;
-    return false;
-  }
-
   /// Every used declaration must find a definition: an `.extern` variable in another input (`.extern .shared`
   /// arrays are the dynamic shared memory and need none), a function without a body here or elsewhere.
   void checkReferences() {
@@ -160,14 +173,12 @@ private:
           Log += "error   : '" + V.Name.str() + "' in '" + Inputs[I].Name + "' is declared as a variable but '" +
                  Inputs[It->second.Input].Name + "' defines a function of that name\n";
       }
-      for (const auto &F : M.Functions) {
-        if (F->HasBody || !Used.contains(F->Name) || isDeviceLibraryFunction(F->Name) || definesFunction(I, F->Name))
-          continue;
-        auto It = External.find(F->Name);
+      for (llvm::StringRef Name : unresolvedFunctions(M)) {
+        auto It = External.find(Name);
         if (It == External.end())
-          unresolved(F->Name);
+          unresolved(Name);
         else if (!It->second.IsFunction)
-          Log += "error   : '" + F->Name.str() + "' in '" + Inputs[I].Name + "' is declared as a function but '" +
+          Log += "error   : '" + Name.str() + "' in '" + Inputs[I].Name + "' is declared as a function but '" +
                  Inputs[It->second.Input].Name + "' defines a variable of that name\n";
       }
     }
@@ -382,12 +393,34 @@ llvm::Error Linker::addPtx(llvm::StringRef Text, std::string Name, JitLogs &Logs
 
 llvm::Error Linker::addImage(const ModuleSource &Source, JitLogs &Logs) {
   unsigned CC = Options.TargetCc.value_or(deviceProperties().computeCapability());
-  auto Selected = selectPtx(Source, CC, Logs);
+  auto Selected = selectPtx(Source, CC, Logs, /*PtxText=*/false);
   if (!Selected)
     return Selected.takeError();
   if (Selected->Empty)
     return llvm::Error::success();
   return addPtx(Selected->Text, std::move(Selected->Name), Logs);
+}
+
+llvm::Error Linker::addCubin(const ModuleSource &Source, llvm::StringRef Bytes, JitLogs &Logs) {
+  std::unique_ptr<llvm::MemoryBuffer> File;
+  std::string Name = Source.K == ModuleSource::Kind::File ? Source.Path : "<cubin input>";
+  if (Source.K == ModuleSource::Kind::File) {
+    auto Buffer = llvm::MemoryBuffer::getFile(Source.Path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+    if (!Buffer) {
+      Logs.Error += "ptxforge: cannot read " + Source.Path + ": " + Buffer.getError().message() + "\n";
+      return makeError(Status::FileNotFound, "cubin input");
+    }
+    File = std::move(*Buffer);
+    Bytes = File->getBuffer();
+  }
+  // A cubin is an ELF file of NVIDIA SASS, which cannot run here; bytes that are no ELF file are no cubin.
+  if (!Bytes.starts_with("\x7f"
+                         "ELF")) {
+    Logs.Error += "ptxforge: " + Name + " is not a cubin (no ELF header)\n";
+    return makeError(Status::InvalidImage, "cubin input");
+  }
+  Logs.Error += "ptxforge: NVIDIA cubins (SASS) cannot be linked; add PTX instead\n";
+  return makeError(Status::NoBinaryForGpu, "cubin input");
 }
 
 llvm::Expected<llvm::StringRef> Linker::complete(JitLogs &Logs) {
@@ -413,4 +446,11 @@ llvm::Expected<llvm::StringRef> Linker::complete(JitLogs &Logs) {
   Output = std::move(*Linked);
   Output.push_back('\0');
   return llvm::StringRef(Output.data(), Output.size());
+}
+
+std::vector<std::string> ptxforge::driver::unresolvedExternFunctions(const ptx::Module &M) {
+  std::vector<std::string> Out;
+  for (llvm::StringRef Name : unresolvedFunctions(M))
+    Out.push_back(Name.str());
+  return Out;
 }

@@ -8,6 +8,7 @@
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Driver.h"
+#include "ptxforge/driver/Link.h"
 #include "ptxforge/driver/Memory.h"
 #include "ptxforge/driver/Status.h"
 
@@ -45,6 +46,18 @@ std::string formatDiagnostics(const ptx::FrontendResult &R) {
 
 float millisecondsSince(std::chrono::steady_clock::time_point Start) {
   return std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - Start).count();
+}
+
+/// PTXFORGE_DRIVER_VERBOSE: a compile that fails after the load returned (lazy loading, background compiles)
+/// has no JIT log to go to; its log goes to stderr, as the C API prints a failed load's.
+bool verboseFailures() {
+  static const bool V = std::getenv("PTXFORGE_DRIVER_VERBOSE") != nullptr;
+  return V;
+}
+
+void printLateFailure(const std::string &Log) {
+  if (verboseFailures())
+    std::fprintf(stderr, "%s", Log.c_str());
 }
 
 std::string ccName(unsigned CC) { return std::to_string(CC / 10) + "." + std::to_string(CC % 10); }
@@ -212,6 +225,13 @@ llvm::Expected<std::unique_ptr<Module>> Module::fromPtx(Context &Ctx, std::strin
                  llvm::join(Reasons, "; ") + "\n";
     return makeError(Status::InvalidPtx, "the PTX needs a newer device");
   }
+  // A module is a whole program here, as for ptxas: a function it uses must be defined in it. Checked at the
+  // load (lazy or not), where NVIDIA's JIT fails too, and in its words.
+  if (std::vector<std::string> Missing = unresolvedExternFunctions(PM); !Missing.empty()) {
+    for (const std::string &F : Missing)
+      Logs.Error += "ptxas fatal   : Unresolved extern function '" + F + "'\n";
+    return makeError(Status::InvalidPtx, "unresolved extern function '" + Missing.front() + "'");
+  }
 
   std::unique_ptr<Module> M(new Module(Ctx));
   M->PtxTarget = PM.Tgt.Sm;
@@ -227,12 +247,13 @@ llvm::Expected<std::unique_ptr<Module>> Module::fromPtx(Context &Ctx, std::strin
   P->KernelsLeft = M->KernelCount;
   unsigned OptLevel = P->Options.OptLevel;
   M->Pending = std::move(P);
-  if (Mode == ModuleLoading::Eager) {
+  if (Mode == ModuleLoading::Eager || Options.ErrorLog) {
     if (llvm::Error E = M->materialize()) {
       Logs.Error = M->FailureLog;
       return E;
     }
   }
+  M->Returned = true;
 
   Logs.WallMilliseconds = millisecondsSince(Start);
   if (Options.Verbose) {
@@ -316,6 +337,8 @@ llvm::Error Module::materialize() {
     std::string Why;
     Failure = takeStatus(std::move(E), &Why);
     FailureLog = Pending->Name + ": error: " + Why + "\n";
+    if (Returned)
+      printLateFailure(FailureLog);
     return makeError(*Failure, FailureLog);
   }
   Ready.store(true, std::memory_order_release);
@@ -392,6 +415,7 @@ llvm::Expected<KernelCode> Module::compileFunction(Function &F) {
     std::string Why;
     F.Failure = takeStatus(std::move(E), &Why);
     F.FailureLog = P.Name + ": error: kernel " + F.name().str() + ": " + Why + "\n";
+    printLateFailure(F.FailureLog);
     return makeError(*F.Failure, F.FailureLog);
   };
   CacheKeyInputs Key = P.key(BinaryVersion, "kernel=" + F.name().str());
@@ -461,9 +485,7 @@ void Module::startOptimizedCompile(Function &F, CacheKeyInputs Key) {
       } else if (!Part) {
         // The quick code the kernel runs on was compiled from the same PTX; it keeps running on that.
         std::string Why = llvm::toString(Part.takeError());
-        if (std::getenv("PTXFORGE_DRIVER_VERBOSE"))
-          std::fprintf(stderr, "ptxforge: kernel '%s' stays on its quick code: %s\n", F.name().str().c_str(),
-                       Why.c_str());
+        printLateFailure("ptxforge: kernel '" + F.name().str() + "' stays on its quick code: " + Why + "\n");
       }
     }
     std::scoped_lock L(MaterializeLock);

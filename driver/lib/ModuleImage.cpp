@@ -156,7 +156,7 @@ llvm::Expected<SelectedPtx> selectFromFatbinaryBuffer(std::unique_ptr<llvm::Memo
   return selectFromEntries(File->fatbinary().entries(), CC, Name, Logs);
 }
 
-llvm::Expected<SelectedPtx> selectFromImage(const uint8_t *P, unsigned CC, JitLogs &Logs);
+llvm::Expected<SelectedPtx> selectFromImage(const uint8_t *P, unsigned CC, JitLogs &Logs, bool PtxText);
 
 /// The extent of an in-memory ELF image, from its headers (the loader is given no size).
 uint64_t elfImageSize(const uint8_t *P) {
@@ -175,7 +175,8 @@ uint64_t elfImageSize(const uint8_t *P) {
 
 } // namespace
 
-llvm::Expected<SelectedPtx> ptxforge::driver::selectPtx(const ModuleSource &Source, unsigned CC, JitLogs &Logs) {
+llvm::Expected<SelectedPtx> ptxforge::driver::selectPtx(const ModuleSource &Source, unsigned CC, JitLogs &Logs,
+                                                        bool PtxText) {
   if (Source.K == ModuleSource::Kind::File) {
     auto Buffer = llvm::MemoryBuffer::getFile(Source.Path, /*IsText=*/false, /*RequiresNullTerminator=*/true);
     if (!Buffer) {
@@ -192,8 +193,8 @@ llvm::Expected<SelectedPtx> ptxforge::driver::selectPtx(const ModuleSource &Sour
     case fatbin::ImageFormat::Unknown: break;
     }
     llvm::StringRef Text = Bytes.take_until([](char C) { return C == 0; });
-    if (!looksLikePtx(Text)) {
-      Logs.Error = "ptxforge: " + Source.Path + " is neither PTX nor a fatbinary";
+    if (!PtxText || !looksLikePtx(Text)) {
+      Logs.Error = "ptxforge: " + Source.Path + (PtxText ? " is neither PTX nor a fatbinary" : " is not a fatbinary");
       return makeError(Status::InvalidImage, Logs.Error);
     }
     return SelectedPtx{Text.str(), Source.Path, false, {}};
@@ -202,8 +203,8 @@ llvm::Expected<SelectedPtx> ptxforge::driver::selectPtx(const ModuleSource &Sour
   // The loader gets no size for an in-memory image: a corrupt header could send the reader past its end, so
   // reading it is a guarded call (a fault there is an invalid image, not a crash).
   std::optional<llvm::Expected<SelectedPtx>> Result;
-  std::optional<ptxforge::codegen::Fault> F =
-      ptxforge::codegen::runWithFaultGuard([&] { Result.emplace(selectFromImage(static_cast<const uint8_t *>(Source.Image), CC, Logs)); });
+  std::optional<ptxforge::codegen::Fault> F = ptxforge::codegen::runWithFaultGuard(
+      [&] { Result.emplace(selectFromImage(static_cast<const uint8_t *>(Source.Image), CC, Logs, PtxText)); });
   if (F || !Result) {
     Logs.Error = "ptxforge: reading the image faulted at address 0x" + llvm::utohexstr(F ? F->Address : 0);
     return makeError(Status::InvalidImage, Logs.Error);
@@ -212,7 +213,7 @@ llvm::Expected<SelectedPtx> ptxforge::driver::selectPtx(const ModuleSource &Sour
 }
 
 namespace {
-llvm::Expected<SelectedPtx> selectFromImage(const uint8_t *P, unsigned CC, JitLogs &Logs) {
+llvm::Expected<SelectedPtx> selectFromImage(const uint8_t *P, unsigned CC, JitLogs &Logs, bool PtxText) {
   // Read no further than a NUL among the first bytes: a short PTX string may end there. Every binary magic
   // (container, wrapper, ELF) has four non-zero bytes.
   size_t Head = 0;
@@ -253,6 +254,10 @@ llvm::Expected<SelectedPtx> selectFromImage(const uint8_t *P, unsigned CC, JitLo
     return selectFromFatbinaryBuffer(std::move(Buffer), CC, Logs);
   }
   case fatbin::ImageFormat::Unknown: break;
+  }
+  if (!PtxText) {
+    Logs.Error = "ptxforge: the image is not a fatbinary";
+    return makeError(Status::InvalidImage, Logs.Error);
   }
   llvm::StringRef Text(reinterpret_cast<const char *>(P));
   if (!looksLikePtx(Text)) {

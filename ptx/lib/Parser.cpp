@@ -28,11 +28,14 @@ struct Chunk {
   size_t Begin, End;
 };
 
-/// Cuts Text at top-level item boundaries: after a `;` at brace depth 0 or a `}` returning to depth 0.
+/// Cuts Text at top-level item boundaries: after a `;` at brace depth 0 or a `}` that closes a function body.
+/// The `}` of a variable's initializer (`= {...}`) is no boundary: its declaration goes on to its `;`.
 std::vector<Chunk> splitIntoChunks(llvm::StringRef Text) {
   std::vector<Chunk> Chunks;
   size_t N = Text.size(), Start = 0, I = 0;
   long Depth = 0;
+  char Last = 0;       ///< the last character outside comments and whitespace
+  bool InInit = false; ///< the outermost open brace began an initializer
   while (I < N) {
     char C = Text[I];
     if (C == '/' && I + 1 < N && Text[I + 1] == '/') {
@@ -58,13 +61,16 @@ std::vector<Chunk> splitIntoChunks(llvm::StringRef Text) {
     ++I;
     bool Boundary = false;
     if (C == '{') {
-      ++Depth;
+      if (Depth++ == 0)
+        InInit = Last == '=';
     } else if (C == '}') {
       if (Depth > 0 && --Depth == 0)
-        Boundary = true;
+        Boundary = !InInit;
     } else if (C == ';' && Depth == 0) {
       Boundary = true;
     }
+    if (C != ' ' && C != '\t' && C != '\n' && C != '\r')
+      Last = C;
     if (Boundary && I - Start >= ChunkTarget) {
       Chunks.push_back({Start, I});
       Start = I;

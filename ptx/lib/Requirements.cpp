@@ -69,6 +69,23 @@ Requirement ptxforge::ptx::instructionRequirement(const Instruction &I, std::str
   return R;
 }
 
+/// The oldest target OpcodeTable.def names: instructions older than it are written with it.
+constexpr unsigned OldestTableSm = 20;
+
+bool ptxforge::ptx::targetHas(const Instruction &I, unsigned Sm) {
+  return instructionRequirement(I).Sm <= std::max(Sm, OldestTableSm);
+}
+
+bool ptxforge::ptx::impliesFtz(const Module &M, const Instruction &I) {
+  if (!M.Tgt.Sm || M.Tgt.Sm >= 20 || I.has(Modifier::Ftz) ||
+      !getOpcodeInfo(I.Op).AllowedModifiers.test(static_cast<size_t>(Modifier::Ftz)))
+    return false;
+  for (unsigned K = 0, N = I.typeCount(); K < N; ++K)
+    if (I.type(K) == ScalarType::F32)
+      return true;
+  return false;
+}
+
 ModuleRequirements ptxforge::ptx::computeRequirements(const Module &M) {
   ModuleRequirements MR;
   for (const auto &FPtr : M.Functions) {

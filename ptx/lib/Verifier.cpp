@@ -384,9 +384,10 @@ private:
 
     Requirement R = instructionRequirement(I);
     std::string Why;
-    if ((M.Tgt.Sm && R.Sm > M.Tgt.Sm) || (M.Version.Major && R.Ptx > M.Version.value()))
+    bool TargetLacks = M.Tgt.Sm && !targetHas(I, M.Tgt.Sm);
+    if (TargetLacks || (M.Version.Major && R.Ptx > M.Version.value()))
       instructionRequirement(I, &Why); // names the feature, only when reporting
-    if (M.Tgt.Sm && R.Sm > M.Tgt.Sm)
+    if (TargetLacks)
       Diags.error(I.Loc, "'" + Why + "' requires " + smName(R.Sm) + " or higher, but the module targets " +
                              smName(M.Tgt.Sm, M.Tgt.Suffix));
     if (M.Version.Major && R.Ptx > M.Version.value())

@@ -56,7 +56,7 @@ bool lowerLdmatrix(FunctionLowering &L, const ptx::Instruction &I) {
   unsigned Num = matrixCount(I);
   auto Dst = elements(I.Operands[0]);
   llvm::Value *Addr = L.address(I.Operands[1], matrixSpace(I));
-  llvm::Value *Out = entryAlloca(L, B.getInt32Ty(), 4);
+  llvm::Value *Out = scratchBuffer(L, B.getInt32Ty(), 4);
   L.callHelper("ptxrt_ldmatrix", B.getVoidTy(),
                {L.threadCtx(), Addr, B.getInt32(Num), B.getInt32(I.has(Modifier::Trans)), Out});
   for (unsigned K = 0; K < Num && K < Dst.size(); ++K)
@@ -72,7 +72,7 @@ bool lowerStmatrix(FunctionLowering &L, const ptx::Instruction &I) {
   unsigned Num = matrixCount(I);
   auto Src = elements(I.Operands[1]);
   llvm::Value *Addr = L.address(I.Operands[0], matrixSpace(I));
-  llvm::Value *In = entryAlloca(L, B.getInt32Ty(), 4);
+  llvm::Value *In = scratchBuffer(L, B.getInt32Ty(), 4);
   for (unsigned K = 0; K < Num && K < Src.size(); ++K)
     B.CreateStore(L.read(*Src[K], ScalarType::B32), B.CreateConstGEP1_32(B.getInt32Ty(), In, K));
   L.callHelper("ptxrt_stmatrix", B.getVoidTy(),
@@ -87,8 +87,8 @@ void emitMma(FunctionLowering &L, uint32_t Code, const ptx::Operand &D, const pt
   auto DE = elements(D), AE = elements(A), BE = elements(Bop), CE = elements(C);
   auto regType = [](ScalarType T) { return ptx::bitWidth(T) == 64 ? ScalarType::B64 : ScalarType::B32; };
   unsigned N = static_cast<unsigned>(AE.size() + BE.size() + CE.size());
-  llvm::Value *In = entryAlloca(L, B.getInt64Ty(), N);
-  llvm::Value *Out = entryAlloca(L, B.getInt64Ty(), static_cast<unsigned>(DE.size()));
+  llvm::Value *In = scratchBuffer(L, B.getInt64Ty(), N);
+  llvm::Value *Out = scratchBuffer(L, B.getInt64Ty(), static_cast<unsigned>(DE.size()), /*Slot=*/1);
   unsigned K = 0;
   auto put = [&](const std::vector<const ptx::Operand *> &Es, ScalarType T) {
     for (const ptx::Operand *E : Es)
@@ -136,21 +136,34 @@ bool lowerMma(FunctionLowering &L, const ptx::Instruction &I) {
   return true;
 }
 
-unsigned wmmaShape(const ptx::Instruction &I) {
+/// A wmma shape: its runtime code (exec/WarpCollectives.cpp shapeOf) and dimensions.
+struct WmmaShape {
+  unsigned Code = 0, M = 0, N = 0, K = 0;
+};
+
+WmmaShape wmmaShape(const ptx::Instruction &I) {
   if (I.has(Modifier::M16n16k16))
-    return 6;
+    return {6, 16, 16, 16};
   if (I.has(Modifier::M32n8k16))
-    return 7;
+    return {7, 32, 8, 16};
   if (I.has(Modifier::M8n32k16))
-    return 8;
-  return 0;
+    return {8, 8, 32, 16};
+  if (I.has(Modifier::M16n16k8)) // .tf32 inputs
+    return {10, 16, 16, 8};
+  if (I.has(Modifier::M8n8k4)) // .f64
+    return {11, 8, 8, 4};
+  return {};
 }
 
 bool lowerWmma(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
-  unsigned Shape = wmmaShape(I);
+  WmmaShape Sh = wmmaShape(I);
+  unsigned Shape = Sh.Code;
   if (!Shape)
     return L.unsupported(I, "wmma shape");
+  // f64 products round once per element in the runtime's double arithmetic: round to nearest only.
+  if (I.has(Modifier::Rz) || I.has(Modifier::Rm) || I.has(Modifier::Rp))
+    return L.unsupported(I, "wmma rounding other than .rn");
   auto &Ops = I.Operands;
   if (I.has(Modifier::Mma)) {
     ScalarType TD, TA, TB, TC;
@@ -178,7 +191,7 @@ bool lowerWmma(FunctionLowering &L, const ptx::Instruction &I) {
   auto Regs = elements(Frag);
   bool ColMajor = I.has(Modifier::Col);
   // Default leading dimension: the matrix's own row (or column) length.
-  unsigned M = Shape == 6 ? 16 : Shape == 7 ? 32 : 8, N = Shape == 6 ? 16 : Shape == 7 ? 8 : 32, K = 16;
+  unsigned M = Sh.M, N = Sh.N, K = Sh.K;
   unsigned Rows = Which == 0 ? M : Which == 1 ? K : M, Cols = Which == 0 ? K : N;
   llvm::Value *Stride = Ops.size() > 2 ? L.read(Ops[2], ScalarType::U32) : B.getInt32(ColMajor ? Rows : Cols);
   ptx::StateSpace S = I.has(Modifier::Shared) || I.has(Modifier::Shared_Cta) ? ptx::StateSpace::Shared
@@ -186,7 +199,7 @@ bool lowerWmma(FunctionLowering &L, const ptx::Instruction &I) {
                                                                               : ptx::StateSpace::Generic;
   llvm::Value *Ptr = L.address(Addr, S);
   ScalarType RT = ptx::bitWidth(T) == 64 ? ScalarType::B64 : ScalarType::B32;
-  llvm::Value *Buf = entryAlloca(L, B.getInt64Ty(), static_cast<unsigned>(Regs.size()));
+  llvm::Value *Buf = scratchBuffer(L, B.getInt64Ty(), static_cast<unsigned>(Regs.size()));
   if (Store)
     for (unsigned J = 0; J < Regs.size(); ++J)
       B.CreateStore(B.CreateZExt(L.read(*Regs[J], RT), B.getInt64Ty()),

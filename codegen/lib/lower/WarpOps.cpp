@@ -40,10 +40,9 @@ bool ptxforge::codegen::detail::needsFibers(const ptx::Instruction &I) {
   }
 }
 
-llvm::Value *ptxforge::codegen::detail::entryAlloca(FunctionLowering &L, llvm::Type *Ty, unsigned Count) {
-  llvm::BasicBlock &Entry = L.function()->getEntryBlock();
-  llvm::IRBuilder<> EB(&Entry, Entry.getFirstInsertionPt());
-  return EB.CreateAlloca(Ty, EB.getInt32(Count));
+llvm::Value *ptxforge::codegen::detail::scratchBuffer(FunctionLowering &L, llvm::Type *Ty, unsigned Count,
+                                                      unsigned Slot) {
+  return L.scratch(Ty, Count, Slot);
 }
 
 namespace {
@@ -123,7 +122,7 @@ bool lowerShfl(FunctionLowering &L, const ptx::Instruction &I) {
   if (Ops.size() < 4)
     return L.unsupported(I, "operands");
   unsigned Mode = I.has(Modifier::Up) ? 0 : I.has(Modifier::Down) ? 1 : I.has(Modifier::Bfly) ? 2 : 3;
-  llvm::Value *PredOut = entryAlloca(L, B.getInt32Ty());
+  llvm::Value *PredOut = scratchBuffer(L, B.getInt32Ty());
   llvm::Value *R = L.callHelper("ptxrt_shfl", B.getInt32Ty(),
                                 {L.threadCtx(), B.getInt32(Mode), L.read(Ops[1], ScalarType::B32),
                                  L.read(Ops[2], ScalarType::U32), L.read(Ops[3], ScalarType::U32),
@@ -162,7 +161,7 @@ bool lowerMatch(FunctionLowering &L, const ptx::Instruction &I) {
   ScalarType T = I.type();
   llvm::Value *V = B.CreateZExt(L.read(Ops[1], T), B.getInt64Ty());
   bool All = I.has(Modifier::All);
-  llvm::Value *PredOut = entryAlloca(L, B.getInt32Ty());
+  llvm::Value *PredOut = scratchBuffer(L, B.getInt32Ty());
   llvm::Value *R = L.callHelper("ptxrt_match", B.getInt32Ty(),
                                 {L.threadCtx(), B.getInt32(All), V, memberMask(L, I, 2), PredOut});
   // match.all is match.any's cut with a mode of 1 (WarpRendezvous::cutOf tells them apart).
@@ -210,7 +209,7 @@ bool lowerElect(FunctionLowering &L, const ptx::Instruction &I) {
   // elect.sync d|p, membermask
   if (Ops.size() < 2)
     return L.unsupported(I, "operands");
-  llvm::Value *PredOut = entryAlloca(L, B.getInt32Ty());
+  llvm::Value *PredOut = scratchBuffer(L, B.getInt32Ty());
   llvm::Value *R =
       L.callHelper("ptxrt_elect", B.getInt32Ty(), {L.threadCtx(), memberMask(L, I, 1), PredOut});
   markFiberOnly(llvm::cast<llvm::CallInst>(R));

@@ -28,6 +28,12 @@ struct LinkInput {
 /// words it. The inputs' modules are consumed (their functions move into the result).
 [[nodiscard]] llvm::Expected<std::string> linkPtxModules(std::vector<LinkInput> &Inputs, std::string &Log);
 
+/// The functions M uses (calls, takes the address of) that have no body in M and that the device library
+/// does not provide. A module loaded whole (cuModuleLoadData) cannot resolve them: ptxas fails with
+/// "Unresolved extern function". (An `.extern` variable without a definition only gets ptxas's warning and
+/// becomes a definition: ptxforge's lowering defines every variable it declares.)
+std::vector<std::string> unresolvedExternFunctions(const ptx::Module &M);
+
 class Linker {
 public:
   explicit Linker(JitOptions Options) : Options(std::move(Options)) {}
@@ -36,6 +42,9 @@ public:
   [[nodiscard]] llvm::Error addPtx(llvm::StringRef Text, std::string Name, JitLogs &Logs);
   /// A fatbinary, file or in-memory image: its best PTX entry for the device.
   [[nodiscard]] llvm::Error addImage(const ModuleSource &Source, JitLogs &Logs);
+  /// An NVIDIA cubin (Bytes, or the file Source names): NoBinaryForGpu (SASS cannot run here), InvalidImage
+  /// when it is no ELF file at all.
+  [[nodiscard]] llvm::Error addCubin(const ModuleSource &Source, llvm::StringRef Bytes, JitLogs &Logs);
   /// Links the inputs and returns the linked image (valid until the linker is destroyed).
   [[nodiscard]] llvm::Expected<llvm::StringRef> complete(JitLogs &Logs);
 

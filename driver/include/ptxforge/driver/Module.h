@@ -31,6 +31,10 @@ struct JitOptions {
   std::optional<unsigned> OptLevel; ///< CU_JIT_OPTIMIZATION_LEVEL (0-4)
   std::optional<unsigned> TargetCc; ///< CU_JIT_TARGET: major*10+minor; default the context's device
   bool Verbose = false;             ///< CU_JIT_LOG_VERBOSE
+  /// The caller takes an error log (CU_JIT_ERROR_LOG_BUFFER): a lazy load lowers the module at once (the
+  /// kernels still compile at their first use), so that what cannot be lowered reaches that log, as NVIDIA's
+  /// JIT reports it at the load.
+  bool ErrorLog = false;
 };
 
 /// What a load reports back through the JIT log options.
@@ -226,6 +230,7 @@ private:
   bool FromCache = false;
   std::optional<Status> Failure; ///< with FailureLog, what materialize() keeps returning
   std::string FailureLog;
+  bool Returned = false; ///< load returned the module: later failures are printed (verbose), not logged
   size_t KernelCount = 0;
   /// The whole module's code, or (compiled per kernel) the code its kernels share, which they import; null for
   /// an image without kernels and for a per-kernel module with nothing to share.
@@ -254,7 +259,9 @@ struct SelectedPtx {
   /// A host-native entry was chosen: its serialized codegen::CompiledObject (Text is empty).
   std::string Object;
 };
+/// PtxText false: the source must be a fatbinary (container or ELF), as cuLinkAddData's CU_JIT_INPUT_FATBINARY
+/// takes; PTX text is then an invalid image like any other bytes.
 [[nodiscard]] llvm::Expected<SelectedPtx> selectPtx(const ModuleSource &Source, unsigned ComputeCapability,
-                                                    JitLogs &Logs);
+                                                    JitLogs &Logs, bool PtxText = true);
 
 } // namespace ptxforge::driver

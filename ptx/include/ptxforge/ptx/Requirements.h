@@ -13,6 +13,16 @@ namespace ptxforge::ptx {
 /// The requirement of one instruction (opcode row raised by matching features); Why names the feature.
 Requirement instructionRequirement(const Instruction &I, std::string *Why = nullptr);
 
+/// The requirement of I measured against a module's `.target` Sm: OpcodeTable.def writes everything that
+/// predates sm_20 as sm_20, so an sm_1x target meets those (PTX is forward compatible: an older `.target`
+/// runs on any newer device, with its ISA's semantics, see impliesFtz). True when Sm has I.
+bool targetHas(const Instruction &I, unsigned Sm);
+
+/// Whether the `.target` of M implies `.ftz` on I: for sm_1x targets, single-precision instructions flush
+/// subnormal inputs and results to sign-preserving zero (PTX ISA, each instruction's "Subnormal numbers"
+/// notes), which sm_20 and later do only with `.ftz`.
+bool impliesFtz(const Module &M, const Instruction &I);
+
 /// The lowest PTX ISA version that knows a `.target` (sm_90 -> 78), 0 if unknown.
 unsigned ptxVersionForTarget(unsigned Sm, char Suffix);
 /// True for the sm_XX numbers NVIDIA has defined.

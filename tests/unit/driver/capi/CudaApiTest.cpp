@@ -147,6 +147,87 @@ TEST_CASE("JIT options: logs, their sizes and the wall time are written back") {
   CHECK(cuModuleLoadDataEx(&M, Fill, 1, Target, Sm70) == CUDA_ERROR_INVALID_PTX); // .target sm_75 > 7.0
 }
 
+TEST_CASE("a module that calls an undefined function fails at the load, its log naming the function") {
+  context();
+  // A whole-program load (ptxas's "Unresolved extern function"), lazy (the default) or not; an unused
+  // declaration is fine, and an `.extern .global` without definition only gets ptxas's warning.
+  const char *Calls = R"(.version 8.0
+.target sm_80
+.address_size 64
+.extern .func missing_fn(.param .u32 a);
+.extern .func unused_fn(.param .u32 a);
+.extern .global .u32 missing_var;
+.visible .entry k(.param .u64 p)
+{
+  .reg .b32 %r<3>;
+  .reg .b64 %rd<2>;
+  ld.global.u32 %r1, [missing_var];
+  { .param .u32 a0; st.param.u32 [a0], %r1; call missing_fn, (a0); }
+  ret;
+}
+)";
+  char Error[256] = "";
+  CUjit_option Keys[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *Values[] = {Error, reinterpret_cast<void *>(sizeof Error)};
+  CUmodule M = nullptr;
+  CHECK(cuModuleLoadDataEx(&M, Calls, 2, Keys, Values) == CUDA_ERROR_INVALID_PTX);
+  CHECK(std::string(Error) == "ptxas fatal   : Unresolved extern function 'missing_fn'\n");
+  CHECK(cuModuleLoadData(&M, Calls) == CUDA_ERROR_INVALID_PTX); // no log asked for: still at the load
+
+  std::string NoCall = Calls;
+  NoCall.erase(NoCall.find("call missing_fn, (a0);"), std::strlen("call missing_fn, (a0);"));
+  REQUIRE(cuModuleLoadData(&M, NoCall.c_str()) == CUDA_SUCCESS);
+  CUdeviceptr Var = 0;
+  size_t Bytes = 0;
+  CHECK(cuModuleGetGlobal(&Var, &Bytes, M, "missing_var") == CUDA_SUCCESS);
+  CHECK(Bytes == 4);
+  CHECK(cuModuleUnload(M) == CUDA_SUCCESS);
+}
+
+TEST_CASE("a lazy load with an error log reports what cannot be compiled in that log") {
+  context();
+  // Lowering rejects this form (the runtime's f64 products round to nearest only): with an error log asked
+  // for, the load lowers the module at once, so the reason reaches the log instead of a later call.
+  const char *Unsupported = R"(.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+  .reg .f64 %fd<6>;
+  mov.f64 %fd1, 0d3FF0000000000000;
+  wmma.mma.sync.aligned.row.col.m8n8k4.rz.f64.f64.f64.f64 {%fd2, %fd3}, {%fd1}, {%fd1}, {%fd4, %fd5};
+  ret;
+}
+)";
+  char Error[512] = "";
+  CUjit_option Keys[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *Values[] = {Error, reinterpret_cast<void *>(sizeof Error)};
+  CUmodule M = nullptr;
+  CHECK(cuModuleLoadDataEx(&M, Unsupported, 2, Keys, Values) == CUDA_ERROR_INVALID_PTX);
+  CHECK(std::string(Error).find("wmma rounding other than .rn") != std::string::npos);
+}
+
+TEST_CASE("cuLinkAddData: bytes that are no cubin or fatbinary are an invalid image") {
+  context();
+  CUlinkState L = nullptr;
+  REQUIRE(cuLinkCreate(0, nullptr, nullptr, &L) == CUDA_SUCCESS);
+  char Garbage[64];
+  for (size_t I = 0; I < sizeof Garbage; ++I)
+    Garbage[I] = static_cast<char>(0x5a ^ I);
+  CHECK(cuLinkAddData(L, CU_JIT_INPUT_CUBIN, Garbage, sizeof Garbage, "g.cubin", 0, nullptr, nullptr) ==
+        CUDA_ERROR_INVALID_IMAGE);
+  CHECK(cuLinkAddData(L, CU_JIT_INPUT_FATBINARY, Garbage, sizeof Garbage, "g.fatbin", 0, nullptr, nullptr) ==
+        CUDA_ERROR_INVALID_IMAGE);
+  // PTX text is no fatbinary either.
+  CHECK(cuLinkAddData(L, CU_JIT_INPUT_FATBINARY, const_cast<char *>(Fill), std::strlen(Fill) + 1, "f.fatbin", 0,
+                      nullptr, nullptr) == CUDA_ERROR_INVALID_IMAGE);
+  // An ELF file is a cubin, whose NVIDIA SASS cannot run here.
+  char Elf[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+  CHECK(cuLinkAddData(L, CU_JIT_INPUT_CUBIN, Elf, sizeof Elf, "e.cubin", 0, nullptr, nullptr) ==
+        CUDA_ERROR_NO_BINARY_FOR_GPU);
+  CHECK(cuLinkDestroy(L) == CUDA_SUCCESS);
+}
+
 TEST_CASE("linking one PTX input gives an image cuModuleLoadData accepts") {
   context();
   CUlinkState L = nullptr;
