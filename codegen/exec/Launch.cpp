@@ -290,10 +290,8 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
 unsigned workerCount(const LaunchConfig &C, uint64_t Blocks) {
   unsigned N = C.Workers;
   if (!N) {
-    if (const char *E = std::getenv("PTXFORGE_WORKERS"))
-      N = static_cast<unsigned>(std::atoi(E));
-    if (!N) // one worker per CPU the process may run on, as OpenMP counts them
-      N = static_cast<unsigned>(affinityCpus().size());
+    // one worker per CPU the process may run on, as OpenMP counts them
+    N = static_cast<unsigned>(affinityCpus().size());
     if (!N)
       N = std::max(1u, std::thread::hardware_concurrency());
   }
@@ -407,7 +405,7 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
     }
     FaultJump = nullptr;
   };
-  runOnWorkers(Workers, Work);
+  runOnWorkers(Workers, Work, C.PinWorkers);
   flushDevicePrintf();
   if (!FirstError.empty())
     return llvm::make_error<LaunchError>(FirstFault, FirstError);

@@ -182,7 +182,10 @@ bool RegionBuilder::splitAtCuts() {
     CutExits.insert(Term);
   for (const Region &R : Regions)
     Entries.insert(R.Entry);
-  for (LoopCutTarget &T : cutInnermostLoops(*F, CutExits, Entries)) {
+  std::vector<LoopCutTarget> LoopCuts;
+  if (ML.LoopCuts)
+    LoopCuts = cutInnermostLoops(*F, CutExits, Entries);
+  for (LoopCutTarget &T : LoopCuts) {
     for (llvm::BasicBlock *Stop : T.Stops)
       BarrierExit[Stop->getTerminator()] = static_cast<unsigned>(Regions.size());
     Regions.push_back({T.Entry, {}});

@@ -107,12 +107,10 @@ PtxFacts ptxforge::codegen::describePtx(const ptx::Module &M) {
 
 // Compiling.
 
-const std::string &ptxforge::codegen::defaultTargetCpu() {
-  static const std::string Cpu = [] {
-    const char *E = std::getenv("PTXFORGE_JIT_CPU");
-    return std::string(E ? E : "");
-  }();
-  return Cpu;
+std::string CompileOptions::codeKey() const {
+  return "O" + std::to_string(OptLevel) + " cpu=" + TargetCpu + " stream=" + std::to_string(StreamingStoreBytes) +
+         " block-functions=" + std::to_string(Lowering.BlockFunctions) + " loop-cuts=" +
+         std::to_string(Lowering.LoopCuts);
 }
 
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>> ptxforge::codegen::createTargetMachine(const CompileOptions &O) {
@@ -174,7 +172,7 @@ llvm::Expected<CompiledObject> ptxforge::codegen::compileObject(LoweredModule LM
     return TM.takeError();
   if (auto E = prepareModule(*LM.Module, **TM))
     return E;
-  if (auto E = optimizeModule(*LM.Module, **TM, Options.OptLevel))
+  if (auto E = optimizeModule(*LM.Module, **TM, Options))
     return E;
   auto Code = emitMachineCode(*LM.Module, **TM, /*Assembly=*/false);
   if (!Code)
@@ -193,7 +191,7 @@ llvm::Expected<CompiledObject> ptxforge::codegen::compileObject(LoweredModule LM
 llvm::Expected<CompiledObject> ptxforge::codegen::compilePTXObject(const ptx::VerifiedModule &M,
                                                                    const ptx::SourceBuffer *Source,
                                                                    const CompileOptions &Options) {
-  auto LM = lowerToLLVM(M, Source);
+  auto LM = lowerToLLVM(M, Source, Options.Lowering);
   if (!LM)
     return LM.takeError();
   auto Obj = compileObject(std::move(*LM), Options);

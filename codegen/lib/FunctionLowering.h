@@ -40,6 +40,7 @@ struct ModuleLowering {
   std::vector<llvm::Function *> Functions;       ///< per ptx function
   std::set<const llvm::Function *> SharedReaders; ///< functions whose code addresses shared memory
   std::string Error;                             ///< first lowering error
+  bool LoopCuts = true;                          ///< LoweringOptions::LoopCuts
 
   ModuleLowering(const ptx::Module &M, const ptx::SourceBuffer *S, llvm::LLVMContext &C, llvm::Module &Mod)
       : M(M), Source(S), Ctx(C), Mod(Mod) {

@@ -318,15 +318,6 @@ void wrapBlockRange(ModuleLowering &ML, llvm::Function *Block) {
 
 } // namespace
 
-JitTier ptxforge::codegen::jitTierFromEnvironment() {
-  static const JitTier T = [] {
-    const char *E = std::getenv("PTXFORGE_JIT_TIER");
-    llvm::StringRef V = E ? llvm::StringRef(E).trim() : "";
-    return V == "0" ? JitTier::Quick : V == "2" ? JitTier::Optimized : JitTier::Tiered;
-  }();
-  return T;
-}
-
 llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::VerifiedModule &VM,
                                                            const ptx::SourceBuffer *Source,
                                                            const LoweringOptions &Options) {
@@ -335,6 +326,7 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
   Out.Context = std::make_unique<llvm::LLVMContext>();
   Out.Module = std::make_unique<llvm::Module>(Options.ModuleName, *Out.Context);
   ModuleLowering ML(M, Source, *Out.Context, *Out.Module);
+  ML.LoopCuts = Options.LoopCuts;
   llvm::Type *I32 = llvm::Type::getInt32Ty(ML.Ctx), *Ptr = llvm::PointerType::get(ML.Ctx, 0);
   ML.ThreadCtxTy = llvm::StructType::create(
       ML.Ctx,

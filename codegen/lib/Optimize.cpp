@@ -11,9 +11,9 @@
 #include "llvm/Passes/StandardInstrumentations.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/StringSaver.h"
-#include "llvm/TargetParser/Host.h"
+#include "llvm/Support/raw_ostream.h"
 
-#include <cstdlib>
+#include <atomic>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -21,41 +21,16 @@
 using namespace ptxforge::codegen;
 
 namespace {
-/// PTXFORGE_LLVM_ARGS: LLVM's own options for whoever tunes the code generator (what clang's -mllvm passes),
-/// e.g. "-pass-remarks-missed=loop-vectorize" to see why a thread loop stays scalar. Read once per process;
-/// empty when unset.
-const std::string &userLLVMArgs() {
-  static const std::string Args = [] {
-    const char *E = std::getenv("PTXFORGE_LLVM_ARGS");
-    return std::string(E ? E : "");
-  }();
-  return Args;
-}
-
-void applyLLVMArgs() {
-  static std::once_flag Once;
-  std::call_once(Once, [] {
-    static llvm::BumpPtrAllocator Alloc;
-    static llvm::StringSaver Saver(Alloc);
-    llvm::SmallVector<const char *, 8> Argv{"ptxforge"};
-    // Thread loops on AVX-512 hosts take two 16-lane vectors per iteration (widenThreadLoops); what is left (a
-    // row of 16 threads) runs in a 16-lane epilogue rather than as scalars. LLVM's options are per process.
-    if (llvm::sys::getHostCPUFeatures().lookup("avx512f"))
-      Argv.push_back("-epilogue-vectorization-force-VF=16");
-    if (!userLLVMArgs().empty())
-      llvm::cl::TokenizeGNUCommandLine(userLLVMArgs(), Saver, Argv);
-    if (Argv.size() == 1)
-      return;
-    llvm::cl::ParseCommandLineOptions(static_cast<int>(Argv.size()), Argv.data(), "", &llvm::errs());
-  });
-}
+/// Whether setProcessLLVMOptions ran: LLVM was asked for something (remarks, timings, printing), so ptxforge's
+/// compiles instrument their passes and keep LLVM's remarks.
+std::atomic<bool> LLVMOptionsGiven{false};
 
 /// The thread loops carry vectorization hints (widenThreadLoops), and LLVM reports why a hinted loop is not
 /// vectorized on stderr whether or not remarks were asked for: for a JIT that is noise in the user's program's
-/// output. Unless PTXFORGE_LLVM_ARGS asks LLVM for something, optimization remarks are dropped.
+/// output. Unless setProcessLLVMOptions asked LLVM for something, optimization remarks are dropped.
 struct QuietRemarks : llvm::DiagnosticHandler {
   bool handleDiagnostics(const llvm::DiagnosticInfo &DI) override {
-    return userLLVMArgs().empty() && llvm::isa<llvm::DiagnosticInfoOptimizationBase>(DI);
+    return !LLVMOptionsGiven.load(std::memory_order_relaxed) && llvm::isa<llvm::DiagnosticInfoOptimizationBase>(DI);
   }
 };
 
@@ -63,8 +38,9 @@ struct QuietRemarks : llvm::DiagnosticHandler {
 /// model picks 8 lanes on some AVX-512 hosts (Sapphire Rapids) even with 512-bit vectors preferred: measured
 /// there, 16 lanes ran nbody 1.8x, black-scholes 1.5x and sgemm 1.2x faster. Two vectors cover a 32-thread row
 /// in one iteration (transpose 1.6x faster than LLVM's four, which left such rows to the remainder loop); rows
-/// of 16 (sgemm) go to the epilogue loop, which applyLLVMArgs makes 16 lanes wide. The lowering marks those
-/// loops (ThreadLoop.h).
+/// of 16 (sgemm) go to the remainder loop: only LLVM's process-global -epilogue-vectorization-force-VF could
+/// make its epilogue as wide as the main loop, and a library must not set that for its host program. The
+/// lowering marks those loops (ThreadLoop.h).
 void widenThreadLoops(llvm::Function &F, unsigned Lanes) {
   llvm::LLVMContext &C = F.getContext();
   for (llvm::BasicBlock &BB : F) {
@@ -91,8 +67,24 @@ void widenThreadLoops(llvm::Function &F, unsigned Lanes) {
 }
 } // namespace
 
-llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachine &TM, unsigned Level) {
-  applyLLVMArgs();
+llvm::Error ptxforge::codegen::setProcessLLVMOptions(llvm::StringRef Args) {
+  static std::mutex Lock;
+  static llvm::BumpPtrAllocator Alloc; // LLVM's options keep pointers into the strings parsed
+  static llvm::StringSaver Saver(Alloc);
+  std::scoped_lock L(Lock);
+  llvm::SmallVector<const char *, 8> Argv{"ptxforge"};
+  llvm::cl::TokenizeGNUCommandLine(Args, Saver, Argv);
+  std::string Errors;
+  llvm::raw_string_ostream OS(Errors);
+  bool Ok = llvm::cl::ParseCommandLineOptions(static_cast<int>(Argv.size()), Argv.data(), "", &OS);
+  LLVMOptionsGiven.store(true, std::memory_order_relaxed);
+  if (!Ok)
+    return llvm::createStringError(std::errc::invalid_argument, "%s", llvm::StringRef(Errors).trim().str().c_str());
+  return llvm::Error::success();
+}
+
+llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachine &TM, const CompileOptions &Options) {
+  const unsigned Level = Options.OptLevel;
   // Thread loops are vectorized across threads: with AVX-512, full-width vectors halve the instructions per
   // thread (LLVM's x86 tuning prefers 256 bits for scalar code's sake; Zen 4 runs 512-bit operations at the
   // same FLOP rate).
@@ -121,11 +113,11 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
   llvm::CGSCCAnalysisManager CGAM;
   llvm::ModuleAnalysisManager MAM;
   llvm::PipelineTuningOptions PTO;
-  // LLVM's instrumentation (-time-passes, -print-after=...) only where PTXFORGE_LLVM_ARGS can have asked for it:
-  // its callbacks run around every pass of every JIT compile.
+  // LLVM's instrumentation (-time-passes, -print-after=...) only where setProcessLLVMOptions can have asked for
+  // it: its callbacks run around every pass of every JIT compile.
   llvm::PassInstrumentationCallbacks PIC;
   std::optional<llvm::StandardInstrumentations> SI;
-  if (!userLLVMArgs().empty()) {
+  if (LLVMOptionsGiven.load(std::memory_order_relaxed)) {
     SI.emplace(M.getContext(), /*DebugLogging=*/false);
     SI->registerCallbacks(PIC, &MAM);
   }
@@ -135,14 +127,14 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
   PB.registerPeepholeEPCallback([](llvm::FunctionPassManager &FPM, llvm::OptimizationLevel) {
     FPM.addPass(passes::PointerProvenancePass());
   });
-  PB.registerOptimizerLastEPCallback([](llvm::ModulePassManager &MPM, llvm::OptimizationLevel,
-                                        llvm::ThinOrFullLTOPhase) {
+  PB.registerOptimizerLastEPCallback([&Options](llvm::ModulePassManager &MPM, llvm::OptimizationLevel,
+                                                llvm::ThinOrFullLTOPhase) {
     llvm::FunctionPassManager FPM;
     FPM.addPass(passes::LaneSequencesPass());
     FPM.addPass(passes::PrefetchSteppedPointersPass());
     FPM.addPass(passes::ContiguousGathersPass());
     FPM.addPass(passes::UnmaskFullVectorsPass());
-    FPM.addPass(passes::StreamingStoresPass());
+    FPM.addPass(passes::StreamingStoresPass(Options.StreamingStoreBytes));
     MPM.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(FPM)));
   });
   PB.registerModuleAnalyses(MAM);

@@ -48,19 +48,17 @@ struct LoweredModule {
   std::vector<GlobalInfo> Globals; ///< `.global`/`.const` variables (cuModuleGetGlobal)
 };
 
-/// PTXFORGE_JIT_TIER: which code a JIT compile makes. Tiered (the default; the driver starts a kernel on its
-/// quick code and moves it to the optimized code when that is compiled), Quick ("0": thread functions only,
-/// never upgraded: blocks run their threads in a loop or as fibers; for testing that path over the whole
-/// corpus), Optimized ("2": the optimized code up front, as before tiers).
-enum class JitTier { Tiered, Quick, Optimized };
-JitTier jitTierFromEnvironment();
-
+/// How to lower. The defaults are what a JIT compile wants; nothing here depends on the environment (the driver
+/// and the CLI read it, see README.md's table of variables).
 struct LoweringOptions {
   std::string ModuleName = "ptx";
   /// Whether kernels get block functions (the vectorized loops over a block's threads, region-split barrier
   /// code): without them a launch calls the thread function once per thread, which compiles several times
   /// faster and runs several times slower.
-  bool BlockFunctions = jitTierFromEnvironment() != JitTier::Quick;
+  bool BlockFunctions = true;
+  /// Whether region-split block functions also cut their innermost loops (LoopCuts.h); off only to measure
+  /// what the cuts bring, or to rule them out.
+  bool LoopCuts = true;
 };
 
 /// Lowers every function of M. Unsupported instructions are errors naming the instruction and its location.

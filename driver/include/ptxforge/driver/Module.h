@@ -7,6 +7,7 @@
 #include "ptxforge/codegen/CompiledObject.h"
 #include "ptxforge/codegen/Launch.h"
 #include "ptxforge/driver/BackgroundJobs.h"
+#include "ptxforge/driver/Settings.h"
 #include "ptxforge/driver/Status.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -31,6 +32,8 @@ struct JitOptions {
   std::optional<unsigned> OptLevel; ///< CU_JIT_OPTIMIZATION_LEVEL (0-4)
   std::optional<unsigned> TargetCc; ///< CU_JIT_TARGET: major*10+minor; default the context's device
   bool Verbose = false;             ///< CU_JIT_LOG_VERBOSE
+  /// How codegen compiles (its OptLevel is OptLevel's); unset: the process's settings (processSettings()).
+  std::optional<codegen::CompileOptions> Codegen;
 };
 
 /// What a load reports back through the JIT log options.
@@ -213,7 +216,7 @@ private:
   void startOptimizedCompile(Function &F, CacheKeyInputs Key);
   /// A kernel's compiled part, JIT-linked against the module's shared part.
   llvm::Expected<std::unique_ptr<codegen::CompiledModule>> loadKernelCode(const codegen::CompiledObject &O) const {
-    return codegen::CompiledModule::load(O, Code.get());
+    return codegen::CompiledModule::load(O, Code.get(), processSettings().Compile.Perf);
   }
 
   Context &Ctx;
