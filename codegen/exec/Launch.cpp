@@ -231,7 +231,7 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
     TC.WarpId = T / 32;
     TC.LinearTid = T;
   }
-  if (!K.NeedsFibers) {
+  if (!K.Synchronizes) {
     for (uint32_t T = 0; T < N; ++T)
       runThread(B, Fn, Params, T);
     return {B.Error, B.Fault};

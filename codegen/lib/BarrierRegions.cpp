@@ -40,7 +40,7 @@ bool ptxforge::codegen::detail::regionSplittable(const ptx::Module &M, const ptx
     for (const ptx::Instruction &I : F.Instructions) {
       if (I.Op == ptx::Opcode::Exit && !IsKernel)
         return false; // unwinds a thread from inside a call
-      if (!needsFibers(I))
+      if (!synchronizesThreads(I))
         continue;
       if (IsKernel && isRegionCutCollective(I)) {
         Collectives = true;

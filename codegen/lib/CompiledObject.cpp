@@ -271,7 +271,7 @@ struct KernelFields {
   std::string Name, Symbol;
   std::vector<ParamInfo> Params;
   uint64_t ParamBytes, StaticSharedBytes;
-  bool NeedsFibers;
+  bool Synchronizes;
   std::string BlockSymbol;
   bool ExitInCallee;
   uint32_t ReqNtid[3], MaxNtid[3];
@@ -361,7 +361,7 @@ void writePayload(ByteWriter &W, const CompiledObject &O) {
     }
     W.num<uint64_t>(K.ParamBytes);
     W.num<uint64_t>(K.StaticSharedBytes);
-    W.num<uint8_t>(K.NeedsFibers);
+    W.num<uint8_t>(K.Synchronizes);
     W.str(K.BlockSymbol);
     W.num<uint8_t>(K.ExitInCallee);
     for (uint32_t V : K.ReqNtid)
@@ -416,7 +416,7 @@ void readPayload(ByteReader &R, CompiledObject &O) {
     }
     K.ParamBytes = R.num<uint64_t>();
     K.StaticSharedBytes = R.num<uint64_t>();
-    K.NeedsFibers = R.num<uint8_t>() != 0;
+    K.Synchronizes = R.num<uint8_t>() != 0;
     K.BlockSymbol = R.str();
     K.ExitInCallee = R.num<uint8_t>() != 0;
     for (uint32_t &V : K.ReqNtid)

@@ -147,8 +147,9 @@ llvm::Value *entryAlloca(FunctionLowering &L, llvm::Type *Ty, unsigned Count = 1
 /// (lower/NaNPayload.cpp).
 std::vector<bool> nanPayloadUnobserved(const ptx::Function &F);
 
-/// True when a kernel needs the fiber execution mode (barriers, warp collectives).
-bool needsFibers(const ptx::Instruction &I);
+/// Whether I synchronises threads (a barrier or a warp collective): a kernel with one runs as fibers unless the
+/// region split (BarrierRegions.cpp) can cut at it.
+bool synchronizesThreads(const ptx::Instruction &I);
 
 /// The kernel parameter buffer's layout (each `.param` at its alignment, in order) and its size in Bytes.
 std::vector<ParamInfo> kernelParamLayout(const ptx::Function &F, uint64_t &Bytes);

@@ -409,19 +409,19 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
     K.Params = kernelParamLayout(F, K.ParamBytes);
     K.StaticSharedBytes = ML.kernelSharedBytes(FI);
     for (const ptx::Instruction &I : F.Instructions)
-      K.NeedsFibers |= needsFibers(I);
+      K.Synchronizes |= synchronizesThreads(I);
     // Callees may synchronise too.
     for (const auto &G : M.Functions)
       if (!G->IsEntry && G->HasBody)
         for (const ptx::Instruction &I : G->Instructions)
-          K.NeedsFibers |= needsFibers(I);
+          K.Synchronizes |= synchronizesThreads(I);
     for (const auto &G : M.Functions)
       if (!G->IsEntry && G->HasBody)
         for (const ptx::Instruction &I : G->Instructions)
           K.ExitInCallee |= I.Op == ptx::Opcode::Exit;
     llvm::Function *Block = nullptr;
     if (Options.BlockFunctions) {
-      if (!K.NeedsFibers && !K.ExitInCallee)
+      if (!K.Synchronizes && !K.ExitInCallee)
         Block = emitBlockLoop(ML, ML.Functions[FI], !readsShared(ML, FI));
       else if (regionSplittable(M, F))
         Block = emitRegionBlockFunction(ML, ML.Functions[FI]);
