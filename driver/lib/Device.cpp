@@ -21,7 +21,8 @@ llvm::Expected<unsigned> ptxforge::driver::deviceComputeCapabilityFromEnvironmen
     return 90;
   auto CC = fatbin::parseComputeCapability(E);
   if (!CC)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "PTXFORGE_DEVICE_CC: " + llvm::toString(CC.takeError()));
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "PTXFORGE_DEVICE_CC: " + llvm::toString(CC.takeError()));
   return *CC;
 }
 

@@ -33,7 +33,9 @@ codegen::PerfMap perfMap(llvm::StringRef V) {
   return V == "objects" ? codegen::PerfMap::Objects : codegen::PerfMap::Symbols;
 }
 
-JitTier jitTier(llvm::StringRef V) { return V == "0" ? JitTier::Quick : V == "2" ? JitTier::Optimized : JitTier::Tiered; }
+JitTier jitTier(llvm::StringRef V) {
+  return V == "0" ? JitTier::Quick : V == "2" ? JitTier::Optimized : JitTier::Tiered;
+}
 
 } // namespace
 

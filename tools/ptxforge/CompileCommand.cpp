@@ -160,7 +160,9 @@ std::unique_ptr<LoadedModule> loadModule(std::string Name, std::string Text) {
 }
 
 /// Whether code built for a `.target` (Sm, Suffix) may be re-targeted to T (ptx::targetAllows).
-bool canRetarget(unsigned Sm, char Suffix, const GpuArch &T) { return ptx::targetAllows(Sm, Suffix, T.Number, T.Suffix); }
+bool canRetarget(unsigned Sm, char Suffix, const GpuArch &T) {
+  return ptx::targetAllows(Sm, Suffix, T.Number, T.Suffix);
+}
 
 /// Why the module cannot be compiled for T (empty when it can).
 std::vector<std::string> whyCannotCompile(const LoadedModule &L, const GpuArch &T) {

@@ -56,7 +56,8 @@ TEST_CASE("-arch shorthands and -arch=native as gencodes") {
   CHECK((*Native)[0].spelling() == "-gencode arch=compute_86,code=[sm_86,compute_86]");
   auto Unsupported = archGencodes("native", "", 77);
   REQUIRE_FALSE(static_cast<bool>(Unsupported));
-  CHECK(llvm::toString(Unsupported.takeError()) == "-arch=native: compute capability 7.7 is not a supported architecture");
+  CHECK(llvm::toString(Unsupported.takeError()) ==
+        "-arch=native: compute capability 7.7 is not a supported architecture");
   auto None = archGencodes("", "", 90);
   REQUIRE(static_cast<bool>(None));
   CHECK(None->empty());
