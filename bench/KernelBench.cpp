@@ -17,6 +17,7 @@
 #include "ptxforge/driver/Driver.h"
 #include "ptxforge/driver/Memory.h"
 #include "ptxforge/driver/Module.h"
+#include "ptxforge/driver/Settings.h"
 #include "ptxforge/ptx/Frontend.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -623,7 +624,7 @@ struct PtxforgeRunner {
       Front->Diags.print(*Front->Source, OS);
       return "front end: " + OS.str();
     }
-    auto CM = codegen::compilePTX(*Front->Verified, Front->Source.get());
+    auto CM = codegen::compilePTX(*Front->Verified, Front->Source.get(), driver::processSettings().Compile);
     if (!CM)
       return llvm::toString(CM.takeError());
     Module = std::move(*CM);

@@ -213,7 +213,7 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
     TC.WarpId = T / 32;
     TC.LinearTid = T;
   }
-  if (!K.NeedsFibers) {
+  if (!K.Synchronizes) {
     for (uint32_t T = 0; T < N; ++T) {
       W.RunningThread = T;
       runThread(B, Fn, Params, T);
@@ -275,10 +275,8 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
 unsigned workerCount(const LaunchConfig &C, uint64_t Blocks) {
   unsigned N = C.Workers;
   if (!N) {
-    if (const char *E = std::getenv("PTXFORGE_WORKERS"))
-      N = static_cast<unsigned>(std::atoi(E));
-    if (!N) // one worker per CPU the process may run on, as OpenMP counts them
-      N = static_cast<unsigned>(affinityCpus().size());
+    // one worker per CPU the process may run on, as OpenMP counts them
+    N = static_cast<unsigned>(affinityCpus().size());
     if (!N)
       N = std::max(1u, std::thread::hardware_concurrency());
   }
@@ -394,7 +392,7 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
       Thread = W.RunningThread;
     fail(signalResult(*F, Block, Thread, C));
   };
-  runOnWorkers(Workers, Work);
+  runOnWorkers(Workers, Work, C.PinWorkers);
   flushDevicePrintf();
   if (!FirstError.empty())
     return llvm::make_error<LaunchError>(FirstFault, FirstError, FirstSite);

@@ -7,11 +7,9 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <cstdlib>
 #include <mutex>
 #include <pthread.h>
 #include <sched.h>
-#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -34,23 +32,18 @@ void cpuRelax() {
 /// enough that an idle worker gives its CPU back almost at once.
 constexpr unsigned SpinRounds = 1024;
 
-bool pinningWanted() {
-  const char *E = std::getenv("PTXFORGE_PIN_WORKERS");
-  return !E || std::string_view(E) != "0";
-}
-
 class Pool {
 public:
-  Pool() : Cpus(pinningWanted() ? affinityCpus() : std::vector<int>()) {}
+  Pool() : Cpus(affinityCpus()) {}
 
   /// False when another launch holds the pool.
-  bool tryRun(unsigned Workers, llvm::function_ref<void(unsigned)> Job) {
+  bool tryRun(unsigned Workers, llvm::function_ref<void(unsigned)> Job, bool Pin) {
     std::unique_lock<std::mutex> Hold(Busy, std::try_to_lock);
     if (!Hold.owns_lock())
       return false;
     // The pool outlives main(): its workers are detached and park until the process ends.
     for (; Started + 1 < Workers; ++Started)
-      std::thread([this, Index = Started + 1] { serve(Index); }).detach();
+      std::thread([this, Index = Started + 1, Pin] { serve(Index, Pin); }).detach();
     CurrentJob = Job;
     Remaining.store(Workers - 1, std::memory_order_relaxed);
     {
@@ -70,8 +63,8 @@ public:
   }
 
 private:
-  void serve(unsigned Index) {
-    if (Index < Cpus.size()) {
+  void serve(unsigned Index, bool Pin) {
+    if (Pin && Index < Cpus.size()) {
       cpu_set_t Set;
       CPU_ZERO(&Set);
       CPU_SET(Cpus[Index], &Set);
@@ -100,7 +93,7 @@ private:
     }
   }
 
-  const std::vector<int> Cpus; ///< worker I runs on Cpus[I] (I < Cpus.size()); empty: no pinning
+  const std::vector<int> Cpus; ///< a pinned worker I runs on Cpus[I] (I < Cpus.size())
   std::mutex Busy;             ///< held by the launch that uses the pool
   std::mutex Lock;
   std::condition_variable Wake, Done;
@@ -133,12 +126,12 @@ Pool &pool() {
 
 } // namespace
 
-void ptxforge::codegen::exec::runOnWorkers(unsigned Workers, llvm::function_ref<void(unsigned)> Job) {
+void ptxforge::codegen::exec::runOnWorkers(unsigned Workers, llvm::function_ref<void(unsigned)> Job, bool Pin) {
   if (Workers <= 1) {
     Job(0);
     return;
   }
-  if (pool().tryRun(Workers, Job))
+  if (pool().tryRun(Workers, Job, Pin))
     return;
   std::vector<std::thread> Own;
   for (unsigned I = 1; I < Workers; ++I)

@@ -41,7 +41,7 @@ bool ptxforge::codegen::detail::regionSplittable(const ptx::Module &M, const ptx
     for (const ptx::Instruction &I : F.Instructions) {
       if (I.Op == ptx::Opcode::Exit && !IsKernel)
         return false; // unwinds a thread from inside a call
-      if (!needsFibers(I))
+      if (!synchronizesThreads(I))
         continue;
       if (IsKernel && isRegionCutCollective(I)) {
         Collectives = true;
@@ -205,7 +205,10 @@ llvm::Error RegionBuilder::splitAtCuts() {
     CutExits.insert(Term);
   for (const Region &R : Regions)
     Entries.insert(R.Entry);
-  for (LoopCutTarget &T : cutInnermostLoops(*F, CutExits, Entries)) {
+  std::vector<LoopCutTarget> LoopCuts;
+  if (ML.LoopCuts)
+    LoopCuts = cutInnermostLoops(*F, CutExits, Entries);
+  for (LoopCutTarget &T : LoopCuts) {
     for (llvm::BasicBlock *Stop : T.Stops)
       BarrierExit[Stop->getTerminator()] = static_cast<unsigned>(Regions.size());
     Regions.push_back({T.Entry, {}});

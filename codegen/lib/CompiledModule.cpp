@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
-#include <string_view>
 #include <unistd.h>
 
 using namespace ptxforge;
@@ -49,18 +48,9 @@ private:
   llvm::orc::LLJIT &From;
 };
 
-/// With PTXFORGE_PERF_MAP=1, names the JIT'd functions in /tmp/perf-PID.map (perf's convention for JIT
-/// code), so `perf report` attributes samples to kernels instead of bare addresses. PTXFORGE_PERF_MAP=objects
-/// also saves each object as /tmp/perf-PID-ADDRESS.o (ADDRESS: its first function's), for `objdump -d`: a
-/// sample's offset in its function is the same there.
-void writePerfMap(llvm::orc::LLJIT &JIT, llvm::StringRef ObjectCode) {
-  static const int Mode = [] {
-    const char *E = std::getenv("PTXFORGE_PERF_MAP");
-    if (!E || !*E || std::string_view(E) == "0")
-      return 0;
-    return std::string_view(E) == "objects" ? 2 : 1;
-  }();
-  if (!Mode)
+/// Names Object's functions for perf as Mode says (PerfMap).
+void writePerfMap(llvm::orc::LLJIT &JIT, llvm::StringRef ObjectCode, PerfMap Mode) {
+  if (Mode == PerfMap::Off)
     return;
   auto Obj = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(ObjectCode, "ptxforge-object"));
   if (!Obj) {
@@ -96,7 +86,7 @@ void writePerfMap(llvm::orc::LLJIT &JIT, llvm::StringRef ObjectCode) {
       First = Addr->getValue();
   }
   std::fclose(F);
-  if (Mode == 2 && First) {
+  if (Mode == PerfMap::Objects && First) {
     std::string ObjPath = "/tmp/perf-" + std::to_string(getpid()) + "-" + llvm::utohexstr(First) + ".o";
     if (std::FILE *O = std::fopen(ObjPath.c_str(), "wb")) {
       std::fwrite(ObjectCode.data(), 1, ObjectCode.size(), O);
@@ -113,11 +103,11 @@ llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::compile(LoweredM
   auto Obj = compileObject(std::move(LM), Options);
   if (!Obj)
     return Obj.takeError();
-  return load(*Obj);
+  return load(*Obj, nullptr, Options.Perf);
 }
 
 llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::load(const CompiledObject &Object,
-                                                                    const CompiledModule *Imports) {
+                                                                    const CompiledModule *Imports, PerfMap Perf) {
   if (auto E = Object.checkRunsOnHost())
     return E;
   static std::once_flag Once;
@@ -168,7 +158,7 @@ llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::load(const Compi
     CM->Globals.push_back(G);
     CM->GlobalAddrs.push_back(Sym->toPtr<void *>());
   }
-  writePerfMap(**JIT, Object.ObjectCode);
+  writePerfMap(**JIT, Object.ObjectCode, Perf);
   CM->JIT = std::move(*JIT);
   return CM;
 }
@@ -200,5 +190,5 @@ llvm::Expected<std::unique_ptr<CompiledModule>> ptxforge::codegen::compilePTX(co
   auto Obj = compilePTXObject(M, Source, Options);
   if (!Obj)
     return Obj.takeError();
-  return CompiledModule::load(*Obj);
+  return CompiledModule::load(*Obj, nullptr, Options.Perf);
 }

@@ -107,12 +107,10 @@ PtxFacts ptxforge::codegen::describePtx(const ptx::Module &M) {
 
 // Compiling.
 
-const std::string &ptxforge::codegen::defaultTargetCpu() {
-  static const std::string Cpu = [] {
-    const char *E = std::getenv("PTXFORGE_JIT_CPU");
-    return std::string(E ? E : "");
-  }();
-  return Cpu;
+std::string CompileOptions::codeKey() const {
+  return "O" + std::to_string(OptLevel) + " cpu=" + TargetCpu + " stream=" + std::to_string(StreamingStoreBytes) +
+         " block-functions=" + std::to_string(Lowering.BlockFunctions) + " loop-cuts=" +
+         std::to_string(Lowering.LoopCuts);
 }
 
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>> ptxforge::codegen::createTargetMachine(const CompileOptions &O) {
@@ -174,7 +172,7 @@ llvm::Expected<CompiledObject> ptxforge::codegen::compileObject(LoweredModule LM
     return TM.takeError();
   if (auto E = prepareModule(*LM.Module, **TM))
     return E;
-  if (auto E = optimizeModule(*LM.Module, **TM, Options.OptLevel))
+  if (auto E = optimizeModule(*LM.Module, **TM, Options))
     return E;
   auto Code = emitMachineCode(*LM.Module, **TM, /*Assembly=*/false);
   if (!Code)
@@ -193,7 +191,7 @@ llvm::Expected<CompiledObject> ptxforge::codegen::compileObject(LoweredModule LM
 llvm::Expected<CompiledObject> ptxforge::codegen::compilePTXObject(const ptx::VerifiedModule &M,
                                                                    const ptx::SourceBuffer *Source,
                                                                    const CompileOptions &Options) {
-  auto LM = lowerToLLVM(M, Source);
+  auto LM = lowerToLLVM(M, Source, Options.Lowering);
   if (!LM)
     return LM.takeError();
   auto Obj = compileObject(std::move(*LM), Options);
@@ -273,7 +271,7 @@ struct KernelFields {
   std::string Name, Symbol;
   std::vector<ParamInfo> Params;
   uint64_t ParamBytes, StaticSharedBytes;
-  bool NeedsFibers;
+  bool Synchronizes;
   std::string BlockSymbol;
   bool ExitInCallee;
   uint32_t ReqNtid[3], MaxNtid[3];
@@ -363,7 +361,7 @@ void writePayload(ByteWriter &W, const CompiledObject &O) {
     }
     W.num<uint64_t>(K.ParamBytes);
     W.num<uint64_t>(K.StaticSharedBytes);
-    W.num<uint8_t>(K.NeedsFibers);
+    W.num<uint8_t>(K.Synchronizes);
     W.str(K.BlockSymbol);
     W.num<uint8_t>(K.ExitInCallee);
     for (uint32_t V : K.ReqNtid)
@@ -418,7 +416,7 @@ void readPayload(ByteReader &R, CompiledObject &O) {
     }
     K.ParamBytes = R.num<uint64_t>();
     K.StaticSharedBytes = R.num<uint64_t>();
-    K.NeedsFibers = R.num<uint8_t>() != 0;
+    K.Synchronizes = R.num<uint8_t>() != 0;
     K.BlockSymbol = R.str();
     K.ExitInCallee = R.num<uint8_t>() != 0;
     for (uint32_t &V : K.ReqNtid)

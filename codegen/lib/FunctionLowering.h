@@ -40,6 +40,7 @@ struct ModuleLowering {
   std::vector<llvm::Function *> Functions;       ///< per ptx function
   std::set<const llvm::Function *> SharedReaders; ///< functions whose code addresses shared memory
   std::string Error;                             ///< first lowering error
+  bool LoopCuts = true;                          ///< LoweringOptions::LoopCuts
 
   ModuleLowering(const ptx::Module &M, const ptx::SourceBuffer *S, llvm::LLVMContext &C, llvm::Module &Mod)
       : M(M), Source(S), Ctx(C), Mod(Mod) {
@@ -154,8 +155,9 @@ llvm::Value *scratchBuffer(FunctionLowering &L, llvm::Type *Ty, unsigned Count =
 /// (lower/NaNPayload.cpp).
 std::vector<bool> nanPayloadUnobserved(const ptx::Function &F);
 
-/// True when a kernel needs the fiber execution mode (barriers, warp collectives).
-bool needsFibers(const ptx::Instruction &I);
+/// Whether I synchronises threads (a barrier or a warp collective): a kernel with one runs as fibers unless the
+/// region split (BarrierRegions.cpp) can cut at it.
+bool synchronizesThreads(const ptx::Instruction &I);
 
 /// The kernel parameter buffer's layout (each `.param` at its alignment, in order) and its size in Bytes.
 std::vector<ParamInfo> kernelParamLayout(const ptx::Function &F, uint64_t &Bytes);

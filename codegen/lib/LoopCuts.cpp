@@ -14,9 +14,7 @@
 #include "llvm/Transforms/Utils/ValueMapper.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <functional>
-#include <string_view>
 
 using namespace ptxforge;
 using namespace ptxforge::codegen;
@@ -96,9 +94,6 @@ void unrollForCut(llvm::Loop &L, unsigned Count) {
 std::vector<LoopCutTarget>
 ptxforge::codegen::detail::cutInnermostLoops(llvm::Function &F, const llvm::DenseSet<llvm::Instruction *> &CutExits,
                                              const llvm::DenseSet<llvm::BasicBlock *> &RegionEntries) {
-  // PTXFORGE_LOOP_CUTS=0 turns them off, to measure what they bring (or to rule them out).
-  if (const char *Env = std::getenv("PTXFORGE_LOOP_CUTS"); Env && std::string_view(Env) == "0")
-    return {};
   // The loops to cut, by header (unrolling keeps each loop's header and adds its copies to the same loop).
   llvm::SmallPtrSet<llvm::BasicBlock *, 8> Headers;
   {

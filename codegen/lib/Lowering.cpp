@@ -323,15 +323,6 @@ void wrapBlockRange(ModuleLowering &ML, llvm::Function *Block) {
 
 } // namespace
 
-JitTier ptxforge::codegen::jitTierFromEnvironment() {
-  static const JitTier T = [] {
-    const char *E = std::getenv("PTXFORGE_JIT_TIER");
-    llvm::StringRef V = E ? llvm::StringRef(E).trim() : "";
-    return V == "0" ? JitTier::Quick : V == "2" ? JitTier::Optimized : JitTier::Tiered;
-  }();
-  return T;
-}
-
 namespace {
 /// The IR type of a ThreadContext field's C++ type: iN for integers, [N x T] for arrays, ptr for pointers.
 template <typename T> llvm::Type *irTypeOf(llvm::LLVMContext &C) {
@@ -371,6 +362,7 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
   Out.Context = std::make_unique<llvm::LLVMContext>();
   Out.Module = std::make_unique<llvm::Module>(Options.ModuleName, *Out.Context);
   ModuleLowering ML(M, Source, *Out.Context, *Out.Module);
+  ML.LoopCuts = Options.LoopCuts;
   ML.ThreadCtxTy = threadContextType(ML.Ctx);
 
   // Functions first: initializers may take their addresses.
@@ -447,19 +439,19 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
     K.Params = kernelParamLayout(F, K.ParamBytes);
     K.StaticSharedBytes = ML.kernelSharedBytes(FI);
     for (const ptx::Instruction &I : F.Instructions)
-      K.NeedsFibers |= needsFibers(I);
+      K.Synchronizes |= synchronizesThreads(I);
     // Callees may synchronise too.
     for (const auto &G : M.Functions)
       if (!G->IsEntry && G->HasBody)
         for (const ptx::Instruction &I : G->Instructions)
-          K.NeedsFibers |= needsFibers(I);
+          K.Synchronizes |= synchronizesThreads(I);
     for (const auto &G : M.Functions)
       if (!G->IsEntry && G->HasBody)
         for (const ptx::Instruction &I : G->Instructions)
           K.ExitInCallee |= I.Op == ptx::Opcode::Exit;
     llvm::Function *Block = nullptr;
     if (Options.BlockFunctions) {
-      if (!K.NeedsFibers && !K.ExitInCallee)
+      if (!K.Synchronizes && !K.ExitInCallee)
         Block = emitBlockLoop(ML, ML.Functions[FI], !readsShared(ML, FI));
       else if (regionSplittable(M, F)) {
         llvm::Expected<llvm::Function *> Split = emitRegionBlockFunction(ML, ML.Functions[FI]);

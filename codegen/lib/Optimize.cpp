@@ -11,9 +11,10 @@
 #include "llvm/Passes/StandardInstrumentations.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/StringSaver.h"
-#include "llvm/TargetParser/Host.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Vectorize/LoopVectorize.h"
 
-#include <cstdlib>
+#include <atomic>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -21,51 +22,29 @@
 using namespace ptxforge::codegen;
 
 namespace {
-/// PTXFORGE_LLVM_ARGS: LLVM's own options for whoever tunes the code generator (what clang's -mllvm passes),
-/// e.g. "-pass-remarks-missed=loop-vectorize" to see why a thread loop stays scalar. Read once per process;
-/// empty when unset.
-const std::string &userLLVMArgs() {
-  static const std::string Args = [] {
-    const char *E = std::getenv("PTXFORGE_LLVM_ARGS");
-    return std::string(E ? E : "");
-  }();
-  return Args;
-}
-
-void applyLLVMArgs() {
-  static std::once_flag Once;
-  std::call_once(Once, [] {
-    static llvm::BumpPtrAllocator Alloc;
-    static llvm::StringSaver Saver(Alloc);
-    llvm::SmallVector<const char *, 8> Argv{"ptxforge"};
-    // Thread loops on AVX-512 hosts take two 16-lane vectors per iteration (widenThreadLoops); what is left (a
-    // row of 16 threads) runs in a 16-lane epilogue rather than as scalars. LLVM's options are per process.
-    if (llvm::sys::getHostCPUFeatures().lookup("avx512f"))
-      Argv.push_back("-epilogue-vectorization-force-VF=16");
-    if (!userLLVMArgs().empty())
-      llvm::cl::TokenizeGNUCommandLine(userLLVMArgs(), Saver, Argv);
-    if (Argv.size() == 1)
-      return;
-    llvm::cl::ParseCommandLineOptions(static_cast<int>(Argv.size()), Argv.data(), "", &llvm::errs());
-  });
-}
+/// Whether setProcessLLVMOptions ran: LLVM was asked for something (remarks, timings, printing), so ptxforge's
+/// compiles instrument their passes and keep LLVM's remarks.
+std::atomic<bool> LLVMOptionsGiven{false};
 
 /// The thread loops carry vectorization hints (widenThreadLoops), and LLVM reports why a hinted loop is not
 /// vectorized on stderr whether or not remarks were asked for: for a JIT that is noise in the user's program's
-/// output. Unless PTXFORGE_LLVM_ARGS asks LLVM for something, optimization remarks are dropped.
+/// output. Unless setProcessLLVMOptions asked LLVM for something, optimization remarks are dropped.
 struct QuietRemarks : llvm::DiagnosticHandler {
   bool handleDiagnostics(const llvm::DiagnosticInfo &DI) override {
-    return userLLVMArgs().empty() && llvm::isa<llvm::DiagnosticInfoOptimizationBase>(DI);
+    return !LLVMOptionsGiven.load(std::memory_order_relaxed) && llvm::isa<llvm::DiagnosticInfoOptimizationBase>(DI);
   }
 };
 
 /// Loops over threads run 16 lanes of 32-bit values per AVX-512 vector, two vectors per iteration. LLVM's cost
 /// model picks 8 lanes on some AVX-512 hosts (Sapphire Rapids) even with 512-bit vectors preferred: measured
 /// there, 16 lanes ran nbody 1.8x, black-scholes 1.5x and sgemm 1.2x faster. Two vectors cover a 32-thread row
-/// in one iteration (transpose 1.6x faster than LLVM's four, which left such rows to the remainder loop); rows
-/// of 16 (sgemm) go to the epilogue loop, which applyLLVMArgs makes 16 lanes wide. The lowering marks those
+/// in one iteration (transpose 1.6x faster than LLVM's four, which left such rows to the remainder loop). Rows of
+/// 16 (sgemm) go to the remainder loop, which with VectorRemainder is vectorized too, 16 lanes wide: its followup
+/// properties ask for it, and optimizeModule runs the loop vectorizer once more for such loops. (LLVM's own
+/// epilogue vectorization picks only widths below the main loop's unless its process-global
+/// -epilogue-vectorization-force-VF says otherwise, which a library must not set.) The lowering marks the thread
 /// loops (ThreadLoop.h).
-void widenThreadLoops(llvm::Function &F, unsigned Lanes) {
+void widenThreadLoops(llvm::Function &F, unsigned Lanes, bool VectorRemainder) {
   llvm::LLVMContext &C = F.getContext();
   for (llvm::BasicBlock &BB : F) {
     llvm::Instruction *Term = BB.getTerminator();
@@ -86,13 +65,45 @@ void widenThreadLoops(llvm::Function &F, unsigned Lanes) {
       continue;
     Props.push_back(detail::loopProperty(C, "llvm.loop.vectorize.width", Lanes));
     Props.push_back(detail::loopProperty(C, "llvm.loop.interleave.count", 2));
+    if (VectorRemainder) {
+      // The remainder loop gets these properties only: it keeps the thread loop's parallel accesses (no runtime
+      // alias checks) only when they are repeated here.
+      llvm::SmallVector<llvm::Metadata *, 8> Remainder{
+          llvm::MDString::get(C, "llvm.loop.vectorize.followup_epilogue"),
+          detail::loopProperty(C, "llvm.loop.vectorize.enable", 1),
+          detail::loopProperty(C, "llvm.loop.vectorize.width", Lanes),
+          detail::loopProperty(C, "llvm.loop.interleave.count", 1),
+          llvm::MDNode::get(C, llvm::MDString::get(C, "llvm.loop.unroll.runtime.disable"))};
+      for (llvm::Metadata *P : Props)
+        if (auto *N = llvm::dyn_cast<llvm::MDNode>(P); N && N->getNumOperands())
+          if (auto *S = llvm::dyn_cast<llvm::MDString>(N->getOperand(0));
+              S && S->getString() == "llvm.loop.parallel_accesses")
+            Remainder.push_back(N);
+      Props.push_back(llvm::MDNode::get(C, Remainder));
+    }
     Term->setMetadata(llvm::LLVMContext::MD_loop, detail::loopId(C, Props));
   }
 }
 } // namespace
 
-llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachine &TM, unsigned Level) {
-  applyLLVMArgs();
+llvm::Error ptxforge::codegen::setProcessLLVMOptions(llvm::StringRef Args) {
+  static std::mutex Lock;
+  static llvm::BumpPtrAllocator Alloc; // LLVM's options keep pointers into the strings parsed
+  static llvm::StringSaver Saver(Alloc);
+  std::scoped_lock L(Lock);
+  llvm::SmallVector<const char *, 8> Argv{"ptxforge"};
+  llvm::cl::TokenizeGNUCommandLine(Args, Saver, Argv);
+  std::string Errors;
+  llvm::raw_string_ostream OS(Errors);
+  bool Ok = llvm::cl::ParseCommandLineOptions(static_cast<int>(Argv.size()), Argv.data(), "", &OS);
+  LLVMOptionsGiven.store(true, std::memory_order_relaxed);
+  if (!Ok)
+    return llvm::createStringError(std::errc::invalid_argument, "%s", llvm::StringRef(Errors).trim().str().c_str());
+  return llvm::Error::success();
+}
+
+llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachine &TM, const CompileOptions &Options) {
+  const unsigned Level = Options.OptLevel;
   // Thread loops are vectorized across threads: with AVX-512, full-width vectors halve the instructions per
   // thread (LLVM's x86 tuning prefers 256 bits for scalar code's sake; Zen 4 runs 512-bit operations at the
   // same FLOP rate).
@@ -110,7 +121,7 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
     if (Avx512)
       F.addFnAttr("prefer-vector-width", "512");
     if (Lanes)
-      widenThreadLoops(F, Lanes);
+      widenThreadLoops(F, Lanes, /*VectorRemainder=*/Avx512);
     // rsqrt.approx.f32 (lower/ApproxMath.cpp) is the hardware estimate plus Newton-Raphson steps. Two steps
     // everywhere: one after AVX-512's rsqrt14 met the PTX bound on Zen 4 but not on Sapphire Rapids, whose
     // estimate differs (136 of 200k inputs past 2 ulp in tests/unit/codegen).
@@ -121,11 +132,11 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
   llvm::CGSCCAnalysisManager CGAM;
   llvm::ModuleAnalysisManager MAM;
   llvm::PipelineTuningOptions PTO;
-  // LLVM's instrumentation (-time-passes, -print-after=...) only where PTXFORGE_LLVM_ARGS can have asked for it:
-  // its callbacks run around every pass of every JIT compile.
+  // LLVM's instrumentation (-time-passes, -print-after=...) only where setProcessLLVMOptions can have asked for
+  // it: its callbacks run around every pass of every JIT compile.
   llvm::PassInstrumentationCallbacks PIC;
   std::optional<llvm::StandardInstrumentations> SI;
-  if (!userLLVMArgs().empty()) {
+  if (LLVMOptionsGiven.load(std::memory_order_relaxed)) {
     SI.emplace(M.getContext(), /*DebugLogging=*/false);
     SI->registerCallbacks(PIC, &MAM);
   }
@@ -135,14 +146,18 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
   PB.registerPeepholeEPCallback([](llvm::FunctionPassManager &FPM, llvm::OptimizationLevel) {
     FPM.addPass(passes::PointerProvenancePass());
   });
-  PB.registerOptimizerLastEPCallback([](llvm::ModulePassManager &MPM, llvm::OptimizationLevel,
-                                        llvm::ThinOrFullLTOPhase) {
+  PB.registerOptimizerLastEPCallback([&Options, Avx512](llvm::ModulePassManager &MPM, llvm::OptimizationLevel,
+                                                        llvm::ThinOrFullLTOPhase) {
     llvm::FunctionPassManager FPM;
+    // The remainder loops widenThreadLoops asked to vectorize (only those: vectorization forced by their hints).
+    if (Avx512)
+      FPM.addPass(llvm::LoopVectorizePass(llvm::LoopVectorizeOptions(/*InterleaveOnlyWhenForced=*/true,
+                                                                     /*VectorizeOnlyWhenForced=*/true)));
     FPM.addPass(passes::LaneSequencesPass());
     FPM.addPass(passes::PrefetchSteppedPointersPass());
     FPM.addPass(passes::ContiguousGathersPass());
     FPM.addPass(passes::UnmaskFullVectorsPass());
-    FPM.addPass(passes::StreamingStoresPass());
+    FPM.addPass(passes::StreamingStoresPass(Options.StreamingStoreBytes));
     MPM.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(FPM)));
   });
   PB.registerModuleAnalyses(MAM);

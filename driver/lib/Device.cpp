@@ -3,6 +3,8 @@
 #include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Status.h"
 
+#include "ptxforge/fatbin/Targets.h"
+
 #include "llvm/ADT/StringExtras.h"
 
 #include <cstdlib>
@@ -13,23 +15,15 @@
 
 using namespace ptxforge::driver;
 
-llvm::Expected<std::pair<unsigned, unsigned>> ptxforge::driver::parseComputeCapability(llvm::StringRef Text) {
-  llvm::StringRef T = Text.trim();
-  T.consume_front("sm_") || T.consume_front("compute_");
-  unsigned Major = 0, Minor = 0;
-  auto [Left, Right] = T.split('.');
-  bool Ok;
-  if (!Right.empty())
-    Ok = !Left.getAsInteger(10, Major) && !Right.getAsInteger(10, Minor) && Minor < 10;
-  else {
-    unsigned V = 0;
-    Ok = !T.getAsInteger(10, V) && V >= 10;
-    Major = V / 10;
-    Minor = V % 10;
-  }
-  if (!Ok || Major < 3 || Major > 99)
-    return makeError(Status::InvalidValue, "'" + Text + "' is not a compute capability (expected e.g. 9.0 or 90)");
-  return std::make_pair(Major, Minor);
+llvm::Expected<unsigned> ptxforge::driver::deviceComputeCapabilityFromEnvironment() {
+  const char *E = std::getenv("PTXFORGE_DEVICE_CC");
+  if (!E)
+    return 90;
+  auto CC = fatbin::parseComputeCapability(E);
+  if (!CC)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "PTXFORGE_DEVICE_CC: " + llvm::toString(CC.takeError()));
+  return *CC;
 }
 
 namespace {
@@ -136,17 +130,12 @@ DeviceProperties ptxforge::driver::makeDeviceProperties(unsigned Major, unsigned
 
 const DeviceProperties &ptxforge::driver::deviceProperties() {
   static const DeviceProperties Props = [] {
-    unsigned Major = 9, Minor = 0;
-    if (const char *E = std::getenv("PTXFORGE_DEVICE_CC")) {
-      auto CC = parseComputeCapability(E);
-      if (CC) {
-        Major = CC->first;
-        Minor = CC->second;
-      } else {
-        llvm::consumeError(CC.takeError()); // Driver::initialize reports it
-      }
-    }
-    return makeDeviceProperties(Major, Minor);
+    unsigned CC = 90;
+    if (auto FromEnvironment = deviceComputeCapabilityFromEnvironment())
+      CC = *FromEnvironment;
+    else
+      llvm::consumeError(FromEnvironment.takeError()); // Driver::initialize reports it
+    return makeDeviceProperties(CC / 10, CC % 10);
   }();
   return Props;
 }

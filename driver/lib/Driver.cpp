@@ -4,9 +4,9 @@
 #include "ptxforge/driver/Device.h"
 #include "ptxforge/codegen/FaultGuard.h"
 #include "ptxforge/driver/Memory.h"
+#include "ptxforge/driver/Settings.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 using namespace ptxforge::driver;
 
@@ -21,11 +21,9 @@ llvm::Error Driver::initialize() {
   std::scoped_lock L(Lock);
   if (Initialized)
     return llvm::Error::success();
-  if (const char *E = std::getenv("PTXFORGE_DEVICE_CC")) {
-    auto CC = parseComputeCapability(E);
-    if (!CC)
-      return makeError(Status::NoDevice, "PTXFORGE_DEVICE_CC: " + llvm::toString(CC.takeError()));
-  }
+  if (auto CC = deviceComputeCapabilityFromEnvironment(); !CC)
+    return makeError(Status::NoDevice, llvm::toString(CC.takeError()));
+  (void)processSettings(); // the environment's codegen settings, read once (Settings.h)
   const DeviceProperties &P = deviceProperties();
   if (!DeviceMemory::get().reservationSize())
     return makeError(Status::OutOfMemory, "no address space for device memory");

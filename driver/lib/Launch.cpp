@@ -1,11 +1,12 @@
 // Kernel launches: checked at the call, run on the stream's worker. codegen turns faults in kernel code on any
 // of its worker threads into typed LaunchErrors; a failure becomes the process's sticky error.
-// PTXFORGE_LAUNCH_WORKERS (like PTXFORGE_WORKERS) caps the workers of one launch; default: one per core.
+// PTXFORGE_LAUNCH_WORKERS (else PTXFORGE_WORKERS) caps the workers of one launch; default: one per core.
 #include "ptxforge/driver/Launch.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Driver.h"
 #include "ptxforge/driver/Memory.h"
+#include "ptxforge/driver/Settings.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -25,7 +26,7 @@ unsigned launchWorkers() {
       if (!llvm::StringRef(E).trim().getAsInteger(10, V))
         return V; // 0: one per core
     }
-    return 0u;
+    return processSettings().Workers;
   }();
   return N;
 }
@@ -100,6 +101,7 @@ llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const
   const codegen::KernelInfo *K = KC->Kernel;
   codegen::LaunchConfig C = Config;
   C.Workers = Kind == LaunchKind::Cooperative ? static_cast<unsigned>(Blocks) : launchWorkers();
+  C.PinWorkers = processSettings().PinWorkers;
   C.Upgrade = F.upgrade();
   bool Cooperative = Kind == LaunchKind::Cooperative;
   Ctx.submit(S, [Code, K, C, Cooperative, Params = std::move(Params)]() mutable {

@@ -10,6 +10,7 @@
 #include "ptxforge/driver/Driver.h"
 #include "ptxforge/driver/Link.h"
 #include "ptxforge/driver/Memory.h"
+#include "ptxforge/driver/Settings.h"
 #include "ptxforge/driver/Status.h"
 
 #include "ptxforge/codegen/SplitModule.h"
@@ -133,9 +134,7 @@ struct Module::PendingCompile {
   size_t KernelsLeft = 0;
 
   CacheKeyInputs key(unsigned CC, llvm::StringRef Part) const {
-    std::string Code = "O" + std::to_string(Options.OptLevel) + " cpu=" + Options.TargetCpu;
-    if (codegen::jitTierFromEnvironment() == codegen::JitTier::Quick)
-      Code += " quick"; // PTXFORGE_JIT_TIER=0 lowers without block functions: other code, another entry
+    std::string Code = Options.codeKey(); // PTXFORGE_JIT_TIER=0: no block functions, other code, another entry
     return {Front->Source->text(), CC, Part.empty() ? Code : Code + " " + Part.str()};
   }
   /// Kernel Name's part, compiled (Quick: without block functions, the tiered JIT's quick code).
@@ -151,7 +150,7 @@ struct Module::PendingCompile {
   llvm::Expected<codegen::ModuleSplit *> split(bool Quick) {
     std::unique_ptr<codegen::ModuleSplit> &S = Quick ? QuickSplit : Split;
     if (!S) {
-      codegen::LoweringOptions LO;
+      codegen::LoweringOptions LO = Options.Lowering;
       LO.BlockFunctions &= !Quick;
       auto Lowered = codegen::lowerToLLVM(*Front->Verified, Front->Source.get(), LO);
       if (!Lowered)
@@ -242,6 +241,7 @@ llvm::Expected<std::unique_ptr<Module>> Module::fromPtx(Context &Ctx, std::strin
   auto P = std::make_unique<PendingCompile>();
   P->Front = std::move(Front);
   P->Name = Name;
+  P->Options = Options.Codegen.value_or(processSettings().Compile);
   P->Options.OptLevel = codegenOptLevel(Options);
   P->PerKernel = Mode == ModuleLoading::Lazy;
   P->KernelsLeft = M->KernelCount;
@@ -275,7 +275,7 @@ llvm::Expected<std::unique_ptr<Module>> Module::fromObject(Context &Ctx, const c
   M->BinaryVersion = CC;
   M->KernelCount = Object.Kernels.size();
   llvm::Error E = llvm::Error::success();
-  if (auto Loaded = codegen::CompiledModule::load(Object))
+  if (auto Loaded = codegen::CompiledModule::load(Object, nullptr, processSettings().Compile.Perf))
     E = M->install(Object, std::move(*Loaded));
   else
     E = makeError(Status::InvalidImage, "the host code cannot be loaded: " + llvm::toString(Loaded.takeError()));
@@ -350,7 +350,9 @@ llvm::Error Module::materializeWhole() {
   auto Part = loadPart(
       P.key(BinaryVersion, ""),
       [&] { return codegen::compilePTXObject(*P.Front->Verified, P.Front->Source.get(), P.Options); },
-      [](const codegen::CompiledObject &O) { return codegen::CompiledModule::load(O); });
+      [](const codegen::CompiledObject &O) {
+        return codegen::CompiledModule::load(O, nullptr, processSettings().Compile.Perf);
+      });
   if (!Part)
     return Part.takeError();
   FromCache = Part->FromCache;
@@ -366,7 +368,7 @@ llvm::Error Module::materializeWhole() {
 llvm::Error Module::materializeShared() {
   PendingCompile &P = *Pending;
   auto Compile = [&]() -> llvm::Expected<codegen::CompiledObject> {
-    auto Split = P.split(/*Quick=*/codegen::jitTierFromEnvironment() == codegen::JitTier::Tiered);
+    auto Split = P.split(/*Quick=*/processSettings().Tier == JitTier::Tiered);
     if (!Split)
       return Split.takeError();
     codegen::CompiledObject Object;
@@ -385,7 +387,7 @@ llvm::Error Module::materializeShared() {
       return nullptr;
     codegen::CompiledObject Shared = O;
     Shared.Kernels.clear();
-    return codegen::CompiledModule::load(Shared);
+    return codegen::CompiledModule::load(Shared, nullptr, processSettings().Compile.Perf);
   };
   auto Part = loadPart(P.key(BinaryVersion, "part=shared"), Compile, Load);
   if (!Part)
@@ -423,7 +425,7 @@ llvm::Expected<KernelCode> Module::compileFunction(Function &F) {
   // alone, compiled in a few ms) and a background compile makes the optimized code, which launches take up
   // between blocks (codegen::TierUp) and the cache keeps. (Whether the kernel gets a block function at all
   // only the full lowering tells; one that gets none just compiles its thread function twice.)
-  bool Tiered = codegen::jitTierFromEnvironment() == codegen::JitTier::Tiered;
+  bool Tiered = processSettings().Tier == JitTier::Tiered;
   std::optional<LoadedPart> Part;
   if (Tiered)
     Part = cachedPart(Key, Load);

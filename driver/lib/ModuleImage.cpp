@@ -5,6 +5,7 @@
 #include "ptxforge/driver/Device.h"
 #include "ptxforge/codegen/FaultGuard.h"
 #include "ptxforge/driver/Module.h"
+#include "ptxforge/driver/Settings.h"
 #include "ptxforge/driver/Status.h"
 
 #include "ptxforge/fatbin/Fatbinary.h"
@@ -86,7 +87,7 @@ llvm::Expected<SelectedPtx> selectFromEntries(llvm::ArrayRef<const fatbin::Entry
                                               std::string Name, JitLogs &Logs) {
   fatbin::SelectionRequest Request;
   Request.ComputeCapability = CC;
-  Request.Jit = fatbin::JitPolicy::fromEnvironment();
+  Request.Jit = jitPolicyFromEnvironment();
   Request.HostIsaLevels = hostIsaLevels();
   fatbin::Selection S = fatbin::selectEntry(Entries, Request);
   switch (S.Status) {

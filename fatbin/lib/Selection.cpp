@@ -5,24 +5,9 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
-#include <cstdlib>
-
 using namespace llvm;
 
 namespace ptxforge::fatbin {
-
-static bool envFlag(const char *Name) {
-  const char *Value = std::getenv(Name);
-  long long N = 0;
-  return Value && !StringRef(Value).trim().getAsInteger(10, N) && N != 0;
-}
-
-JitPolicy JitPolicy::fromEnvironment() {
-  JitPolicy P;
-  P.ForcePtxJit = envFlag("CUDA_FORCE_PTX_JIT");
-  P.DisablePtxJit = envFlag("CUDA_DISABLE_PTX_JIT");
-  return P;
-}
 
 bool isCompatible(uint32_t Arch, uint64_t Flags, unsigned ComputeCapability) {
   if (hasFlag(Flags, EntryFlag::ArchSpecific))

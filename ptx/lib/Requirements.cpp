@@ -5,6 +5,7 @@
 #include "ptxforge/ptx/SourceBuffer.h"
 
 #include <algorithm>
+#include <optional>
 
 using namespace ptxforge::ptx;
 
@@ -117,16 +118,42 @@ ModuleRequirements ptxforge::ptx::computeRequirements(const Module &M) {
   return MR;
 }
 
-std::vector<std::string> ptxforge::ptx::reasonsCannotRun(const Module &M, const ModuleRequirements &R, unsigned Sm,
-                                                         const SourceBuffer *Source) {
+bool ptxforge::ptx::targetAllows(unsigned TargetSm, char TargetSuffix, unsigned Sm, char Suffix) {
+  if (TargetSuffix == 'a')
+    return Suffix == 'a' && Sm == TargetSm;
+  if (TargetSuffix == 'f')
+    return Suffix != 0 && Sm / 10 == TargetSm / 10 && Sm >= TargetSm;
+  return Sm >= TargetSm;
+}
+
+namespace {
+
+using namespace ptxforge::ptx;
+
+/// Why M's `.target` keeps it from the target (Sm, Suffix) named Name, or nothing. Device: the target is a device
+/// (Suffix 'a'), which a module "runs only on"; a compile target is one a module "compiles only for".
+std::optional<std::string> targetReason(const Target &Tgt, unsigned Sm, char Suffix, bool Device,
+                                        const std::string &Name) {
+  if (targetAllows(Tgt.Sm, Tgt.Suffix, Sm, Suffix))
+    return std::nullopt;
+  std::string T = "'.target " + smName(Tgt.Sm, Tgt.Suffix) + "'";
+  if (!Tgt.Suffix || (Device && Tgt.Sm > Sm))
+    return T + " is higher than " + Name;
+  std::string Family = "sm_" + std::to_string(Tgt.Sm / 10) + "x family";
+  if (Tgt.Suffix == 'a')
+    return Device ? T + " runs only on " + smName(Tgt.Sm)
+                  : T + " is specific to " + smName(Tgt.Sm) + ": it compiles only for compute_" +
+                        std::to_string(Tgt.Sm) + "a";
+  return Device ? T + " runs only within the " + Family
+                : T + " is specific to the " + Family + ": it compiles only for that family's 'f' and 'a' targets " +
+                      "from compute_" + std::to_string(Tgt.Sm) + " on";
+}
+
+std::vector<std::string> reasons(const Module &M, const ModuleRequirements &R, unsigned Sm, char Suffix, bool Device,
+                                 const std::string &Name, const SourceBuffer *Source) {
   std::vector<std::string> Reasons;
-  if (M.Tgt.Sm > Sm)
-    Reasons.push_back("'.target " + smName(M.Tgt.Sm, M.Tgt.Suffix) + "' is higher than " + smName(Sm));
-  else if (M.Tgt.Suffix == 'a' && M.Tgt.Sm != Sm)
-    Reasons.push_back("'.target " + smName(M.Tgt.Sm, 'a') + "' runs only on " + smName(M.Tgt.Sm));
-  else if (M.Tgt.Suffix == 'f' && M.Tgt.Sm / 10 != Sm / 10)
-    Reasons.push_back("'.target " + smName(M.Tgt.Sm, 'f') + "' runs only within the sm_" +
-                      std::to_string(M.Tgt.Sm / 10) + "x family");
+  if (std::optional<std::string> Why = targetReason(M.Tgt, Sm, Suffix, Device, Name))
+    Reasons.push_back(std::move(*Why));
   for (const FunctionRequirements &F : R.Functions) {
     if (F.Minimum.Sm <= Sm)
       continue;
@@ -143,4 +170,17 @@ std::vector<std::string> ptxforge::ptx::reasonsCannotRun(const Module &M, const 
     }
   }
   return Reasons;
+}
+
+} // namespace
+
+std::vector<std::string> ptxforge::ptx::reasonsCannotRun(const Module &M, const ModuleRequirements &R, unsigned Sm,
+                                                         const SourceBuffer *Source) {
+  return reasons(M, R, Sm, 'a', /*Device=*/true, smName(Sm), Source);
+}
+
+std::vector<std::string> ptxforge::ptx::reasonsCannotCompile(const Module &M, const ModuleRequirements &R, unsigned Sm,
+                                                             char Suffix, const std::string &Name,
+                                                             const SourceBuffer *Source) {
+  return reasons(M, R, Sm, Suffix, /*Device=*/false, Name, Source);
 }

@@ -3,6 +3,7 @@
 #include "CaseRunner.h"
 
 #include "ptxforge/codegen/Launch.h"
+#include "ptxforge/driver/Settings.h"
 #include "ptxforge/ptx/Frontend.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -215,7 +216,7 @@ std::string runCase(const std::string &Dir, const json &C, const std::string &Pt
     FR->Diags.print(*FR->Source, OS);
     return "front end: " + S.substr(0, 300);
   }
-  auto CM = codegen::compilePTX(*FR->Verified, FR->Source.get());
+  auto CM = codegen::compilePTX(*FR->Verified, FR->Source.get(), driver::processSettings().Compile);
   if (!CM)
     return "compile: " + llvm::toString(CM.takeError()).substr(0, 400);
   std::map<std::string, Buffer> Buffers;
@@ -249,7 +250,7 @@ std::string runCase(const std::string &Dir, const json &C, const std::string &Pt
         memcpy(Params.data() + K->Params[PI].Offset, Bytes.data(), Bytes.size());
       ++PI;
     }
-    codegen::LaunchConfig Cfg;
+    codegen::LaunchConfig Cfg = driver::processSettings().launchConfig({});
     Cfg.Grid = {L["grid"][0], L["grid"][1], L["grid"][2]};
     Cfg.Block = {L["block"][0], L["block"][1], L["block"][2]};
     Cfg.DynamicSharedBytes = L.value("dynamic_shared_bytes", 0u);

@@ -6,6 +6,7 @@
 #include "Commands.h"
 #include "CompileTargets.h"
 
+#include "ptxforge/driver/Device.h"
 #include "ptxforge/fatbin/Listing.h"
 #include "ptxforge/fatbin/Reader.h"
 #include "ptxforge/fatbin/Writer.h"
@@ -75,12 +76,19 @@ struct CompileOptions {
 
 Expected<Settings> resolveSettings(const CompileOptions &O) {
   Settings S;
-  auto FromArch = archGencodes(O.Arch, O.Code);
+  unsigned NativeCC = 0; // -arch=native: the emulated device's
+  if (O.Arch == "native") {
+    auto CC = driver::deviceComputeCapabilityFromEnvironment();
+    if (!CC)
+      return makeError("-arch=native: " + toString(CC.takeError()));
+    NativeCC = *CC;
+  }
+  auto FromArch = fatbin::archGencodes(O.Arch, O.Code, NativeCC);
   if (!FromArch)
     return FromArch.takeError();
   std::vector<Gencode> FromGencode;
   for (const std::string &V : O.Gencodes) {
-    auto G = parseGencode(V);
+    auto G = fatbin::parseGencode(V);
     if (!G)
       return G.takeError();
     FromGencode.push_back(std::move(*G));
@@ -151,46 +159,14 @@ std::unique_ptr<LoadedModule> loadModule(std::string Name, std::string Text) {
   return L;
 }
 
-/// Whether code built for a `.target` (Sm, Suffix) may be re-targeted to T: a plain target to any later
-/// architecture, an `a` target only to itself, an `f` target to the `f`/`a` targets of its family at or above it.
+/// Whether code built for a `.target` (Sm, Suffix) may be re-targeted to T (ptx::targetAllows).
 bool canRetarget(unsigned Sm, char Suffix, const GpuArch &T) {
-  if (Suffix == 'a')
-    return T.Suffix == 'a' && T.Number == Sm;
-  if (Suffix == 'f')
-    return T.Suffix != 0 && T.major() == Sm / 10 && T.Number >= Sm;
-  return T.Number >= Sm;
+  return ptx::targetAllows(Sm, Suffix, T.Number, T.Suffix);
 }
 
 /// Why the module cannot be compiled for T (empty when it can).
 std::vector<std::string> whyCannotCompile(const LoadedModule &L, const GpuArch &T) {
-  const ptx::Module &M = L.module();
-  std::vector<std::string> Reasons;
-  std::string Target = "'.target " + ptx::smName(M.Tgt.Sm, M.Tgt.Suffix) + "'";
-  // The `.target` first; the instructions that need more than T below.
-  if (!canRetarget(M.Tgt.Sm, M.Tgt.Suffix, T)) {
-    if (M.Tgt.Suffix == 'a')
-      Reasons.push_back(Target + " is specific to " + ptx::smName(M.Tgt.Sm) + ": it compiles only for compute_" +
-                        std::to_string(M.Tgt.Sm) + "a");
-    else if (M.Tgt.Suffix == 'f')
-      Reasons.push_back(Target + " is specific to the sm_" + std::to_string(M.Tgt.Sm / 10) +
-                        "x family: it compiles only for that family's 'f' and 'a' targets from compute_" +
-                        std::to_string(M.Tgt.Sm) + " on");
-    else
-      Reasons.push_back(Target + " is higher than " + T.name());
-  }
-  for (const ptx::FunctionRequirements &F : L.Needs.Functions) {
-    if (F.Minimum.Sm <= T.Number)
-      continue;
-    for (const ptx::RequirementSource &S : F.SmSetBy) {
-      ptx::LineColumn LC = L.source().lineColumn(S.Loc);
-      Reasons.push_back("'" + S.Instruction + "' at " + L.source().name().str() + ":" + std::to_string(LC.Line) + ":" +
-                        std::to_string(LC.Column) + " in '" + F.Fn->Name.str() + "' requires " +
-                        ptx::smName(S.Needs.Sm));
-      if (Reasons.size() >= 8)
-        return Reasons;
-    }
-  }
-  return Reasons;
+  return ptx::reasonsCannotCompile(L.module(), L.Needs, T.Number, T.Suffix, T.name(), &L.source());
 }
 
 /// The [begin, end) byte range of the first token made of TokenChars at or after From on the line holding Loc.
@@ -571,7 +547,7 @@ int compileHost(InputModules &In, const std::string &Path, const std::string &Ou
   if (!S.Gencodes.empty()) {
     Arch = S.Gencodes.front().Arch;
   } else if (In.isFatbin()) {
-    auto CC = deviceComputeCapability();
+    auto CC = driver::deviceComputeCapabilityFromEnvironment();
     if (!CC) {
       error() << toString(CC.takeError()) << "\n";
       return ExitInputError;

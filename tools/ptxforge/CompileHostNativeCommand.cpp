@@ -6,6 +6,7 @@
 #include "CompileTargets.h"
 
 #include "ptxforge/codegen/CompiledObject.h"
+#include "ptxforge/driver/Settings.h"
 #include "ptxforge/fatbin/HostIsa.h"
 #include "ptxforge/ptx/Frontend.h"
 
@@ -50,7 +51,7 @@ Expected<std::string> compileHostNative(StringRef Name, StringRef PtxText, Strin
     Front->Diags.print(*Front->Source, OS);
     return createStringError(inconvertibleErrorCode(), "the PTX does not compile:\n" + Diags);
   }
-  codegen::CompileOptions CO;
+  codegen::CompileOptions CO = driver::processSettings().Compile;
   CO.OptLevel = OptLevel;
   CO.TargetCpu = IsaLevel.str();
   auto Object = codegen::compilePTXObject(*Front->Verified, Front->Source.get(), CO);

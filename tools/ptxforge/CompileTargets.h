@@ -1,8 +1,9 @@
-// What `ptxforge compile` compiles for (CompileTargetsCommand.cpp): the GPU architectures nvcc's target flags name
-// (-arch, -code, -gencode), host code for this CPU (--emit=llvm|asm|obj), and host-native fatbinary entries
-// (--host-native, CompileHostNativeCommand.cpp).
+// What `ptxforge compile` compiles for (CompileTargetsCommand.cpp): host code for this CPU (--emit=llvm|asm|obj)
+// and host-native fatbinary entries (--host-native, CompileHostNativeCommand.cpp). The GPU architectures nvcc's
+// target flags name (-arch, -code, -gencode) are fatbin's (ptxforge/fatbin/Targets.h).
 #pragma once
 
+#include "ptxforge/fatbin/Targets.h"
 #include "ptxforge/fatbin/Writer.h"
 #include "ptxforge/ptx/SourceBuffer.h"
 #include "ptxforge/ptx/Verifier.h"
@@ -18,46 +19,8 @@
 
 namespace ptxforge::tools {
 
-/// The architectures nvcc 13 accepts (`nvcc --list-gpu-arch`).
-constexpr unsigned SupportedArchs[] = {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121};
-
-/// One architecture as nvcc spells it: compute_90 (virtual, PTX) or sm_90a (real, SASS).
-struct GpuArch {
-  unsigned Number = 0;
-  char Suffix = 0; ///< 'a' (arch-specific), 'f' (family-specific) or 0
-  bool Virtual = false;
-
-  std::string name() const {
-    return (Virtual ? "compute_" : "sm_") + std::to_string(Number) + (Suffix ? std::string(1, Suffix) : "");
-  }
-  GpuArch virtualArch() const { return {Number, Suffix, true}; }
-  unsigned major() const { return Number / 10; }
-  bool sameTarget(const GpuArch &O) const { return Number == O.Number && Suffix == O.Suffix; }
-  /// The target bits of a fatbinary entry built for this architecture.
-  uint64_t entryFlags() const;
-};
-
-/// One `-gencode arch=compute_XX,code=[...]`, after -arch's shorthands are expanded.
-struct Gencode {
-  GpuArch Arch;               ///< virtual: what the module must be valid for
-  std::vector<GpuArch> Codes; ///< what the fatbinary should hold
-  /// From -arch=all or all-major: an architecture the module cannot be compiled for is skipped with a
-  /// warning instead of failing the compilation.
-  bool FromAll = false;
-
-  std::string spelling() const;
-};
-
-/// `-gencode arch=compute_75,code=[sm_75,compute_75]` (also `code=sm_75,compute_75`, quoted, or with the keys in
-/// the other order). Errors are nvcc's usage errors.
-llvm::Expected<Gencode> parseGencode(llvm::StringRef Value);
-
-/// -arch (with -code) as gencodes: sm_XX alone is arch=compute_XX,code=[sm_XX,compute_XX], compute_XX alone PTX
-/// only; all, all-major and native as nvcc expands them. Empty when Arch is.
-llvm::Expected<std::vector<Gencode>> archGencodes(llvm::StringRef Arch, llvm::StringRef Code);
-
-/// The compute capability of the device ptxforge emulates: PTXFORGE_DEVICE_CC ("9.0" or "90"), else 9.0.
-llvm::Expected<unsigned> deviceComputeCapability();
+using fatbin::Gencode;
+using fatbin::GpuArch;
 
 /// Host code `--emit` can ask for.
 enum class HostOutput { LLVM, Asm, Obj };

@@ -6,6 +6,8 @@
 
 #include "ptxforge/codegen/CompiledObject.h"
 #include "ptxforge/codegen/Launch.h"
+#include "ptxforge/driver/Device.h"
+#include "ptxforge/driver/Settings.h"
 #include "ptxforge/fatbin/HostIsa.h"
 #include "ptxforge/fatbin/Reader.h"
 #include "ptxforge/fatbin/Selection.h"
@@ -35,16 +37,14 @@ struct RunOptions {
   bool Json = false, Verbose = false;
 };
 
-unsigned deviceSm() {
-  const char *E = std::getenv("PTXFORGE_DEVICE_CC");
-  if (!E)
-    return 90;
-  std::string S = E;
-  size_t Dot = S.find('.');
-  if (Dot != std::string::npos)
-    return std::atoi(S.substr(0, Dot).c_str()) * 10 + std::atoi(S.substr(Dot + 1).c_str());
-  unsigned V = std::atoi(S.c_str());
-  return V < 20 ? V * 10 : V;
+/// The emulated device's compute capability (PTXFORGE_DEVICE_CC, as libcuda.so.1 reads it); nullopt after printing
+/// why the variable is wrong.
+std::optional<unsigned> deviceSm() {
+  auto CC = driver::deviceComputeCapabilityFromEnvironment();
+  if (CC)
+    return *CC;
+  llvm::errs() << "ptxforge run: error: " << llvm::toString(CC.takeError()) << "\n";
+  return std::nullopt;
 }
 
 int runCases(const RunOptions &O) {
@@ -71,7 +71,10 @@ int runCases(const RunOptions &O) {
       if (!Line.empty() && Line[0] != '#')
         Expected.insert(Line.substr(0, Line.find_first_of(" \t")));
   }
-  unsigned Sm = deviceSm(), Passed = 0, Failed = 0, Skipped = 0, Listed = 0;
+  std::optional<unsigned> DeviceSm = deviceSm();
+  if (!DeviceSm)
+    return ExitUsage;
+  unsigned Sm = *DeviceSm, Passed = 0, Failed = 0, Skipped = 0, Listed = 0;
   nlohmann::json Results = nlohmann::json::array();
   for (const std::string &Dir : Dirs) {
     std::vector<CaseFile> Files = listCaseFiles(Dir);
@@ -204,11 +207,14 @@ std::optional<Runnable> loadFatbinEntry(const std::string &Path) {
   if (!F)
     return fail(llvm::toString(F.takeError()));
   // The driver's rules: exact-CC host code for the best ISA level this CPU runs, else PTX to JIT-compile
-  // (CUDA_FORCE_PTX_JIT / CUDA_DISABLE_PTX_JIT through JitPolicy::fromEnvironment).
+  // (CUDA_FORCE_PTX_JIT / CUDA_DISABLE_PTX_JIT, as driver::processSettings read them).
+  std::optional<unsigned> DeviceSm = deviceSm();
+  if (!DeviceSm)
+    return std::nullopt;
   fatbin::SelectionRequest Req;
-  Req.ComputeCapability = deviceSm();
+  Req.ComputeCapability = *DeviceSm;
   Req.HostIsaLevels = fatbin::hostIsaLevels();
-  Req.Jit = fatbin::JitPolicy::fromEnvironment();
+  Req.Jit = driver::processSettings().Jit;
   fatbin::Selection S = fatbin::selectEntry(F->fatbinary().entries(), Req);
   if (!S.ok())
     return fail(S.Message);
@@ -221,7 +227,7 @@ std::optional<Runnable> loadFatbinEntry(const std::string &Path) {
     auto Object = codegen::CompiledObject::deserialize(llvm::toStringRef(*Bytes));
     if (!Object)
       return fail("the host-native entry is corrupt: " + llvm::toString(Object.takeError()));
-    auto Code = codegen::CompiledModule::load(*Object);
+    auto Code = codegen::CompiledModule::load(*Object, nullptr, driver::processSettings().Compile.Perf);
     if (!Code)
       return fail("the host code cannot be loaded: " + llvm::toString(Code.takeError()));
     std::cout << Path << ": running the " << Arch << " host-native entry (" << S.Message << ")\n";
@@ -252,7 +258,7 @@ std::optional<Runnable> loadRunnable(const std::string &Path) {
     return R;
   if (!R->Ptx || !R->Ptx->ok())
     return std::nullopt;
-  auto CM = codegen::compilePTX(*R->Ptx->Verified, R->Ptx->Source.get());
+  auto CM = codegen::compilePTX(*R->Ptx->Verified, R->Ptx->Source.get(), driver::processSettings().Compile);
   if (!CM) {
     llvm::errs() << "ptxforge run: error: " << llvm::toString(CM.takeError()) << "\n";
     return std::nullopt;
@@ -287,7 +293,7 @@ int runAdHoc(const RunOptions &O) {
     }
     memcpy(Params.data() + K->Params[I].Offset, Raw.data(), std::min<size_t>(Raw.size(), K->Params[I].Size));
   }
-  codegen::LaunchConfig C;
+  codegen::LaunchConfig C = driver::processSettings().launchConfig({});
   C.Grid = {O.Grid[0], O.Grid[1], O.Grid[2]};
   C.Block = {O.Block[0], O.Block[1], O.Block[2]};
   C.DynamicSharedBytes = O.Shared;

@@ -3,6 +3,7 @@
 #include "ArgTable.h"
 #include "Commands.h"
 
+#include "ptxforge/driver/Settings.h"
 #include "ptxforge/ptx/Verifier.h"
 
 #include "llvm/Config/llvm-config.h"
@@ -46,5 +47,8 @@ int main(int argc, char **argv) {
     App.exit(E);
     return ExitUsage;
   }
+  // The environment's codegen settings (PTXFORGE_JIT_CPU, ...), read here once, at the CLI's edge; commands take
+  // their options from them.
+  (void)ptxforge::driver::processSettings();
   return Run ? Run() : ExitUsage;
 }

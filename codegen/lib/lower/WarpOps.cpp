@@ -16,7 +16,7 @@ using ptx::Modifier;
 using ptx::Opcode;
 using ptx::ScalarType;
 
-bool ptxforge::codegen::detail::needsFibers(const ptx::Instruction &I) {
+bool ptxforge::codegen::detail::synchronizesThreads(const ptx::Instruction &I) {
   switch (I.Op) {
   case Opcode::Bar:
   case Opcode::Barrier:

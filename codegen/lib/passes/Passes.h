@@ -4,6 +4,8 @@
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/PassManager.h"
 
+#include <cstdint>
+
 namespace llvm {
 class Instruction;
 class LoadInst;
@@ -102,9 +104,12 @@ void markThreadParallel(llvm::Instruction *I);
 /// vector is aligned and the launch writes at least half the last-level cache through it (%ntid * %nctaid times
 /// the lane's bytes), with an sfence before the function returns. Functions with atomics, fences, volatile
 /// accesses or calls that may have them keep plain stores. A C++ vecadd on 2 MiB pages: 7.7 -> 5.6 ms. Runs
-/// last (after UnmaskFullVectorsPass made the plain stores); PTXFORGE_STREAMING_STORES=0 turns it off.
+/// last (after UnmaskFullVectorsPass made the plain stores). ThresholdBytes: CompileOptions::StreamingStoreBytes
+/// (0: the pass does nothing).
 struct StreamingStoresPass : llvm::PassInfoMixin<StreamingStoresPass> {
+  explicit StreamingStoresPass(uint64_t ThresholdBytes) : ThresholdBytes(ThresholdBytes) {}
   llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
+  uint64_t ThresholdBytes;
 };
 
 } // namespace ptxforge::codegen::passes

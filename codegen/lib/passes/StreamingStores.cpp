@@ -14,35 +14,12 @@
 #include "llvm/TargetParser/Triple.h"
 
 #include <cstddef>
-#include <cstdlib>
-#include <fstream>
 #include <set>
 
 using namespace llvm;
 using ptxforge::codegen::ThreadContext;
 
 namespace {
-
-/// Bytes a launch must write through one store instruction before its stores stream: half the last-level
-/// cache (the other half holds what the kernel reads). PTXFORGE_STREAMING_STORES=N sets it (0: no streaming;
-/// tests use 1).
-uint64_t streamingThreshold() {
-  static const uint64_t Bytes = [] {
-    if (const char *E = std::getenv("PTXFORGE_STREAMING_STORES"); E && *E)
-      return uint64_t(std::strtoull(E, nullptr, 10));
-    // sysfs tells the cache one CPU shares (glibc's sysconf can give the whole package's: 320 MiB on a VM whose
-    // L3 slice is 32 MiB).
-    uint64_t L3 = 32u << 20;
-    if (std::ifstream In("/sys/devices/system/cpu/cpu0/cache/index3/size"); In) {
-      uint64_t K = 0;
-      char Unit = 0;
-      if (In >> K >> Unit && K)
-        L3 = K << (Unit == 'M' ? 20 : 10);
-    }
-    return L3 / 2;
-  }();
-  return Bytes;
-}
 
 /// Whether F may order its memory accesses against other threads' (atomics, fences, volatile accesses, calls that
 /// may do any of that): streaming stores are weakly ordered, so such functions keep plain ones.
@@ -130,7 +107,7 @@ std::set<std::pair<const Value *, int64_t>> loadedAddresses(Function &F) {
 
 PreservedAnalyses ptxforge::codegen::passes::StreamingStoresPass::run(Function &F, FunctionAnalysisManager &AM) {
   if (!F.getName().starts_with("__ptx_block_") || F.arg_size() < 1 || !F.getArg(0)->getType()->isPointerTy() ||
-      !Triple(F.getParent()->getTargetTriple()).isX86() || !streamingThreshold())
+      !Triple(F.getParent()->getTargetTriple()).isX86() || !ThresholdBytes)
     return PreservedAnalyses::all();
   // Most block functions have no candidate: one scan decides, before loops and addresses are looked at.
   SmallVector<StoreInst *, 8> Candidates, Stores;
@@ -168,7 +145,7 @@ PreservedAnalyses ptxforge::codegen::passes::StreamingStoresPass::run(Function &
     uint64_t PerThread = Bytes / VT->getNumElements();
     Value *&Large = LargeFor[PerThread];
     if (!Large)
-      Large = EB.CreateICmpUGE(Threads, EB.getInt64((streamingThreshold() + PerThread - 1) / PerThread), "stream");
+      Large = EB.CreateICmpUGE(Threads, EB.getInt64((ThresholdBytes + PerThread - 1) / PerThread), "stream");
     // Streaming stores of a whole vector need its natural alignment; a thread loop's vectors mostly have it.
     IRBuilder<> SB(S);
     Value *Addr = SB.CreatePtrToInt(S->getPointerOperand(), SB.getInt64Ty());

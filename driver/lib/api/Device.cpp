@@ -7,6 +7,7 @@
 #include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Driver.h"
 #include "ptxforge/driver/Memory.h"
+#include "ptxforge/driver/Settings.h"
 
 #include <cstdlib>
 
@@ -95,6 +96,10 @@ Expected<Executable> Device::compile(const Program &P, const CompileOptions &Opt
     driver::JitOptions JO;
     JO.OptLevel = Options.OptLevel;
     JO.TargetCc = Target.value();
+    codegen::CompileOptions CO;
+    CO.TargetCpu = Options.Cpu;
+    CO.StreamingStoreBytes = driver::hostStreamingStoreBytes();
+    JO.Codegen = CO;
     driver::JitLogs Logs;
     const Program::Impl &PI = P.impl();
     auto Code = driver::Module::compile(*I->Ctx, PI.source().text().str(), P.name(), JO, Logs);

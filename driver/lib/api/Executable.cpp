@@ -41,7 +41,8 @@ const std::vector<Parameter> &Kernel::parameters() const { return I->data().Para
 uint64_t Kernel::parameterBytes() const { return I->data().Function->info().ParamBytes; }
 uint64_t Kernel::staticSharedBytes() const { return I->data().Function->staticSharedBytes(); }
 unsigned Kernel::maxThreadsPerBlock() const { return I->data().Function->maxThreadsPerBlock(); }
-bool Kernel::usesBarriers() const { return I->data().Function->info().NeedsFibers; }
+bool Kernel::synchronizesThreads() const { return I->data().Function->info().Synchronizes; }
+bool Kernel::usesBarriers() const { return synchronizesThreads(); }
 
 Expected<void> Kernel::run(const LaunchConfig &Config, const Arguments &Args) const {
   Stream S = Stream::Impl::defaultOf(I->Exec->Dev);

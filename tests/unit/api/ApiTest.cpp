@@ -195,7 +195,7 @@ TEST_CASE("kernels and their parameter layouts") {
   CHECK(Store[0].IsPointer);
   CHECK(Store[0].PointerSpace == "global");
   CHECK(kernel("store").maxThreadsPerBlock() == 1024);
-  CHECK_FALSE(kernel("saxpy").usesBarriers());
+  CHECK_FALSE(kernel("saxpy").synchronizesThreads());
 }
 
 TEST_CASE("launches with typed arguments, on the default stream and on a stream") {

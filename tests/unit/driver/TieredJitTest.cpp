@@ -29,7 +29,7 @@ bool runsBlockFunction(const Function &F) {
 } // namespace
 
 TEST_CASE("a kernel starts on its quick code and moves to its optimized code, which the cache keeps") {
-  if (codegen::jitTierFromEnvironment() != codegen::JitTier::Tiered)
+  if (processSettings().Tier != JitTier::Tiered)
     return; // PTXFORGE_JIT_TIER chose one tier for the whole process
   GlobalCacheScope Scope;
   const std::string Ptx = scaleModule("0f40a00000"); // 5.0

@@ -29,7 +29,7 @@ void checkSame(const CompiledObject &A, const CompiledObject &B) {
     CHECK(X.BlockSymbol == Y.BlockSymbol);
     CHECK(X.ParamBytes == Y.ParamBytes);
     CHECK(X.StaticSharedBytes == Y.StaticSharedBytes);
-    CHECK(X.NeedsFibers == Y.NeedsFibers);
+    CHECK(X.Synchronizes == Y.Synchronizes);
     CHECK(X.ExitInCallee == Y.ExitInCallee);
     CHECK(std::memcmp(X.ReqNtid, Y.ReqNtid, sizeof X.ReqNtid) == 0);
     CHECK(std::memcmp(X.MaxNtid, Y.MaxNtid, sizeof X.MaxNtid) == 0);

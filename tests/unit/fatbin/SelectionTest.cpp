@@ -199,24 +199,6 @@ TEST_CASE("same-arch PTX: the `a` variant first on its own CC, the plain one els
   checkOutcome(selectEntry(llvm::ArrayRef<Entry>(), request(90, Policy::Default)), NoBinary);
 }
 
-TEST_CASE("JitPolicy reads CUDA_FORCE_PTX_JIT and CUDA_DISABLE_PTX_JIT") {
-  ::setenv("CUDA_FORCE_PTX_JIT", "1", 1);
-  ::setenv("CUDA_DISABLE_PTX_JIT", "0", 1);
-  JitPolicy P = JitPolicy::fromEnvironment();
-  CHECK(P.ForcePtxJit);
-  CHECK_FALSE(P.DisablePtxJit);
-  ::setenv("CUDA_FORCE_PTX_JIT", "yes", 1);
-  ::setenv("CUDA_DISABLE_PTX_JIT", "1", 1);
-  P = JitPolicy::fromEnvironment();
-  CHECK_FALSE(P.ForcePtxJit);
-  CHECK(P.DisablePtxJit);
-  ::unsetenv("CUDA_FORCE_PTX_JIT");
-  ::unsetenv("CUDA_DISABLE_PTX_JIT");
-  P = JitPolicy::fromEnvironment();
-  CHECK_FALSE(P.ForcePtxJit);
-  CHECK_FALSE(P.DisablePtxJit);
-}
-
 TEST_CASE("host ISA levels from CPU features") {
   llvm::StringMap<bool> Features;
   CHECK(isaLevelsFromFeatures(Features) == std::vector<std::string>{"x86-64"});

@@ -125,6 +125,25 @@ TEST_CASE("requirements name the instruction that sets them") {
   CHECK(reasonsCannotRun(*Ok->module(), MR, 90).empty());
 }
 
+TEST_CASE("one rule for a module's .target: a device runs its own architecture's targets, a compile keeps suffixes") {
+  CHECK(targetAllows(80, 0, 90, 0));
+  CHECK_FALSE(targetAllows(90, 0, 80, 'a'));
+  CHECK(targetAllows(90, 'a', 90, 'a'));
+  CHECK_FALSE(targetAllows(90, 'a', 90, 0)); // compute_90 PTX may run on later devices
+  CHECK(targetAllows(100, 'f', 103, 'f'));
+  CHECK_FALSE(targetAllows(100, 'f', 120, 'f'));
+  CHECK_FALSE(targetAllows(103, 'f', 100, 'a'));
+  auto M = run(".version 8.0\n.target sm_90a\n.address_size 64\n.entry k() { ret; }\n");
+  REQUIRE(M->ok());
+  ModuleRequirements MR = computeRequirements(*M->module());
+  CHECK(reasonsCannotRun(*M->module(), MR, 90).empty());
+  CHECK(reasonsCannotRun(*M->module(), MR, 100) == std::vector<std::string>{"'.target sm_90a' runs only on sm_90"});
+  CHECK(reasonsCannotRun(*M->module(), MR, 80) == std::vector<std::string>{"'.target sm_90a' is higher than sm_80"});
+  CHECK(reasonsCannotCompile(*M->module(), MR, 90, 'a', "compute_90a").empty());
+  CHECK(reasonsCannotCompile(*M->module(), MR, 90, 0, "compute_90") ==
+        std::vector<std::string>{"'.target sm_90a' is specific to sm_90: it compiles only for compute_90a"});
+}
+
 TEST_CASE("diagnostics are located and several are reported") {
   auto R = run(std::string(Header) + ".entry k() {\n  add.s32 %r1, %r2, %r3;\n  bra $nowhere;\n  frob.x %r1;\n}\n");
   CHECK_FALSE(R->ok());

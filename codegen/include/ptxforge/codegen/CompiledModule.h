@@ -8,6 +8,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,17 +23,35 @@ using ThreadFunction = void (*)(ThreadContext *, const char *Params);
 /// KernelInfo::BlockSymbol: runs blocks First .. First+Count-1 of the grid from a template context.
 using BlockRangeFunction = void (*)(ThreadContext *Template, const char *Params, uint64_t First, uint64_t Count);
 
-/// The CPU that JIT compilation targets unless told otherwise: PTXFORGE_JIT_CPU (read once per process), else
-/// empty (this machine's CPU). Setting it to x86-64-v3 makes an AVX-512 machine run the code an AVX2-only host
-/// would get, which is how the tests check that hosts without AVX-512 run kernels correctly.
-const std::string &defaultTargetCpu();
+/// Whether loading names the JIT'd functions for `perf` (in /tmp/perf-PID.map, perf's convention for JIT code),
+/// so `perf report` attributes samples to kernels instead of bare addresses. Objects also saves each object as
+/// /tmp/perf-PID-ADDRESS.o (ADDRESS: its first function's), for `objdump -d`: a sample's offset in its function is
+/// the same there.
+enum class PerfMap { Off, Symbols, Objects };
 
+/// The host's last-level cache is 32 MiB where nobody says otherwise; streaming stores start at half of it.
+constexpr uint64_t DefaultStreamingStoreBytes = uint64_t(16) << 20;
+
+/// How to compile. Nothing here depends on the environment: the driver and the CLI read it at their edge (see
+/// README.md's table of variables). codeKey() spells every field that changes the generated code.
 struct CompileOptions {
   unsigned OptLevel = 2; ///< 0-3, as -O
   /// The CPU to compile for: empty, "host" or "native" for this machine's CPU and all its features; an x86-64
   /// psABI level ("x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4") for code every CPU of that level runs; or any
   /// LLVM CPU name ("znver4", "sapphirerapids").
-  std::string TargetCpu = defaultTargetCpu();
+  std::string TargetCpu;
+  /// Bytes a launch must write through one store instruction before its full-vector global stores bypass the
+  /// cache (non-temporal): half the host's last-level cache, so the other half holds what the kernel reads.
+  /// 0: never. The edges pass half of the cache they find on the host.
+  uint64_t StreamingStoreBytes = DefaultStreamingStoreBytes;
+  /// For the entry points that lower too (compilePTXObject, compilePTX); compileObject takes a lowered module.
+  LoweringOptions Lowering;
+  /// For the entry points that load too (CompiledModule::compile, compilePTX).
+  PerfMap Perf = PerfMap::Off;
+
+  /// The fields that change the code, as text ("O2 cpu= loop-cuts=1 ..."): what a cache of compiled code keys on
+  /// besides the source. Perf and the module name are left out.
+  std::string codeKey() const;
 };
 
 class CompiledObject;
@@ -48,7 +67,8 @@ public:
   /// in Imports first when given (a kernel's part of a split module against the shared part, SplitModule.h),
   /// which must outlive the result.
   static llvm::Expected<std::unique_ptr<CompiledModule>> load(const CompiledObject &Object,
-                                                              const CompiledModule *Imports = nullptr);
+                                                              const CompiledModule *Imports = nullptr,
+                                                              PerfMap Perf = PerfMap::Off);
 
   const std::vector<KernelInfo> &kernels() const { return Kernels; }
   const KernelInfo *kernel(llvm::StringRef Name) const;

@@ -28,7 +28,10 @@ struct TierUp {
 struct LaunchConfig {
   Dim3 Grid, Block;
   uint32_t DynamicSharedBytes = 0;
-  unsigned Workers = 0; ///< 0: PTXFORGE_WORKERS or one per core
+  unsigned Workers = 0; ///< 0: one per CPU of the affinity mask (affinityCpus)
+  /// Whether the process's launch workers, when this launch starts them, are each pinned to one CPU of the
+  /// affinity mask (WorkerPool.h). They live as long as the process, so the first launch that starts one decides.
+  bool PinWorkers = true;
   /// Cooperative launches: a zeroed 8-byte grid-sync workspace (see ThreadContext::GridWorkspace).
   void *GridWorkspace = nullptr;
   /// Tiered JIT: the kernel's optimized code on its way (see TierUp). Null: the code launched is all there is.

@@ -1,6 +1,10 @@
 // Stage 4 of the pipeline: a verified ptx::Module -> an LLVM module. Each PTX thread is a call of a scalar
-// "thread function"; kernels that synchronise (barriers, warp collectives) are run as one fiber per thread by
-// codegen/exec. KernelInfo carries what launching needs (parameter layout, shared memory, fiber need).
+// "thread function". A kernel also gets a block function that runs its block's threads in loops LLVM can
+// vectorize: barrier-free kernels a plain loop, kernels synchronised by whole-block `bar.sync` and the warp
+// collectives WarpRendezvous.h handles, in their own body, a region-split one (cut at each barrier, no fibers).
+// Only the rest (named or counted barriers, collectives or `exit` in callees, ...) and the tiered JIT's quick code
+// run without one: a synchronising kernel then runs one fiber per thread in codegen/exec. KernelInfo carries what
+// launching needs (parameter layout, shared memory, the block function).
 #pragma once
 
 #include "ptxforge/ptx/Verifier.h"
@@ -26,11 +30,15 @@ struct KernelInfo {
   std::vector<ParamInfo> Params;
   uint64_t ParamBytes = 0;
   uint64_t StaticSharedBytes = 0; ///< dynamic shared memory starts here (aligned to 16)
-  bool NeedsFibers = false;       ///< uses barriers or warp collectives
+  /// Synchronises its threads (barriers or warp collectives, in its body or a callee). Where no block function
+  /// runs a block (BlockSymbol empty: quick code, or a kernel the region split cannot take) its threads then run
+  /// as fibers; a region-split block function runs them without.
+  bool Synchronizes = false;
   /// `void(ThreadContext *Template, const char *params, u64 First, u64 Count)` (BlockRangeFunction): runs
   /// blocks First .. First+Count-1, every thread of a block in JIT'd loops (the thread function inlined, so
-  /// LLVM can vectorize across threads). Empty when the kernel needs fibers or a callee may `exit` (which
-  /// unwinds to a per-thread point).
+  /// LLVM can vectorize across threads). Empty without block functions (LoweringOptions), and when the kernel
+  /// synchronises in a way the region split cannot cut at or a callee may `exit` (which unwinds to a per-thread
+  /// point).
   std::string BlockSymbol;
   bool ExitInCallee = false;
   uint32_t ReqNtid[3] = {0, 0, 0}, MaxNtid[3] = {0, 0, 0};
@@ -48,19 +56,17 @@ struct LoweredModule {
   std::vector<GlobalInfo> Globals; ///< `.global`/`.const` variables (cuModuleGetGlobal)
 };
 
-/// PTXFORGE_JIT_TIER: which code a JIT compile makes. Tiered (the default; the driver starts a kernel on its
-/// quick code and moves it to the optimized code when that is compiled), Quick ("0": thread functions only,
-/// never upgraded: blocks run their threads in a loop or as fibers; for testing that path over the whole
-/// corpus), Optimized ("2": the optimized code up front, as before tiers).
-enum class JitTier { Tiered, Quick, Optimized };
-JitTier jitTierFromEnvironment();
-
+/// How to lower. The defaults are what a JIT compile wants; nothing here depends on the environment (the driver
+/// and the CLI read it, see README.md's table of variables).
 struct LoweringOptions {
   std::string ModuleName = "ptx";
   /// Whether kernels get block functions (the vectorized loops over a block's threads, region-split barrier
   /// code): without them a launch calls the thread function once per thread, which compiles several times
   /// faster and runs several times slower.
-  bool BlockFunctions = jitTierFromEnvironment() != JitTier::Quick;
+  bool BlockFunctions = true;
+  /// Whether region-split block functions also cut their innermost loops (LoopCuts.h); off only to measure
+  /// what the cuts bring, or to rule them out.
+  bool LoopCuts = true;
   /// A kernel the region builder should split but cannot (the lowering broke the builder's contract, a bug)
   /// fails the lowering instead of running on fibers with an optimization remark. Tests set it.
   bool RegionSplitFailureIsError = false;

@@ -31,6 +31,10 @@ struct CompileOptions {
   std::optional<ComputeCapability> Target;
   /// LLVM optimisation level for the host code, 0-3 (as -O).
   unsigned OptLevel = 2;
+  /// The CPU to compile for, as ObjectOptions::Cpu; it must be one this machine runs. Empty: this machine's.
+  /// (No environment variable changes how the embedding API compiles: PTXFORGE_JIT_CPU and the other JIT
+  /// variables configure libcuda.so.1 and the CLI.)
+  std::string Cpu;
 };
 
 /// A device. Copies share it; its memory, streams and executables keep it alive. Every method is thread-safe.

@@ -39,8 +39,12 @@ public:
   uint64_t staticSharedBytes() const;
   /// Largest block it can be launched with (its `.maxntid`/`.reqntid`, else the device's limit).
   unsigned maxThreadsPerBlock() const;
-  /// Whether it synchronises (barriers or warp collectives): its threads then run as fibers, which is slower.
-  bool usesBarriers() const;
+  /// Whether it synchronises its threads (barriers or warp collectives). Most such kernels still run as
+  /// vectorized block functions, split at each barrier; only what the split cannot take (collectives in a
+  /// callee, named or counted barriers, ...) runs each thread as a fiber.
+  bool synchronizesThreads() const;
+  /// The former name of synchronizesThreads(), which it returns.
+  [[deprecated("use synchronizesThreads()")]] bool usesBarriers() const;
 
   /// Launches on the device's default stream and waits: Success, or why the launch or the kernel failed
   /// (InvalidLaunch, InvalidArgument, IllegalAddress, Trap, ...). A failed kernel leaves the device usable.

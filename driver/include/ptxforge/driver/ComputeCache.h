@@ -28,7 +28,9 @@ struct CacheKey {
 struct CacheKeyInputs {
   llvm::StringRef Ptx;            ///< the PTX text, byte for byte
   unsigned ComputeCapability = 0; ///< the device (or CU_JIT_TARGET) compiled for, major*10+minor
-  std::string CodeOptions;        ///< the JIT options that change the code, spelled as text ("O2")
+  /// Every option that changes the code, spelled as text: codegen::CompileOptions::codeKey() (optimization level,
+  /// target CPU, streaming-store threshold, which the host's cache size sets, loop cuts, block functions).
+  std::string CodeOptions;
 };
 
 /// Hashes the inputs with this process's host identity: the host CPU name and features, the ptxforge version

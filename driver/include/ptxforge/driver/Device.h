@@ -39,8 +39,9 @@ struct DeviceProperties {
   unsigned computeCapability() const { return CcMajor * 10 + CcMinor; }
 };
 
-/// Parses PTXFORGE_DEVICE_CC values: "9.0", "90", "sm_90", "10.3", "103".
-llvm::Expected<std::pair<unsigned, unsigned>> parseComputeCapability(llvm::StringRef Text);
+/// PTXFORGE_DEVICE_CC as major*10+minor (its spellings: fatbin::parseComputeCapability), 90 when unset. Errors
+/// name the variable and its value; cuInit turns one into CUDA_ERROR_NO_DEVICE, the CLI into its exit status 2.
+llvm::Expected<unsigned> deviceComputeCapabilityFromEnvironment();
 
 /// Properties for a compute capability on this host (the environment read once by deviceProperties()).
 DeviceProperties makeDeviceProperties(unsigned Major, unsigned Minor);

@@ -7,6 +7,7 @@
 #include "ptxforge/codegen/CompiledObject.h"
 #include "ptxforge/codegen/Launch.h"
 #include "ptxforge/driver/BackgroundJobs.h"
+#include "ptxforge/driver/Settings.h"
 #include "ptxforge/driver/Status.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -35,6 +36,8 @@ struct JitOptions {
   /// kernels still compile at their first use), so that what cannot be lowered reaches that log, as NVIDIA's
   /// JIT reports it at the load.
   bool ErrorLog = false;
+  /// How codegen compiles (its OptLevel is OptLevel's); unset: the process's settings (processSettings()).
+  std::optional<codegen::CompileOptions> Codegen;
 };
 
 /// What a load reports back through the JIT log options.
@@ -217,7 +220,7 @@ private:
   void startOptimizedCompile(Function &F, CacheKeyInputs Key);
   /// A kernel's compiled part, JIT-linked against the module's shared part.
   llvm::Expected<std::unique_ptr<codegen::CompiledModule>> loadKernelCode(const codegen::CompiledObject &O) const {
-    return codegen::CompiledModule::load(O, Code.get());
+    return codegen::CompiledModule::load(O, Code.get(), processSettings().Compile.Perf);
   }
 
   Context &Ctx;

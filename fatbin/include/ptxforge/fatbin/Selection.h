@@ -13,16 +13,14 @@
 
 namespace ptxforge::fatbin {
 
-/// The JIT switches NVIDIA's driver reads from the environment.
+/// The JIT switches NVIDIA's driver reads from the environment (the driver and the CLI read them:
+/// driver::Settings).
 struct JitPolicy {
   /// CUDA_FORCE_PTX_JIT=1: ignore precompiled code (SASS there, host-native entries here), JIT the PTX.
   bool ForcePtxJit = false;
   /// CUDA_DISABLE_PTX_JIT=1: only precompiled code may run. When both are set nothing precompiled is
   /// taken and no PTX is compiled, so a load fails with JitDisabled.
   bool DisablePtxJit = false;
-
-  /// Reads CUDA_FORCE_PTX_JIT and CUDA_DISABLE_PTX_JIT (set when their value is a nonzero integer).
-  static JitPolicy fromEnvironment();
 };
 
 struct SelectionRequest {

@@ -48,9 +48,21 @@ struct ModuleRequirements {
 
 ModuleRequirements computeRequirements(const Module &M);
 
-/// Whether a device of compute capability Sm can load and run M, and why not (empty when it can).
+/// Whether PTX whose `.target` is sm_<TargetSm><TargetSuffix> may be compiled for the target sm_<Sm><Suffix>
+/// (`compute_90a`, `sm_100f`): a plain target for any later architecture, an `a` target only for itself, an `f`
+/// target for the `f` and `a` targets of its family at or above it. A device of compute capability Sm runs what its
+/// `a` target (Sm, 'a') allows.
+bool targetAllows(unsigned TargetSm, char TargetSuffix, unsigned Sm, char Suffix);
+
+/// Whether a device of compute capability Sm can load and run M, and why not (empty when it can): its `.target`,
+/// then the instructions that need more (at most 8 reasons; Source, when given, places them).
 std::vector<std::string> reasonsCannotRun(const Module &M, const ModuleRequirements &R, unsigned Sm,
                                           const class SourceBuffer *Source = nullptr);
+
+/// Whether M can be compiled for the target Name (`compute_90a`: Sm 90, Suffix 'a'), and why not (empty when it
+/// can), as reasonsCannotRun says it for a device.
+std::vector<std::string> reasonsCannotCompile(const Module &M, const ModuleRequirements &R, unsigned Sm, char Suffix,
+                                              const std::string &Name, const class SourceBuffer *Source = nullptr);
 
 /// `sm_80`; PTX versions as `7.0`.
 std::string smName(unsigned Sm, char Suffix = 0);

@@ -1,0 +1,93 @@
+// The environment variables that configure codegen and fatbinary selection, each parsed here and nowhere else
+// (see Settings.h).
+#include "ptxforge/driver/Settings.h"
+
+#include "ptxforge/codegen/Optimize.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+using namespace ptxforge;
+using namespace ptxforge::driver;
+
+namespace {
+
+/// The variable's value, trimmed; empty when unset.
+llvm::StringRef env(const char *Name) {
+  const char *V = std::getenv(Name);
+  return V ? llvm::StringRef(V).trim() : llvm::StringRef();
+}
+
+/// NVIDIA's reading of its switches: set when the value is a nonzero integer.
+bool envFlag(const char *Name) {
+  long long N = 0;
+  return !env(Name).getAsInteger(10, N) && N != 0;
+}
+
+codegen::PerfMap perfMap(llvm::StringRef V) {
+  if (V.empty() || V == "0")
+    return codegen::PerfMap::Off;
+  return V == "objects" ? codegen::PerfMap::Objects : codegen::PerfMap::Symbols;
+}
+
+JitTier jitTier(llvm::StringRef V) {
+  return V == "0" ? JitTier::Quick : V == "2" ? JitTier::Optimized : JitTier::Tiered;
+}
+
+} // namespace
+
+fatbin::JitPolicy ptxforge::driver::jitPolicyFromEnvironment() {
+  fatbin::JitPolicy P;
+  P.ForcePtxJit = envFlag("CUDA_FORCE_PTX_JIT");
+  P.DisablePtxJit = envFlag("CUDA_DISABLE_PTX_JIT");
+  return P;
+}
+
+uint64_t ptxforge::driver::hostStreamingStoreBytes() {
+  std::ifstream In("/sys/devices/system/cpu/cpu0/cache/index3/size");
+  uint64_t K = 0;
+  char Unit = 0;
+  if (In && In >> K >> Unit && K)
+    return (K << (Unit == 'M' ? 20 : 10)) / 2;
+  return codegen::DefaultStreamingStoreBytes;
+}
+
+Settings Settings::fromEnvironment() {
+  Settings S;
+  S.Compile.TargetCpu = env("PTXFORGE_JIT_CPU").str();
+  uint64_t Bytes = 0;
+  S.Compile.StreamingStoreBytes =
+      env("PTXFORGE_STREAMING_STORES").getAsInteger(10, Bytes) ? hostStreamingStoreBytes() : Bytes;
+  S.Compile.Lowering.LoopCuts = env("PTXFORGE_LOOP_CUTS") != "0";
+  S.Tier = jitTier(env("PTXFORGE_JIT_TIER"));
+  S.Compile.Lowering.BlockFunctions = S.Tier != JitTier::Quick;
+  S.Compile.Perf = perfMap(env("PTXFORGE_PERF_MAP"));
+  unsigned Workers = 0;
+  if (!env("PTXFORGE_WORKERS").getAsInteger(10, Workers))
+    S.Workers = Workers;
+  S.PinWorkers = env("PTXFORGE_PIN_WORKERS") != "0";
+  S.LLVMArgs = env("PTXFORGE_LLVM_ARGS").str();
+  S.Jit = jitPolicyFromEnvironment();
+  return S;
+}
+
+codegen::LaunchConfig Settings::launchConfig(codegen::LaunchConfig Config) const {
+  if (!Config.Workers)
+    Config.Workers = Workers;
+  Config.PinWorkers = PinWorkers;
+  return Config;
+}
+
+const Settings &ptxforge::driver::processSettings() {
+  static const Settings S = [] {
+    Settings Read = Settings::fromEnvironment();
+    if (!Read.LLVMArgs.empty())
+      if (llvm::Error E = codegen::setProcessLLVMOptions(Read.LLVMArgs))
+        std::fprintf(stderr, "ptxforge: PTXFORGE_LLVM_ARGS: %s\n", llvm::toString(std::move(E)).c_str());
+    return Read;
+  }();
+  return S;
+}
