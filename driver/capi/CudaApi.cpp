@@ -9,6 +9,7 @@
 #include "ptxforge/driver/Copy.h"
 #include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Driver.h"
+#include "ptxforge/driver/FaultGuard.h"
 #include "ptxforge/driver/Launch.h"
 #include "ptxforge/driver/Link.h"
 #include "ptxforge/driver/Memory.h"
@@ -683,6 +684,37 @@ CUresult pointerAttribute(void *Data, CUpointer_attribute Attr, CUdeviceptr Ptr)
 }
 
 // ---- launches ----
+/// Copies a launch's arguments (kernelParams, or the `extra` buffer) into Out. Runs under the fault guard, so
+/// nothing may escape it: an exception would leave the guard armed.
+CUresult packLaunchParams(const Function &Fn, void **KernelParams, void **Extra, std::vector<char> &Out) noexcept {
+  try {
+    llvm::Expected<std::vector<char>> Params = std::vector<char>();
+    if (Extra) {
+      const void *Buffer = nullptr;
+      size_t Size = 0;
+      for (size_t I = 0; Extra[I] != CU_LAUNCH_PARAM_END; I += 2) {
+        if (Extra[I] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+          Buffer = Extra[I + 1];
+        else if (Extra[I] == CU_LAUNCH_PARAM_BUFFER_SIZE && Extra[I + 1])
+          Size = *static_cast<const size_t *>(Extra[I + 1]);
+        else
+          return CUDA_ERROR_INVALID_VALUE;
+      }
+      Params = Fn.packParams(Buffer, Size);
+    } else {
+      Params = Fn.packParams(KernelParams);
+    }
+    if (!Params)
+      return toResult(Params.takeError());
+    Out = std::move(*Params);
+    return CUDA_SUCCESS;
+  } catch (const std::bad_alloc &) {
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  } catch (...) {
+    return CUDA_ERROR_UNKNOWN;
+  }
+}
+
 CUresult launchKernel(CUfunction F, unsigned Gx, unsigned Gy, unsigned Gz, unsigned Bx, unsigned By, unsigned Bz,
                       unsigned SharedBytes, CUstream H, void **KernelParams, void **Extra,
                       LaunchKind Kind = LaunchKind::Normal) {
@@ -699,29 +731,19 @@ CUresult launchKernel(CUfunction F, unsigned Gx, unsigned Gy, unsigned Gz, unsig
     return sticky();
   if (KernelParams && Extra)
     return CUDA_ERROR_INVALID_VALUE;
-  llvm::Expected<std::vector<char>> Params = std::vector<char>();
-  if (Extra) {
-    const void *Buffer = nullptr;
-    size_t Size = 0;
-    for (size_t I = 0; Extra[I] != CU_LAUNCH_PARAM_END; I += 2) {
-      if (Extra[I] == CU_LAUNCH_PARAM_BUFFER_POINTER)
-        Buffer = Extra[I + 1];
-      else if (Extra[I] == CU_LAUNCH_PARAM_BUFFER_SIZE && Extra[I + 1])
-        Size = *static_cast<const size_t *>(Extra[I + 1]);
-      else
-        return CUDA_ERROR_INVALID_VALUE;
-    }
-    Params = Fn->packParams(Buffer, Size);
-  } else {
-    Params = Fn->packParams(KernelParams);
-  }
-  if (!Params)
-    return toResult(Params.takeError());
+  // The arrays and what they point to are the caller's: a bogus pointer faults while they are copied, which
+  // is an invalid value (the copy is abandoned; what it allocated leaks), not the end of the process.
+  CUresult R = CUDA_SUCCESS;
+  std::vector<char> Params;
+  if (runWithFaultGuard([&] { R = packLaunchParams(*Fn, KernelParams, Extra, Params); }))
+    return CUDA_ERROR_INVALID_VALUE;
+  if (R != CUDA_SUCCESS)
+    return R;
   codegen::LaunchConfig Config;
   Config.Grid = {Gx, Gy, Gz};
   Config.Block = {Bx, By, Bz};
   Config.DynamicSharedBytes = SharedBytes;
-  return toResult(launch(*Ctx, S, *Fn, Config, std::move(*Params), Kind));
+  return toResult(launch(*Ctx, S, *Fn, Config, std::move(Params), Kind));
 }
 
 // ---- entry point lookup ----
@@ -1793,6 +1815,8 @@ PTXFORGE_API CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned in
     DeviceMemory &M = DeviceMemory::get();
     if (M.find(Base) || M.find(Base + bytesize - 1))
       return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    if (!hostRangeAccessible(Base, bytesize, !(Flags & CU_MEMHOSTREGISTER_READ_ONLY)))
+      return CUDA_ERROR_INVALID_VALUE;
     if (llvm::Error E = M.addExternal(Base, bytesize, MemoryKind::HostRegistered, Ctx, Flags)) {
       llvm::consumeError(std::move(E));
       return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
