@@ -24,6 +24,8 @@
 #include <new>
 #include <optional>
 
+#include <pthread.h>
+
 #define PTXFORGE_API extern "C" __attribute__((visibility("default")))
 /// A per-thread-default-stream (`_ptds`) entry that behaves as its legacy-stream twin (ptxforge runs the
 /// per-thread stream in legacy order): the same code under a second exported name.
@@ -715,6 +717,51 @@ CUresult packLaunchParams(const Function &Fn, void **KernelParams, void **Extra,
   }
 }
 
+/// The calling thread's stack, [Low, High): mapped from the stack pointer up.
+struct StackRange {
+  uintptr_t Low = 0, High = 0;
+};
+
+const StackRange &threadStack() {
+  thread_local StackRange R = [] {
+    StackRange S;
+    pthread_attr_t A;
+    void *Addr = nullptr;
+    size_t Size = 0;
+    if (pthread_getattr_np(pthread_self(), &A) == 0) {
+      if (pthread_attr_getstack(&A, &Addr, &Size) == 0)
+        S = {reinterpret_cast<uintptr_t>(Addr), reinterpret_cast<uintptr_t>(Addr) + Size};
+      pthread_attr_destroy(&A);
+    }
+    return S;
+  }();
+  return R;
+}
+
+/// Whether the kernelParams array and every argument it points to lie on this thread's stack above the
+/// current frame (the usual case: arrays of locals, and nvcc's launch stubs), which is mapped: copying them
+/// cannot fault, so no guard is needed. The guard checks the signal handlers and saves the signal mask, five
+/// system calls per launch.
+bool argumentsOnThisStack(const Function &Fn, void **KernelParams) {
+  const StackRange &S = threadStack();
+  uintptr_t Low = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  if (Low < S.Low || Low >= S.High)
+    return false; // running on a stack of the program's own (a fiber's)
+  auto OnStack = [&](const void *P, uint64_t Bytes) {
+    uintptr_t A = reinterpret_cast<uintptr_t>(P);
+    return A >= Low && A < S.High && Bytes <= S.High - A;
+  };
+  const auto &Params = Fn.info().Params;
+  if (Params.empty())
+    return true;
+  if (!KernelParams || !OnStack(KernelParams, Params.size() * sizeof(void *)))
+    return false;
+  for (size_t I = 0; I < Params.size(); ++I)
+    if (!OnStack(KernelParams[I], Params[I].Size))
+      return false;
+  return true;
+}
+
 CUresult launchKernel(CUfunction F, unsigned Gx, unsigned Gy, unsigned Gz, unsigned Bx, unsigned By, unsigned Bz,
                       unsigned SharedBytes, CUstream H, void **KernelParams, void **Extra,
                       LaunchKind Kind = LaunchKind::Normal) {
@@ -735,7 +782,9 @@ CUresult launchKernel(CUfunction F, unsigned Gx, unsigned Gy, unsigned Gz, unsig
   // is an invalid value (the copy is abandoned; what it allocated leaks), not the end of the process.
   CUresult R = CUDA_SUCCESS;
   std::vector<char> Params;
-  if (runWithFaultGuard([&] { R = packLaunchParams(*Fn, KernelParams, Extra, Params); }))
+  if (!Extra && argumentsOnThisStack(*Fn, KernelParams))
+    R = packLaunchParams(*Fn, KernelParams, Extra, Params);
+  else if (runWithFaultGuard([&] { R = packLaunchParams(*Fn, KernelParams, Extra, Params); }))
     return CUDA_ERROR_INVALID_VALUE;
   if (R != CUDA_SUCCESS)
     return R;

@@ -369,7 +369,8 @@ TEST_CASE("bad pointers in kernelParams or extra are an invalid value, not a cra
                          &Bytes, CU_LAUNCH_PARAM_END};
   CHECK(cuLaunchKernel(F, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, BogusBuffer) == CUDA_ERROR_INVALID_VALUE);
 
-  // Nothing is sticky: a good launch runs.
+  // Nothing is sticky: good launches run, with their arguments on the stack (copied unguarded) or on the heap
+  // (copied under the guard).
   CUdeviceptr Out = 0;
   REQUIRE(cuMemAlloc(&Out, 32 * sizeof(unsigned)) == CUDA_SUCCESS);
   unsigned V = 5;
@@ -378,6 +379,12 @@ TEST_CASE("bad pointers in kernelParams or extra are an invalid value, not a cra
   unsigned Host[32] = {};
   CHECK(cuMemcpyDtoH(Host, Out, sizeof Host) == CUDA_SUCCESS);
   CHECK(Host[31] == 36);
+  auto *HeapV = new unsigned(7);
+  std::vector<void *> HeapArgs = {&Out, HeapV};
+  CHECK(cuLaunchKernel(F, 1, 1, 1, 32, 1, 1, 0, nullptr, HeapArgs.data(), nullptr) == CUDA_SUCCESS);
+  CHECK(cuMemcpyDtoH(Host, Out, sizeof Host) == CUDA_SUCCESS);
+  CHECK(Host[31] == 38);
+  delete HeapV;
   CHECK(cuMemFree(Out) == CUDA_SUCCESS);
   CHECK(cuModuleUnload(M) == CUDA_SUCCESS);
 }
