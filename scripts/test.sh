@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Quick start, step 2: install and build if needed, fuzz the front end and the fatbin reader for a bounded
-# time, then run every test (CTest: doctest units, lit file tests, the conformance corpus).
+# Quick start, step 2: install and build if needed, fuzz the front end, the fatbin reader and the driver's module
+# loader for a bounded time, then run every test (CTest: doctest units, lit file tests, the conformance corpus).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${PTXFORGE_BUILD_DIR:-$ROOT/build}"

@@ -104,14 +104,7 @@ void FunctionLowering::prologue() {
     for (unsigned I = 1; I < LF->arg_size(); ++I)
       ParamPtrs.push_back(LF->getArg(I));
   }
-  Regs.resize(F.Registers.size(), nullptr);
-  for (size_t R = 0; R < F.Registers.size(); ++R) {
-    const ptx::RegisterInfo &Info = F.Registers[R];
-    llvm::Type *Ty = bitsType(Info.Type);
-    if (Info.VectorWidth > 1)
-      Ty = llvm::ArrayType::get(Ty, Info.VectorWidth);
-    Regs[R] = B.CreateAlloca(Ty, nullptr, F.registerName(static_cast<ptx::RegId>(R)));
-  }
+  Regs.assign(F.Registers.size(), nullptr); // the slots come at first use (regSlot)
   // `.reg` parameters of a .func arrive through pointers like `.param` ones: copy them in.
   size_t NR = F.Sig.Returns.size();
   for (size_t P = 0; P < F.Sig.Params.size() && !IsKernel; ++P) {
@@ -120,7 +113,7 @@ void FunctionLowering::prologue() {
       continue;
     for (const ptx::RegisterDecl &RD : F.RegisterDecls)
       if (RD.Name == D.Name)
-        B.CreateStore(B.CreateLoad(bitsType(D.Type), ParamPtrs[NR + P]), Regs[RD.First]);
+        B.CreateStore(B.CreateLoad(bitsType(D.Type), ParamPtrs[NR + P]), regSlot(RD.First));
   }
   LocalPtrs.resize(F.Locals.size(), nullptr);
   for (size_t V = 0; V < F.Locals.size(); ++V) {
@@ -176,8 +169,23 @@ llvm::Value *FunctionLowering::symbolValue(const ptx::Operand &Op, unsigned Bits
   return B.CreatePtrToInt(P, B.getIntNTy(Bits));
 }
 
+llvm::AllocaInst *FunctionLowering::regSlot(ptx::RegId R) {
+  llvm::AllocaInst *&A = Regs[R];
+  if (!A) {
+    const ptx::RegisterInfo &Info = F.Registers[R];
+    llvm::Type *Ty = bitsType(Info.Type);
+    if (Info.VectorWidth > 1)
+      Ty = llvm::ArrayType::get(Ty, Info.VectorWidth);
+    llvm::BasicBlock &Entry = LF->getEntryBlock();
+    llvm::IRBuilder<> EB(&Entry, Entry.getFirstInsertionPt());
+    A = EB.CreateAlloca(Ty, nullptr, F.registerName(R));
+  }
+  return A;
+}
+
 llvm::Value *FunctionLowering::addressRegister(const ptx::Operand &Op) {
-  return B.CreateZExtOrTrunc(B.CreateLoad(Regs[Op.Reg]->getAllocatedType(), Regs[Op.Reg]), B.getInt64Ty());
+  llvm::AllocaInst *A = regSlot(Op.Reg);
+  return B.CreateZExtOrTrunc(B.CreateLoad(A->getAllocatedType(), A), B.getInt64Ty());
 }
 
 llvm::Value *FunctionLowering::address(const ptx::Operand &Op, ptx::StateSpace S) {
@@ -216,13 +224,14 @@ llvm::Value *FunctionLowering::read(const ptx::Operand &Op, ScalarType T) {
   unsigned W = Ty->getIntegerBitWidth();
   switch (Op.Kind) {
   case ptx::OperandKind::Register: {
-    llvm::Type *RT = Regs[Op.Reg]->getAllocatedType();
+    llvm::AllocaInst *A = regSlot(Op.Reg);
+    llvm::Type *RT = A->getAllocatedType();
     llvm::Value *V;
     if (RT->isArrayTy()) {
       unsigned Idx = Op.Component ? Op.Component - 1 : 0;
-      V = B.CreateLoad(RT->getArrayElementType(), B.CreateConstGEP2_32(RT, Regs[Op.Reg], 0, Idx));
+      V = B.CreateLoad(RT->getArrayElementType(), B.CreateConstGEP2_32(RT, A, 0, Idx));
     } else {
-      V = B.CreateLoad(RT, Regs[Op.Reg]);
+      V = B.CreateLoad(RT, A);
     }
     if (V->getType() == Ty)
       return Op.Negated && T == ScalarType::Pred ? B.CreateNot(V) : V;
@@ -352,7 +361,7 @@ void FunctionLowering::write(const ptx::Operand &Dst, ScalarType T, llvm::Value 
     return;
   if (V->getType()->isFloatingPointTy())
     V = B.CreateBitCast(V, B.getIntNTy(V->getType()->getPrimitiveSizeInBits()));
-  llvm::AllocaInst *A = Regs[Dst.Reg];
+  llvm::AllocaInst *A = regSlot(Dst.Reg);
   llvm::Type *RT = A->getAllocatedType();
   llvm::Value *Ptr = A;
   if (RT->isArrayTy()) {
@@ -405,7 +414,7 @@ bool FunctionLowering::run() {
     const ptx::Instruction &I = F.Instructions[S.Index];
     // A guarded branch is a conditional branch; any other guarded instruction is skipped when false.
     if (I.Guard != ptx::NoReg && I.Op != ptx::Opcode::Bra) {
-      llvm::Value *G = B.CreateLoad(B.getInt1Ty(), Regs[I.Guard]);
+      llvm::Value *G = B.CreateLoad(B.getInt1Ty(), regSlot(I.Guard));
       if (I.GuardNegated)
         G = B.CreateNot(G);
       llvm::BasicBlock *Then = llvm::BasicBlock::Create(ML.Ctx, "guarded", LF);

@@ -116,6 +116,9 @@ public:
 private:
   bool lowerInstruction(const ptx::Instruction &I);
   void prologue();
+  /// R's stack slot, made in the entry block at R's first use: a function may declare millions of registers
+  /// it never touches (`.reg .b32 %r<16000000>`), and an alloca for each took gigabytes.
+  llvm::AllocaInst *regSlot(ptx::RegId R);
 
   ModuleLowering &ML;
   const ptx::Function &F;
@@ -125,7 +128,7 @@ private:
   llvm::Value *TCtx = nullptr;
   llvm::Value *Params = nullptr;             ///< kernel: the parameter buffer
   std::vector<llvm::Value *> ParamPtrs;      ///< .func: pointers to params (in order: returns, params)
-  std::vector<llvm::AllocaInst *> Regs;      ///< per RegId
+  std::vector<llvm::AllocaInst *> Regs;      ///< per RegId; null until regSlot makes it
   std::vector<llvm::Value *> LocalPtrs;      ///< per Function::Locals index
   std::vector<llvm::BasicBlock *> Labels;
   std::vector<uint64_t> KernelParamOffsets;

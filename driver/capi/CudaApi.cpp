@@ -9,6 +9,7 @@
 #include "ptxforge/driver/Copy.h"
 #include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Driver.h"
+#include "ptxforge/driver/FaultGuard.h"
 #include "ptxforge/driver/Launch.h"
 #include "ptxforge/driver/Link.h"
 #include "ptxforge/driver/Memory.h"
@@ -22,6 +23,8 @@
 #include <cstring>
 #include <new>
 #include <optional>
+
+#include <pthread.h>
 
 #define PTXFORGE_API extern "C" __attribute__((visibility("default")))
 /// A per-thread-default-stream (`_ptds`) entry that behaves as its legacy-stream twin (ptxforge runs the
@@ -684,6 +687,82 @@ CUresult pointerAttribute(void *Data, CUpointer_attribute Attr, CUdeviceptr Ptr)
 }
 
 // ---- launches ----
+/// Copies a launch's arguments (kernelParams, or the `extra` buffer) into Out. Runs under the fault guard, so
+/// nothing may escape it: an exception would leave the guard armed.
+CUresult packLaunchParams(const Function &Fn, void **KernelParams, void **Extra, std::vector<char> &Out) noexcept {
+  try {
+    llvm::Expected<std::vector<char>> Params = std::vector<char>();
+    if (Extra) {
+      const void *Buffer = nullptr;
+      size_t Size = 0;
+      for (size_t I = 0; Extra[I] != CU_LAUNCH_PARAM_END; I += 2) {
+        if (Extra[I] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+          Buffer = Extra[I + 1];
+        else if (Extra[I] == CU_LAUNCH_PARAM_BUFFER_SIZE && Extra[I + 1])
+          Size = *static_cast<const size_t *>(Extra[I + 1]);
+        else
+          return CUDA_ERROR_INVALID_VALUE;
+      }
+      Params = Fn.packParams(Buffer, Size);
+    } else {
+      Params = Fn.packParams(KernelParams);
+    }
+    if (!Params)
+      return toResult(Params.takeError());
+    Out = std::move(*Params);
+    return CUDA_SUCCESS;
+  } catch (const std::bad_alloc &) {
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  } catch (...) {
+    return CUDA_ERROR_UNKNOWN;
+  }
+}
+
+/// The calling thread's stack, [Low, High): mapped from the stack pointer up.
+struct StackRange {
+  uintptr_t Low = 0, High = 0;
+};
+
+const StackRange &threadStack() {
+  thread_local StackRange R = [] {
+    StackRange S;
+    pthread_attr_t A;
+    void *Addr = nullptr;
+    size_t Size = 0;
+    if (pthread_getattr_np(pthread_self(), &A) == 0) {
+      if (pthread_attr_getstack(&A, &Addr, &Size) == 0)
+        S = {reinterpret_cast<uintptr_t>(Addr), reinterpret_cast<uintptr_t>(Addr) + Size};
+      pthread_attr_destroy(&A);
+    }
+    return S;
+  }();
+  return R;
+}
+
+/// Whether the kernelParams array and every argument it points to lie on this thread's stack above the
+/// current frame (the usual case: arrays of locals, and nvcc's launch stubs), which is mapped: copying them
+/// cannot fault, so no guard is needed. The guard checks the signal handlers and saves the signal mask, five
+/// system calls per launch.
+bool argumentsOnThisStack(const Function &Fn, void **KernelParams) {
+  const StackRange &S = threadStack();
+  uintptr_t Low = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  if (Low < S.Low || Low >= S.High)
+    return false; // running on a stack of the program's own (a fiber's)
+  auto OnStack = [&](const void *P, uint64_t Bytes) {
+    uintptr_t A = reinterpret_cast<uintptr_t>(P);
+    return A >= Low && A < S.High && Bytes <= S.High - A;
+  };
+  const auto &Params = Fn.info().Params;
+  if (Params.empty())
+    return true;
+  if (!KernelParams || !OnStack(KernelParams, Params.size() * sizeof(void *)))
+    return false;
+  for (size_t I = 0; I < Params.size(); ++I)
+    if (!OnStack(KernelParams[I], Params[I].Size))
+      return false;
+  return true;
+}
+
 CUresult launchKernel(CUfunction F, unsigned Gx, unsigned Gy, unsigned Gz, unsigned Bx, unsigned By, unsigned Bz,
                       unsigned SharedBytes, CUstream H, void **KernelParams, void **Extra,
                       LaunchKind Kind = LaunchKind::Normal) {
@@ -700,29 +779,21 @@ CUresult launchKernel(CUfunction F, unsigned Gx, unsigned Gy, unsigned Gz, unsig
     return sticky();
   if (KernelParams && Extra)
     return CUDA_ERROR_INVALID_VALUE;
-  llvm::Expected<std::vector<char>> Params = std::vector<char>();
-  if (Extra) {
-    const void *Buffer = nullptr;
-    size_t Size = 0;
-    for (size_t I = 0; Extra[I] != CU_LAUNCH_PARAM_END; I += 2) {
-      if (Extra[I] == CU_LAUNCH_PARAM_BUFFER_POINTER)
-        Buffer = Extra[I + 1];
-      else if (Extra[I] == CU_LAUNCH_PARAM_BUFFER_SIZE && Extra[I + 1])
-        Size = *static_cast<const size_t *>(Extra[I + 1]);
-      else
-        return CUDA_ERROR_INVALID_VALUE;
-    }
-    Params = Fn->packParams(Buffer, Size);
-  } else {
-    Params = Fn->packParams(KernelParams);
-  }
-  if (!Params)
-    return toResult(Params.takeError());
+  // The arrays and what they point to are the caller's: a bogus pointer faults while they are copied, which
+  // is an invalid value (the copy is abandoned; what it allocated leaks), not the end of the process.
+  CUresult R = CUDA_SUCCESS;
+  std::vector<char> Params;
+  if (!Extra && argumentsOnThisStack(*Fn, KernelParams))
+    R = packLaunchParams(*Fn, KernelParams, Extra, Params);
+  else if (runWithFaultGuard([&] { R = packLaunchParams(*Fn, KernelParams, Extra, Params); }))
+    return CUDA_ERROR_INVALID_VALUE;
+  if (R != CUDA_SUCCESS)
+    return R;
   codegen::LaunchConfig Config;
   Config.Grid = {Gx, Gy, Gz};
   Config.Block = {Bx, By, Bz};
   Config.DynamicSharedBytes = SharedBytes;
-  return toResult(launch(*Ctx, S, *Fn, Config, std::move(*Params), Kind));
+  return toResult(launch(*Ctx, S, *Fn, Config, std::move(Params), Kind));
 }
 
 // ---- entry point lookup ----
@@ -1791,6 +1862,8 @@ PTXFORGE_API CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned in
     DeviceMemory &M = DeviceMemory::get();
     if (M.find(Base) || M.find(Base + bytesize - 1))
       return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    if (!hostRangeAccessible(Base, bytesize, !(Flags & CU_MEMHOSTREGISTER_READ_ONLY)))
+      return CUDA_ERROR_INVALID_VALUE;
     if (llvm::Error E = M.addExternal(Base, bytesize, MemoryKind::HostRegistered, Ctx, Flags)) {
       llvm::consumeError(std::move(E));
       return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;

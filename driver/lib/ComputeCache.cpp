@@ -5,6 +5,7 @@
 // complete temporary file from the same directory, so readers need no lock; only eviction takes one.
 #include "ptxforge/driver/ComputeCache.h"
 #include "ptxforge/driver/CompilerFingerprint.h"
+#include "ptxforge/support/InputFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -77,6 +78,25 @@ std::string homeDirectory() {
   if (getpwuid_r(getuid(), &Pw, Buffer, sizeof Buffer, &Result) == 0 && Result && Result->pw_dir)
     return Result->pw_dir;
   return "";
+}
+
+/// CUDA_CACHE_MAXSIZE: a byte count up to the limit. Anything else (negative, not a decimal integer, beyond
+/// the limit) is reported once per process and the default stays: a typo must not silently change the cap.
+std::optional<uint64_t> maxBytesFromEnvironment() {
+  const char *M = std::getenv("CUDA_CACHE_MAXSIZE");
+  if (!M || !*M)
+    return std::nullopt;
+  uint64_t Bytes = 0;
+  if (!llvm::StringRef(M).trim().getAsInteger(10, Bytes) && Bytes <= ComputeCacheConfig::LimitMaxBytes)
+    return Bytes;
+  static std::atomic<bool> Warned{false};
+  if (!Warned.exchange(true))
+    std::fprintf(stderr,
+                 "ptxforge: warning: ignoring CUDA_CACHE_MAXSIZE='%s' (not a byte count from 0 to %llu); using the "
+                 "default, %llu\n",
+                 M, static_cast<unsigned long long>(ComputeCacheConfig::LimitMaxBytes),
+                 static_cast<unsigned long long>(ComputeCacheConfig::DefaultMaxBytes));
+  return std::nullopt;
 }
 
 struct DirEntry {
@@ -164,24 +184,6 @@ bool writeAll(int Fd, const struct iovec *Vec, int Count) {
   return true;
 }
 
-/// Reads the whole file; false on a read error or a file that changed size under us.
-bool readAll(int Fd, std::string &Out) {
-  struct stat St;
-  if (::fstat(Fd, &St) != 0)
-    return false;
-  Out.resize(static_cast<size_t>(St.st_size));
-  size_t Done = 0;
-  while (Done < Out.size()) {
-    ssize_t N = ::read(Fd, Out.data() + Done, Out.size() - Done);
-    if (N < 0 && errno == EINTR)
-      continue;
-    if (N <= 0)
-      return false;
-    Done += static_cast<size_t>(N);
-  }
-  return true;
-}
-
 /// The payload of a well-formed entry for Key, or nothing.
 std::optional<llvm::StringRef> checkEntry(llvm::StringRef File, const CacheKey &Key) {
   if (File.size() < HeaderBytes || std::memcmp(File.data(), Magic, sizeof Magic) != 0)
@@ -258,11 +260,8 @@ ComputeCacheConfig ComputeCacheConfig::fromEnvironment() {
   }
   if (envFlag("CUDA_CACHE_DISABLE"))
     C.Enabled = false;
-  if (const char *M = std::getenv("CUDA_CACHE_MAXSIZE")) {
-    uint64_t Bytes = 0;
-    if (!llvm::StringRef(M).trim().getAsInteger(10, Bytes))
-      C.MaxBytes = std::min(Bytes, LimitMaxBytes);
-  }
+  if (std::optional<uint64_t> Bytes = maxBytesFromEnvironment())
+    C.MaxBytes = *Bytes;
   return C;
 }
 
@@ -309,23 +308,28 @@ std::optional<std::string> ComputeCache::lookup(const CacheKey &Key) {
   if (!C.Enabled || C.Directory.empty())
     return std::nullopt;
   std::string Path = C.Directory + "/" + Key.hex() + EntrySuffix.str();
-  int Fd = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking: a FIFO under an entry's name must not hang the load (it is refused by its type below).
+  int Fd = ::open(Path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (Fd < 0) {
     ++Misses;
     return std::nullopt;
   }
-  std::string File;
-  bool Read = readAll(Fd, File);
+  auto File = support::readInputFile(Fd, Path, C.MaxBytes);
   std::optional<llvm::StringRef> Payload;
-  if (Read)
-    Payload = checkEntry(File, Key);
+  if (File)
+    Payload = checkEntry(*File, Key);
+  else
+    llvm::consumeError(File.takeError()); // unreadable, not a regular file or too large: a miss
+  struct stat St;
+  bool Directory = !Payload && ::fstat(Fd, &St) == 0 && S_ISDIR(St.st_mode);
   if (Payload)
     (void)::futimens(Fd, nullptr); // recently used; a read-only cache simply keeps its order
   ::close(Fd);
   if (!Payload) {
     // Another process may have renamed a good entry over this one meanwhile; removing that costs one
-    // recompilation, never a wrong load.
-    ::unlink(Path.c_str());
+    // recompilation, never a wrong load. A directory is not ours to remove: it stays a miss.
+    if (!Directory)
+      ::unlink(Path.c_str());
     ++Corrupt;
     ++Misses;
     return std::nullopt;
@@ -374,10 +378,10 @@ void ComputeCache::store(const CacheKey &Key, llvm::StringRef Payload) {
     return;
   }
   if (::rename(Temp.c_str(), Final.c_str()) != 0) {
-    int E = errno;
+    // The directory took the temporary file, so the failure is this entry's own (a directory under its
+    // name: EISDIR, ENOTEMPTY; or a concurrent `cache clear` took the temporary file: ENOENT). Only this
+    // entry goes unstored; the others still are.
     ::unlink(Temp.c_str());
-    if (E != ENOENT) // ENOENT: a concurrent `cache clear` took the temporary file; nothing is wrong
-      warnOnce("cannot rename into " + C.Directory + ": " + std::strerror(E));
     return;
   }
   ++Stores;

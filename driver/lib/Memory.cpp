@@ -3,12 +3,14 @@
 #include "ptxforge/driver/Memory.h"
 #include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Status.h"
+#include "ptxforge/support/InputFile.h"
 
 #include "llvm/Support/MathExtras.h"
 
 #include <sys/mman.h>
 #include <cstdlib>
 #include <string_view>
+#include <tuple>
 
 using namespace ptxforge::driver;
 
@@ -19,6 +21,35 @@ constexpr uint64_t GuardBytes = 64 * 1024;
 /// Large allocations start on 2 MiB boundaries (transparent huge pages, and GPU-like alignment).
 constexpr uint64_t LargeAlignment = 2 << 20;
 } // namespace
+
+bool ptxforge::driver::hostRangeAccessible(uint64_t Base, uint64_t Bytes, bool Writable) {
+  // The kernel's own table of this process's mappings (sorted by address), read whole: registering is rare
+  // and a probe by access would fault on PROT_NONE pages.
+  auto Maps = support::readInputFile("/proc/self/maps", 256 << 20);
+  if (!Maps) {
+    llvm::consumeError(Maps.takeError());
+    return true; // no /proc: accept, as before
+  }
+  uint64_t Cursor = Base, End = Base + Bytes;
+  if (End < Base)
+    return false;
+  llvm::StringRef Rest = *Maps;
+  while (!Rest.empty() && Cursor < End) {
+    llvm::StringRef Line;
+    std::tie(Line, Rest) = Rest.split('\n');
+    auto [Range, Tail] = Line.split(' ');
+    auto [From, To] = Range.split('-');
+    uint64_t Start = 0, Stop = 0;
+    if (From.getAsInteger(16, Start) || To.getAsInteger(16, Stop) || Stop <= Cursor)
+      continue;
+    if (Start > Cursor)
+      return false; // a hole
+    if (Tail.size() < 2 || Tail[0] != 'r' || (Writable && Tail[1] != 'w'))
+      return false;
+    Cursor = Stop;
+  }
+  return Cursor >= End;
+}
 
 DeviceMemory &DeviceMemory::get() {
   static DeviceMemory *Instance = new DeviceMemory(); // never destroyed: kernels may run during exit

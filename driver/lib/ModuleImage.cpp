@@ -12,6 +12,7 @@
 #include "ptxforge/fatbin/HostIsa.h"
 #include "ptxforge/fatbin/Reader.h"
 #include "ptxforge/fatbin/Selection.h"
+#include "ptxforge/support/InputFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Object/ELFObjectFile.h"
@@ -174,16 +175,29 @@ uint64_t elfImageSize(const uint8_t *P) {
   return std::max<uint64_t>({64, ShOff + uint64_t(ShEntSize) * ShNum, PhOff + uint64_t(PhEntSize) * PhNum});
 }
 
+/// The bytes of a module file. As NVIDIA's driver: a missing file is FileNotFound, anything that is not a
+/// regular file (/dev/zero, a FIFO, a directory) an invalid image at once, never read.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readModuleFile(const std::string &Path, JitLogs &Logs) {
+  auto Buffer = support::readInputFileBuffer(Path);
+  if (Buffer)
+    return Buffer;
+  Status S = Status::FileNotFound;
+  llvm::handleAllErrors(Buffer.takeError(), [&](const support::InputFileError &E) {
+    Logs.Error = "ptxforge: " + E.message();
+    if (E.kind() == support::ReadFailure::NotRegular || E.kind() == support::ReadFailure::TooLarge)
+      S = Status::InvalidImage;
+  });
+  return makeError(S, Logs.Error);
+}
+
 } // namespace
 
 llvm::Expected<SelectedPtx> ptxforge::driver::selectPtx(const ModuleSource &Source, unsigned CC, JitLogs &Logs,
                                                         bool PtxText) {
   if (Source.K == ModuleSource::Kind::File) {
-    auto Buffer = llvm::MemoryBuffer::getFile(Source.Path, /*IsText=*/false, /*RequiresNullTerminator=*/true);
-    if (!Buffer) {
-      Logs.Error = "ptxforge: cannot read " + Source.Path + ": " + Buffer.getError().message();
-      return makeError(Status::FileNotFound, Logs.Error);
-    }
+    auto Buffer = readModuleFile(Source.Path, Logs);
+    if (!Buffer)
+      return Buffer.takeError();
     llvm::StringRef Bytes = (*Buffer)->getBuffer();
     switch (fatbin::identifyImage(llvm::arrayRefFromStringRef(Bytes))) {
     case fatbin::ImageFormat::Container:

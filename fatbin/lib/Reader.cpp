@@ -2,6 +2,7 @@
 // Object library.
 #include "Support.h"
 #include "ptxforge/fatbin/Reader.h"
+#include "ptxforge/support/InputFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Object/ObjectFile.h"
@@ -46,9 +47,9 @@ Expected<Fatbinary> readElfFatbinary(const object::ObjectFile &Obj, const ReadOp
 }
 
 Expected<FatbinaryFile> FatbinaryFile::open(StringRef Path, const ReadOptions &Opts) {
-  auto Buffer = MemoryBuffer::getFile(Path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  auto Buffer = support::readInputFileBuffer(Path);
   if (!Buffer)
-    return makeError(Path + ": " + Buffer.getError().message());
+    return Buffer.takeError();
   auto File = fromBuffer(std::move(*Buffer), Opts);
   if (!File)
     return makeError(Path + ": " + toString(File.takeError()));

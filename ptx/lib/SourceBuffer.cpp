@@ -1,10 +1,11 @@
 // Source text and its line table.
 #include "ptxforge/ptx/SourceBuffer.h"
 
-#include "llvm/Support/MemoryBuffer.h"
+#include "ptxforge/support/InputFile.h"
 
 #include <algorithm>
 
+using namespace ptxforge;
 using namespace ptxforge::ptx;
 
 SourceBuffer::SourceBuffer(std::string Name, std::string Text) : Name(std::move(Name)), Text(std::move(Text)) {
@@ -16,13 +17,10 @@ SourceBuffer::SourceBuffer(std::string Name, std::string Text) : Name(std::move(
 }
 
 llvm::Expected<std::unique_ptr<SourceBuffer>> SourceBuffer::fromFile(llvm::StringRef Path) {
-  auto Buf = Path == "-" ? llvm::MemoryBuffer::getSTDIN() : llvm::MemoryBuffer::getFile(Path, /*IsText=*/false);
-  if (!Buf)
-    return llvm::createStringError(Buf.getError(), "cannot read '%s': %s", Path.str().c_str(),
-                                   Buf.getError().message().c_str());
-  if ((*Buf)->getBufferSize() >= UINT32_MAX)
-    return llvm::createStringError(std::errc::file_too_large, "'%s' is larger than 4 GiB", Path.str().c_str());
-  return std::make_unique<SourceBuffer>(Path.str(), (*Buf)->getBuffer().str());
+  auto Text = support::readInputFile(Path, MaxBytes);
+  if (!Text)
+    return Text.takeError();
+  return std::make_unique<SourceBuffer>(Path.str(), std::move(*Text));
 }
 
 LineColumn SourceBuffer::lineColumn(SourceLoc Loc) const {

@@ -5,6 +5,7 @@
 #include "ptxforge/codegen/Launch.h"
 #include "ptxforge/driver/Settings.h"
 #include "ptxforge/ptx/Frontend.h"
+#include "ptxforge/support/InputFile.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include <nlohmann/json.hpp>
@@ -14,10 +15,8 @@
 #include <map>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <set>
-#include <sstream>
 
 using json = nlohmann::json;
 using namespace ptxforge;
@@ -27,10 +26,12 @@ std::string readFile(const std::string &Path);
 }
 
 std::string ptxforge::tools::readFile(const std::string &Path) {
-  std::ifstream In(Path, std::ios::binary);
-  std::stringstream S;
-  S << In.rdbuf();
-  return S.str();
+  auto Bytes = support::readInputFile(Path);
+  if (!Bytes) {
+    llvm::consumeError(Bytes.takeError()); // the callers treat what is missing or unreadable as empty
+    return {};
+  }
+  return std::move(*Bytes);
 }
 
 namespace {

@@ -10,6 +10,7 @@
 #include "ptxforge/fatbin/Listing.h"
 #include "ptxforge/fatbin/Reader.h"
 #include "ptxforge/fatbin/Writer.h"
+#include "ptxforge/support/InputFile.h"
 #include "ptxforge/ptx/Frontend.h"
 #include "ptxforge/ptx/Requirements.h"
 
@@ -520,9 +521,9 @@ Error writeOutput(StringRef Path, StringRef Bytes) {
 /// Reads Path as a fatbinary (or an ELF file holding one) or as PTX, told apart by the magic number.
 /// Null after printing the errors.
 std::unique_ptr<InputModules> readInput(const std::string &Path) {
-  auto Buf = MemoryBuffer::getFileOrSTDIN(Path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  auto Buf = support::readInputFileBuffer(Path);
   if (!Buf) {
-    error() << "cannot read '" << Path << "': " << Buf.getError().message() << "\n";
+    error() << toString(Buf.takeError()) << "\n";
     return nullptr;
   }
   ArrayRef<uint8_t> Bytes(reinterpret_cast<const uint8_t *>((*Buf)->getBufferStart()), (*Buf)->getBufferSize());

@@ -12,6 +12,8 @@
 #include "ptxforge/fatbin/Reader.h"
 #include "ptxforge/fatbin/Selection.h"
 
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 #include <nlohmann/json.hpp>
 
@@ -65,11 +67,12 @@ int runCases(const RunOptions &O) {
   }
   std::set<std::string> Expected;
   if (!O.ExpectedFailures.empty()) {
-    std::ifstream In(O.ExpectedFailures);
-    std::string Line;
-    while (std::getline(In, Line))
+    std::string List = readFile(O.ExpectedFailures);
+    llvm::SmallVector<llvm::StringRef, 64> Lines;
+    llvm::StringRef(List).split(Lines, '\n');
+    for (llvm::StringRef Line : Lines)
       if (!Line.empty() && Line[0] != '#')
-        Expected.insert(Line.substr(0, Line.find_first_of(" \t")));
+        Expected.insert(Line.take_until([](char C) { return C == ' ' || C == '\t'; }).str());
   }
   std::optional<unsigned> DeviceSm = deviceSm();
   if (!DeviceSm)

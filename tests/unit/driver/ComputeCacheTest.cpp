@@ -181,6 +181,26 @@ TEST_CASE("a full disk (writes failing part way) leaves no entry behind, with on
   CHECK(listNames(Dir.path()).empty()); // the temporary file is gone too
 }
 
+TEST_CASE("a FIFO or a directory under an entry's name is a miss, and only that entry goes unstored") {
+  TempDir Dir;
+  ComputeCache Cache(configIn(Dir.path()));
+  CacheKey Fifo = keyOf("fifo"), Directory = keyOf("directory");
+  REQUIRE(::mkfifo(Cache.entryPath(Fifo).c_str(), 0600) == 0);
+  REQUIRE(::mkdir(Cache.entryPath(Directory).c_str(), 0700) == 0);
+  std::string Err = captureStderr([&] {
+    CHECK_FALSE(Cache.lookup(Fifo).has_value()); // at once: opening it for reading used to wait for a writer
+    CHECK_FALSE(Cache.lookup(Directory).has_value());
+    Cache.store(Directory, "cannot go there");
+    Cache.store(Fifo, "replaces the FIFO");
+    Cache.store(keyOf("other"), "still stored");
+  });
+  CHECK(Err.empty());
+  CHECK(Cache.lookup(keyOf("other")).value_or("") == "still stored");
+  CHECK(Cache.lookup(Fifo).value_or("") == "replaces the FIFO");
+  CHECK_FALSE(Cache.lookup(Directory).has_value());
+  CHECK(Cache.stats().Stores == 2);
+}
+
 TEST_CASE("clear removes every entry") {
   TempDir Dir;
   ComputeCache Cache(configIn(Dir.path()));
@@ -209,8 +229,18 @@ TEST_CASE("CUDA_CACHE_PATH, CUDA_CACHE_DISABLE, CUDA_CACHE_MAXSIZE and XDG_CACHE
   CHECK(ComputeCacheConfig::fromEnvironment().Directory == "/tmp/cc");
   ::setenv("CUDA_CACHE_MAXSIZE", "12345", 1);
   CHECK(ComputeCacheConfig::fromEnvironment().MaxBytes == 12345);
-  ::setenv("CUDA_CACHE_MAXSIZE", "99999999999999", 1);
+  ::setenv("CUDA_CACHE_MAXSIZE", "4294967296", 1);
   CHECK(ComputeCacheConfig::fromEnvironment().MaxBytes == ComputeCacheConfig::LimitMaxBytes);
+  // A value that is not a byte count up to the limit is reported (once) and the default stays.
+  std::string Err = captureStderr([] {
+    for (const char *Bad : {"-5", "abc", "1e6", "100000000000000000000000", "4294967297"}) {
+      ::setenv("CUDA_CACHE_MAXSIZE", Bad, 1);
+      CHECK(ComputeCacheConfig::fromEnvironment().MaxBytes == ComputeCacheConfig::DefaultMaxBytes);
+    }
+  });
+  CHECK(countOf(Err, "warning: ignoring CUDA_CACHE_MAXSIZE='-5'") == 1);
+  CHECK(countOf(Err, "warning") == 1);
+  ::unsetenv("CUDA_CACHE_MAXSIZE");
   ::setenv("CUDA_CACHE_DISABLE", "0", 1);
   CHECK(ComputeCacheConfig::fromEnvironment().Enabled);
   ::setenv("CUDA_CACHE_DISABLE", "1", 1);

@@ -52,7 +52,8 @@ struct ComputeCacheConfig {
   bool Enabled = true;
 
   /// CUDA_CACHE_PATH, else $XDG_CACHE_HOME/ptxforge/ComputeCache, else ~/.cache/ptxforge/ComputeCache;
-  /// CUDA_CACHE_DISABLE=1 disables; CUDA_CACHE_MAXSIZE=<bytes> caps (at most LimitMaxBytes).
+  /// CUDA_CACHE_DISABLE=1 disables; CUDA_CACHE_MAXSIZE=<bytes> caps (at most LimitMaxBytes; another value is
+  /// reported on stderr once and the default kept).
   static ComputeCacheConfig fromEnvironment();
 };
 
@@ -72,7 +73,9 @@ struct ComputeCacheStats {
 ///   exclusive flock on `<dir>/lock`, so two evicting processes never race each other; a reader that opened
 ///   an entry before it was evicted still reads it whole (POSIX unlink semantics);
 /// - a directory that cannot be written (read-only, full, missing permissions) turns storing off for this
-///   object with one warning on stderr; lookups keep working and nothing fails.
+///   object with one warning on stderr; lookups keep working and nothing fails;
+/// - something else under an entry's name (a directory, a FIFO, a device) is a miss, never read or waited on,
+///   and only that entry goes unstored.
 class ComputeCache {
 public:
   explicit ComputeCache(ComputeCacheConfig Config);

@@ -39,6 +39,11 @@ struct Allocation {
   }
 };
 
+/// Whether every page of the caller's [Base, Base+Bytes) is mapped readable (and writable when Writable), as
+/// cuMemHostRegister requires: NVIDIA's driver refuses unmapped, PROT_NONE and (unless registered read-only)
+/// read-only memory with CUDA_ERROR_INVALID_VALUE.
+bool hostRangeAccessible(uint64_t Base, uint64_t Bytes, bool Writable);
+
 class DeviceMemory {
 public:
   /// The process-wide instance; reserves the range on first use.

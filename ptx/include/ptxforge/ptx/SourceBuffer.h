@@ -26,7 +26,10 @@ class SourceBuffer {
 public:
   SourceBuffer(std::string Name, std::string Text);
 
-  /// Reads a file ("-" is standard input).
+  /// The largest source read from a file: offsets are 32-bit (SourceLoc).
+  static constexpr uint64_t MaxBytes = UINT32_MAX - 1;
+
+  /// Reads a regular file of at most MaxBytes ("-" is standard input); anything else is refused at once.
   static llvm::Expected<std::unique_ptr<SourceBuffer>> fromFile(llvm::StringRef Path);
 
   llvm::StringRef name() const { return Name; }

@@ -1,6 +1,7 @@
 // The C entry points of libcuda.so.1 as a program sees them (through ptxforge's cuda.h): argument checks and
 // their error codes, entry point lookup, the stub entry points, JIT options written back, linking, 2-D/3-D
-// copies, registered host memory and callbacks. The client programs in shared/clients cover the rest.
+// copies, registered host memory and callbacks, and bad input (files that are not regular, unmapped host memory,
+// bogus kernel argument pointers). The client programs in shared/clients cover the rest.
 #include <cuda.h>
 
 #include <doctest/doctest.h>
@@ -9,6 +10,11 @@
 #include <dlfcn.h>
 #include <string>
 #include <vector>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace {
 
@@ -376,4 +382,90 @@ TEST_CASE("contexts: limits, flags and the primary context") {
   CHECK(Active == 0);
   CHECK(cuCtxPushCurrent(nullptr) == CUDA_ERROR_INVALID_VALUE);
   CHECK(cuCtxPushCurrent(reinterpret_cast<CUcontext>(0x1234)) == CUDA_ERROR_INVALID_CONTEXT);
+}
+
+TEST_CASE("cuModuleLoad refuses what is not a regular file at once") {
+  context();
+  CUmodule M = nullptr;
+  // NVIDIA's driver: INVALID_IMAGE for /dev/zero, /dev/null and an empty file. It waits forever on a FIFO and
+  // says OUT_OF_MEMORY for a directory; here both are invalid images, returned at once.
+  CHECK(cuModuleLoad(&M, "/dev/zero") == CUDA_ERROR_INVALID_IMAGE);
+  CHECK(cuModuleLoad(&M, "/dev/null") == CUDA_ERROR_INVALID_IMAGE);
+  char Dir[] = "/tmp/ptxforge-capi-XXXXXX";
+  REQUIRE(mkdtemp(Dir) != nullptr);
+  std::string Fifo = std::string(Dir) + "/fifo.ptx", Empty = std::string(Dir) + "/empty.ptx";
+  REQUIRE(mkfifo(Fifo.c_str(), 0600) == 0);
+  CHECK(cuModuleLoad(&M, Fifo.c_str()) == CUDA_ERROR_INVALID_IMAGE);
+  CHECK(cuModuleLoad(&M, Dir) == CUDA_ERROR_INVALID_IMAGE);
+  close(open(Empty.c_str(), O_CREAT | O_WRONLY, 0600));
+  CHECK(cuModuleLoad(&M, Empty.c_str()) == CUDA_ERROR_INVALID_IMAGE);
+  CHECK(cuModuleLoad(&M, (std::string(Dir) + "/missing.ptx").c_str()) == CUDA_ERROR_FILE_NOT_FOUND);
+  unlink(Fifo.c_str());
+  unlink(Empty.c_str());
+  rmdir(Dir);
+}
+
+TEST_CASE("cuMemHostRegister wants mapped memory of the access the flags say") {
+  context();
+  size_t Page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  auto mapPages = [&](int Prot) {
+    void *P = mmap(nullptr, 2 * Page, Prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(P != MAP_FAILED);
+    return static_cast<char *>(P);
+  };
+  // As NVIDIA's driver: unmapped, partly unmapped, PROT_NONE and (without READ_ONLY) read-only ranges are
+  // invalid values.
+  char *Gone = mapPages(PROT_READ | PROT_WRITE);
+  munmap(Gone, 2 * Page);
+  CHECK(cuMemHostRegister(Gone, 2 * Page, 0) == CUDA_ERROR_INVALID_VALUE);
+  char *Half = mapPages(PROT_READ | PROT_WRITE);
+  munmap(Half + Page, Page);
+  CHECK(cuMemHostRegister(Half, 2 * Page, 0) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuMemHostRegister(Half, Page, 0) == CUDA_SUCCESS);
+  CHECK(cuMemHostUnregister(Half) == CUDA_SUCCESS);
+  char *None = mapPages(PROT_NONE);
+  CHECK(cuMemHostRegister(None, 2 * Page, 0) == CUDA_ERROR_INVALID_VALUE);
+  char *ReadOnly = mapPages(PROT_READ);
+  CHECK(cuMemHostRegister(ReadOnly, 2 * Page, 0) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuMemHostRegister(ReadOnly, 2 * Page, CU_MEMHOSTREGISTER_READ_ONLY) == CUDA_SUCCESS);
+  CHECK(cuMemHostUnregister(ReadOnly) == CUDA_SUCCESS);
+  munmap(Half, Page);
+  munmap(None, 2 * Page);
+  munmap(ReadOnly, 2 * Page);
+}
+
+TEST_CASE("bad pointers in kernelParams or extra are an invalid value, not a crash") {
+  context();
+  CUmodule M = nullptr;
+  REQUIRE(cuModuleLoadData(&M, Fill) == CUDA_SUCCESS);
+  CUfunction F = nullptr;
+  REQUIRE(cuModuleGetFunction(&F, M, "fill") == CUDA_SUCCESS);
+  // (NVIDIA's driver dies of SIGSEGV on both.)
+  void **BogusArray = reinterpret_cast<void **>(16);
+  CHECK(cuLaunchKernel(F, 1, 1, 1, 32, 1, 1, 0, nullptr, BogusArray, nullptr) == CUDA_ERROR_INVALID_VALUE);
+  void *BogusPointers[] = {reinterpret_cast<void *>(16), reinterpret_cast<void *>(24)};
+  CHECK(cuLaunchKernel(F, 1, 1, 1, 32, 1, 1, 0, nullptr, BogusPointers, nullptr) == CUDA_ERROR_INVALID_VALUE);
+  size_t Bytes = 16;
+  void *BogusBuffer[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, reinterpret_cast<void *>(16), CU_LAUNCH_PARAM_BUFFER_SIZE,
+                         &Bytes, CU_LAUNCH_PARAM_END};
+  CHECK(cuLaunchKernel(F, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, BogusBuffer) == CUDA_ERROR_INVALID_VALUE);
+
+  // Nothing is sticky: good launches run, with their arguments on the stack (copied unguarded) or on the heap
+  // (copied under the guard).
+  CUdeviceptr Out = 0;
+  REQUIRE(cuMemAlloc(&Out, 32 * sizeof(unsigned)) == CUDA_SUCCESS);
+  unsigned V = 5;
+  void *Args[] = {&Out, &V};
+  CHECK(cuLaunchKernel(F, 1, 1, 1, 32, 1, 1, 0, nullptr, Args, nullptr) == CUDA_SUCCESS);
+  unsigned Host[32] = {};
+  CHECK(cuMemcpyDtoH(Host, Out, sizeof Host) == CUDA_SUCCESS);
+  CHECK(Host[31] == 36);
+  auto *HeapV = new unsigned(7);
+  std::vector<void *> HeapArgs = {&Out, HeapV};
+  CHECK(cuLaunchKernel(F, 1, 1, 1, 32, 1, 1, 0, nullptr, HeapArgs.data(), nullptr) == CUDA_SUCCESS);
+  CHECK(cuMemcpyDtoH(Host, Out, sizeof Host) == CUDA_SUCCESS);
+  CHECK(Host[31] == 38);
+  delete HeapV;
+  CHECK(cuMemFree(Out) == CUDA_SUCCESS);
+  CHECK(cuModuleUnload(M) == CUDA_SUCCESS);
 }
