@@ -9,7 +9,7 @@
 #include "ptxforge/driver/Copy.h"
 #include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Driver.h"
-#include "ptxforge/driver/FaultGuard.h"
+#include "ptxforge/codegen/FaultGuard.h"
 #include "ptxforge/driver/Launch.h"
 #include "ptxforge/driver/Link.h"
 #include "ptxforge/driver/Memory.h"
@@ -785,7 +785,7 @@ CUresult launchKernel(CUfunction F, unsigned Gx, unsigned Gy, unsigned Gz, unsig
   std::vector<char> Params;
   if (!Extra && argumentsOnThisStack(*Fn, KernelParams))
     R = packLaunchParams(*Fn, KernelParams, Extra, Params);
-  else if (runWithFaultGuard([&] { R = packLaunchParams(*Fn, KernelParams, Extra, Params); }))
+  else if (codegen::runWithFaultGuard([&] { R = packLaunchParams(*Fn, KernelParams, Extra, Params); }))
     return CUDA_ERROR_INVALID_VALUE;
   if (R != CUDA_SUCCESS)
     return R;

@@ -92,7 +92,7 @@ llvm::Expected<std::string> readChecked(int Fd, llvm::StringRef Name, uint64_t M
     return tooLarge(Name, MaxBytes);
   std::string Out;
   if (llvm::Error E = readToEnd(Fd, Name, Regular ? static_cast<uint64_t>(St.st_size) : 0, MaxBytes, Out))
-    return std::move(E);
+    return E;
   return Out;
 }
 
