@@ -33,6 +33,9 @@ struct CompileOptions {
   /// psABI level ("x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4") for code every CPU of that level runs; or any
   /// LLVM CPU name ("znver4", "sapphirerapids").
   std::string TargetCpu = defaultTargetCpu();
+  /// See CancelToken: once requested, optimization skips its remaining passes (code generation, once begun,
+  /// runs to its end) and the compile fails (compileCancelled) instead of producing code.
+  const CancelToken *Cancel = nullptr;
 };
 
 class CompiledObject;

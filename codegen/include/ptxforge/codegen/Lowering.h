@@ -9,6 +9,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/Error.h"
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,12 +56,33 @@ struct LoweredModule {
 enum class JitTier { Tiered, Quick, Optimized };
 JitTier jitTierFromEnvironment();
 
+/// A stop request for a compile nobody waits for any more (the driver's background compiles at unload and
+/// exit), set by another thread: the compile stops at its next function or pass and fails (compileCancelled).
+struct CancelToken {
+  std::atomic<bool> Requested{false};
+  /// Set before Requested when the process is ending: the compile then leaves its IR unfreed (freeing a big
+  /// module's IR takes longer than the rest of exit).
+  std::atomic<bool> Abandon{false};
+};
+
+/// Whether Cancel (LoweringOptions::Cancel, CompileOptions::Cancel) asks the compile to stop.
+inline bool cancelRequested(const CancelToken *Cancel) {
+  return Cancel && Cancel->Requested.load(std::memory_order_acquire);
+}
+/// The error of a compile stopped by its CancelToken.
+llvm::Error compileCancelled();
+
+/// A cancelled compile's end: LM's IR is freed, or with Cancel->Abandon left unfreed. Returns compileCancelled().
+llvm::Error dropCancelled(LoweredModule &LM, const CancelToken *Cancel);
+
 struct LoweringOptions {
   std::string ModuleName = "ptx";
   /// Whether kernels get block functions (the vectorized loops over a block's threads, region-split barrier
   /// code): without them a launch calls the thread function once per thread, which compiles several times
   /// faster and runs several times slower.
   bool BlockFunctions = jitTierFromEnvironment() != JitTier::Quick;
+  /// See CancelToken: once requested, lowering stops before the next function and fails (compileCancelled).
+  const CancelToken *Cancel = nullptr;
 };
 
 /// Lowers every function of M. Unsupported instructions are errors naming the instruction and its location.

@@ -9,7 +9,11 @@
 
 namespace ptxforge::codegen {
 
-/// Optimises M for TM at -O`Level` (0-3).
-llvm::Error optimizeModule(llvm::Module &M, llvm::TargetMachine &TM, unsigned Level);
+struct CancelToken;
+
+/// Optimises M for TM at -O`Level` (0-3). Once Cancel (when given) is requested the remaining passes are skipped
+/// and the result is compileCancelled(): M is then only fit to be thrown away.
+llvm::Error optimizeModule(llvm::Module &M, llvm::TargetMachine &TM, unsigned Level,
+                           const CancelToken *Cancel = nullptr);
 
 } // namespace ptxforge::codegen
