@@ -129,6 +129,9 @@ struct WorkerState {
   BlockState Range;
   /// The linear index of the thread runBlock runs (volatile: read after a fault abandoned it).
   volatile uint32_t RunningThread = 0;
+  /// The state of the blocks this worker runs thread by thread without fibers (runBlock), reused: a fresh one
+  /// per block cost its vectors' allocations, most of a tiny block's time.
+  BlockState Plain;
 };
 
 struct BlockRun {
@@ -191,7 +194,14 @@ BlockResult runBlockRange(BlockRangeFunction BlockFn, const char *Params, uint64
 /// Returns an error message, empty on success.
 BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig &C, const char *Params, uint64_t BlockId,
                      WorkerState &W, unsigned WorkerIndex, unsigned Workers) {
-  BlockState B;
+  std::optional<BlockState> Fresh;
+  BlockState &B = K.Synchronizes ? Fresh.emplace() : W.Plain;
+  if (!K.Synchronizes) { // what a block without barriers or collectives changes in it
+    B.Error.clear();
+    B.Fault = LaunchFault::Trap;
+    B.Trapped = false;
+    B.Progress = 0;
+  }
   uint32_t N = static_cast<uint32_t>(C.Block.count());
   ThreadContext Common = launchContext(K, C, W, B, WorkerIndex, Workers);
   B.Threads.resize(N);

@@ -172,11 +172,20 @@ llvm::Expected<CompiledObject> ptxforge::codegen::compileObject(LoweredModule LM
     return TM.takeError();
   if (auto E = prepareModule(*LM.Module, **TM))
     return E;
-  if (auto E = optimizeModule(*LM.Module, **TM, Options))
+  if (auto E = optimizeModule(*LM.Module, **TM, Options)) {
+    if (cancelRequested(Options.Cancel)) {
+      llvm::consumeError(std::move(E));
+      return dropCancelled(LM, Options.Cancel);
+    }
     return E;
+  }
+  // Code generation runs to its end once begun: skipping its optional passes (as optimization does) leaves
+  // machine IR that later passes crash on. It is the shortest part of a compile.
   auto Code = emitMachineCode(*LM.Module, **TM, /*Assembly=*/false);
   if (!Code)
     return Code.takeError();
+  if (cancelRequested(Options.Cancel))
+    return dropCancelled(LM, Options.Cancel);
   CompiledObject Obj;
   Obj.ObjectCode = std::move(*Code);
   Obj.Kernels = std::move(LM.Kernels);

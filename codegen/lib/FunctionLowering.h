@@ -194,6 +194,9 @@ llvm::Value *exp2ApproxF32(FunctionLowering &L, llvm::Value *X);
 llvm::Value *rsqrtApproxF32(FunctionLowering &L, llvm::Value *X);
 /// The half-precision runtime's rounding-mode code (HalfCode.h) for an instruction's modifiers.
 uint32_t halfRoundingMode(const ptx::Instruction &I);
+/// X (an exact f32 or f64) rounded to nearest even in f16 (bf16 with BF) as 16 bits, inline, with the result
+/// flags of the half code word Flags (.sat, .relu; a NaN becomes the canonical 0x7fff).
+llvm::Value *roundToHalf(llvm::IRBuilderBase &B, llvm::Value *X, bool BF, uint32_t Flags);
 } // namespace ptxforge::codegen::detail
 
 namespace ptxforge::codegen::detail {

@@ -354,6 +354,18 @@ void reportRegionSplitFailure(llvm::Function &Thread, llvm::Error E) {
 }
 } // namespace
 
+llvm::Error ptxforge::codegen::compileCancelled() {
+  return llvm::createStringError(std::errc::operation_canceled, "the compile was cancelled");
+}
+
+llvm::Error ptxforge::codegen::dropCancelled(LoweredModule &LM, const CancelToken *Cancel) {
+  if (Cancel && Cancel->Abandon.load(std::memory_order_relaxed)) {
+    (void)LM.Module.release();
+    (void)LM.Context.release();
+  }
+  return compileCancelled();
+}
+
 llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::VerifiedModule &VM,
                                                            const ptx::SourceBuffer *Source,
                                                            const LoweringOptions &Options) {
@@ -424,6 +436,8 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
     const ptx::Function &F = *M.Functions[FI];
     if (!F.HasBody)
       continue;
+    if (cancelRequested(Options.Cancel))
+      return dropCancelled(Out, Options.Cancel);
     FunctionLowering FL(ML, F, ML.Functions[FI], F.IsEntry);
     if (!FL.run())
       return llvm::createStringError(std::errc::not_supported, "%s", ML.Error.c_str());
@@ -433,6 +447,8 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
     const ptx::Function &F = *M.Functions[FI];
     if (!F.HasBody || !F.IsEntry)
       continue;
+    if (cancelRequested(Options.Cancel))
+      return dropCancelled(Out, Options.Cancel);
     KernelInfo K;
     K.Name = F.Name.str();
     K.Symbol = ML.Functions[FI]->getName().str();

@@ -1,5 +1,6 @@
 // The -O pipeline with ptxforge's passes hooked in (see passes/Passes.h for what each is for).
 #include "ptxforge/codegen/Optimize.h"
+#include "ptxforge/codegen/Lowering.h"
 
 #include "ThreadLoop.h"
 #include "passes/Passes.h"
@@ -104,6 +105,7 @@ llvm::Error ptxforge::codegen::setProcessLLVMOptions(llvm::StringRef Args) {
 
 llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachine &TM, const CompileOptions &Options) {
   const unsigned Level = Options.OptLevel;
+  const CancelToken *Cancel = Options.Cancel;
   // Thread loops are vectorized across threads: with AVX-512, full-width vectors halve the instructions per
   // thread (LLVM's x86 tuning prefers 256 bits for scalar code's sake; Zen 4 runs 512-bit operations at the
   // same FLOP rate).
@@ -140,7 +142,11 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
     SI.emplace(M.getContext(), /*DebugLogging=*/false);
     SI->registerCallbacks(PIC, &MAM);
   }
-  llvm::PassBuilder PB(&TM, PTO, std::nullopt, SI ? &PIC : nullptr);
+  // A cancelled compile skips every pass LLVM lets it skip (all but a few required ones, which are quick).
+  if (Cancel)
+    PIC.registerShouldRunOptionalPassCallback(
+        [Cancel](llvm::StringRef, llvm::Any) { return !cancelRequested(Cancel); });
+  llvm::PassBuilder PB(&TM, PTO, std::nullopt, SI || Cancel ? &PIC : nullptr);
   // PTX addresses are integers; once registers are SSA values, give memory accesses pointer provenance so
   // alias analysis, SCEV and the loop vectorizer can reason about them.
   PB.registerPeepholeEPCallback([](llvm::FunctionPassManager &FPM, llvm::OptimizationLevel) {
@@ -171,5 +177,5 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
                                             : llvm::OptimizationLevel::O3;
   llvm::ModulePassManager MPM = Level == 0 ? PB.buildO0DefaultPipeline(OL) : PB.buildPerModuleDefaultPipeline(OL);
   MPM.run(M, MAM);
-  return llvm::Error::success();
+  return cancelRequested(Cancel) ? compileCancelled() : llvm::Error::success();
 }

@@ -1,16 +1,18 @@
 // See BackgroundJobs.h.
 #include "ptxforge/driver/BackgroundJobs.h"
 
-#include <atomic>
+#include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
 #include <pthread.h>
 #include <thread>
+#include <vector>
 
 using namespace ptxforge::driver;
 
 struct BackgroundJobs::Job {
+  CancelFlag Cancelled;
   bool Done = false;
   BackgroundJobs::State *Owner = nullptr; ///< the process's job state when the job started (see fork below)
 };
@@ -18,8 +20,8 @@ struct BackgroundJobs::Job {
 struct BackgroundJobs::State {
   std::mutex Lock;
   std::condition_variable Finished;
-  unsigned Running = 0;
-  std::atomic<bool> Exiting{false};
+  std::vector<Job *> Running; ///< started, not yet done (each kept alive by its thread's Handle)
+  std::atomic<bool> Exiting{false}; ///< the exit handler has run: a job started later starts cancelled
 };
 
 namespace {
@@ -33,7 +35,7 @@ BackgroundJobs &BackgroundJobs::get() {
   static BackgroundJobs *J = [] {
     Current = new State;
     auto *Jobs = new BackgroundJobs;
-    std::atexit([] { get().waitAll(); });
+    std::atexit([] { get().cancelAndWaitAll(); });
     // A child of fork() has none of the parent's job threads: its exit must not wait for them, and a lock one
     // of them held stays held in the child. It starts from a fresh state (the old one is left as it was).
     pthread_atfork(nullptr, nullptr, [] { Current = new State; });
@@ -44,22 +46,31 @@ BackgroundJobs &BackgroundJobs::get() {
 
 bool BackgroundJobs::exiting() const { return state().Exiting.load(std::memory_order_acquire); }
 
-BackgroundJobs::Handle BackgroundJobs::start(std::function<void()> Work) {
+BackgroundJobs::Handle BackgroundJobs::start(std::function<void(const CancelFlag &)> Work) {
   State &S = state();
   auto H = std::make_shared<Job>();
   H->Owner = &S;
   {
     std::scoped_lock L(S.Lock);
-    ++S.Running;
+    S.Running.push_back(H.get());
+    if (S.Exiting.load(std::memory_order_relaxed)) { // started by a later exit handler of the application
+      H->Cancelled.Abandon.store(true, std::memory_order_relaxed);
+      H->Cancelled.Requested.store(true, std::memory_order_release);
+    }
   }
   std::thread([&S, H, Work = std::move(Work)] {
-    Work();
+    Work(H->Cancelled);
     std::scoped_lock L(S.Lock);
     H->Done = true;
-    --S.Running;
+    S.Running.erase(std::find(S.Running.begin(), S.Running.end(), H.get()));
     S.Finished.notify_all();
   }).detach();
   return H;
+}
+
+void BackgroundJobs::cancel(const Handle &H) {
+  if (H)
+    H->Cancelled.Requested.store(true, std::memory_order_release);
 }
 
 void BackgroundJobs::wait(const Handle &H) {
@@ -70,9 +81,13 @@ void BackgroundJobs::wait(const Handle &H) {
   S.Finished.wait(L, [&] { return H->Done; });
 }
 
-void BackgroundJobs::waitAll() {
+void BackgroundJobs::cancelAndWaitAll() {
   State &S = state();
-  S.Exiting.store(true, std::memory_order_release);
   std::unique_lock L(S.Lock);
-  S.Finished.wait(L, [&] { return S.Running == 0; });
+  S.Exiting.store(true, std::memory_order_release);
+  for (Job *J : S.Running) {
+    J->Cancelled.Abandon.store(true, std::memory_order_relaxed); // the process ends: leave the IR unfreed
+    J->Cancelled.Requested.store(true, std::memory_order_release);
+  }
+  S.Finished.wait(L, [&] { return S.Running.empty(); });
 }

@@ -137,21 +137,26 @@ struct Module::PendingCompile {
     std::string Code = Options.codeKey(); // PTXFORGE_JIT_TIER=0: no block functions, other code, another entry
     return {Front->Source->text(), CC, Part.empty() ? Code : Code + " " + Part.str()};
   }
-  /// Kernel Name's part, compiled (Quick: without block functions, the tiered JIT's quick code).
-  llvm::Expected<codegen::CompiledObject> compileKernel(llvm::StringRef Name, bool Quick) {
-    auto S = split(Quick);
+  /// Kernel Name's part, compiled (Quick: without block functions, the tiered JIT's quick code). Cancel: a
+  /// background compile's flag (BackgroundJobs::CancelFlag), which stops the lowering and the compile.
+  llvm::Expected<codegen::CompiledObject> compileKernel(llvm::StringRef Name, bool Quick,
+                                                        const codegen::CancelToken *Cancel = nullptr) {
+    auto S = split(Quick, Cancel);
     if (!S)
       return S.takeError();
     auto Part = (*S)->kernelPart(Name);
     if (!Part)
       return Part.takeError();
-    return codegen::compileObject(std::move(*Part), Options);
+    codegen::CompileOptions O = Options;
+    O.Cancel = Cancel;
+    return codegen::compileObject(std::move(*Part), O);
   }
-  llvm::Expected<codegen::ModuleSplit *> split(bool Quick) {
+  llvm::Expected<codegen::ModuleSplit *> split(bool Quick, const codegen::CancelToken *Cancel = nullptr) {
     std::unique_ptr<codegen::ModuleSplit> &S = Quick ? QuickSplit : Split;
     if (!S) {
       codegen::LoweringOptions LO = Options.Lowering;
       LO.BlockFunctions &= !Quick;
+      LO.Cancel = Cancel;
       auto Lowered = codegen::lowerToLLVM(*Front->Verified, Front->Source.get(), LO);
       if (!Lowered)
         return Lowered.takeError();
@@ -464,26 +469,37 @@ void Module::waitForBackgroundCompiles() const {
     BackgroundJobs::get().wait(F->OptimizeJob);
 }
 
+void Module::cancelBackgroundCompiles() const {
+  for (const auto &F : Functions)
+    BackgroundJobs::get().cancel(F->OptimizeJob);
+  waitForBackgroundCompiles();
+}
+
 void Module::startOptimizedCompile(Function &F, CacheKeyInputs Key) {
   F.Upgrade.Compiling.store(true, std::memory_order_release);
   PendingCompile *P = Pending.get(); // lives until the last kernel is done, which this job's own may be
-  F.OptimizeJob = BackgroundJobs::get().start([this, &F, P, Key = std::move(Key)] {
+  F.OptimizeJob = BackgroundJobs::get().start([this, &F, P, Key = std::move(Key)](
+                                                   const BackgroundJobs::CancelFlag &Cancel) {
     {
       std::scoped_lock L(OptimizeLock); // the full lowering's LLVMContext: one compile at a time
       struct Done {
         codegen::TierUp &U;
         ~Done() { U.Compiling.store(false, std::memory_order_release); }
       } MarkDone{F.Upgrade};
-      if (BackgroundJobs::get().exiting())
-        return; // the process ends: the quick code did the work, and LLVM's statics go away
+      // Cancelled (the module unloads or the process exits): the quick code did the work. A compile cancelled
+      // midway fails, so the cache gets no entry and the kernel keeps its quick code.
+      if (codegen::cancelRequested(&Cancel))
+        return;
       // No second cache lookup: compileFunction's missed a moment ago.
       auto Part = compilePart(
-          Key, [&] { return P->compileKernel(F.name(), /*Quick=*/false); },
+          Key, [&] { return P->compileKernel(F.name(), /*Quick=*/false, &Cancel); },
           [&](const codegen::CompiledObject &O) { return loadKernelCode(O); });
       const codegen::KernelInfo *K = Part && Part->Code ? Part->Code->kernel(F.name()) : nullptr;
       if (K && Part->Code->blockEntry(*K)) {
         F.Optimized = std::move(Part->Code);
         F.Upgrade.Block.store(F.Optimized->blockEntry(*K), std::memory_order_release);
+      } else if (!Part && codegen::cancelRequested(&Cancel)) {
+        llvm::consumeError(Part.takeError());
       } else if (!Part) {
         // The quick code the kernel runs on was compiled from the same PTX; it keeps running on that.
         std::string Why = llvm::toString(Part.takeError());
@@ -513,7 +529,13 @@ const std::vector<std::unique_ptr<Function>> &Module::functions() const {
 }
 
 Module::~Module() {
-  waitForBackgroundCompiles(); // they use the module's IR and lock, and write into its functions
+  // No launch can use the optimized code any more. The jobs use the module's IR and lock, and write into its
+  // functions: they stop (a cancelled compile at its next function or optimization pass) before it goes.
+  cancelBackgroundCompiles();
+  // At exit (CUDA's runtime unloads its modules then) the PTX and IR are left to the end of the process: freeing
+  // them took longer than everything else exit does (cub_big: several hundred ms).
+  if (BackgroundJobs::get().exiting())
+    (void)Pending.release();
   Driver &D = Driver::get();
   D.Modules.remove(this);
   for (const auto &F : Functions)

@@ -1,8 +1,9 @@
 // cvt between integer and floating types with PTX rounding and saturation: float->int saturates (LLVM's
 // fpto[su]i.sat) with the GPU's NaN results, integer rounding modifiers pick the rounding of float->int and
 // float->float round-to-integral; directed rounding of int->f32/f64 and f64->f32 goes through runtime helpers.
-// Conversions to f16/bf16/tf32/e4m3/e5m2 (scalar and packed x2, .relu/.satfinite) round exactly in the
-// runtime (exec/HalfMath.cpp, code word in HalfCode.h).
+// Conversions to f16/bf16/tf32/e4m3/e5m2 (scalar and packed x2, .relu/.satfinite) round exactly: f32/f64 to
+// f16/bf16 to nearest inline (roundToHalf, HalfOps.cpp), the others in the runtime (exec/HalfMath.cpp, code
+// word in HalfCode.h).
 #include "../FunctionLowering.h"
 #include "HalfCode.h"
 
@@ -72,15 +73,20 @@ bool lowerNarrowConvert(FunctionLowering &L, const ptx::Instruction &I, bool &Ha
   auto &Ops = I.Operands;
   llvm::Type *I32 = B.getInt32Ty();
   bool Ftz = I.has(Modifier::Ftz);
-  // A float operand as an exact double (an f32 source flushed first under .ftz).
-  auto asDouble = [&](const ptx::Operand &Op) {
+  // A float operand (an f32 source flushed first under .ftz).
+  auto source = [&](const ptx::Operand &Op) {
     llvm::Value *X = L.readFloat(Op, S);
     if (Ftz && S == ScalarType::F32)
       X = flushDenormal(L, X);
-    return B.CreateFPExt(X, B.getDoubleTy());
+    return X;
   };
+  auto asDouble = [&](const ptx::Operand &Op) { return B.CreateFPExt(source(Op), B.getDoubleTy()); };
   auto toNarrow = [&](const ptx::Operand &Op) -> llvm::Value * {
     uint32_t Code = narrowCode(I, DFmt);
+    // f32/f64 to f16/bf16, to nearest: inline (HalfOps.cpp); other modes and .satfinite in the runtime.
+    if ((DFmt == halfcode::FmtF16 || DFmt == halfcode::FmtBF16) && (S == ScalarType::F32 || S == ScalarType::F64) &&
+        halfRoundingMode(I) == halfcode::ModeRN && !(Code & halfcode::FlagSatfinite))
+      return B.CreateZExt(roundToHalf(B, source(Op), DFmt == halfcode::FmtBF16, Code & halfcode::FlagsMask), I32);
     if (D == ScalarType::TF32)
       return pure(L.callHelper("ptxrt_cvt_tf32_f32", I32, {B.getInt32(Code), L.read(Op, ScalarType::F32)}));
     if (ptx::isInteger(S)) {

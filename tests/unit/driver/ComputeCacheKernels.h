@@ -16,12 +16,17 @@
 namespace ptxforge::testing {
 
 /// Launches M's `scale` over 1000 elements and checks them; returns what went wrong, empty when all is right.
-/// Then waits for the kernel's optimized code (tiered JIT), so that the cache holds what the callers count.
-inline std::string runScale(driver::Context &Ctx, driver::Module &M, float Factor) {
+/// Then, with WaitForOptimizedCode, waits for the kernel's optimized code (tiered JIT), so that the cache holds
+/// what the callers count.
+inline std::string runScale(driver::Context &Ctx, driver::Module &M, float Factor, bool WaitForOptimizedCode = true) {
   struct Settle {
     driver::Module &M;
-    ~Settle() { M.waitForBackgroundCompiles(); }
-  } SettleAtReturn{M};
+    bool Wait;
+    ~Settle() {
+      if (Wait)
+        M.waitForBackgroundCompiles();
+    }
+  } SettleAtReturn{M, WaitForOptimizedCode};
   using namespace driver;
   Function *F = M.function("scale");
   if (!F)

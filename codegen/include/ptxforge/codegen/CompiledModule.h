@@ -52,6 +52,9 @@ struct CompileOptions {
   /// The fields that change the code, as text ("O2 cpu= loop-cuts=1 ..."): what a cache of compiled code keys on
   /// besides the source. Perf and the module name are left out.
   std::string codeKey() const;
+  /// See CancelToken: once requested, optimization skips its remaining passes (code generation, once begun,
+  /// runs to its end) and the compile fails (compileCancelled) instead of producing code.
+  const CancelToken *Cancel = nullptr;
 };
 
 class CompiledObject;

@@ -13,6 +13,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/Error.h"
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +57,25 @@ struct LoweredModule {
   std::vector<GlobalInfo> Globals; ///< `.global`/`.const` variables (cuModuleGetGlobal)
 };
 
+/// A stop request for a compile nobody waits for any more (the driver's background compiles at unload and
+/// exit), set by another thread: the compile stops at its next function or pass and fails (compileCancelled).
+struct CancelToken {
+  std::atomic<bool> Requested{false};
+  /// Set before Requested when the process is ending: the compile then leaves its IR unfreed (freeing a big
+  /// module's IR takes longer than the rest of exit).
+  std::atomic<bool> Abandon{false};
+};
+
+/// Whether Cancel (LoweringOptions::Cancel, CompileOptions::Cancel) asks the compile to stop.
+inline bool cancelRequested(const CancelToken *Cancel) {
+  return Cancel && Cancel->Requested.load(std::memory_order_acquire);
+}
+/// The error of a compile stopped by its CancelToken.
+llvm::Error compileCancelled();
+
+/// A cancelled compile's end: LM's IR is freed, or with Cancel->Abandon left unfreed. Returns compileCancelled().
+llvm::Error dropCancelled(LoweredModule &LM, const CancelToken *Cancel);
+
 /// How to lower. The defaults are what a JIT compile wants; nothing here depends on the environment (the driver
 /// and the CLI read it, see README.md's table of variables).
 struct LoweringOptions {
@@ -70,6 +90,8 @@ struct LoweringOptions {
   /// A kernel the region builder should split but cannot (the lowering broke the builder's contract, a bug)
   /// fails the lowering instead of running on fibers with an optimization remark. Tests set it.
   bool RegionSplitFailureIsError = false;
+  /// See CancelToken: once requested, lowering stops before the next function and fails (compileCancelled).
+  const CancelToken *Cancel = nullptr;
 };
 
 /// Lowers every function of M. Unsupported instructions are errors naming the instruction and its location.

@@ -218,6 +218,8 @@ private:
   llvm::Expected<KernelCode> compileFunction(Function &F);
   /// Tiered JIT: F runs on its quick code; compiles its optimized code (cache key Key) in the background.
   void startOptimizedCompile(Function &F, CacheKeyInputs Key);
+  /// Stops the background compiles (they store nothing unless finished) and waits until none runs.
+  void cancelBackgroundCompiles() const;
   /// A kernel's compiled part, JIT-linked against the module's shared part.
   llvm::Expected<std::unique_ptr<codegen::CompiledModule>> loadKernelCode(const codegen::CompiledObject &O) const {
     return codegen::CompiledModule::load(O, Code.get(), processSettings().Compile.Perf);

@@ -1,0 +1,174 @@
+// Micro benchmarks of single costs, each against a reference kernel measured in the same run (alternating
+// runs, medians): `half`: packed f16/bf16 arithmetic against the f32 kernel of the same shape (per element:
+// one 32-bit word in, one out); `blocks`: the cost per block of a grid of 8-thread blocks against the same
+// threads in 32-thread blocks. Kernels go through runFrontend -> codegen::compilePTX -> launchKernel, with one
+// worker per CPU unless --workers says otherwise.
+//   bench_micro [half|blocks|all] [--reps N] [--workers N] [--quick]
+#include "ptxforge/codegen/Launch.h"
+#include "ptxforge/ptx/Frontend.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace ptxforge;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Options {
+  std::string Which = "all";
+  int Reps = 9;
+  unsigned Workers = 0;
+  bool Quick = false;
+};
+
+double median(std::vector<double> V) {
+  std::sort(V.begin(), V.end());
+  return V.empty() ? 0 : V[V.size() / 2];
+}
+
+std::unique_ptr<codegen::CompiledModule> compile(const std::string &Text) {
+  auto Front = ptx::runFrontend(std::make_unique<ptx::SourceBuffer>("micro.ptx", Text));
+  if (!Front->ok()) {
+    for (const ptx::Diagnostic &D : Front->Diags.sorted())
+      std::fprintf(stderr, "%s\n", ptx::formatDiagnostic(*Front->Source, D).c_str());
+    std::exit(1);
+  }
+  auto CM = codegen::compilePTX(*Front->Verified, Front->Source.get());
+  if (!CM) {
+    std::fprintf(stderr, "compile: %s\n", llvm::toString(CM.takeError()).c_str());
+    std::exit(1);
+  }
+  return std::move(*CM);
+}
+
+/// A launch of kernel "k" of its own module with its parameters bound.
+struct Run {
+  std::unique_ptr<codegen::CompiledModule> M;
+  codegen::LaunchConfig Config;
+  std::vector<char> Params;
+
+  Run(const std::string &Ptx, std::vector<uint64_t> Args, codegen::Dim3 Grid, codegen::Dim3 Block, unsigned Workers)
+      : M(compile(Ptx)) {
+    const codegen::KernelInfo *K = M->kernel("k");
+    Params.resize(K->ParamBytes);
+    for (size_t I = 0; I < Args.size(); ++I)
+      std::memcpy(Params.data() + K->Params[I].Offset, &Args[I], K->Params[I].Size);
+    Config.Grid = Grid, Config.Block = Block, Config.Workers = Workers;
+  }
+  double ms() {
+    auto T0 = Clock::now();
+    if (auto E = codegen::launchKernel(*M, *M->kernel("k"), Config, Params.data())) {
+      std::fprintf(stderr, "launch: %s\n", llvm::toString(std::move(E)).c_str());
+      std::exit(1);
+    }
+    return std::chrono::duration<double, std::milli>(Clock::now() - T0).count();
+  }
+};
+
+/// Medians of A and B over Reps alternating runs (after one untimed run of each).
+std::pair<double, double> alternate(Run &A, Run &B, int Reps) {
+  A.ms(), B.ms();
+  std::vector<double> TA, TB;
+  for (int R = 0; R < Reps; ++R) {
+    if (R % 2)
+      TA.push_back(A.ms()), TB.push_back(B.ms());
+    else
+      TB.push_back(B.ms()), TA.push_back(A.ms());
+  }
+  return {median(TA), median(TB)};
+}
+
+const char *Header = ".version 8.0\n.target sm_90\n.address_size 64\n";
+
+/// out[i] = OP(a[i], b[i]) over n 32-bit words, one per thread.
+std::string binaryKernel(const std::string &Op, const std::string &Reg) {
+  return std::string(Header) +
+         ".visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 po, .param .u32 n)\n{\n"
+         " .reg .pred %p;\n .reg .b32 %r<5>;\n .reg " + Reg + " %v<4>;\n .reg .b64 %rd<8>;\n"
+         " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mov.u32 %r3, %ntid.x;\n mad.lo.u32 %r1, %r2, %r3, %r1;\n"
+         " ld.param.u32 %r4, [n];\n setp.ge.u32 %p, %r1, %r4;\n @%p ret;\n"
+         " ld.param.u64 %rd1, [pa];\n ld.param.u64 %rd2, [pb];\n ld.param.u64 %rd3, [po];\n"
+         " cvta.to.global.u64 %rd1, %rd1;\n cvta.to.global.u64 %rd2, %rd2;\n cvta.to.global.u64 %rd3, %rd3;\n"
+         " mul.wide.u32 %rd4, %r1, 4;\n add.s64 %rd5, %rd1, %rd4;\n add.s64 %rd6, %rd2, %rd4;\n"
+         " add.s64 %rd7, %rd3, %rd4;\n ld.global" + Reg + " %v1, [%rd5];\n ld.global" + Reg + " %v2, [%rd6];\n " +
+         Op + " %v3, %v1, %v2;\n st.global" + Reg + " [%rd7], %v3;\n ret;\n}\n";
+}
+
+void benchHalf(const Options &O) {
+  uint32_t N = O.Quick ? (1u << 20) : (1u << 24);
+  std::vector<uint32_t> A(N), B(N), Out(N);
+  for (uint32_t I = 0; I < N; ++I) {
+    A[I] = 0x3c003c00u + (I & 0x3ff) * 0x10001u; // ordinary f16 values in both lanes (and ordinary bf16)
+    B[I] = 0x38003800u + ((I * 7) & 0x3ff) * 0x10001u;
+  }
+  std::vector<uint64_t> Args = {reinterpret_cast<uint64_t>(A.data()), reinterpret_cast<uint64_t>(B.data()),
+                                reinterpret_cast<uint64_t>(Out.data()), N};
+  codegen::Dim3 Grid{(N + 255) / 256, 1, 1}, Block{256, 1, 1};
+  Run F32(binaryKernel("max.f32", ".f32"), Args, Grid, Block, O.Workers);
+  std::printf("== half: packed 16-bit arithmetic against f32 max, %u elements (32-bit words), median of %d\n", N,
+              O.Reps);
+  std::printf("%-22s %10s %10s %8s\n", "kernel", "ms", "f32 ms", "ratio");
+  for (const char *Op : {"sub.f16x2", "add.f16x2", "mul.f16x2", "max.f16x2", "sub.rn.bf16x2", "mul.rn.bf16x2"}) {
+    Run H(binaryKernel(Op, ".b32"), Args, Grid, Block, O.Workers);
+    auto [Half, Single] = alternate(H, F32, O.Reps);
+    std::printf("%-22s %10.2f %10.2f %8.2f\n", Op, Half, Single, Half / Single);
+  }
+}
+
+/// Every thread writes its global id into a 1 MiB window: a block costs little beyond its own overhead.
+std::string idKernel() {
+  return std::string(Header) +
+         ".visible .entry k(.param .u64 po)\n{\n .reg .b32 %r<6>;\n .reg .b64 %rd<4>;\n"
+         " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mov.u32 %r3, %ntid.x;\n mad.lo.u32 %r1, %r2, %r3, %r1;\n"
+         " and.b32 %r4, %r1, 262143;\n ld.param.u64 %rd1, [po];\n mul.wide.u32 %rd2, %r4, 4;\n"
+         " add.s64 %rd3, %rd1, %rd2;\n st.global.u32 [%rd3], %r1;\n ret;\n}\n";
+}
+
+void benchBlocks(const Options &O) {
+  uint64_t Threads = O.Quick ? (1ull << 22) : (1ull << 27);
+  std::vector<uint32_t> Out(1u << 18);
+  std::vector<uint64_t> Args = {reinterpret_cast<uint64_t>(Out.data())};
+  Run Tiny(idKernel(), Args, {static_cast<uint32_t>(Threads / 8), 1, 1}, {8, 1, 1}, O.Workers);
+  Run Warp(idKernel(), Args, {static_cast<uint32_t>(Threads / 32), 1, 1}, {32, 1, 1}, O.Workers);
+  auto [T8, T32] = alternate(Tiny, Warp, O.Reps);
+  std::printf("== blocks: %llu threads as 8-thread and as 32-thread blocks, median of %d\n",
+              static_cast<unsigned long long>(Threads), O.Reps);
+  std::printf("8-thread blocks:  %10.2f ms  %8.1f ns per block\n", T8, T8 * 1e6 / double(Threads / 8));
+  std::printf("32-thread blocks: %10.2f ms  %8.1f ns per block\n", T32, T32 * 1e6 / double(Threads / 32));
+  std::printf("ratio 8/32: %.2f\n", T8 / T32);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options O;
+  for (int I = 1; I < argc; ++I) {
+    std::string A = argv[I];
+    if (A == "--reps" && I + 1 < argc)
+      O.Reps = std::max(1, std::atoi(argv[++I]));
+    else if (A == "--workers" && I + 1 < argc)
+      O.Workers = static_cast<unsigned>(std::atoi(argv[++I]));
+    else if (A == "--quick")
+      O.Quick = true;
+    else if (A == "half" || A == "blocks" || A == "all")
+      O.Which = A;
+    else {
+      std::fprintf(stderr, "usage: bench_micro [half|blocks|all] [--reps N] [--workers N] [--quick]\n");
+      return 2;
+    }
+  }
+  if (O.Which != "blocks")
+    benchHalf(O);
+  if (O.Which != "half")
+    benchBlocks(O);
+  return 0;
+}
