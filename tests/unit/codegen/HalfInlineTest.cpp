@@ -2,6 +2,7 @@
 // (lower/HalfOps.cpp). These tests run every form and flag combination through the JIT over edge cases and
 // random bit patterns and compare the bits with the runtime helpers (exec/HalfMath.cpp), whose exact rounding
 // from double is the GPU-checked reference (and which the directed modes still use).
+#include "KernelRunner.h"
 #include "ptxforge/codegen/CompiledModule.h"
 #include "ptxforge/codegen/Launch.h"
 #include "ptxforge/ptx/Frontend.h"
@@ -82,27 +83,11 @@ std::vector<Form> forms(bool X2) {
 }
 
 std::unique_ptr<codegen::CompiledModule> compile(const std::string &Text) {
-  auto Front = ptx::runFrontend(std::make_unique<ptx::SourceBuffer>("half-inline.ptx", Text));
-  std::string Diags;
-  for (const ptx::Diagnostic &D : Front->Diags.sorted())
-    Diags += ptx::formatDiagnostic(*Front->Source, D) + "\n";
-  REQUIRE_MESSAGE(Front->ok(), Diags);
-  auto CM = codegen::compilePTX(*Front->Verified, Front->Source.get());
-  REQUIRE(static_cast<bool>(CM));
-  return std::move(*CM);
+  return testing::compileKernels("half-inline.ptx", Text);
 }
 
 void launch(const codegen::CompiledModule &M, std::vector<void *> Pointers, uint32_t N) {
-  const codegen::KernelInfo *K = M.kernel("k");
-  REQUIRE(K);
-  std::vector<char> Params(K->ParamBytes);
-  for (size_t I = 0; I < Pointers.size(); ++I)
-    std::memcpy(Params.data() + K->Params[I].Offset, &Pointers[I], 8);
-  std::memcpy(Params.data() + K->Params.back().Offset, &N, 4);
-  codegen::LaunchConfig C;
-  C.Grid = {(N + 127) / 128, 1, 1};
-  C.Block = {128, 1, 1};
-  REQUIRE(!codegen::launchKernel(M, *K, C, Params.data()));
+  testing::launchOverN(M, Pointers, N);
 }
 
 /// A kernel: thread i loads element i of the three inputs (InReg registers, InBytes each) into %in1..3, runs

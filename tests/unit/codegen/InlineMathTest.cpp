@@ -2,6 +2,7 @@
 // lower/ApproxMath.cpp). These tests run them through the JIT over edge cases and random bit patterns and
 // compare with references that are right by construction: the host FPU switched to the same rounding mode
 // (the runtime's ptxrt_* helpers) and exp2 in double.
+#include "KernelRunner.h"
 #include "ptxforge/codegen/CompiledModule.h"
 #include "ptxforge/codegen/Launch.h"
 #include "ptxforge/ptx/Frontend.h"
@@ -87,24 +88,11 @@ float reference(unsigned M, unsigned O, float A, float B, float C) {
 }
 
 std::unique_ptr<codegen::CompiledModule> compile(const std::string &Text) {
-  auto Front = ptx::runFrontend(std::make_unique<ptx::SourceBuffer>("inline-math.ptx", Text));
-  REQUIRE(Front->ok());
-  auto CM = codegen::compilePTX(*Front->Verified, Front->Source.get());
-  REQUIRE(static_cast<bool>(CM));
-  return std::move(*CM);
+  return testing::compileKernels("inline-math.ptx", Text);
 }
 
 void launch(const codegen::CompiledModule &M, std::vector<void *> Pointers, uint32_t N) {
-  const codegen::KernelInfo *K = M.kernel("k");
-  REQUIRE(K);
-  std::vector<char> Params(K->ParamBytes);
-  for (size_t I = 0; I < Pointers.size(); ++I)
-    std::memcpy(Params.data() + K->Params[I].Offset, &Pointers[I], 8);
-  std::memcpy(Params.data() + K->Params.back().Offset, &N, 4);
-  codegen::LaunchConfig C;
-  C.Grid = {(N + 127) / 128, 1, 1};
-  C.Block = {128, 1, 1};
-  REQUIRE(!codegen::launchKernel(M, *K, C, Params.data()));
+  testing::launchOverN(M, Pointers, N);
 }
 
 std::vector<float> interestingFloats() {
