@@ -175,6 +175,10 @@ llvm::Value *callHelper(FunctionLowering &L, const char *Name, llvm::Value *X);
 namespace ptxforge::codegen::detail {
 /// `.ftz`: a denormal becomes a zero of the same sign.
 llvm::Value *flushDenormal(FunctionLowering &L, llvm::Value *X);
+/// setp/set's `a CmpOp b` for f32/f64 operands of type T (lower/FloatOps.cpp), with .ftz; null when the
+/// instruction has no comparison operator.
+llvm::Value *compareFloat(FunctionLowering &L, const ptx::Instruction &I, ptx::ScalarType T, const ptx::Operand &OA,
+                          const ptx::Operand &OB);
 } // namespace ptxforge::codegen::detail
 
 namespace ptxforge::codegen::detail {

@@ -1,5 +1,6 @@
 // Floating-point arithmetic on f32/f64: add/sub/mul/fma/mad/div, neg/abs/copysign, min/max (.NaN, .xorsign.abs,
-// three inputs), sqrt/rcp/rsqrt, the .approx transcendental functions, testp, with .ftz and .sat. Directed
+// three inputs), sqrt/rcp/rsqrt, the .approx transcendental functions, testp, with .ftz and .sat, and the f32/f64
+// comparison of setp/set (compareFloat; IntegerOps.cpp lowers the rest of those instructions). Directed
 // rounding (.rz/.rm/.rp) is exact plain IR for f32 (DirectedRounding.cpp) and runtime helpers that switch the
 // host rounding mode for f64. NaN results follow
 // the GPU bit for bit (see nanResult). f16/bf16 and their x2 forms are HalfOps.cpp's (lowerHalf).
@@ -62,6 +63,29 @@ llvm::Value *xorsignAbs(FunctionLowering &L, llvm::Intrinsic::ID ID, llvm::Value
 
 namespace ptxforge::codegen::detail {
 bool lowerHalf(FunctionLowering &L, const ptx::Instruction &I); // HalfOps.cpp
+}
+
+llvm::Value *ptxforge::codegen::detail::compareFloat(FunctionLowering &L, const ptx::Instruction &I, ScalarType T,
+                                                     const ptx::Operand &OA, const ptx::Operand &OB) {
+  using P = llvm::CmpInst::Predicate;
+  // The integer orders lo/ls/hi/hs compare floats like lt/le/gt/ge.
+  static const std::pair<Modifier, P> Preds[] = {
+      {Modifier::Eq, P::FCMP_OEQ},   {Modifier::Ne, P::FCMP_ONE},   {Modifier::Lt, P::FCMP_OLT},
+      {Modifier::Le, P::FCMP_OLE},   {Modifier::Gt, P::FCMP_OGT},   {Modifier::Ge, P::FCMP_OGE},
+      {Modifier::Lo, P::FCMP_OLT},   {Modifier::Ls, P::FCMP_OLE},   {Modifier::Hi, P::FCMP_OGT},
+      {Modifier::Hs, P::FCMP_OGE},   {Modifier::Equ, P::FCMP_UEQ},  {Modifier::Neu, P::FCMP_UNE},
+      {Modifier::Ltu, P::FCMP_ULT},  {Modifier::Leu, P::FCMP_ULE},  {Modifier::Gtu, P::FCMP_UGT},
+      {Modifier::Geu, P::FCMP_UGE},  {Modifier::Num, P::FCMP_ORD},  {Modifier::Nan, P::FCMP_UNO}};
+  for (auto [Op, Pred] : Preds)
+    if (I.has(Op)) {
+      llvm::Value *A = L.readFloat(OA, T), *Bv = L.readFloat(OB, T);
+      if (I.has(Modifier::Ftz) && T == ScalarType::F32) {
+        A = flushDenormal(L, A);
+        Bv = flushDenormal(L, Bv);
+      }
+      return L.b().CreateFCmp(Pred, A, Bv);
+    }
+  return nullptr;
 }
 
 bool ptxforge::codegen::detail::lowerFloat(FunctionLowering &L, const ptx::Instruction &I) {
