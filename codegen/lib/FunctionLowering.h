@@ -115,6 +115,16 @@ public:
 
 private:
   bool lowerInstruction(const ptx::Instruction &I);
+  // read() of each operand kind; Ty is bitsType(T).
+  llvm::Value *readRegister(const ptx::Operand &Op, ptx::ScalarType T, llvm::Type *Ty);
+  llvm::Value *readIntegerLiteral(const ptx::Operand &Op, ptx::ScalarType T, llvm::Type *Ty);
+  llvm::Value *readFloatLiteral(const ptx::Operand &Op, ptx::ScalarType T, llvm::Type *Ty);
+  /// A special register's value (i32, or i64 for the 64-bit clocks and timers).
+  llvm::Value *readSpecial(const ptx::Operand &Op);
+  llvm::Value *laneMask(ptx::SpecialReg R);
+  /// An operand kind that has no value (address, vector, list, sink, register pair): reports it through
+  /// unsupported() so lowering stops, and returns a placeholder of type Ty.
+  llvm::Value *unreadable(const ptx::Operand &Op, llvm::Type *Ty);
   void prologue();
   /// R's stack slot, made in the entry block at R's first use: a function may declare millions of registers
   /// it never touches (`.reg .b32 %r<16000000>`), and an alloca for each took gigabytes.
@@ -134,6 +144,7 @@ private:
   std::vector<uint64_t> KernelParamOffsets;
   std::vector<bool> PayloadUnobserved;       ///< per RegId
   std::map<std::pair<unsigned, llvm::Type *>, llvm::AllocaInst *> Scratch; ///< (slot, type) -> its alloca
+  const ptx::Instruction *Current = nullptr; ///< the instruction being lowered, for errors
 };
 
 // Instruction families: each returns true when it handled I (successfully or by reporting an error via
