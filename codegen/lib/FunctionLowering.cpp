@@ -6,6 +6,8 @@
 #include "ptxforge/ptx/Printer.h"
 #include "ptxforge/ptx/Requirements.h"
 
+#include "llvm/Support/SaveAndRestore.h"
+
 using namespace ptxforge;
 using namespace ptxforge::codegen;
 using namespace ptxforge::codegen::detail;
@@ -223,131 +225,155 @@ llvm::Value *FunctionLowering::read(const ptx::Operand &Op, ScalarType T) {
   llvm::Type *Ty = bitsType(T);
   unsigned W = Ty->getIntegerBitWidth();
   switch (Op.Kind) {
-  case ptx::OperandKind::Register: {
-    llvm::AllocaInst *A = regSlot(Op.Reg);
-    llvm::Type *RT = A->getAllocatedType();
-    llvm::Value *V;
-    if (RT->isArrayTy()) {
-      unsigned Idx = Op.Component ? Op.Component - 1 : 0;
-      V = B.CreateLoad(RT->getArrayElementType(), B.CreateConstGEP2_32(RT, A, 0, Idx));
-    } else {
-      V = B.CreateLoad(RT, A);
-    }
-    if (V->getType() == Ty)
-      return Op.Negated && T == ScalarType::Pred ? B.CreateNot(V) : V;
-    if (T == ScalarType::Pred)
-      return B.CreateICmpNE(V, llvm::ConstantInt::get(V->getType(), 0));
-    if (V->getType()->isIntegerTy(1))
-      return B.CreateZExt(V, Ty);
-    return B.CreateZExtOrTrunc(V, Ty);
-  }
-  case ptx::OperandKind::Immediate: {
-    uint64_t Bits = Op.Bits;
-    if (Op.ImmKind != ptx::ImmediateKind::Int) {
-      double D;
-      if (Op.ImmKind == ptx::ImmediateKind::F32Bits) {
-        float Fv;
-        uint32_t B32 = static_cast<uint32_t>(Bits);
-        memcpy(&Fv, &B32, 4);
-        D = Fv;
-      } else {
-        memcpy(&D, &Bits, 8);
-      }
-      if (T == ScalarType::F32) {
-        if (Op.ImmKind == ptx::ImmediateKind::F32Bits)
-          return B.getInt32(static_cast<uint32_t>(Bits));
-        float Fv = static_cast<float>(D);
-        uint32_t B32;
-        memcpy(&B32, &Fv, 4);
-        return B.getInt32(B32);
-      }
-      if (T == ScalarType::F64) {
-        uint64_t B64;
-        memcpy(&B64, &D, 8);
-        return B.getInt64(B64);
-      }
-      if (T == ScalarType::F16 || T == ScalarType::BF16) {
-        llvm::APFloat AF(D);
-        bool LosesInfo;
-        AF.convert(T == ScalarType::F16 ? llvm::APFloat::IEEEhalf() : llvm::APFloat::BFloat(),
-                   llvm::APFloat::rmNearestTiesToEven, &LosesInfo);
-        return B.getInt16(static_cast<uint16_t>(AF.bitcastToAPInt().getZExtValue()));
-      }
-      // A float literal for a bit-typed operand: its own bits.
-      return llvm::ConstantInt::get(Ty, Op.ImmKind == ptx::ImmediateKind::F32Bits ? Bits : Bits);
-    }
-    if (T == ScalarType::Pred)
-      return B.getInt1(Bits != 0);
-    if (T == ScalarType::F32 || T == ScalarType::F64 || T == ScalarType::F16) {
-      // Integer literal for a float operand: its value.
-      llvm::Value *FV = llvm::ConstantFP::get(floatType(T), static_cast<double>(static_cast<int64_t>(Bits)));
-      return B.CreateBitCast(FV, Ty);
-    }
-    return llvm::ConstantInt::get(Ty, Bits);
-  }
-  case ptx::OperandKind::Special: {
-    llvm::Value *V;
-    unsigned C = Op.Component ? Op.Component - 1 : 0;
-    switch (Op.Sreg) {
-    case ptx::SpecialReg::Tid: V = ctxField(TCTid, C); break;
-    case ptx::SpecialReg::Ntid: V = ctxField(TCNtid, C); break;
-    case ptx::SpecialReg::Ctaid: V = ctxField(TCCtaid, C); break;
-    case ptx::SpecialReg::Nctaid: V = ctxField(TCNctaid, C); break;
-    case ptx::SpecialReg::Laneid: V = ctxField(TCLaneId); break;
-    case ptx::SpecialReg::Warpid: V = ctxField(TCWarpId); break;
-    case ptx::SpecialReg::Nwarpid: V = ctxField(TCNWarpId); break;
-    case ptx::SpecialReg::Smid: V = ctxField(TCSmId); break;
-    case ptx::SpecialReg::Nsmid: V = ctxField(TCNSmId); break;
-    case ptx::SpecialReg::DynamicSmemSize: V = ctxField(TCDynamicSmemSize); break;
-    case ptx::SpecialReg::TotalSmemSize: V = ctxField(TCTotalSmemSize); break;
-    case ptx::SpecialReg::WarpSz: V = B.getInt32(32); break;
-    case ptx::SpecialReg::LanemaskEq:
-    case ptx::SpecialReg::LanemaskLe:
-    case ptx::SpecialReg::LanemaskLt:
-    case ptx::SpecialReg::LanemaskGe:
-    case ptx::SpecialReg::LanemaskGt: {
-      llvm::Value *Lane = ctxField(TCLaneId);
-      llvm::Value *Bit = B.CreateShl(B.getInt32(1), Lane);
-      switch (Op.Sreg) {
-      case ptx::SpecialReg::LanemaskEq: V = Bit; break;
-      case ptx::SpecialReg::LanemaskLt: V = B.CreateSub(Bit, B.getInt32(1)); break;
-      case ptx::SpecialReg::LanemaskLe: V = B.CreateOr(Bit, B.CreateSub(Bit, B.getInt32(1))); break;
-      case ptx::SpecialReg::LanemaskGe: V = B.CreateNot(B.CreateSub(Bit, B.getInt32(1))); break;
-      default: V = B.CreateNot(B.CreateOr(Bit, B.CreateSub(Bit, B.getInt32(1)))); break;
-      }
-      break;
-    }
-    case ptx::SpecialReg::Clock:
-    case ptx::SpecialReg::ClockHi:
-      V = B.CreateTrunc(callHelper("ptxrt_clock64", B.getInt64Ty(), {}), B.getInt32Ty());
-      break;
-    case ptx::SpecialReg::Clock64:
-      V = callHelper("ptxrt_clock64", B.getInt64Ty(), {});
-      break;
-    case ptx::SpecialReg::Globaltimer:
-    case ptx::SpecialReg::GlobaltimerLo:
-    case ptx::SpecialReg::GlobaltimerHi:
-      V = callHelper("ptxrt_globaltimer", B.getInt64Ty(), {});
-      if (Op.Sreg == ptx::SpecialReg::GlobaltimerHi)
-        V = B.CreateLShr(V, 32);
-      break;
-    case ptx::SpecialReg::Envreg1:
-    case ptx::SpecialReg::Envreg2: {
-      llvm::Value *WS = B.CreateLoad(B.getInt64Ty(), B.CreateStructGEP(ML.ThreadCtxTy, TCtx, TCGridWorkspace));
-      V = B.CreateTrunc(Op.Sreg == ptx::SpecialReg::Envreg1 ? B.CreateLShr(WS, 32) : WS, B.getInt32Ty());
-      break;
-    }
-    default:
-      V = B.getInt32(0);
-      break;
-    }
-    return B.CreateZExtOrTrunc(V, Ty);
-  }
+  case ptx::OperandKind::Register:
+    return readRegister(Op, T, Ty);
+  case ptx::OperandKind::Immediate:
+    return Op.ImmKind == ptx::ImmediateKind::Int ? readIntegerLiteral(Op, T, Ty) : readFloatLiteral(Op, T, Ty);
+  case ptx::OperandKind::Special:
+    return B.CreateZExtOrTrunc(readSpecial(Op), Ty);
   case ptx::OperandKind::Symbol:
     return B.CreateZExtOrTrunc(symbolValue(Op, W < 32 ? 32 : W), Ty);
   default:
-    return llvm::UndefValue::get(Ty);
+    return unreadable(Op, Ty);
   }
+}
+
+llvm::Value *FunctionLowering::readRegister(const ptx::Operand &Op, ScalarType T, llvm::Type *Ty) {
+  llvm::AllocaInst *A = regSlot(Op.Reg);
+  llvm::Type *RT = A->getAllocatedType();
+  llvm::Value *V;
+  if (RT->isArrayTy()) {
+    unsigned Idx = Op.Component ? Op.Component - 1 : 0;
+    V = B.CreateLoad(RT->getArrayElementType(), B.CreateConstGEP2_32(RT, A, 0, Idx));
+  } else {
+    V = B.CreateLoad(RT, A);
+  }
+  if (V->getType() == Ty)
+    return Op.Negated && T == ScalarType::Pred ? B.CreateNot(V) : V;
+  if (T == ScalarType::Pred)
+    return B.CreateICmpNE(V, llvm::ConstantInt::get(V->getType(), 0));
+  if (V->getType()->isIntegerTy(1))
+    return B.CreateZExt(V, Ty);
+  return B.CreateZExtOrTrunc(V, Ty);
+}
+
+llvm::Value *FunctionLowering::readIntegerLiteral(const ptx::Operand &Op, ScalarType T, llvm::Type *Ty) {
+  if (T == ScalarType::Pred)
+    return B.getInt1(Op.Bits != 0);
+  if (T == ScalarType::F32 || T == ScalarType::F64 || T == ScalarType::F16) {
+    // Integer literal for a float operand: its value.
+    llvm::Value *FV = llvm::ConstantFP::get(floatType(T), static_cast<double>(static_cast<int64_t>(Op.Bits)));
+    return B.CreateBitCast(FV, Ty);
+  }
+  return llvm::ConstantInt::get(Ty, Op.Bits);
+}
+
+llvm::Value *FunctionLowering::readFloatLiteral(const ptx::Operand &Op, ScalarType T, llvm::Type *Ty) {
+  uint64_t Bits = Op.Bits;
+  double D;
+  if (Op.ImmKind == ptx::ImmediateKind::F32Bits) {
+    float Fv;
+    uint32_t B32 = static_cast<uint32_t>(Bits);
+    memcpy(&Fv, &B32, 4);
+    D = Fv;
+  } else {
+    memcpy(&D, &Bits, 8);
+  }
+  if (T == ScalarType::F32) {
+    if (Op.ImmKind == ptx::ImmediateKind::F32Bits)
+      return B.getInt32(static_cast<uint32_t>(Bits));
+    float Fv = static_cast<float>(D);
+    uint32_t B32;
+    memcpy(&B32, &Fv, 4);
+    return B.getInt32(B32);
+  }
+  if (T == ScalarType::F64) {
+    uint64_t B64;
+    memcpy(&B64, &D, 8);
+    return B.getInt64(B64);
+  }
+  if (T == ScalarType::F16 || T == ScalarType::BF16) {
+    llvm::APFloat AF(D);
+    bool LosesInfo;
+    AF.convert(T == ScalarType::F16 ? llvm::APFloat::IEEEhalf() : llvm::APFloat::BFloat(),
+               llvm::APFloat::rmNearestTiesToEven, &LosesInfo);
+    return B.getInt16(static_cast<uint16_t>(AF.bitcastToAPInt().getZExtValue()));
+  }
+  // A float literal for a bit-typed operand: its own bits.
+  return llvm::ConstantInt::get(Ty, Bits);
+}
+
+llvm::Value *FunctionLowering::readSpecial(const ptx::Operand &Op) {
+  unsigned C = Op.Component ? Op.Component - 1 : 0;
+  switch (Op.Sreg) {
+  case ptx::SpecialReg::Tid: return ctxField(TCTid, C);
+  case ptx::SpecialReg::Ntid: return ctxField(TCNtid, C);
+  case ptx::SpecialReg::Ctaid: return ctxField(TCCtaid, C);
+  case ptx::SpecialReg::Nctaid: return ctxField(TCNctaid, C);
+  case ptx::SpecialReg::Laneid: return ctxField(TCLaneId);
+  case ptx::SpecialReg::Warpid: return ctxField(TCWarpId);
+  case ptx::SpecialReg::Nwarpid: return ctxField(TCNWarpId);
+  case ptx::SpecialReg::Smid: return ctxField(TCSmId);
+  case ptx::SpecialReg::Nsmid: return ctxField(TCNSmId);
+  case ptx::SpecialReg::DynamicSmemSize: return ctxField(TCDynamicSmemSize);
+  case ptx::SpecialReg::TotalSmemSize: return ctxField(TCTotalSmemSize);
+  case ptx::SpecialReg::WarpSz: return B.getInt32(32);
+  case ptx::SpecialReg::LanemaskEq:
+  case ptx::SpecialReg::LanemaskLe:
+  case ptx::SpecialReg::LanemaskLt:
+  case ptx::SpecialReg::LanemaskGe:
+  case ptx::SpecialReg::LanemaskGt:
+    return laneMask(Op.Sreg);
+  case ptx::SpecialReg::Clock:
+  case ptx::SpecialReg::ClockHi:
+    return B.CreateTrunc(callHelper("ptxrt_clock64", B.getInt64Ty(), {}), B.getInt32Ty());
+  case ptx::SpecialReg::Clock64:
+    return callHelper("ptxrt_clock64", B.getInt64Ty(), {});
+  case ptx::SpecialReg::Globaltimer:
+  case ptx::SpecialReg::GlobaltimerLo:
+  case ptx::SpecialReg::GlobaltimerHi: {
+    llvm::Value *V = callHelper("ptxrt_globaltimer", B.getInt64Ty(), {});
+    return Op.Sreg == ptx::SpecialReg::GlobaltimerHi ? B.CreateLShr(V, 32) : V;
+  }
+  case ptx::SpecialReg::Envreg1:
+  case ptx::SpecialReg::Envreg2: {
+    llvm::Value *WS = B.CreateLoad(B.getInt64Ty(), B.CreateStructGEP(ML.ThreadCtxTy, TCtx, TCGridWorkspace));
+    return B.CreateTrunc(Op.Sreg == ptx::SpecialReg::Envreg1 ? B.CreateLShr(WS, 32) : WS, B.getInt32Ty());
+  }
+  default:
+    return B.getInt32(0);
+  }
+}
+
+llvm::Value *FunctionLowering::laneMask(ptx::SpecialReg R) {
+  llvm::Value *Lane = ctxField(TCLaneId);
+  llvm::Value *Bit = B.CreateShl(B.getInt32(1), Lane);
+  switch (R) {
+  case ptx::SpecialReg::LanemaskEq: return Bit;
+  case ptx::SpecialReg::LanemaskLt: return B.CreateSub(Bit, B.getInt32(1));
+  case ptx::SpecialReg::LanemaskLe: return B.CreateOr(Bit, B.CreateSub(Bit, B.getInt32(1)));
+  case ptx::SpecialReg::LanemaskGe: return B.CreateNot(B.CreateSub(Bit, B.getInt32(1)));
+  default: return B.CreateNot(B.CreateOr(Bit, B.CreateSub(Bit, B.getInt32(1))));
+  }
+}
+
+llvm::Value *FunctionLowering::unreadable(const ptx::Operand &Op, llvm::Type *Ty) {
+  const char *What = "an unknown";
+  switch (Op.Kind) {
+  case ptx::OperandKind::RegPair: What = "a register pair"; break;
+  case ptx::OperandKind::Address: What = "an address"; break;
+  case ptx::OperandKind::Vector: What = "a vector"; break;
+  case ptx::OperandKind::List: What = "a list"; break;
+  case ptx::OperandKind::Sink: What = "a sink"; break;
+  default: break;
+  }
+  std::string Why = std::string(What) + " operand read as a value";
+  if (Current)
+    unsupported(*Current, Why);
+  else if (ML.Error.empty())
+    ML.Error = ML.where(Op.Loc) + ": error: " + Why + " is not supported by the CPU back end yet";
+  // Lowering stops at this instruction (run() checks ML.Error), so the value is never emitted.
+  return llvm::PoisonValue::get(Ty);
 }
 
 llvm::Value *FunctionLowering::readFloat(const ptx::Operand &Op, ScalarType T) {
@@ -380,6 +406,7 @@ void FunctionLowering::write(const ptx::Operand &Dst, ScalarType T, llvm::Value 
 }
 
 bool FunctionLowering::lowerInstruction(const ptx::Instruction &I) {
+  llvm::SaveAndRestore<const ptx::Instruction *> Lowering(Current, &I);
   if (ptx::impliesFtz(ML.M, I)) { // an sm_1x target's single-precision semantics
     ptx::Instruction Flushing = I;
     Flushing.Qualifiers.push_back(ptx::Qualifier::modifier(ptx::Modifier::Ftz));

@@ -115,6 +115,16 @@ public:
 
 private:
   bool lowerInstruction(const ptx::Instruction &I);
+  // read() of each operand kind; Ty is bitsType(T).
+  llvm::Value *readRegister(const ptx::Operand &Op, ptx::ScalarType T, llvm::Type *Ty);
+  llvm::Value *readIntegerLiteral(const ptx::Operand &Op, ptx::ScalarType T, llvm::Type *Ty);
+  llvm::Value *readFloatLiteral(const ptx::Operand &Op, ptx::ScalarType T, llvm::Type *Ty);
+  /// A special register's value (i32, or i64 for the 64-bit clocks and timers).
+  llvm::Value *readSpecial(const ptx::Operand &Op);
+  llvm::Value *laneMask(ptx::SpecialReg R);
+  /// An operand kind that has no value (address, vector, list, sink, register pair): reports it through
+  /// unsupported() so lowering stops, and returns a placeholder of type Ty.
+  llvm::Value *unreadable(const ptx::Operand &Op, llvm::Type *Ty);
   void prologue();
   /// R's stack slot, made in the entry block at R's first use: a function may declare millions of registers
   /// it never touches (`.reg .b32 %r<16000000>`), and an alloca for each took gigabytes.
@@ -134,6 +144,7 @@ private:
   std::vector<uint64_t> KernelParamOffsets;
   std::vector<bool> PayloadUnobserved;       ///< per RegId
   std::map<std::pair<unsigned, llvm::Type *>, llvm::AllocaInst *> Scratch; ///< (slot, type) -> its alloca
+  const ptx::Instruction *Current = nullptr; ///< the instruction being lowered, for errors
 };
 
 // Instruction families: each returns true when it handled I (successfully or by reporting an error via
@@ -175,6 +186,10 @@ llvm::Value *callHelper(FunctionLowering &L, const char *Name, llvm::Value *X);
 namespace ptxforge::codegen::detail {
 /// `.ftz`: a denormal becomes a zero of the same sign.
 llvm::Value *flushDenormal(FunctionLowering &L, llvm::Value *X);
+/// setp/set's `a CmpOp b` for f32/f64 operands of type T (lower/FloatOps.cpp), with .ftz; null when the
+/// instruction has no comparison operator.
+llvm::Value *compareFloat(FunctionLowering &L, const ptx::Instruction &I, ptx::ScalarType T, const ptx::Operand &OA,
+                          const ptx::Operand &OB);
 } // namespace ptxforge::codegen::detail
 
 namespace ptxforge::codegen::detail {

@@ -366,30 +366,30 @@ llvm::Error ptxforge::codegen::dropCancelled(LoweredModule &LM, const CancelToke
   return compileCancelled();
 }
 
-llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::VerifiedModule &VM,
-                                                           const ptx::SourceBuffer *Source,
-                                                           const LoweringOptions &Options) {
-  const ptx::Module &M = VM.module();
-  LoweredModule Out;
-  Out.Context = std::make_unique<llvm::LLVMContext>();
-  Out.Module = std::make_unique<llvm::Module>(Options.ModuleName, *Out.Context);
-  ModuleLowering ML(M, Source, *Out.Context, *Out.Module);
-  ML.LoopCuts = Options.LoopCuts;
-  ML.ThreadCtxTy = threadContextType(ML.Ctx);
+namespace {
 
-  // Functions first: initializers may take their addresses.
-  for (const auto &F : M.Functions)
+/// One LLVM function per PTX function, declared before any body or initializer (those may take addresses).
+void declareFunctions(ModuleLowering &ML) {
+  for (const auto &F : ML.M.Functions)
     ML.Functions.push_back(declareFunction(ML, *F));
-  // The device library (`.extern .func vprintf` / `__assertfail`) forwards to the runtime.
-  for (size_t FI = 0; FI < M.Functions.size(); ++FI) {
-    const ptx::Function &F = *M.Functions[FI];
+}
+
+bool definedInModule(const ptx::Module &M, llvm::StringRef Name) {
+  for (const auto &G : M.Functions)
+    if (G->HasBody && G->Name == Name)
+      return true;
+  return false;
+}
+
+/// The device library (`.extern .func vprintf` / `__assertfail`) forwards to the runtime, unless the module
+/// defines the function itself.
+void defineDeviceLibrary(ModuleLowering &ML) {
+  for (size_t FI = 0; FI < ML.M.Functions.size(); ++FI) {
+    const ptx::Function &F = *ML.M.Functions[FI];
     llvm::Function *LF = ML.Functions[FI];
     if (F.HasBody || !LF->empty() || (F.Name != "vprintf" && F.Name != "__assertfail"))
       continue;
-    bool Defined = false;
-    for (const auto &G : M.Functions)
-      Defined |= G->HasBody && G->Name == F.Name;
-    if (Defined)
+    if (definedInModule(ML.M, F.Name))
       continue;
     llvm::IRBuilder<> B(llvm::BasicBlock::Create(ML.Ctx, "entry", LF));
     std::vector<llvm::Value *> Args;
@@ -401,39 +401,45 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
     B.CreateCall(Helper, Args);
     B.CreateRetVoid();
   }
+}
 
-  // Globals: .global/.const become LLVM globals; .shared get offsets in the block's window.
+/// The elements InitBuilder builds for V (at least one).
+uint64_t initializerCount(const ptx::VariableDecl &V) {
+  uint64_t ElemBytes = std::max<unsigned>(1, ptx::bitWidth(V.Type) / 8);
+  uint64_t Size = V.sizeInBytes();
+  return Size ? Size / ElemBytes : 1;
+}
+
+/// Globals: .global/.const become LLVM globals (listed in Out.Globals); .shared ones have their offsets in the
+/// block's window already (ModuleLowering). Initializers come after all globals exist (generic(var) may point
+/// forward).
+void lowerGlobals(ModuleLowering &ML, LoweredModule &Out) {
+  const ptx::Module &M = ML.M;
   ML.Globals.assign(M.Globals.size(), nullptr);
   for (size_t G = 0; G < M.Globals.size(); ++G) {
     const ptx::VariableDecl &V = M.Globals[G];
-    uint64_t Size = V.sizeInBytes();
-    if (V.Space == ptx::StateSpace::Shared)
-      continue; // laid out by ModuleLowering
     if (V.Space != ptx::StateSpace::Global && V.Space != ptx::StateSpace::Const)
       continue;
-    uint64_t ElemBytes = std::max<unsigned>(1, ptx::bitWidth(V.Type) / 8);
-    uint64_t Count = Size ? Size / ElemBytes : 1;
     InitBuilder IB(ML, V);
-    llvm::Constant *Init = IB.build(Count);
+    llvm::Constant *Init = IB.build(initializerCount(V));
     auto *GV = new llvm::GlobalVariable(*Out.Module, Init->getType(), /*isConstant=*/false,
                                         llvm::GlobalValue::ExternalLinkage, nullptr, "__ptx_global_" + V.Name.str());
     GV->setAlignment(llvm::Align(std::max<uint64_t>(16, V.alignment())));
     ML.Globals[G] = GV;
-    Out.Globals.push_back({V.Name.str(), GV->getName().str(), Size});
+    Out.Globals.push_back({V.Name.str(), GV->getName().str(), V.sizeInBytes()});
   }
-  // Initializers after all globals exist (generic(var) may point forward).
   for (size_t G = 0; G < M.Globals.size(); ++G) {
     if (!ML.Globals[G])
       continue;
-    const ptx::VariableDecl &V = M.Globals[G];
-    uint64_t ElemBytes = std::max<unsigned>(1, ptx::bitWidth(V.Type) / 8);
-    uint64_t Size = V.sizeInBytes();
-    InitBuilder IB(ML, V);
-    ML.Globals[G]->setInitializer(IB.build(Size ? Size / ElemBytes : 1));
+    InitBuilder IB(ML, M.Globals[G]);
+    ML.Globals[G]->setInitializer(IB.build(initializerCount(M.Globals[G])));
   }
+}
 
-  for (size_t FI = 0; FI < M.Functions.size(); ++FI) {
-    const ptx::Function &F = *M.Functions[FI];
+/// Lowers every function with a body; stops at the first error or a cancel.
+llvm::Error lowerFunctionBodies(ModuleLowering &ML, LoweredModule &Out, const LoweringOptions &Options) {
+  for (size_t FI = 0; FI < ML.M.Functions.size(); ++FI) {
+    const ptx::Function &F = *ML.M.Functions[FI];
     if (!F.HasBody)
       continue;
     if (cancelRequested(Options.Cancel))
@@ -442,61 +448,120 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
     if (!FL.run())
       return llvm::createStringError(std::errc::not_supported, "%s", ML.Error.c_str());
   }
-  // Kernels, once every function is lowered (readsShared looks at callees).
-  for (size_t FI = 0; FI < M.Functions.size(); ++FI) {
-    const ptx::Function &F = *M.Functions[FI];
+  return llvm::Error::success();
+}
+
+/// Whether an instruction of some non-kernel function with a body satisfies Pred (a kernel may call any).
+template <typename Predicate> bool anyCalleeInstruction(const ptx::Module &M, Predicate Pred) {
+  for (const auto &G : M.Functions)
+    if (!G->IsEntry && G->HasBody)
+      for (const ptx::Instruction &I : G->Instructions)
+        if (Pred(I))
+          return true;
+  return false;
+}
+
+/// Kernel FI's block function (null where its threads run one by one).
+llvm::Expected<llvm::Function *> emitBlockFunction(ModuleLowering &ML, size_t FI, const KernelInfo &K,
+                                                   const LoweringOptions &Options) {
+  if (!Options.BlockFunctions)
+    return nullptr;
+  const ptx::Function &F = *ML.M.Functions[FI];
+  llvm::Function *Block = nullptr;
+  if (!K.Synchronizes && !K.ExitInCallee) {
+    Block = emitBlockLoop(ML, ML.Functions[FI], !readsShared(ML, FI));
+  } else if (regionSplittable(ML.M, F)) {
+    llvm::Expected<llvm::Function *> Split = emitRegionBlockFunction(ML, ML.Functions[FI]);
+    if (!Split && Options.RegionSplitFailureIsError)
+      return Split.takeError();
+    if (!Split)
+      reportRegionSplitFailure(*ML.Functions[FI], Split.takeError());
+    else
+      Block = *Split;
+  }
+  return Block;
+}
+
+/// .reqntid / .maxntid.
+void readLaunchBounds(const ptx::Function &F, KernelInfo &K) {
+  for (const ptx::PerfDirective &P : F.Perf)
+    for (size_t D = 0; D < P.Values.size() && D < 3; ++D) {
+      if (P.Kind == ptx::PerfDirectiveKind::Reqntid)
+        K.ReqNtid[D] = static_cast<uint32_t>(P.Values[D]);
+      if (P.Kind == ptx::PerfDirectiveKind::Maxntid)
+        K.MaxNtid[D] = static_cast<uint32_t>(P.Values[D]);
+    }
+}
+
+/// What the driver needs to launch kernel FI, and its block function.
+llvm::Expected<KernelInfo> describeKernel(ModuleLowering &ML, size_t FI, const LoweringOptions &Options) {
+  const ptx::Function &F = *ML.M.Functions[FI];
+  KernelInfo K;
+  K.Name = F.Name.str();
+  K.Symbol = ML.Functions[FI]->getName().str();
+  K.Params = kernelParamLayout(F, K.ParamBytes);
+  K.StaticSharedBytes = ML.kernelSharedBytes(FI);
+  for (const ptx::Instruction &I : F.Instructions)
+    K.Synchronizes |= synchronizesThreads(I);
+  // Callees may synchronise too.
+  K.Synchronizes |= anyCalleeInstruction(ML.M, synchronizesThreads);
+  K.ExitInCallee = anyCalleeInstruction(ML.M, [](const ptx::Instruction &I) { return I.Op == ptx::Opcode::Exit; });
+  llvm::Expected<llvm::Function *> Block = emitBlockFunction(ML, FI, K, Options);
+  if (!Block)
+    return Block.takeError();
+  if (*Block) {
+    K.BlockSymbol = (*Block)->getName().str();
+    wrapBlockRange(ML, *Block); // renames the block function: its name is read first
+  }
+  readLaunchBounds(F, K);
+  return K;
+}
+
+/// The kernels, once every function is lowered (readsShared looks at callees).
+llvm::Error describeKernels(ModuleLowering &ML, LoweredModule &Out, const LoweringOptions &Options) {
+  for (size_t FI = 0; FI < ML.M.Functions.size(); ++FI) {
+    const ptx::Function &F = *ML.M.Functions[FI];
     if (!F.HasBody || !F.IsEntry)
       continue;
     if (cancelRequested(Options.Cancel))
       return dropCancelled(Out, Options.Cancel);
-    KernelInfo K;
-    K.Name = F.Name.str();
-    K.Symbol = ML.Functions[FI]->getName().str();
-    K.Params = kernelParamLayout(F, K.ParamBytes);
-    K.StaticSharedBytes = ML.kernelSharedBytes(FI);
-    for (const ptx::Instruction &I : F.Instructions)
-      K.Synchronizes |= synchronizesThreads(I);
-    // Callees may synchronise too.
-    for (const auto &G : M.Functions)
-      if (!G->IsEntry && G->HasBody)
-        for (const ptx::Instruction &I : G->Instructions)
-          K.Synchronizes |= synchronizesThreads(I);
-    for (const auto &G : M.Functions)
-      if (!G->IsEntry && G->HasBody)
-        for (const ptx::Instruction &I : G->Instructions)
-          K.ExitInCallee |= I.Op == ptx::Opcode::Exit;
-    llvm::Function *Block = nullptr;
-    if (Options.BlockFunctions) {
-      if (!K.Synchronizes && !K.ExitInCallee)
-        Block = emitBlockLoop(ML, ML.Functions[FI], !readsShared(ML, FI));
-      else if (regionSplittable(M, F)) {
-        llvm::Expected<llvm::Function *> Split = emitRegionBlockFunction(ML, ML.Functions[FI]);
-        if (!Split && Options.RegionSplitFailureIsError)
-          return Split.takeError();
-        if (!Split)
-          reportRegionSplitFailure(*ML.Functions[FI], Split.takeError());
-        else
-          Block = *Split;
-      }
-    }
-    if (Block) {
-      K.BlockSymbol = Block->getName().str();
-      wrapBlockRange(ML, Block);
-    }
-    for (const ptx::PerfDirective &P : F.Perf)
-      for (size_t D = 0; D < P.Values.size() && D < 3; ++D) {
-        if (P.Kind == ptx::PerfDirectiveKind::Reqntid)
-          K.ReqNtid[D] = static_cast<uint32_t>(P.Values[D]);
-        if (P.Kind == ptx::PerfDirectiveKind::Maxntid)
-          K.MaxNtid[D] = static_cast<uint32_t>(P.Values[D]);
-      }
-    Out.Kernels.push_back(K);
+    llvm::Expected<KernelInfo> K = describeKernel(ML, FI, Options);
+    if (!K)
+      return K.takeError();
+    Out.Kernels.push_back(std::move(*K));
   }
-  passes::addMemoryScopes(*Out.Module);
+  return llvm::Error::success();
+}
+
+llvm::Error verifyLowered(llvm::Module &Mod) {
   std::string VerifyErrors;
   llvm::raw_string_ostream VOS(VerifyErrors);
-  if (llvm::verifyModule(*Out.Module, &VOS))
+  if (llvm::verifyModule(Mod, &VOS))
     return llvm::createStringError(std::errc::invalid_argument, "internal error: invalid LLVM IR: %s",
                                    VerifyErrors.substr(0, 2000).c_str());
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::VerifiedModule &VM,
+                                                           const ptx::SourceBuffer *Source,
+                                                           const LoweringOptions &Options) {
+  LoweredModule Out;
+  Out.Context = std::make_unique<llvm::LLVMContext>();
+  Out.Module = std::make_unique<llvm::Module>(Options.ModuleName, *Out.Context);
+  ModuleLowering ML(VM.module(), Source, *Out.Context, *Out.Module);
+  ML.LoopCuts = Options.LoopCuts;
+  ML.ThreadCtxTy = threadContextType(ML.Ctx);
+  declareFunctions(ML);
+  defineDeviceLibrary(ML);
+  lowerGlobals(ML, Out);
+  if (llvm::Error E = lowerFunctionBodies(ML, Out, Options))
+    return E;
+  if (llvm::Error E = describeKernels(ML, Out, Options))
+    return E;
+  passes::addMemoryScopes(*Out.Module);
+  if (llvm::Error E = verifyLowered(*Out.Module))
+    return E;
   return Out;
 }

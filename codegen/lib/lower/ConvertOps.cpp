@@ -145,6 +145,114 @@ bool lowerNarrowConvert(FunctionLowering &L, const ptx::Instruction &I, bool &Ha
   return false;
 }
 
+/// float -> int: round to integral, then saturate (fpto[su]i.sat) with the GPU's NaN results.
+bool lowerFloatToInt(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  ScalarType D = I.type(0), S = I.type(1);
+  llvm::Value *X = L.readFloat(I.Operands[1], S);
+  if (I.has(Modifier::Ftz))
+    X = flushDenormal(L, X);
+  if (X->getType()->isHalfTy() || X->getType()->isBFloatTy())
+    X = B.CreateFPExt(X, B.getFloatTy());
+  llvm::Value *R = roundIntegral(L, I, X);
+  if (!R)
+    return L.unsupported(I, "float-to-integer cvt needs .rni/.rzi/.rmi/.rpi");
+  unsigned W = ptx::bitWidth(D);
+  llvm::Type *IT = B.getIntNTy(W);
+  llvm::Value *V = B.CreateIntrinsic(isSigned(D) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat,
+                                     {IT, R->getType()}, {R});
+  // NaN: 0 for 8..32-bit results from f16/bf16/f32; the bit pattern 100...0 (signed or not) for 64-bit
+  // results and for every f64 source (as recorded on the GPU).
+  if (W == 64 || S == ScalarType::F64)
+    V = B.CreateSelect(B.CreateFCmpUNO(X, X), B.getInt(llvm::APInt::getSignMask(W)), V);
+  L.write(I.Operands[0], D, V);
+  return true;
+}
+
+/// int -> float, directed rounding through runtime helpers.
+bool lowerIntToFloat(FunctionLowering &L, const ptx::Instruction &I, llvm::Type *DF) {
+  auto &B = L.b();
+  ScalarType D = I.type(0), S = I.type(1);
+  llvm::Value *X = L.read(I.Operands[1], S);
+  if (const char *Mode = directedRounding(I)) {
+    std::string Name = std::string("ptxrt_cvt_") + Mode + "_" + ptx::spell(D).str() + "_" +
+                       (isSigned(S) ? "s64" : "u64");
+    llvm::Value *X64 = isSigned(S) ? B.CreateSExt(X, B.getInt64Ty()) : B.CreateZExt(X, B.getInt64Ty());
+    L.write(I.Operands[0], D, pure(L.callHelper(Name, DF, {X64})));
+    return true;
+  }
+  llvm::Value *R = isSigned(S) ? B.CreateSIToFP(X, DF) : B.CreateUIToFP(X, DF);
+  L.write(I.Operands[0], D, R);
+  return true;
+}
+
+/// float -> float: round to integral (same type), widen, or narrow (directed rounding through runtime
+/// helpers), with .ftz/.sat and the GPU's NaN results.
+bool lowerFloatToFloat(FunctionLowering &L, const ptx::Instruction &I, llvm::Type *DF, llvm::Type *SF) {
+  auto &B = L.b();
+  ScalarType D = I.type(0), S = I.type(1);
+  bool Ftz = I.has(Modifier::Ftz);
+  llvm::Value *X = L.readFloat(I.Operands[1], S);
+  if (Ftz && S == ScalarType::F32)
+    X = flushDenormal(L, X);
+  llvm::Value *R;
+  if (D == S) {
+    R = roundIntegral(L, I, X);
+    if (!R)
+      R = X;
+  } else if (DF->getPrimitiveSizeInBits() > SF->getPrimitiveSizeInBits()) {
+    R = B.CreateFPExt(X, DF);
+  } else if (const char *Mode = directedRounding(I)) {
+    std::string Name = std::string("ptxrt_cvt_") + Mode + "_" + ptx::spell(D).str() + "_" + ptx::spell(S).str();
+    R = pure(L.callHelper(Name, DF, {X}));
+  } else {
+    R = B.CreateFPTrunc(X, DF);
+  }
+  if (Ftz && D == ScalarType::F32)
+    R = flushDenormal(L, R);
+  if (I.has(Modifier::Sat)) {
+    llvm::Value *Zero = llvm::ConstantFP::get(DF, 0.0), *One = llvm::ConstantFP::get(DF, 1.0);
+    R = B.CreateSelect(B.CreateFCmpOGT(R, Zero), R, Zero); // NaN, -0 and negatives -> +0
+    R = B.CreateSelect(B.CreateFCmpOGT(R, One), One, R);
+  }
+  // NaN results as recorded on the GPU (selected as integers, LLVM does not keep NaN payloads): f32/f16
+  // round-to-integral gives the canonical NaN, .ftz f32 -> f64 the canonical f32 NaN widened; other
+  // conversions keep the payload.
+  llvm::Value *Canon = nullptr;
+  if (D == S && D != ScalarType::F64)
+    Canon = D == ScalarType::F32 ? B.getInt32(0x7fffffff) : B.getInt16(0x7fff);
+  else if (Ftz && S == ScalarType::F32 && D == ScalarType::F64)
+    Canon = B.getInt64(0x7fffffffe0000000ull);
+  if (Canon)
+    R = B.CreateSelect(B.CreateFCmpUNO(R, R), Canon, B.CreateBitCast(R, Canon->getType()));
+  L.write(I.Operands[0], D, R);
+  return true;
+}
+
+/// int -> int: sign/zero extension or truncation; .sat clamps to the destination's range.
+bool lowerIntToInt(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  ScalarType D = I.type(0), S = I.type(1);
+  llvm::Value *X = L.read(I.Operands[1], S);
+  unsigned DW = ptx::bitWidth(D), SW = ptx::bitWidth(S);
+  llvm::Type *DT = B.getIntNTy(DW);
+  if (I.has(Modifier::Sat)) {
+    llvm::APInt Lo = isSigned(D) ? llvm::APInt::getSignedMinValue(DW) : llvm::APInt::getMinValue(DW);
+    llvm::APInt Hi = isSigned(D) ? llvm::APInt::getSignedMaxValue(DW) : llvm::APInt::getMaxValue(DW);
+    unsigned WW = std::max(DW, SW) + 1;
+    llvm::Value *XW = isSigned(S) ? B.CreateSExt(X, B.getIntNTy(WW)) : B.CreateZExt(X, B.getIntNTy(WW));
+    llvm::Value *LoW = B.getInt(isSigned(D) ? Lo.sext(WW) : Lo.zext(WW));
+    llvm::Value *HiW = B.getInt(isSigned(D) ? Hi.sext(WW) : Hi.zext(WW));
+    XW = B.CreateSelect(B.CreateICmpSLT(XW, LoW), LoW, XW);
+    XW = B.CreateSelect(B.CreateICmpSGT(XW, HiW), HiW, XW);
+    L.write(I.Operands[0], D, B.CreateTrunc(XW, DT));
+    return true;
+  }
+  llvm::Value *R = DW > SW ? (isSigned(S) ? B.CreateSExt(X, DT) : B.CreateZExt(X, DT)) : B.CreateTrunc(X, DT);
+  L.write(I.Operands[0], D, R);
+  return true;
+}
+
 } // namespace
 
 bool ptxforge::codegen::detail::lowerConvert(FunctionLowering &L, const ptx::Instruction &I) {
@@ -155,102 +263,15 @@ bool ptxforge::codegen::detail::lowerConvert(FunctionLowering &L, const ptx::Ins
     return true;
   if (I.Operands.size() != 2)
     return false;
-  auto &B = L.b();
   ScalarType D = I.type(0), S = I.type(1);
-  const ptx::Operand &Dst = I.Operands[0], &Src = I.Operands[1];
   llvm::Type *DF = L.floatType(D), *SF = L.floatType(S);
-  bool Ftz = I.has(Modifier::Ftz);
   if ((ptx::isFloat(D) && !DF) || (ptx::isFloat(S) && !SF))
     return L.unsupported(I);
-
-  if (SF && !DF) { // float -> int
-    llvm::Value *X = L.readFloat(Src, S);
-    if (Ftz)
-      X = flushDenormal(L, X);
-    if (X->getType()->isHalfTy() || X->getType()->isBFloatTy())
-      X = B.CreateFPExt(X, B.getFloatTy());
-    llvm::Value *R = roundIntegral(L, I, X);
-    if (!R)
-      return L.unsupported(I, "float-to-integer cvt needs .rni/.rzi/.rmi/.rpi");
-    unsigned W = ptx::bitWidth(D);
-    llvm::Type *IT = B.getIntNTy(W);
-    llvm::Value *V = B.CreateIntrinsic(isSigned(D) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat,
-                                       {IT, R->getType()}, {R});
-    // NaN: 0 for 8..32-bit results from f16/bf16/f32; the bit pattern 100...0 (signed or not) for 64-bit
-    // results and for every f64 source (as recorded on the GPU).
-    if (W == 64 || S == ScalarType::F64)
-      V = B.CreateSelect(B.CreateFCmpUNO(X, X), B.getInt(llvm::APInt::getSignMask(W)), V);
-    L.write(Dst, D, V);
-    return true;
-  }
-  if (!SF && DF) { // int -> float
-    llvm::Value *X = L.read(Src, S);
-    if (const char *Mode = directedRounding(I)) {
-      std::string Name = std::string("ptxrt_cvt_") + Mode + "_" + ptx::spell(D).str() + "_" +
-                         (isSigned(S) ? "s64" : "u64");
-      llvm::Value *X64 = isSigned(S) ? B.CreateSExt(X, B.getInt64Ty()) : B.CreateZExt(X, B.getInt64Ty());
-      L.write(Dst, D, pure(L.callHelper(Name, DF, {X64})));
-      return true;
-    }
-    llvm::Value *R = isSigned(S) ? B.CreateSIToFP(X, DF) : B.CreateUIToFP(X, DF);
-    L.write(Dst, D, R);
-    return true;
-  }
-  if (SF && DF) { // float -> float
-    llvm::Value *X = L.readFloat(Src, S);
-    if (Ftz && S == ScalarType::F32)
-      X = flushDenormal(L, X);
-    llvm::Value *R;
-    if (D == S) {
-      R = roundIntegral(L, I, X);
-      if (!R)
-        R = X;
-    } else if (DF->getPrimitiveSizeInBits() > SF->getPrimitiveSizeInBits()) {
-      R = B.CreateFPExt(X, DF);
-    } else if (const char *Mode = directedRounding(I)) {
-      std::string Name = std::string("ptxrt_cvt_") + Mode + "_" + ptx::spell(D).str() + "_" + ptx::spell(S).str();
-      R = pure(L.callHelper(Name, DF, {X}));
-    } else {
-      R = B.CreateFPTrunc(X, DF);
-    }
-    if (Ftz && D == ScalarType::F32)
-      R = flushDenormal(L, R);
-    if (I.has(Modifier::Sat)) {
-      llvm::Value *Zero = llvm::ConstantFP::get(DF, 0.0), *One = llvm::ConstantFP::get(DF, 1.0);
-      R = B.CreateSelect(B.CreateFCmpOGT(R, Zero), R, Zero); // NaN, -0 and negatives -> +0
-      R = B.CreateSelect(B.CreateFCmpOGT(R, One), One, R);
-    }
-    // NaN results as recorded on the GPU (selected as integers, LLVM does not keep NaN payloads): f32/f16
-    // round-to-integral gives the canonical NaN, .ftz f32 -> f64 the canonical f32 NaN widened; other
-    // conversions keep the payload.
-    llvm::Value *Canon = nullptr;
-    if (D == S && D != ScalarType::F64)
-      Canon = D == ScalarType::F32 ? B.getInt32(0x7fffffff) : B.getInt16(0x7fff);
-    else if (Ftz && S == ScalarType::F32 && D == ScalarType::F64)
-      Canon = B.getInt64(0x7fffffffe0000000ull);
-    if (Canon)
-      R = B.CreateSelect(B.CreateFCmpUNO(R, R), Canon, B.CreateBitCast(R, Canon->getType()));
-    L.write(Dst, D, R);
-    return true;
-  }
-  // int -> int
-  llvm::Value *X = L.read(Src, S);
-  unsigned DW = ptx::bitWidth(D), SW = ptx::bitWidth(S);
-  llvm::Type *DT = B.getIntNTy(DW);
-  if (I.has(Modifier::Sat)) {
-    // Clamp the source value to the destination's range.
-    llvm::APInt Lo = isSigned(D) ? llvm::APInt::getSignedMinValue(DW) : llvm::APInt::getMinValue(DW);
-    llvm::APInt Hi = isSigned(D) ? llvm::APInt::getSignedMaxValue(DW) : llvm::APInt::getMaxValue(DW);
-    unsigned WW = std::max(DW, SW) + 1;
-    llvm::Value *XW = isSigned(S) ? B.CreateSExt(X, B.getIntNTy(WW)) : B.CreateZExt(X, B.getIntNTy(WW));
-    llvm::Value *LoW = B.getInt(isSigned(D) ? Lo.sext(WW) : Lo.zext(WW));
-    llvm::Value *HiW = B.getInt(isSigned(D) ? Hi.sext(WW) : Hi.zext(WW));
-    XW = B.CreateSelect(B.CreateICmpSLT(XW, LoW), LoW, XW);
-    XW = B.CreateSelect(B.CreateICmpSGT(XW, HiW), HiW, XW);
-    L.write(Dst, D, B.CreateTrunc(XW, DT));
-    return true;
-  }
-  llvm::Value *R = DW > SW ? (isSigned(S) ? B.CreateSExt(X, DT) : B.CreateZExt(X, DT)) : B.CreateTrunc(X, DT);
-  L.write(Dst, D, R);
-  return true;
+  if (SF && !DF)
+    return lowerFloatToInt(L, I);
+  if (!SF && DF)
+    return lowerIntToFloat(L, I, DF);
+  if (SF && DF)
+    return lowerFloatToFloat(L, I, DF, SF);
+  return lowerIntToInt(L, I);
 }

@@ -1,5 +1,6 @@
 // Floating-point arithmetic on f32/f64: add/sub/mul/fma/mad/div, neg/abs/copysign, min/max (.NaN, .xorsign.abs,
-// three inputs), sqrt/rcp/rsqrt, the .approx transcendental functions, testp, with .ftz and .sat. Directed
+// three inputs), sqrt/rcp/rsqrt, the .approx transcendental functions, testp, with .ftz and .sat, and the f32/f64
+// comparison of setp/set (compareFloat; IntegerOps.cpp lowers the rest of those instructions). Directed
 // rounding (.rz/.rm/.rp) is exact plain IR for f32 (DirectedRounding.cpp) and runtime helpers that switch the
 // host rounding mode for f64. NaN results follow
 // the GPU bit for bit (see nanResult). f16/bf16 and their x2 forms are HalfOps.cpp's (lowerHalf).
@@ -64,28 +65,81 @@ namespace ptxforge::codegen::detail {
 bool lowerHalf(FunctionLowering &L, const ptx::Instruction &I); // HalfOps.cpp
 }
 
-bool ptxforge::codegen::detail::lowerFloat(FunctionLowering &L, const ptx::Instruction &I) {
-  auto &B = L.b();
-  ScalarType T = I.type();
-  if (T == ScalarType::F16 || T == ScalarType::BF16 || T == ScalarType::F16x2 || T == ScalarType::BF16x2)
-    return lowerHalf(L, I);
-  if (T != ScalarType::F32 && T != ScalarType::F64)
-    return false;
-  if (I.typeCount() != 1)
-    return false;
-  auto &Ops = I.Operands;
-  // .ftz: f32, and the f64 .approx forms (rcp/rsqrt.approx.ftz.f64).
-  bool Ftz = I.has(Modifier::Ftz) && (T == ScalarType::F32 || I.has(Modifier::Approx));
-  std::vector<llvm::Value *> Inputs; // the (flushed) operands read so far, for the f64 NaN rule
-  auto in = [&](unsigned K) {
+llvm::Value *ptxforge::codegen::detail::compareFloat(FunctionLowering &L, const ptx::Instruction &I, ScalarType T,
+                                                     const ptx::Operand &OA, const ptx::Operand &OB) {
+  using P = llvm::CmpInst::Predicate;
+  // The integer orders lo/ls/hi/hs compare floats like lt/le/gt/ge.
+  static const std::pair<Modifier, P> Preds[] = {
+      {Modifier::Eq, P::FCMP_OEQ},   {Modifier::Ne, P::FCMP_ONE},   {Modifier::Lt, P::FCMP_OLT},
+      {Modifier::Le, P::FCMP_OLE},   {Modifier::Gt, P::FCMP_OGT},   {Modifier::Ge, P::FCMP_OGE},
+      {Modifier::Lo, P::FCMP_OLT},   {Modifier::Ls, P::FCMP_OLE},   {Modifier::Hi, P::FCMP_OGT},
+      {Modifier::Hs, P::FCMP_OGE},   {Modifier::Equ, P::FCMP_UEQ},  {Modifier::Neu, P::FCMP_UNE},
+      {Modifier::Ltu, P::FCMP_ULT},  {Modifier::Leu, P::FCMP_ULE},  {Modifier::Gtu, P::FCMP_UGT},
+      {Modifier::Geu, P::FCMP_UGE},  {Modifier::Num, P::FCMP_ORD},  {Modifier::Nan, P::FCMP_UNO}};
+  for (auto [Op, Pred] : Preds)
+    if (I.has(Op)) {
+      llvm::Value *A = L.readFloat(OA, T), *Bv = L.readFloat(OB, T);
+      if (I.has(Modifier::Ftz) && T == ScalarType::F32) {
+        A = flushDenormal(L, A);
+        Bv = flushDenormal(L, Bv);
+      }
+      return L.b().CreateFCmp(Pred, A, Bv);
+    }
+  return nullptr;
+}
+
+namespace {
+
+/// One f32/f64 instruction: its inputs (flushed under .ftz) and how its result is finished (flushed,
+/// saturated, NaN bits as on the GPU) and written.
+class FloatInstruction {
+public:
+  FloatInstruction(FunctionLowering &L, const ptx::Instruction &I)
+      : L(L), B(L.b()), I(I), Ops(I.Operands), T(I.type()),
+        // .ftz: f32, and the f64 .approx forms (rcp/rsqrt.approx.ftz.f64).
+        Ftz(I.has(Modifier::Ftz) && (T == ScalarType::F32 || I.has(Modifier::Approx))),
+        Round(directedRounding(I)) {}
+
+  /// False when I is not an f32/f64 arithmetic instruction.
+  bool lower() {
+    switch (I.Op) {
+    case Opcode::Add:
+    case Opcode::Sub:
+    case Opcode::Mul:
+    case Opcode::Div:
+      return lowerArithmetic();
+    case Opcode::Fma:
+    case Opcode::Mad:
+      return lowerFma();
+    case Opcode::Neg:
+      return finish(B.CreateFNeg(in(1)), T == ScalarType::F64 ? Keep : Propagate);
+    case Opcode::Abs:
+      return finish(B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, in(1)), T == ScalarType::F64 ? Keep : Propagate);
+    case Opcode::Copysign:
+      return lowerCopysign();
+    case Opcode::Min:
+    case Opcode::Max:
+      return lowerMinMax();
+    case Opcode::Testp:
+      return lowerTestp();
+    default:
+      return lowerMathFunction();
+    }
+  }
+
+private:
+  enum NaNRule { Propagate, MinMax, Keep };
+
+  /// Operand K, read in order: the f64 NaN rule depends on it.
+  llvm::Value *in(unsigned K) {
     llvm::Value *X = L.readFloat(Ops[K], T);
     if (Ftz)
       X = flushDenormal(L, X);
     Inputs.push_back(X);
     return X;
-  };
-  enum NaNRule { Propagate, MinMax, Keep };
-  auto finish = [&](llvm::Value *R, NaNRule Rule = Propagate) {
+  }
+
+  bool finish(llvm::Value *R, NaNRule Rule = Propagate) {
     if (Ftz)
       R = flushDenormal(L, R);
     if (I.has(Modifier::Sat))
@@ -98,10 +152,10 @@ bool ptxforge::codegen::detail::lowerFloat(FunctionLowering &L, const ptx::Instr
       R = nanResult(L, R);
     L.write(Ops[0], T, R);
     return true;
-  };
-  bool F64 = T == ScalarType::F64;
-  const char *Round = directedRounding(I);
-  auto directed = [&](const char *Op, std::vector<llvm::Value *> Args) {
+  }
+
+  /// Op rounded in the instruction's directed rounding mode: plain IR for f32, a runtime helper otherwise.
+  llvm::Value *directed(const char *Op, std::vector<llvm::Value *> Args) {
     if (T == ScalarType::F32) {
       ptx::Opcode O = I.Op == Opcode::Rcp ? Opcode::Div : I.Op;
       if (llvm::Value *R = directedF32(L, O, Round, Args))
@@ -109,14 +163,12 @@ bool ptxforge::codegen::detail::lowerFloat(FunctionLowering &L, const ptx::Instr
     }
     std::string Name = std::string("ptxrt_") + Op + "_" + Round + (T == ScalarType::F32 ? "_f32" : "_f64");
     return pure(L.callHelper(Name, L.floatType(T), Args));
-  };
-  switch (I.Op) {
-  case Opcode::Add:
-  case Opcode::Sub:
-  case Opcode::Mul:
-  case Opcode::Div: {
+  }
+
+  /// add/sub/mul/div.
+  bool lowerArithmetic() {
     llvm::Value *A = in(1);
-    llvm::Value *Bv = in(2); // in order: the f64 NaN rule depends on it
+    llvm::Value *Bv = in(2);
     bool Approx = I.has(Modifier::Approx) || I.has(Modifier::Full);
     if (Round && !Approx) {
       const char *Name = I.Op == Opcode::Add ? "add" : I.Op == Opcode::Sub ? "sub" : I.Op == Opcode::Mul ? "mul" : "div";
@@ -129,8 +181,9 @@ bool ptxforge::codegen::detail::lowerFloat(FunctionLowering &L, const ptx::Instr
     default: return finish(B.CreateFDiv(A, Bv));
     }
   }
-  case Opcode::Fma:
-  case Opcode::Mad: {
+
+  /// fma/mad.
+  bool lowerFma() {
     llvm::Value *A = in(1);
     llvm::Value *Bv = in(2);
     llvm::Value *C = in(3);
@@ -138,18 +191,16 @@ bool ptxforge::codegen::detail::lowerFloat(FunctionLowering &L, const ptx::Instr
       return finish(directed("fma", {A, Bv, C}));
     return finish(B.CreateIntrinsic(llvm::Intrinsic::fma, {A->getType()}, {A, Bv, C}));
   }
-  case Opcode::Neg:
-    return finish(B.CreateFNeg(in(1)), F64 ? Keep : Propagate);
-  case Opcode::Abs:
-    return finish(B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, in(1)), F64 ? Keep : Propagate);
-  case Opcode::Copysign: {
+
+  bool lowerCopysign() {
     // copysign keeps the payload of a NaN (observed on the GPU).
     llvm::Value *R = B.CreateCopySign(L.readFloat(Ops[2], T), L.readFloat(Ops[1], T));
     L.write(Ops[0], T, R);
     return true;
   }
-  case Opcode::Min:
-  case Opcode::Max: {
+
+  /// min/max (.NaN, .xorsign.abs, .relu, three inputs).
+  bool lowerMinMax() {
     if (Ops.size() != 3 && Ops.size() != 4)
       return L.unsupported(I, "operand count");
     llvm::Value *A = in(1), *Bv = in(2);
@@ -167,32 +218,42 @@ bool ptxforge::codegen::detail::lowerFloat(FunctionLowering &L, const ptx::Instr
                          B.CreateSelect(B.CreateFCmpUNO(R, R), R, llvm::ConstantFP::get(R->getType(), 0.0)));
     return finish(R, MinMax);
   }
-  case Opcode::Sqrt:
-    if (Round)
-      return finish(directed("sqrt", {in(1)}));
-    return finish(B.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, in(1)));
-  case Opcode::Rcp:
-    if (Round)
-      return finish(directed("div", {llvm::ConstantFP::get(L.floatType(T), 1.0), in(1)}));
-    return finish(B.CreateFDiv(llvm::ConstantFP::get(L.floatType(T), 1.0), in(1)));
-  case Opcode::Rsqrt:
-    if (T == ScalarType::F32)
-      return finish(rsqrtApproxF32(L, in(1)));
-    return finish(B.CreateFDiv(llvm::ConstantFP::get(L.floatType(T), 1.0),
-                               B.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, in(1))));
-  case Opcode::Ex2:
-    if (T == ScalarType::F32)
-      return finish(exp2ApproxF32(L, in(1)));
-    return finish(B.CreateUnaryIntrinsic(llvm::Intrinsic::exp2, in(1)));
-  case Opcode::Lg2:
-    return finish(B.CreateUnaryIntrinsic(llvm::Intrinsic::log2, in(1)));
-  case Opcode::Sin:
-    return finish(B.CreateUnaryIntrinsic(llvm::Intrinsic::sin, in(1)));
-  case Opcode::Cos:
-    return finish(B.CreateUnaryIntrinsic(llvm::Intrinsic::cos, in(1)));
-  case Opcode::Tanh:
-    return finish(B.CreateUnaryIntrinsic(llvm::Intrinsic::tanh, in(1)));
-  case Opcode::Testp: {
+
+  /// sqrt/rcp/rsqrt and the transcendental functions; false for other opcodes.
+  bool lowerMathFunction() {
+    switch (I.Op) {
+    case Opcode::Sqrt:
+      if (Round)
+        return finish(directed("sqrt", {in(1)}));
+      return finish(B.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, in(1)));
+    case Opcode::Rcp:
+      if (Round)
+        return finish(directed("div", {llvm::ConstantFP::get(L.floatType(T), 1.0), in(1)}));
+      return finish(B.CreateFDiv(llvm::ConstantFP::get(L.floatType(T), 1.0), in(1)));
+    case Opcode::Rsqrt:
+      if (T == ScalarType::F32)
+        return finish(rsqrtApproxF32(L, in(1)));
+      return finish(B.CreateFDiv(llvm::ConstantFP::get(L.floatType(T), 1.0),
+                                 B.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, in(1))));
+    case Opcode::Ex2:
+      if (T == ScalarType::F32)
+        return finish(exp2ApproxF32(L, in(1)));
+      return finish(B.CreateUnaryIntrinsic(llvm::Intrinsic::exp2, in(1)));
+    case Opcode::Lg2:
+      return finish(B.CreateUnaryIntrinsic(llvm::Intrinsic::log2, in(1)));
+    case Opcode::Sin:
+      return finish(B.CreateUnaryIntrinsic(llvm::Intrinsic::sin, in(1)));
+    case Opcode::Cos:
+      return finish(B.CreateUnaryIntrinsic(llvm::Intrinsic::cos, in(1)));
+    case Opcode::Tanh:
+      return finish(B.CreateUnaryIntrinsic(llvm::Intrinsic::tanh, in(1)));
+    default:
+      return false;
+    }
+  }
+
+  /// testp.{finite,infinite,number,notanumber,normal,subnormal}.
+  bool lowerTestp() {
     llvm::Value *X = L.readFloat(Ops[1], T);
     llvm::Value *Abs = B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, X);
     llvm::Type *FT = X->getType();
@@ -217,7 +278,26 @@ bool ptxforge::codegen::detail::lowerFloat(FunctionLowering &L, const ptx::Instr
     L.write(Ops[0], ScalarType::Pred, R);
     return true;
   }
-  default:
+
+  FunctionLowering &L;
+  llvm::IRBuilder<> &B;
+  const ptx::Instruction &I;
+  llvm::ArrayRef<ptx::Operand> Ops;
+  const ScalarType T;
+  const bool Ftz;
+  const char *const Round;           ///< "rz"/"rm"/"rp", null for round-to-nearest
+  std::vector<llvm::Value *> Inputs; ///< the (flushed) operands read so far, for the f64 NaN rule
+};
+
+} // namespace
+
+bool ptxforge::codegen::detail::lowerFloat(FunctionLowering &L, const ptx::Instruction &I) {
+  ScalarType T = I.type();
+  if (T == ScalarType::F16 || T == ScalarType::BF16 || T == ScalarType::F16x2 || T == ScalarType::BF16x2)
+    return lowerHalf(L, I);
+  if (T != ScalarType::F32 && T != ScalarType::F64)
     return false;
-  }
+  if (I.typeCount() != 1)
+    return false;
+  return FloatInstruction(L, I).lower();
 }

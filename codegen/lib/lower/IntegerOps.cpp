@@ -1,6 +1,7 @@
 // Integer arithmetic, comparisons and selects: add/sub (.sat, .cc and addc/subc carry chains), mul/mad (lo, hi,
 // wide, .cc/madc), mul24/mad24, sad, div/rem, min/max (3 inputs, .relu, s16x2/u16x2), abs/neg, logic ops,
-// shifts, setp/set/selp/slct. The bit-manipulation instructions (bfe, prmt, lop3, ...) are in IntegerBitOps.cpp.
+// shifts, setp/set/selp/slct (an f32/f64 comparison is FloatOps.cpp's compareFloat). The bit-manipulation
+// instructions (bfe, prmt, lop3, ...) are in IntegerBitOps.cpp.
 #include "../FunctionLowering.h"
 
 using namespace ptxforge;
@@ -36,6 +37,18 @@ ScalarType widened(ScalarType T) {
 }
 
 llvm::Value *cint(llvm::Type *Ty, uint64_t V) { return llvm::ConstantInt::get(Ty, V); }
+
+llvm::Intrinsic::ID saturatingAddSub(bool Sub, bool Signed) {
+  if (Sub)
+    return Signed ? llvm::Intrinsic::ssub_sat : llvm::Intrinsic::usub_sat;
+  return Signed ? llvm::Intrinsic::sadd_sat : llvm::Intrinsic::uadd_sat;
+}
+
+llvm::Intrinsic::ID minMaxIntrinsic(Opcode Op, bool Signed) {
+  if (Op == Opcode::Min)
+    return Signed ? llvm::Intrinsic::smin : llvm::Intrinsic::umin;
+  return Signed ? llvm::Intrinsic::smax : llvm::Intrinsic::umax;
+}
 
 /// The product a*b of mul/mad: .lo (low half), .hi (high half) or .wide (double width).
 llvm::Value *product(FunctionLowering &L, const ptx::Instruction &I, llvm::Value *A, llvm::Value *Bv,
@@ -144,60 +157,37 @@ bool lowerCarryOp(FunctionLowering &L, const ptx::Instruction &I) {
 
 // ---- comparisons ----
 
-enum CmpOp { CEq, CNe, CLt, CLe, CGt, CGe, CLo, CLs, CHi, CHs, CEqu, CNeu, CLtu, CLeu, CGtu, CGeu, CNum, CNan };
-
-int cmpOp(const ptx::Instruction &I) {
-  static const std::pair<Modifier, int> Ops[] = {
-      {Modifier::Eq, CEq},   {Modifier::Ne, CNe},   {Modifier::Lt, CLt},   {Modifier::Le, CLe},
-      {Modifier::Gt, CGt},   {Modifier::Ge, CGe},   {Modifier::Lo, CLo},   {Modifier::Ls, CLs},
-      {Modifier::Hi, CHi},   {Modifier::Hs, CHs},   {Modifier::Equ, CEqu}, {Modifier::Neu, CNeu},
-      {Modifier::Ltu, CLtu}, {Modifier::Leu, CLeu}, {Modifier::Gtu, CGtu}, {Modifier::Geu, CGeu},
-      {Modifier::Num, CNum}, {Modifier::Nan, CNan}};
-  for (auto [M, K] : Ops)
-    if (I.has(M))
-      return K;
-  return -1;
+/// `a CmpOp b` for integer operands of type T; null when the instruction has no integer comparison operator
+/// (the unordered ones, num and nan are for floats only).
+llvm::Value *compareInteger(FunctionLowering &L, const ptx::Instruction &I, ScalarType T, const ptx::Operand &OA,
+                            const ptx::Operand &OB) {
+  using P = llvm::CmpInst::Predicate;
+  struct IntegerPredicate {
+    Modifier Op;
+    P Signed, Unsigned;
+  };
+  static const IntegerPredicate Preds[] = {
+      {Modifier::Eq, P::ICMP_EQ, P::ICMP_EQ},    {Modifier::Ne, P::ICMP_NE, P::ICMP_NE},
+      {Modifier::Lt, P::ICMP_SLT, P::ICMP_ULT},  {Modifier::Le, P::ICMP_SLE, P::ICMP_ULE},
+      {Modifier::Gt, P::ICMP_SGT, P::ICMP_UGT},  {Modifier::Ge, P::ICMP_SGE, P::ICMP_UGE},
+      {Modifier::Lo, P::ICMP_ULT, P::ICMP_ULT},  {Modifier::Ls, P::ICMP_ULE, P::ICMP_ULE},
+      {Modifier::Hi, P::ICMP_UGT, P::ICMP_UGT},  {Modifier::Hs, P::ICMP_UGE, P::ICMP_UGE}};
+  for (const IntegerPredicate &Pr : Preds)
+    if (I.has(Pr.Op)) {
+      llvm::Value *A = L.read(OA, T), *Bv = L.read(OB, T);
+      return L.b().CreateICmp(isSigned(T) ? Pr.Signed : Pr.Unsigned, A, Bv);
+    }
+  return nullptr;
 }
 
 /// `a CmpOp b` for integer and f32/f64 operands of type T; null when the form is not valid here.
 llvm::Value *compare(FunctionLowering &L, const ptx::Instruction &I, ScalarType T, const ptx::Operand &OA,
                      const ptx::Operand &OB) {
-  auto &B = L.b();
-  int Op = cmpOp(I);
-  if (Op < 0)
-    return nullptr;
-  if (isWideFloat(T)) {
-    llvm::Value *A = L.readFloat(OA, T), *Bv = L.readFloat(OB, T);
-    if (I.has(Modifier::Ftz) && T == ScalarType::F32) {
-      A = flushDenormal(L, A);
-      Bv = flushDenormal(L, Bv);
-    }
-    using P = llvm::CmpInst::Predicate;
-    static const P Preds[] = {P::FCMP_OEQ, P::FCMP_ONE, P::FCMP_OLT, P::FCMP_OLE, P::FCMP_OGT, P::FCMP_OGE,
-                              P::FCMP_OLT, P::FCMP_OLE, P::FCMP_OGT, P::FCMP_OGE, P::FCMP_UEQ, P::FCMP_UNE,
-                              P::FCMP_ULT, P::FCMP_ULE, P::FCMP_UGT, P::FCMP_UGE, P::FCMP_ORD, P::FCMP_UNO};
-    return B.CreateFCmp(Preds[Op], A, Bv);
-  }
+  if (isWideFloat(T))
+    return compareFloat(L, I, T, OA, OB);
   if (!ptx::isInteger(T))
     return nullptr;
-  llvm::Value *A = L.read(OA, T), *Bv = L.read(OB, T);
-  bool S = isSigned(T);
-  using P = llvm::CmpInst::Predicate;
-  P Pr;
-  switch (Op) {
-  case CEq: Pr = P::ICMP_EQ; break;
-  case CNe: Pr = P::ICMP_NE; break;
-  case CLt: Pr = S ? P::ICMP_SLT : P::ICMP_ULT; break;
-  case CLe: Pr = S ? P::ICMP_SLE : P::ICMP_ULE; break;
-  case CGt: Pr = S ? P::ICMP_SGT : P::ICMP_UGT; break;
-  case CGe: Pr = S ? P::ICMP_SGE : P::ICMP_UGE; break;
-  case CLo: Pr = P::ICMP_ULT; break;
-  case CLs: Pr = P::ICMP_ULE; break;
-  case CHi: Pr = P::ICMP_UGT; break;
-  case CHs: Pr = P::ICMP_UGE; break;
-  default: return nullptr; // unordered / num / nan: floats only
-  }
-  return B.CreateICmp(Pr, A, Bv);
+  return compareInteger(L, I, T, OA, OB);
 }
 
 /// setp/set combine: `.and/.or/.xor` with a predicate operand c.
@@ -297,15 +287,12 @@ bool lowerPacked16(FunctionLowering &L, const ptx::Instruction &I) {
   case Opcode::Sub: {
     bool IsSub = I.Op == Opcode::Sub;
     if (I.has(Modifier::Sat))
-      return out(B.CreateBinaryIntrinsic(IsSub ? (S ? llvm::Intrinsic::ssub_sat : llvm::Intrinsic::usub_sat)
-                                               : (S ? llvm::Intrinsic::sadd_sat : llvm::Intrinsic::uadd_sat),
-                                         in(1), in(2)));
+      return out(B.CreateBinaryIntrinsic(saturatingAddSub(IsSub, S), in(1), in(2)));
     return out(IsSub ? B.CreateSub(in(1), in(2)) : B.CreateAdd(in(1), in(2)));
   }
   case Opcode::Min:
   case Opcode::Max: {
-    llvm::Intrinsic::ID ID = I.Op == Opcode::Min ? (S ? llvm::Intrinsic::smin : llvm::Intrinsic::umin)
-                                                 : (S ? llvm::Intrinsic::smax : llvm::Intrinsic::umax);
+    llvm::Intrinsic::ID ID = minMaxIntrinsic(I.Op, S);
     llvm::Value *R = B.CreateBinaryIntrinsic(ID, in(1), in(2));
     if (Ops.size() > 3)
       R = B.CreateBinaryIntrinsic(ID, R, in(3));
@@ -318,72 +305,43 @@ bool lowerPacked16(FunctionLowering &L, const ptx::Instruction &I) {
   }
 }
 
-} // namespace
+// ---- arithmetic and logic, one function per opcode group ----
 
-llvm::Value *ptxforge::codegen::detail::flushDenormal(FunctionLowering &L, llvm::Value *X) {
-  auto &B = L.b();
-  llvm::Type *T = X->getType();
-  llvm::Value *Abs = B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, X);
-  const llvm::fltSemantics &Sem = T->getFltSemantics();
-  llvm::Value *Tiny = B.CreateFCmpOLT(Abs, llvm::ConstantFP::get(T, llvm::APFloat::getSmallestNormalized(Sem)));
-  llvm::Value *Zero = B.CreateCopySign(llvm::ConstantFP::get(T, 0.0), X);
-  return B.CreateSelect(Tiny, Zero, X);
+/// d = Fn(a, b) for a two-input operation of type T.
+template <typename Fn> bool lowerBinary(FunctionLowering &L, const ptx::Instruction &I, ScalarType T, Fn F) {
+  auto &Ops = I.Operands;
+  L.write(Ops[0], T, F(L.read(Ops[1], T), L.read(Ops[2], T)));
+  return true;
 }
 
-bool ptxforge::codegen::detail::lowerInteger(FunctionLowering &L, const ptx::Instruction &I) {
+/// selp: d = c ? a : b.
+bool lowerSelp(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  ScalarType T = I.type();
+  llvm::Value *C = L.read(Ops[3], ScalarType::Pred);
+  L.write(Ops[0], T, B.CreateSelect(C, L.read(Ops[1], T), L.read(Ops[2], T)));
+  return true;
+}
+
+/// add/sub (wrapping, or .sat).
+bool lowerAddSub(FunctionLowering &L, const ptx::Instruction &I, ScalarType T) {
+  auto &B = L.b();
+  bool Sub = I.Op == Opcode::Sub;
+  if (I.has(Modifier::Sat)) {
+    llvm::Intrinsic::ID ID = saturatingAddSub(Sub, isSigned(T));
+    return lowerBinary(L, I, T, [&](auto *A, auto *Bv) { return B.CreateBinaryIntrinsic(ID, A, Bv); });
+  }
+  if (Sub)
+    return lowerBinary(L, I, T, [&](auto *A, auto *Bv) { return B.CreateSub(A, Bv); });
+  return lowerBinary(L, I, T, [&](auto *A, auto *Bv) { return B.CreateAdd(A, Bv); });
+}
+
+/// mul/mad (.lo, .hi, .wide), mul24/mad24 and sad.
+bool lowerMultiply(FunctionLowering &L, const ptx::Instruction &I, ScalarType T) {
   auto &B = L.b();
   auto &Ops = I.Operands;
   switch (I.Op) {
-  case Opcode::Setp:
-    return lowerSetp(L, I);
-  case Opcode::Set:
-    return lowerSet(L, I);
-  case Opcode::Selp: {
-    ScalarType T = I.type();
-    llvm::Value *C = L.read(Ops[3], ScalarType::Pred);
-    L.write(Ops[0], T, B.CreateSelect(C, L.read(Ops[1], T), L.read(Ops[2], T)));
-    return true;
-  }
-  case Opcode::Slct:
-    return lowerSlct(L, I);
-  case Opcode::Addc:
-  case Opcode::Subc:
-  case Opcode::Madc:
-    return lowerCarryOp(L, I);
-  case Opcode::Add:
-  case Opcode::Sub:
-  case Opcode::Mad:
-    if (I.has(Modifier::Cc) && ptx::isInteger(I.type()))
-      return lowerCarryOp(L, I);
-    break;
-  default:
-    break;
-  }
-  if (lowerIntegerBits(L, I))
-    return true;
-  ScalarType T = I.type();
-  if (isPacked16(T))
-    return lowerPacked16(L, I);
-  if (!ptx::isInteger(T) && T != ScalarType::Pred)
-    return false;
-  auto bin = [&](auto Fn) {
-    L.write(Ops[0], T, Fn(L.read(Ops[1], T), L.read(Ops[2], T)));
-    return true;
-  };
-  bool S = isSigned(T);
-  switch (I.Op) {
-  case Opcode::Add:
-    if (I.has(Modifier::Sat))
-      return bin([&](auto *A, auto *Bv) {
-        return B.CreateBinaryIntrinsic(S ? llvm::Intrinsic::sadd_sat : llvm::Intrinsic::uadd_sat, A, Bv);
-      });
-    return bin([&](auto *A, auto *Bv) { return B.CreateAdd(A, Bv); });
-  case Opcode::Sub:
-    if (I.has(Modifier::Sat))
-      return bin([&](auto *A, auto *Bv) {
-        return B.CreateBinaryIntrinsic(S ? llvm::Intrinsic::ssub_sat : llvm::Intrinsic::usub_sat, A, Bv);
-      });
-    return bin([&](auto *A, auto *Bv) { return B.CreateSub(A, Bv); });
   case Opcode::Mul: {
     ScalarType RT;
     llvm::Value *P = product(L, I, L.read(Ops[1], T), L.read(Ops[2], T), T, RT);
@@ -404,98 +362,205 @@ bool ptxforge::codegen::detail::lowerInteger(FunctionLowering &L, const ptx::Ins
   case Opcode::Mad24: {
     // Unlike mad.hi.sat, mad24.hi.sat.s32 does saturate t<47..16> + c on the GPU (checked on an H100).
     llvm::Value *P = product24(L, I, L.read(Ops[1], T), L.read(Ops[2], T), T), *C = L.read(Ops[3], T);
-    L.write(Ops[0], T, I.has(Modifier::Sat) && S ? B.CreateBinaryIntrinsic(llvm::Intrinsic::sadd_sat, P, C)
-                                                 : B.CreateAdd(P, C));
+    L.write(Ops[0], T, I.has(Modifier::Sat) && isSigned(T) ? B.CreateBinaryIntrinsic(llvm::Intrinsic::sadd_sat, P, C)
+                                                           : B.CreateAdd(P, C));
     return true;
   }
-  case Opcode::Sad: {
-    // d = c + |a - b|, the difference taken in the type's width.
+  default: { // sad: d = c + |a - b|, the difference taken in the type's width.
     llvm::Value *A = L.read(Ops[1], T), *Bv = L.read(Ops[2], T);
-    llvm::Value *Lt = S ? B.CreateICmpSLT(A, Bv) : B.CreateICmpULT(A, Bv);
+    llvm::Value *Lt = isSigned(T) ? B.CreateICmpSLT(A, Bv) : B.CreateICmpULT(A, Bv);
     llvm::Value *D = B.CreateSelect(Lt, B.CreateSub(Bv, A), B.CreateSub(A, Bv));
     L.write(Ops[0], T, B.CreateAdd(L.read(Ops[3], T), D));
     return true;
   }
+  }
+}
+
+/// and/or/xor/not/cnot.
+bool lowerLogic(FunctionLowering &L, const ptx::Instruction &I, ScalarType T) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  switch (I.Op) {
   case Opcode::And:
-    return bin([&](auto *A, auto *Bv) { return B.CreateAnd(A, Bv); });
+    return lowerBinary(L, I, T, [&](auto *A, auto *Bv) { return B.CreateAnd(A, Bv); });
   case Opcode::Or:
-    return bin([&](auto *A, auto *Bv) { return B.CreateOr(A, Bv); });
+    return lowerBinary(L, I, T, [&](auto *A, auto *Bv) { return B.CreateOr(A, Bv); });
   case Opcode::Xor:
-    return bin([&](auto *A, auto *Bv) { return B.CreateXor(A, Bv); });
+    return lowerBinary(L, I, T, [&](auto *A, auto *Bv) { return B.CreateXor(A, Bv); });
   case Opcode::Not:
     L.write(Ops[0], T, B.CreateNot(L.read(Ops[1], T)));
     return true;
-  case Opcode::Cnot: {
+  default: { // cnot: d = a == 0
     llvm::Value *X = L.read(Ops[1], T);
     L.write(Ops[0], T, B.CreateZExt(B.CreateICmpEQ(X, cint(X->getType(), 0)), X->getType()));
     return true;
   }
-  case Opcode::Neg:
+  }
+}
+
+/// neg, abs (abs(INT_MIN) = INT_MIN).
+bool lowerNegAbs(FunctionLowering &L, const ptx::Instruction &I, ScalarType T) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  if (I.Op == Opcode::Neg)
     L.write(Ops[0], T, B.CreateNeg(L.read(Ops[1], T)));
-    return true;
-  case Opcode::Abs: // abs(INT_MIN) = INT_MIN
+  else
     L.write(Ops[0], T, B.CreateBinaryIntrinsic(llvm::Intrinsic::abs, L.read(Ops[1], T), B.getFalse()));
-    return true;
-  case Opcode::Min:
-  case Opcode::Max: {
-    llvm::Intrinsic::ID ID = I.Op == Opcode::Min ? (S ? llvm::Intrinsic::smin : llvm::Intrinsic::umin)
-                                                 : (S ? llvm::Intrinsic::smax : llvm::Intrinsic::umax);
-    llvm::Value *R = B.CreateBinaryIntrinsic(ID, L.read(Ops[1], T), L.read(Ops[2], T));
-    if (Ops.size() > 3)
-      R = B.CreateBinaryIntrinsic(ID, R, L.read(Ops[3], T));
-    if (I.has(Modifier::Relu))
-      R = B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, R, cint(R->getType(), 0));
-    L.write(Ops[0], T, R);
-    return true;
-  }
-  case Opcode::Shl:
-  case Opcode::Shr: {
-    llvm::Value *X = L.read(Ops[1], T);
-    llvm::Type *Ty = X->getType();
-    unsigned W = Ty->getIntegerBitWidth();
-    // The amount is a u32 even for 16/64-bit shifts: compare before narrowing it. PTX clamps shift amounts past
-    // the width (x86 masks them).
-    llvm::Value *N32 = L.read(Ops[2], ScalarType::U32);
-    llvm::Value *Over = B.CreateICmpUGE(N32, B.getInt32(W));
-    llvm::Value *N = B.CreateZExtOrTrunc(N32, Ty);
-    llvm::Value *R;
-    if (I.Op == Opcode::Shl)
-      R = B.CreateSelect(Over, cint(Ty, 0), B.CreateShl(X, N));
-    else if (S)
-      R = B.CreateAShr(X, B.CreateSelect(Over, cint(Ty, W - 1), N));
+  return true;
+}
+
+/// min/max with an optional third input and .relu.
+bool lowerMinMax(FunctionLowering &L, const ptx::Instruction &I, ScalarType T) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  llvm::Intrinsic::ID ID = minMaxIntrinsic(I.Op, isSigned(T));
+  llvm::Value *R = B.CreateBinaryIntrinsic(ID, L.read(Ops[1], T), L.read(Ops[2], T));
+  if (Ops.size() > 3)
+    R = B.CreateBinaryIntrinsic(ID, R, L.read(Ops[3], T));
+  if (I.has(Modifier::Relu))
+    R = B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, R, cint(R->getType(), 0));
+  L.write(Ops[0], T, R);
+  return true;
+}
+
+/// shl/shr.
+bool lowerShift(FunctionLowering &L, const ptx::Instruction &I, ScalarType T) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  llvm::Value *X = L.read(Ops[1], T);
+  llvm::Type *Ty = X->getType();
+  unsigned W = Ty->getIntegerBitWidth();
+  // The amount is a u32 even for 16/64-bit shifts: compare before narrowing it. PTX clamps shift amounts past
+  // the width (x86 masks them).
+  llvm::Value *N32 = L.read(Ops[2], ScalarType::U32);
+  llvm::Value *Over = B.CreateICmpUGE(N32, B.getInt32(W));
+  llvm::Value *N = B.CreateZExtOrTrunc(N32, Ty);
+  llvm::Value *R;
+  if (I.Op == Opcode::Shl)
+    R = B.CreateSelect(Over, cint(Ty, 0), B.CreateShl(X, N));
+  else if (isSigned(T))
+    R = B.CreateAShr(X, B.CreateSelect(Over, cint(Ty, W - 1), N));
+  else
+    R = B.CreateSelect(Over, cint(Ty, 0), B.CreateLShr(X, N));
+  L.write(Ops[0], T, R);
+  return true;
+}
+
+/// div/rem without x86's faults.
+bool lowerDivRem(FunctionLowering &L, const ptx::Instruction &I, ScalarType T) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  llvm::Value *A = L.read(Ops[1], T), *Bv = L.read(Ops[2], T);
+  llvm::Type *Ty = A->getType();
+  llvm::Value *Zero = cint(Ty, 0);
+  llvm::Value *IsZero = B.CreateICmpEQ(Bv, Zero);
+  // x86 division faults on /0 and INT_MIN/-1; the GPU returns values. Recorded: INT_MIN / -1 = INT_MIN and
+  // INT_MIN % -1 = 0 (int/div_s32_overflow); division by zero gives all ones for div AND rem, signed or not,
+  // 16/32/64-bit (checked on an H100).
+  llvm::Value *Ones = llvm::Constant::getAllOnesValue(Ty);
+  llvm::Value *SafeB = B.CreateSelect(IsZero, cint(Ty, 1), Bv);
+  llvm::Value *R;
+  if (isSigned(T)) {
+    // b == -1: div is -a (INT_MIN stays INT_MIN), rem is 0; avoids the INT_MIN / -1 fault.
+    llvm::Value *MinusOne = B.CreateICmpEQ(Bv, Ones);
+    SafeB = B.CreateSelect(MinusOne, cint(Ty, 1), SafeB);
+    if (I.Op == Opcode::Div)
+      R = B.CreateSelect(MinusOne, B.CreateNeg(A), B.CreateSDiv(A, SafeB));
     else
-      R = B.CreateSelect(Over, cint(Ty, 0), B.CreateLShr(X, N));
-    L.write(Ops[0], T, R);
-    return true;
+      R = B.CreateSelect(MinusOne, Zero, B.CreateSRem(A, SafeB));
+  } else {
+    R = I.Op == Opcode::Div ? B.CreateUDiv(A, SafeB) : B.CreateURem(A, SafeB);
   }
-  case Opcode::Div:
-  case Opcode::Rem: {
-    llvm::Value *A = L.read(Ops[1], T), *Bv = L.read(Ops[2], T);
-    llvm::Type *Ty = A->getType();
-    llvm::Value *Zero = cint(Ty, 0);
-    llvm::Value *IsZero = B.CreateICmpEQ(Bv, Zero);
-    // x86 division faults on /0 and INT_MIN/-1; the GPU returns values. Recorded: INT_MIN / -1 = INT_MIN and
-    // INT_MIN % -1 = 0 (int/div_s32_overflow); division by zero gives all ones for div AND rem, signed or not,
-    // 16/32/64-bit (checked on an H100).
-    llvm::Value *Ones = llvm::Constant::getAllOnesValue(Ty);
-    llvm::Value *SafeB = B.CreateSelect(IsZero, cint(Ty, 1), Bv);
-    llvm::Value *R;
-    if (S) {
-      // b == -1: div is -a (INT_MIN stays INT_MIN), rem is 0; avoids the INT_MIN / -1 fault.
-      llvm::Value *MinusOne = B.CreateICmpEQ(Bv, Ones);
-      SafeB = B.CreateSelect(MinusOne, cint(Ty, 1), SafeB);
-      if (I.Op == Opcode::Div)
-        R = B.CreateSelect(MinusOne, B.CreateNeg(A), B.CreateSDiv(A, SafeB));
-      else
-        R = B.CreateSelect(MinusOne, Zero, B.CreateSRem(A, SafeB));
-    } else {
-      R = I.Op == Opcode::Div ? B.CreateUDiv(A, SafeB) : B.CreateURem(A, SafeB);
-    }
-    R = B.CreateSelect(IsZero, Ones, R);
-    L.write(Ops[0], T, R);
+  R = B.CreateSelect(IsZero, Ones, R);
+  L.write(Ops[0], T, R);
+  return true;
+}
+
+/// add.cc/sub.cc/mad.cc on integers and addc/subc/madc: the carry chain (lowerCarryOp).
+bool isCarryOp(const ptx::Instruction &I) {
+  switch (I.Op) {
+  case Opcode::Addc:
+  case Opcode::Subc:
+  case Opcode::Madc:
     return true;
-  }
+  case Opcode::Add:
+  case Opcode::Sub:
+  case Opcode::Mad:
+    return I.has(Modifier::Cc) && ptx::isInteger(I.type());
   default:
     return false;
   }
+}
+
+/// The scalar integer (and .pred logic) opcodes other than comparisons, carry chains and bit manipulation.
+bool lowerScalarInteger(FunctionLowering &L, const ptx::Instruction &I, ScalarType T) {
+  switch (I.Op) {
+  case Opcode::Add:
+  case Opcode::Sub:
+    return lowerAddSub(L, I, T);
+  case Opcode::Mul:
+  case Opcode::Mad:
+  case Opcode::Mul24:
+  case Opcode::Mad24:
+  case Opcode::Sad:
+    return lowerMultiply(L, I, T);
+  case Opcode::And:
+  case Opcode::Or:
+  case Opcode::Xor:
+  case Opcode::Not:
+  case Opcode::Cnot:
+    return lowerLogic(L, I, T);
+  case Opcode::Neg:
+  case Opcode::Abs:
+    return lowerNegAbs(L, I, T);
+  case Opcode::Min:
+  case Opcode::Max:
+    return lowerMinMax(L, I, T);
+  case Opcode::Shl:
+  case Opcode::Shr:
+    return lowerShift(L, I, T);
+  case Opcode::Div:
+  case Opcode::Rem:
+    return lowerDivRem(L, I, T);
+  default:
+    return false;
+  }
+}
+
+} // namespace
+
+llvm::Value *ptxforge::codegen::detail::flushDenormal(FunctionLowering &L, llvm::Value *X) {
+  auto &B = L.b();
+  llvm::Type *T = X->getType();
+  llvm::Value *Abs = B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, X);
+  const llvm::fltSemantics &Sem = T->getFltSemantics();
+  llvm::Value *Tiny = B.CreateFCmpOLT(Abs, llvm::ConstantFP::get(T, llvm::APFloat::getSmallestNormalized(Sem)));
+  llvm::Value *Zero = B.CreateCopySign(llvm::ConstantFP::get(T, 0.0), X);
+  return B.CreateSelect(Tiny, Zero, X);
+}
+
+
+bool ptxforge::codegen::detail::lowerInteger(FunctionLowering &L, const ptx::Instruction &I) {
+  switch (I.Op) {
+  case Opcode::Setp:
+    return lowerSetp(L, I);
+  case Opcode::Set:
+    return lowerSet(L, I);
+  case Opcode::Selp:
+    return lowerSelp(L, I);
+  case Opcode::Slct:
+    return lowerSlct(L, I);
+  default:
+    break;
+  }
+  if (isCarryOp(I))
+    return lowerCarryOp(L, I);
+  if (lowerIntegerBits(L, I))
+    return true;
+  ScalarType T = I.type();
+  if (isPacked16(T))
+    return lowerPacked16(L, I);
+  if (!ptx::isInteger(T) && T != ScalarType::Pred)
+    return false;
+  return lowerScalarInteger(L, I, T);
 }
