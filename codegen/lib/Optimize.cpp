@@ -13,7 +13,6 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/StringSaver.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvm/Transforms/Vectorize/LoopVectorize.h"
 
 #include <atomic>
 #include <mutex>
@@ -36,16 +35,14 @@ struct QuietRemarks : llvm::DiagnosticHandler {
   }
 };
 
-/// Loops over threads run 16 lanes of 32-bit values per AVX-512 vector, two vectors per iteration. LLVM's cost
-/// model picks 8 lanes on some AVX-512 hosts (Sapphire Rapids) even with 512-bit vectors preferred: measured
-/// there, 16 lanes ran nbody 1.8x, black-scholes 1.5x and sgemm 1.2x faster. Two vectors cover a 32-thread row
-/// in one iteration (transpose 1.6x faster than LLVM's four, which left such rows to the remainder loop). Rows of
-/// 16 (sgemm) go to the remainder loop, which with VectorRemainder is vectorized too, 16 lanes wide: its followup
-/// properties ask for it, and optimizeModule runs the loop vectorizer once more for such loops. (LLVM's own
-/// epilogue vectorization picks only widths below the main loop's unless its process-global
-/// -epilogue-vectorization-force-VF says otherwise, which a library must not set.) The lowering marks the thread
-/// loops (ThreadLoop.h).
-void widenThreadLoops(llvm::Function &F, unsigned Lanes, bool VectorRemainder) {
+/// Loops over threads run 16 lanes of 32-bit values per AVX-512 vector. LLVM's cost model picks 8 lanes on some
+/// AVX-512 hosts (Sapphire Rapids) even with 512-bit vectors preferred: measured there, 16 lanes ran nbody 1.8x,
+/// black-scholes 1.5x and sgemm 1.2x faster. One vector per iteration (interleave count 1): a thread loop's trip
+/// count is a row of the block, known only at launch, and every row that is a multiple of the width then runs in
+/// vector code. With two vectors per iteration a row of 16 threads (sgemm) never entered the vector loop and ran
+/// in the scalar remainder, which LLVM's epilogue vectorization makes 16 lanes wide only under its process-global
+/// -epilogue-vectorization-force-VF (a library must not set it). The lowering marks the thread loops (ThreadLoop.h).
+void widenThreadLoops(llvm::Function &F, unsigned Lanes) {
   llvm::LLVMContext &C = F.getContext();
   for (llvm::BasicBlock &BB : F) {
     llvm::Instruction *Term = BB.getTerminator();
@@ -65,23 +62,7 @@ void widenThreadLoops(llvm::Function &F, unsigned Lanes, bool VectorRemainder) {
     if (!Marked)
       continue;
     Props.push_back(detail::loopProperty(C, "llvm.loop.vectorize.width", Lanes));
-    Props.push_back(detail::loopProperty(C, "llvm.loop.interleave.count", 2));
-    if (VectorRemainder) {
-      // The remainder loop gets these properties only: it keeps the thread loop's parallel accesses (no runtime
-      // alias checks) only when they are repeated here.
-      llvm::SmallVector<llvm::Metadata *, 8> Remainder{
-          llvm::MDString::get(C, "llvm.loop.vectorize.followup_epilogue"),
-          detail::loopProperty(C, "llvm.loop.vectorize.enable", 1),
-          detail::loopProperty(C, "llvm.loop.vectorize.width", Lanes),
-          detail::loopProperty(C, "llvm.loop.interleave.count", 1),
-          llvm::MDNode::get(C, llvm::MDString::get(C, "llvm.loop.unroll.runtime.disable"))};
-      for (llvm::Metadata *P : Props)
-        if (auto *N = llvm::dyn_cast<llvm::MDNode>(P); N && N->getNumOperands())
-          if (auto *S = llvm::dyn_cast<llvm::MDString>(N->getOperand(0));
-              S && S->getString() == "llvm.loop.parallel_accesses")
-            Remainder.push_back(N);
-      Props.push_back(llvm::MDNode::get(C, Remainder));
-    }
+    Props.push_back(detail::loopProperty(C, "llvm.loop.interleave.count", 1));
     Term->setMetadata(llvm::LLVMContext::MD_loop, detail::loopId(C, Props));
   }
 }
@@ -123,7 +104,7 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
     if (Avx512)
       F.addFnAttr("prefer-vector-width", "512");
     if (Lanes)
-      widenThreadLoops(F, Lanes, /*VectorRemainder=*/Avx512);
+      widenThreadLoops(F, Lanes);
     // rsqrt.approx.f32 (lower/ApproxMath.cpp) is the hardware estimate plus Newton-Raphson steps. Two steps
     // everywhere: one after AVX-512's rsqrt14 met the PTX bound on Zen 4 but not on Sapphire Rapids, whose
     // estimate differs (136 of 200k inputs past 2 ulp in tests/unit/codegen).
@@ -152,13 +133,9 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
   PB.registerPeepholeEPCallback([](llvm::FunctionPassManager &FPM, llvm::OptimizationLevel) {
     FPM.addPass(passes::PointerProvenancePass());
   });
-  PB.registerOptimizerLastEPCallback([&Options, Avx512](llvm::ModulePassManager &MPM, llvm::OptimizationLevel,
+  PB.registerOptimizerLastEPCallback([&Options](llvm::ModulePassManager &MPM, llvm::OptimizationLevel,
                                                         llvm::ThinOrFullLTOPhase) {
     llvm::FunctionPassManager FPM;
-    // The remainder loops widenThreadLoops asked to vectorize (only those: vectorization forced by their hints).
-    if (Avx512)
-      FPM.addPass(llvm::LoopVectorizePass(llvm::LoopVectorizeOptions(/*InterleaveOnlyWhenForced=*/true,
-                                                                     /*VectorizeOnlyWhenForced=*/true)));
     FPM.addPass(passes::LaneSequencesPass());
     FPM.addPass(passes::PrefetchSteppedPointersPass());
     FPM.addPass(passes::ContiguousGathersPass());
