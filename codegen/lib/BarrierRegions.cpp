@@ -259,14 +259,18 @@ public:
       auto *A = llvm::dyn_cast<llvm::AllocaInst>(&I);
       if (!A || A == Ctx)
         continue;
-      if (llvm::StoreInst *Only = onlyStore(A); Only && inRegionZeroOnly(Only->getParent()))
+      if (llvm::StoreInst *Only = onlyStore(A); Only && inRegionZeroOnly(Only->getParent())) {
         OnlyStore[A] = Only;
+        Order.push_back(A);
+      }
     }
   }
 
   /// Stores each recomputable register's value anew at the start of every later region.
   void run() {
-    for (auto &[A, S] : OnlyStore) {
+    // In the registers' order, not the map's: the IR must not depend on where the heap put them.
+    for (llvm::AllocaInst *A : Order) {
+      llvm::StoreInst *S = OnlyStore[A];
       if (!recomputable(A))
         continue;
       for (size_t R = 1; R < Regions.size(); ++R) {
@@ -386,6 +390,7 @@ private:
   llvm::Argument *Params;
   llvm::ArrayRef<Region> Regions;
   llvm::DenseMap<llvm::AllocaInst *, llvm::StoreInst *> OnlyStore;
+  std::vector<llvm::AllocaInst *> Order; ///< OnlyStore's keys in the entry block's order
   llvm::DenseMap<llvm::AllocaInst *, int> Known; // 1 recomputable, 0 not, -1 being decided
 };
 
@@ -640,8 +645,10 @@ std::vector<llvm::BasicBlock *> RegionBuilder::cloneRegion(size_t K, const Threa
   llvm::IRBuilder<> SB(Loop.Body);
   if (InsertSlots)
     SB.SetInsertPoint(InsertSlots);
-  for (auto &[A, Arr] : PerThread)
-    VMap[A] = SB.CreateGEP(A->getAllocatedType(), Arr, T64, A->getName() + ".mine");
+  // In the registers' order, not the map's: the IR must not depend on where the heap put them.
+  for (llvm::AllocaInst *A : Allocas)
+    if (llvm::Value *Arr = PerThread.lookup(A))
+      VMap[A] = SB.CreateGEP(A->getAllocatedType(), Arr, T64, A->getName() + ".mine");
   std::vector<llvm::BasicBlock *> Copies = cloneBlocks(Reg.Blocks.getArrayRef(), VMap, ".r" + llvm::Twine(K), F);
   // Region exits: a barrier (the thread waits to enter the next region) or the thread's end.
   for (size_t J = 0; J < Copies.size(); ++J) {
