@@ -58,8 +58,9 @@ cp -a /etc/apt/sources.list.d/. "$FRESH/etc/apt/sources.list.d/" 2>/dev/null || 
 
 # A clean clone of HEAD: what a new user checks out, without this checkout's build folders or local files.
 mkdir -p "$FRESH/work"
+COMMIT="$(git -C "$REPO" rev-parse HEAD)"
 git clone -q --no-local "$REPO" "$FRESH/work/ptxforge"
-git -C "$FRESH/work/ptxforge" checkout -q "$(git -C "$REPO" rev-parse HEAD)"
+git -C "$FRESH/work/ptxforge" checkout -q "$COMMIT"
 [[ -n "$SHARED" ]] && cp -a "$SHARED" "$FRESH/work/shared"
 
 for m in proc sys dev; do
@@ -82,6 +83,6 @@ status=0
 run_in_root quickstart "scripts/quickstart.sh" || status=1
 run_in_root test "scripts/test.sh" || status=1
 echo
-echo "check-fresh: commit $(git -C "$REPO" rev-parse --short HEAD), Debian $(cat "$FRESH/etc/debian_version") minbase"
+echo "check-fresh: commit ${COMMIT:0:12}, Debian $(cat "$FRESH/etc/debian_version") minbase"
 printf 'check-fresh: %s\n' "${RESULTS[@]}"
 exit $status
