@@ -115,6 +115,20 @@ bool lowerBarrier(FunctionLowering &L, const ptx::Instruction &I) {
   return true;
 }
 
+/// Calls a runtime rendezvous the region builder may cut at, marked with the operands Cut names (Markers.h).
+llvm::CallInst *callCut(FunctionLowering &L, const char *Name, llvm::ArrayRef<llvm::Value *> Args,
+                        const CutOperands &Cut) {
+  auto *CI = llvm::cast<llvm::CallInst>(L.callHelper(Name, L.b().getInt32Ty(), Args));
+  markRegionCut(CI, Cut);
+  return CI;
+}
+
+/// The predicate a helper wrote through PredOut.
+llvm::Value *predicateOut(FunctionLowering &L, llvm::Value *PredOut) {
+  auto &B = L.b();
+  return B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), PredOut), B.getInt32(0));
+}
+
 bool lowerShfl(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   auto &Ops = I.Operands;
@@ -123,14 +137,12 @@ bool lowerShfl(FunctionLowering &L, const ptx::Instruction &I) {
     return L.unsupported(I, "operands");
   unsigned Mode = I.has(Modifier::Up) ? 0 : I.has(Modifier::Down) ? 1 : I.has(Modifier::Bfly) ? 2 : 3;
   llvm::Value *PredOut = scratchBuffer(L, B.getInt32Ty());
-  llvm::Value *R = L.callHelper("ptxrt_shfl", B.getInt32Ty(),
-                                {L.threadCtx(), B.getInt32(Mode), L.read(Ops[1], ScalarType::B32),
-                                 L.read(Ops[2], ScalarType::U32), L.read(Ops[3], ScalarType::U32),
-                                 memberMask(L, I, 4), PredOut});
-  markRegionCut(llvm::cast<llvm::CallInst>(R), {RCShfl, /*Arg=*/1, /*Value=*/2, /*B=*/3, /*C=*/4, /*Mask=*/5,
-                                                /*PredOut=*/6});
-  llvm::Value *P = B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), PredOut), B.getInt32(0));
-  writeWithPred(L, Ops[0], ScalarType::B32, R, P);
+  llvm::Value *R = callCut(L, "ptxrt_shfl",
+                           {L.threadCtx(), B.getInt32(Mode), L.read(Ops[1], ScalarType::B32),
+                            L.read(Ops[2], ScalarType::U32), L.read(Ops[3], ScalarType::U32), memberMask(L, I, 4),
+                            PredOut},
+                           {RCShfl, /*Arg=*/1, /*Value=*/2, /*B=*/3, /*C=*/4, /*Mask=*/5, /*PredOut=*/6});
+  writeWithPred(L, Ops[0], ScalarType::B32, R, predicateOut(L, PredOut));
   return true;
 }
 
@@ -142,9 +154,8 @@ bool lowerVote(FunctionLowering &L, const ptx::Instruction &I) {
     return L.unsupported(I, "operands");
   unsigned Mode = I.has(Modifier::All) ? 0 : I.has(Modifier::Any) ? 1 : I.has(Modifier::Uni) ? 2 : 3;
   llvm::Value *Pred = B.CreateZExt(L.read(Ops[1], ScalarType::Pred), B.getInt32Ty());
-  llvm::Value *R = L.callHelper("ptxrt_vote", B.getInt32Ty(),
-                                {L.threadCtx(), B.getInt32(Mode), Pred, memberMask(L, I, 2)});
-  markRegionCut(llvm::cast<llvm::CallInst>(R), {RCVote, /*Arg=*/1, /*Value=*/2, -1, -1, /*Mask=*/3});
+  llvm::Value *R = callCut(L, "ptxrt_vote", {L.threadCtx(), B.getInt32(Mode), Pred, memberMask(L, I, 2)},
+                           {RCVote, /*Arg=*/1, /*Value=*/2, -1, -1, /*Mask=*/3});
   if (Mode == 3)
     L.write(Ops[0], ScalarType::B32, R);
   else
@@ -162,13 +173,10 @@ bool lowerMatch(FunctionLowering &L, const ptx::Instruction &I) {
   llvm::Value *V = B.CreateZExt(L.read(Ops[1], T), B.getInt64Ty());
   bool All = I.has(Modifier::All);
   llvm::Value *PredOut = scratchBuffer(L, B.getInt32Ty());
-  llvm::Value *R = L.callHelper("ptxrt_match", B.getInt32Ty(),
-                                {L.threadCtx(), B.getInt32(All), V, memberMask(L, I, 2), PredOut});
   // match.all is match.any's cut with a mode of 1 (WarpRendezvous::cutOf tells them apart).
-  markRegionCut(llvm::cast<llvm::CallInst>(R),
-                {RCMatchAny, /*Arg=*/1, /*Value=*/2, -1, -1, /*Mask=*/3, /*PredOut=*/4});
-  llvm::Value *P = B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), PredOut), B.getInt32(0));
-  writeWithPred(L, Ops[0], ScalarType::B32, R, P);
+  llvm::Value *R = callCut(L, "ptxrt_match", {L.threadCtx(), B.getInt32(All), V, memberMask(L, I, 2), PredOut},
+                           {RCMatchAny, /*Arg=*/1, /*Value=*/2, -1, -1, /*Mask=*/3, /*PredOut=*/4});
+  writeWithPred(L, Ops[0], ScalarType::B32, R, predicateOut(L, PredOut));
   return true;
 }
 
@@ -195,10 +203,9 @@ bool lowerRedux(FunctionLowering &L, const ptx::Instruction &I) {
     Op = 6;
   else
     Op = 7;
-  llvm::Value *R = L.callHelper("ptxrt_redux", B.getInt32Ty(),
-                                {L.threadCtx(), B.getInt32(Op), L.read(Ops[1], ScalarType::B32),
-                                 memberMask(L, I, 2)});
-  markRegionCut(llvm::cast<llvm::CallInst>(R), {RCRedux, /*Arg=*/1, /*Value=*/2, -1, -1, /*Mask=*/3});
+  llvm::Value *R =
+      callCut(L, "ptxrt_redux", {L.threadCtx(), B.getInt32(Op), L.read(Ops[1], ScalarType::B32), memberMask(L, I, 2)},
+              {RCRedux, /*Arg=*/1, /*Value=*/2, -1, -1, /*Mask=*/3});
   L.write(Ops[0], T, R);
   return true;
 }
@@ -213,7 +220,7 @@ bool lowerElect(FunctionLowering &L, const ptx::Instruction &I) {
   llvm::Value *R =
       L.callHelper("ptxrt_elect", B.getInt32Ty(), {L.threadCtx(), memberMask(L, I, 1), PredOut});
   markFiberOnly(llvm::cast<llvm::CallInst>(R));
-  llvm::Value *P = B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), PredOut), B.getInt32(0));
+  llvm::Value *P = predicateOut(L, PredOut);
   if (Ops[0].Kind == ptx::OperandKind::RegPair || Ops[0].Kind == ptx::OperandKind::Register)
     writeWithPred(L, Ops[0], ScalarType::B32, R, P);
   else if (Ops[0].Kind == ptx::OperandKind::Sink && Ops.size() > 2)
