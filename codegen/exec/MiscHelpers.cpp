@@ -25,11 +25,13 @@ static void ptxrt_exit(ThreadContext *C) {
   std::longjmp(B.ExitPoints[C->LinearTid].Buf, 1);
 }
 
+} // extern "C"
+
 /// Ends the block with Kind as the launch's fault. C: the failing thread's context; its %tid names the thread
 /// where ThreadKnown (a call from the thread's code: block loops store each thread's ids into the context they
 /// pass to calls). Location: the PTX instruction's file:line:col, where the call knows it.
-[[noreturn]] static void fault(ThreadContext *C, LaunchFault Kind, std::string What, bool ThreadKnown,
-                               const char *Location = nullptr) {
+[[noreturn]] void exec::raiseFault(ThreadContext *C, LaunchFault Kind, std::string What, bool ThreadKnown,
+                                   const char *Location) {
   BlockState &B = blockOf(C);
   B.Trapped = true;
   if (B.Error.empty()) {
@@ -47,25 +49,27 @@ static void ptxrt_exit(ThreadContext *C) {
   std::longjmp(B.ExitPoints[B.BlockLoop ? 0 : C->LinearTid].Buf, 1);
 }
 
+extern "C" {
+
 /// Code compiled before traps named their PTX line (a compute cache entry of an older build) calls this one.
-static void ptxrt_trap(ThreadContext *C) { fault(C, LaunchFault::Trap, "trap instruction executed", true); }
+static void ptxrt_trap(ThreadContext *C) { raiseFault(C, LaunchFault::Trap, "trap instruction executed", true); }
 
 static void ptxrt_trap_at(ThreadContext *C, const char *Location) {
-  fault(C, LaunchFault::Trap, "trap instruction executed", true, Location);
+  raiseFault(C, LaunchFault::Trap, "trap instruction executed", true, Location);
 }
 
 /// An indirect call whose target is no function's entry (codegen's call dispatcher found none).
 static void ptxrt_bad_call_target(ThreadContext *C, uint64_t Target) {
   char Buf[32];
   snprintf(Buf, sizeof Buf, "0x%llx", static_cast<unsigned long long>(Target));
-  fault(C, LaunchFault::IllegalInstruction,
+  raiseFault(C, LaunchFault::IllegalInstruction,
         std::string("illegal instruction: indirect call to ") + Buf + ", which is not the entry of a function", true);
 }
 
 /// A thread's accumulated access addresses had low bits set that its access sizes forbid.
 /// C: the thread's context, or (block loops check once per row of threads) a context whose %ctaid names the block.
 static void ptxrt_misaligned(ThreadContext *C) {
-  fault(C, LaunchFault::MisalignedAddress, "misaligned address: a load or store not aligned to its size",
+  raiseFault(C, LaunchFault::MisalignedAddress, "misaligned address: a load or store not aligned to its size",
         !blockOf(C).BlockLoop);
 }
 

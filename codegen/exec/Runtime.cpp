@@ -11,6 +11,7 @@ const std::vector<std::pair<std::string, void *>> &ptxforge::codegen::exec::runt
     registerMiscHelpers(T);
     registerDeviceLibrary(T);
     registerIntegerHelpers(T);
+    registerTextureHelpers(T);
     return T;
   }();
   return Table;

@@ -419,7 +419,7 @@ bool FunctionLowering::lowerInstruction(const ptx::Instruction &I) {
     checkMisalignment(*this, /*Deferrable=*/IsKernel);
   return lowerControl(*this, I) || lowerMemory(*this, I) || lowerInteger(*this, I) || lowerFloat(*this, I) ||
          lowerConvert(*this, I) || lowerWarp(*this, I) || lowerAtomic(*this, I) ||
-         lowerAsync(*this, I) || lowerMatrix(*this, I) || unsupported(I);
+         lowerAsync(*this, I) || lowerMatrix(*this, I) || lowerTexture(*this, I) || unsupported(I);
 }
 
 bool FunctionLowering::run() {

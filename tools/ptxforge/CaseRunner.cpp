@@ -1,8 +1,11 @@
 // Runs cases in the conformance format of ../shared/conformance/FORMAT.md (case.json, buffers, launches,
-// alt_ptx) through the whole pipeline and compares buffers by check_case.py's rules.
+// alt_ptx) through the whole pipeline and compares buffers by check_case.py's rules. Texture cases add CUDA
+// arrays, texture objects and surface objects (`arrays`/`textures`/`surfaces`, tests/conformance/texture/
+// README.md), built here as codegen texture descriptors, as the driver builds them from the CUDA API's.
 #include "CaseRunner.h"
 
 #include "ptxforge/codegen/Launch.h"
+#include "ptxforge/codegen/Texture.h"
 #include "ptxforge/driver/Settings.h"
 #include "ptxforge/ptx/Frontend.h"
 #include "ptxforge/support/InputFile.h"
@@ -169,8 +172,122 @@ std::string compareBuffer(const std::string &Expect, const char *Actual, size_t 
   return std::to_string(Bad) + " mismatches:" + First;
 }
 
+/// Fills Size bytes at Data as a case's `init` says: a file of the case, "zero", or {"fill_byte": n}.
+void initBytes(const std::string &Dir, const json &Init, char *Data, size_t Size) {
+  if (Init.is_string() && Init != "zero") {
+    std::string D = readFile(Dir + "/" + Init.get<std::string>());
+    memcpy(Data, D.data(), std::min(D.size(), Size));
+  } else if (Init.is_object() && Init.contains("fill_byte")) {
+    memset(Data, Init["fill_byte"].get<int>(), Size);
+  }
+}
+
+/// A case's `key` object, or an empty one.
+const json &section(const json &C, const char *Key) {
+  static const json Empty = json::object();
+  return C.contains(Key) ? C[Key] : Empty;
+}
+
+bool texelFormat(const json &Name, codegen::TexelFormat &F) {
+  static const std::map<std::string, codegen::TexelFormat> M = {
+      {"u8", codegen::TexelFormat::U8},   {"s8", codegen::TexelFormat::S8},   {"u16", codegen::TexelFormat::U16},
+      {"s16", codegen::TexelFormat::S16}, {"u32", codegen::TexelFormat::U32}, {"s32", codegen::TexelFormat::S32},
+      {"f16", codegen::TexelFormat::F16}, {"f32", codegen::TexelFormat::F32}};
+  auto It = Name.is_string() ? M.find(Name.get<std::string>()) : M.end();
+  if (It == M.end())
+    return false;
+  F = It->second;
+  return true;
+}
+
+/// The arrays, texture and surface objects of a texture case; releases the handles when done.
+struct TextureResources {
+  std::map<std::string, Buffer> Arrays;
+  std::map<std::string, codegen::TextureDescriptor> Layouts; ///< per array: its resource part
+  std::map<std::string, uint64_t> Handles;                   ///< textures and surfaces by name
+  ~TextureResources() {
+    for (auto &[Name, H] : Handles)
+      codegen::releaseTextureObject(H);
+  }
+};
+
+std::string makeArrays(const std::string &Dir, const json &C, TextureResources &R) {
+  for (auto &[Name, A] : section(C, "arrays").items()) {
+    codegen::TextureDescriptor D;
+    if (!texelFormat(A["format"], D.Format))
+      return "array " + Name + ": bad format";
+    D.Channels = A.value("channels", 1u);
+    uint64_t H = A.value("height", 0ull), Z = A.value("depth", 0ull);
+    D.Width = A.value("width", 1ull), D.Height = std::max<uint64_t>(H, 1);
+    D.Dims = Z && !A.value("layered", false) ? 3 : H ? 2 : 1;
+    (A.value("layered", false) ? D.Layers : D.Depth) = std::max<uint64_t>(Z, 1);
+    D.RowPitch = D.Width * D.texelBytes(), D.SlicePitch = D.RowPitch * D.Height;
+    D.IsSurface = A.value("surface", false);
+    Buffer &B = R.Arrays[Name];
+    B.Size = D.SlicePitch * (D.Layers ? D.Layers : D.Depth);
+    B.Storage.assign(B.Size + 256, 0);
+    B.Data = reinterpret_cast<char *>((reinterpret_cast<uintptr_t>(B.Storage.data()) + 255) & ~uintptr_t(255));
+    initBytes(Dir, A["init"], B.Data, B.Size);
+    D.Data = B.Data;
+    R.Layouts[Name] = D;
+  }
+  return "";
+}
+
+/// The resource part of a texture: an array, or (linear, pitch2d) a buffer described in place.
+std::string textureResource(const json &Res, std::map<std::string, Buffer> &Buffers, TextureResources &R,
+                            codegen::TextureDescriptor &D) {
+  if (Res.contains("array")) {
+    auto It = R.Layouts.find(Res["array"]);
+    if (It == R.Layouts.end())
+      return "unknown array";
+    D = It->second;
+    return "";
+  }
+  bool Linear = Res.contains("linear");
+  auto It = Buffers.find(Res[Linear ? "linear" : "pitch2d"]);
+  if (It == Buffers.end() || !texelFormat(Res["format"], D.Format))
+    return "bad linear/pitch2d resource";
+  D.Resource = Linear ? codegen::TexResource::Linear : codegen::TexResource::Pitch2D;
+  D.Data = It->second.Data, D.Channels = Res.value("channels", 1u);
+  D.Width = Linear ? Res.value("bytes", 0ull) / D.texelBytes() : Res.value("width", 1ull);
+  D.Height = Linear ? 1 : Res.value("height", 1ull);
+  D.Dims = Linear ? 1 : 2;
+  D.RowPitch = Linear ? D.Width * D.texelBytes() : Res.value("pitch", 0ull);
+  return "";
+}
+
+std::string makeObjects(const json &C, std::map<std::string, Buffer> &Buffers, TextureResources &R) {
+  static const std::map<std::string, codegen::TexAddressMode> Modes = {
+      {"wrap", codegen::TexAddressMode::Wrap}, {"clamp", codegen::TexAddressMode::Clamp},
+      {"mirror", codegen::TexAddressMode::Mirror}, {"border", codegen::TexAddressMode::Border}};
+  for (auto &[Name, T] : section(C, "textures").items()) {
+    codegen::TextureDescriptor D;
+    if (std::string E = textureResource(T["resource"], Buffers, R, D); !E.empty())
+      return "texture " + Name + ": " + E;
+    D.IsSurface = false;
+    for (size_t I = 0; I < T["address"].size() && I < 3; ++I)
+      D.Address[I] = Modes.at(T["address"][I].get<std::string>());
+    D.Filter = T.value("filter", "point") == "linear" ? codegen::TexFilterMode::Linear : codegen::TexFilterMode::Point;
+    D.NormalizedCoords = T.value("normalized_coords", false);
+    D.ReadAsInteger = T.value("read", "element") == "element";
+    if (T.contains("border"))
+      for (unsigned I = 0; I < 4; ++I)
+        D.BorderColor[I] = T["border"][I].get<float>();
+    R.Handles[Name] = codegen::registerTextureObject(D);
+  }
+  for (auto &[Name, S] : section(C, "surfaces").items()) {
+    auto It = R.Layouts.find(S["array"]);
+    if (It == R.Layouts.end())
+      return "surface " + Name + ": unknown array";
+    R.Handles[Name] = codegen::registerTextureObject(It->second);
+  }
+  return "";
+}
+
 /// The bytes one case.json parameter passes (FORMAT.md "params").
-bool encodeParam(std::vector<char> &Bytes, const json &P, std::map<std::string, Buffer> &Buffers, std::string &Err) {
+bool encodeParam(std::vector<char> &Bytes, const json &P, std::map<std::string, Buffer> &Buffers,
+                 const TextureResources &Tex, std::string &Err) {
   std::string T = P.value("type", "u32");
   if (T == "bytes") {
     std::string Hex = P["hex"];
@@ -187,6 +304,13 @@ bool encodeParam(std::vector<char> &Bytes, const json &P, std::map<std::string, 
       return false;
     }
     Bits = reinterpret_cast<uint64_t>(It->second.Data) + P.value("offset", 0ull);
+  } else if (P.contains("texture") || P.contains("surface")) {
+    auto It = Tex.Handles.find(P.contains("texture") ? P["texture"] : P["surface"]);
+    if (It == Tex.Handles.end()) {
+      Err = "unknown texture or surface";
+      return false;
+    }
+    Bits = It->second;
   } else if (P.contains("bits")) {
     Bits = std::stoull(P["bits"].get<std::string>(), nullptr, 16);
   } else if (T == "f32") {
@@ -226,14 +350,13 @@ std::string runCase(const std::string &Dir, const json &C, const std::string &Pt
     Buf.Size = B["bytes"].get<size_t>();
     Buf.Storage.assign(Buf.Size + 512, 0);
     Buf.Data = reinterpret_cast<char *>((reinterpret_cast<uintptr_t>(Buf.Storage.data()) + 255) & ~uintptr_t(255));
-    const json &Init = B["init"];
-    if (Init.is_string() && Init != "zero") {
-      std::string D = readFile(Dir + "/" + Init.get<std::string>());
-      memcpy(Buf.Data, D.data(), std::min(D.size(), Buf.Size));
-    } else if (Init.is_object() && Init.contains("fill_byte")) {
-      memset(Buf.Data, Init["fill_byte"].get<int>(), Buf.Size);
-    }
+    initBytes(Dir, B["init"], Buf.Data, Buf.Size);
   }
+  TextureResources Tex;
+  if (std::string E = makeArrays(Dir, C, Tex); !E.empty())
+    return E;
+  if (std::string E = makeObjects(C, Buffers, Tex); !E.empty())
+    return E;
   json Launches = C.contains("launches") ? C["launches"] : json::array({C});
   for (const json &L : Launches) {
     const codegen::KernelInfo *K = (*CM)->kernel(L["entry"].get<std::string>());
@@ -245,7 +368,7 @@ std::string runCase(const std::string &Dir, const json &C, const std::string &Pt
     for (const json &P : L["params"]) {
       std::vector<char> Bytes;
       std::string Err;
-      if (!encodeParam(Bytes, P, Buffers, Err))
+      if (!encodeParam(Bytes, P, Buffers, Tex, Err))
         return Err;
       if (PI < K->Params.size() && K->Params[PI].Offset + Bytes.size() <= Params.size())
         memcpy(Params.data() + K->Params[PI].Offset, Bytes.data(), Bytes.size());
@@ -259,15 +382,19 @@ std::string runCase(const std::string &Dir, const json &C, const std::string &Pt
       return "launch: " + llvm::toString(std::move(E));
   }
   std::string Result;
-  for (auto &[Name, B] : C["buffers"].items()) {
-    if (!B.contains("expect"))
-      continue;
-    std::string Expect = readFile(Dir + "/" + B["expect"].get<std::string>());
-    std::string R = compareBuffer(Expect, Buffers[Name].Data, Buffers[Name].Size,
-                                  B.contains("compare") ? B["compare"] : json{{"as", "u8"}});
-    if (!R.empty())
-      Result += (Result.empty() ? "" : "; ") + Name + ": " + R;
-  }
+  auto Compare = [&](const json &Spec, std::map<std::string, Buffer> &From) {
+    for (auto &[Name, B] : Spec.items()) {
+      if (!B.contains("expect"))
+        continue;
+      std::string Expect = readFile(Dir + "/" + B["expect"].get<std::string>());
+      std::string R = compareBuffer(Expect, From[Name].Data, From[Name].Size,
+                                    B.contains("compare") ? B["compare"] : json{{"as", "u8"}});
+      if (!R.empty())
+        Result += (Result.empty() ? "" : "; ") + Name + ": " + R;
+    }
+  };
+  Compare(C["buffers"], Buffers);
+  Compare(section(C, "arrays"), Tex.Arrays);
   return Result;
 }
 

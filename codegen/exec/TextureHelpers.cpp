@@ -1,0 +1,522 @@
+// Texture and surface instructions on object handles (the unified mode): the descriptor table the driver fills
+// (ptxforge/codegen/Texture.h) and the helpers behind tex, tld4, txq, suld.b, sust.b, sured.b and suq.
+//
+// Sampling follows CUDA's texture-fetching rules, checked against an H100 (tests/conformance/texture):
+// unnormalized coordinates address texels directly, normalized ones are scaled by the size; point sampling
+// takes texel floor(x); linear filtering takes x - 0.5, and weighs the texels at floor and floor + 1 with the
+// fraction rounded to 8 fractional bits (a 9-bit weight, 0..256; ties round up: the GPU gives weight 1/256 at
+// a fraction of exactly 1/512). Wrap and mirror need normalized coordinates; with unnormalized ones they clamp.
+// A texel outside the resource is the border colour in border mode; integer fetches from linear memory outside
+// it read zeros.
+#include "Runtime.h"
+
+#include "ptxforge/codegen/Texture.h"
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+using namespace ptxforge::codegen;
+using namespace ptxforge::codegen::exec;
+
+unsigned ptxforge::codegen::texelFormatBytes(TexelFormat F) {
+  switch (F) {
+  case TexelFormat::U8:
+  case TexelFormat::S8: return 1;
+  case TexelFormat::U16:
+  case TexelFormat::S16:
+  case TexelFormat::F16: return 2;
+  default: return 4;
+  }
+}
+
+// ---- the handle table ----
+namespace {
+
+constexpr uint64_t TableSize = 1u << 16;
+
+struct Table {
+  std::mutex Lock; ///< writers only; readers load the slot
+  std::atomic<TextureDescriptor *> Slots[TableSize] = {};
+  uint64_t Next = 0; ///< where the search for a free slot starts
+};
+
+Table &table() {
+  static Table *T = new Table; // never destroyed: kernels may run during exit
+  return *T;
+}
+
+} // namespace
+
+uint64_t ptxforge::codegen::registerTextureObject(const TextureDescriptor &D) {
+  Table &T = table();
+  std::lock_guard<std::mutex> G(T.Lock);
+  for (uint64_t I = 0; I < TableSize; ++I) {
+    uint64_t S = (T.Next + I) % TableSize;
+    if (!T.Slots[S].load(std::memory_order_relaxed)) {
+      T.Slots[S].store(new TextureDescriptor(D), std::memory_order_release);
+      T.Next = S + 1;
+      return S + 1;
+    }
+  }
+  return 0;
+}
+
+bool ptxforge::codegen::releaseTextureObject(uint64_t H) {
+  if (H == 0 || H > TableSize)
+    return false;
+  Table &T = table();
+  std::lock_guard<std::mutex> G(T.Lock);
+  TextureDescriptor *D = T.Slots[H - 1].exchange(nullptr, std::memory_order_acq_rel);
+  delete D;
+  return D != nullptr;
+}
+
+const TextureDescriptor *ptxforge::codegen::findTextureObject(uint64_t H) {
+  if (H == 0 || H > TableSize)
+    return nullptr;
+  return table().Slots[H - 1].load(std::memory_order_acquire);
+}
+
+// ---- texel access ----
+namespace {
+
+/// The geometry operand of the helpers: the dimension count, and Layered for a1d/a2d.
+constexpr uint32_t Layered = 0x10;
+
+/// What a result register holds: a float, or the stored integer (signed or unsigned).
+enum ResultKind : uint32_t { ResultF32 = 0, ResultS32 = 1, ResultU32 = 2 };
+
+const TextureDescriptor &lookup(ThreadContext *C, uint64_t H, bool Surface, const char *Loc) {
+  const TextureDescriptor *D = findTextureObject(H);
+  if (!D || D->IsSurface != Surface)
+    raiseFault(C, LaunchFault::IllegalAddress,
+               std::string("illegal address: ") + (Surface ? "surface" : "texture") + " object handle " +
+                   std::to_string(H) + " names no live object",
+               true, Loc);
+  return *D;
+}
+
+float halfToFloat(uint16_t H) {
+  uint32_t Sign = (H >> 15) & 1, Exp = (H >> 10) & 31, Man = H & 1023;
+  float V = Exp == 0 ? std::ldexp(static_cast<float>(Man), -24)
+            : Exp == 31 ? (Man ? NAN : INFINITY)
+                        : std::ldexp(static_cast<float>(Man | 1024), static_cast<int>(Exp) - 25);
+  return Sign ? -V : V;
+}
+
+/// Channel Ch of the texel at P as the read mode gives it: a float (normalized for 8/16-bit integers unless
+/// the texture reads integers) or the integer's bits.
+uint32_t channel(const TextureDescriptor &D, const char *P, unsigned Ch, bool AsFloat) {
+  const char *Q = P + Ch * texelFormatBytes(D.Format);
+  auto Bits = [](float F) {
+    uint32_t B;
+    memcpy(&B, &F, 4);
+    return B;
+  };
+  switch (D.Format) {
+  case TexelFormat::U8: {
+    uint8_t V = *reinterpret_cast<const uint8_t *>(Q);
+    return AsFloat ? Bits(V / 255.0f) : V;
+  }
+  case TexelFormat::S8: {
+    int8_t V = *reinterpret_cast<const int8_t *>(Q);
+    return AsFloat ? Bits(std::max(V / 127.0f, -1.0f)) : static_cast<uint32_t>(static_cast<int32_t>(V));
+  }
+  case TexelFormat::U16: {
+    uint16_t V;
+    memcpy(&V, Q, 2);
+    return AsFloat ? Bits(V / 65535.0f) : V;
+  }
+  case TexelFormat::S16: {
+    int16_t V;
+    memcpy(&V, Q, 2);
+    return AsFloat ? Bits(std::max(V / 32767.0f, -1.0f)) : static_cast<uint32_t>(static_cast<int32_t>(V));
+  }
+  case TexelFormat::F16: {
+    uint16_t V;
+    memcpy(&V, Q, 2);
+    return Bits(halfToFloat(V));
+  }
+  default: {
+    uint32_t V;
+    memcpy(&V, Q, 4);
+    return V;
+  }
+  }
+}
+
+/// Whether reads of D give floats: float formats always, 8/16-bit integers unless read as integers.
+bool readsFloat(const TextureDescriptor &D) {
+  switch (D.Format) {
+  case TexelFormat::F16:
+  case TexelFormat::F32: return true;
+  case TexelFormat::U32:
+  case TexelFormat::S32: return false;
+  default: return !D.ReadAsInteger;
+  }
+}
+
+/// A texel's four result values.
+struct Texel {
+  uint32_t V[4];
+};
+
+/// Channels a texture lacks read 0, alpha too (an H100 returns {v, 0, 0, 0} for one channel).
+Texel missingChannels() { return Texel{{0, 0, 0, 0}}; }
+
+/// The border colour; integer reads get zeros (the GPU ignores the colour there).
+Texel borderTexel(const TextureDescriptor &D, bool AsFloat) {
+  Texel T = missingChannels();
+  if (AsFloat)
+    memcpy(T.V, D.BorderColor, 16);
+  return T;
+}
+
+/// Index I along an axis of N texels under address mode M; false for a texel outside (border mode).
+bool resolveIndex(int64_t &I, int64_t N, TexAddressMode M, bool Normalized) {
+  if (!Normalized && (M == TexAddressMode::Wrap || M == TexAddressMode::Mirror))
+    M = TexAddressMode::Clamp;
+  switch (M) {
+  case TexAddressMode::Wrap: I = ((I % N) + N) % N; return true;
+  case TexAddressMode::Mirror: {
+    int64_t P = ((I % (2 * N)) + 2 * N) % (2 * N);
+    I = P >= N ? 2 * N - 1 - P : P;
+    return true;
+  }
+  case TexAddressMode::Border: return I >= 0 && I < N;
+  default: I = std::clamp<int64_t>(I, 0, N - 1); return true;
+  }
+}
+
+/// The texel at integer indices X (per dimension) of layer Layer, after address resolution.
+Texel fetch(const TextureDescriptor &D, const int64_t *X, uint64_t Layer, bool AsFloat) {
+  int64_t Idx[3] = {X[0], X[1], X[2]};
+  const uint64_t Size[3] = {D.Width, D.Height, D.Depth};
+  for (unsigned A = 0; A < D.Dims; ++A)
+    if (!resolveIndex(Idx[A], static_cast<int64_t>(Size[A]), D.Address[A], D.NormalizedCoords))
+      return borderTexel(D, AsFloat);
+  uint64_t Slice = D.Layers ? Layer : (D.Dims == 3 ? Idx[2] : 0);
+  const char *P = D.Data + Slice * D.SlicePitch + (D.Dims >= 2 ? Idx[1] : 0) * D.RowPitch +
+                  Idx[0] * D.texelBytes();
+  Texel T = missingChannels();
+  for (unsigned Ch = 0; Ch < D.Channels; ++Ch)
+    T.V[Ch] = channel(D, P, Ch, AsFloat);
+  return T;
+}
+
+/// floor(V) as an index, saturated so that NaN and huge coordinates stay in range of the arithmetic.
+int64_t floorIndex(float V) {
+  if (!(V == V))
+    return 0;
+  return static_cast<int64_t>(std::clamp(std::floor(V), -1e15f, 1e15f));
+}
+
+float asFloat(uint32_t B) {
+  float F;
+  memcpy(&F, &B, 4);
+  return F;
+}
+
+/// The texel-space coordinate of float coordinate X along axis A.
+float texelCoord(const TextureDescriptor &D, float X, unsigned A) {
+  const uint64_t Size[3] = {D.Width, D.Height, D.Depth};
+  return D.NormalizedCoords ? X * static_cast<float>(Size[A]) : X;
+}
+
+/// Normalized integer texels are filtered as 16-bit fixed point (bit for bit what an H100 returns for u8, u16
+/// and s16): 8-bit values widen by bit replication (u8: v * 257; s8: the magnitude m as m<<8 | m<<1 | m>>6,
+/// which matches 217 of 256 recorded s8 samples, the others within one 16-bit step), the weighted sum rounds
+/// half up to 16 bits, and the result is that over 65535 (unsigned) or 32767 (signed, at least -1).
+int64_t fixed16(TexelFormat F, uint32_t Bits) {
+  int32_t V = static_cast<int32_t>(Bits);
+  switch (F) {
+  case TexelFormat::U8: return V * 257;
+  case TexelFormat::S8: {
+    int32_t M = std::min(V < 0 ? -V : V, 127), E = M << 8 | M << 1 | M >> 6;
+    return V < 0 ? -E : E;
+  }
+  default: return V;
+  }
+}
+
+/// F rounded to the nearest half-precision value: half-float texels filter in half precision (the recorded
+/// samples agree within one half ulp).
+float roundToHalf(float F) {
+  if (!std::isfinite(F) || F == 0)
+    return F;
+  int E;
+  std::frexp(F, &E); // F = m * 2^E, 0.5 <= |m| < 1
+  int Quantum = std::max(E - 11, -24); // 11 significant bits; subnormal halves have a fixed quantum
+  return static_cast<float>(std::ldexp(std::nearbyint(std::ldexp(static_cast<double>(F), -Quantum)), Quantum));
+}
+
+/// The GPU's corner weights, in 1/256, of linear filtering with per-axis weights A (of the upper texel, 0..256)
+/// over Dims axes; corner bit k set = upper texel along axis k. Along one axis the weights are 256 - a and a.
+/// In 2D the GPU rounds only the upper-upper product, a*b/256 (half up), and derives the others from it so that
+/// they sum to 256: a - ab, b - ab, 256 - a - b + ab (an H100 gives these bit for bit; rounding all four
+/// products alone misses where two round half up). In 3D, splitting 256 along z, then x, then y, rounding each
+/// upper part half up, matches 248 of the 256 recorded trilinear samples; the other 8 differ by one unit of one
+/// weight (tests/conformance/texture/README.md).
+void cornerWeights(const int *A, unsigned Dims, int *W) {
+  if (Dims == 3) {
+    W[0] = 256;
+    unsigned Count = 1;
+    int Bits[8] = {0};
+    for (unsigned Axis : {2u, 0u, 1u}) {
+      for (unsigned K = 0; K < Count; ++K) {
+        int Upper = (W[K] * A[Axis] + 128) >> 8;
+        W[Count + K] = Upper, W[K] -= Upper;
+        Bits[Count + K] = Bits[K] | (1 << Axis);
+      }
+      Count *= 2;
+    }
+    int Sorted[8];
+    for (unsigned K = 0; K < 8; ++K)
+      Sorted[Bits[K]] = W[K];
+    std::copy(Sorted, Sorted + 8, W);
+    return;
+  }
+  W[0] = 256 - A[0], W[1] = A[0];
+  if (Dims == 2) {
+    int AB = (A[0] * A[1] + 128) >> 8;
+    W[3] = AB, W[1] = A[0] - AB, W[2] = A[1] - AB, W[0] = 256 - A[0] - A[1] + AB;
+  }
+}
+
+/// Filtering coordinates are fixed point with 8 fractional bits: U (texel space, less 0.5) rounded half up to
+/// 1/256 gives the lower texel and the upper texel's weight. (tld4 shows the rounding: at y = 0.499 an H100
+/// gathers rows 0 and 1, not the clamped rows -1 and 0.)
+void fixedCoord(float U, int64_t &Base, int &Weight) {
+  if (!(U == U)) {
+    Base = 0, Weight = 0;
+    return;
+  }
+  int64_t F = static_cast<int64_t>(std::floor(std::clamp(static_cast<double>(U), -1e15, 1e15) * 256.0 + 0.5));
+  Base = F >> 8, Weight = static_cast<int>(F & 255);
+}
+
+/// Linear filtering: Dims axes of coordinate U (texel space, already less 0.5).
+Texel filterLinear(const TextureDescriptor &D, const float *U, uint64_t Layer) {
+  int64_t Base[3] = {0, 0, 0};
+  int Weight[3] = {0, 0, 0}; // of the upper texel, in 1/256
+  for (unsigned A = 0; A < D.Dims; ++A)
+    fixedCoord(U[A], Base[A], Weight[A]);
+  int W[8];
+  cornerWeights(Weight, D.Dims, W);
+  double Acc[4] = {0, 0, 0, 0};
+  int64_t Fixed[4] = {0, 0, 0, 0};
+  bool IsFixed = D.Format != TexelFormat::F32 && D.Format != TexelFormat::F16;
+  TextureDescriptor Raw = D;
+  Raw.ReadAsInteger = true;
+  for (unsigned Corner = 0; Corner < (1u << D.Dims); ++Corner) {
+    if (W[Corner] == 0)
+      continue;
+    int64_t X[3] = {Base[0], Base[1], Base[2]};
+    for (unsigned A = 0; A < D.Dims; ++A)
+      X[A] += (Corner >> A) & 1;
+    Texel T = fetch(IsFixed ? Raw : D, X, Layer, !IsFixed);
+    for (unsigned Ch = 0; Ch < 4; ++Ch) {
+      if (IsFixed)
+        Fixed[Ch] += W[Corner] * fixed16(D.Format, T.V[Ch]);
+      else
+        Acc[Ch] += W[Corner] / 256.0 * asFloat(T.V[Ch]);
+    }
+  }
+  Texel R;
+  for (unsigned Ch = 0; Ch < 4; ++Ch) {
+    float F = static_cast<float>(Acc[Ch]);
+    if (IsFixed) {
+      int64_t N = (Fixed[Ch] + 128) >> 8; // half up
+      bool Signed = D.Format == TexelFormat::S8 || D.Format == TexelFormat::S16;
+      F = Signed ? std::max(static_cast<float>(N / 32767.0), -1.0f) : static_cast<float>(N / 65535.0);
+    } else if (D.Format == TexelFormat::F16) {
+      F = roundToHalf(F);
+    }
+    memcpy(&R.V[Ch], &F, 4);
+  }
+  return R;
+}
+
+/// The layer index operand: clamped to the array's layers.
+uint64_t layerOf(const TextureDescriptor &D, uint32_t Bits) {
+  int64_t L = static_cast<int32_t>(Bits);
+  return D.Layers ? static_cast<uint64_t>(std::clamp<int64_t>(L, 0, static_cast<int64_t>(D.Layers) - 1)) : 0;
+}
+
+/// tex: Coords holds {layer, x, y, z} (float bits unless IntCoords).
+void ptxrt_tex(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t IntCoords, const uint32_t *Coords,
+               uint32_t *Out, const char *Loc) {
+  const TextureDescriptor &D = lookup(C, H, false, Loc);
+  bool AsFloat = readsFloat(D);
+  uint64_t Layer = (Geom & Layered) ? layerOf(D, Coords[0]) : 0;
+  Texel T;
+  if (D.Resource == TexResource::Linear) {
+    // Linear memory takes integer texel indices; outside it reads zeros.
+    int64_t X = IntCoords ? static_cast<int32_t>(Coords[1]) : floorIndex(asFloat(Coords[1]));
+    if (X < 0 || static_cast<uint64_t>(X) >= D.Width) {
+      memset(Out, 0, 16);
+      return;
+    }
+    int64_t Idx[3] = {X, 0, 0};
+    T = fetch(D, Idx, 0, AsFloat);
+  } else if (IntCoords) {
+    int64_t Idx[3] = {static_cast<int32_t>(Coords[1]), static_cast<int32_t>(Coords[2]),
+                      static_cast<int32_t>(Coords[3])};
+    TextureDescriptor Unnormalized = D;
+    Unnormalized.NormalizedCoords = false;
+    T = fetch(Unnormalized, Idx, Layer, AsFloat);
+  } else if (D.Filter == TexFilterMode::Linear && AsFloat) {
+    float U[3];
+    for (unsigned A = 0; A < D.Dims; ++A)
+      U[A] = texelCoord(D, asFloat(Coords[1 + A]), A) - 0.5f;
+    T = filterLinear(D, U, Layer);
+  } else {
+    int64_t Idx[3] = {0, 0, 0};
+    for (unsigned A = 0; A < D.Dims; ++A)
+      Idx[A] = floorIndex(texelCoord(D, asFloat(Coords[1 + A]), A));
+    T = fetch(D, Idx, Layer, AsFloat);
+  }
+  memcpy(Out, T.V, 16);
+}
+
+/// tld4: component Comp of the 2x2 texels bilinear filtering at (x, y) would weigh, in the order
+/// (x0,y1), (x1,y1), (x1,y0), (x0,y0).
+void ptxrt_tld4(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t Comp, const uint32_t *Coords, uint32_t *Out,
+                const char *Loc) {
+  const TextureDescriptor &D = lookup(C, H, false, Loc);
+  bool AsFloat = readsFloat(D);
+  uint64_t Layer = (Geom & Layered) ? layerOf(D, Coords[0]) : 0;
+  int64_t X0, Y0;
+  int Unused;
+  fixedCoord(texelCoord(D, asFloat(Coords[1]), 0) - 0.5f, X0, Unused);
+  fixedCoord(texelCoord(D, asFloat(Coords[2]), 1) - 0.5f, Y0, Unused);
+  const int64_t Corners[4][2] = {{X0, Y0 + 1}, {X0 + 1, Y0 + 1}, {X0 + 1, Y0}, {X0, Y0}};
+  for (unsigned I = 0; I < 4; ++I) {
+    int64_t Idx[3] = {Corners[I][0], Corners[I][1], 0};
+    Out[I] = fetch(D, Idx, Layer, AsFloat).V[Comp & 3];
+  }
+}
+
+/// The query operand of txq and suq: the modifier's position in this list.
+enum Query : uint32_t {
+  QWidth, QHeight, QDepth, QChannelDataType, QChannelOrder, QNormalizedCoords, QFilterMode, QAddrMode0, QAddrMode1,
+  QAddrMode2, QArraySize, QNumMipmapLevels, QNumSamples, QMemoryLayout
+};
+
+uint32_t query(const TextureDescriptor &D, uint32_t Q) {
+  switch (Q) {
+  case QWidth: return static_cast<uint32_t>(D.Width);
+  case QHeight: return static_cast<uint32_t>(D.Height);
+  case QDepth: return static_cast<uint32_t>(D.Layers ? 1 : D.Depth);
+  case QChannelDataType: return static_cast<uint32_t>(D.Format);
+  case QChannelOrder: return D.Channels;
+  case QNormalizedCoords: return D.NormalizedCoords;
+  case QFilterMode: return static_cast<uint32_t>(D.Filter);
+  case QAddrMode0:
+  case QAddrMode1:
+  case QAddrMode2: return static_cast<uint32_t>(D.Address[Q - QAddrMode0]);
+  case QArraySize: return static_cast<uint32_t>(D.Layers);
+  case QNumMipmapLevels: return 1;
+  case QNumSamples: return 1;
+  case QMemoryLayout: return D.Resource == TexResource::Array ? 0 : 1;
+  default: return 0;
+  }
+}
+
+uint32_t ptxrt_txq(ThreadContext *C, uint64_t H, uint32_t Q, const char *Loc) {
+  return query(lookup(C, H, false, Loc), Q);
+}
+
+uint32_t ptxrt_suq(ThreadContext *C, uint64_t H, uint32_t Q, const char *Loc) {
+  return query(lookup(C, H, true, Loc), Q);
+}
+
+/// Surface boundary modes.
+enum Boundary : uint32_t { BTrap = 0, BClamp = 1, BZero = 2 };
+
+/// The address of the Bytes-wide surface element at byte x Coords[1], rows Coords[2], slice/layer Coords[3] or
+/// Coords[0], under Mode: null for zero mode out of range; a fault for trap mode out of range or misaligned x.
+char *surfaceAddress(ThreadContext *C, const TextureDescriptor &D, uint32_t Geom, uint32_t Mode, uint32_t Bytes,
+                     const uint32_t *Coords, const char *Loc) {
+  int64_t X = static_cast<int32_t>(Coords[1]);
+  int64_t Y = (Geom & 0xf) >= 2 ? static_cast<int32_t>(Coords[2]) : 0;
+  int64_t Z = (Geom & Layered) ? static_cast<int32_t>(Coords[0]) : (Geom & 0xf) == 3 ? static_cast<int32_t>(Coords[3]) : 0;
+  int64_t RowBytes = static_cast<int64_t>(D.Width * D.texelBytes());
+  int64_t Rows = static_cast<int64_t>(D.Height), Slices = static_cast<int64_t>(D.Layers ? D.Layers : D.Depth);
+  if (X % Bytes)
+    raiseFault(C, LaunchFault::MisalignedAddress, "misaligned address: a surface access not aligned to its size",
+               true, Loc);
+  bool Inside = X >= 0 && X + Bytes <= RowBytes && Y >= 0 && Y < Rows && Z >= 0 && Z < Slices;
+  if (!Inside) {
+    if (Mode == BZero)
+      return nullptr;
+    if (Mode == BTrap)
+      raiseFault(C, LaunchFault::IllegalAddress, "illegal address: surface access out of bounds", true, Loc);
+    X = std::clamp<int64_t>(X, 0, RowBytes - Bytes), Y = std::clamp<int64_t>(Y, 0, Rows - 1);
+    Z = std::clamp<int64_t>(Z, 0, Slices - 1);
+  }
+  return D.Data + Z * D.SlicePitch + Y * D.RowPitch + X;
+}
+
+void ptxrt_suld(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t Mode, uint32_t Bytes, const uint32_t *Coords,
+                void *Out, const char *Loc) {
+  const char *P = surfaceAddress(C, lookup(C, H, true, Loc), Geom, Mode, Bytes, Coords, Loc);
+  if (P)
+    memcpy(Out, P, Bytes);
+  else
+    memset(Out, 0, Bytes);
+}
+
+void ptxrt_sust(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t Mode, uint32_t Bytes, const uint32_t *Coords,
+                const void *In, const char *Loc) {
+  if (char *P = surfaceAddress(C, lookup(C, H, true, Loc), Geom, Mode, Bytes, Coords, Loc))
+    memcpy(P, In, Bytes);
+}
+
+/// sured's operation and type, as the lowering encodes them.
+enum ReduceOp : uint32_t { RAdd, RMin, RMax, RAnd, ROr };
+
+template <typename T> void reduce(T *P, uint32_t Op, T V) {
+  switch (Op) {
+  case RAdd: __atomic_fetch_add(P, V, __ATOMIC_RELAXED); break;
+  case RAnd: __atomic_fetch_and(P, V, __ATOMIC_RELAXED); break;
+  case ROr: __atomic_fetch_or(P, V, __ATOMIC_RELAXED); break;
+  default: {
+    T Old = __atomic_load_n(P, __ATOMIC_RELAXED);
+    while ((Op == RMin ? V < Old : V > Old) &&
+           !__atomic_compare_exchange_n(P, &Old, V, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+  }
+  }
+}
+
+/// Type: 0 u32, 1 s32, 2 u64, 3 s64.
+void ptxrt_sured(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t Mode, uint32_t OpType, const uint32_t *Coords,
+                 uint64_t Value, const char *Loc) {
+  uint32_t Op = OpType >> 4, Type = OpType & 3;
+  uint32_t Bytes = Type >= 2 ? 8 : 4;
+  char *P = surfaceAddress(C, lookup(C, H, true, Loc), Geom, Mode, Bytes, Coords, Loc);
+  if (!P)
+    return;
+  switch (Type) {
+  case 0: reduce(reinterpret_cast<uint32_t *>(P), Op, static_cast<uint32_t>(Value)); break;
+  case 1: reduce(reinterpret_cast<int32_t *>(P), Op, static_cast<int32_t>(Value)); break;
+  case 2: reduce(reinterpret_cast<uint64_t *>(P), Op, Value); break;
+  default: reduce(reinterpret_cast<int64_t *>(P), Op, static_cast<int64_t>(Value)); break;
+  }
+}
+
+} // namespace
+
+void ptxforge::codegen::exec::registerTextureHelpers(HelperTable &T) {
+  T.push_back({"ptxrt_tex", reinterpret_cast<void *>(&ptxrt_tex)});
+  T.push_back({"ptxrt_tld4", reinterpret_cast<void *>(&ptxrt_tld4)});
+  T.push_back({"ptxrt_txq", reinterpret_cast<void *>(&ptxrt_txq)});
+  T.push_back({"ptxrt_suq", reinterpret_cast<void *>(&ptxrt_suq)});
+  T.push_back({"ptxrt_suld", reinterpret_cast<void *>(&ptxrt_suld)});
+  T.push_back({"ptxrt_sust", reinterpret_cast<void *>(&ptxrt_sust)});
+  T.push_back({"ptxrt_sured", reinterpret_cast<void *>(&ptxrt_sured)});
+}

@@ -1,0 +1,228 @@
+// Texture and surface instructions on object handles (the unified mode: the texture operand is a 64-bit handle
+// in a register): tex, tld4, txq, suld.b, sust.b, sured.b and suq. Each calls a helper of
+// exec/TextureHelpers.cpp with the handle, which finds the descriptor the driver registered; coordinates go
+// in, and results come back, through the function's scratch buffers. Texture references (a `.texref` symbol
+// as the operand), the independent mode's separate sampler, mipmap levels and gradients, offsets, depth
+// compare and formatted stores (sust.p) are reported as unsupported.
+#include "../FunctionLowering.h"
+
+using namespace ptxforge;
+using namespace ptxforge::codegen::detail;
+using ptx::Modifier;
+using ptx::Opcode;
+using ptx::ScalarType;
+
+namespace {
+
+constexpr uint32_t Layered = 0x10; // exec/TextureHelpers.cpp's geometry flag
+
+/// The geometry (dimension count, | Layered for a1d/a2d); 0 when I names none this lowering handles.
+uint32_t geometry(const ptx::Instruction &I) {
+  if (I.has(Modifier::G1d)) return 1;
+  if (I.has(Modifier::G2d)) return 2;
+  if (I.has(Modifier::G3d)) return 3;
+  if (I.has(Modifier::A1d)) return 1 | Layered;
+  if (I.has(Modifier::A2d)) return 2 | Layered;
+  return 0;
+}
+
+std::vector<const ptx::Operand *> elements(const ptx::Operand &Op) {
+  std::vector<const ptx::Operand *> R;
+  if (Op.Kind == ptx::OperandKind::Vector)
+    for (const ptx::Operand &E : Op.Elements)
+      R.push_back(&E);
+  else
+    R.push_back(&Op);
+  return R;
+}
+
+/// `[handle, {coords}]` or `[handle]`: the handle register, or null (a texref symbol, or no register).
+llvm::Value *handle(FunctionLowering &L, const ptx::Operand &Op) {
+  if (Op.Kind != ptx::OperandKind::Address || Op.Reg == ptx::NoReg || Op.Bits)
+    return nullptr;
+  return L.addressRegister(Op);
+}
+
+llvm::Value *location(FunctionLowering &L, const ptx::Instruction &I) {
+  return L.b().CreateGlobalString(L.module().where(I.Loc), "ptx.tex.loc");
+}
+
+/// Stores the coordinate vector of Addr into a 4 x i32 scratch buffer as {layer, x, y, z}: for a1d/a2d the
+/// first element is the layer; the rest are read as CType. False when the vector's shape does not match.
+llvm::Value *coordinates(FunctionLowering &L, const ptx::Operand &Addr, uint32_t Geom, ScalarType CType) {
+  auto &B = L.b();
+  if (Addr.Elements.size() != 1)
+    return nullptr;
+  auto Cs = elements(Addr.Elements[0]);
+  unsigned Dims = Geom & 0xf;
+  bool IsLayered = Geom & Layered;
+  if (Cs.size() < Dims + IsLayered)
+    return nullptr;
+  llvm::Value *Buf = scratchBuffer(L, B.getInt32Ty(), 4, 0);
+  auto Put = [&](unsigned Slot, llvm::Value *V) { B.CreateStore(V, B.CreateConstGEP1_32(B.getInt32Ty(), Buf, Slot)); };
+  Put(0, IsLayered ? L.read(*Cs[0], ScalarType::B32) : B.getInt32(0));
+  for (unsigned A = 0; A < 3; ++A)
+    Put(1 + A, A < Dims ? L.read(*Cs[IsLayered + A], CType == ScalarType::F32 ? ScalarType::B32 : CType)
+                        : B.getInt32(0));
+  return Buf;
+}
+
+/// Writes the four i32 results in Out to the destination vector of I as DType.
+void writeResults(FunctionLowering &L, const ptx::Operand &Dst, llvm::Value *Out, ScalarType DType) {
+  auto &B = L.b();
+  auto Ds = elements(Dst);
+  for (unsigned K = 0; K < 4 && K < Ds.size(); ++K) {
+    llvm::Value *V = B.CreateLoad(B.getInt32Ty(), B.CreateConstGEP1_32(B.getInt32Ty(), Out, K));
+    if (DType == ScalarType::F32)
+      L.write(*Ds[K], ScalarType::F32, B.CreateBitCast(V, B.getFloatTy()));
+    else
+      L.write(*Ds[K], DType, V);
+  }
+}
+
+bool lowerTex(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  uint32_t Geom = geometry(I);
+  ScalarType DType = I.type(0), CType = I.type(1);
+  if (!Geom || I.vectorWidth() != 4 || I.Operands.size() != 2 || I.has(Modifier::Level) ||
+      I.has(Modifier::Grad) || (DType != ScalarType::F32 && DType != ScalarType::S32 && DType != ScalarType::U32) ||
+      (CType != ScalarType::F32 && CType != ScalarType::S32))
+    return L.unsupported(I, "only tex.{1d,2d,3d,a1d,a2d}.v4.{f32,s32,u32}.{f32,s32} on a texture object handle");
+  llvm::Value *H = handle(L, I.Operands[1]);
+  llvm::Value *Coords = H ? coordinates(L, I.Operands[1], Geom, CType) : nullptr;
+  if (!Coords)
+    return L.unsupported(I, "texture references and the independent sampler mode");
+  llvm::Value *Out = scratchBuffer(L, B.getInt32Ty(), 4, 1);
+  L.callHelper("ptxrt_tex", B.getVoidTy(),
+               {L.threadCtx(), H, B.getInt32(Geom), B.getInt32(CType == ScalarType::S32), Coords, Out,
+                location(L, I)});
+  writeResults(L, I.Operands[0], Out, DType);
+  return true;
+}
+
+bool lowerTld4(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  uint32_t Geom = geometry(I);
+  ScalarType DType = I.type(0);
+  int Comp = I.has(Modifier::R) ? 0 : I.has(Modifier::G) ? 1 : I.has(Modifier::B) ? 2 : I.has(Modifier::A) ? 3 : -1;
+  if ((Geom != 2 && Geom != (2 | Layered)) || Comp < 0 || I.Operands.size() != 2 || I.type(1) != ScalarType::F32)
+    return L.unsupported(I, "only tld4.{r,g,b,a}.{2d,a2d}.v4.*.f32 on a texture object handle");
+  llvm::Value *H = handle(L, I.Operands[1]);
+  llvm::Value *Coords = H ? coordinates(L, I.Operands[1], Geom, ScalarType::F32) : nullptr;
+  if (!Coords)
+    return L.unsupported(I, "texture references and the independent sampler mode");
+  llvm::Value *Out = scratchBuffer(L, B.getInt32Ty(), 4, 1);
+  L.callHelper("ptxrt_tld4", B.getVoidTy(),
+               {L.threadCtx(), H, B.getInt32(Geom), B.getInt32(Comp), Coords, Out, location(L, I)});
+  writeResults(L, I.Operands[0], Out, DType);
+  return true;
+}
+
+/// txq/suq's query, numbered as exec/TextureHelpers.cpp's Query; -1 for none.
+int queryOf(const ptx::Instruction &I) {
+  static const Modifier Order[] = {Modifier::Width, Modifier::Height, Modifier::Depth, Modifier::ChannelDataType,
+                                   Modifier::ChannelOrder, Modifier::NormalizedCoords, Modifier::FilterMode,
+                                   Modifier::AddrMode0, Modifier::AddrMode1, Modifier::AddrMode2,
+                                   Modifier::ArraySize, Modifier::NumMipmapLevels, Modifier::NumSamples,
+                                   Modifier::MemoryLayout};
+  for (unsigned K = 0; K < std::size(Order); ++K)
+    if (I.has(Order[K]))
+      return static_cast<int>(K);
+  return -1;
+}
+
+bool lowerQuery(FunctionLowering &L, const ptx::Instruction &I, const char *Helper) {
+  auto &B = L.b();
+  int Q = queryOf(I);
+  llvm::Value *H = I.Operands.size() == 2 ? handle(L, I.Operands[1]) : nullptr;
+  if (Q < 0 || I.has(Modifier::Level) || !H)
+    return L.unsupported(I, "only queries of an object handle in a register");
+  llvm::Value *V = L.callHelper(Helper, B.getInt32Ty(), {L.threadCtx(), H, B.getInt32(Q), location(L, I)});
+  L.write(I.Operands[0], ScalarType::B32, V);
+  return true;
+}
+
+/// Surface boundary mode (exec/TextureHelpers.cpp's Boundary): trap unless .clamp or .zero.
+uint32_t boundary(const ptx::Instruction &I) { return I.has(Modifier::Clamp) ? 1 : I.has(Modifier::Zero) ? 2 : 0; }
+
+/// suld.b / sust.b: bytes of one access (vector width x element), or 0 for forms this lowering lacks.
+unsigned surfaceBytes(const ptx::Instruction &I) {
+  unsigned Elem = ptx::bitWidth(I.type()) / 8;
+  if (!I.has(Modifier::B) || !geometry(I) || !Elem)
+    return 0;
+  return Elem * I.vectorWidth();
+}
+
+bool lowerSuld(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  unsigned Bytes = surfaceBytes(I);
+  llvm::Value *H = I.Operands.size() == 2 && Bytes ? handle(L, I.Operands[1]) : nullptr;
+  llvm::Value *Coords = H ? coordinates(L, I.Operands[1], geometry(I), ScalarType::S32) : nullptr;
+  if (!Coords)
+    return L.unsupported(I, "only suld.b on a surface object handle");
+  ScalarType T = I.type();
+  llvm::Type *Ty = L.bitsType(T);
+  llvm::Value *Out = scratchBuffer(L, B.getInt64Ty(), 4, 1);
+  L.callHelper("ptxrt_suld", B.getVoidTy(),
+               {L.threadCtx(), H, B.getInt32(geometry(I)), B.getInt32(boundary(I)), B.getInt32(Bytes), Coords, Out,
+                location(L, I)});
+  auto Ds = elements(I.Operands[0]);
+  for (unsigned K = 0; K < Ds.size() && K < I.vectorWidth(); ++K)
+    L.write(*Ds[K], T, B.CreateLoad(Ty, B.CreateConstGEP1_32(Ty, Out, K)));
+  return true;
+}
+
+bool lowerSust(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  unsigned Bytes = surfaceBytes(I);
+  llvm::Value *H = I.Operands.size() == 2 && Bytes ? handle(L, I.Operands[0]) : nullptr;
+  llvm::Value *Coords = H ? coordinates(L, I.Operands[0], geometry(I), ScalarType::S32) : nullptr;
+  if (!Coords)
+    return L.unsupported(I, "only sust.b on a surface object handle (sust.p's formatted stores are not lowered)");
+  ScalarType T = I.type();
+  llvm::Type *Ty = L.bitsType(T);
+  llvm::Value *In = scratchBuffer(L, B.getInt64Ty(), 4, 1);
+  auto Ss = elements(I.Operands[1]);
+  for (unsigned K = 0; K < Ss.size() && K < I.vectorWidth(); ++K)
+    B.CreateStore(L.read(*Ss[K], T), B.CreateConstGEP1_32(Ty, In, K));
+  L.callHelper("ptxrt_sust", B.getVoidTy(),
+               {L.threadCtx(), H, B.getInt32(geometry(I)), B.getInt32(boundary(I)), B.getInt32(Bytes), Coords, In,
+                location(L, I)});
+  return true;
+}
+
+bool lowerSured(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  ScalarType T = I.type();
+  int Op = I.has(Modifier::Add) ? 0 : I.has(Modifier::Min) ? 1 : I.has(Modifier::Max) ? 2
+         : I.has(Modifier::And) ? 3 : I.has(Modifier::Or) ? 4 : -1;
+  int Type = T == ScalarType::U32 || T == ScalarType::B32 ? 0 : T == ScalarType::S32 ? 1
+           : T == ScalarType::U64 || T == ScalarType::B64 ? 2 : T == ScalarType::S64 ? 3 : -1;
+  uint32_t Geom = geometry(I);
+  llvm::Value *H = I.Operands.size() == 2 && I.has(Modifier::B) && Op >= 0 && Type >= 0 && Geom && !(Geom & Layered)
+                       ? handle(L, I.Operands[0])
+                       : nullptr;
+  llvm::Value *Coords = H ? coordinates(L, I.Operands[0], Geom, ScalarType::S32) : nullptr;
+  if (!Coords)
+    return L.unsupported(I, "only sured.b.{add,min,max,and,or}.{1d,2d,3d} on a surface object handle");
+  llvm::Value *V = B.CreateZExtOrTrunc(L.read(I.Operands[1], T), B.getInt64Ty());
+  L.callHelper("ptxrt_sured", B.getVoidTy(),
+               {L.threadCtx(), H, B.getInt32(Geom), B.getInt32(boundary(I)), B.getInt32(Op << 4 | Type), Coords, V,
+                location(L, I)});
+  return true;
+}
+
+} // namespace
+
+bool ptxforge::codegen::detail::lowerTexture(FunctionLowering &L, const ptx::Instruction &I) {
+  switch (I.Op) {
+  case Opcode::Tex: return lowerTex(L, I);
+  case Opcode::Tld4: return lowerTld4(L, I);
+  case Opcode::Txq: return lowerQuery(L, I, "ptxrt_txq");
+  case Opcode::Suq: return lowerQuery(L, I, "ptxrt_suq");
+  case Opcode::Suld: return lowerSuld(L, I);
+  case Opcode::Sust: return lowerSust(L, I);
+  case Opcode::Sured: return lowerSured(L, I);
+  default: return false;
+  }
+}
