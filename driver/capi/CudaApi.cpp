@@ -5,6 +5,7 @@
 // The model is LLVM's OrcV2CBindings.cpp: opaque handles are the core's objects, wrap()/unwrap() convert.
 #include <cuda.h>
 
+#include "ptxforge/driver/Array.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Copy.h"
 #include "ptxforge/driver/Device.h"
@@ -21,6 +22,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <new>
 #include <optional>
 
@@ -546,6 +549,22 @@ CopyRegion linear(uint64_t Dst, Side DstSide, uint64_t Src, Side SrcSide, size_t
   return R;
 }
 
+/// The array side of a CUDA_MEMCPY2D/3D: the address of byte X of row Y of slice (or layer) Z, and the array's
+/// pitch and rows per slice; the Width x Rows x Depth box must lie inside the array.
+CUresult arraySide(CUarray H, size_t X, size_t Y, size_t Z, size_t Width, size_t Rows, size_t Depth,
+                   uint64_t &Address, Side &S, uint64_t &Pitch, uint64_t &SliceRows) {
+  Array *A = Array::lookup(H);
+  if (!A)
+    return CUDA_ERROR_INVALID_VALUE;
+  Depth = std::max<size_t>(Depth, 1), Rows = std::max<size_t>(Rows, 1);
+  if (X > A->rowBytes() || Width > A->rowBytes() - X || Y > A->rows() || Rows > A->rows() - Y ||
+      Z > A->slices() || Depth > A->slices() - Z)
+    return CUDA_ERROR_INVALID_VALUE;
+  S = Side::Device, Pitch = A->rowBytes(), SliceRows = A->rows();
+  Address = A->base() + (Z * A->rows() + Y) * A->rowBytes() + X;
+  return CUDA_SUCCESS;
+}
+
 /// One side of a CUDA_MEMCPY2D/3D: its address (with the X/Y/Z offsets applied) and kind.
 CUresult copySide(CUmemorytype Type, const void *Host, CUdeviceptr Device, CUarray Array, size_t X, size_t Y, size_t Z,
                   size_t Pitch, size_t Height, size_t Width, size_t Rows, uint64_t &Address, Side &S) {
@@ -553,7 +572,6 @@ CUresult copySide(CUmemorytype Type, const void *Host, CUdeviceptr Device, CUarr
   case CU_MEMORYTYPE_HOST: S = Side::Host, Address = reinterpret_cast<uint64_t>(Host); break;
   case CU_MEMORYTYPE_DEVICE: S = Side::Device, Address = Device; break;
   case CU_MEMORYTYPE_UNIFIED: S = Side::Unified, Address = Device; break;
-  case CU_MEMORYTYPE_ARRAY: return Array ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
   default: return CUDA_ERROR_INVALID_VALUE;
   }
   if ((Rows > 1 || Y || Z) && X + Width > Pitch)
@@ -572,11 +590,18 @@ CUresult copy2D(const CUDA_MEMCPY2D *C, CUstream H, bool Async) {
   CopyRegion R;
   R.Width = C->WidthInBytes, R.Height = C->Height;
   R.SrcPitch = C->srcPitch, R.DstPitch = C->dstPitch;
-  if (CUresult E = copySide(C->srcMemoryType, C->srcHost, C->srcDevice, C->srcArray, C->srcXInBytes, C->srcY, 0,
-                            C->srcPitch, 0, C->WidthInBytes, C->Height, R.Src, R.SrcSide))
+  uint64_t Unused;
+  if (CUresult E = C->srcMemoryType == CU_MEMORYTYPE_ARRAY
+                       ? arraySide(C->srcArray, C->srcXInBytes, C->srcY, 0, C->WidthInBytes, C->Height, 1, R.Src,
+                                   R.SrcSide, R.SrcPitch, Unused)
+                       : copySide(C->srcMemoryType, C->srcHost, C->srcDevice, C->srcArray, C->srcXInBytes,
+                                  C->srcY, 0, C->srcPitch, 0, C->WidthInBytes, C->Height, R.Src, R.SrcSide))
     return E;
-  if (CUresult E = copySide(C->dstMemoryType, C->dstHost, C->dstDevice, C->dstArray, C->dstXInBytes, C->dstY, 0,
-                            C->dstPitch, 0, C->WidthInBytes, C->Height, R.Dst, R.DstSide))
+  if (CUresult E = C->dstMemoryType == CU_MEMORYTYPE_ARRAY
+                       ? arraySide(C->dstArray, C->dstXInBytes, C->dstY, 0, C->WidthInBytes, C->Height, 1, R.Dst,
+                                   R.DstSide, R.DstPitch, Unused)
+                       : copySide(C->dstMemoryType, C->dstHost, C->dstDevice, C->dstArray, C->dstXInBytes,
+                                  C->dstY, 0, C->dstPitch, 0, C->WidthInBytes, C->Height, R.Dst, R.DstSide))
     return E;
   return copy(H, Async, R);
 }
@@ -592,11 +617,17 @@ CUresult copy3D(const CUDA_MEMCPY3D *C, CUstream H, bool Async) {
   R.SrcHeight = C->Depth > 1 || C->srcZ ? C->srcHeight : C->Height;
   R.DstHeight = C->Depth > 1 || C->dstZ ? C->dstHeight : C->Height;
   size_t Rows = C->Height * std::max<size_t>(C->Depth, 1);
-  if (CUresult E = copySide(C->srcMemoryType, C->srcHost, C->srcDevice, C->srcArray, C->srcXInBytes, C->srcY, C->srcZ,
-                            C->srcPitch, R.SrcHeight, C->WidthInBytes, Rows, R.Src, R.SrcSide))
+  if (CUresult E = C->srcMemoryType == CU_MEMORYTYPE_ARRAY
+                       ? arraySide(C->srcArray, C->srcXInBytes, C->srcY, C->srcZ, C->WidthInBytes, C->Height,
+                                   C->Depth, R.Src, R.SrcSide, R.SrcPitch, R.SrcHeight)
+                       : copySide(C->srcMemoryType, C->srcHost, C->srcDevice, C->srcArray, C->srcXInBytes, C->srcY,
+                                  C->srcZ, C->srcPitch, R.SrcHeight, C->WidthInBytes, Rows, R.Src, R.SrcSide))
     return E;
-  if (CUresult E = copySide(C->dstMemoryType, C->dstHost, C->dstDevice, C->dstArray, C->dstXInBytes, C->dstY, C->dstZ,
-                            C->dstPitch, R.DstHeight, C->WidthInBytes, Rows, R.Dst, R.DstSide))
+  if (CUresult E = C->dstMemoryType == CU_MEMORYTYPE_ARRAY
+                       ? arraySide(C->dstArray, C->dstXInBytes, C->dstY, C->dstZ, C->WidthInBytes, C->Height,
+                                   C->Depth, R.Dst, R.DstSide, R.DstPitch, R.DstHeight)
+                       : copySide(C->dstMemoryType, C->dstHost, C->dstDevice, C->dstArray, C->dstXInBytes, C->dstY,
+                                  C->dstZ, C->dstPitch, R.DstHeight, C->WidthInBytes, Rows, R.Dst, R.DstSide))
     return E;
   return copy(H, Async, R);
 }
@@ -2573,6 +2604,298 @@ PTXFORGE_API CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSme
   uint64_t Avail = PerBlock > Used ? PerBlock - Used : 0;
   *dynamicSmemSize = std::min<uint64_t>(
       Avail, P.SharedMemoryPerBlockOptin - std::min<uint64_t>(F->staticSharedBytes(), P.SharedMemoryPerBlockOptin));
+  return CUDA_SUCCESS;
+}
+
+// =====================================================================================================
+// CUDA arrays, texture objects and surface objects
+// =====================================================================================================
+
+namespace {
+
+bool texelFormat(CUarray_format F, codegen::TexelFormat &Out) {
+  switch (F) {
+  case CU_AD_FORMAT_UNSIGNED_INT8: Out = codegen::TexelFormat::U8; return true;
+  case CU_AD_FORMAT_UNSIGNED_INT16: Out = codegen::TexelFormat::U16; return true;
+  case CU_AD_FORMAT_UNSIGNED_INT32: Out = codegen::TexelFormat::U32; return true;
+  case CU_AD_FORMAT_SIGNED_INT8: Out = codegen::TexelFormat::S8; return true;
+  case CU_AD_FORMAT_SIGNED_INT16: Out = codegen::TexelFormat::S16; return true;
+  case CU_AD_FORMAT_SIGNED_INT32: Out = codegen::TexelFormat::S32; return true;
+  case CU_AD_FORMAT_HALF: Out = codegen::TexelFormat::F16; return true;
+  case CU_AD_FORMAT_FLOAT: Out = codegen::TexelFormat::F32; return true;
+  default: return false;
+  }
+}
+
+CUarray_format arrayFormat(codegen::TexelFormat F) {
+  switch (F) {
+  case codegen::TexelFormat::U8: return CU_AD_FORMAT_UNSIGNED_INT8;
+  case codegen::TexelFormat::U16: return CU_AD_FORMAT_UNSIGNED_INT16;
+  case codegen::TexelFormat::U32: return CU_AD_FORMAT_UNSIGNED_INT32;
+  case codegen::TexelFormat::S8: return CU_AD_FORMAT_SIGNED_INT8;
+  case codegen::TexelFormat::S16: return CU_AD_FORMAT_SIGNED_INT16;
+  case codegen::TexelFormat::S32: return CU_AD_FORMAT_SIGNED_INT32;
+  case codegen::TexelFormat::F16: return CU_AD_FORMAT_HALF;
+  default: return CU_AD_FORMAT_FLOAT;
+  }
+}
+
+CUresult createArray(CUarray *Out, const CUDA_ARRAY3D_DESCRIPTOR *D) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  ArrayShape S;
+  if (!Out || !D || !texelFormat(D->Format, S.Format))
+    return CUDA_ERROR_INVALID_VALUE;
+  // Cubemaps, sparse and deferred-mapping arrays (and flags CUDA does not define) are not implemented.
+  if (D->Flags & ~unsigned(CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_SURFACE_LDST | CUDA_ARRAY3D_TEXTURE_GATHER))
+    return D->Flags & ~0x1ffu ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED;
+  S.Channels = D->NumChannels, S.Width = D->Width, S.Height = D->Height, S.Depth = D->Depth;
+  S.Layered = D->Flags & CUDA_ARRAY3D_LAYERED, S.SurfaceLoadStore = D->Flags & CUDA_ARRAY3D_SURFACE_LDST;
+  S.TextureGather = D->Flags & CUDA_ARRAY3D_TEXTURE_GATHER;
+  if (S.TextureGather && (!S.Height || S.Depth))
+    return CUDA_ERROR_INVALID_VALUE; // gather needs a 2D array
+  if (Driver::get().stickyError() != Status::Success)
+    return sticky();
+  return boundary([&] {
+    auto A = Array::create(*Ctx, S);
+    if (!A)
+      return toResult(A.takeError());
+    *Out = reinterpret_cast<CUarray>(*A);
+    return CUDA_SUCCESS;
+  });
+}
+
+/// What the texture and surface object API keeps per handle: the descriptions it was made from, for the
+/// Get*Desc queries, and the array it reads (so that destroying the array first can be told).
+struct ObjectRecord {
+  CUDA_RESOURCE_DESC Resource;
+  CUDA_TEXTURE_DESC Texture;
+  bool IsSurface;
+};
+
+std::mutex ObjectsLock;
+std::map<uint64_t, ObjectRecord> &objects() {
+  static auto *M = new std::map<uint64_t, ObjectRecord>; // never destroyed: handles may be used during exit
+  return *M;
+}
+
+/// The resource part of a texture or surface over R, checked as NVIDIA's driver checks it.
+CUresult resourceDescriptor(const CUDA_RESOURCE_DESC &R, bool Surface, codegen::TextureDescriptor &D) {
+  if (R.flags)
+    return CUDA_ERROR_INVALID_VALUE;
+  switch (R.resType) {
+  case CU_RESOURCE_TYPE_ARRAY: {
+    Array *A = Array::lookup(R.res.array.hArray);
+    if (!A)
+      return CUDA_ERROR_INVALID_HANDLE;
+    if (Surface && !A->shape().SurfaceLoadStore)
+      return CUDA_ERROR_INVALID_VALUE; // surfaces need CUDA_ARRAY3D_SURFACE_LDST
+    D = A->resource();
+    return CUDA_SUCCESS;
+  }
+  case CU_RESOURCE_TYPE_LINEAR:
+  case CU_RESOURCE_TYPE_PITCH2D: {
+    if (Surface)
+      return CUDA_ERROR_INVALID_VALUE; // surfaces are over arrays only
+    bool Linear = R.resType == CU_RESOURCE_TYPE_LINEAR;
+    CUdeviceptr P = Linear ? R.res.linear.devPtr : R.res.pitch2D.devPtr;
+    CUarray_format F = Linear ? R.res.linear.format : R.res.pitch2D.format;
+    unsigned Channels = Linear ? R.res.linear.numChannels : R.res.pitch2D.numChannels;
+    if (!P || P % 512 || !texelFormat(F, D.Format) || (Channels != 1 && Channels != 2 && Channels != 4))
+      return CUDA_ERROR_INVALID_VALUE; // 512: CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT
+    D.Channels = Channels;
+    D.Resource = Linear ? codegen::TexResource::Linear : codegen::TexResource::Pitch2D;
+    D.Data = reinterpret_cast<char *>(P);
+    D.Dims = Linear ? 1 : 2;
+    D.Width = Linear ? R.res.linear.sizeInBytes / D.texelBytes() : R.res.pitch2D.width;
+    D.Height = Linear ? 1 : R.res.pitch2D.height;
+    D.RowPitch = Linear ? D.Width * D.texelBytes() : R.res.pitch2D.pitchInBytes;
+    D.SlicePitch = D.RowPitch * D.Height;
+    if (!D.Width || D.Width > (Linear ? (1u << 27) : 131072u) || !D.Height || D.Height > 65536 ||
+        (!Linear && (D.RowPitch % 32 || D.RowPitch < D.Width * D.texelBytes())))
+      return CUDA_ERROR_INVALID_VALUE; // 32: CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT
+    if (!DeviceMemory::get().containsRange(P, D.RowPitch * (D.Height - 1) + D.Width * D.texelBytes()))
+      return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+  }
+  case CU_RESOURCE_TYPE_MIPMAPPED_ARRAY: return CUDA_ERROR_NOT_SUPPORTED;
+  default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+/// The sampler part of a texture from T.
+CUresult samplerDescriptor(const CUDA_TEXTURE_DESC &T, codegen::TextureDescriptor &D) {
+  for (unsigned I = 0; I < 3; ++I) {
+    if (T.addressMode[I] > CU_TR_ADDRESS_MODE_BORDER)
+      return CUDA_ERROR_INVALID_VALUE;
+    D.Address[I] = static_cast<codegen::TexAddressMode>(T.addressMode[I]);
+  }
+  if (T.filterMode > CU_TR_FILTER_MODE_LINEAR)
+    return CUDA_ERROR_INVALID_VALUE;
+  D.Filter = T.filterMode == CU_TR_FILTER_MODE_LINEAR ? codegen::TexFilterMode::Linear
+                                                      : codegen::TexFilterMode::Point;
+  D.NormalizedCoords = T.flags & CU_TRSF_NORMALIZED_COORDINATES;
+  D.ReadAsInteger = T.flags & CU_TRSF_READ_AS_INTEGER;
+  std::copy(T.borderColor, T.borderColor + 4, D.BorderColor);
+  // Linear filtering needs float results: 32-bit integers, and 8/16-bit ones read as integers, cannot filter.
+  bool Int32 = D.Format == codegen::TexelFormat::U32 || D.Format == codegen::TexelFormat::S32;
+  bool IntRead = Int32 || (D.ReadAsInteger && D.Format != codegen::TexelFormat::F16 &&
+                           D.Format != codegen::TexelFormat::F32);
+  if (D.Filter == codegen::TexFilterMode::Linear && IntRead)
+    return CUDA_ERROR_INVALID_VALUE;
+  // Linear memory is fetched by integer index: no filtering, no normalized coordinates.
+  if (D.Resource == codegen::TexResource::Linear && (D.Filter == codegen::TexFilterMode::Linear || D.NormalizedCoords))
+    return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+CUresult registerObject(unsigned long long *Out, const codegen::TextureDescriptor &D, const ObjectRecord &Rec) {
+  uint64_t H = codegen::registerTextureObject(D);
+  if (!H)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  std::lock_guard<std::mutex> G(ObjectsLock);
+  objects()[H] = Rec;
+  *Out = H;
+  return CUDA_SUCCESS;
+}
+
+CUresult destroyObject(uint64_t H, bool Surface) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  std::lock_guard<std::mutex> G(ObjectsLock);
+  auto It = objects().find(H);
+  if (It == objects().end() || It->second.IsSurface != Surface)
+    return CUDA_ERROR_INVALID_VALUE;
+  objects().erase(It);
+  codegen::releaseTextureObject(H);
+  return CUDA_SUCCESS;
+}
+
+const ObjectRecord *findObject(uint64_t H, bool Surface) {
+  auto It = objects().find(H);
+  return It == objects().end() || It->second.IsSurface != Surface ? nullptr : &It->second;
+}
+
+} // namespace
+
+PTXFORGE_API CUresult cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *pAllocateArray) {
+  if (!pAllocateArray)
+    return initialized() ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
+  CUDA_ARRAY3D_DESCRIPTOR D = {};
+  D.Width = pAllocateArray->Width, D.Height = pAllocateArray->Height;
+  D.Format = pAllocateArray->Format, D.NumChannels = pAllocateArray->NumChannels;
+  return createArray(pHandle, &D);
+}
+
+PTXFORGE_API CUresult cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray) {
+  return createArray(pHandle, pAllocateArray);
+}
+
+PTXFORGE_API CUresult cuArrayDestroy(CUarray hArray) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  return boundary([&] { return toResult(Array::destroy(hArray)); });
+}
+
+PTXFORGE_API CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR *pArrayDescriptor, CUarray hArray) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Array *A = Array::lookup(hArray);
+  if (!A)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (!pArrayDescriptor)
+    return CUDA_ERROR_INVALID_VALUE;
+  const ArrayShape &S = A->shape();
+  *pArrayDescriptor = {};
+  pArrayDescriptor->Width = S.Width, pArrayDescriptor->Height = S.Height, pArrayDescriptor->Depth = S.Depth;
+  pArrayDescriptor->Format = arrayFormat(S.Format), pArrayDescriptor->NumChannels = S.Channels;
+  pArrayDescriptor->Flags = (S.Layered ? CUDA_ARRAY3D_LAYERED : 0) | (S.SurfaceLoadStore ? CUDA_ARRAY3D_SURFACE_LDST : 0) |
+                            (S.TextureGather ? CUDA_ARRAY3D_TEXTURE_GATHER : 0);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuArrayGetDescriptor_v2(CUDA_ARRAY_DESCRIPTOR *pArrayDescriptor, CUarray hArray) {
+  CUDA_ARRAY3D_DESCRIPTOR D;
+  if (CUresult R = cuArray3DGetDescriptor_v2(pArrayDescriptor ? &D : nullptr, hArray))
+    return R;
+  // NVIDIA's driver answers for a 2D view of any array: the height, without depth or flags.
+  pArrayDescriptor->Width = D.Width, pArrayDescriptor->Height = D.Height;
+  pArrayDescriptor->Format = D.Format, pArrayDescriptor->NumChannels = D.NumChannels;
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuTexObjectCreate(CUtexObject *pTexObject, const CUDA_RESOURCE_DESC *pResDesc,
+                                        const CUDA_TEXTURE_DESC *pTexDesc,
+                                        const CUDA_RESOURCE_VIEW_DESC *pResViewDesc) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  if (!pTexObject || !pResDesc || !pTexDesc)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (pResViewDesc)
+    return CUDA_ERROR_NOT_SUPPORTED; // resource views (format reinterpretation, mipmap/layer ranges)
+  codegen::TextureDescriptor D;
+  if (CUresult R = resourceDescriptor(*pResDesc, false, D))
+    return R;
+  if (CUresult R = samplerDescriptor(*pTexDesc, D))
+    return R;
+  return boundary([&] { return registerObject(pTexObject, D, {*pResDesc, *pTexDesc, false}); });
+}
+
+PTXFORGE_API CUresult cuTexObjectDestroy(CUtexObject texObject) { return destroyObject(texObject, false); }
+
+PTXFORGE_API CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC *pResDesc, CUtexObject texObject) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  std::lock_guard<std::mutex> G(ObjectsLock);
+  const ObjectRecord *R = findObject(texObject, false);
+  if (!pResDesc || !R)
+    return CUDA_ERROR_INVALID_VALUE;
+  *pResDesc = R->Resource;
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC *pTexDesc, CUtexObject texObject) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  std::lock_guard<std::mutex> G(ObjectsLock);
+  const ObjectRecord *R = findObject(texObject, false);
+  if (!pTexDesc || !R)
+    return CUDA_ERROR_INVALID_VALUE;
+  *pTexDesc = R->Texture;
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuSurfObjectCreate(CUsurfObject *pSurfObject, const CUDA_RESOURCE_DESC *pResDesc) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  if (!pSurfObject || !pResDesc)
+    return CUDA_ERROR_INVALID_VALUE;
+  codegen::TextureDescriptor D;
+  if (CUresult R = resourceDescriptor(*pResDesc, true, D))
+    return R;
+  D.IsSurface = true;
+  return boundary([&] { return registerObject(pSurfObject, D, {*pResDesc, CUDA_TEXTURE_DESC{}, true}); });
+}
+
+PTXFORGE_API CUresult cuSurfObjectDestroy(CUsurfObject surfObject) { return destroyObject(surfObject, true); }
+
+PTXFORGE_API CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC *pResDesc, CUsurfObject surfObject) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  std::lock_guard<std::mutex> G(ObjectsLock);
+  const ObjectRecord *R = findObject(surfObject, true);
+  if (!pResDesc || !R)
+    return CUDA_ERROR_INVALID_VALUE;
+  *pResDesc = R->Resource;
   return CUDA_SUCCESS;
 }
 

@@ -1,0 +1,87 @@
+// CUDA arrays (Array.h): storage, shape checks and the live-handle table.
+#include "ptxforge/driver/Array.h"
+
+#include "ptxforge/driver/Context.h"
+#include "ptxforge/driver/Memory.h"
+#include "ptxforge/driver/Status.h"
+
+#include <mutex>
+#include <set>
+
+using namespace ptxforge;
+using namespace ptxforge::driver;
+
+namespace {
+
+std::mutex &tableLock() {
+  static std::mutex M;
+  return M;
+}
+
+std::set<const void *> &liveArrays() {
+  static auto *S = new std::set<const void *>; // never destroyed: handles may be used during exit
+  return *S;
+}
+
+/// Whether Shape's extents fit the device (the limits cuDeviceGetAttribute reports for sm_90-class devices).
+bool withinLimits(const ArrayShape &S) {
+  uint64_t W = S.Width, H = S.Height, D = S.Depth;
+  if (S.Layered)
+    return H ? W <= 32768 && H <= 32768 && D <= 2048 : W <= 32768 && D <= 2048;
+  if (D)
+    return W <= 16384 && H <= 16384 && D <= 16384;
+  if (H)
+    return W <= 131072 && H <= 65536;
+  return W <= (S.SurfaceLoadStore ? 32768u : 131072u);
+}
+
+} // namespace
+
+llvm::Expected<Array *> Array::create(Context &Ctx, const ArrayShape &Shape) {
+  if (Shape.Width == 0 || (Shape.Channels != 1 && Shape.Channels != 2 && Shape.Channels != 4))
+    return makeError(Status::InvalidValue, "array width 0 or channel count not 1, 2 or 4");
+  // A 3D array needs a height; a layered one needs at least one layer.
+  if ((!Shape.Layered && Shape.Depth && !Shape.Height) || (Shape.Layered && !Shape.Depth) || !withinLimits(Shape))
+    return makeError(Status::InvalidValue, "array extents out of range");
+  Array Probe(Ctx, Shape, 0);
+  uint64_t Bytes = Probe.rowBytes() * Probe.rows() * Probe.slices();
+  auto Base = DeviceMemory::get().allocate(Bytes, MemoryKind::Device, &Ctx);
+  if (!Base)
+    return Base.takeError();
+  Array *A = new Array(Ctx, Shape, *Base);
+  std::lock_guard<std::mutex> G(tableLock());
+  liveArrays().insert(A);
+  return A;
+}
+
+Array *Array::lookup(const void *H) {
+  std::lock_guard<std::mutex> G(tableLock());
+  return liveArrays().count(H) ? const_cast<Array *>(static_cast<const Array *>(H)) : nullptr;
+}
+
+llvm::Error Array::destroy(const void *H) {
+  Array *A;
+  {
+    std::lock_guard<std::mutex> G(tableLock());
+    if (!liveArrays().erase(H))
+      return makeError(Status::InvalidHandle, "not a live CUDA array");
+    A = const_cast<Array *>(static_cast<const Array *>(H));
+  }
+  A->Owner->waitIdle(); // kernels and copies queued earlier may still read it
+  llvm::Error E = DeviceMemory::get().free(A->Base, {MemoryKind::Device});
+  delete A;
+  return E;
+}
+
+codegen::TextureDescriptor Array::resource() const {
+  codegen::TextureDescriptor D;
+  D.Resource = codegen::TexResource::Array;
+  D.Data = reinterpret_cast<char *>(Base);
+  D.Format = Shape.Format, D.Channels = Shape.Channels;
+  D.Width = Shape.Width, D.Height = rows();
+  D.Dims = Shape.Height ? (Shape.Depth && !Shape.Layered ? 3 : 2) : 1;
+  D.Depth = Shape.Layered ? 1 : slices();
+  D.Layers = Shape.Layered ? slices() : 0;
+  D.RowPitch = rowBytes(), D.SlicePitch = rowBytes() * rows();
+  return D;
+}
