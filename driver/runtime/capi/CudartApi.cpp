@@ -3,6 +3,7 @@
 // and records a failure as the thread's last error. The runtime sits on libcuda.so.1 as NVIDIA's does, so a
 // process has one driver state: contexts, memory and modules are shared with programs' own driver calls.
 // CudartApi.def lists the entry points; libcudart.map gives them the symbol version programs import.
+#include "ptxforge/runtime/Arrays.h"
 #include "ptxforge/runtime/Copy.h"
 #include "ptxforge/runtime/DeviceProperties.h"
 #include "ptxforge/runtime/Errors.h"
@@ -435,6 +436,134 @@ CUDART_API cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *s
                                          size_t height, int kind, cudaStream_t stream) {
   return entry([&] { return copy2D(dst, dpitch, src, spitch, width, height, kind, true, stream); });
 }
+// ---- arrays, texture and surface objects ----
+CUDART_API cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, cudaChannelFormatKind f) {
+  return {x, y, z, w, f};
+}
+CUDART_API cudaError_t cudaMallocArray(cudaArray_t *array, const cudaChannelFormatDesc *desc, size_t width,
+                                       size_t height, unsigned int flags) {
+  return entry([&] { return mallocArray(array, desc, {width, height, 0}, flags, false); });
+}
+CUDART_API cudaError_t cudaMalloc3DArray(cudaArray_t *array, const cudaChannelFormatDesc *desc, cudaExtent extent,
+                                         unsigned int flags) {
+  return entry([&] { return mallocArray(array, desc, extent, flags, true); });
+}
+CUDART_API cudaError_t cudaFreeArray(cudaArray_t array) {
+  return entry([&] { return array ? drv(cuArrayDestroy(array)) : cudaSuccess; });
+}
+CUDART_API cudaError_t cudaArrayGetInfo(cudaChannelFormatDesc *desc, cudaExtent *extent, unsigned int *flags,
+                                        cudaArray_t array) {
+  return entry([&] { return arrayInfo(desc, extent, flags, array); });
+}
+CUDART_API cudaError_t cudaGetChannelDesc(cudaChannelFormatDesc *desc, cudaArray_const_t array) {
+  return entry([&] { return desc ? arrayInfo(desc, nullptr, nullptr, array) : cudaErrorInvalidValue; });
+}
+
+namespace {
+CopySide arrayAt(cudaArray_const_t A, size_t X, size_t Y) {
+  CopySide S;
+  S.Array = A, S.X = X, S.Y = Y;
+  return S;
+}
+CopySide memoryAt(const void *P, size_t Pitch) {
+  CopySide S;
+  S.Ptr = P, S.Pitch = Pitch;
+  return S;
+}
+} // namespace
+
+CUDART_API cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src,
+                                           size_t spitch, size_t width, size_t height, int kind) {
+  return entry([&] {
+    return width > spitch ? cudaErrorInvalidPitchValue
+                          : copyArray(memoryAt(src, spitch), arrayAt(dst, wOffset, hOffset), width, height, 1, kind,
+                                      false, nullptr);
+  });
+}
+CUDART_API cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src,
+                                                size_t spitch, size_t width, size_t height, int kind,
+                                                cudaStream_t stream) {
+  return entry([&] {
+    return width > spitch ? cudaErrorInvalidPitchValue
+                          : copyArray(memoryAt(src, spitch), arrayAt(dst, wOffset, hOffset), width, height, 1, kind,
+                                      true, stream);
+  });
+}
+CUDART_API cudaError_t cudaMemcpy2DFromArray(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset,
+                                             size_t hOffset, size_t width, size_t height, int kind) {
+  return entry([&] {
+    return width > dpitch ? cudaErrorInvalidPitchValue
+                          : copyArray(arrayAt(src, wOffset, hOffset), memoryAt(dst, dpitch), width, height, 1, kind,
+                                      false, nullptr);
+  });
+}
+CUDART_API cudaError_t cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset,
+                                                  size_t hOffset, size_t width, size_t height, int kind,
+                                                  cudaStream_t stream) {
+  return entry([&] {
+    return width > dpitch ? cudaErrorInvalidPitchValue
+                          : copyArray(arrayAt(src, wOffset, hOffset), memoryAt(dst, dpitch), width, height, 1, kind,
+                                      true, stream);
+  });
+}
+CUDART_API cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst,
+                                                cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc,
+                                                size_t width, size_t height, int kind) {
+  return entry([&] {
+    return copyArray(arrayAt(src, wOffsetSrc, hOffsetSrc), arrayAt(dst, wOffsetDst, hOffsetDst), width, height, 1,
+                     kind, false, nullptr);
+  });
+}
+CUDART_API cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src,
+                                         size_t count, int kind) {
+  return entry([&] {
+    return copyArrayLinear(dst, wOffset, hOffset, const_cast<void *>(src), count, true, kind, false, nullptr);
+  });
+}
+CUDART_API cudaError_t cudaMemcpyToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src,
+                                              size_t count, int kind, cudaStream_t stream) {
+  return entry([&] {
+    return copyArrayLinear(dst, wOffset, hOffset, const_cast<void *>(src), count, true, kind, true, stream);
+  });
+}
+CUDART_API cudaError_t cudaMemcpyFromArray(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset,
+                                           size_t count, int kind) {
+  return entry([&] { return copyArrayLinear(src, wOffset, hOffset, dst, count, false, kind, false, nullptr); });
+}
+CUDART_API cudaError_t cudaMemcpyFromArrayAsync(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset,
+                                                size_t count, int kind, cudaStream_t stream) {
+  return entry([&] { return copyArrayLinear(src, wOffset, hOffset, dst, count, false, kind, true, stream); });
+}
+CUDART_API cudaError_t cudaMemcpy3D(const cudaMemcpy3DParms *p) {
+  return entry([&] { return copy3D(p, false, nullptr); });
+}
+CUDART_API cudaError_t cudaMemcpy3DAsync(const cudaMemcpy3DParms *p, cudaStream_t stream) {
+  return entry([&] { return copy3D(p, true, stream); });
+}
+CUDART_API cudaError_t cudaCreateTextureObject(cudaTextureObject_t *pTexObject, const cudaResourceDesc *pResDesc,
+                                               const cudaTextureDesc *pTexDesc,
+                                               const cudaResourceViewDesc *pResViewDesc) {
+  return entry([&] { return createTextureObject(pTexObject, pResDesc, pTexDesc, pResViewDesc); });
+}
+CUDART_API cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject) {
+  return entry([&] { return drv(cuTexObjectDestroy(texObject)); });
+}
+CUDART_API cudaError_t cudaGetTextureObjectResourceDesc(cudaResourceDesc *pResDesc, cudaTextureObject_t texObject) {
+  return entry([&] { return objectResourceDesc(pResDesc, texObject, false); });
+}
+CUDART_API cudaError_t cudaGetTextureObjectTextureDesc(cudaTextureDesc *pTexDesc, cudaTextureObject_t texObject) {
+  return entry([&] { return textureDesc(pTexDesc, texObject); });
+}
+CUDART_API cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t *pSurfObject, const cudaResourceDesc *pResDesc) {
+  return entry([&] { return createSurfaceObject(pSurfObject, pResDesc); });
+}
+CUDART_API cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject) {
+  return entry([&] { return drv(cuSurfObjectDestroy(surfObject)); });
+}
+CUDART_API cudaError_t cudaGetSurfaceObjectResourceDesc(cudaResourceDesc *pResDesc, cudaSurfaceObject_t surfObject) {
+  return entry([&] { return objectResourceDesc(pResDesc, surfObject, true); });
+}
+
 CUDART_API cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count) {
   return entry([&] {
     if (cudaError_t E = checkDevice(dstDevice); E || (E = checkDevice(srcDevice)))

@@ -48,6 +48,103 @@ enum cudaMemoryType {
   cudaMemoryTypeManaged = 3,
 };
 
+// ---- arrays, textures, surfaces (driver_types.h, texture_types.h, surface_types.h) ----
+/// cudaArray_t is CUarray: NVIDIA documents the two as interchangeable.
+typedef struct CUarray_st *cudaArray_t;
+typedef const struct CUarray_st *cudaArray_const_t;
+typedef unsigned long long cudaTextureObject_t;
+typedef unsigned long long cudaSurfaceObject_t;
+
+enum cudaChannelFormatKind {
+  cudaChannelFormatKindSigned = 0,
+  cudaChannelFormatKindUnsigned = 1,
+  cudaChannelFormatKindFloat = 2,
+  cudaChannelFormatKindNone = 3,
+};
+
+struct cudaChannelFormatDesc {
+  int x, y, z, w;
+  enum cudaChannelFormatKind f;
+};
+
+struct cudaExtent { size_t width, height, depth; };
+struct cudaPos { size_t x, y, z; };
+struct cudaPitchedPtr {
+  void *ptr;
+  size_t pitch, xsize, ysize;
+};
+
+struct cudaMemcpy3DParms {
+  cudaArray_t srcArray;
+  struct cudaPos srcPos;
+  struct cudaPitchedPtr srcPtr;
+  cudaArray_t dstArray;
+  struct cudaPos dstPos;
+  struct cudaPitchedPtr dstPtr;
+  struct cudaExtent extent;
+  enum cudaMemcpyKind kind;
+};
+
+enum cudaResourceType {
+  cudaResourceTypeArray = 0,
+  cudaResourceTypeMipmappedArray = 1,
+  cudaResourceTypeLinear = 2,
+  cudaResourceTypePitch2D = 3,
+};
+
+struct cudaResourceDesc {
+  enum cudaResourceType resType;
+  union {
+    struct { cudaArray_t array; } array;
+    struct { void *mipmap; } mipmap;
+    struct {
+      void *devPtr;
+      struct cudaChannelFormatDesc desc;
+      size_t sizeInBytes;
+    } linear;
+    struct {
+      void *devPtr;
+      struct cudaChannelFormatDesc desc;
+      size_t width, height, pitchInBytes;
+    } pitch2D;
+    struct { int reserved[32]; } reserved;
+  } res;
+  unsigned int flags;
+};
+
+struct cudaResourceViewDesc {
+  int format;
+  size_t width, height, depth;
+  unsigned int firstMipmapLevel, lastMipmapLevel, firstLayer, lastLayer;
+  unsigned int reserved[16];
+};
+
+enum cudaTextureAddressMode { cudaAddressModeWrap = 0, cudaAddressModeClamp, cudaAddressModeMirror, cudaAddressModeBorder };
+enum cudaTextureFilterMode { cudaFilterModePoint = 0, cudaFilterModeLinear = 1 };
+enum cudaTextureReadMode { cudaReadModeElementType = 0, cudaReadModeNormalizedFloat = 1 };
+
+struct cudaTextureDesc {
+  enum cudaTextureAddressMode addressMode[3];
+  enum cudaTextureFilterMode filterMode;
+  enum cudaTextureReadMode readMode;
+  int sRGB;
+  float borderColor[4];
+  int normalizedCoords;
+  unsigned int maxAnisotropy;
+  enum cudaTextureFilterMode mipmapFilterMode;
+  float mipmapLevelBias, minMipmapLevelClamp, maxMipmapLevelClamp;
+  int disableTrilinearOptimization;
+  int seamlessCubemap;
+};
+
+enum {
+  cudaArrayDefault = 0x00,
+  cudaArrayLayered = 0x01,
+  cudaArraySurfaceLoadStore = 0x02,
+  cudaArrayCubemap = 0x04,
+  cudaArrayTextureGather = 0x08,
+};
+
 struct cudaPointerAttributes {
   enum cudaMemoryType type;
   int device;
