@@ -99,13 +99,6 @@ const TextureDescriptor &lookup(ThreadContext *C, uint64_t H, bool Surface, cons
   return *D;
 }
 
-float halfToFloat(uint16_t H) {
-  uint32_t Sign = (H >> 15) & 1, Exp = (H >> 10) & 31, Man = H & 1023;
-  float V = Exp == 0 ? std::ldexp(static_cast<float>(Man), -24)
-            : Exp == 31 ? (Man ? NAN : INFINITY)
-                        : std::ldexp(static_cast<float>(Man | 1024), static_cast<int>(Exp) - 25);
-  return Sign ? -V : V;
-}
 
 /// Channel Ch of the texel at P as the read mode gives it: a float (normalized for 8/16-bit integers unless
 /// the texture reads integers) or the integer's bits.

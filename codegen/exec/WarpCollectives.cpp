@@ -120,19 +120,6 @@ enum ElemType : uint32_t { ETNone, ETF16, ETBF16, ETTF32, ETF32, ETF64, ETS8, ET
   }
 }
 
-/// An f16 value, exactly (the compiler's _Float16 conversion is a libgcc call without F16C: most of a wmma's
-/// time went there).
-[[gnu::always_inline]] inline float halfToFloat(uint16_t H) {
-  uint32_t Sign = static_cast<uint32_t>(H & 0x8000) << 16, Exp = (H >> 10) & 0x1f, Man = H & 0x3ff;
-  if (Exp == 0) {
-    float F = static_cast<float>(Man) * 0x1p-24f; // zero or subnormal
-    return Sign ? -F : F;
-  }
-  uint32_t U = Exp == 0x1f ? Sign | 0x7f800000u | Man << 13 : Sign | (Exp + 112) << 23 | Man << 13;
-  float F;
-  memcpy(&F, &U, 4);
-  return F;
-}
 
 [[gnu::always_inline]] inline double decode(uint32_t T, uint64_t Bits) {
   switch (T) {
