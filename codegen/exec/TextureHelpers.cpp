@@ -399,13 +399,29 @@ enum Query : uint32_t {
   QAddrMode2, QArraySize, QNumMipmapLevels, QNumSamples, QMemoryLayout
 };
 
+/// txq/suq.channel_data_type: the OpenCL constant the PTX ISA names (CL_SNORM_INT8 0x10D0 ... CL_FLOAT 0x10DE);
+/// 8/16-bit integers read as normalized floats are the UNORM/SNORM kinds.
+uint32_t channelDataType(const TextureDescriptor &D) {
+  bool Norm = !D.ReadAsInteger && !D.IsSurface;
+  switch (D.Format) {
+  case TexelFormat::S8: return Norm ? 0x10D0 : 0x10D7;
+  case TexelFormat::S16: return Norm ? 0x10D1 : 0x10D8;
+  case TexelFormat::U8: return Norm ? 0x10D2 : 0x10DA;
+  case TexelFormat::U16: return Norm ? 0x10D3 : 0x10DB;
+  case TexelFormat::S32: return 0x10D9;
+  case TexelFormat::U32: return 0x10DC;
+  case TexelFormat::F16: return 0x10DD;
+  default: return 0x10DE;
+  }
+}
+
 uint32_t query(const TextureDescriptor &D, uint32_t Q) {
   switch (Q) {
   case QWidth: return static_cast<uint32_t>(D.Width);
   case QHeight: return static_cast<uint32_t>(D.Height);
   case QDepth: return static_cast<uint32_t>(D.Layers ? 1 : D.Depth);
-  case QChannelDataType: return static_cast<uint32_t>(D.Format);
-  case QChannelOrder: return D.Channels;
+  case QChannelDataType: return channelDataType(D);
+  case QChannelOrder: return D.Channels == 1 ? 0x10B0 : D.Channels == 2 ? 0x10B2 : 0x10B5; // CL_R, CL_RG, CL_RGBA
   case QNormalizedCoords: return D.NormalizedCoords;
   case QFilterMode: return static_cast<uint32_t>(D.Filter);
   case QAddrMode0:
