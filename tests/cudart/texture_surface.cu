@@ -2,7 +2,8 @@
 // programs use them: a 2D float image in an array sampled through a texture (point and bilinear, normalized
 // coordinates, wrap), a surface kernel writing an array read back with cudaMemcpy2DFromArray, a 3D array
 // filled with cudaMemcpy3D and fetched with tex3D, tex1Dfetch from linear memory, cudaMemcpyToArray/FromArray
-// across rows, the descriptor queries, and the error codes for bad arguments.
+// across rows, stream-ordered and array-to-array copies, the descriptor queries, and the error codes for bad
+// arguments.
 #include <cstdio>
 #include <cstring>
 #include <cuda_runtime.h>
@@ -203,6 +204,46 @@ static void texture3d_and_linear()
     cudaFree(d_got);
 }
 
+// The stream-ordered and array-to-array copies: a 2D array filled asynchronously, copied into a second array,
+// read back asynchronously; a 3D copy out of the second array on the same stream.
+static void async_and_array_to_array()
+{
+    const int w = 6, h = 4;
+    int host[h][w], back[h][w] = {}, back3d[h][w] = {};
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x)
+            host[y][x] = y * 100 + x;
+    cudaChannelFormatDesc desc = cudaCreateChannelDesc<int>();
+    cudaArray_t a, b;
+    CK(cudaMallocArray(&a, &desc, w, h), "array_a");
+    CK(cudaMallocArray(&b, &desc, w, h), "array_b");
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    CK(cudaMemcpy2DToArrayAsync(a, 0, 0, host, w * 4, w * 4, h, cudaMemcpyHostToDevice, s), "cudaMemcpy2DToArrayAsync");
+    cudaStreamSynchronize(s);
+    // b's rows 1..3 from a's rows 0..2, shifted right one element.
+    CK(cudaMemcpy2DArrayToArray(b, 4, 1, a, 0, 0, (w - 1) * 4, h - 1, cudaMemcpyDeviceToDevice), "cudaMemcpy2DArrayToArray");
+    CK(cudaMemcpy2DFromArrayAsync(back, w * 4, b, 0, 0, w * 4, h, cudaMemcpyDeviceToHost, s), "cudaMemcpy2DFromArrayAsync");
+    cudaMemcpy3DParms p = {};
+    p.srcArray = b;
+    p.dstPtr = make_cudaPitchedPtr(back3d, w * 4, w, h);
+    p.extent = make_cudaExtent(w, h, 1);
+    p.kind = cudaMemcpyDeviceToHost;
+    CK(cudaMemcpy3DAsync(&p, s), "cudaMemcpy3DAsync");
+    CK(cudaStreamSynchronize(s), "async_copies_done");
+    CHECK(back[1][1] == 0 && back[3][5] == 204 && back[2][3] == 102, "array_to_array_values", "%d %d %d", back[1][1],
+          back[3][5], back[2][3]);
+    CHECK(memcmp(back, back3d, sizeof back) == 0, "cudaMemcpy3DAsync_values", "differs");
+    int row[3] = {7, 8, 9}, got[3] = {};
+    CK(cudaMemcpyToArrayAsync(a, 8, 3, row, sizeof row, cudaMemcpyHostToDevice, s), "cudaMemcpyToArrayAsync");
+    CK(cudaMemcpyFromArrayAsync(got, a, 8, 3, sizeof got, cudaMemcpyDeviceToHost, s), "cudaMemcpyFromArrayAsync");
+    cudaStreamSynchronize(s);
+    CHECK(got[0] == 7 && got[2] == 9, "linear_array_async_values", "%d %d", got[0], got[2]);
+    cudaStreamDestroy(s);
+    cudaFreeArray(a);
+    cudaFreeArray(b);
+}
+
 static void bad_arguments()
 {
     cudaChannelFormatDesc three = cudaCreateChannelDesc(32, 32, 32, 0, cudaChannelFormatKindFloat);
@@ -232,6 +273,7 @@ int main()
     texture2d();
     surface2d();
     texture3d_and_linear();
+    async_and_array_to_array();
     bad_arguments();
     printf("%s\n", failures ? "FAILED" : "ALL PASSED");
     return failures != 0;

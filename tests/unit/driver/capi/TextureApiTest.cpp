@@ -168,3 +168,34 @@ TEST_CASE("texture and surface objects check their descriptions") {
   CHECK(cuArrayDestroy(Plain) == CUDA_SUCCESS);
   CHECK(cuArrayDestroy(Int) == CUDA_SUCCESS);
 }
+
+TEST_CASE("cuArrayCreate makes 1D and 2D arrays; surface objects round trip their resource") {
+  context();
+  CUDA_ARRAY_DESCRIPTOR D = {};
+  D.Width = 16, D.Height = 0, D.Format = CU_AD_FORMAT_HALF, D.NumChannels = 4;
+  CUarray A = nullptr;
+  CHECK(cuArrayCreate(nullptr, &D) == CUDA_ERROR_INVALID_VALUE);
+  REQUIRE(cuArrayCreate(&A, &D) == CUDA_SUCCESS);
+  CUDA_ARRAY3D_DESCRIPTOR Got = {};
+  CHECK(cuArray3DGetDescriptor(&Got, A) == CUDA_SUCCESS);
+  CHECK(Got.Width == 16);
+  CHECK(Got.Height == 0);
+  CHECK(Got.Depth == 0);
+  CHECK(Got.Flags == 0);
+  CHECK(cuArrayDestroy(A) == CUDA_SUCCESS);
+
+  CUDA_ARRAY3D_DESCRIPTOR S = shape(8, 4, 0, CUDA_ARRAY3D_SURFACE_LDST, CU_AD_FORMAT_UNSIGNED_INT8, 4);
+  REQUIRE(cuArray3DCreate(&A, &S) == CUDA_SUCCESS);
+  CUDA_RESOURCE_DESC Res = arrayResource(A);
+  CUsurfObject Surf = 0;
+  CHECK(cuSurfObjectCreate(nullptr, &Res) == CUDA_ERROR_INVALID_VALUE);
+  REQUIRE(cuSurfObjectCreate(&Surf, &Res) == CUDA_SUCCESS);
+  CUDA_RESOURCE_DESC Back = {};
+  CHECK(cuSurfObjectGetResourceDesc(&Back, Surf) == CUDA_SUCCESS);
+  CHECK(Back.resType == CU_RESOURCE_TYPE_ARRAY);
+  CHECK(Back.res.array.hArray == A);
+  CHECK(cuTexObjectGetResourceDesc(&Back, Surf) == CUDA_ERROR_INVALID_VALUE); // a surface is no texture
+  CHECK(cuSurfObjectDestroy(Surf) == CUDA_SUCCESS);
+  CHECK(cuSurfObjectGetResourceDesc(&Back, Surf) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuArrayDestroy(A) == CUDA_SUCCESS);
+}
