@@ -170,6 +170,8 @@ Texel borderTexel(const TextureDescriptor &D, bool AsFloat) {
 
 /// Index I along an axis of N texels under address mode M; false for a texel outside (border mode).
 bool resolveIndex(int64_t &I, int64_t N, TexAddressMode M, bool Normalized) {
+  if (I >= 0 && I < N) // every mode leaves an index inside alone (and the divisions below are slow)
+    return true;
   if (!Normalized && (M == TexAddressMode::Wrap || M == TexAddressMode::Mirror))
     M = TexAddressMode::Clamp;
   switch (M) {
@@ -184,12 +186,13 @@ bool resolveIndex(int64_t &I, int64_t N, TexAddressMode M, bool Normalized) {
   }
 }
 
-/// The texel at integer indices X (per dimension) of layer Layer, after address resolution.
-Texel fetch(const TextureDescriptor &D, const int64_t *X, uint64_t Layer, bool AsFloat) {
+/// The texel at integer indices X (per dimension) of layer Layer, after address resolution (wrap and mirror
+/// only where Normalized); AsFloat: channels as the read mode gives them, else the stored integers.
+Texel fetch(const TextureDescriptor &D, const int64_t *X, uint64_t Layer, bool AsFloat, bool Normalized) {
   int64_t Idx[3] = {X[0], X[1], X[2]};
   const uint64_t Size[3] = {D.Width, D.Height, D.Depth};
   for (unsigned A = 0; A < D.Dims; ++A)
-    if (!resolveIndex(Idx[A], static_cast<int64_t>(Size[A]), D.Address[A], D.NormalizedCoords))
+    if (!resolveIndex(Idx[A], static_cast<int64_t>(Size[A]), D.Address[A], Normalized))
       return borderTexel(D, AsFloat);
   uint64_t Slice = D.Layers ? Layer : (D.Dims == 3 ? Idx[2] : 0);
   const char *P = D.Data + Slice * D.SlicePitch + (D.Dims >= 2 ? Idx[1] : 0) * D.RowPitch +
@@ -302,15 +305,13 @@ Texel filterLinear(const TextureDescriptor &D, const float *U, uint64_t Layer) {
   double Acc[4] = {0, 0, 0, 0};
   int64_t Fixed[4] = {0, 0, 0, 0};
   bool IsFixed = D.Format != TexelFormat::F32 && D.Format != TexelFormat::F16;
-  TextureDescriptor Raw = D;
-  Raw.ReadAsInteger = true;
   for (unsigned Corner = 0; Corner < (1u << D.Dims); ++Corner) {
     if (W[Corner] == 0)
       continue;
     int64_t X[3] = {Base[0], Base[1], Base[2]};
     for (unsigned A = 0; A < D.Dims; ++A)
       X[A] += (Corner >> A) & 1;
-    Texel T = fetch(IsFixed ? Raw : D, X, Layer, !IsFixed);
+    Texel T = fetch(D, X, Layer, !IsFixed, D.NormalizedCoords);
     for (unsigned Ch = 0; Ch < 4; ++Ch) {
       if (IsFixed)
         Fixed[Ch] += W[Corner] * fixed16(D.Format, T.V[Ch]);
@@ -354,13 +355,11 @@ void ptxrt_tex(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t IntCoords, 
       return;
     }
     int64_t Idx[3] = {X, 0, 0};
-    T = fetch(D, Idx, 0, AsFloat);
+    T = fetch(D, Idx, 0, AsFloat, false);
   } else if (IntCoords) {
     int64_t Idx[3] = {static_cast<int32_t>(Coords[1]), static_cast<int32_t>(Coords[2]),
                       static_cast<int32_t>(Coords[3])};
-    TextureDescriptor Unnormalized = D;
-    Unnormalized.NormalizedCoords = false;
-    T = fetch(Unnormalized, Idx, Layer, AsFloat);
+    T = fetch(D, Idx, Layer, AsFloat, false); // integer coordinates address texels directly
   } else if (D.Filter == TexFilterMode::Linear && AsFloat) {
     float U[3];
     for (unsigned A = 0; A < D.Dims; ++A)
@@ -370,7 +369,7 @@ void ptxrt_tex(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t IntCoords, 
     int64_t Idx[3] = {0, 0, 0};
     for (unsigned A = 0; A < D.Dims; ++A)
       Idx[A] = floorIndex(texelCoord(D, asFloat(Coords[1 + A]), A));
-    T = fetch(D, Idx, Layer, AsFloat);
+    T = fetch(D, Idx, Layer, AsFloat, D.NormalizedCoords);
   }
   memcpy(Out, T.V, 16);
 }
@@ -389,7 +388,7 @@ void ptxrt_tld4(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t Comp, cons
   const int64_t Corners[4][2] = {{X0, Y0 + 1}, {X0 + 1, Y0 + 1}, {X0 + 1, Y0}, {X0, Y0}};
   for (unsigned I = 0; I < 4; ++I) {
     int64_t Idx[3] = {Corners[I][0], Corners[I][1], 0};
-    Out[I] = fetch(D, Idx, Layer, AsFloat).V[Comp & 3];
+    Out[I] = fetch(D, Idx, Layer, AsFloat, D.NormalizedCoords).V[Comp & 3];
   }
 }
 
