@@ -308,12 +308,20 @@ private:
         check(1, T0);
       }
       break;
-    case OperandShape::Memory:
+    case OperandShape::Memory: {
+      // With .L2::cache_hint the last operand is the 64-bit cache policy (createpolicy's result), whatever
+      // type the access moves.
+      size_t Values = Ops.size();
+      if (I.has(Modifier::L2_CacheHint) && Values > 2) {
+        --Values;
+        check(Values, ScalarType::B64);
+      }
       if (I.typeCount() >= 1)
-        for (unsigned K = 0; K < Ops.size(); ++K)
+        for (unsigned K = 0; K < Values; ++K)
           if (Ops[K].Kind == OperandKind::Register || Ops[K].Kind == OperandKind::Vector)
             check(K, I.type(I.typeCount() - 1), /*Memory=*/true);
       break;
+    }
     }
   }
 
