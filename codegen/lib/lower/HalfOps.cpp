@@ -303,7 +303,9 @@ llvm::SmallVector<llvm::Value *, 2> ptxforge::codegen::detail::compareHalf(Funct
     auto lane = [&](llvm::Value *V) {
       return H.toFloat(H.flushBits(B.CreateTrunc(Lane ? B.CreateLShr(V, 16) : V, B.getInt16Ty())));
     };
-    Lanes.push_back(B.CreateFCmp(*Pred, lane(A), lane(Bv)));
+    llvm::Value *X = lane(A);
+    llvm::Value *Y = lane(Bv);
+    Lanes.push_back(B.CreateFCmp(*Pred, X, Y));
   }
   return Lanes;
 }

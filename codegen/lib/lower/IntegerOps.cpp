@@ -13,6 +13,8 @@ using ptx::ScalarType;
 namespace ptxforge::codegen::detail {
 /// Bit manipulation: popc/clz/brev/bfind/fns/bfe/bfi/bmsk/szext/prmt/shf/lop3/dp4a/dp2a (IntegerBitOps.cpp).
 bool lowerIntegerBits(FunctionLowering &L, const ptx::Instruction &I);
+/// vadd ... vset4 (VideoOps.cpp).
+bool lowerVideo(FunctionLowering &L, const ptx::Instruction &I);
 /// The lanes of an f16/bf16(x2) comparison (HalfOps.cpp).
 llvm::SmallVector<llvm::Value *, 2> compareHalf(FunctionLowering &L, const ptx::Instruction &I, ptx::ScalarType T,
                                                 const ptx::Operand &OA, const ptx::Operand &OB);
@@ -581,6 +583,8 @@ bool ptxforge::codegen::detail::lowerInteger(FunctionLowering &L, const ptx::Ins
   }
   if (isCarryOp(I))
     return lowerCarryOp(L, I);
+  if (ptx::videoLanes(I.Op))
+    return lowerVideo(L, I);
   if (lowerIntegerBits(L, I))
     return true;
   ScalarType T = I.type();
