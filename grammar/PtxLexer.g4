@@ -42,8 +42,9 @@ DOT_IDENT: '.' [a-zA-Z_] [a-zA-Z0-9_$]*;
 
 // An opcode with its modifiers is one token: `ld.global.nc.v4.f32`, `cp.async.bulk.shared::cluster.global`.
 OPCODE: [a-zA-Z_] [a-zA-Z0-9_]* ( '.' [a-zA-Z0-9_:]+ )+;
-// Registers (with an optional `.x`-style component), labels, symbols, opcodes without modifiers.
-IDENT: '%' [a-zA-Z0-9_$]+ ( '.' [a-z] )? | [a-zA-Z_$] [a-zA-Z0-9_$]*;
+// Registers (with an optional `.x`-style component or a video byte/half selector such as `.b3210`), labels,
+// symbols, opcodes without modifiers.
+IDENT: '%' [a-zA-Z0-9_$]+ ( '.' [a-z] DIGIT* )? | [a-zA-Z_$] [a-zA-Z0-9_$]*;
 
 FLOAT: '0' [fF] HEX HEX HEX HEX HEX HEX HEX HEX
      | '0' [dD] HEX HEX HEX HEX HEX HEX HEX HEX HEX HEX HEX HEX HEX HEX HEX HEX

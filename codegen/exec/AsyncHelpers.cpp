@@ -212,6 +212,23 @@ static uint32_t ptxrt_atom_half(void *P, uint32_t V, uint32_t Code) {
       return Old;
   }
 }
+
+/// atom/red .add.f32 on global memory: the GPU flushes subnormal inputs (the value in memory too) and results
+/// to zeros of their sign (shared memory keeps them); NaN results are the canonical 0x7fffffff. Flush 0 (a
+/// generic address inside the block's shared window) adds exactly. Returns the old bits.
+static uint32_t ptxrt_atom_add_f32(uint32_t *P, uint32_t V, uint32_t Flush) {
+  auto flush = [&](uint32_t X) { return Flush && (X & 0x7f800000u) == 0 ? X & 0x80000000u : X; };
+  auto value = [](uint32_t X) { float F; memcpy(&F, &X, 4); return F; };
+  uint32_t Old = __atomic_load_n(P, __ATOMIC_RELAXED);
+  for (;;) {
+    float Sum = value(flush(Old)) + value(flush(V));
+    uint32_t New;
+    memcpy(&New, &Sum, 4);
+    New = Sum != Sum ? 0x7fffffffu : flush(New);
+    if (__atomic_compare_exchange_n(P, &Old, New, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+      return Old;
+  }
+}
 }
 
 void ptxforge::codegen::exec::registerAsyncHelpers(HelperTable &T) {
@@ -226,4 +243,5 @@ void ptxforge::codegen::exec::registerAsyncHelpers(HelperTable &T) {
   T.push_back({"ptxrt_cp_async", reinterpret_cast<void *>(&ptxrt_cp_async)});
   T.push_back({"ptxrt_cp_bulk", reinterpret_cast<void *>(&ptxrt_cp_bulk)});
   T.push_back({"ptxrt_atom_half", reinterpret_cast<void *>(&ptxrt_atom_half)});
+  T.push_back({"ptxrt_atom_add_f32", reinterpret_cast<void *>(&ptxrt_atom_add_f32)});
 }

@@ -118,3 +118,19 @@ std::vector<std::string> ptxforge::ptx::checkOpcodeTable() {
       Problems.push_back(spell(static_cast<Opcode>(I)).str() + ": no row in OpcodeTable.def");
   return Problems;
 }
+
+unsigned ptxforge::ptx::videoLanes(Opcode Op) {
+  switch (Op) {
+  case Opcode::Vadd: case Opcode::Vsub: case Opcode::Vabsdiff: case Opcode::Vmin: case Opcode::Vmax:
+  case Opcode::Vshl: case Opcode::Vshr: case Opcode::Vmad: case Opcode::Vset:
+    return 1;
+  case Opcode::Vadd2: case Opcode::Vsub2: case Opcode::Vavrg2: case Opcode::Vabsdiff2: case Opcode::Vmin2:
+  case Opcode::Vmax2: case Opcode::Vset2:
+    return 2;
+  case Opcode::Vadd4: case Opcode::Vsub4: case Opcode::Vavrg4: case Opcode::Vabsdiff4: case Opcode::Vmin4:
+  case Opcode::Vmax4: case Opcode::Vset4:
+    return 4;
+  default:
+    return 0;
+  }
+}

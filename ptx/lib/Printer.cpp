@@ -299,9 +299,16 @@ void printOperand(const Function &F, const Operand &Op, llvm::raw_ostream &OS) {
   };
   switch (Op.Kind) {
   case OperandKind::Register:
-    OS << (Op.Negated ? "!" : "") << F.registerName(Op.Reg);
+    if (Op.Negated) // `!p` for a predicate, `-r` for vmad's negated operands
+      OS << (Op.Reg < F.Registers.size() && F.Registers[Op.Reg].Type != ScalarType::Pred ? "-" : "!");
+    OS << F.registerName(Op.Reg);
     if (Op.Component)
       OS << '.' << Components[Op.Component];
+    if (Op.SelKind) {
+      OS << '.' << Op.SelKind;
+      for (int K = Op.SelCount - 1; K >= 0; --K)
+        OS << static_cast<char>('0' + ((Op.SelDigits >> (4 * K)) & 0xf));
+    }
     break;
   case OperandKind::RegPair:
     OS << (Op.Reg == NoReg ? std::string("_") : F.registerName(Op.Reg)) << '|' << F.registerName(Op.Reg2);

@@ -203,8 +203,12 @@ PtxTokenSource::RawToken PtxTokenSource::lexOne() {
       ++P;
     if (P == B + 1)
       return make(T::ERROR_CHAR, B, B + 1);
-    if (P + 1 < N && Text[P] == '.' && Text[P + 1] >= 'a' && Text[P + 1] <= 'z')
+    // A component (`%tid.x`) or a video instruction's byte/half selector (`%r1.b0`, `%r2.h10`, `%r3.b3210`).
+    if (P + 1 < N && Text[P] == '.' && Text[P + 1] >= 'a' && Text[P + 1] <= 'z') {
       P += 2;
+      while (P < N && isDigit(Text[P]))
+        ++P;
+    }
     return make(T::IDENT, B, P);
   }
   if (isIdentStart(C)) {

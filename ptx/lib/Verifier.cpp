@@ -308,12 +308,20 @@ private:
         check(1, T0);
       }
       break;
-    case OperandShape::Memory:
+    case OperandShape::Memory: {
+      // With .L2::cache_hint the last operand is the 64-bit cache policy (createpolicy's result), whatever
+      // type the access moves.
+      size_t Values = Ops.size();
+      if (I.has(Modifier::L2_CacheHint) && Values > 2) {
+        --Values;
+        check(Values, ScalarType::B64);
+      }
       if (I.typeCount() >= 1)
-        for (unsigned K = 0; K < Ops.size(); ++K)
+        for (unsigned K = 0; K < Values; ++K)
           if (Ops[K].Kind == OperandKind::Register || Ops[K].Kind == OperandKind::Vector)
             check(K, I.type(I.typeCount() - 1), /*Memory=*/true);
       break;
+    }
     }
   }
 
@@ -397,6 +405,35 @@ private:
     shapes(F, I, Info);
     stateSpaces(F, I);
     control(I);
+    selectors(I);
+  }
+
+  /// Byte/half selectors (`%r.b1`, `%r.h10`, `%r.b3210`) exist only on video instructions, in the shapes each
+  /// takes: scalar ones select one byte (.b0-.b3) or half (.h0/.h1) of a source or of the destination to
+  /// merge into; the SIMD ones pick each lane's source among the 4 halves or 8 bytes of a:b (.hxy, .bxyzw)
+  /// and name the destination lanes written (.h0, .h1, .h10; .b0 ... .b3210).
+  void selectors(const Instruction &I) {
+    unsigned Lanes = videoLanes(I.Op);
+    for (size_t K = 0; K < I.Operands.size(); ++K) {
+      const Operand &Op = I.Operands[K];
+      if (!Op.SelKind)
+        continue;
+      bool Dst = K == 0;
+      unsigned MaxDigit = Op.SelKind == 'h' ? 1 : 3;
+      bool Ok;
+      if (Lanes == 1)
+        Ok = Op.SelCount == 1 && Op.SelDigits <= MaxDigit && K < 3;
+      else if (Dst)
+        Ok = Op.SelKind == (Lanes == 2 ? 'h' : 'b') && Op.SelCount <= Lanes;
+      else
+        Ok = Op.SelKind == (Lanes == 2 ? 'h' : 'b') && Op.SelCount == Lanes && K < 3;
+      if (Ok && Dst && Lanes > 1)
+        for (unsigned D = 0; D < Op.SelCount; ++D)
+          Ok &= ((Op.SelDigits >> (4 * D)) & 0xf) < Lanes;
+      if (!Lanes || !Ok)
+        Diags.error(Op.Loc, "selector on operand " + std::to_string(K + 1) + " of '" + instructionName(I) + "' is " +
+                                (Lanes ? "not one this instruction takes" : "allowed only on video instructions"));
+    }
   }
 
   void control(const Instruction &I) {

@@ -1,4 +1,5 @@
-// Control flow: bra, brx.idx, call (direct and indirect), ret, exit, trap; fences and hints that need no code.
+// Control flow: bra, brx.idx, call (direct and indirect), ret, exit, trap; fences and hints that need no code,
+// and createpolicy, whose cache policy only such hints read.
 #include "../FunctionLowering.h"
 
 #include <functional>
@@ -159,6 +160,37 @@ bool lowerBrx(FunctionLowering &L, const ptx::Instruction &I) {
   return true;
 }
 
+/// createpolicy: the 64-bit cache policy is opaque to PTX programs (only .L2::cache_hint operands read it, and
+/// a CPU has no use for it), so any value will do; it encodes the form and priorities, so that two policies
+/// made alike compare equal. createpolicy.cvt converts an access property, which passes through.
+bool lowerCreatepolicy(FunctionLowering &L, const ptx::Instruction &I) {
+  using ptx::Modifier;
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  if (Ops.empty())
+    return L.unsupported(I, "operands");
+  if (I.has(Modifier::Cvt)) {
+    if (Ops.size() < 2)
+      return L.unsupported(I, "operands");
+    L.write(Ops[0], ptx::ScalarType::B64, L.read(Ops[1], ptx::ScalarType::B64));
+    return true;
+  }
+  uint64_t Code = I.has(Modifier::Range) ? 2 : 1;
+  unsigned Shift = 4;
+  for (const ptx::Qualifier &Q : I.Qualifiers) // primary, then secondary priority
+    if (Q.K == ptx::Qualifier::Kind::Modifier) {
+      auto M = static_cast<Modifier>(Q.Value);
+      unsigned P = M == Modifier::L2_EvictNormal ? 1 : M == Modifier::L2_EvictFirst ? 2
+                 : M == Modifier::L2_EvictLast ? 3 : M == Modifier::L2_EvictUnchanged ? 4 : 0;
+      if (P && Shift <= 8) {
+        Code |= uint64_t(P) << Shift;
+        Shift += 4;
+      }
+    }
+  L.write(Ops[0], ptx::ScalarType::B64, B.getInt64(Code));
+  return true;
+}
+
 } // namespace
 
 bool ptxforge::codegen::detail::lowerControl(FunctionLowering &L, const ptx::Instruction &I) {
@@ -222,6 +254,8 @@ bool ptxforge::codegen::detail::lowerControl(FunctionLowering &L, const ptx::Ins
   case Opcode::Griddepcontrol:
   case Opcode::Setmaxnreg:
     return true;
+  case Opcode::Createpolicy:
+    return lowerCreatepolicy(L, I);
   case Opcode::Membar:
   case Opcode::Fence:
     B.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);

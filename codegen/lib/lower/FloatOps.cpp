@@ -6,6 +6,8 @@
 // the GPU bit for bit (see nanResult). f16/bf16 and their x2 forms are HalfOps.cpp's (lowerHalf).
 #include "../FunctionLowering.h"
 
+#include <optional>
+
 using namespace ptxforge;
 using namespace ptxforge::codegen::detail;
 using ptx::Modifier;
@@ -63,10 +65,12 @@ llvm::Value *xorsignAbs(FunctionLowering &L, llvm::Intrinsic::ID ID, llvm::Value
 
 namespace ptxforge::codegen::detail {
 bool lowerHalf(FunctionLowering &L, const ptx::Instruction &I); // HalfOps.cpp
+/// The fcmp predicate of a setp/set comparison operator (shared with HalfOps.cpp's compareHalf); none for a
+/// form without one.
+std::optional<llvm::CmpInst::Predicate> floatComparePredicate(const ptx::Instruction &I);
 }
 
-llvm::Value *ptxforge::codegen::detail::compareFloat(FunctionLowering &L, const ptx::Instruction &I, ScalarType T,
-                                                     const ptx::Operand &OA, const ptx::Operand &OB) {
+std::optional<llvm::CmpInst::Predicate> ptxforge::codegen::detail::floatComparePredicate(const ptx::Instruction &I) {
   using P = llvm::CmpInst::Predicate;
   // The integer orders lo/ls/hi/hs compare floats like lt/le/gt/ge.
   static const std::pair<Modifier, P> Preds[] = {
@@ -77,15 +81,22 @@ llvm::Value *ptxforge::codegen::detail::compareFloat(FunctionLowering &L, const 
       {Modifier::Ltu, P::FCMP_ULT},  {Modifier::Leu, P::FCMP_ULE},  {Modifier::Gtu, P::FCMP_UGT},
       {Modifier::Geu, P::FCMP_UGE},  {Modifier::Num, P::FCMP_ORD},  {Modifier::Nan, P::FCMP_UNO}};
   for (auto [Op, Pred] : Preds)
-    if (I.has(Op)) {
-      llvm::Value *A = L.readFloat(OA, T), *Bv = L.readFloat(OB, T);
-      if (I.has(Modifier::Ftz) && T == ScalarType::F32) {
-        A = flushDenormal(L, A);
-        Bv = flushDenormal(L, Bv);
-      }
-      return L.b().CreateFCmp(Pred, A, Bv);
-    }
-  return nullptr;
+    if (I.has(Op))
+      return Pred;
+  return std::nullopt;
+}
+
+llvm::Value *ptxforge::codegen::detail::compareFloat(FunctionLowering &L, const ptx::Instruction &I, ScalarType T,
+                                                     const ptx::Operand &OA, const ptx::Operand &OB) {
+  std::optional<llvm::CmpInst::Predicate> Pred = floatComparePredicate(I);
+  if (!Pred)
+    return nullptr;
+  llvm::Value *A = L.readFloat(OA, T), *Bv = L.readFloat(OB, T);
+  if (I.has(Modifier::Ftz) && T == ScalarType::F32) {
+    A = flushDenormal(L, A);
+    Bv = flushDenormal(L, Bv);
+  }
+  return L.b().CreateFCmp(*Pred, A, Bv);
 }
 
 namespace {

@@ -7,6 +7,8 @@
 #include "../FunctionLowering.h"
 #include "HalfCode.h"
 
+#include <optional>
+
 using namespace ptxforge;
 using namespace ptxforge::codegen::detail;
 using namespace ptxforge::codegen::halfcode;
@@ -16,6 +18,11 @@ using ptx::ScalarType;
 
 namespace ptxforge::codegen::detail {
 bool lowerHalf(FunctionLowering &L, const ptx::Instruction &I);
+std::optional<llvm::CmpInst::Predicate> floatComparePredicate(const ptx::Instruction &I); // FloatOps.cpp
+/// setp/set on f16/bf16 and their x2 forms: each lane's comparison (low lane first); empty when I has no
+/// comparison operator. Called by IntegerOps.cpp, which combines and writes the results.
+llvm::SmallVector<llvm::Value *, 2> compareHalf(FunctionLowering &L, const ptx::Instruction &I, ScalarType T,
+                                                const ptx::Operand &OA, const ptx::Operand &OB);
 }
 
 namespace {
@@ -276,6 +283,31 @@ bool ptxforge::codegen::detail::lowerHalf(FunctionLowering &L, const ptx::Instru
   }
   L.write(Ops[0], T, X2 ? R : B.CreateTrunc(R, B.getInt16Ty()));
   return true;
+}
+
+llvm::SmallVector<llvm::Value *, 2> ptxforge::codegen::detail::compareHalf(FunctionLowering &L,
+                                                                          const ptx::Instruction &I, ScalarType T,
+                                                                          const ptx::Operand &OA,
+                                                                          const ptx::Operand &OB) {
+  std::optional<llvm::CmpInst::Predicate> Pred = floatComparePredicate(I);
+  if (!Pred)
+    return {};
+  auto &B = L.b();
+  bool BF = T == ScalarType::BF16 || T == ScalarType::BF16x2;
+  bool X2 = T == ScalarType::F16x2 || T == ScalarType::BF16x2;
+  // Each lane widens exactly to f32 (.ftz flushes subnormal inputs first), so one f32 compare is the half one.
+  HalfLane H{B, BF, I.has(Modifier::Ftz) ? FlagFtz : 0u};
+  llvm::Value *A = L.read(OA, T), *Bv = L.read(OB, T);
+  llvm::SmallVector<llvm::Value *, 2> Lanes;
+  for (unsigned Lane = 0; Lane < (X2 ? 2u : 1u); ++Lane) {
+    auto lane = [&](llvm::Value *V) {
+      return H.toFloat(H.flushBits(B.CreateTrunc(Lane ? B.CreateLShr(V, 16) : V, B.getInt16Ty())));
+    };
+    llvm::Value *X = lane(A);
+    llvm::Value *Y = lane(Bv);
+    Lanes.push_back(B.CreateFCmp(*Pred, X, Y));
+  }
+  return Lanes;
 }
 
 uint32_t ptxforge::codegen::detail::halfRoundingMode(const ptx::Instruction &I) {

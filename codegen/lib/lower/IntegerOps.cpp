@@ -13,6 +13,11 @@ using ptx::ScalarType;
 namespace ptxforge::codegen::detail {
 /// Bit manipulation: popc/clz/brev/bfind/fns/bfe/bfi/bmsk/szext/prmt/shf/lop3/dp4a/dp2a (IntegerBitOps.cpp).
 bool lowerIntegerBits(FunctionLowering &L, const ptx::Instruction &I);
+/// vadd ... vset4 (VideoOps.cpp).
+bool lowerVideo(FunctionLowering &L, const ptx::Instruction &I);
+/// The lanes of an f16/bf16(x2) comparison (HalfOps.cpp).
+llvm::SmallVector<llvm::Value *, 2> compareHalf(FunctionLowering &L, const ptx::Instruction &I, ptx::ScalarType T,
+                                                const ptx::Operand &OA, const ptx::Operand &OB);
 } // namespace ptxforge::codegen::detail
 
 namespace {
@@ -23,6 +28,10 @@ bool isPacked16(ScalarType T) { return T == ScalarType::S16x2 || T == ScalarType
 
 /// Floating types the integer family compares itself (f16/bf16 and packed halves belong to the half family).
 bool isWideFloat(ScalarType T) { return T == ScalarType::F32 || T == ScalarType::F64; }
+
+bool isHalfFloat(ScalarType T) {
+  return T == ScalarType::F16 || T == ScalarType::BF16 || T == ScalarType::F16x2 || T == ScalarType::BF16x2;
+}
 
 ScalarType widened(ScalarType T) {
   switch (T) {
@@ -180,14 +189,20 @@ llvm::Value *compareInteger(FunctionLowering &L, const ptx::Instruction &I, Scal
   return nullptr;
 }
 
-/// `a CmpOp b` for integer and f32/f64 operands of type T; null when the form is not valid here.
-llvm::Value *compare(FunctionLowering &L, const ptx::Instruction &I, ScalarType T, const ptx::Operand &OA,
-                     const ptx::Operand &OB) {
+/// `a CmpOp b` for operands of type T, one value per lane (two for f16x2/bf16x2, low lane first); empty when
+/// the form is not valid here.
+llvm::SmallVector<llvm::Value *, 2> compare(FunctionLowering &L, const ptx::Instruction &I, ScalarType T,
+                                            const ptx::Operand &OA, const ptx::Operand &OB) {
+  if (isHalfFloat(T))
+    return compareHalf(L, I, T, OA, OB);
+  llvm::Value *R = nullptr;
   if (isWideFloat(T))
-    return compareFloat(L, I, T, OA, OB);
-  if (!ptx::isInteger(T))
-    return nullptr;
-  return compareInteger(L, I, T, OA, OB);
+    R = compareFloat(L, I, T, OA, OB);
+  else if (ptx::isInteger(T))
+    R = compareInteger(L, I, T, OA, OB);
+  if (!R)
+    return {};
+  return {R};
 }
 
 /// setp/set combine: `.and/.or/.xor` with a predicate operand c.
@@ -208,42 +223,55 @@ llvm::Value *combine(FunctionLowering &L, const ptx::Instruction &I, llvm::Value
 bool lowerSetp(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   ScalarType T = I.type();
-  if (!ptx::isInteger(T) && !isWideFloat(T))
-    return false; // f16/bf16 (x2): the half family
   auto &Ops = I.Operands;
-  llvm::Value *R = compare(L, I, T, Ops[1], Ops[2]);
-  if (!R)
+  llvm::SmallVector<llvm::Value *, 2> R = compare(L, I, T, Ops[1], Ops[2]);
+  if (R.empty())
     return L.unsupported(I);
   const ptx::Operand *C = Ops.size() > 3 ? &Ops[3] : nullptr;
   if (Ops[0].Kind == ptx::OperandKind::RegPair) {
-    // p = t BoolOp c, q = !t BoolOp c.
+    // p = t BoolOp c and q = !t BoolOp c; for the x2 types p takes the low lane's t and q the high lane's.
     ptx::Operand P = Ops[0], Q = Ops[0];
     P.Kind = Q.Kind = ptx::OperandKind::Register;
     Q.Reg = Ops[0].Reg2;
-    llvm::Value *PV = combine(L, I, R, C), *QV = combine(L, I, B.CreateNot(R), C);
+    llvm::Value *PV = combine(L, I, R[0], C), *QV = combine(L, I, R.size() > 1 ? R[1] : B.CreateNot(R[0]), C);
     L.write(P, ScalarType::Pred, PV);
     L.write(Q, ScalarType::Pred, QV);
   } else {
-    L.write(Ops[0], ScalarType::Pred, combine(L, I, R, C));
+    L.write(Ops[0], ScalarType::Pred, combine(L, I, R[0], C));
   }
   return true;
 }
 
-/// set.CmpOp{.BoolOp}.dtype.stype: 1.0f / 0xffffffff when true, 0 when false.
+/// What set writes for true in a destination (or a 16-bit lane of it) of type DT: 1.0 for the float types,
+/// all ones for the integers.
+llvm::Value *setTrueValue(llvm::IRBuilderBase &B, ScalarType DT, unsigned Bits) {
+  switch (DT) {
+  case ScalarType::F32: return B.getInt32(0x3f800000u);
+  case ScalarType::F16: case ScalarType::F16x2: return B.getIntN(Bits, 0x3c00);
+  case ScalarType::BF16: case ScalarType::BF16x2: return B.getIntN(Bits, 0x3f80);
+  default: return llvm::Constant::getAllOnesValue(B.getIntNTy(Bits));
+  }
+}
+
+/// set.CmpOp{.BoolOp}.dtype.stype: 1.0 (f32/f16/bf16) or all ones (integers) when true, 0 when false; an
+/// x2 source type compares and writes each 16-bit lane of the destination on its own.
 bool lowerSet(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   ScalarType DT = I.type(0), ST = I.type(1);
-  if (!ptx::isInteger(ST) && !isWideFloat(ST))
-    return false; // f16/bf16 (x2) comparisons: the half family
   auto &Ops = I.Operands;
-  llvm::Value *R = compare(L, I, ST, Ops[1], Ops[2]);
-  if (!R || (DT != ScalarType::F32 && !ptx::isInteger(DT)))
+  llvm::SmallVector<llvm::Value *, 2> R = compare(L, I, ST, Ops[1], Ops[2]);
+  if (R.empty() || (DT != ScalarType::F32 && !isHalfFloat(DT) && !ptx::isInteger(DT)))
     return L.unsupported(I);
-  R = combine(L, I, R, Ops.size() > 3 ? &Ops[3] : nullptr);
+  const ptx::Operand *C = Ops.size() > 3 ? &Ops[3] : nullptr;
   unsigned W = ptx::bitWidth(DT);
+  unsigned LaneBits = W / R.size();
   llvm::Type *Ty = B.getIntNTy(W);
-  llvm::Value *True = DT == ScalarType::F32 ? cint(Ty, 0x3f800000u) : llvm::Constant::getAllOnesValue(Ty);
-  L.write(Ops[0], DT, B.CreateSelect(R, True, cint(Ty, 0)));
+  llvm::Value *D = cint(Ty, 0);
+  for (unsigned K = 0; K < R.size(); ++K) {
+    llvm::Value *Lane = B.CreateSelect(combine(L, I, R[K], C), setTrueValue(B, DT, LaneBits), B.getIntN(LaneBits, 0));
+    D = B.CreateOr(D, B.CreateShl(B.CreateZExt(Lane, Ty), K * LaneBits));
+  }
+  L.write(Ops[0], DT, D);
   return true;
 }
 
@@ -555,6 +583,8 @@ bool ptxforge::codegen::detail::lowerInteger(FunctionLowering &L, const ptx::Ins
   }
   if (isCarryOp(I))
     return lowerCarryOp(L, I);
+  if (ptx::videoLanes(I.Op))
+    return lowerVideo(L, I);
   if (lowerIntegerBits(L, I))
     return true;
   ScalarType T = I.type();

@@ -180,6 +180,33 @@ bool lowerMatch(FunctionLowering &L, const ptx::Instruction &I) {
   return true;
 }
 
+/// redux.sync.min/max{.abs}{.NaN}.f32 as the integer min.s32/max.s32 reduction (one rendezvous kind for both,
+/// so the region builder's warp-local release serves it unchanged) of an order-preserving key: the sign-
+/// magnitude bits made two's complement, so -0 orders below +0 as min/max.f32 order them. A NaN becomes the
+/// key that loses the reduction (NaN inputs are ignored) or, with .NaN, the one that wins; either sentinel
+/// left at the end, i.e. all inputs NaN or one with .NaN, gives the canonical NaN. .abs clears the sign first.
+bool lowerReduxF32(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  bool Max = I.has(Modifier::Max);
+  if (!Max && !I.has(Modifier::Min))
+    return L.unsupported(I, "floating-point redux operation");
+  llvm::Value *Bits = L.read(Ops[1], ScalarType::B32);
+  if (I.has(Modifier::Abs))
+    Bits = B.CreateAnd(Bits, B.getInt32(0x7fffffff));
+  auto flip = [&](llvm::Value *V) { return B.CreateXor(V, B.CreateAnd(B.CreateAShr(V, 31), B.getInt32(0x7fffffff))); };
+  llvm::Value *IsNaN = B.CreateICmpUGT(B.CreateAnd(Bits, B.getInt32(0x7fffffff)), B.getInt32(0x7f800000));
+  bool NaNWins = I.has(Modifier::NaN);
+  // min: INT_MAX loses, INT_MIN wins; max the other way round.
+  uint32_t Sentinel = (Max != NaNWins) ? 0x80000000u : 0x7fffffffu;
+  llvm::Value *Key = B.CreateSelect(IsNaN, B.getInt32(Sentinel), flip(Bits));
+  llvm::Value *R = callCut(L, "ptxrt_redux", {L.threadCtx(), B.getInt32(Max ? 4 : 3), Key, memberMask(L, I, 2)},
+                           {RCRedux, /*Arg=*/1, /*Value=*/2, -1, -1, /*Mask=*/3});
+  llvm::Value *NaNResult = B.CreateOr(B.CreateICmpEQ(R, B.getInt32(0x7fffffff)), B.CreateICmpEQ(R, B.getInt32(0x80000000u)));
+  L.write(Ops[0], ScalarType::B32, B.CreateSelect(NaNResult, B.getInt32(0x7fffffff), flip(R)));
+  return true;
+}
+
 bool lowerRedux(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   auto &Ops = I.Operands;
@@ -187,6 +214,8 @@ bool lowerRedux(FunctionLowering &L, const ptx::Instruction &I) {
   if (Ops.size() < 3)
     return L.unsupported(I, "operands");
   ScalarType T = I.type();
+  if (T == ScalarType::F32)
+    return lowerReduxF32(L, I);
   if (ptx::isFloat(T))
     return L.unsupported(I, "floating-point redux");
   bool Signed = ptx::kindOf(T) == ptx::TypeKind::Signed;

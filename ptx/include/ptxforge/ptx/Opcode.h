@@ -30,4 +30,8 @@ llvm::StringRef spell(Modifier M);
 std::optional<Opcode> lookupOpcode(llvm::StringRef Spelling);
 std::optional<Modifier> lookupModifier(llvm::StringRef Spelling);
 
+/// The lanes a video instruction works on: 1 for the scalar ones (vadd ... vmad, vset: 32-bit operands with
+/// byte/half selectors), 2 or 4 for the SIMD ones (vadd2 ..., vadd4 ...); 0 for other opcodes.
+unsigned videoLanes(Opcode Op);
+
 } // namespace ptxforge::ptx

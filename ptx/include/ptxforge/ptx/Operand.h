@@ -51,6 +51,12 @@ struct Operand {
   OperandKind Kind = OperandKind::Immediate;
   bool Negated = false;   ///< `!p` predicate operand, or a `-` before a register
   uint8_t Component = 0;  ///< 0 none, 1..4 = .x .y .z .w
+  /// A video instruction's selector on a register: 'b' (bytes) or 'h' (halves), 0 for none. SelDigits holds
+  /// its SelCount digits, the last one written in the lowest nibble: `.b3210` is 0x3210, so nibble K names
+  /// the source of lane K (or, on a destination, a lane the result is merged into).
+  char SelKind = 0;
+  uint8_t SelCount = 0;
+  uint16_t SelDigits = 0;
   ImmediateKind ImmKind = ImmediateKind::Int;
   IntFormat Format = IntFormat::Decimal;
   bool UnsignedSuffix = false;

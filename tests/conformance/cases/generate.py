@@ -1,0 +1,579 @@
+#!/usr/bin/env python3
+"""Writes the project's own conformance cases (kernel.ptx, inputs, case.json, index.json) in the format of
+../shared/conformance/FORMAT.md. The golden outputs (*.expect.bin) are not made here: record.py beside this
+file recorded them on a GPU from exactly these files. Rerunning this script must reproduce the committed
+kernels and inputs byte for byte (the inputs are fixed edge-case tables and a seeded generator).
+
+Usage: generate.py [OUTDIR]   (default: the directory of this script)
+"""
+import json
+import os
+import random
+import struct
+import sys
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+
+# ---- edge-case values ----
+F16 = [0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x0400, 0x3c00, 0xbc00, 0x3c01, 0x7bff, 0xfbff, 0x7c00,
+       0xfc00, 0x7e00, 0x7c01, 0xfe00, 0x3555, 0x4000, 0xc000, 0x0200]
+BF16 = [0x0000, 0x8000, 0x0001, 0x8001, 0x007f, 0x0080, 0x3f80, 0xbf80, 0x3f81, 0x7f7f, 0xff7f, 0x7f80,
+        0xff80, 0x7fc0, 0x7f81, 0xffc0, 0x3eab, 0x4000, 0xc000, 0x0040]
+F32 = [0x00000000, 0x80000000, 0x00000001, 0x807fffff, 0x00800000, 0x3f800000, 0xbf800000, 0x7f7fffff,
+       0xff7fffff, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 0xffc00000, 0x3eaaaaab, 0x4b800001,
+       0x33800000, 0xc0000000, 0x00400000, 0x3f800001]
+U32 = [0x00000000, 0xffffffff, 0x80000000, 0x7fffffff, 0x00000001, 0x80808080, 0x7f7f7f7f, 0x00ff00ff,
+       0xff00ff00, 0x8000ffff, 0x7fff8000, 0x01020304, 0xfefdfcfb, 0x000000ff, 0x0000ffff, 0x0000001f,
+       0x00000020, 0x00000021, 0xffffffe0, 0x12345678]
+
+cases = []
+
+
+def pairs(vals, n):
+    """n (a, b) pairs: all pairs of vals first, then seeded random picks."""
+    out = [(a, b) for a in vals for b in vals]
+    return out[:n]
+
+
+def pack16(vals):
+    return b"".join(struct.pack("<H", v) for v in vals)
+
+
+def pack32(vals):
+    return b"".join(struct.pack("<I", v & 0xffffffff) for v in vals)
+
+
+class Case:
+    """A one-thread-per-tuple kernel: loads in_k[i] into %aK, runs BODY, stores %dK (or %eK for the u64 /
+    vector outputs a body writes itself) to out_k[i]."""
+
+    def __init__(self, cat, name, desc, target, version, min_sm, n, block=128):
+        self.cat, self.name, self.desc = cat, name, desc
+        self.target, self.version, self.min_sm, self.n, self.block = target, version, min_sm, n, block
+        self.inputs = []   # (name, width_bytes, data bytes)
+        self.outputs = []  # (name, width_bytes, compare_as, init)  stored from %dK
+        self.mems = []     # (name, data bytes, compare_as, unordered): read-modify-write buffers, address in %mK
+        self.body = []
+        self.regs = []
+        self.shared = []
+        self.compare_extra = {}  # output name -> extra compare keys
+
+    def inp(self, width, data):
+        self.inputs.append((f"in{len(self.inputs)}", width, data))
+        return f"%a{len(self.inputs) - 1}"
+
+    def out(self, width, compare="u32"):
+        self.outputs.append((f"out{len(self.outputs)}", width, compare))
+        return f"%d{len(self.outputs) - 1}"
+
+    def mem(self, data, compare, unordered=False):
+        self.mems.append((f"mem{len(self.mems)}", data, compare, unordered))
+        return f"%m{len(self.mems) - 1}"
+
+    def emit(self, *lines):
+        self.body.extend(lines)
+
+    def reg(self, decl):
+        self.regs.append(decl)
+
+    def ptx(self):
+        entry = f"k_{self.name}"
+        params = [f"\t.param .u64 p_{o[0]}" for o in self.outputs] + [f"\t.param .u64 p_{m[0]}" for m in self.mems] + \
+                 [f"\t.param .u64 p_{i[0]}" for i in self.inputs] + ["\t.param .u32 p_n"]
+        bits = {1: "b8", 2: "b16", 4: "b32", 8: "b64", 16: "b32"}
+        L = ["//", "// ptxforge conformance case (tests/conformance/cases/generate.py): one thread per input tuple", "//",
+             f".version {self.version}", f".target {self.target}", ".address_size 64", ""]
+        L += self.shared
+        L.append(f".visible .entry {entry}(")
+        L.append(",\n".join(params))
+        L.append(")\n{")
+        L += ["\t.reg .pred %pg, %p<8>, %q<8>;", "\t.reg .u32 %gi, %gt, %gc, %gn, %gm, %t<8>;", "\t.reg .u64 %ga, %gb;",
+              "\t.reg .b16 %h<16>;", "\t.reg .b32 %r<16>, %acc;", "\t.reg .b64 %rd<8>;", "\t.reg .f32 %f<16>;"]
+        for k, (_, w, _) in enumerate(self.inputs):
+            if w < 16:
+                L.append(f"\t.reg .{bits[w]} %a{k};")
+        for k, (_, w, _) in enumerate(self.outputs):
+            if w < 16:
+                L.append(f"\t.reg .{bits[w]} %d{k};")
+        for k in range(len(self.mems)):
+            L.append(f"\t.reg .u64 %m{k};")
+        L += [f"\t{r}" for r in self.regs]
+        L += ["\tmov.u32 %gt, %tid.x;", "\tmov.u32 %gc, %ctaid.x;", "\tmov.u32 %gn, %ntid.x;",
+              "\tmad.lo.u32 %gi, %gc, %gn, %gt;", "\tld.param.u32 %gm, [p_n];", "\tsetp.ge.u32 %pg, %gi, %gm;",
+              "\t@%pg bra $L_done;"]
+        for k, (nm, w, _) in enumerate(self.inputs):
+            if w == 16:  # vector inputs: the body loads them
+                continue
+            L += [f"\tld.param.u64 %ga, [p_{nm}];", "\tcvta.to.global.u64 %ga, %ga;",
+                  f"\tmul.wide.u32 %gb, %gi, {w};", "\tadd.u64 %ga, %ga, %gb;", f"\tld.global.{bits[w]} %a{k}, [%ga];"]
+        for k, (nm, _, _, _) in enumerate(self.mems):
+            L += [f"\tld.param.u64 %m{k}, [p_{nm}];", f"\tcvta.to.global.u64 %m{k}, %m{k};"]
+        L.append("\t// ---- operations under test ----")
+        L += [f"\t{b}" if not b.endswith(":") else b for b in self.body]
+        for k, (nm, w, _) in enumerate(self.outputs):
+            if w == 16:  # vector outputs: the body stores them
+                continue
+            L += [f"\tld.param.u64 %ga, [p_{nm}];", "\tcvta.to.global.u64 %ga, %ga;",
+                  f"\tmul.wide.u32 %gb, %gi, {w};", "\tadd.u64 %ga, %ga, %gb;", f"\tst.global.{bits[w]} [%ga], %d{k};"]
+        L += ["$L_done:", "\tret;", "}", ""]
+        return "\n".join(L)
+
+    def write(self):
+        d = os.path.join(OUT, self.cat, self.name)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "kernel.ptx"), "w") as f:
+            f.write(self.ptx())
+        params = [{"type": "u64", "buffer": o[0]} for o in self.outputs] + \
+                 [{"type": "u64", "buffer": m[0]} for m in self.mems] + \
+                 [{"type": "u64", "buffer": i[0]} for i in self.inputs] + [{"type": "u32", "value": self.n}]
+        buffers = {}
+        for nm, w, cmp in self.outputs:
+            buffers[nm] = {"bytes": w * self.n, "init": {"fill_byte": 205}, "expect": f"{nm}.expect.bin",
+                           "compare": {"as": cmp, **self.compare_extra.get(nm, {})}}
+        for nm, data, cmp, unordered in self.mems:
+            with open(os.path.join(d, f"{nm}.init.bin"), "wb") as f:
+                f.write(data)
+            c = {"as": cmp}
+            if unordered:
+                c["unordered"] = True
+            buffers[nm] = {"bytes": len(data), "init": f"{nm}.init.bin", "expect": f"{nm}.expect.bin", "compare": c}
+        for nm, w, data in self.inputs:
+            assert len(data) == w * self.n, (self.name, nm)
+            with open(os.path.join(d, f"{nm}.bin"), "wb") as f:
+                f.write(data)
+            buffers[nm] = {"bytes": len(data), "init": f"{nm}.bin"}
+        grid = (self.n + self.block - 1) // self.block
+        case = {"name": f"{self.cat}/{self.name}", "description": self.desc, "ptx": "kernel.ptx",
+                "entry": f"k_{self.name}", "min_sm": self.min_sm, "grid": [grid, 1, 1], "block": [self.block, 1, 1],
+                "dynamic_shared_bytes": 0, "params": params, "buffers": buffers}
+        with open(os.path.join(d, "case.json"), "w") as f:
+            json.dump(case, f, indent=1)
+            f.write("\n")
+        cases.append({"name": case["name"], "dir": case["name"], "min_sm": self.min_sm,
+                      "ptx_version": self.version, "target": self.target, "description": self.desc})
+
+
+CMP = ["eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"]
+
+
+def setp_mask(c, instr_fmt, dst, pair):
+    """ORs bit k (pair: bits 2k and 2k+1 for p|q) of dst for each compare op k, using instr_fmt.format(op=)."""
+    c.emit(f"mov.u32 {dst}, 0;")
+    for k, op in enumerate(CMP):
+        if pair:
+            c.emit(instr_fmt.format(op=op, p="%p0|%p1"),
+                   f"selp.u32 %t0, {1 << (2 * k)}, 0, %p0;", f"or.b32 {dst}, {dst}, %t0;",
+                   f"selp.u32 %t0, {1 << (2 * k + 1)}, 0, %p1;", f"or.b32 {dst}, {dst}, %t0;")
+        else:
+            c.emit(instr_fmt.format(op=op, p="%p0"), f"selp.u32 %t0, {1 << k}, 0, %p0;", f"or.b32 {dst}, {dst}, %t0;")
+
+
+def half_setp_scalar():
+    n = 400
+    pf, pb = pairs(F16, n), pairs(BF16, n)
+    c = Case("half", "setp_set_f16_bf16", "setp/set on .f16 and .bf16: every compare op (ordered, unordered, num/nan), "
+             ".ftz, .and/.or/.xor with a predicate, set into u32/s32/u16/f16/bf16 destinations (f32 sources too)",
+             "sm_90", "7.8", 90, n)
+    a, b = c.inp(2, pack16(x for x, _ in pf)), c.inp(2, pack16(y for _, y in pf))
+    ab, bb = c.inp(2, pack16(x for x, _ in pb)), c.inp(2, pack16(y for _, y in pb))
+    o0, o1, o2, o3 = c.out(4), c.out(4), c.out(4), c.out(4)
+    setp_mask(c, "setp.{op}.f16 {p}, " + f"{a}, {b};", o0, False)
+    setp_mask(c, "setp.{op}.ftz.f16 {p}, " + f"{a}, {b};", o1, False)
+    setp_mask(c, "setp.{op}.bf16 {p}, " + f"{ab}, {bb};", o2, False)
+    # Combining forms with q = bit 0 of the thread index.
+    c.emit("and.b32 %t1, %gi, 1;", "setp.ne.u32 %q0, %t1, 0;", f"mov.u32 {o3}, 0;")
+    combos = [f"setp.lt.and.f16 %p0, {a}, {b}, %q0;", f"setp.geu.or.f16 %p0, {a}, {b}, !%q0;",
+              f"setp.ne.xor.ftz.f16 %p0, {a}, {b}, %q0;", f"setp.nan.and.f16 %p0, {a}, {b}, !%q0;",
+              f"setp.le.or.bf16 %p0, {ab}, {bb}, %q0;", f"setp.neu.xor.bf16 %p0, {ab}, {bb}, %q0;",
+              f"setp.gt.and.bf16 %p0, {ab}, {bb}, %q0;", f"setp.num.or.bf16 %p0, {ab}, {bb}, !%q0;"]
+    for k, s in enumerate(combos):
+        c.emit(s, f"selp.u32 %t0, {1 << k}, 0, %p0;", f"or.b32 {o3}, {o3}, %t0;")
+    # set: one 32-bit slot each (16-bit results zero-extended).
+    sets = [("u32", f"set.lt.u32.f16 %r0, {a}, {b};", "%r0"),
+            ("s32", f"set.gtu.ftz.s32.f16 %r0, {a}, {b};", "%r0"),
+            ("u16", f"set.ne.u16.f16 %h0, {a}, {b};", "%h0"),
+            ("f16", f"set.equ.f16.f16 %h0, {a}, {b};", "%h0"),
+            ("f16", f"set.le.ftz.f16.f16 %h0, {a}, {b};", "%h0"),
+            ("u32", f"set.num.u32.bf16 %r0, {ab}, {bb};", "%r0"),
+            ("s16", f"set.leu.s16.bf16 %h0, {ab}, {bb};", "%h0"),
+            ("bf16", f"set.ge.bf16.bf16 %h0, {ab}, {bb};", "%h0"),
+            ("f16", f"set.lt.and.f16.f16 %h0, {a}, {b}, %q0;", "%h0"),
+            ("u32", f"set.eq.or.u32.bf16 %r0, {ab}, {bb}, %q0;", "%r0"),
+            ("f16", f"cvt.f32.f16 %f0, {a};\n\tcvt.f32.f16 %f1, {b};\n\tset.lt.f16.f32 %h0, %f0, %f1;", "%h0"),
+            ("bf16", f"cvt.f32.bf16 %f0, {ab};\n\tcvt.f32.bf16 %f1, {bb};\n\tset.gtu.bf16.f32 %h0, %f0, %f1;", "%h0"),
+            ("f16", f"set.gt.f16.s32 %h0, %gi, 200;", "%h0")]
+    for _, s, r in sets:
+        # 16-bit results are stored as 16 bits: ptxas compiles `cvt.u32.u16` of a set.f16 result that an HSET2
+        # computed as a plain move, so a 32-bit slot would show the instruction's unused upper lane.
+        o = c.out(2, "u16") if r.startswith("%h") else c.out(4)
+        c.emit(s)
+        c.emit(f"mov.b16 {o}, {r};" if r.startswith("%h") else f"mov.b32 {o}, {r};")
+    c.write()
+
+
+def x2(vals, n):
+    """n packed lane pairs: lane 0 from all pairs of vals, lane 1 from a shuffled order."""
+    p = pairs(vals, n)
+    q = [(vals[(i * 7 + 3) % len(vals)], vals[(i * 11 + 5) % len(vals)]) for i in range(n)]
+    a = [p[i][0] | q[i][0] << 16 for i in range(n)]
+    b = [p[i][1] | q[i][1] << 16 for i in range(n)]
+    return a, b
+
+
+def half_setp_x2():
+    n = 400
+    fa, fb = x2(F16, n)
+    ba, bb = x2(BF16, n)
+    c = Case("half", "setp_set_f16x2_bf16x2", "setp p|q and set on .f16x2 and .bf16x2: every compare op, .ftz, "
+             ".and/.or/.xor, set into f16x2/bf16x2/u32/s32", "sm_90", "7.8", 90, n)
+    a, b = c.inp(4, pack32(fa)), c.inp(4, pack32(fb))
+    a2, b2 = c.inp(4, pack32(ba)), c.inp(4, pack32(bb))
+    o0, o1, o2, o3 = c.out(4), c.out(4), c.out(4), c.out(4)
+    setp_mask(c, "setp.{op}.f16x2 {p}, " + f"{a}, {b};", o0, True)
+    setp_mask(c, "setp.{op}.ftz.f16x2 {p}, " + f"{a}, {b};", o1, True)
+    setp_mask(c, "setp.{op}.bf16x2 {p}, " + f"{a2}, {b2};", o2, True)
+    c.emit("and.b32 %t1, %gi, 1;", "setp.ne.u32 %q0, %t1, 0;", f"mov.u32 {o3}, 0;")
+    combos = [f"setp.lt.and.f16x2 %p0|%p1, {a}, {b}, %q0;", f"setp.geu.or.ftz.f16x2 %p0|%p1, {a}, {b}, !%q0;",
+              f"setp.ne.xor.bf16x2 %p0|%p1, {a2}, {b2}, %q0;", f"setp.nan.or.bf16x2 %p0|%p1, {a2}, {b2}, %q0;"]
+    for k, s in enumerate(combos):
+        c.emit(s, f"selp.u32 %t0, {1 << (2 * k)}, 0, %p0;", f"or.b32 {o3}, {o3}, %t0;",
+               f"selp.u32 %t0, {1 << (2 * k + 1)}, 0, %p1;", f"or.b32 {o3}, {o3}, %t0;")
+    sets = [f"set.lt.f16x2.f16x2 %r0, {a}, {b};", f"set.gtu.ftz.u32.f16x2 %r0, {a}, {b};",
+            f"set.num.s32.f16x2 %r0, {a}, {b};", f"set.ne.bf16x2.bf16x2 %r0, {a2}, {b2};",
+            f"set.leu.u32.bf16x2 %r0, {a2}, {b2};", f"set.eq.and.f16x2.f16x2 %r0, {a}, {b}, %q0;",
+            f"set.ge.xor.s32.bf16x2 %r0, {a2}, {b2}, !%q0;"]
+    for s in sets:
+        o = c.out(4)
+        c.emit(s, f"mov.b32 {o}, %r0;")
+    c.write()
+
+
+def half_minmax_fma():
+    n = 400
+    pf, pb = pairs(F16, n), pairs(BF16, n)
+    cf = [F16[(i * 13 + 7) % 20] for i in range(n)]
+    cb = [BF16[(i * 13 + 7) % 20] for i in range(n)]
+    fa, fb = x2(F16, n)
+    ba, bb = x2(BF16, n)
+    fc = [F16[(i * 3 + 1) % 20] | F16[(i * 17 + 2) % 20] << 16 for i in range(n)]
+    bc = [BF16[(i * 3 + 1) % 20] | BF16[(i * 17 + 2) % 20] << 16 for i in range(n)]
+    c = Case("half", "minmax_xorsign_fma_relu", "min/max .xorsign.abs and .NaN (.ftz) on f16/bf16/f16x2/bf16x2, "
+             "fma.rn with .relu/.sat/.ftz on f16/bf16 and their x2 forms", "sm_90", "7.8", 90, n)
+    a, b, cc = c.inp(2, pack16(x for x, _ in pf)), c.inp(2, pack16(y for _, y in pf)), c.inp(2, pack16(cf))
+    ab, bbr, cb_ = c.inp(2, pack16(x for x, _ in pb)), c.inp(2, pack16(y for _, y in pb)), c.inp(2, pack16(cb))
+    a2, b2, c2 = c.inp(4, pack32(fa)), c.inp(4, pack32(fb)), c.inp(4, pack32(fc))
+    a3, b3, c3 = c.inp(4, pack32(ba)), c.inp(4, pack32(bb)), c.inp(4, pack32(bc))
+    scalar = [f"min.xorsign.abs.f16 %h0, {a}, {b};", f"max.xorsign.abs.f16 %h0, {a}, {b};",
+              f"min.NaN.xorsign.abs.f16 %h0, {a}, {b};", f"max.ftz.NaN.xorsign.abs.f16 %h0, {a}, {b};",
+              f"min.ftz.NaN.f16 %h0, {a}, {b};", f"max.ftz.f16 %h0, {a}, {b};",
+              f"min.xorsign.abs.bf16 %h0, {ab}, {bbr};", f"max.NaN.xorsign.abs.bf16 %h0, {ab}, {bbr};",
+              f"fma.rn.relu.f16 %h0, {a}, {b}, {cc};", f"fma.rn.ftz.relu.f16 %h0, {a}, {b}, {cc};",
+              f"fma.rn.sat.ftz.f16 %h0, {a}, {b}, {cc};", f"fma.rn.relu.bf16 %h0, {ab}, {bbr}, {cb_};"]
+    for s in scalar:
+        o = c.out(4)
+        c.emit(s, f"cvt.u32.u16 {o}, %h0;")
+    packed = [f"min.xorsign.abs.f16x2 %r0, {a2}, {b2};", f"max.NaN.xorsign.abs.f16x2 %r0, {a2}, {b2};",
+              f"min.ftz.NaN.f16x2 %r0, {a2}, {b2};", f"max.xorsign.abs.bf16x2 %r0, {a3}, {b3};",
+              f"min.NaN.xorsign.abs.bf16x2 %r0, {a3}, {b3};", f"fma.rn.relu.f16x2 %r0, {a2}, {b2}, {c2};",
+              f"fma.rn.ftz.sat.f16x2 %r0, {a2}, {b2}, {c2};", f"fma.rn.ftz.relu.f16x2 %r0, {a2}, {b2}, {c2};",
+              f"fma.rn.relu.bf16x2 %r0, {a3}, {b3}, {c3};"]
+    for s in packed:
+        o = c.out(4)
+        c.emit(s, f"mov.b32 {o}, %r0;")
+    c.write()
+
+
+def atomic_half():
+    """Each thread its own element (edge values, deterministic old/new), plus contended counters."""
+    n = 400
+    pf, pb = pairs(F16, n), pairs(BF16, n)
+    fa, fb = x2(F16, n)
+    ba, bb = x2(BF16, n)
+    c = Case("atomic", "half_add", "atom/red .global and .shared add on .f16/.bf16/.f16x2/.bf16x2 "
+             "with edge values (each thread its own element: old and new value exact), and contended counters",
+             "sm_90", "8.0", 90, n)
+    a16, b16 = [x for x, _ in pf], [y for _, y in pf]
+    ab16, bb16 = [x for x, _ in pb], [y for _, y in pb]
+    vf, vb = c.inp(2, pack16(b16)), c.inp(2, pack16(bb16))
+    vf2, vb2 = c.inp(4, pack32(fb)), c.inp(4, pack32(bb))
+    # Scalar and x2 half atomics have .add only (min/max exist in the vector forms, atomic_vector below).
+    scalar = [("f16", "atom.global.add.noftz.f16", a16, vf), ("bf16", "atom.global.add.noftz.bf16", ab16, vb),
+              ("bf16", "atom.add.noftz.bf16", ab16, vb), ("f16", "red.global.add.noftz.f16", a16, vf),
+              ("bf16", "red.global.add.noftz.bf16", ab16, vb)]
+    for cmp, ins, init, v in scalar:
+        m = c.mem(pack16(init), cmp)
+        c.emit(f"mul.wide.u32 %gb, %gi, 2;", f"add.u64 %rd0, {m}, %gb;")
+        if ins.startswith("red"):
+            c.emit(f"{ins} [%rd0], {v};")
+        else:
+            o = c.out(4)
+            c.emit(f"{ins} %h0, [%rd0], {v};", f"cvt.u32.u16 {o}, %h0;")
+    packed = [("f16", "atom.global.add.noftz.f16x2", fa, vf2), ("bf16", "atom.global.add.noftz.bf16x2", ba, vb2),
+              ("f16", "red.global.add.noftz.f16x2", fa, vf2), ("bf16", "red.add.noftz.bf16x2", ba, vb2)]
+    for cmp, ins, init, v in packed:
+        m = c.mem(pack32(init), cmp)
+        c.emit(f"mul.wide.u32 %gb, %gi, 4;", f"add.u64 %rd0, {m}, %gb;")
+        if ins.startswith("red"):
+            c.emit(f"{ins} [%rd0], {v};")
+        else:
+            o = c.out(4)
+            c.emit(f"{ins} %r0, [%rd0], {v};", f"mov.b32 {o}, %r0;")
+    # Shared memory: per-thread element staged through shared.
+    c.shared.append(".shared .align 4 .b8 s_half[512];")
+    o = c.out(4)
+    c.emit("mov.u32 %t2, s_half;", "shl.b32 %t3, %gt, 2;", "add.u32 %t2, %t2, %t3;",
+           f"mov.b32 %r1, {{{vf}, {vf}}};", "st.shared.b32 [%t2], %r1;",
+           f"atom.shared.add.noftz.f16 %h1, [%t2], {vf};", f"atom.shared.add.noftz.bf16x2 %r2, [%t2], {vb2};",
+           "ld.shared.b32 %r3, [%t2];", f"cvt.u32.u16 %t4, %h1;", f"xor.b32 {o}, %r3, %t4;")
+    o = c.out(4)
+    c.emit(f"mov.b32 {o}, %r2;")
+    # Contended counters: f16 +1.0 (400 is exact), bf16 +1.0 (sticks at 256: 257 rounds to even), x2 lanes.
+    m = c.mem(pack16([0, 0, 0, 0]) + pack32([0, 0]), "b16")
+    c.emit("mov.b16 %h2, 0x3c00;", "mov.b16 %h3, 0x3f80;", "mov.b32 %r4, 0x3c00bc00;", "mov.b32 %r5, 0x3f80bf80;",
+           f"red.global.add.noftz.f16 [{m}], %h2;", f"red.global.add.noftz.bf16 [{m}+2], %h3;",
+           "mov.b16 %h4, 0xbc00;", f"red.global.add.noftz.f16 [{m}+4], %h4;", f"atom.global.add.noftz.bf16 %h5, [{m}+6], %h3;",
+           f"red.global.add.noftz.f16x2 [{m}+8], %r4;", f"red.global.add.noftz.bf16x2 [{m}+12], %r5;")
+    c.write()
+
+
+def atomic_vector():
+    n = 256
+    rnd = random.Random(20)
+    f32s = F32 + [rnd.getrandbits(32) & 0xbfffffff for _ in range(12)]
+    c = Case("atomic", "vector_red_atom_sm90", "vector red/atom on global memory (sm_90): .v2/.v4 .f32 add, "
+             ".v2/.v4/.v8 .f16/.bf16 and .v2/.v4 .f16x2/.bf16x2 add/min/max, each thread its own vector",
+             "sm_90", "8.1", 90, n)
+    def f32vals(k):
+        return [f32s[(i * 5 + k * 3) % len(f32s)] for i in range(n * 4)]
+    def f16vals(k, tbl):
+        return [tbl[(i * 7 + k) % len(tbl)] for i in range(n * 8)]
+    inits = [pack32(f32vals(0)), pack32(f32vals(1)), pack16(f16vals(2, F16)), pack16(f16vals(3, BF16)),
+             pack16(f16vals(4, F16)), pack16(f16vals(5, BF16)), pack16(f16vals(6, F16)), pack16(f16vals(10, F16)),
+             pack16(f16vals(11, BF16)), pack32(f32vals(12))]
+    vin = c.inp(16, pack32(f32vals(7)[::-1]))
+    vh = c.inp(16, pack16(f16vals(8, F16)))
+    vbh = c.inp(16, pack16(f16vals(9, BF16)))
+    c.reg(".reg .b32 %v<8>;")
+    c.reg(".reg .b32 %w<8>;")
+    c.reg(".reg .b16 %x<8>;")
+    c.reg(".reg .b16 %y<8>;")
+    # The 16-byte inputs are loaded again as vectors (the generic loader reads only 4 bytes of them).
+    def load_vec(param, dst, cnt, bits):
+        c.emit(f"ld.param.u64 %ga, [p_{param}];", "cvta.to.global.u64 %ga, %ga;", "mul.wide.u32 %gb, %gi, 16;",
+               "add.u64 %ga, %ga, %gb;", f"ld.global.v{cnt}.{bits} {{{', '.join(dst)}}}, [%ga];")
+    F = [f"%f{k}" for k in range(8)]
+    W = [f"%w{k}" for k in range(4)]
+    X = [f"%x{k}" for k in range(8)]
+    c.emit("// vector operands", "mov.b32 %r15, 0;", "mov.b16 %h15, 0;")
+    load_vec("in0", F[:4], 4, "f32")
+    c.emit("ld.param.u64 %ga, [p_in1];", "cvta.to.global.u64 %ga, %ga;", "mul.wide.u32 %gb, %gi, 16;",
+           "add.u64 %ga, %ga, %gb;", "ld.global.v4.b32 {%v0, %v1, %v2, %v3}, [%ga];",
+           "mov.b32 {%x0, %x1}, %v0;", "mov.b32 {%x2, %x3}, %v1;", "mov.b32 {%x4, %x5}, %v2;", "mov.b32 {%x6, %x7}, %v3;")
+    c.emit("ld.param.u64 %ga, [p_in2];", "cvta.to.global.u64 %ga, %ga;", "add.u64 %ga, %ga, %gb;",
+           "ld.global.v4.b32 {%w0, %w1, %w2, %w3}, [%ga];", "mov.b32 {%y0, %y1}, %w0;", "mov.b32 {%y2, %y3}, %w1;")
+    ops = [("f32", 0, "red.global.add.v2.f32 [%rd0], {%f0, %f1};", None),
+           ("f32", 1, "atom.global.add.v4.f32 {%f8, %f9, %f10, %f11}, [%rd0], {%f0, %f1, %f2, %f3};",
+            ["%f8", "%f9", "%f10", "%f11"]),
+           ("f16", 2, "atom.global.min.noftz.v8.f16 {%h0, %h1, %h2, %h3, %h4, %h5, %h6, %h7}, [%rd0], "
+                      "{%x0, %x1, %x2, %x3, %x4, %x5, %x6, %x7};", ["%h0", "%h1", "%h2", "%h3", "%h4", "%h5", "%h6", "%h7"]),
+           ("bf16", 3, "red.global.max.noftz.v4.bf16 [%rd0], {%y0, %y1, %y2, %y3};", None),
+           ("f16", 4, "red.global.add.noftz.v4.f16x2 [%rd0], {%v0, %v1, %v2, %v3};", None),
+           ("bf16", 5, "atom.global.add.noftz.v2.bf16x2 {%r0, %r1}, [%rd0], {%w0, %w1};", ["%r0", "%r1"]),
+           ("f16", 6, "atom.global.max.noftz.v2.f16 {%h8, %h9}, [%rd0], {%x0, %x7};", ["%h8", "%h9"]),
+           ("f16", 7, "atom.global.min.noftz.v2.f16x2 {%r2, %r3}, [%rd0], {%v1, %v2};", ["%r2", "%r3"]),
+           ("bf16", 8, "red.global.max.noftz.v4.bf16x2 [%rd0], {%w3, %w2, %w1, %w0};", None),
+           ("f32", 9, "atom.global.add.v2.f32 {%f12, %f13}, [%rd0], {%f3, %f2};", ["%f12", "%f13"])]
+    for cmp, k, ins, olds in ops:
+        m = c.mem(inits[k], cmp)
+        c.emit("mul.wide.u32 %gb, %gi, 16;", f"add.u64 %rd0, {m}, %gb;", ins)
+        if olds:
+            # Old values, packed into one 16-byte slot of an output.
+            o = c.out(16, "b32")
+            if olds[0].startswith("%h"):  # pairs of 16-bit olds into 32-bit words
+                hs = olds + ["%h15"] * (len(olds) % 2)
+                vals = [f"%r{8 + j}" for j in range(len(hs) // 2)]
+                for j, r in enumerate(vals):
+                    c.emit(f"mov.b32 {r}, {{{hs[2 * j]}, {hs[2 * j + 1]}}};")
+            elif olds[0].startswith("%f"):
+                vals = [f"%r{8 + j}" for j in range(len(olds))]
+                for r, f in zip(vals, olds):
+                    c.emit(f"mov.b32 {r}, {f};")
+            else:
+                vals = list(olds)
+            vals += ["%r15"] * (4 - len(vals))  # %r15 = 0: the slot's unused words
+            c.emit(f"ld.param.u64 %ga, [p_out{len(c.outputs) - 1}];", "cvta.to.global.u64 %ga, %ga;",
+                   "mul.wide.u32 %gb, %gi, 16;", "add.u64 %ga, %ga, %gb;",
+                   f"st.global.v4.b32 [%ga], {{{', '.join(vals)}}};")
+    c.write()
+
+
+def atomic_f32_add():
+    """Whether f32 atomic adds flush subnormals, by state space (each thread its own element)."""
+    n = 400
+    p = pairs(F32, n)
+    f64 = [0x0000000000000001, 0x8000000000000001, 0x000fffffffffffff, 0x0010000000000000, 0x3ff0000000000000,
+           0xbff0000000000000, 0x8000000000000000, 0x0000000000000000, 0x7ff8000000000000, 0x7ff0000000000000,
+           0xfff0000000000000, 0x7fefffffffffffff, 0x0008000000000000, 0x3cb0000000000000, 0xc000000000000000,
+           0x3fe5555555555555, 0x800fffffffffffff, 0x7ff0000000000001, 0x0000000000000002, 0x4340000000000001]
+    q = pairs(f64, n)
+    c = Case("atomic", "f32_add_subnormal", "atom/red add .f32 on .global, generic and .shared addresses and .f64, "
+             "with subnormal, zero, infinite and NaN operands (each thread its own element)", "sm_90", "7.8", 90, n)
+    va = c.inp(4, pack32(y for _, y in p))
+    vd = c.inp(8, b"".join(struct.pack("<Q", y) for _, y in q))
+    init = pack32(x for x, _ in p)
+    for ins in ["atom.global.add.f32", "red.global.add.f32", "atom.add.f32", "red.add.f32"]:
+        m = c.mem(init, "f32")
+        c.emit("mul.wide.u32 %gb, %gi, 4;", f"add.u64 %rd0, {m}, %gb;")
+        if ins.startswith("red"):
+            c.emit(f"{ins} [%rd0], {va};")
+        else:
+            o = c.out(4, "f32")
+            c.emit(f"{ins} %f0, [%rd0], {va};", f"mov.b32 {o}, %f0;")
+    # Shared: the element staged through shared memory, the sum written back out.
+    c.shared.append(".shared .align 8 .b8 s_f[1024];")
+    m = c.mem(init, "f32")
+    o = c.out(4, "f32")
+    c.emit("mul.wide.u32 %gb, %gi, 4;", f"add.u64 %rd0, {m}, %gb;", "ld.global.b32 %r0, [%rd0];",
+           "mov.u32 %t2, s_f;", "shl.b32 %t3, %gt, 2;", "add.u32 %t2, %t2, %t3;", "st.shared.b32 [%t2], %r0;",
+           f"atom.shared.add.f32 %f1, [%t2], {va};", f"red.shared.add.f32 [%t2], {va};",
+           "ld.shared.b32 %r1, [%t2];", "st.global.b32 [%rd0], %r1;", f"mov.b32 {o}, %f1;")
+    m = c.mem(b"".join(struct.pack("<Q", x) for x, _ in q), "f64")
+    o = c.out(8, "f64")
+    c.emit("mul.wide.u32 %gb, %gi, 8;", f"add.u64 %rd0, {m}, %gb;", f"atom.global.add.f64 %rd1, [%rd0], {vd};",
+           f"mov.b64 {o}, %rd1;")
+    c.write()
+
+
+def cache_policy():
+    n = 256
+    rnd = random.Random(4)
+    c = Case("memory", "createpolicy_cache_hint_sm80", "createpolicy .fractional/.range (evict_last/first/"
+             "unchanged/normal), the .L2::cache_hint policy operand on ld/st/atom/red/cp.async", "sm_80", "7.4", 80, n)
+    src = c.inp(4, pack32(rnd.getrandbits(32) for _ in range(n)))
+    c.reg(".reg .b64 %pol<8>;")
+    c.shared.append(".shared .align 16 .b8 s_buf[4096];")
+    c.emit("createpolicy.fractional.L2::evict_last.b64 %pol0, 1.0;",
+           "createpolicy.fractional.L2::evict_last.L2::evict_unchanged.b64 %pol1, 0.5;",
+           "createpolicy.fractional.L2::evict_first.b64 %pol2;",
+           "createpolicy.fractional.L2::evict_normal.L2::evict_first.b64 %pol3, 0.25;",
+           "ld.param.u64 %rd1, [p_in0];", "cvta.to.global.u64 %rd1, %rd1;",
+           "createpolicy.range.L2::evict_last.L2::evict_first.b64 %pol4, [%rd1], 256, 1024;",
+           "createpolicy.range.global.L2::evict_unchanged.b64 %pol5, [%rd1], 512, 512;",
+           "mul.wide.u32 %gb, %gi, 4;", "add.u64 %rd2, %rd1, %gb;")
+    o = c.out(4)
+    c.emit("ld.global.L2::cache_hint.b32 %r0, [%rd2], %pol0;",
+           "ld.global.nc.L2::cache_hint.b32 %r1, [%rd2], %pol4;",
+           "ld.global.L1::evict_last.L2::cache_hint.u32 %r2, [%rd2], %pol1;",
+           f"add.u32 %r3, %r0, %r1;", f"xor.b32 {o}, %r3, %r2;")
+    m = c.mem(pack32(rnd.getrandbits(32) for _ in range(n)), "u32")
+    c.emit(f"add.u64 %rd3, {m}, %gb;", "st.global.L2::cache_hint.b32 [%rd3], %r0, %pol2;")
+    m2 = c.mem(pack32([0] * 4), "u32")
+    o = c.out(4)
+    c.emit(f"red.global.add.L2::cache_hint.u32 [{m2}], %r0, %pol3;",
+           f"atom.global.add.L2::cache_hint.u32 %r5, [{m2}+4], 1, %pol5;", f"and.b32 %r5, %r5, 0;",
+           f"atom.global.or.L2::cache_hint.b32 %r6, [{m2}+8], %r1, %pol0;", f"and.b32 %r6, %r6, 0;",
+           f"add.u32 {o}, %r5, %r6;")
+    # cp.async with a cache hint: 4-byte and 16-byte copies into shared, read back.
+    o = c.out(4)
+    c.emit("mov.u32 %t2, s_buf;", "shl.b32 %t3, %gt, 2;", "add.u32 %t4, %t2, %t3;",
+           "cp.async.ca.shared.global.L2::cache_hint [%t4], [%rd2], 4, %pol1;",
+           "and.b32 %t5, %gt, 0xfffffffc;", "shl.b32 %t5, %t5, 2;", "add.u32 %t6, %t2, 2048;", "add.u32 %t6, %t6, %t5;",
+           "and.b32 %t7, %gi, 0xfffffffc;", "mul.wide.u32 %rd4, %t7, 4;", "add.u64 %rd4, %rd1, %rd4;",
+           "and.b32 %t1, %gt, 3;", "setp.eq.u32 %p2, %t1, 0;",
+           "@%p2 cp.async.cg.shared.global.L2::cache_hint [%t6], [%rd4], 16, %pol2;",
+           "cp.async.commit_group;", "cp.async.wait_all;", "bar.sync 0;",
+           "ld.shared.u32 %r7, [%t4];", "add.u32 %t6, %t2, 2048;", "add.u32 %t6, %t6, %t3;",
+           "ld.shared.u32 %r8, [%t6];", f"add.u32 {o}, %r7, %r8;")
+    c.write()
+
+
+def video_inputs(n, k):
+    rnd = random.Random(k)
+    vals = U32 + [rnd.getrandbits(32) for _ in range(n - len(U32))]
+    return [vals[(i * (2 * k + 1)) % n] for i in range(n)]
+
+
+def video_case(name, desc, ins, ptxv="7.0", target="sm_75", min_sm=75, tolerate=None):
+    """tolerate: {instruction: mismatches} allowed in that instruction's output (see README.md)."""
+    n = 256
+    c = Case("video", name, desc, target, ptxv, min_sm, n)
+    a, b, cc = (c.inp(4, pack32(video_inputs(n, k))) for k in (1, 2, 3))
+    for s in ins:
+        o = c.out(4)
+        c.emit(s.format(d=o, a=a, b=b, c=cc))
+        if tolerate and s in tolerate:
+            c.compare_extra[f"out{len(c.outputs) - 1}"] = {"max_mismatches": tolerate[s]}
+    c.write()
+
+
+def video():
+    scalar = []
+    for op in ["vadd", "vsub", "vabsdiff", "vmin", "vmax"]:
+        scalar += [f"{op}.s32.s32.s32 {{d}}, {{a}}, {{b}};", f"{op}.u32.u32.u32.sat {{d}}, {{a}}, {{b}};",
+                   f"{op}.s32.s32.s32.sat {{d}}, {{a}}, {{b}};", f"{op}.s32.u32.s32.sat {{d}}, {{a}}.b0, {{b}}.h1;",
+                   f"{op}.u32.s32.u32.sat.add {{d}}, {{a}}.b3, {{b}}.b2, {{c}};",
+                   f"{op}.s32.s32.u32.min {{d}}, {{a}}.h0, {{b}}, {{c}};",
+                   f"{op}.u32.u32.s32.sat.max {{d}}, {{a}}.b1, {{b}}.h0, {{c}};",
+                   f"{op}.u32.u32.u32 {{d}}.h1, {{a}}.b1, {{b}}.b0, {{c}};",
+                   f"{op}.s32.s32.s32.sat {{d}}.b2, {{a}}.h0, {{b}}.h1, {{c}};",
+                   f"{op}.u32.s32.s32.sat {{d}}.b0, {{a}}.b2, {{b}}.b3, {{c}};"]
+    video_case("scalar_arith", "vadd/vsub/vabsdiff/vmin/vmax: signed/unsigned operand and result types, .sat, "
+               "byte/half selectors, secondary .add/.min/.max, merge into a byte/half of c", scalar)
+    shifts = []
+    for op in ["vshl", "vshr"]:
+        for t in ["s32", "u32"]:
+            shifts += [f"{op}.{t}.{t}.u32.clamp {{d}}, {{a}}, {{b}};", f"{op}.{t}.{t}.u32.wrap {{d}}, {{a}}, {{b}};",
+                       f"{op}.{t}.{t}.u32.sat.clamp {{d}}, {{a}}.h1, {{b}}.b0;",
+                       f"{op}.{t}.s32.u32.wrap.add {{d}}, {{a}}.b2, {{b}}.b1, {{c}};",
+                       f"{op}.{t}.u32.u32.sat.clamp.max {{d}}, {{a}}.h0, {{b}}.b3, {{c}};",
+                       f"{op}.{t}.{t}.u32.wrap {{d}}.h0, {{a}}, {{b}}.b0, {{c}};",
+                       f"{op}.{t}.{t}.u32.sat.clamp {{d}}.b3, {{a}}.b1, {{b}}, {{c}};"]
+    vmad = ["vmad.s32.s32.s32 {d}, {a}.b0, {b}.b1, {c};", "vmad.u32.u32.u32 {d}, {a}.h0, {b}.h1, {c};",
+            "vmad.u32.u32.u32.sat {d}, {a}, {b}.h0, {c};", "vmad.s32.s32.s32.sat {d}, {a}.h1, {b}.h0, {c};",
+            "vmad.s32.u32.s32.shr7 {d}, {a}.b2, {b}.b3, {c};", "vmad.s32.s32.s32.sat.shr15 {d}, {a}.h0, {b}.h1, {c};",
+            "vmad.s32.s32.s32 {d}, -{a}.h0, {b}.h1, {c};", "vmad.s32.s32.u32 {d}, {a}.b1, -{b}.b0, {c};", "vmad.s32.u32.s32 {d}, {a}.b1, {b}.h0, -{c};",
+            "vmad.u32.u32.u32.sat {d}, -{a}.b3, {b}.b3, {c};", "vmad.u32.u32.u32.po {d}, {a}.b0, {b}.b1, {c};",
+            "vmad.s32.s32.s32.po.sat.shr7 {d}, {a}.h1, {b}.h1, {c};", "vmad.s32.s32.s32 {d}, {a}, {b}, {c};",
+            "vmad.u32.s32.s32.sat {d}, {a}.h1, {b}.b2, -{c};"]
+    vset = ["vset.s32.u32.lt {d}, {a}, {b};", "vset.u32.u32.ne {d}, {a}.b0, {b}.b1;",
+            "vset.s32.s32.ge.add {d}, {a}.h1, {b}.h0, {c};", "vset.u32.s32.gt.min {d}, {a}.b3, {b}, {c};",
+            "vset.s32.s32.le.max {d}, {a}.b2, {b}.b2, {c};", "vset.u32.u32.eq {d}.b1, {a}.h0, {b}.h0, {c};",
+            "vset.s32.s32.lt {d}.h1, {a}, {b}.b3, {c};"]
+    video_case("scalar_shift_mad_set", "vshl/vshr (.clamp/.wrap, .sat, secondary ops, merge), vmad (negated "
+               "operands, .po, .sat, .shr7/.shr15), vset (compare, secondary ops, merge)", shifts + vmad + vset,
+               tolerate={"vshl.u32.u32.u32.sat.clamp.max {d}, {a}.h0, {b}.b3, {c};": 1})
+    simd2 = []
+    for op in ["vadd2", "vsub2", "vavrg2", "vabsdiff2", "vmin2", "vmax2"]:
+        simd2 += [f"{op}.u32.u32.u32 {{d}}, {{a}}, {{b}}, {{c}};", f"{op}.s32.s32.s32.sat {{d}}, {{a}}, {{b}}, {{c}};",
+                  f"{op}.u32.u32.u32.sat {{d}}.h0, {{a}}.h01, {{b}}.h32, {{c}};",
+                  f"{op}.s32.u32.s32 {{d}}.h1, {{a}}.h13, {{b}}.h20, {{c}};",
+                  f"{op}.u32.s32.u32.add {{d}}, {{a}}.h11, {{b}}.h03, {{c}};",
+                  f"{op}.s32.s32.s32.add {{d}}.h0, {{a}}, {{b}}, {{c}};"]
+    simd2 += ["vset2.u32.u32.lt {d}, {a}, {b}, {c};", "vset2.s32.s32.ne {d}.h1, {a}.h21, {b}.h03, {c};",
+              "vset2.s32.u32.ge.add {d}, {a}, {b}, {c};", "vset2.u32.s32.eq.add {d}.h0, {a}.h00, {b}.h33, {c};"]
+    video_case("simd2", "vadd2/vsub2/vavrg2/vabsdiff2/vmin2/vmax2/vset2: types, .sat, half selectors from a:b, "
+               "merge masks, .add accumulate", simd2)
+    simd4 = []
+    for op in ["vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4"]:
+        simd4 += [f"{op}.u32.u32.u32 {{d}}, {{a}}, {{b}}, {{c}};", f"{op}.s32.s32.s32.sat {{d}}, {{a}}, {{b}}, {{c}};",
+                  f"{op}.u32.u32.u32.sat {{d}}.b10, {{a}}.b3210, {{b}}.b7654, {{c}};",
+                  f"{op}.s32.u32.s32 {{d}}.b31, {{a}}.b0415, {{b}}.b2367, {{c}};",
+                  f"{op}.u32.s32.u32.add {{d}}, {{a}}.b7531, {{b}}.b6420, {{c}};",
+                  f"{op}.s32.s32.s32.add {{d}}.b2, {{a}}, {{b}}, {{c}};"]
+    simd4 += ["vset4.u32.u32.lt {d}, {a}, {b}, {c};", "vset4.s32.s32.ne {d}.b320, {a}.b1357, {b}.b0246, {c};",
+              "vset4.s32.u32.ge.add {d}, {a}, {b}, {c};", "vset4.u32.s32.le.add {d}.b3, {a}.b4444, {b}.b3210, {c};"]
+    video_case("simd4", "vadd4/vsub4/vavrg4/vabsdiff4/vmin4/vmax4/vset4: types, .sat, byte selectors from a:b, "
+               "merge masks, .add accumulate", simd4)
+
+
+half_setp_scalar()
+half_setp_x2()
+half_minmax_fma()
+atomic_half()
+atomic_vector()
+atomic_f32_add()
+cache_policy()
+video()
+with open(os.path.join(OUT, "index.json"), "w") as f:
+    json.dump({"format": "ptx-conformance-1", "cases": sorted(cases, key=lambda c: c["name"])}, f, indent=1)
+    f.write("\n")
