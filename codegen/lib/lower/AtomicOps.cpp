@@ -3,6 +3,7 @@
 // loops or as fibers switched only at barriers and collectives), so nothing can come between the load and the
 // store, and a lock-prefixed instruction per access would make shared-memory histograms many times slower.
 #include "../FunctionLowering.h"
+#include "../Markers.h"
 #include "../passes/Passes.h"
 
 #include "llvm/Transforms/Utils/LowerAtomic.h"
@@ -54,8 +55,8 @@ bool ptxforge::codegen::detail::lowerAtomic(FunctionLowering &L, const ptx::Inst
   if (I.has(Modifier::Cas)) {
     llvm::Value *Cmp = L.read(Ops[First], T), *New = L.read(Ops[First + 1], T);
     if (Plain) {
-      llvm::Value *Old = B.CreateAlignedLoad(Cmp->getType(), P, Natural);
-      B.CreateAlignedStore(B.CreateSelect(B.CreateICmpEQ(Old, Cmp), New, Old), P, Natural);
+      llvm::LoadInst *Old = B.CreateAlignedLoad(Cmp->getType(), P, Natural);
+      markSerialReadModifyWrite(Old, B.CreateAlignedStore(B.CreateSelect(B.CreateICmpEQ(Old, Cmp), New, Old), P, Natural));
       if (!Red)
         L.write(Ops[0], T, Old);
       return true;
@@ -94,6 +95,7 @@ bool ptxforge::codegen::detail::lowerAtomic(FunctionLowering &L, const ptx::Inst
     auto *Store = B.CreateAlignedStore(llvm::buildAtomicRMWValue(Op, B, Old, V), P, Natural);
     codegen::passes::markAccess(Load, codegen::passes::MemoryClass::Shared);
     codegen::passes::markAccess(Store, codegen::passes::MemoryClass::Shared);
+    markSerialReadModifyWrite(Load, Store);
   } else {
     Old = B.CreateAtomicRMW(Op, P, V, Natural, llvm::AtomicOrdering::SequentiallyConsistent);
   }
