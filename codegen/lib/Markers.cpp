@@ -13,6 +13,7 @@ namespace {
 constexpr llvm::StringLiteral CutKind = "ptxforge.cut";
 constexpr llvm::StringLiteral FiberOnlyKind = "ptxforge.fiber_only";
 constexpr llvm::StringLiteral MisalignedKind = "ptxforge.misaligned_bits";
+constexpr llvm::StringLiteral SerialKind = "ptxforge.serial_rmw";
 
 llvm::MDNode *emptyNode(llvm::LLVMContext &C) { return llvm::MDNode::get(C, {}); }
 
@@ -63,6 +64,16 @@ void ptxforge::codegen::detail::markFiberOnly(llvm::CallInst *CI) {
 }
 
 bool ptxforge::codegen::detail::isFiberOnly(const llvm::CallInst *CI) { return CI->getMetadata(FiberOnlyKind); }
+
+void ptxforge::codegen::detail::markSerialReadModifyWrite(llvm::Instruction *Load, llvm::Instruction *Store) {
+  llvm::MDNode *Pair = llvm::MDNode::getDistinct(Load->getContext(), {});
+  Load->setMetadata(SerialKind, Pair);
+  Store->setMetadata(SerialKind, Pair);
+}
+
+const llvm::MDNode *ptxforge::codegen::detail::serialReadModifyWriteOf(const llvm::Instruction &I) {
+  return I.getMetadata(SerialKind);
+}
 
 void ptxforge::codegen::detail::markMisalignedAccumulator(llvm::AllocaInst *A) {
   A->setMetadata(MisalignedKind, emptyNode(A->getContext()));

@@ -37,6 +37,13 @@ void markMisalignedAccumulator(llvm::AllocaInst *A);
 /// The function's marked accumulator, or null.
 llvm::AllocaInst *misalignedAccumulatorOf(const llvm::Function &F);
 
+/// Marks a `.shared` atomic the lowering made a plain read-modify-write (Load ... Store): the threads of a block
+/// that run one after another need no lock, but the lanes of a warp run together, so the warp vectorizer runs
+/// the span from Load to Store lane by lane.
+void markSerialReadModifyWrite(llvm::Instruction *Load, llvm::Instruction *Store);
+/// The mark shared by a marked pair (the same node on its load and its store), or null.
+const llvm::MDNode *serialReadModifyWriteOf(const llvm::Instruction &I);
+
 /// What the region builder needs of a thread function `void(ThreadContext *, const char *Params)` with at
 /// least one cut: no phi nodes (it moves values between regions through memory); every cut marked, with
 /// operands in range and a constant mode; no fiber-only rendezvous; at most one misaligned-bits

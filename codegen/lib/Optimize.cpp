@@ -54,10 +54,8 @@ void widenThreadLoops(llvm::Function &F, unsigned Lanes) {
     for (unsigned K = 1; K < Id->getNumOperands(); ++K) {
       auto *P = llvm::dyn_cast<llvm::MDNode>(Id->getOperand(K));
       auto *Name = P && P->getNumOperands() ? llvm::dyn_cast<llvm::MDString>(P->getOperand(0)) : nullptr;
-      if (Name && Name->getString() == detail::ThreadLoopMarker)
-        Marked = true;
-      else
-        Props.push_back(Id->getOperand(K));
+      Marked = Marked || (Name && Name->getString() == detail::ThreadLoopMarker);
+      Props.push_back(Id->getOperand(K)); // the marker stays for WarpVectorizePass
     }
     if (!Marked)
       continue;
@@ -132,6 +130,10 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
   // alias analysis, SCEV and the loop vectorizer can reason about them.
   PB.registerPeepholeEPCallback([](llvm::FunctionPassManager &FPM, llvm::OptimizationLevel) {
     FPM.addPass(passes::PointerProvenancePass());
+  });
+  PB.registerVectorizerStartEPCallback([Lanes, &Options](llvm::FunctionPassManager &FPM, llvm::OptimizationLevel) {
+    if (Options.WarpVectorize)
+      FPM.addPass(passes::WarpVectorizePass(Lanes));
   });
   PB.registerOptimizerLastEPCallback([&Options](llvm::ModulePassManager &MPM, llvm::OptimizationLevel,
                                                         llvm::ThinOrFullLTOPhase) {

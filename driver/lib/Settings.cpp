@@ -62,6 +62,7 @@ Settings Settings::fromEnvironment() {
   S.Compile.StreamingStoreBytes =
       env("PTXFORGE_STREAMING_STORES").getAsInteger(10, Bytes) ? hostStreamingStoreBytes() : Bytes;
   S.Compile.Lowering.LoopCuts = env("PTXFORGE_LOOP_CUTS") != "0";
+  S.Compile.WarpVectorize = env("PTXFORGE_WARP_VECTORIZE") != "0";
   S.Tier = jitTier(env("PTXFORGE_JIT_TIER"));
   S.Compile.Lowering.BlockFunctions = S.Tier != JitTier::Quick;
   S.Compile.Perf = perfMap(env("PTXFORGE_PERF_MAP"));

@@ -5,6 +5,7 @@
 // f32 adds on global memory flush subnormals as the GPU does (recorded: tests/conformance/cases/atomic/
 // f32_add_subnormal); the vector forms (.v2/.v4/.v8, sm_90) are one atomic access per element.
 #include "../FunctionLowering.h"
+#include "../Markers.h"
 #include "../passes/Passes.h"
 
 #include "llvm/Transforms/Utils/LowerAtomic.h"
@@ -102,6 +103,7 @@ llvm::Value *atomicElement(FunctionLowering &L, const ptx::Instruction &I, Scala
   auto *Store = B.CreateAlignedStore(llvm::buildAtomicRMWValue(Op, B, Load, Val), P, Natural);
   codegen::passes::markAccess(Load, codegen::passes::MemoryClass::Shared);
   codegen::passes::markAccess(Store, codegen::passes::MemoryClass::Shared);
+  markSerialReadModifyWrite(Load, Store);
   return Load;
 }
 
@@ -116,8 +118,8 @@ bool lowerCas(FunctionLowering &L, const ptx::Instruction &I, ScalarType T, llvm
   llvm::MaybeAlign Natural(std::max<unsigned>(1, ptx::bitWidth(T) / 8));
   llvm::Value *Cmp = L.read(Ops[First], T), *New = L.read(Ops[First + 1], T);
   if (Plain) {
-    llvm::Value *Old = B.CreateAlignedLoad(Cmp->getType(), P, Natural);
-    B.CreateAlignedStore(B.CreateSelect(B.CreateICmpEQ(Old, Cmp), New, Old), P, Natural);
+    llvm::LoadInst *Old = B.CreateAlignedLoad(Cmp->getType(), P, Natural);
+    markSerialReadModifyWrite(Old, B.CreateAlignedStore(B.CreateSelect(B.CreateICmpEQ(Old, Cmp), New, Old), P, Natural));
     if (!Red)
       L.write(Ops[0], T, Old);
     return true;

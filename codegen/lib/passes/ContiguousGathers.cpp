@@ -37,7 +37,9 @@ std::optional<Access> accessOf(Instruction &I, const DataLayout &DL) {
   unsigned PtrsArg = Gather ? 0 : 1;
   auto *PtrsTy = dyn_cast<FixedVectorType>(II->getArgOperand(PtrsArg)->getType());
   Type *Elt = (Gather ? II->getType() : II->getArgOperand(0)->getType())->getScalarType();
-  if (!PtrsTy || PtrsTy->getNumElements() < MinLanes || DL.getTypeStoreSize(Elt) != DL.getTypeAllocSize(Elt))
+  // Elements of whole bytes only: a vector of i1 packs bits, where the gather reads a byte per lane.
+  if (!PtrsTy || PtrsTy->getNumElements() < MinLanes || DL.getTypeSizeInBits(Elt) % 8 ||
+      DL.getTypeStoreSize(Elt) != DL.getTypeAllocSize(Elt))
     return std::nullopt;
   return Access{II,
                 Gather,
@@ -57,7 +59,9 @@ PreservedAnalyses ptxforge::codegen::passes::ContiguousGathersPass::run(Function
     if (std::optional<Access> Op = accessOf(I, DL))
       Ops.push_back(*Op);
   MDNode *Likely = MDBuilder(F.getContext()).createLikelyBranchWeights();
-  for (const Access &Op : Ops) {
+  for (Access &Op : Ops) {
+    // Read again: an earlier rewrite may have replaced an operand (a mask that was another gather's result).
+    Op = *accessOf(*Op.II, DL);
     IntrinsicInst *II = Op.II;
     bool Gather = Op.Gather;
     Value *Ptrs = Op.Ptrs, *Mask = Op.Mask;

@@ -35,6 +35,16 @@ struct PointerProvenancePass : llvm::PassInfoMixin<PointerProvenancePass> {
   llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
 };
 
+/// Whole-function vectorization of each thread loop (WarpVectorize.cpp): W threads per trip as W-lane vectors,
+/// their branches and loops linearized under masks, so that threads with loops of their own vectorize too.
+/// Lanes: the vector width for 32-bit values (0: the pass does nothing). Runs before LLVM's loop vectorizer,
+/// which keeps the thread loops this pass leaves alone.
+struct WarpVectorizePass : llvm::PassInfoMixin<WarpVectorizePass> {
+  explicit WarpVectorizePass(unsigned Lanes) : Lanes(Lanes) {}
+  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
+  unsigned Lanes;
+};
+
 /// Thread loops vectorize with the thread's guard (`if (i < n)`) as a mask, so every vector load and store is
 /// masked, and masked stores cost several times a plain one (Zen 4: vecadd ran at a third of the memory
 /// bandwidth). Almost every vector iteration has all lanes on, or (the other side of a divergent branch) none.

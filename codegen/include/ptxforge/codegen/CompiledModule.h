@@ -44,6 +44,9 @@ struct CompileOptions {
   /// cache (non-temporal): half the host's last-level cache, so the other half holds what the kernel reads.
   /// 0: never. The edges pass half of the cache they find on the host.
   uint64_t StreamingStoreBytes = DefaultStreamingStoreBytes;
+  /// Thread loops run W threads per trip as vectors, their own branches and loops included (passes::
+  /// WarpVectorizePass); false leaves them to LLVM's loop vectorizer alone.
+  bool WarpVectorize = true;
   /// For the entry points that lower too (compilePTXObject, compilePTX); compileObject takes a lowered module.
   LoweringOptions Lowering;
   /// For the entry points that load too (CompiledModule::compile, compilePTX).

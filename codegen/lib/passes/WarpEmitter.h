@@ -1,0 +1,115 @@
+// Private to passes/WarpVectorize*.cpp: emits one copy of a thread loop's body for W lanes at once, linearized
+// under masks (see WarpVectorize.cpp for the whole transformation).
+#pragma once
+
+#include "WarpShapes.h"
+
+#include "llvm/Analysis/PostDominators.h"
+#include "llvm/IR/Dominators.h"
+#include "llvm/IR/IRBuilder.h"
+
+namespace ptxforge::codegen::passes::warp {
+
+/// A body value for W lanes. Uniform: Scalar. Consecutive: Scalar is lane 0's value, Vector every lane's, and
+/// NoWrap (when set) the run-time condition under which lane L really is lane 0 + L * stride (an extension of
+/// a narrower consecutive value that does not cross its type's range inside the warp). Varying: Vector, or
+/// Lanes for values of types a vector cannot hold (structures).
+struct WarpValue {
+  llvm::Value *Scalar = nullptr;
+  llvm::Value *Vector = nullptr;
+  llvm::Value *NoWrap = nullptr;
+  llvm::SmallVector<llvm::Value *, 0> Lanes;
+};
+
+/// What the caller provides for one copy of the body: the mask of lanes on at its entry (known to have a lane
+/// on) and the values of the header's phis.
+struct BodyEntry {
+  llvm::Value *Mask;
+  llvm::DenseMap<const llvm::Value *, WarpValue> HeaderValues;
+};
+
+class WarpEmitter {
+public:
+  WarpEmitter(const ThreadLoop &TL, const Shapes &SA, llvm::LoopInfo &LI, llvm::DominatorTree &DT,
+              llvm::PostDominatorTree &PDT, unsigned Lanes, llvm::ArrayRef<llvm::BasicBlock *> Order);
+
+  /// Emits the body starting in Into; returns the block where it ends (unterminated). Values of the body are
+  /// then available through value().
+  llvm::BasicBlock *emit(llvm::BasicBlock *Into, BodyEntry Entry);
+  const WarpValue &value(const llvm::Value *V) const { return Map.find(V)->second; }
+  /// V for every lane (a splat where V is uniform).
+  llvm::Value *vec(const llvm::Value *V);
+  /// The allocas the emitter used for values that cross loop exits; the caller promotes them.
+  llvm::ArrayRef<llvm::AllocaInst *> slots() const { return Slots; }
+
+private:
+  using Edge = std::pair<const llvm::BasicBlock *, const llvm::BasicBlock *>;
+
+  // Masks and control flow (WarpEmitter.cpp).
+  void emitBlock(llvm::BasicBlock *BB);
+  llvm::Value *blockMask(llvm::BasicBlock *BB);
+  llvm::Value *incomingMask(const llvm::BasicBlock *Pred, const llvm::BasicBlock *BB);
+  void beginLoop(llvm::Loop *L);
+  void endLoop(llvm::Loop *L);
+  void emitEdgeMasks(llvm::BasicBlock *BB, llvm::Value *M);
+  void captureLoopExits(llvm::BasicBlock *BB);
+  void emitNoReturnExit(llvm::BasicBlock *From, llvm::BasicBlock *To, llvm::Value *EdgeMask);
+  void joinSkipped(llvm::BasicBlock *BB, llvm::BasicBlock *Test, llvm::BasicBlock *BodyEnd);
+  llvm::Value *any(llvm::Value *Mask);
+  llvm::Value *lastLane(llvm::Value *Mask);
+  llvm::Value *firstLane(llvm::Value *Mask);
+  llvm::AllocaInst *slot(llvm::Type *T);
+  llvm::Loop *outermostExited(const llvm::BasicBlock *From, const llvm::BasicBlock *To) const;
+
+  // Instructions (WarpInstructions.cpp).
+  void emitInstruction(llvm::Instruction &I, llvm::Value *M);
+  void emitPhi(llvm::PHINode &P);
+  void emitHeaderPhi(llvm::PHINode &P, llvm::BasicBlock *Pre);
+  void emitLoad(llvm::LoadInst &L, llvm::Value *M);
+  void emitStore(llvm::StoreInst &St, llvm::Value *M);
+  void emitCall(llvm::CallBase &CB, llvm::Value *M);
+  void emitPerLane(llvm::Instruction &I, llvm::Value *M, bool SeesContext) { emitPerLane({&I}, M, SeesContext); }
+  /// Span, a stretch of one block, once per lane that is on, in lane order.
+  void emitPerLane(llvm::ArrayRef<llvm::Instruction *> Span, llvm::Value *M, bool SeesContext);
+  llvm::Value *widen(llvm::Instruction &I);
+  llvm::Value *cloneScalar(llvm::Instruction &I, bool Lane0);
+  llvm::Value *noWrap(llvm::Instruction &I);
+  /// A consecutive access through Ptr (vector load or store of W elements at lane 0's address), or a gather or
+  /// scatter where NoWrap fails at run time.
+  llvm::Value *consecutiveAccess(llvm::Instruction &I, llvm::Value *M, llvm::Type *ElemTy);
+
+  llvm::Value *scalar(const llvm::Value *V);
+  llvm::Value *lane(const llvm::Value *V, unsigned L);
+  llvm::Value *noWrapOf(const llvm::Value *V);
+  llvm::Type *vecTy(llvm::Type *T) const;
+  bool widenable(llvm::Type *T) const;
+  bool isAllOn(const llvm::Value *Mask) const;
+
+  const ThreadLoop &TL;
+  const Shapes &SA;
+  llvm::LoopInfo &LI;
+  llvm::DominatorTree &DT;
+  llvm::PostDominatorTree &PDT;
+  unsigned W;
+  llvm::ArrayRef<llvm::BasicBlock *> Order;
+  llvm::Function &F;
+  llvm::IRBuilder<> B;
+
+  llvm::Value *EntryMask = nullptr;
+  llvm::DenseMap<const llvm::Value *, WarpValue> Map;
+  llvm::DenseMap<const llvm::BasicBlock *, llvm::Value *> Masks;
+  llvm::DenseMap<Edge, llvm::Value *> EdgeMasks;
+  /// Inner loops' exit edges: the lanes that took the edge in any iteration, and (per phi of the exit block)
+  /// the value each lane brought along when it did.
+  llvm::DenseMap<Edge, llvm::AllocaInst *> ExitMaskSlots;
+  llvm::DenseMap<std::pair<const llvm::PHINode *, const llvm::BasicBlock *>, llvm::AllocaInst *> ExitValueSlots;
+  struct LoopState {
+    llvm::BasicBlock *Head, *Pre;
+    llvm::PHINode *Mask = nullptr;
+    llvm::SmallVector<std::pair<llvm::PHINode *, llvm::PHINode *>, 4> Phis; // (original, vector-code phi)
+  };
+  llvm::DenseMap<const llvm::Loop *, LoopState> Loops;
+  llvm::SmallVector<llvm::AllocaInst *, 8> Slots;
+};
+
+} // namespace ptxforge::codegen::passes::warp

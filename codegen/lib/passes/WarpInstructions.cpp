@@ -1,0 +1,420 @@
+// See WarpEmitter.h: one instruction of the body for W lanes, by the shapes of its operands.
+#include "WarpEmitter.h"
+
+#include "llvm/Analysis/ValueTracking.h"
+#include "llvm/Analysis/VectorUtils.h"
+#include "llvm/IR/GetElementPtrTypeIterator.h"
+#include "llvm/IR/IntrinsicInst.h"
+
+using namespace llvm;
+using namespace ptxforge::codegen::passes::warp;
+
+Value *WarpEmitter::scalar(const Value *V) {
+  if (!SA.inBody(V))
+    return const_cast<Value *>(V);
+  auto It = Map.find(V);
+  assert(It != Map.end() && It->second.Scalar && "a uniform or consecutive value without its scalar");
+  return It->second.Scalar;
+}
+
+Value *WarpEmitter::vec(const Value *V) {
+  if (!SA.inBody(V)) {
+    if (auto *C = dyn_cast<Constant>(V))
+      return ConstantVector::getSplat(ElementCount::getFixed(W), const_cast<Constant *>(C));
+    return B.CreateVectorSplat(W, const_cast<Value *>(V));
+  }
+  const WarpValue &WV = Map.find(V)->second;
+  if (WV.Vector)
+    return WV.Vector;
+  assert(WV.Scalar && "a varying value without its vector");
+  return B.CreateVectorSplat(W, WV.Scalar);
+}
+
+Value *WarpEmitter::lane(const Value *V, unsigned L) {
+  if (!SA.inBody(V))
+    return const_cast<Value *>(V);
+  const WarpValue &WV = Map.find(V)->second;
+  if (!WV.Lanes.empty())
+    return WV.Lanes[L];
+  if (WV.Vector)
+    return B.CreateExtractElement(WV.Vector, B.getInt32(L));
+  return WV.Scalar;
+}
+
+Value *WarpEmitter::noWrapOf(const Value *V) {
+  if (!SA.inBody(V))
+    return nullptr;
+  auto It = Map.find(V);
+  return It == Map.end() ? nullptr : It->second.NoWrap;
+}
+
+Value *WarpEmitter::cloneScalar(Instruction &I, bool) {
+  Instruction *C = I.clone();
+  for (Use &U : C->operands())
+    U.set(scalar(U.get()));
+  B.Insert(C, I.getName());
+  return C;
+}
+
+/// Lane L of a consecutive value is lane 0's plus L * stride only if the extension of a narrower consecutive
+/// value does not step over its type's end inside the warp: checked at run time on lane 0's value.
+Value *WarpEmitter::noWrap(Instruction &I) {
+  Value *NW = nullptr;
+  for (Value *Op : I.operands())
+    if (Value *O = noWrapOf(Op))
+      NW = NW ? B.CreateAnd(NW, O) : O;
+  auto *Cast = dyn_cast<CastInst>(&I);
+  if (!Cast || !(isa<SExtInst>(I) || isa<ZExtInst>(I) ||
+                 (isa<IntToPtrInst, PtrToIntInst>(I) &&
+                  I.getType()->getScalarSizeInBits() != I.getOperand(0)->getType()->getScalarSizeInBits())))
+    return NW;
+  Value *Src = I.getOperand(0);
+  Shape S = SA.of(Src);
+  unsigned Bits = Src->getType()->getIntegerBitWidth();
+  APInt Spread(128, uint64_t(S.Stride < 0 ? -S.Stride : S.Stride));
+  Spread *= APInt(128, W - 1);
+  Value *Check;
+  if (Spread.getActiveBits() >= Bits) {
+    Check = B.getFalse();
+  } else {
+    APInt Sp = Spread.trunc(Bits);
+    Value *Base = scalar(Src);
+    bool Signed = isa<SExtInst>(I);
+    if (S.Stride > 0)
+      Check = Signed ? B.CreateICmpSLE(Base, B.getInt(APInt::getSignedMaxValue(Bits) - Sp))
+                     : B.CreateICmpULE(Base, B.getInt(APInt::getMaxValue(Bits) - Sp));
+    else
+      Check = Signed ? B.CreateICmpSGE(Base, B.getInt(APInt::getSignedMinValue(Bits) + Sp))
+                     : B.CreateICmpUGE(Base, B.getInt(Sp));
+  }
+  return NW ? B.CreateAnd(NW, Check) : Check;
+}
+
+Value *WarpEmitter::widen(Instruction &I) {
+  auto V = [&](unsigned K) { return vec(I.getOperand(K)); };
+  Value *R = nullptr;
+  if (auto *BO = dyn_cast<BinaryOperator>(&I)) {
+    R = B.CreateBinOp(BO->getOpcode(), V(0), V(1), I.getName());
+  } else if (auto *C = dyn_cast<CmpInst>(&I)) {
+    R = B.CreateCmp(C->getPredicate(), V(0), V(1), I.getName());
+  } else if (auto *C = dyn_cast<CastInst>(&I)) {
+    R = B.CreateCast(C->getOpcode(), V(0), vecTy(I.getType()), I.getName());
+  } else if (auto *U = dyn_cast<UnaryOperator>(&I)) {
+    R = B.CreateUnOp(U->getOpcode(), V(0), I.getName());
+  } else if (isa<FreezeInst>(I)) {
+    R = B.CreateFreeze(V(0), I.getName());
+  } else if (auto *S = dyn_cast<SelectInst>(&I)) {
+    Value *Cond = SA.of(S->getCondition()).isUniform() ? scalar(S->getCondition()) : V(0);
+    R = B.CreateSelect(Cond, V(1), V(2), I.getName());
+  } else if (auto *G = dyn_cast<GetElementPtrInst>(&I)) {
+    SmallVector<Value *, 4> Idx;
+    for (auto GTI = gep_type_begin(G), E = gep_type_end(G); GTI != E; ++GTI)
+      Idx.push_back(GTI.isStruct() ? GTI.getOperand() : vec(GTI.getOperand()));
+    R = B.CreateGEP(G->getSourceElementType(), vec(G->getPointerOperand()), Idx, I.getName(),
+                    G->getNoWrapFlags());
+  } else {
+    return nullptr;
+  }
+  if (auto *RI = dyn_cast<Instruction>(R)) {
+    if (isa<BinaryOperator>(RI) || isa<CastInst>(RI) || isa<FPMathOperator>(RI))
+      RI->copyIRFlags(&I);
+    RI->copyMetadata(I);
+  }
+  return R;
+}
+
+void WarpEmitter::emitInstruction(Instruction &I, Value *M) {
+  if (auto *L = dyn_cast<LoadInst>(&I))
+    return emitLoad(*L, M);
+  if (auto *St = dyn_cast<StoreInst>(&I))
+    return emitStore(*St, M);
+  if (isa<AtomicRMWInst, AtomicCmpXchgInst>(I))
+    return emitPerLane(I, M, false);
+  if (auto *CB = dyn_cast<CallBase>(&I))
+    return emitCall(*CB, M);
+  if (isa<FenceInst>(I)) {
+    cloneScalar(I, false);
+    return;
+  }
+  Shape S = SA.of(&I);
+  WarpValue &WV = Map[&I];
+  if (S.isUniform()) {
+    WV.Scalar = cloneScalar(I, false);
+    return;
+  }
+  if (S.isConsecutive()) {
+    WV.Scalar = cloneScalar(I, true);
+    WV.Vector = widen(I);
+    WV.NoWrap = noWrap(I);
+    return;
+  }
+  bool Types = widenable(I.getType());
+  for (Value *Op : I.operands())
+    Types = Types && widenable(Op->getType());
+  if (Types)
+    if (Value *R = widen(I)) {
+      WV.Vector = R;
+      return;
+    }
+  // Structures and the instructions that take them apart, lane by lane (pure: every lane may run them).
+  emitPerLane(I, Constant::getAllOnesValue(vecTy(B.getInt1Ty())), false);
+}
+
+/// Phis outside inner loop headers: the incoming values merged by the masks of their edges.
+void WarpEmitter::emitPhi(PHINode &P) {
+  SmallVector<std::pair<Value *, Value *>, 4> In; // (edge mask, value for every lane)
+  SmallPtrSet<BasicBlock *, 4> Seen;
+  const Value *Same = P.getIncomingValue(0);
+  bool Exits = false;
+  for (unsigned K = 0; K < P.getNumIncomingValues(); ++K) {
+    Exits = Exits || outermostExited(P.getIncomingBlock(K), P.getParent());
+    if (P.getIncomingValue(K) != Same)
+      Same = nullptr;
+  }
+  if (Same && !Exits) {
+    WarpValue WV;
+    if (SA.inBody(Same))
+      WV = Map.find(Same)->second;
+    else
+      WV.Scalar = const_cast<Value *>(Same);
+    Map[&P] = WV;
+    return;
+  }
+  for (unsigned K = 0; K < P.getNumIncomingValues(); ++K) {
+    BasicBlock *Pred = P.getIncomingBlock(K);
+    if (!Seen.insert(Pred).second)
+      continue;
+    Value *V;
+    if (outermostExited(Pred, P.getParent())) {
+      AllocaInst *S = ExitValueSlots.lookup({&P, Pred});
+      V = B.CreateLoad(S->getAllocatedType(), S);
+    } else {
+      V = vec(P.getIncomingValue(K));
+    }
+    In.push_back({incomingMask(Pred, P.getParent()), V});
+  }
+  Value *R = In[0].second;
+  for (unsigned K = 1; K < In.size(); ++K)
+    R = B.CreateSelect(In[K].first, In[K].second, R, P.getName());
+  Map[&P].Vector = R;
+}
+
+/// Whether W elements of T Stride bytes apart are laid out as a vector of T is (not i1: a vector packs bits).
+static bool vectorLayout(const DataLayout &DL, Type *T, int64_t Stride) {
+  uint64_t Bits = DL.getTypeSizeInBits(T);
+  return Bits % 8 == 0 && Stride == int64_t(Bits / 8) && DL.getTypeAllocSize(T) == Bits / 8;
+}
+
+Value *WarpEmitter::consecutiveAccess(Instruction &I, Value *M, Type *ElemTy) {
+  auto *St = dyn_cast<StoreInst>(&I);
+  Value *Ptr = getLoadStorePointerOperand(&I);
+  Align A = getLoadStoreAlignment(&I);
+  bool Full = isAllOn(M);
+  auto vectorAccess = [&]() -> Value * {
+    Instruction *R;
+    if (St)
+      R = Full ? static_cast<Instruction *>(B.CreateAlignedStore(vec(St->getValueOperand()), scalar(Ptr), A))
+               : B.CreateMaskedStore(vec(St->getValueOperand()), scalar(Ptr), A, M);
+    else
+      R = Full ? static_cast<Instruction *>(B.CreateAlignedLoad(vecTy(ElemTy), scalar(Ptr), A))
+               : B.CreateMaskedLoad(vecTy(ElemTy), scalar(Ptr), A, M, PoisonValue::get(vecTy(ElemTy)));
+    R->copyMetadata(I, {LLVMContext::MD_alias_scope, LLVMContext::MD_noalias, LLVMContext::MD_tbaa,
+                        LLVMContext::MD_nontemporal, LLVMContext::MD_access_group});
+    return R;
+  };
+  auto gatherScatter = [&]() -> Value * {
+    Instruction *R = St ? B.CreateMaskedScatter(vec(St->getValueOperand()), vec(Ptr), A, Full ? nullptr : M)
+                        : B.CreateMaskedGather(vecTy(ElemTy), vec(Ptr), A, Full ? nullptr : M);
+    R->copyMetadata(I, {LLVMContext::MD_alias_scope, LLVMContext::MD_noalias, LLVMContext::MD_tbaa,
+                        LLVMContext::MD_access_group});
+    return R;
+  };
+  Value *NW = noWrapOf(Ptr);
+  if (!NW)
+    return vectorAccess();
+  // The lanes' addresses are consecutive unless an index extension wrapped inside the warp.
+  BasicBlock *Fast = BasicBlock::Create(F.getContext(), "consecutive", &F);
+  BasicBlock *Slow = BasicBlock::Create(F.getContext(), "wrapped", &F);
+  BasicBlock *Join = BasicBlock::Create(F.getContext(), "access", &F);
+  B.CreateCondBr(NW, Fast, Slow);
+  B.SetInsertPoint(Fast);
+  Value *VF = vectorAccess();
+  B.CreateBr(Join);
+  B.SetInsertPoint(Slow);
+  Value *VS = gatherScatter();
+  B.CreateBr(Join);
+  B.SetInsertPoint(Join);
+  if (St)
+    return nullptr;
+  PHINode *P = B.CreatePHI(VF->getType(), 2);
+  P->addIncoming(VF, Fast);
+  P->addIncoming(VS, Slow);
+  return P;
+}
+
+void WarpEmitter::emitLoad(LoadInst &L, Value *M) {
+  if (StoreInst *St = SA.laneStoreRead(L)) {
+    const Value *V = St->getValueOperand();
+    if (SA.inBody(V))
+      Map[&L] = Map.find(V)->second;
+    else
+      Map[&L].Scalar = const_cast<Value *>(V);
+    return;
+  }
+  Shape A = SA.of(L.getPointerOperand());
+  Type *T = L.getType();
+  const DataLayout &DL = F.getDataLayout();
+  if (!L.isSimple() || (!A.isUniform() && !widenable(T)))
+    return emitPerLane(L, M, false);
+  if (A.isUniform()) {
+    Map[&L].Scalar = cloneScalar(L, false);
+    return;
+  }
+  if (A.isConsecutive() && vectorLayout(DL, T, A.Stride)) {
+    Map[&L].Vector = consecutiveAccess(L, M, T);
+    return;
+  }
+  Instruction *G = B.CreateMaskedGather(vecTy(T), vec(L.getPointerOperand()), L.getAlign(), isAllOn(M) ? nullptr : M);
+  G->copyMetadata(L, {LLVMContext::MD_alias_scope, LLVMContext::MD_noalias, LLVMContext::MD_tbaa});
+  Map[&L].Vector = G;
+}
+
+void WarpEmitter::emitStore(StoreInst &St, Value *M) {
+  Value *Ptr = St.getPointerOperand(), *Val = St.getValueOperand();
+  Shape A = SA.of(Ptr), V = SA.of(Val);
+  Type *T = Val->getType();
+  const DataLayout &DL = F.getDataLayout();
+  if (!St.isSimple() || (!(A.isUniform() && V.isUniform()) && !widenable(T)))
+    return emitPerLane(St, M, false);
+  if (A.isUniform()) {
+    if (V.isUniform()) {
+      cloneScalar(St, false);
+      return;
+    }
+    // Every lane stores to one address: the last lane on wins, as the last thread of the loop did.
+    Instruction *C = St.clone();
+    C->setOperand(0, B.CreateExtractElement(vec(Val), lastLane(M)));
+    C->setOperand(1, scalar(Ptr));
+    B.Insert(C);
+    return;
+  }
+  if (A.isConsecutive() && vectorLayout(DL, T, A.Stride)) {
+    consecutiveAccess(St, M, T);
+    return;
+  }
+  Instruction *S = B.CreateMaskedScatter(vec(Val), vec(Ptr), St.getAlign(), isAllOn(M) ? nullptr : M);
+  S->copyMetadata(St, {LLVMContext::MD_alias_scope, LLVMContext::MD_noalias, LLVMContext::MD_tbaa});
+}
+
+void WarpEmitter::emitCall(CallBase &CB, Value *M) {
+  if (auto *II = dyn_cast<IntrinsicInst>(&CB)) {
+    switch (II->getIntrinsicID()) {
+    case Intrinsic::assume:
+    case Intrinsic::lifetime_start:
+    case Intrinsic::lifetime_end:
+    case Intrinsic::experimental_noalias_scope_decl:
+    case Intrinsic::prefetch:
+    case Intrinsic::donothing:
+    case Intrinsic::sideeffect:
+      return;
+    default:
+      break;
+    }
+  }
+  if (!CB.doesNotAccessMemory())
+    return emitPerLane(CB, M, !isa<IntrinsicInst>(CB));
+  if (SA.of(&CB).isUniform()) {
+    Map[&CB].Scalar = cloneScalar(CB, false);
+    return;
+  }
+  Intrinsic::ID ID = CB.getIntrinsicID();
+  bool Vectorizable = ID != Intrinsic::not_intrinsic && isTriviallyVectorizable(ID) && widenable(CB.getType());
+  for (unsigned K = 0; Vectorizable && K < CB.arg_size(); ++K)
+    Vectorizable = isVectorIntrinsicWithScalarOpAtArg(ID, K, nullptr) ? SA.of(CB.getArgOperand(K)).isUniform()
+                                                                       : widenable(CB.getArgOperand(K)->getType());
+  if (Vectorizable) {
+    SmallVector<Type *, 2> Tys;
+    SmallVector<Value *, 4> Args;
+    if (isVectorIntrinsicWithOverloadTypeAtArg(ID, -1, nullptr))
+      Tys.push_back(vecTy(CB.getType()));
+    for (unsigned K = 0; K < CB.arg_size(); ++K) {
+      bool Scalar = isVectorIntrinsicWithScalarOpAtArg(ID, K, nullptr);
+      Args.push_back(Scalar ? scalar(CB.getArgOperand(K)) : vec(CB.getArgOperand(K)));
+      if (isVectorIntrinsicWithOverloadTypeAtArg(ID, K, nullptr))
+        Tys.push_back(Args.back()->getType());
+    }
+    Function *Fn = Intrinsic::getOrInsertDeclaration(F.getParent(), ID, Tys);
+    CallInst *C = B.CreateCall(Fn, Args, CB.getName());
+    if (isa<FPMathOperator>(C))
+      C->copyFastMathFlags(&CB);
+    Map[&CB].Vector = C;
+    return;
+  }
+  bool Speculatable = isSafeToSpeculativelyExecute(&CB);
+  emitPerLane(CB, Speculatable ? Constant::getAllOnesValue(vecTy(B.getInt1Ty())) : M, false);
+}
+
+/// Instructions no vector form covers (atomics, calls, volatile accesses, structures, a shared-memory
+/// read-modify-write): once per lane that is on, in lane order, as the threads ran. A call that may read the
+/// thread's context finds its lane's ids there.
+void WarpEmitter::emitPerLane(ArrayRef<Instruction *> Span, Value *M, bool SeesContext) {
+  bool Full = isAllOn(M);
+  DenseMap<const Instruction *, SmallVector<Value *, 16>> Results;
+  for (unsigned L = 0; L < W; ++L) {
+    BasicBlock *Prev = B.GetInsertBlock(), *Then = nullptr, *Next = nullptr;
+    if (!Full) {
+      Then = BasicBlock::Create(F.getContext(), "lane", &F);
+      Next = BasicBlock::Create(F.getContext(), "lane.next", &F);
+      B.CreateCondBr(B.CreateExtractElement(M, B.getInt32(L)), Then, Next);
+      B.SetInsertPoint(Then);
+    }
+    if (SeesContext)
+      for (StoreInst *St : TL.LaneStores)
+        B.CreateStore(lane(St->getValueOperand(), L), scalar(St->getPointerOperand()));
+    DenseMap<const Value *, Value *> Local;
+    for (Instruction *I : Span) {
+      Instruction *C = I->clone();
+      for (Use &U : C->operands())
+        if (!isa<Function>(U.get()))
+          U.set(Local.count(U.get()) ? Local[U.get()] : lane(U.get(), L));
+      B.Insert(C);
+      Local[I] = C;
+    }
+    BasicBlock *ThenEnd = B.GetInsertBlock();
+    if (!Full) {
+      B.CreateBr(Next);
+      B.SetInsertPoint(Next);
+    }
+    for (Instruction *I : Span) {
+      if (I->getType()->isVoidTy())
+        continue;
+      Value *R = Local[I];
+      if (!Full) {
+        PHINode *P = B.CreatePHI(I->getType(), 2);
+        P->addIncoming(R, ThenEnd);
+        P->addIncoming(PoisonValue::get(I->getType()), Prev);
+        R = P;
+      }
+      Results[I].push_back(R);
+    }
+  }
+  for (Instruction *I : Span) {
+    if (I->getType()->isVoidTy())
+      continue;
+    SmallVector<Value *, 16> &Lanes = Results[I];
+    WarpValue &WV = Map[I];
+    WV = WarpValue();
+    if (!widenable(I->getType())) {
+      WV.Lanes.assign(Lanes.begin(), Lanes.end());
+      continue;
+    }
+    Value *V = PoisonValue::get(vecTy(I->getType()));
+    for (unsigned L = 0; L < W; ++L)
+      V = B.CreateInsertElement(V, Lanes[L], B.getInt32(L));
+    WV.Vector = V;
+    // A value the analysis found uniform is the same in every lane that ran it: lane 0's stands for all
+    // (only lanes that are on read it).
+    if (!SA.of(I).isVarying())
+      WV.Scalar = B.CreateExtractElement(V, firstLane(M));
+  }
+}
