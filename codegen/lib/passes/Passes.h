@@ -37,8 +37,8 @@ struct PointerProvenancePass : llvm::PassInfoMixin<PointerProvenancePass> {
 
 /// Whole-function vectorization of each thread loop (WarpVectorize.cpp): W threads per trip as W-lane vectors,
 /// their branches and loops linearized under masks, so that threads with loops of their own vectorize too.
-/// Lanes: the vector width for 32-bit values (0: the pass does nothing). Runs before LLVM's loop vectorizer,
-/// which keeps the thread loops this pass leaves alone.
+/// Lanes: the vector width for 32-bit values (0: the pass does nothing). Runs before LLVM's loop vectorizer and
+/// takes the thread loops with inner loops, which that one cannot vectorize.
 struct WarpVectorizePass : llvm::PassInfoMixin<WarpVectorizePass> {
   explicit WarpVectorizePass(unsigned Lanes) : Lanes(Lanes) {}
   llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
