@@ -93,9 +93,10 @@ public:
   ModuleLinker(std::vector<LinkInput> &Inputs, std::string &Log) : Inputs(Inputs), Log(Log) {}
 
   llvm::Expected<std::string> link() {
+    size_t Before = Log.size(); // the log may already hold what adding the inputs said
     collectDefinitions();
     checkReferences();
-    if (!Log.empty())
+    if (Log.size() != Before)
       return makeError(Status::Unknown, "the link has unresolved or multiply defined symbols");
     // One input that needs nothing from others keeps its text (and so its line numbers).
     if (Inputs.size() == 1)
@@ -391,14 +392,19 @@ llvm::Error Linker::addPtx(llvm::StringRef Text, std::string Name, JitLogs &Logs
   return llvm::Error::success();
 }
 
-llvm::Error Linker::addImage(const ModuleSource &Source, JitLogs &Logs) {
+llvm::Error Linker::addImage(const ModuleSource &Source, std::string Name, JitLogs &Logs) {
   unsigned CC = Options.TargetCc.value_or(deviceProperties().computeCapability());
-  auto Selected = selectPtx(Source, CC, Logs, /*PtxText=*/false);
-  if (!Selected)
+  // The selection writes a log of its own: the link's log keeps what earlier inputs put there.
+  JitLogs Selection;
+  auto Selected = selectPtx(Source, CC, Selection, /*PtxText=*/false);
+  Logs.Info += Selection.Info;
+  if (!Selected) {
+    Logs.Error += (Name.empty() ? "" : Name + ": ") + Selection.Error + "\n";
     return Selected.takeError();
+  }
   if (Selected->Empty)
     return llvm::Error::success();
-  return addPtx(Selected->Text, std::move(Selected->Name), Logs);
+  return addPtx(Selected->Text, Name.empty() ? std::move(Selected->Name) : std::move(Name), Logs);
 }
 
 llvm::Error Linker::addCubin(const ModuleSource &Source, llvm::StringRef Bytes, JitLogs &Logs) {

@@ -146,6 +146,35 @@ TEST_CASE("two definitions of a visible symbol fail the link") {
   CHECK(Logs.Error.find("Multiple definition of '_Z8add_biasi'") != std::string::npos);
 }
 
+TEST_CASE("relocatable fatbinaries link under the names given; one without PTX is named and left out") {
+  // nvcc -fatbin -rdc=true output of the three units, and one unit with relocatable SASS only (what
+  // libcudadevrt is for most GPUs): it fails to add, and what it said must not fail the link after it.
+  std::vector<std::string> Units = {input("rdc_sass_only.rdc.fatbin"), input("link_main.rdc.fatbin"),
+                                    input("link_lib.rdc.fatbin"), input("link_const.rdc.fatbin")};
+  Linker L({});
+  JitLogs Logs;
+  std::vector<std::string> Names = {"sass_only.o", "main.o", "lib.o", "const.o"};
+  for (size_t I = 0; I < Units.size(); ++I) {
+    ModuleSource Source;
+    Source.Image = Units[I].data();
+    CHECK(takeStatus(L.addImage(Source, Names[I], Logs)) == (I ? Status::Success : Status::NoBinaryForGpu));
+  }
+  CHECK(Logs.Error.rfind("sass_only.o: ptxforge: ", 0) == 0);
+  auto Image = L.complete(Logs);
+  REQUIRE(static_cast<bool>(Image));
+  checkLinkedKernel(*load(Image->rtrim('\0').str()));
+
+  Linker Missing({});
+  JitLogs MissingLogs;
+  for (size_t I : {1, 2}) {
+    ModuleSource Source;
+    Source.Image = Units[I].data();
+    REQUIRE(takeStatus(Missing.addImage(Source, Names[I], MissingLogs)) == Status::Success);
+  }
+  CHECK(takeStatus(Missing.complete(MissingLogs).takeError()) == Status::Unknown);
+  CHECK(MissingLogs.Error.find("Undefined reference to 'c_scale' in 'main.o'") != std::string::npos);
+}
+
 TEST_CASE("malformed PTX fails when it is added, with InvalidPtx and its diagnostics") {
   Linker L({});
   JitLogs Logs;
