@@ -1,6 +1,9 @@
 // cuLink* through the core: several PTX inputs (nvcc -rdc=true output checked in under inputs/, made from the
 // .cu files there) with extern functions, globals and constants across modules, in any input order; internal
-// names that collide; weak definitions; unresolved and multiply defined symbols.
+// names that collide; weak definitions; unresolved and multiply defined symbols. The *.rdc.fatbin inputs are
+// relocatable fatbinaries, what an -rdc=true executable keeps in `__nv_relfatbin`:
+// `nvcc -fatbin -rdc=true -gencode arch=compute_75,code=compute_75 link_X.cu -o link_X.rdc.fatbin`, and
+// rdc_sass_only.rdc.fatbin the same with `-gencode arch=compute_90,code=sm_90` (SASS only).
 #include "TestContext.h"
 #include "ptxforge/driver/Link.h"
 #include "ptxforge/driver/Context.h"
