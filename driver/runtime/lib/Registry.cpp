@@ -141,6 +141,14 @@ CUresult linkAndLoad(const std::vector<const void *> &Units, const std::string &
   return R;
 }
 
+/// Whether a failed link's log names the device runtime's entry points (what dynamic parallelism calls).
+bool needsDeviceRuntime(const std::string &Log) {
+  for (const char *Prefix : {"'__cudaCDP", "'cudaGetParameterBuffer", "'cudaLaunchDevice"})
+    if (Log.find(std::string("Undefined reference to ") + Prefix) != std::string::npos)
+      return true;
+  return false;
+}
+
 } // namespace
 
 cudaError_t FatbinRegistry::moduleOf(Fatbin &F, CUmodule *Out) {
@@ -181,8 +189,11 @@ cudaError_t FatbinRegistry::moduleOf(Fatbin &F, CUmodule *Out) {
                  "rebuild with PTX, e.g. -gencode arch=compute_XX,code=compute_XX\n",
                  F.Origin.c_str(), Sep, Log.c_str());
   else
-    std::fprintf(stderr, "ptxforge: %s the kernels of %s failed (%s)%s%s\n", Linked ? "linking" : "loading",
-                 F.Origin.c_str(), errorName(M.Failure), Sep, Log.c_str());
+    std::fprintf(stderr, "ptxforge: %s the kernels of %s failed (%s)%s%s%s\n", Linked ? "linking" : "loading",
+                 F.Origin.c_str(), errorName(M.Failure), Sep, Log.c_str(),
+                 needsDeviceRuntime(Log) ? "\nptxforge: device-side launches (dynamic parallelism, libcudadevrt) "
+                                           "are not supported"
+                                         : "");
   return M.Failure;
 }
 
