@@ -27,7 +27,8 @@ usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 rdc_modes=(no)
-gencode="-gencode arch=compute_80,code=compute_80"
+default_gencode="-gencode arch=compute_80,code=compute_80"
+gencode=$default_gencode
 timeout_s=120
 work=/tmp/ptxforge-samples
 libdir=$repo/build/lib
@@ -135,7 +136,10 @@ build_sample() {
 
 passed=0 failed=0 timeouts=0 nobuild=0 waived=0 total_s=0
 for rdc in "${rdc_modes[@]}"; do
-  variant=ptx; [ "$rdc" = yes ] && variant=ptx-rdc
+  # Binaries of other target flags go to a folder of their own (a built binary is reused).
+  variant=ptx
+  [ "$gencode" = "$default_gencode" ] || variant=gencode-$(echo "$gencode" | md5sum | cut -c1-8)
+  [ "$rdc" = yes ] && variant=$variant-rdc
   mkdir -p "$work/$variant"
   for name in "${names[@]}"; do
     dir=$(find "$samples_dir/Samples" -mindepth 2 -maxdepth 2 -type d -name "$name" | head -1)
