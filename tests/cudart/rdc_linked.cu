@@ -1,8 +1,8 @@
 // rdc_linked: a program of two translation units built with separate compilation (-rdc=true), as CMake's
 // CUDA_SEPARABLE_COMPILATION builds it; rdc_linked_lib.cu is the other unit. Its kernel calls a __device__
 // function of the other unit, which reads a __constant__ defined here; both units update a __device__ counter
-// defined there; each has a static __device__ variable of the same name; and a kernel of the other unit is
-// launched from here. libcudart must link the units' relocatable PTX (nvcc -dlink links SASS only).
+// defined there; each has a static __device__ variable of the same name; a kernel of the other unit is
+// launched from here, and counts its launches in a __managed__ variable of that unit this one reads and writes. libcudart must link the units' relocatable PTX (nvcc -dlink links SASS only).
 #include <cstdio>
 #include <cuda_runtime.h>
 
@@ -11,7 +11,8 @@ static int failures = 0;
 
 extern __device__ int lib_transform(int x); // rdc_linked_lib.cu: x * c_factor + own_offset (= 1000)
 extern __device__ int g_hits;               // rdc_linked_lib.cu
-__global__ void lib_fill(int *out, int n);  // rdc_linked_lib.cu: out[i] = -i, counts hits too
+__global__ void lib_fill(int *out, int n);  // rdc_linked_lib.cu: out[i] = -i, counts hits and m_launches
+extern __managed__ int m_launches;         // rdc_linked_lib.cu
 
 __constant__ int c_factor = 3;              // used by lib_transform
 static __device__ int own_offset = 5;       // lib has its own own_offset (1000)
@@ -42,9 +43,11 @@ int main()
             bad = i;
     CHECK(bad < 0, "cross_unit_call", "out[%d] = %d, expected %d", bad, bad < 0 ? 0 : h[bad], bad * 3 + 1005);
 
+    m_launches = 40;
     lib_fill<<<(n + 255) / 256, 256>>>(d, n);
     e = cudaDeviceSynchronize();
     CHECK(e == cudaSuccess, "launch_other_unit_kernel", "%s", cudaGetErrorName(e));
+    CHECK(m_launches == 41, "managed_variable_of_other_unit", "%d", m_launches);
     cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
     CHECK(h[0] == 0 && h[999] == -999, "other_unit_kernel_result", "%d %d", h[0], h[999]);
 
