@@ -174,8 +174,8 @@ TEST_CASE("registry: an -rdc=true program's translation units are linked into on
   REQUIRE(cuMemAlloc(&Out, N * sizeof(int)) == CUDA_SUCCESS);
   REQUIRE(cuMemAlloc(&FOut, N * sizeof(float)) == CUDA_SUCCESS);
   REQUIRE(cuMemAlloc(&Count, sizeof(int)) == CUDA_SUCCESS);
-  int Count_ = N;
-  void *Args[] = {&Out, &FOut, &Count_};
+  int NArg = N;
+  void *Args[] = {&Out, &FOut, &NArg};
   const KernelEntry *K = R.kernel(reinterpret_cast<const void *>(&linkKernelStub));
   REQUIRE(K != nullptr);
   REQUIRE(launchKernel(K, {1, 1, 1}, {N, 1, 1}, Args, 0, nullptr) == cudaSuccess);
