@@ -143,7 +143,7 @@ CUresult linkAndLoad(const std::vector<const void *> &Units, const std::string &
 
 /// Whether a failed link's log names the device runtime's entry points (what dynamic parallelism calls).
 bool needsDeviceRuntime(const std::string &Log) {
-  for (const char *Prefix : {"'__cudaCDP", "'cudaGetParameterBuffer", "'cudaLaunchDevice"})
+  for (const char *Prefix : {"'__cudaCDP", "'__cuda_syscall_", "'cudaGetParameterBuffer", "'cudaLaunchDevice"})
     if (Log.find(std::string("Undefined reference to ") + Prefix) != std::string::npos)
       return true;
   return false;
