@@ -1603,7 +1603,7 @@ CUresult addLinkInput(CUlinkState state, CUjitInputType type, const ModuleSource
       E = S->L->addPtx(Text, Name ? Name : "<ptx input>", S->Logs);
     }
     break;
-  case CU_JIT_INPUT_FATBINARY: E = S->L->addImage(Source, S->Logs); break;
+  case CU_JIT_INPUT_FATBINARY: E = S->L->addImage(Source, Name ? Name : "", S->Logs); break;
   case CU_JIT_INPUT_CUBIN: E = S->L->addCubin(Source, Text, S->Logs); break;
   default:
     S->Logs.Error += "ptxforge: only PTX and fatbinary link inputs are supported\n";

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 
 using namespace ptxforge;
 using namespace ptxforge::driver;
@@ -31,9 +32,11 @@ bool isExternalDefinition(ptx::Linkage L) {
   return L == ptx::Linkage::Visible || L == ptx::Linkage::Weak || L == ptx::Linkage::Common;
 }
 
-/// Calls Visit on every name in M that refers to a module-scope symbol (operands resolved by the verifier to
-/// a variable or function, initializers, `.calltargets`, aliases), by reference so that it may rename.
-void forEachModuleSymbolUse(ptx::Module &M, const std::function<void(llvm::StringRef &)> &Visit) {
+using SymbolVisitor = std::function<void(llvm::StringRef &)>;
+
+/// Calls Visit on every name F's body refers to that is a module-scope symbol (operands resolved by the
+/// verifier to a variable or function, `.calltargets`), by reference so that it may rename.
+void forEachFunctionSymbolUse(ptx::Function &F, const SymbolVisitor &Visit) {
   std::function<void(ptx::Operand &)> operand = [&](ptx::Operand &Op) {
     if ((Op.Kind == ptx::OperandKind::Symbol || Op.Kind == ptx::OperandKind::Address) &&
         (Op.Target.Kind == ptx::SymbolKind::Variable || Op.Target.Kind == ptx::SymbolKind::Function))
@@ -42,6 +45,18 @@ void forEachModuleSymbolUse(ptx::Module &M, const std::function<void(llvm::Strin
     for (const ptx::Operand &E : Op.Elements)
       operand(const_cast<ptx::Operand &>(E));
   };
+  for (ptx::Instruction &I : F.Instructions)
+    for (ptx::Operand &Op : I.Operands)
+      operand(Op);
+  for (ptx::TargetList &T : F.TargetLists)
+    if (T.K == ptx::TargetList::Kind::CallTargets)
+      for (llvm::StringRef &N : T.Names)
+        Visit(N);
+}
+
+/// The names M's variable initializers and `.alias` directives refer to: whatever the kernels reach, these
+/// stay (every variable is kept, for cuModuleGetGlobal).
+void forEachModuleLevelSymbolUse(ptx::Module &M, const SymbolVisitor &Visit) {
   std::function<void(ptx::Initializer &)> initializer = [&](ptx::Initializer &In) {
     if (In.K == ptx::Initializer::Kind::Symbol)
       Visit(In.Name);
@@ -51,21 +66,18 @@ void forEachModuleSymbolUse(ptx::Module &M, const std::function<void(llvm::Strin
   for (ptx::VariableDecl &V : M.Globals)
     if (V.HasInit)
       initializer(V.Init);
-  for (auto &F : M.Functions) {
-    if (!F)
-      continue;
-    for (ptx::Instruction &I : F->Instructions)
-      for (ptx::Operand &Op : I.Operands)
-        operand(Op);
-    for (ptx::TargetList &T : F->TargetLists)
-      if (T.K == ptx::TargetList::Kind::CallTargets)
-        for (llvm::StringRef &N : T.Names)
-          Visit(N);
-  }
   for (ptx::AliasDirective &A : M.Aliases) {
     Visit(A.Alias);
     Visit(A.Aliasee);
   }
+}
+
+/// Calls Visit on every name in M that refers to a module-scope symbol.
+void forEachModuleSymbolUse(ptx::Module &M, const SymbolVisitor &Visit) {
+  forEachModuleLevelSymbolUse(M, Visit);
+  for (auto &F : M.Functions)
+    if (F)
+      forEachFunctionSymbolUse(*F, Visit);
 }
 
 /// Whether M defines a function called Name itself (a prototype resolving in its own module).
@@ -76,11 +88,8 @@ bool definesFunction(const ptx::Module &M, llvm::StringRef Name) {
   return false;
 }
 
-/// The `.extern .func`s M uses that nothing in M defines and that the runtime does not provide.
-std::vector<llvm::StringRef> unresolvedFunctions(const ptx::Module &M) {
-  llvm::StringSet<> Used;
-  // The visitor only reads: the module is not changed.
-  forEachModuleSymbolUse(const_cast<ptx::Module &>(M), [&](llvm::StringRef &N) { Used.insert(N); });
+/// The `.extern .func`s in Used that nothing in M defines and that the runtime does not provide.
+std::vector<llvm::StringRef> unresolvedFunctions(const ptx::Module &M, const llvm::StringSet<> &Used) {
   std::vector<llvm::StringRef> Out;
   for (const auto &F : M.Functions)
     if (!F->HasBody && Used.contains(F->Name) && !isDeviceLibraryFunction(F->Name) && !definesFunction(M, F->Name))
@@ -88,17 +97,30 @@ std::vector<llvm::StringRef> unresolvedFunctions(const ptx::Module &M) {
   return Out;
 }
 
+/// The names M uses anywhere (the visitor only reads: M is not changed).
+llvm::StringSet<> usedNames(const ptx::Module &M) {
+  llvm::StringSet<> Used;
+  forEachModuleSymbolUse(const_cast<ptx::Module &>(M), [&](llvm::StringRef &N) { Used.insert(N); });
+  return Used;
+}
+
+/// Links the inputs as a whole program, as nvlink does: the kernels, and the functions variable initializers
+/// name, are what the result keeps, with every function they reach; a function nothing reaches is left out,
+/// and what it refers to need not be defined anywhere (nvcc -rdc=true keeps every `.weak` template
+/// instance, e.g. Thrust's device-side allocators calling `malloc`, whether used or not).
 class ModuleLinker {
 public:
   ModuleLinker(std::vector<LinkInput> &Inputs, std::string &Log) : Inputs(Inputs), Log(Log) {}
 
   llvm::Expected<std::string> link() {
+    size_t Before = Log.size(); // the log may already hold what adding the inputs said
     collectDefinitions();
+    markReachable();
     checkReferences();
-    if (!Log.empty())
+    if (Log.size() != Before)
       return makeError(Status::Unknown, "the link has unresolved or multiply defined symbols");
-    // One input that needs nothing from others keeps its text (and so its line numbers).
-    if (Inputs.size() == 1)
+    // One input that needs nothing from others and loses no function keeps its text (and its line numbers).
+    if (Inputs.size() == 1 && keepsEveryFunction(0))
       return Inputs[0].Front->Source->text().str();
     renameCollidingInternals();
     buildMergedModule();
@@ -138,8 +160,9 @@ private:
   }
 
   /// Every externally visible definition: kernels, `.visible`/`.weak` functions, `.visible`/`.weak`/`.common`
-  /// variables.
+  /// variables; and each input's own functions without linkage.
   void collectDefinitions() {
+    Internal.resize(Inputs.size());
     for (unsigned I = 0; I < Inputs.size(); ++I) {
       ptx::Module &M = module(I);
       for (uint32_t G = 0; G < M.Globals.size(); ++G)
@@ -149,17 +172,79 @@ private:
         const ptx::Function &Fn = *M.Functions[F];
         if (Fn.HasBody && (Fn.IsEntry || isExternalDefinition(Fn.Link)))
           define(Fn.Name, {I, true, F});
+        else if (Fn.HasBody)
+          Internal[I].try_emplace(Fn.Name, F);
       }
     }
   }
 
-  /// Every used declaration must find a definition: an `.extern` variable in another input (`.extern .shared`
-  /// arrays are the dynamic shared memory and need none), a function without a body here or elsewhere.
+  /// The function a use of Name in input I calls or takes: I's own function without linkage, else the
+  /// link's definition of that name.
+  std::optional<std::pair<unsigned, uint32_t>> resolveFunction(unsigned I, llvm::StringRef Name) {
+    if (auto It = Internal[I].find(Name); It != Internal[I].end())
+      return std::make_pair(I, It->second);
+    if (auto It = External.find(Name); It != External.end() && It->second.IsFunction)
+      return std::make_pair(It->second.Input, It->second.Index);
+    return std::nullopt;
+  }
+
+  /// Reachable[I][K]: function K of input I is a kernel, named by an initializer or alias, or called or
+  /// taken by a reachable function.
+  void markReachable() {
+    Reachable.clear();
+    std::vector<std::pair<unsigned, uint32_t>> Work;
+    auto reach = [&](std::pair<unsigned, uint32_t> D) {
+      if (!Reachable[D.first][D.second]) {
+        Reachable[D.first][D.second] = true;
+        Work.push_back(D);
+      }
+    };
+    for (unsigned I = 0; I < Inputs.size(); ++I)
+      Reachable.emplace_back(module(I).Functions.size(), false);
+    for (unsigned I = 0; I < Inputs.size(); ++I) {
+      for (uint32_t K = 0; K < module(I).Functions.size(); ++K)
+        if (module(I).Functions[K]->IsEntry && module(I).Functions[K]->HasBody)
+          reach({I, K});
+      forEachModuleLevelSymbolUse(module(I), [&](llvm::StringRef &N) {
+        if (auto D = resolveFunction(I, N))
+          reach(*D);
+      });
+    }
+    while (!Work.empty()) {
+      auto [I, K] = Work.back();
+      Work.pop_back();
+      forEachFunctionSymbolUse(*module(I).Functions[K], [&, I = I](llvm::StringRef &N) {
+        if (auto D = resolveFunction(I, N))
+          reach(*D);
+      });
+    }
+  }
+
+  bool keepsEveryFunction(unsigned I) {
+    for (uint32_t K = 0; K < module(I).Functions.size(); ++K)
+      if (module(I).Functions[K]->HasBody && !Reachable[I][K])
+        return false;
+    return true;
+  }
+
+  /// The names input I's kept code uses: its reachable functions, initializers and aliases.
+  llvm::StringSet<> usedByKeptCode(unsigned I) {
+    llvm::StringSet<> Used;
+    auto use = [&](llvm::StringRef &N) { Used.insert(N); };
+    forEachModuleLevelSymbolUse(module(I), use);
+    for (uint32_t K = 0; K < module(I).Functions.size(); ++K)
+      if (Reachable[I][K])
+        forEachFunctionSymbolUse(*module(I).Functions[K], use);
+    return Used;
+  }
+
+  /// Every declaration the kept code uses must find a definition: an `.extern` variable in another input
+  /// (`.extern .shared` arrays are the dynamic shared memory and need none), a function without a body here or
+  /// elsewhere.
   void checkReferences() {
     for (unsigned I = 0; I < Inputs.size(); ++I) {
       ptx::Module &M = module(I);
-      llvm::StringSet<> Used;
-      forEachModuleSymbolUse(M, [&](llvm::StringRef &N) { Used.insert(N); });
+      llvm::StringSet<> Used = usedByKeptCode(I);
       auto unresolved = [&](llvm::StringRef Name) {
         Log += "error   : Undefined reference to '" + Name.str() + "' in '" + Inputs[I].Name + "'\n";
       };
@@ -173,7 +258,7 @@ private:
           Log += "error   : '" + V.Name.str() + "' in '" + Inputs[I].Name + "' is declared as a variable but '" +
                  Inputs[It->second.Input].Name + "' defines a function of that name\n";
       }
-      for (llvm::StringRef Name : unresolvedFunctions(M)) {
+      for (llvm::StringRef Name : unresolvedFunctions(M, Used)) {
         auto It = External.find(Name);
         if (It == External.end())
           unresolved(Name);
@@ -288,7 +373,7 @@ private:
     for (unsigned I = 0; I < Inputs.size(); ++I)
       for (uint32_t K = 0; K < module(I).Functions.size(); ++K) {
         const ptx::Function &F = *module(I).Functions[K];
-        if (F.IsEntry || !F.HasBody || !isChosen(I, true, K, F.Name, F.Link))
+        if (F.IsEntry || !F.HasBody || !Reachable[I][K] || !isChosen(I, true, K, F.Name, F.Link))
           continue;
         auto P = std::make_unique<ptx::Function>();
         P->Name = F.Name;
@@ -305,7 +390,7 @@ private:
       ptx::Module &M = module(I);
       for (uint32_t K = 0; K < M.Functions.size(); ++K) {
         std::unique_ptr<ptx::Function> &F = M.Functions[K];
-        if (!isChosen(I, true, K, F->Name, F->Link))
+        if ((F->HasBody && !Reachable[I][K]) || !isChosen(I, true, K, F->Name, F->Link))
           continue;
         if (!F->HasBody) {
           // Declarations of what a prototype above or the device library provides, once.
@@ -367,6 +452,8 @@ private:
   std::vector<LinkInput> &Inputs;
   std::string &Log;
   llvm::StringMap<Definition> External; ///< externally visible name -> the definition the link uses
+  std::vector<llvm::StringMap<uint32_t>> Internal; ///< per input: its functions without linkage, by name
+  std::vector<std::vector<bool>> Reachable;        ///< per input and function: kept in the result
   ptx::Module Out;
 };
 
@@ -391,14 +478,19 @@ llvm::Error Linker::addPtx(llvm::StringRef Text, std::string Name, JitLogs &Logs
   return llvm::Error::success();
 }
 
-llvm::Error Linker::addImage(const ModuleSource &Source, JitLogs &Logs) {
+llvm::Error Linker::addImage(const ModuleSource &Source, std::string Name, JitLogs &Logs) {
   unsigned CC = Options.TargetCc.value_or(deviceProperties().computeCapability());
-  auto Selected = selectPtx(Source, CC, Logs, /*PtxText=*/false);
-  if (!Selected)
+  // The selection writes a log of its own: the link's log keeps what earlier inputs put there.
+  JitLogs Selection;
+  auto Selected = selectPtx(Source, CC, Selection, /*PtxText=*/false);
+  Logs.Info += Selection.Info;
+  if (!Selected) {
+    Logs.Error += (Name.empty() ? "" : Name + ": ") + Selection.Error + "\n";
     return Selected.takeError();
+  }
   if (Selected->Empty)
     return llvm::Error::success();
-  return addPtx(Selected->Text, std::move(Selected->Name), Logs);
+  return addPtx(Selected->Text, Name.empty() ? std::move(Selected->Name) : std::move(Name), Logs);
 }
 
 llvm::Error Linker::addCubin(const ModuleSource &Source, llvm::StringRef Bytes, JitLogs &Logs) {
@@ -450,7 +542,7 @@ llvm::Expected<llvm::StringRef> Linker::complete(JitLogs &Logs) {
 
 std::vector<std::string> ptxforge::driver::unresolvedExternFunctions(const ptx::Module &M) {
   std::vector<std::string> Out;
-  for (llvm::StringRef Name : unresolvedFunctions(M))
+  for (llvm::StringRef Name : unresolvedFunctions(M, usedNames(M)))
     Out.push_back(Name.str());
   return Out;
 }

@@ -5,8 +5,10 @@
 
 #include <dlfcn.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 namespace ptxforge::runtime {
 
@@ -15,6 +17,9 @@ struct Fatbin {
   void *HandleSlot = nullptr; ///< what the handle nvcc keeps points at (first: a void ** is its address)
   const void *Image = nullptr;
   std::string Origin; ///< the executable or library that embeds it, for messages
+  /// -rdc=true: the relocatable fatbinary of each translation unit (`__nv_relfatbin`), which the load links
+  /// into one module; Image is then the device-linked fatbinary, SASS at most.
+  std::vector<const void *> Relocatable;
   struct Loaded {
     CUmodule Module = nullptr;
     cudaError_t Failure = cudaSuccess; ///< a failed load fails every use the same way, without a new JIT
@@ -41,6 +46,9 @@ void **FatbinRegistry::registerFatbin(const void *Wrapper) {
     return nullptr;
   auto F = std::make_unique<Fatbin>();
   F->Image = W->Data;
+  if (W->Version == LinkedFatbinWrapperVersion && W->FilenameOrFatbins)
+    for (auto *Unit = static_cast<const void *const *>(W->FilenameOrFatbins); *Unit; ++Unit)
+      F->Relocatable.push_back(*Unit);
   Dl_info Info;
   F->Origin = dladdr(Wrapper, &Info) && Info.dli_fname ? Info.dli_fname : "the program";
   std::scoped_lock L(Lock);
@@ -88,6 +96,61 @@ const KernelEntry *FatbinRegistry::kernel(const void *HostFunOrKernel) const {
   return nullptr;
 }
 
+namespace {
+
+/// The bytes of the fatbinary container at Image (header and payload), as cuLinkAddData wants a size.
+size_t containerBytes(const void *Image) {
+  uint64_t Payload = 0;
+  uint16_t HeaderSize = 0;
+  std::memcpy(&HeaderSize, static_cast<const char *>(Image) + 6, sizeof HeaderSize);
+  std::memcpy(&Payload, static_cast<const char *>(Image) + 8, sizeof Payload);
+  return HeaderSize + Payload;
+}
+
+/// Links the relocatable device code of every translation unit (what nvcc -dlink does for SASS, and the
+/// driver's JIT does for PTX) with the driver's cuLink* and loads the result. A unit without PTX for the
+/// device is left out (ptxforge cannot run SASS; libcudadevrt's device runtime is such a unit): when the
+/// others need its symbols, the link names them. Log gets the link's or the load's error log.
+CUresult linkAndLoad(const std::vector<const void *> &Units, const std::string &Origin, CUmodule *Out,
+                     std::string &Log) {
+  char Buffer[8192] = "";
+  CUjit_option Options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *Values[] = {Buffer, reinterpret_cast<void *>(sizeof Buffer)};
+  CUlinkState State = nullptr;
+  if (CUresult R = cuLinkCreate(2, Options, Values, &State))
+    return R;
+  CUresult R = CUDA_SUCCESS;
+  unsigned Added = 0;
+  for (size_t I = 0; I < Units.size() && R == CUDA_SUCCESS; ++I) {
+    std::string Name = Origin + " (translation unit " + std::to_string(I + 1) + ")";
+    R = cuLinkAddData(State, CU_JIT_INPUT_FATBINARY, const_cast<void *>(Units[I]), containerBytes(Units[I]),
+                      Name.c_str(), 0, nullptr, nullptr);
+    if (R == CUDA_SUCCESS)
+      ++Added;
+    else if (R == CUDA_ERROR_NO_BINARY_FOR_GPU) // the log says why; the link names what it needed from it
+      R = CUDA_SUCCESS;
+  }
+  void *Image = nullptr;
+  size_t Size = 0;
+  if (R == CUDA_SUCCESS && !Added)
+    R = CUDA_ERROR_NO_BINARY_FOR_GPU;
+  else if (R == CUDA_SUCCESS && (R = cuLinkComplete(State, &Image, &Size)) == CUDA_SUCCESS)
+    R = cuModuleLoadDataEx(Out, Image, 2, Options, Values);
+  Log = Buffer;
+  cuLinkDestroy(State);
+  return R;
+}
+
+/// Whether a failed link's log names the device runtime's entry points (what dynamic parallelism calls).
+bool needsDeviceRuntime(const std::string &Log) {
+  for (const char *Prefix : {"'__cudaCDP", "'__cuda_syscall_", "'cudaGetParameterBuffer", "'cudaLaunchDevice"})
+    if (Log.find(std::string("Undefined reference to ") + Prefix) != std::string::npos)
+      return true;
+  return false;
+}
+
+} // namespace
+
 cudaError_t FatbinRegistry::moduleOf(Fatbin &F, CUmodule *Out) {
   CUcontext Ctx = nullptr;
   cuCtxGetCurrent(&Ctx);
@@ -99,23 +162,38 @@ cudaError_t FatbinRegistry::moduleOf(Fatbin &F, CUmodule *Out) {
     *Out = M.Module;
     return cudaSuccess;
   }
-  char Log[8192] = "";
-  CUjit_option Options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-  void *Values[] = {Log, reinterpret_cast<void *>(sizeof Log)};
-  CUresult R = cuModuleLoadDataEx(&M.Module, F.Image, 2, Options, Values);
+  std::string Log;
+  CUresult R;
+  bool Linked = !F.Relocatable.empty();
+  if (Linked) {
+    R = linkAndLoad(F.Relocatable, F.Origin, &M.Module, Log);
+  } else {
+    char Buffer[8192] = "";
+    CUjit_option Options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *Values[] = {Buffer, reinterpret_cast<void *>(sizeof Buffer)};
+    R = cuModuleLoadDataEx(&M.Module, F.Image, 2, Options, Values);
+    Log = Buffer;
+  }
   if (R == CUDA_SUCCESS) {
     *Out = M.Module;
     return cudaSuccess;
   }
-  M.Failure = fromDriver(R);
+  while (!Log.empty() && Log.back() == '\n')
+    Log.pop_back();
+  // A failed link (unresolved or multiply defined device symbols) is a failed JIT of the program's PTX.
+  M.Failure = Linked && R == CUDA_ERROR_UNKNOWN ? cudaErrorInvalidPtx : fromDriver(R);
+  const char *Sep = Log.empty() ? "" : ": ";
   if (R == CUDA_ERROR_NO_BINARY_FOR_GPU)
     std::fprintf(stderr,
                  "ptxforge: %s: no kernel image for the device, its fatbinary has no PTX ptxforge can run%s%s; "
                  "rebuild with PTX, e.g. -gencode arch=compute_XX,code=compute_XX\n",
-                 F.Origin.c_str(), *Log ? ": " : "", Log);
+                 F.Origin.c_str(), Sep, Log.c_str());
   else
-    std::fprintf(stderr, "ptxforge: loading the kernels of %s failed (%s)%s%s\n", F.Origin.c_str(),
-                 errorName(M.Failure), *Log ? ": " : "", Log);
+    std::fprintf(stderr, "ptxforge: %s the kernels of %s failed (%s)%s%s%s\n", Linked ? "linking" : "loading",
+                 F.Origin.c_str(), errorName(M.Failure), Sep, Log.c_str(),
+                 needsDeviceRuntime(Log) ? "\nptxforge: device-side launches (dynamic parallelism, libcudadevrt) "
+                                           "are not supported"
+                                         : "");
   return M.Failure;
 }
 

@@ -1,6 +1,9 @@
 // cuLink* through the core: several PTX inputs (nvcc -rdc=true output checked in under inputs/, made from the
 // .cu files there) with extern functions, globals and constants across modules, in any input order; internal
-// names that collide; weak definitions; unresolved and multiply defined symbols.
+// names that collide; weak definitions; unresolved and multiply defined symbols. The *.rdc.fatbin inputs are
+// relocatable fatbinaries, what an -rdc=true executable keeps in `__nv_relfatbin`:
+// `nvcc -fatbin -rdc=true -gencode arch=compute_75,code=compute_75 link_X.cu -o link_X.rdc.fatbin`, and
+// rdc_sass_only.rdc.fatbin the same with `-gencode arch=compute_90,code=sm_90` (SASS only).
 #include "TestContext.h"
 #include "ptxforge/driver/Link.h"
 #include "ptxforge/driver/Context.h"
@@ -144,6 +147,102 @@ TEST_CASE("two definitions of a visible symbol fail the link") {
   CHECK(link({{"a.ptx", input("link_lib.ptx")}, {"b.ptx", input("link_lib.ptx")}}, Image, Logs) == Status::Unknown);
   CHECK(Logs.Error.find("Multiple definition of 'g_bias' in 'b.ptx', first defined in 'a.ptx'") != std::string::npos);
   CHECK(Logs.Error.find("Multiple definition of '_Z8add_biasi'") != std::string::npos);
+}
+
+TEST_CASE("relocatable fatbinaries link under the names given; one without PTX is named and left out") {
+  // nvcc -fatbin -rdc=true output of the three units, and one unit with relocatable SASS only (what
+  // libcudadevrt is for most GPUs): it fails to add, and what it said must not fail the link after it.
+  std::vector<std::string> Units = {input("rdc_sass_only.rdc.fatbin"), input("link_main.rdc.fatbin"),
+                                    input("link_lib.rdc.fatbin"), input("link_const.rdc.fatbin")};
+  Linker L({});
+  JitLogs Logs;
+  std::vector<std::string> Names = {"sass_only.o", "main.o", "lib.o", "const.o"};
+  for (size_t I = 0; I < Units.size(); ++I) {
+    ModuleSource Source;
+    Source.Image = Units[I].data();
+    CHECK(takeStatus(L.addImage(Source, Names[I], Logs)) == (I ? Status::Success : Status::NoBinaryForGpu));
+  }
+  CHECK(Logs.Error.rfind("sass_only.o: ptxforge: ", 0) == 0);
+  auto Image = L.complete(Logs);
+  REQUIRE(static_cast<bool>(Image));
+  checkLinkedKernel(*load(Image->rtrim('\0').str()));
+
+  Linker Missing({});
+  JitLogs MissingLogs;
+  for (size_t I : {1, 2}) {
+    ModuleSource Source;
+    Source.Image = Units[I].data();
+    REQUIRE(takeStatus(Missing.addImage(Source, Names[I], MissingLogs)) == Status::Success);
+  }
+  CHECK(takeStatus(Missing.complete(MissingLogs).takeError()) == Status::Unknown);
+  CHECK(MissingLogs.Error.find("Undefined reference to 'c_scale' in 'main.o'") != std::string::npos);
+}
+
+TEST_CASE("the link keeps what the kernels reach: a function nothing reaches may call what nothing defines") {
+  // As nvlink: -rdc=true keeps every .weak template instance (Thrust's device allocators call malloc, which
+  // is not there), so only references from reachable code must resolve; an unreached function is left out.
+  const char *Main = R"(.version 8.0
+.target sm_80
+.address_size 64
+.extern .func (.param .b32 r) lib_twice(.param .b32 x);
+.extern .func (.param .b64 r) malloc(.param .b64 n);
+.weak .func (.param .b64 r) unreached_alloc(.param .b64 n)
+{
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [n];
+  { .param .b64 a; .param .b64 b; st.param.b64 [a], %rd1; call.uni (b), malloc, (a); ld.param.b64 %rd1, [b]; }
+  st.param.b64 [r], %rd1;
+  ret;
+}
+.visible .entry twice(.param .u64 out)
+{
+  .reg .b32 %r<2>;
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, 21;
+  { .param .b32 a; .param .b32 b; st.param.b32 [a], %r1; call.uni (b), lib_twice, (a); ld.param.b32 %r1, [b]; }
+  st.global.u32 [%rd1], %r1;
+  ret;
+}
+)";
+  const char *Lib = R"(.version 8.0
+.target sm_80
+.address_size 64
+.extern .func nowhere();
+.visible .func (.param .b32 r) lib_twice(.param .b32 x)
+{
+  .reg .b32 %r<2>;
+  ld.param.u32 %r1, [x];
+  add.s32 %r1, %r1, %r1;
+  st.param.b32 [r], %r1;
+  ret;
+}
+.visible .func lib_unreached()
+{
+  call.uni nowhere, ();
+  ret;
+}
+)";
+  std::string Image;
+  JitLogs Logs;
+  REQUIRE(link({{"main.ptx", Main}, {"lib.ptx", Lib}}, Image, Logs) == Status::Success);
+  CHECK(Logs.Error.empty());
+  CHECK(Image.find("unreached") == std::string::npos);
+  CHECK(Image.find("malloc") == std::string::npos);
+  auto M = load(Image);
+  uint64_t Out = deviceAlloc(4);
+  run(*M, "twice", {&Out}, 1);
+  CHECK(readBack<int>(Out, 1)[0] == 42);
+  CHECK(takeStatus(DeviceMemory::get().free(Out, {MemoryKind::Device})) == Status::Success);
+
+  // One input alone is linked the same way (its text is kept only when it loses nothing).
+  std::string Reached = Lib;
+  Reached.insert(Reached.find("ld.param.u32 %r1, [x];"), "call.uni lib_unreached, ();\n");
+  JitLogs Alone;
+  CHECK(link({{"lib.ptx", Lib}}, Image, Alone) == Status::Success);
+  CHECK(link({{"main.ptx", Main}, {"lib.ptx", Reached}}, Image, Alone) == Status::Unknown);
+  CHECK(Alone.Error.find("Undefined reference to 'nowhere' in 'lib.ptx'") != std::string::npos);
+  CHECK(Alone.Error.find("malloc") == std::string::npos);
 }
 
 TEST_CASE("malformed PTX fails when it is added, with InvalidPtx and its diagnostics") {

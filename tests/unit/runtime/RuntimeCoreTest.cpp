@@ -26,10 +26,37 @@ struct WrappedFatbin {
   }
 };
 
+/// What an nvcc -rdc=true program registers: the wrapper of `nvcc -dlink`'s fatbinary (version 2; an empty
+/// container for a PTX-only build) pointing at each translation unit's relocatable fatbinary, nvcc's
+/// -fatbin -rdc=true output of tests/unit/driver/inputs' sources.
+struct LinkedProgram {
+  std::vector<std::vector<char>> Units;
+  std::vector<const void *> UnitList; ///< null-terminated, as the link stub's __cudaPrelinkedFatbins
+  uint64_t DeviceLinked[2] = {0x00100001ba55ed50ull, 0};
+  FatbinWrapper Wrapper{};
+  explicit LinkedProgram(std::initializer_list<const char *> Names) {
+    for (const char *Name : Names) {
+      std::ifstream In(std::string(PTXFORGE_SOURCE_DIR) + "/tests/unit/driver/inputs/" + Name + ".rdc.fatbin",
+                       std::ios::binary);
+      Units.emplace_back(std::istreambuf_iterator<char>(In), std::istreambuf_iterator<char>());
+      REQUIRE(!Units.back().empty());
+    }
+    for (const auto &U : Units)
+      UnitList.push_back(U.data());
+    UnitList.push_back(nullptr);
+    Wrapper = {FatbinWrapperMagic, LinkedFatbinWrapperVersion, DeviceLinked, UnitList.data()};
+  }
+};
+
 // Host "stubs" and shadows: only their addresses matter to the registry (the kernel is extern "C").
 void squarePlusStub() {}
 void sassOnlyStub() {}
 int MagicShadow;
+void linkKernelStub() {}
+void readCounterStub() {}
+void unresolvedStub() {}
+void noPtxStub() {}
+int BiasShadow;
 
 } // namespace
 
@@ -125,4 +152,65 @@ TEST_CASE("registry: a fatbinary with SASS only has no kernel image for the devi
   CHECK(R.function(*K, &Fn) == cudaErrorNoKernelImageForDevice); // remembered, not loaded again
   R.unregisterFatbin(Handle);
   CHECK(R.kernel(reinterpret_cast<const void *>(&sassOnlyStub)) == nullptr);
+}
+
+TEST_CASE("registry: an -rdc=true program's translation units are linked into one module at the first use") {
+  FatbinRegistry &R = FatbinRegistry::get();
+  // The SASS-only unit is left out, as libcudadevrt's is: nothing needs it.
+  static LinkedProgram P({"rdc_sass_only", "link_main", "link_lib", "link_const"});
+  void **Handle = R.registerFatbin(&P.Wrapper);
+  REQUIRE(Handle != nullptr);
+  R.registerKernel(Handle, reinterpret_cast<const void *>(&linkKernelStub), "link_kernel");
+  R.registerKernel(Handle, reinterpret_cast<const void *>(&readCounterStub), "read_counter");
+  R.registerVariable(Handle, &BiasShadow, "g_bias", sizeof(int), false, nullptr);
+
+  CUdeviceptr Bias = 0;
+  size_t Size = 0;
+  REQUIRE(R.variable(&BiasShadow, &Bias, &Size) == cudaSuccess); // defined in link_lib, used by link_main
+  CHECK(*reinterpret_cast<int *>(Bias) == 7);
+
+  const int N = 64;
+  CUdeviceptr Out = 0, FOut = 0, Count = 0;
+  REQUIRE(cuMemAlloc(&Out, N * sizeof(int)) == CUDA_SUCCESS);
+  REQUIRE(cuMemAlloc(&FOut, N * sizeof(float)) == CUDA_SUCCESS);
+  REQUIRE(cuMemAlloc(&Count, sizeof(int)) == CUDA_SUCCESS);
+  int NArg = N;
+  void *Args[] = {&Out, &FOut, &NArg};
+  const KernelEntry *K = R.kernel(reinterpret_cast<const void *>(&linkKernelStub));
+  REQUIRE(K != nullptr);
+  REQUIRE(launchKernel(K, {1, 1, 1}, {N, 1, 1}, Args, 0, nullptr) == cudaSuccess);
+  void *CountArgs[] = {&Count};
+  REQUIRE(launchKernel(R.kernel(reinterpret_cast<const void *>(&readCounterStub)), {1, 1, 1}, {1, 1, 1}, CountArgs, 0,
+                       nullptr) == cudaSuccess);
+  REQUIRE(cuCtxSynchronize() == CUDA_SUCCESS);
+  for (int I : {0, 5, 63}) {
+    // add_bias(helper_main(i)) + g_bias, each unit's internal helper and counter its own (link_main.cu)
+    CHECK(reinterpret_cast<int *>(Out)[I] == 2 * I + 100 + 1000 + 7 + 7);
+    CHECK(reinterpret_cast<float *>(FOut)[I] == I * 2.5f + 2.5f);
+  }
+  CHECK(*reinterpret_cast<int *>(Count) == N);
+  cuMemFree(Out);
+  cuMemFree(FOut);
+  cuMemFree(Count);
+}
+
+TEST_CASE("registry: an -rdc=true program whose device code does not link fails its launches, the process lives") {
+  FatbinRegistry &R = FatbinRegistry::get();
+  static LinkedProgram Unresolved({"link_main", "link_lib"}); // scaled() and c_scale are in link_const
+  void **Handle = R.registerFatbin(&Unresolved.Wrapper);
+  REQUIRE(Handle != nullptr);
+  R.registerKernel(Handle, reinterpret_cast<const void *>(&unresolvedStub), "link_kernel");
+  const KernelEntry *K = R.kernel(reinterpret_cast<const void *>(&unresolvedStub));
+  REQUIRE(K != nullptr);
+  CUfunction Fn = nullptr;
+  CHECK(R.function(*K, &Fn) == cudaErrorInvalidPtx);
+  CHECK(R.function(*K, &Fn) == cudaErrorInvalidPtx); // remembered, not linked again
+
+  static LinkedProgram SassOnly({"rdc_sass_only"});
+  Handle = R.registerFatbin(&SassOnly.Wrapper);
+  REQUIRE(Handle != nullptr);
+  R.registerKernel(Handle, reinterpret_cast<const void *>(&noPtxStub), "sass_only_kernel");
+  K = R.kernel(reinterpret_cast<const void *>(&noPtxStub));
+  REQUIRE(K != nullptr);
+  CHECK(R.function(*K, &Fn) == cudaErrorNoKernelImageForDevice);
 }

@@ -40,8 +40,9 @@ public:
 
   /// PTX text (up to its NUL or Size bytes); malformed PTX fails here with InvalidPtx, diagnostics in Logs.
   [[nodiscard]] llvm::Error addPtx(llvm::StringRef Text, std::string Name, JitLogs &Logs);
-  /// A fatbinary, file or in-memory image: its best PTX entry for the device.
-  [[nodiscard]] llvm::Error addImage(const ModuleSource &Source, JitLogs &Logs);
+  /// A fatbinary, file or in-memory image: its best PTX entry for the device, called Name in the log (the
+  /// entry's own name when Name is empty). Why an image has nothing to add is appended to the log after Name.
+  [[nodiscard]] llvm::Error addImage(const ModuleSource &Source, std::string Name, JitLogs &Logs);
   /// An NVIDIA cubin (Bytes, or the file Source names): NoBinaryForGpu (SASS cannot run here), InvalidImage
   /// when it is no ELF file at all.
   [[nodiscard]] llvm::Error addCubin(const ModuleSource &Source, llvm::StringRef Bytes, JitLogs &Logs);

@@ -235,9 +235,12 @@ struct FatbinWrapper {
   int Magic; ///< 0x466243b1
   int Version;
   const void *Data; ///< the fatbinary container (magic 0xBA55ED50)
+  /// Version 2 (the wrapper of `nvcc -dlink`'s output, registered by its link stub for -rdc=true programs):
+  /// a null-terminated array of each translation unit's relocatable fatbinary (in `__nv_relfatbin`).
   void *FilenameOrFatbins;
 };
 constexpr int FatbinWrapperMagic = 0x466243b1;
+constexpr int LinkedFatbinWrapperVersion = 2;
 
 } // extern "C"
 
