@@ -33,11 +33,35 @@ BasicBlock *WarpEmitter::emit(BasicBlock *Into, BodyEntry Entry) {
   return B.GetInsertBlock();
 }
 
-Type *WarpEmitter::vecTy(Type *T) const { return FixedVectorType::get(T, W); }
+/// W lanes of T; a value that is itself a short vector (PTX's .v2/.v4 accesses) keeps its lanes' elements side
+/// by side: <N x E> becomes <W * N x E>, lane L's elements at L * N ... L * N + N - 1.
+Type *WarpEmitter::vecTy(Type *T) const {
+  if (auto *VT = dyn_cast<FixedVectorType>(T))
+    return FixedVectorType::get(VT->getElementType(), W * VT->getNumElements());
+  return FixedVectorType::get(T, W);
+}
+
+unsigned WarpEmitter::elementsPerLane(Type *T) {
+  auto *VT = dyn_cast<FixedVectorType>(T);
+  return VT ? VT->getNumElements() : 1;
+}
+
+/// Mask, one bit per lane, for a value of T: each bit repeated for the lane's elements.
+Value *WarpEmitter::maskFor(Value *Mask, Type *T) {
+  unsigned N = elementsPerLane(T);
+  if (N == 1)
+    return Mask;
+  SmallVector<int, 64> Idx;
+  for (unsigned L = 0; L < W; ++L)
+    Idx.append(N, int(L));
+  return B.CreateShuffleVector(Mask, Idx);
+}
 
 /// bfloat stays scalar: without AVX-512 BF16 a vector conversion to it is a libcall per lane (__truncsfbf2),
 /// which JIT'd code does not link; the scalar conversion is inline.
 bool WarpEmitter::widenable(Type *T) const {
+  if (auto *VT = dyn_cast<FixedVectorType>(T))
+    return !VT->getElementType()->isIntegerTy(1) && widenable(VT->getElementType());
   return T->isIntegerTy() || (T->isFloatingPointTy() && !T->isBFloatTy()) || T->isPointerTy();
 }
 
@@ -238,7 +262,7 @@ void WarpEmitter::captureLoopExits(BasicBlock *BB) {
     for (PHINode &P : To->phis()) {
       AllocaInst *VS = ExitValueSlots.lookup({&P, BB});
       Value *Old = B.CreateLoad(VS->getAllocatedType(), VS);
-      B.CreateStore(B.CreateSelect(E, vec(P.getIncomingValueForBlock(BB)), Old), VS);
+      B.CreateStore(B.CreateSelect(maskFor(E, P.getType()), vec(P.getIncomingValueForBlock(BB)), Old), VS);
     }
   }
 }

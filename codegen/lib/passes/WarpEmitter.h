@@ -76,12 +76,18 @@ private:
   llvm::Value *noWrap(llvm::Instruction &I);
   /// A consecutive access through Ptr (vector load or store of W elements at lane 0's address), or a gather or
   /// scatter where NoWrap fails at run time.
-  llvm::Value *consecutiveAccess(llvm::Instruction &I, llvm::Value *M, llvm::Type *ElemTy);
+  llvm::Value *consecutiveAccess(llvm::Instruction &I, llvm::Value *M, llvm::Type *ElemTy, unsigned Spread = 1);
+  llvm::Value *spreadAccess(llvm::Instruction &I, llvm::Value *LaneMask, llvm::Type *T, unsigned Spread);
 
   llvm::Value *scalar(const llvm::Value *V);
   llvm::Value *lane(const llvm::Value *V, unsigned L);
   llvm::Value *noWrapOf(const llvm::Value *V);
   llvm::Type *vecTy(llvm::Type *T) const;
+  static unsigned elementsPerLane(llvm::Type *T);
+  llvm::Value *maskFor(llvm::Value *Mask, llvm::Type *T);
+  /// Element K of each lane's short vector (extractelement with a constant index).
+  llvm::Value *widenShuffle(llvm::Instruction &I);
+  llvm::Value *elementPointers(const llvm::Value *Ptr, llvm::Type *T);
   bool widenable(llvm::Type *T) const;
   bool isAllOn(const llvm::Value *Mask) const;
 

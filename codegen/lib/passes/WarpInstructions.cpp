@@ -17,17 +17,29 @@ Value *WarpEmitter::scalar(const Value *V) {
   return It->second.Scalar;
 }
 
-Value *WarpEmitter::vec(const Value *V) {
-  if (!SA.inBody(V)) {
+/// V in every lane: a splat, or for a short vector its elements repeated lane after lane.
+static Value *splat(IRBuilder<> &B, unsigned W, Value *V) {
+  auto *VT = dyn_cast<FixedVectorType>(V->getType());
+  if (!VT) {
     if (auto *C = dyn_cast<Constant>(V))
-      return ConstantVector::getSplat(ElementCount::getFixed(W), const_cast<Constant *>(C));
-    return B.CreateVectorSplat(W, const_cast<Value *>(V));
+      return ConstantVector::getSplat(ElementCount::getFixed(W), C);
+    return B.CreateVectorSplat(W, V);
   }
+  SmallVector<int, 64> Idx;
+  for (unsigned L = 0; L < W; ++L)
+    for (unsigned K = 0; K < VT->getNumElements(); ++K)
+      Idx.push_back(int(K));
+  return B.CreateShuffleVector(V, Idx);
+}
+
+Value *WarpEmitter::vec(const Value *V) {
+  if (!SA.inBody(V))
+    return splat(B, W, const_cast<Value *>(V));
   const WarpValue &WV = Map.find(V)->second;
   if (WV.Vector)
     return WV.Vector;
   assert(WV.Scalar && "a varying value without its vector");
-  return B.CreateVectorSplat(W, WV.Scalar);
+  return splat(B, W, WV.Scalar);
 }
 
 Value *WarpEmitter::lane(const Value *V, unsigned L) {
@@ -36,9 +48,15 @@ Value *WarpEmitter::lane(const Value *V, unsigned L) {
   const WarpValue &WV = Map.find(V)->second;
   if (!WV.Lanes.empty())
     return WV.Lanes[L];
-  if (WV.Vector)
+  if (!WV.Vector)
+    return WV.Scalar;
+  unsigned N = elementsPerLane(V->getType());
+  if (N == 1)
     return B.CreateExtractElement(WV.Vector, B.getInt32(L));
-  return WV.Scalar;
+  SmallVector<int, 8> Idx;
+  for (unsigned K = 0; K < N; ++K)
+    Idx.push_back(int(L * N + K));
+  return B.CreateShuffleVector(WV.Vector, Idx);
 }
 
 Value *WarpEmitter::noWrapOf(const Value *V) {
@@ -104,7 +122,9 @@ Value *WarpEmitter::widen(Instruction &I) {
   } else if (isa<FreezeInst>(I)) {
     R = B.CreateFreeze(V(0), I.getName());
   } else if (auto *S = dyn_cast<SelectInst>(&I)) {
-    Value *Cond = SA.of(S->getCondition()).isUniform() ? scalar(S->getCondition()) : V(0);
+    Value *Cond = SA.of(S->getCondition()).isUniform() ? scalar(S->getCondition())
+                  : S->getCondition()->getType()->isVectorTy() ? V(0)
+                                                               : maskFor(V(0), I.getType());
     R = B.CreateSelect(Cond, V(1), V(2), I.getName());
   } else if (auto *G = dyn_cast<GetElementPtrInst>(&I)) {
     SmallVector<Value *, 4> Idx;
@@ -112,6 +132,10 @@ Value *WarpEmitter::widen(Instruction &I) {
       Idx.push_back(GTI.isStruct() ? GTI.getOperand() : vec(GTI.getOperand()));
     R = B.CreateGEP(G->getSourceElementType(), vec(G->getPointerOperand()), Idx, I.getName(),
                     G->getNoWrapFlags());
+  } else if (isa<ExtractElementInst, InsertElementInst, ShuffleVectorInst>(I)) {
+    R = widenShuffle(I);
+    if (!R)
+      return nullptr;
   } else {
     return nullptr;
   }
@@ -121,6 +145,41 @@ Value *WarpEmitter::widen(Instruction &I) {
     RI->copyMetadata(I);
   }
   return R;
+}
+
+Value *WarpEmitter::widenShuffle(Instruction &I) {
+  SmallVector<int, 64> Idx;
+  if (auto *E = dyn_cast<ExtractElementInst>(&I)) {
+    auto *K = dyn_cast<ConstantInt>(E->getIndexOperand());
+    unsigned N = elementsPerLane(E->getVectorOperandType());
+    if (!K || K->getZExtValue() >= N)
+      return nullptr;
+    for (unsigned L = 0; L < W; ++L)
+      Idx.push_back(int(L * N + K->getZExtValue()));
+    return B.CreateShuffleVector(vec(E->getVectorOperand()), Idx, I.getName());
+  }
+  if (auto *Ins = dyn_cast<InsertElementInst>(&I)) {
+    auto *K = dyn_cast<ConstantInt>(Ins->getOperand(2));
+    unsigned N = elementsPerLane(I.getType());
+    if (!K || K->getZExtValue() >= N)
+      return nullptr;
+    // The lanes' new elements, widened to the vector's length, then placed at element K of each lane.
+    SmallVector<int, 64> Grow;
+    for (unsigned P = 0; P < W * N; ++P)
+      Grow.push_back(P < W ? int(P) : -1);
+    Value *Elts = B.CreateShuffleVector(vec(Ins->getOperand(1)), Grow);
+    for (unsigned P = 0; P < W * N; ++P)
+      Idx.push_back(P % N == K->getZExtValue() ? int(W * N + P / N) : int(P));
+    return B.CreateShuffleVector(vec(Ins->getOperand(0)), Elts, Idx, I.getName());
+  }
+  auto *Sh = cast<ShuffleVectorInst>(&I);
+  unsigned N = elementsPerLane(Sh->getOperand(0)->getType()), M = elementsPerLane(I.getType());
+  for (unsigned L = 0; L < W; ++L)
+    for (unsigned J = 0; J < M; ++J) {
+      int S = Sh->getMaskValue(J);
+      Idx.push_back(S < 0 ? -1 : unsigned(S) < N ? int(L * N + S) : int(W * N + L * N + (S - N)));
+    }
+  return B.CreateShuffleVector(vec(Sh->getOperand(0)), vec(Sh->getOperand(1)), Idx, I.getName());
 }
 
 void WarpEmitter::emitInstruction(Instruction &I, Value *M) {
@@ -195,8 +254,53 @@ void WarpEmitter::emitPhi(PHINode &P) {
   }
   Value *R = In[0].second;
   for (unsigned K = 1; K < In.size(); ++K)
-    R = B.CreateSelect(In[K].first, In[K].second, R, P.getName());
+    R = B.CreateSelect(maskFor(In[K].first, P.getType()), In[K].second, R, P.getName());
   Map[&P].Vector = R;
+}
+
+/// Lanes Spread elements apart (a field of consecutive structures): one masked access of W * Spread elements
+/// from lane 0's address, only every Spread-th element on, so no byte outside the lanes' own is touched.
+Value *WarpEmitter::spreadAccess(Instruction &I, Value *LaneMask, Type *T, unsigned Spread) {
+  auto *St = dyn_cast<StoreInst>(&I);
+  Type *WideTy = FixedVectorType::get(T, W * Spread);
+  SmallVector<int, 64> Place(W * Spread, -1), Pick;
+  for (unsigned L = 0; L < W; ++L) {
+    Place[L * Spread] = int(L);
+    Pick.push_back(int(L * Spread));
+  }
+  Value *Mask = B.CreateShuffleVector(LaneMask, ConstantVector::getNullValue(LaneMask->getType()), [&] {
+    SmallVector<int, 64> Idx(W * Spread, int(W)); // a lane of the zero vector: off
+    for (unsigned L = 0; L < W; ++L)
+      Idx[L * Spread] = int(L);
+    return Idx;
+  }());
+  Value *Ptr = scalar(getLoadStorePointerOperand(&I));
+  Align A = getLoadStoreAlignment(&I);
+  Instruction *R;
+  if (St)
+    R = B.CreateMaskedStore(B.CreateShuffleVector(vec(St->getValueOperand()), Place), Ptr, A, Mask);
+  else
+    R = B.CreateMaskedLoad(WideTy, Ptr, A, Mask, PoisonValue::get(WideTy));
+  R->copyMetadata(I, {LLVMContext::MD_alias_scope, LLVMContext::MD_noalias, LLVMContext::MD_tbaa,
+                      LLVMContext::MD_access_group});
+  return St ? nullptr : B.CreateShuffleVector(R, Pick);
+}
+
+/// Every lane's address of each element of a T at Ptr (a short vector's elements one after another).
+Value *WarpEmitter::elementPointers(const Value *Ptr, Type *T) {
+  unsigned N = elementsPerLane(T);
+  Value *P = vec(Ptr);
+  if (N == 1)
+    return P;
+  SmallVector<int, 64> Idx;
+  SmallVector<Constant *, 64> Off;
+  uint64_t Size = F.getDataLayout().getTypeAllocSize(cast<FixedVectorType>(T)->getElementType());
+  for (unsigned L = 0; L < W; ++L)
+    for (unsigned K = 0; K < N; ++K) {
+      Idx.push_back(int(L));
+      Off.push_back(B.getInt64(K * Size));
+    }
+  return B.CreateGEP(B.getInt8Ty(), B.CreateShuffleVector(P, Idx), ConstantVector::get(Off));
 }
 
 /// Whether W elements of T Stride bytes apart are laid out as a vector of T is (not i1: a vector packs bits).
@@ -205,12 +309,26 @@ static bool vectorLayout(const DataLayout &DL, Type *T, int64_t Stride) {
   return Bits % 8 == 0 && Stride == int64_t(Bits / 8) && DL.getTypeAllocSize(T) == Bits / 8;
 }
 
-Value *WarpEmitter::consecutiveAccess(Instruction &I, Value *M, Type *ElemTy) {
+/// Lanes a small whole number of elements apart (fields of structures up to 4 elements; .v2/.v4 accesses split
+/// by the lowering): the factor, or 0.
+static unsigned spreadOf(const DataLayout &DL, Type *T, Shape A) {
+  if (!A.isConsecutive() || T->isVectorTy() || !vectorLayout(DL, T, int64_t(DL.getTypeAllocSize(T))))
+    return 0;
+  int64_t Size = int64_t(DL.getTypeAllocSize(T));
+  return A.Stride > Size && A.Stride % Size == 0 && A.Stride / Size <= 4 ? unsigned(A.Stride / Size) : 0;
+}
+
+Value *WarpEmitter::consecutiveAccess(Instruction &I, Value *M, Type *ElemTy, unsigned Spread) {
   auto *St = dyn_cast<StoreInst>(&I);
   Value *Ptr = getLoadStorePointerOperand(&I);
   Align A = getLoadStoreAlignment(&I);
   bool Full = isAllOn(M);
+  Type *ValTy = St ? St->getValueOperand()->getType() : ElemTy;
+  Value *LaneMask = M;
+  M = Full ? M : maskFor(M, ValTy);
   auto vectorAccess = [&]() -> Value * {
+    if (Spread > 1)
+      return spreadAccess(I, LaneMask, ElemTy, Spread);
     Instruction *R;
     if (St)
       R = Full ? static_cast<Instruction *>(B.CreateAlignedStore(vec(St->getValueOperand()), scalar(Ptr), A))
@@ -223,8 +341,9 @@ Value *WarpEmitter::consecutiveAccess(Instruction &I, Value *M, Type *ElemTy) {
     return R;
   };
   auto gatherScatter = [&]() -> Value * {
-    Instruction *R = St ? B.CreateMaskedScatter(vec(St->getValueOperand()), vec(Ptr), A, Full ? nullptr : M)
-                        : B.CreateMaskedGather(vecTy(ElemTy), vec(Ptr), A, Full ? nullptr : M);
+    Instruction *R = St ? B.CreateMaskedScatter(vec(St->getValueOperand()), elementPointers(Ptr, ValTy), A,
+                                                Full ? nullptr : M)
+                        : B.CreateMaskedGather(vecTy(ElemTy), elementPointers(Ptr, ValTy), A, Full ? nullptr : M);
     R->copyMetadata(I, {LLVMContext::MD_alias_scope, LLVMContext::MD_noalias, LLVMContext::MD_tbaa,
                         LLVMContext::MD_access_group});
     return R;
@@ -274,7 +393,12 @@ void WarpEmitter::emitLoad(LoadInst &L, Value *M) {
     Map[&L].Vector = consecutiveAccess(L, M, T);
     return;
   }
-  Instruction *G = B.CreateMaskedGather(vecTy(T), vec(L.getPointerOperand()), L.getAlign(), isAllOn(M) ? nullptr : M);
+  if (unsigned Spread = spreadOf(DL, T, A)) {
+    Map[&L].Vector = consecutiveAccess(L, M, T, Spread);
+    return;
+  }
+  Instruction *G = B.CreateMaskedGather(vecTy(T), elementPointers(L.getPointerOperand(), T), L.getAlign(),
+                                        isAllOn(M) ? nullptr : maskFor(M, T));
   G->copyMetadata(L, {LLVMContext::MD_alias_scope, LLVMContext::MD_noalias, LLVMContext::MD_tbaa});
   Map[&L].Vector = G;
 }
@@ -293,7 +417,13 @@ void WarpEmitter::emitStore(StoreInst &St, Value *M) {
     }
     // Every lane stores to one address: the last lane on wins, as the last thread of the loop did.
     Instruction *C = St.clone();
-    C->setOperand(0, B.CreateExtractElement(vec(Val), lastLane(M)));
+    Value *Last = lastLane(M);
+    unsigned N = elementsPerLane(T);
+    Value *V = N == 1 ? B.CreateExtractElement(vec(Val), Last) : PoisonValue::get(T);
+    for (unsigned K = 0; N > 1 && K < N; ++K)
+      V = B.CreateInsertElement(
+          V, B.CreateExtractElement(vec(Val), B.CreateAdd(B.CreateMul(Last, B.getInt32(N)), B.getInt32(K))), K);
+    C->setOperand(0, V);
     C->setOperand(1, scalar(Ptr));
     B.Insert(C);
     return;
@@ -302,7 +432,12 @@ void WarpEmitter::emitStore(StoreInst &St, Value *M) {
     consecutiveAccess(St, M, T);
     return;
   }
-  Instruction *S = B.CreateMaskedScatter(vec(Val), vec(Ptr), St.getAlign(), isAllOn(M) ? nullptr : M);
+  if (unsigned Spread = spreadOf(DL, T, A)) {
+    consecutiveAccess(St, M, T, Spread);
+    return;
+  }
+  Instruction *S = B.CreateMaskedScatter(vec(Val), elementPointers(Ptr, T), St.getAlign(),
+                                         isAllOn(M) ? nullptr : maskFor(M, T));
   S->copyMetadata(St, {LLVMContext::MD_alias_scope, LLVMContext::MD_noalias, LLVMContext::MD_tbaa});
 }
 
@@ -409,8 +544,10 @@ void WarpEmitter::emitPerLane(ArrayRef<Instruction *> Span, Value *M, bool SeesC
       continue;
     }
     Value *V = PoisonValue::get(vecTy(I->getType()));
+    unsigned N = elementsPerLane(I->getType());
     for (unsigned L = 0; L < W; ++L)
-      V = B.CreateInsertElement(V, Lanes[L], B.getInt32(L));
+      for (unsigned K = 0; K < N; ++K)
+        V = B.CreateInsertElement(V, N == 1 ? Lanes[L] : B.CreateExtractElement(Lanes[L], K), B.getInt32(L * N + K));
     WV.Vector = V;
     // A value the analysis found uniform is the same in every lane that ran it: lane 0's stands for all
     // (only lanes that are on read it).

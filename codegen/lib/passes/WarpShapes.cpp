@@ -150,9 +150,9 @@ std::string matchBody(ThreadLoop &TL) {
         if (It->isTerminator())
           return "a shared-memory atomic split across blocks";
       }
-      if (I.getType()->isVectorTy() || I.getType()->isStructTy() || I.getType()->isArrayTy())
+      if (I.getType()->isStructTy() || I.getType()->isArrayTy())
         if (isa<PHINode>(I))
-          return "a phi of aggregate or vector type";
+          return "a phi of aggregate type";
     }
   }
   return "";
