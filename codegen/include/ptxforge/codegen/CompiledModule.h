@@ -44,6 +44,12 @@ struct CompileOptions {
   /// cache (non-temporal): half the host's last-level cache, so the other half holds what the kernel reads.
   /// 0: never. The edges pass half of the cache they find on the host.
   uint64_t StreamingStoreBytes = DefaultStreamingStoreBytes;
+  /// The optimizer's budget, in LLVM instructions of one function before optimization: a larger function is
+  /// compiled as at -O0 (optnone), with an optimization remark (ptxforge-budget). Some of LLVM's passes take
+  /// time quadratic in a function's size for some shapes (20,000 instructions predicated on one register: 33 s
+  /// in EarlyCSE and InstCombine, which test each branch on it against each use); the budget bounds that, and
+  /// leaves every kernel of the bench and of cub_big.ptx (at most ~26,000 instructions) optimized. 0: none.
+  unsigned FunctionSizeBudget = 60000;
   /// For the entry points that lower too (compilePTXObject, compilePTX); compileObject takes a lowered module.
   LoweringOptions Lowering;
   /// For the entry points that load too (CompiledModule::compile, compilePTX).
