@@ -655,6 +655,7 @@ void RegionBuilder::outlinePieces(llvm::BasicBlock *Done) {
       auto *Call = llvm::dyn_cast<llvm::CallInst>(U);
       if (!Call)
         continue;
+      Call->getParent()->setName("run." + P.Name);
       for (unsigned K = 0; K < Call->arg_size(); ++K) {
         llvm::Value *V = Call->getArgOperand(K);
         if (auto *Arg = llvm::dyn_cast<llvm::Argument>(V))
