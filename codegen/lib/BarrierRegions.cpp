@@ -656,6 +656,7 @@ void RegionBuilder::outlinePieces(llvm::BasicBlock *Done) {
       if (!Call)
         continue;
       Call->getParent()->setName("run." + P.Name);
+      Outside.insert(Call->getParent()); // entered instead of the piece's first block, which moved
       for (unsigned K = 0; K < Call->arg_size(); ++K) {
         llvm::Value *V = Call->getArgOperand(K);
         if (auto *Arg = llvm::dyn_cast<llvm::Argument>(V))
