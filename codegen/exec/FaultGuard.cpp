@@ -3,10 +3,13 @@
 // the process down.
 #include "ptxforge/codegen/FaultGuard.h"
 
+#include <atomic>
 #include <csetjmp>
 #include <csignal>
 #include <cstdlib>
 #include <mutex>
+#include <link.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 
@@ -17,6 +20,7 @@ namespace {
 struct Guard {
   sigjmp_buf Jump;
   Fault Info;
+  bool Interruptible = false;
 };
 
 // initial-exec TLS: reading it in a signal handler must not allocate (libcuda may be dlopen()ed).
@@ -115,11 +119,13 @@ void ptxforge::codegen::installFaultHandlers() {
   }
 }
 
-std::optional<Fault> ptxforge::codegen::runWithFaultGuard(llvm::function_ref<void()> Fn, bool Install) {
+std::optional<Fault> ptxforge::codegen::runWithFaultGuard(llvm::function_ref<void()> Fn, bool Install,
+                                                          bool Interruptible) {
   if (Install)
     installFaultHandlers();
   AltStack::ensure();
   Guard G;
+  G.Interruptible = Interruptible;
   Guard *volatile Outer = ActiveGuard;
   if (sigsetjmp(G.Jump, 1)) {
     ActiveGuard = Outer;
@@ -129,6 +135,93 @@ std::optional<Fault> ptxforge::codegen::runWithFaultGuard(llvm::function_ref<voi
   Fn();
   ActiveGuard = Outer;
   return std::nullopt;
+}
+
+namespace {
+/// The executable segments of the loaded objects, in two buffers: refreshCodeRanges fills the one the handler
+/// does not read, then publishes it.
+struct CodeRanges {
+  static constexpr size_t Max = 1024;
+  uintptr_t Begin[Max], End[Max];
+  size_t Count = 0;
+};
+CodeRanges Ranges[2];
+std::atomic<int> PublishedRanges{-1};
+std::mutex RangesLock;
+constexpr int InterruptValue = 0x70786667; // "pxfg": the watchdog's, not a foreign InterruptSignal
+struct sigaction PreviousInterrupt;
+
+bool inLoadedObject(uintptr_t Pc) {
+  int K = PublishedRanges.load(std::memory_order_acquire);
+  if (K < 0)
+    return true; // unknown: never jump
+  const CodeRanges &R = Ranges[K];
+  for (size_t I = 0; I < R.Count; ++I)
+    if (Pc >= R.Begin[I] && Pc < R.End[I])
+      return true;
+  return false;
+}
+
+void onInterrupt(int Signal, siginfo_t *Info, void *UContext) {
+  if (!Info || Info->si_code != SI_QUEUE || Info->si_value.sival_int != InterruptValue) {
+    const struct sigaction &P = PreviousInterrupt;
+    if ((P.sa_flags & SA_SIGINFO) && P.sa_sigaction)
+      P.sa_sigaction(Signal, Info, UContext);
+    else if (P.sa_handler != SIG_DFL && P.sa_handler != SIG_IGN)
+      P.sa_handler(Signal);
+    else if (P.sa_handler == SIG_DFL) { // a CPU time limit: the process ends as it would have without ptxforge
+      signal(Signal, SIG_DFL);
+      raise(Signal);
+    }
+    return;
+  }
+  Guard *G = ActiveGuard;
+  uintptr_t Pc = static_cast<uintptr_t>(faultingPc(UContext));
+  if (!G || !G->Interruptible || !Pc || inLoadedObject(Pc))
+    return;
+  ActiveGuard = nullptr;
+  G->Info = Fault{Signal, 0, 0, Pc};
+  siglongjmp(G->Jump, 1);
+}
+
+int addRanges(dl_phdr_info *Info, size_t, void *Data) {
+  auto &R = *static_cast<CodeRanges *>(Data);
+  for (unsigned I = 0; I < Info->dlpi_phnum && R.Count < CodeRanges::Max; ++I) {
+    const auto &P = Info->dlpi_phdr[I];
+    if (P.p_type != PT_LOAD || !(P.p_flags & PF_X))
+      continue;
+    R.Begin[R.Count] = Info->dlpi_addr + P.p_vaddr;
+    R.End[R.Count] = Info->dlpi_addr + P.p_vaddr + P.p_memsz;
+    ++R.Count;
+  }
+  return 0;
+}
+} // namespace
+
+void ptxforge::codegen::installInterruptHandler() {
+  static std::once_flag Once;
+  std::call_once(Once, [] {
+    struct sigaction A {};
+    A.sa_sigaction = onInterrupt;
+    A.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&A.sa_mask);
+    sigaction(InterruptSignal, &A, &PreviousInterrupt);
+  });
+}
+
+void ptxforge::codegen::refreshCodeRanges() {
+  std::scoped_lock L(RangesLock);
+  int Next = PublishedRanges.load(std::memory_order_relaxed) == 0 ? 1 : 0;
+  // The buffer the handler may still read is the published one; the other is free once a refresh published.
+  Ranges[Next].Count = 0;
+  dl_iterate_phdr(addRanges, &Ranges[Next]);
+  PublishedRanges.store(Next, std::memory_order_release);
+}
+
+bool ptxforge::codegen::interruptGuardedCall(unsigned long Thread) {
+  sigval V{};
+  V.sival_int = InterruptValue;
+  return pthread_sigqueue(static_cast<pthread_t>(Thread), InterruptSignal, V) == 0;
 }
 
 void ptxforge::codegen::failGuardedCall(int Reason) {

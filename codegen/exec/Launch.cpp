@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <pthread.h>
 #include <csetjmp>
 #include <csignal>
 #include <cstdlib>
@@ -57,6 +59,7 @@ std::string siteText(const FaultSite &S) {
 /// arithmetic never faults, but they must not take the process down either).
 LaunchFault faultKind(const Fault &F) {
   switch (F.Signal) {
+  case InterruptSignal: return LaunchFault::Timeout;
   case SIGBUS: return LaunchFault::MisalignedAddress;
   case SIGFPE:
   case SIGILL: return LaunchFault::IllegalInstruction;
@@ -82,6 +85,12 @@ BlockResult signalResult(const Fault &F, uint64_t BlockId, std::optional<uint32_
     S.Thread[1] = (*Thread / C.Block.X) % C.Block.Y;
     S.Thread[2] = *Thread / (C.Block.X * C.Block.Y);
   }
+  if (F.Signal == InterruptSignal) {
+    S.HasAddress = false;
+    R.Error = "the launch timed out and was terminated (ran longer than " + std::to_string(C.TimeoutSeconds) +
+              " s, PTXFORGE_LAUNCH_TIMEOUT)";
+    return R;
+  }
   const char *What = F.Signal == SIGBUS   ? "misaligned address"
                      : F.Signal == SIGFPE ? "arithmetic exception"
                      : F.Signal == SIGILL ? "illegal instruction"
@@ -91,6 +100,60 @@ BlockResult signalResult(const Fault &F, uint64_t BlockId, std::optional<uint32_
   R.Error = Buf;
   return R;
 }
+
+/// The launch watchdog. Kernel code is not instrumented: past the deadline a thread of the watchdog's own sends
+/// each worker still running the launch InterruptSignal (FaultGuard.h), which abandons the worker's guarded call
+/// when it lands in JIT-compiled code, and sends it again every millisecond while it lands elsewhere (a runtime
+/// helper, which may hold a lock). A launch without a timeout starts no thread.
+class LaunchWatchdog {
+public:
+  explicit LaunchWatchdog(double Seconds) {
+    if (Seconds <= 0)
+      return;
+    installInterruptHandler();
+    auto Deadline = std::chrono::steady_clock::now() +
+                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(Seconds));
+    Timer = std::thread([this, Deadline] { watch(Deadline); });
+  }
+  ~LaunchWatchdog() {
+    if (!Timer.joinable())
+      return;
+    {
+      std::scoped_lock L(Lock);
+      Ended = true;
+    }
+    Wake.notify_all();
+    Timer.join();
+  }
+  /// The calling worker runs the launch until leave().
+  void enter() {
+    std::scoped_lock L(Lock);
+    Running.push_back(pthread_self());
+  }
+  void leave() {
+    std::scoped_lock L(Lock);
+    Running.erase(std::find(Running.begin(), Running.end(), pthread_self()));
+  }
+
+private:
+  void watch(std::chrono::steady_clock::time_point Deadline) {
+    std::unique_lock L(Lock);
+    if (Wake.wait_until(L, Deadline, [&] { return Ended; }))
+      return;
+    refreshCodeRanges();
+    while (!Ended && !Running.empty()) {
+      for (pthread_t T : Running)
+        interruptGuardedCall(T);
+      Wake.wait_for(L, std::chrono::milliseconds(1), [&] { return Ended; });
+    }
+  }
+
+  std::mutex Lock;
+  std::condition_variable Wake;
+  std::vector<pthread_t> Running; ///< workers inside the launch's guarded calls
+  bool Ended = false;
+  std::thread Timer;
+};
 
 /// Fiber stacks with a guard page, reused across blocks of one worker.
 class StackPool {
@@ -348,8 +411,12 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
     }
     Next = Blocks; // stop handing out blocks
   };
+  LaunchWatchdog Watchdog(C.TimeoutSeconds);
+  const bool Watched = C.TimeoutSeconds > 0;
   auto Work = [&](unsigned Index) {
     WorkerState W;
+    if (Watched)
+      Watchdog.enter();
     // This worker's code: quick code runs block by block until the optimized block function appears.
     BlockRangeFunction volatile MyBlockFn = nullptr; // volatile: read after a fault abandoned the loop
     volatile uint64_t Current = 0;
@@ -390,7 +457,9 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
               fail(E);
           }
         },
-        /*Install=*/false);
+        /*Install=*/false, /*Interruptible=*/Watched);
+    if (Watched)
+      Watchdog.leave();
     if (!F)
       return;
     CurrentRun = nullptr;

@@ -17,6 +17,7 @@
 
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/CFG.h"
 #include "llvm/IR/IntrinsicInst.h"
@@ -24,6 +25,7 @@
 #include "llvm/IR/Verifier.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/CodeExtractor.h"
 #include "llvm/Transforms/Utils/Local.h"
 #include "llvm/Transforms/Utils/ValueMapper.h"
 
@@ -72,6 +74,12 @@ bool ptxforge::codegen::detail::regionSplittable(const ptx::Module &M, const ptx
   return Id.has_value() || Collectives;
 }
 
+unsigned ptxforge::codegen::detail::regionCuts(const ptx::Function &Kernel) {
+  return static_cast<unsigned>(llvm::count_if(Kernel.Instructions, [](const ptx::Instruction &I) {
+    return synchronizesThreads(I);
+  }));
+}
+
 namespace {
 
 /// The thread function's code between barriers.
@@ -95,6 +103,10 @@ private:
   void privatizeMisalignedBits();
   void markInternalAccesses();
   void findThreadPrivateAllocas();
+  /// The registers (Allocas) Reg's blocks use, in Allocas' order.
+  std::vector<llvm::AllocaInst *> allocasUsedBy(const Region &Reg) const;
+  /// Moves each piece into a function of its own, called where it was (see the definition for why).
+  void outlinePieces(llvm::BasicBlock *Done);
   /// Emits one loop over the block's threads. Generic: each thread enters the region its state names;
   /// otherwise every thread enters region R. Returns the loop's entry block; the loop ends at Dispatch.
   /// Uniform: registers the region reads from thread 0's slot (uniformCandidates, LoopCuts.h).
@@ -151,7 +163,18 @@ private:
   /// region loops cover (the dispatcher narrows it once warps exited, as a reduction's tail leaves one warp).
   llvm::AllocaInst *Span = nullptr;
   std::vector<llvm::AllocaInst *> Allocas;
+  llvm::DenseMap<llvm::AllocaInst *, unsigned> AllocaIndex; ///< position in Allocas
   llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> PerThread; ///< alloca -> its per-thread array
+  /// A self-contained part of the block function the dispatcher branches to (a region loop, a warp release, a
+  /// version check): its first block and the allocas only it uses. outlinePieces makes each a function.
+  struct Piece {
+    llvm::BasicBlock *Entry;
+    std::vector<llvm::AllocaInst *> Allocas;
+    std::string Name;
+  };
+  std::vector<Piece> Pieces;
+  std::vector<llvm::AllocaInst *> PieceAllocas; ///< the current region loop's own registers (cloneRegion)
+  llvm::BasicBlock *DispatchSame = nullptr, *DispatchRuntime = nullptr; ///< emitDispatch's blocks
   /// Cut exits: the branch that ends a thread's region at cut K (a barrier or a collective) continues in
   /// region K + 1.
   llvm::DenseMap<llvm::Instruction *, unsigned> BarrierExit;
@@ -206,8 +229,9 @@ llvm::Error RegionBuilder::splitAtCuts() {
   for (const Region &R : Regions)
     Entries.insert(R.Entry);
   std::vector<LoopCutTarget> LoopCuts;
-  if (ML.LoopCuts)
-    LoopCuts = cutInnermostLoops(*F, CutExits, Entries);
+  // Each cut loop makes three regions (entry, back and exit edges), all within LoweringOptions::RegionCutBudget.
+  if (ML.LoopCuts && Regions.size() < ML.RegionCutBudget)
+    LoopCuts = cutInnermostLoops(*F, CutExits, Entries, (ML.RegionCutBudget - Regions.size()) / 3);
   for (LoopCutTarget &T : LoopCuts) {
     for (llvm::BasicBlock *Stop : T.Stops)
       BarrierExit[Stop->getTerminator()] = static_cast<unsigned>(Regions.size());
@@ -266,17 +290,30 @@ public:
     }
   }
 
-  /// Stores each recomputable register's value anew at the start of every later region.
+  /// Stores each recomputable register's value anew at the start of every later region that reads it (only
+  /// those: a copy in every region made the IR grow with registers x regions).
   void run() {
-    // In the registers' order, not the map's: the IR must not depend on where the heap put them.
-    for (llvm::AllocaInst *A : Order) {
-      llvm::StoreInst *S = OnlyStore[A];
-      if (!recomputable(A))
-        continue;
-      for (size_t R = 1; R < Regions.size(); ++R) {
-        llvm::IRBuilder<> IB(Regions[R].Entry, Regions[R].Entry->getFirstInsertionPt());
+    llvm::DenseMap<llvm::AllocaInst *, unsigned> Position;
+    for (unsigned K = 0; K < Order.size(); ++K)
+      Position[Order[K]] = K;
+    for (size_t R = 1; R < Regions.size(); ++R) {
+      std::vector<unsigned> Read;
+      for (llvm::BasicBlock *BB : Regions[R].Blocks)
+        for (llvm::Instruction &I : *BB)
+          if (auto *L = llvm::dyn_cast<llvm::LoadInst>(&I))
+            if (auto It = Position.find(llvm::dyn_cast<llvm::AllocaInst>(L->getPointerOperand()));
+                It != Position.end())
+              Read.push_back(It->second);
+      // In the registers' order, not the map's: the IR must not depend on where the heap put them.
+      llvm::sort(Read);
+      Read.erase(std::unique(Read.begin(), Read.end()), Read.end());
+      llvm::IRBuilder<> IB(Regions[R].Entry, Regions[R].Entry->getFirstInsertionPt());
+      for (unsigned K : Read) {
+        llvm::AllocaInst *A = Order[K];
+        if (!recomputable(A))
+          continue;
         llvm::DenseMap<llvm::Value *, llvm::Value *> Done;
-        IB.CreateStore(copy(S->getValueOperand(), IB, Done), A);
+        IB.CreateStore(copy(OnlyStore[A]->getValueOperand(), IB, Done), A);
       }
     }
   }
@@ -484,7 +521,7 @@ void RegionBuilder::findThreadPrivateAllocas() {
   for (llvm::Instruction &I : *Setup)
     if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(&I); A && A != Ctx && A != MisalignedSeen)
       Allocas.push_back(A);
-  llvm::DenseMap<llvm::AllocaInst *, unsigned> Index;
+  llvm::DenseMap<llvm::AllocaInst *, unsigned> &Index = AllocaIndex;
   for (unsigned K = 0; K < Allocas.size(); ++K)
     Index[Allocas[K]] = K;
   llvm::BitVector Private(Allocas.size());
@@ -555,6 +592,82 @@ void RegionBuilder::findThreadPrivateAllocas() {
       PerThread[Allocas[K]] = Arr;
     }
   States = B.CreateAlloca(B.getInt32Ty(), N, "thread.state");
+}
+
+std::vector<llvm::AllocaInst *> RegionBuilder::allocasUsedBy(const Region &Reg) const {
+  std::vector<unsigned> Used;
+  for (llvm::BasicBlock *BB : Reg.Blocks)
+    for (llvm::Instruction &I : *BB)
+      for (llvm::Value *Op : I.operands())
+        if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(Op))
+          if (auto It = AllocaIndex.find(A); It != AllocaIndex.end())
+            Used.push_back(It->second);
+  llvm::sort(Used);
+  Used.erase(std::unique(Used.begin(), Used.end()), Used.end());
+  std::vector<llvm::AllocaInst *> Result;
+  for (unsigned K : Used)
+    Result.push_back(Allocas[K]);
+  return Result;
+}
+
+/// Every region loop ends at the dispatcher, which branches to the next: all of a kernel's loops sit in one
+/// loop of the block function. After each change to an inner loop LLVM's loop passes forget what they know
+/// about the outermost loop around it (LoopUnroll: forgetTopmostLoop), and the register allocator splits live
+/// ranges that span the whole function, so the optimizer's time grew with the square of the cuts (bar.sync
+/// x400: 15 s, 10 of them in LoopUnroll; shfl.sync x200: 13 s, most in register allocation and CodeGenPrepare).
+/// As functions of their own, called by the dispatcher, the pieces are optimized one by one, each in time
+/// linear in its size. A piece's arguments are the block function's values it reads: its allocas (distinct
+/// objects, reached through nothing else while it runs: noalias) and the block function's arguments (with their
+/// attributes). A piece the extractor refuses stays inline (correct, only slower to compile).
+void RegionBuilder::outlinePieces(llvm::BasicBlock *Done) {
+  llvm::SmallPtrSet<llvm::BasicBlock *, 32> Live;
+  for (llvm::BasicBlock &BB : *F)
+    Live.insert(&BB);
+  llvm::SmallPtrSet<llvm::BasicBlock *, 32> Outside{Setup, Dispatch, DispatchSame, DispatchRuntime, Done};
+  for (const Piece &P : Pieces)
+    Outside.insert(P.Entry);
+  llvm::CodeExtractorAnalysisCache Cache(*F);
+  for (Piece &P : Pieces) {
+    if (!Live.count(P.Entry))
+      continue; // never dispatched to: removed as unreachable
+    std::vector<llvm::BasicBlock *> Blocks{P.Entry};
+    llvm::SmallPtrSet<llvm::BasicBlock *, 32> Seen{P.Entry};
+    for (size_t K = 0; K < Blocks.size(); ++K)
+      for (llvm::BasicBlock *S : llvm::successors(Blocks[K]))
+        if (!Outside.count(S) && Seen.insert(S).second)
+          Blocks.push_back(S);
+    // The piece's own registers go with its blocks (the extractor passes the others by pointer).
+    for (llvm::AllocaInst *A : P.Allocas)
+      A->moveBefore(P.Entry->getFirstInsertionPt());
+    llvm::CodeExtractor CE(Blocks, nullptr, false, nullptr, nullptr, nullptr, false, /*AllowAlloca=*/true, nullptr,
+                           P.Name);
+    llvm::Function *Out = CE.isEligible() ? CE.extractCodeRegion(Cache) : nullptr;
+    llvm::BasicBlock::iterator Home =
+        Out ? Out->getEntryBlock().getFirstInsertionPt() : Setup->getFirstInsertionPt();
+    for (llvm::AllocaInst *A : P.Allocas) // static allocas of the entry block, which SROA promotes
+      A->moveBefore(Home);
+    if (!Out)
+      continue;
+    // Not __ptx_block_*: the block functions' names say that argument 0 is the context.
+    Out->setName("__ptx_piece_" + F->getName().drop_front(strlen("__ptx_block_")) + "." + P.Name);
+    Out->addFnAttr(llvm::Attribute::NoInline);
+    for (llvm::User *U : Out->users()) {
+      auto *Call = llvm::dyn_cast<llvm::CallInst>(U);
+      if (!Call)
+        continue;
+      Call->getParent()->setName("run." + P.Name);
+      Outside.insert(Call->getParent()); // entered instead of the piece's first block, which moved
+      for (unsigned K = 0; K < Call->arg_size(); ++K) {
+        llvm::Value *V = Call->getArgOperand(K);
+        if (auto *Arg = llvm::dyn_cast<llvm::Argument>(V))
+          Out->addParamAttrs(K, llvm::AttrBuilder(ML.Ctx, F->getAttributes().getParamAttrs(Arg->getArgNo())));
+        else if (llvm::isa<llvm::AllocaInst>(V))
+          Out->addParamAttr(K, llvm::Attribute::NoAlias);
+        if (V == Ctx) // where passes::StreamingStoresPass finds the launch's shape
+          Out->addFnAttr(passes::ContextArgumentAttr, llvm::utostr(K));
+      }
+    }
+  }
 }
 
 RegionBuilder::LiveRange RegionBuilder::emitLiveScan() {
@@ -645,10 +758,19 @@ std::vector<llvm::BasicBlock *> RegionBuilder::cloneRegion(size_t K, const Threa
   llvm::IRBuilder<> SB(Loop.Body);
   if (InsertSlots)
     SB.SetInsertPoint(InsertSlots);
-  // In the registers' order, not the map's: the IR must not depend on where the heap put them.
-  for (llvm::AllocaInst *A : Allocas)
-    if (llvm::Value *Arr = PerThread.lookup(A))
+  // Only the registers the region uses, so that the IR grows with the kernel, not with regions x registers: a
+  // per-thread one is the thread's slot; any other (written before it is read, so private to this pass of the
+  // region) gets an alloca of this copy's own, which makes each region loop self-contained (outlinePieces).
+  for (llvm::AllocaInst *A : allocasUsedBy(Reg)) {
+    if (llvm::Value *Arr = PerThread.lookup(A)) {
       VMap[A] = SB.CreateGEP(A->getAllocatedType(), Arr, T64, A->getName() + ".mine");
+    } else {
+      auto *Own = new llvm::AllocaInst(A->getAllocatedType(), A->getAddressSpace(), nullptr, A->getAlign(),
+                                       A->getName(), Setup->getTerminator()->getIterator());
+      PieceAllocas.push_back(Own);
+      VMap[A] = Own;
+    }
+  }
   std::vector<llvm::BasicBlock *> Copies = cloneBlocks(Reg.Blocks.getArrayRef(), VMap, ".r" + llvm::Twine(K), F);
   // Region exits: a barrier (the thread waits to enter the next region) or the thread's end.
   for (size_t J = 0; J < Copies.size(); ++J) {
@@ -732,6 +854,7 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
                                                  bool Consecutive) {
   // The generic loop covers the live threads a scan finds; the others the span of live threads (kernels with
   // collectives: threads outside it have exited for good) or the whole block.
+  PieceAllocas.clear();
   LiveRange Live = Generic ? emitLiveScan() : Span ? emitSpanLoad() : LiveRange{};
   ThreadLoop Loop = emitThreadLoop(ML, F, Ctx, NX, NY, NZ, Dispatch, /*Vectorize=*/!Generic, Live.Begin, Live.End);
   if (Live.Done)
@@ -776,7 +899,13 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
     llvm::BranchInst::Create(Starts[Stop], Copy);
   }
   useLoopIds(AllCopies, Loop);
-  return Live.Entry ? Live.Entry : Loop.Entry;
+  llvm::BasicBlock *Entry = Live.Entry ? Live.Entry : Loop.Entry;
+  std::string Name = Generic ? "generic" : "region" + std::to_string(R);
+  if (!Uniform.empty())
+    Name += Consecutive ? ".consecutive" : ".uniform";
+  Pieces.push_back({Entry, std::move(PieceAllocas), std::move(Name)});
+  PieceAllocas.clear();
+  return Entry;
 }
 
 llvm::Value *RegionBuilder::emitRegionNext(llvm::Value *N) {
@@ -831,6 +960,7 @@ void RegionBuilder::emitVersionedLoops(std::vector<llvm::BasicBlock *> &Fast) {
                                    SlotPattern::FirstPlusThread),
                       Linear, Otherwise);
       Otherwise = LinearCheck;
+      Pieces.push_back({LinearCheck, {}, "region" + std::to_string(R) + ".consecutive.check"});
     }
     if (!Same.empty()) {
       llvm::BasicBlock *Once = emitRegionLoop(static_cast<int>(R), false, Same);
@@ -839,6 +969,7 @@ void RegionBuilder::emitVersionedLoops(std::vector<llvm::BasicBlock *> &Fast) {
       UB.CreateCondBr(emitSlotScan(UB, slots(Same), UB.CreateMul(UB.CreateMul(NX, NY), NZ), SlotPattern::Same),
                       Once, Otherwise);
       Otherwise = Check;
+      Pieces.push_back({Check, {}, "region" + std::to_string(R) + ".uniform.check"});
     }
     Fast[R] = Otherwise;
   }
@@ -855,8 +986,8 @@ void RegionBuilder::emitDispatch(llvm::ArrayRef<llvm::BasicBlock *> Fast, llvm::
   llvm::Type *I32 = B.getInt32Ty();
   llvm::Value *First = B.CreateLoad(I32, MinState);
   llvm::Value *Same = B.CreateICmpEQ(First, B.CreateLoad(I32, MaxState));
-  llvm::BasicBlock *Known = llvm::BasicBlock::Create(ML.Ctx, "dispatch.same", F);
-  llvm::BasicBlock *Ask = llvm::BasicBlock::Create(ML.Ctx, "dispatch.runtime", F);
+  llvm::BasicBlock *Known = DispatchSame = llvm::BasicBlock::Create(ML.Ctx, "dispatch.same", F);
+  llvm::BasicBlock *Ask = DispatchRuntime = llvm::BasicBlock::Create(ML.Ctx, "dispatch.runtime", F);
   B.CreateCondBr(Same, Known, Ask);
   B.SetInsertPoint(Known);
   llvm::Value *Rows = HasCollectives ? B.CreateMul(NY, NZ) : nullptr;
@@ -866,8 +997,11 @@ void RegionBuilder::emitDispatch(llvm::ArrayRef<llvm::BasicBlock *> Fast, llvm::
     llvm::BasicBlock *Next = nullptr;
     if (Cuts[R].Kind == RCLoop || Cuts[R].Kind == RCBarrier)
       Next = Fast[R];
-    else if (HasCollectives) // warps whose lanes all wait at one shuffle need no runtime round
+    else if (HasCollectives) { // warps whose lanes all wait at one shuffle need no runtime round
       Next = Warp->emitWarpRelease(Cuts[R], Span, Rows, PerThread, Fast[R], Ask);
+      if (Next)
+        Pieces.push_back({Next, {}, "warp" + std::to_string(R)});
+    }
     if (Next)
       AtOne->addCase(B.getInt32(static_cast<uint32_t>(R)), Next);
   }
@@ -947,6 +1081,7 @@ llvm::Error RegionBuilder::build() {
   llvm::BranchInst::Create(Fast[0], Setup);
   llvm::EliminateUnreachableBlocks(*F);
   markInternalAccesses();
+  outlinePieces(Done);
   return llvm::Error::success();
 }
 

@@ -14,6 +14,9 @@ bool regionSplittable(const ptx::Module &M, const ptx::Function &Kernel);
 /// `__ptx_block_K(ThreadContext *Template, const char *Params)` for a region-splittable kernel's thread
 /// function: every thread of the block, region by region. An error when the thread function breaks the
 /// region builder's contract (Markers.h): the lowering and the builder disagree, a bug the caller reports.
+/// The barriers and collectives of a region-splittable kernel: each makes a region.
+unsigned regionCuts(const ptx::Function &Kernel);
+
 llvm::Expected<llvm::Function *> emitRegionBlockFunction(ModuleLowering &ML, llvm::Function *Thread);
 
 } // namespace ptxforge::codegen::detail

@@ -110,7 +110,8 @@ PtxFacts ptxforge::codegen::describePtx(const ptx::Module &M) {
 std::string CompileOptions::codeKey() const {
   return "O" + std::to_string(OptLevel) + " cpu=" + TargetCpu + " stream=" + std::to_string(StreamingStoreBytes) +
          " block-functions=" + std::to_string(Lowering.BlockFunctions) + " loop-cuts=" +
-         std::to_string(Lowering.LoopCuts) + " warp=" + std::to_string(WarpVectorize);
+         std::to_string(Lowering.LoopCuts) + " region-cuts=" + std::to_string(Lowering.RegionCutBudget) +
+         " function-budget=" + std::to_string(FunctionSizeBudget) + " warp=" + std::to_string(WarpVectorize);
 }
 
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>> ptxforge::codegen::createTargetMachine(const CompileOptions &O) {

@@ -41,6 +41,7 @@ struct ModuleLowering {
   std::set<const llvm::Function *> SharedReaders; ///< functions whose code addresses shared memory
   std::string Error;                             ///< first lowering error
   bool LoopCuts = true;                          ///< LoweringOptions::LoopCuts
+  unsigned RegionCutBudget = 128;                ///< LoweringOptions::RegionCutBudget
 
   ModuleLowering(const ptx::Module &M, const ptx::SourceBuffer *S, llvm::LLVMContext &C, llvm::Module &Mod)
       : M(M), Source(S), Ctx(C), Mod(Mod) {

@@ -93,7 +93,8 @@ void unrollForCut(llvm::Loop &L, unsigned Count) {
 
 std::vector<LoopCutTarget>
 ptxforge::codegen::detail::cutInnermostLoops(llvm::Function &F, const llvm::DenseSet<llvm::Instruction *> &CutExits,
-                                             const llvm::DenseSet<llvm::BasicBlock *> &RegionEntries) {
+                                             const llvm::DenseSet<llvm::BasicBlock *> &RegionEntries,
+                                             size_t MaxLoops) {
   // The loops to cut, by header (unrolling keeps each loop's header and adds its copies to the same loop).
   llvm::SmallPtrSet<llvm::BasicBlock *, 8> Headers;
   {
@@ -101,6 +102,8 @@ ptxforge::codegen::detail::cutInnermostLoops(llvm::Function &F, const llvm::Dens
     llvm::LoopInfo LI(DT);
     std::vector<std::pair<llvm::Loop *, unsigned>> Chosen;
     for (llvm::Loop *L : LI.getLoopsInPreorder()) {
+      if (Chosen.size() == MaxLoops)
+        break;
       if (!L->isInnermost() || !worthCutting(*L, CutExits, RegionEntries))
         continue;
       unsigned Size = 0;

@@ -33,8 +33,10 @@ struct LoopCutTarget {
 /// regions' entry blocks so far. The misaligned-address accumulator does not restart at a loop cut (nothing
 /// checks it there): it lives on in a per-thread array, ORed into without a store to the shared context
 /// that would keep the region loop from vectorizing.
+/// MaxLoops: the first this many loops worth cutting, in preorder, are cut.
 std::vector<LoopCutTarget> cutInnermostLoops(llvm::Function &F, const llvm::DenseSet<llvm::Instruction *> &CutExits,
-                                             const llvm::DenseSet<llvm::BasicBlock *> &RegionEntries);
+                                             const llvm::DenseSet<llvm::BasicBlock *> &RegionEntries,
+                                             size_t MaxLoops);
 
 /// Emits the `{kind, arg}` table of the regions' cuts that the runtime's dispatchers read.
 llvm::GlobalVariable *emitCutTable(llvm::Module &M, llvm::Function &F, llvm::ArrayRef<RegionCut> Cuts);

@@ -471,6 +471,15 @@ llvm::Expected<llvm::Function *> emitBlockFunction(ModuleLowering &ML, size_t FI
   if (!K.Synchronizes && !K.ExitInCallee) {
     Block = emitBlockLoop(ML, ML.Functions[FI], !readsShared(ML, FI));
   } else if (regionSplittable(ML.M, F)) {
+    // Over the compile-time budget (LoweringOptions::RegionCutBudget) the kernel runs on fibers, as planned,
+    // not as a failure of the builder.
+    if (unsigned Cuts = regionCuts(F); Cuts > Options.RegionCutBudget) {
+      reportRegionSplitFailure(*ML.Functions[FI],
+                               llvm::createStringError(std::errc::result_out_of_range,
+                                                       "%u barriers and collectives, more than the region budget of %u",
+                                                       Cuts, Options.RegionCutBudget));
+      return Block;
+    }
     llvm::Expected<llvm::Function *> Split = emitRegionBlockFunction(ML, ML.Functions[FI]);
     if (!Split && Options.RegionSplitFailureIsError)
       return Split.takeError();
@@ -552,6 +561,7 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
   Out.Module = std::make_unique<llvm::Module>(Options.ModuleName, *Out.Context);
   ModuleLowering ML(VM.module(), Source, *Out.Context, *Out.Module);
   ML.LoopCuts = Options.LoopCuts;
+  ML.RegionCutBudget = Options.RegionCutBudget;
   ML.ThreadCtxTy = threadContextType(ML.Ctx);
   declareFunctions(ML);
   defineDeviceLibrary(ML);

@@ -64,6 +64,24 @@ void widenThreadLoops(llvm::Function &F, unsigned Lanes) {
     Term->setMetadata(llvm::LLVMContext::MD_loop, detail::loopId(C, Props));
   }
 }
+/// Functions over CompileOptions::FunctionSizeBudget (instructions) are left unoptimized (optnone), so that no
+/// input makes the optimizer run without bound. One called only through always-inline would be inlined into
+/// its caller, which the budget would then not cover: it is kept out of line instead.
+void limitOptimization(llvm::Module &M, unsigned Budget) {
+  if (!Budget)
+    return;
+  for (llvm::Function &F : M) {
+    if (F.isDeclaration() || F.getInstructionCount() <= Budget)
+      continue;
+    F.removeFnAttr(llvm::Attribute::AlwaysInline);
+    F.addFnAttr(llvm::Attribute::NoInline);
+    F.addFnAttr(llvm::Attribute::OptimizeNone);
+    llvm::OptimizationRemarkMissed R("ptxforge-budget", "FunctionTooLarge", &F);
+    R << F.getName() << " is compiled without optimization: " << std::to_string(F.getInstructionCount())
+      << " instructions, more than the budget of " << std::to_string(Budget);
+    M.getContext().diagnose(R);
+  }
+}
 } // namespace
 
 llvm::Error ptxforge::codegen::setProcessLLVMOptions(llvm::StringRef Args) {
@@ -108,6 +126,8 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
     // estimate differs (136 of 200k inputs past 2 ulp in tests/unit/codegen).
     F.addFnAttr("reciprocal-estimates", "sqrtf:2,vec-sqrtf:2");
   }
+  if (Level > 0)
+    limitOptimization(M, Options.FunctionSizeBudget);
   llvm::LoopAnalysisManager LAM;
   llvm::FunctionAnalysisManager FAM;
   llvm::CGSCCAnalysisManager CGAM;
@@ -125,7 +145,11 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
   if (Cancel)
     PIC.registerShouldRunOptionalPassCallback(
         [Cancel](llvm::StringRef, llvm::Any) { return !cancelRequested(Cancel); });
-  llvm::PassBuilder PB(&TM, PTO, std::nullopt, SI || Cancel ? &PIC : nullptr);
+  // optnone (limitOptimization's budget) is honoured by an instrumentation callback, not by the passes.
+  llvm::OptNoneInstrumentation OptNone(/*DebugLogging=*/false);
+  if (!SI)
+    OptNone.registerCallbacks(PIC);
+  llvm::PassBuilder PB(&TM, PTO, std::nullopt, &PIC);
   // PTX addresses are integers; once registers are SSA values, give memory accesses pointer provenance so
   // alias analysis, SCEV and the loop vectorizer can reason about them.
   PB.registerPeepholeEPCallback([](llvm::FunctionPassManager &FPM, llvm::OptimizationLevel) {

@@ -83,6 +83,7 @@ CUresult toResult(Status S) {
   case Status::IllegalAddress: return CUDA_ERROR_ILLEGAL_ADDRESS;
   case Status::LaunchOutOfResources: return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
   case Status::LaunchFailed: return CUDA_ERROR_LAUNCH_FAILED;
+  case Status::LaunchTimeout: return CUDA_ERROR_LAUNCH_TIMEOUT;
   case Status::Assert: return CUDA_ERROR_ASSERT;
   case Status::IllegalInstruction: return CUDA_ERROR_ILLEGAL_INSTRUCTION;
   case Status::CooperativeLaunchTooLarge: return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;

@@ -43,6 +43,7 @@ Status launchStatus(codegen::LaunchFault F) {
   case codegen::LaunchFault::MisalignedAddress: return Status::MisalignedAddress;
   case codegen::LaunchFault::IllegalInstruction: return Status::IllegalInstruction;
   case codegen::LaunchFault::Assert: return Status::Assert;
+  case codegen::LaunchFault::Timeout: return Status::LaunchTimeout;
   case codegen::LaunchFault::InvalidConfiguration: return Status::InvalidValue;
   case codegen::LaunchFault::Trap:
   case codegen::LaunchFault::Deadlock: return Status::LaunchFailed;
@@ -102,6 +103,7 @@ llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const
   codegen::LaunchConfig C = Config;
   C.Workers = Kind == LaunchKind::Cooperative ? static_cast<unsigned>(Blocks) : launchWorkers();
   C.PinWorkers = processSettings().PinWorkers;
+  C.TimeoutSeconds = processSettings().LaunchTimeoutSeconds;
   C.Upgrade = F.upgrade();
   bool Cooperative = Kind == LaunchKind::Cooperative;
   Ctx.submit(S, [Code, K, C, Cooperative, Params = std::move(Params)]() mutable {

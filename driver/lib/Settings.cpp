@@ -6,6 +6,7 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -70,6 +71,11 @@ Settings Settings::fromEnvironment() {
   if (!env("PTXFORGE_WORKERS").getAsInteger(10, Workers))
     S.Workers = Workers;
   S.PinWorkers = env("PTXFORGE_PIN_WORKERS") != "0";
+  if (llvm::StringRef T = env("PTXFORGE_LAUNCH_TIMEOUT"); !T.empty()) {
+    double Seconds = 0;
+    S.LaunchTimeoutInvalid = T.getAsDouble(Seconds) || !std::isfinite(Seconds) || Seconds < 0;
+    S.LaunchTimeoutSeconds = S.LaunchTimeoutInvalid ? 0 : Seconds;
+  }
   S.LLVMArgs = env("PTXFORGE_LLVM_ARGS").str();
   S.Jit = jitPolicyFromEnvironment();
   return S;
@@ -79,6 +85,7 @@ codegen::LaunchConfig Settings::launchConfig(codegen::LaunchConfig Config) const
   if (!Config.Workers)
     Config.Workers = Workers;
   Config.PinWorkers = PinWorkers;
+  Config.TimeoutSeconds = LaunchTimeoutSeconds;
   return Config;
 }
 
@@ -88,6 +95,9 @@ const Settings &ptxforge::driver::processSettings() {
     if (!Read.LLVMArgs.empty())
       if (llvm::Error E = codegen::setProcessLLVMOptions(Read.LLVMArgs))
         std::fprintf(stderr, "ptxforge: PTXFORGE_LLVM_ARGS: %s\n", llvm::toString(std::move(E)).c_str());
+    if (Read.LaunchTimeoutInvalid)
+      std::fprintf(stderr, "ptxforge: PTXFORGE_LAUNCH_TIMEOUT: '%s' is not a number of seconds; no watchdog\n",
+                   std::getenv("PTXFORGE_LAUNCH_TIMEOUT"));
     return Read;
   }();
   return S;

@@ -57,6 +57,7 @@ const char *ptxforge::driver::describe(Status S) {
   case Status::IllegalAddress: return "illegal address";
   case Status::LaunchOutOfResources: return "launch out of resources";
   case Status::LaunchFailed: return "launch failed";
+  case Status::LaunchTimeout: return "launch timed out";
   case Status::Assert: return "device-side assert";
   case Status::IllegalInstruction: return "illegal instruction";
   case Status::MisalignedAddress: return "misaligned address";

@@ -116,6 +116,10 @@ void markThreadParallel(llvm::Instruction *I);
 /// accesses or calls that may have them keep plain stores. A C++ vecadd on 2 MiB pages: 7.7 -> 5.6 ms. Runs
 /// last (after UnmaskFullVectorsPass made the plain stores). ThresholdBytes: CompileOptions::StreamingStoreBytes
 /// (0: the pass does nothing).
+/// Block functions (`__ptx_block_K`) get the thread context as argument 0; the parts of a region-split block
+/// function that run as functions of their own (BarrierRegions.cpp: outlinePieces) name theirs with this
+/// attribute (its argument number).
+inline constexpr const char *ContextArgumentAttr = "ptxforge-context-arg";
 struct StreamingStoresPass : llvm::PassInfoMixin<StreamingStoresPass> {
   explicit StreamingStoresPass(uint64_t ThresholdBytes) : ThresholdBytes(ThresholdBytes) {}
   llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);

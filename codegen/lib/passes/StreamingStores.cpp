@@ -106,7 +106,11 @@ std::set<std::pair<const Value *, int64_t>> loadedAddresses(Function &F) {
 } // namespace
 
 PreservedAnalyses ptxforge::codegen::passes::StreamingStoresPass::run(Function &F, FunctionAnalysisManager &AM) {
-  if (!F.getName().starts_with("__ptx_block_") || F.arg_size() < 1 || !F.getArg(0)->getType()->isPointerTy() ||
+  unsigned CtxArg = 0;
+  bool Block = F.hasFnAttribute(ContextArgumentAttr)
+                   ? !F.getFnAttribute(ContextArgumentAttr).getValueAsString().getAsInteger(10, CtxArg)
+                   : F.getName().starts_with("__ptx_block_");
+  if (!Block || F.arg_size() <= CtxArg || !F.getArg(CtxArg)->getType()->isPointerTy() ||
       !Triple(F.getParent()->getTargetTriple()).isX86() || !ThresholdBytes)
     return PreservedAnalyses::all();
   // Most block functions have no candidate: one scan decides, before loops and addresses are looked at.
@@ -128,7 +132,7 @@ PreservedAnalyses ptxforge::codegen::passes::StreamingStoresPass::run(Function &
   // The launch's thread count, from the block function's context (argument 0): %ntid and %nctaid.
   LLVMContext &C = F.getContext();
   IRBuilder<> B(&*F.getEntryBlock().getFirstInsertionPt());
-  Value *Ctx = F.getArg(0);
+  Value *Ctx = F.getArg(CtxArg);
   Value *Threads = B.getInt64(1);
   for (size_t Field : {offsetof(ThreadContext, Ntid), offsetof(ThreadContext, Nctaid)})
     for (unsigned D = 0; D < 3; ++D) {

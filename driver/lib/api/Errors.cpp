@@ -101,7 +101,8 @@ ErrorCode fromStatus(driver::Status S) {
   case Status::NotSupported:
   case Status::JitCompilationDisabled:
   case Status::NotPermitted: return ErrorCode::NotSupported;
-  case Status::LaunchFailed: return ErrorCode::Trap;
+  case Status::LaunchFailed:
+  case Status::LaunchTimeout: return ErrorCode::Trap;
   case Status::NoDevice:
   case Status::NotInitialized:
   case Status::NotReady:
@@ -119,6 +120,7 @@ ErrorCode fromLaunchFault(codegen::LaunchFault F) {
   case codegen::LaunchFault::Deadlock: return ErrorCode::Deadlock;
   case codegen::LaunchFault::IllegalInstruction: return ErrorCode::IllegalInstruction;
   case codegen::LaunchFault::Assert: return ErrorCode::Assert;
+  case codegen::LaunchFault::Timeout: return ErrorCode::Trap;
   }
   return ErrorCode::Internal;
 }

@@ -35,6 +35,7 @@ cudaError_t fromDriver(CUresult R) {
   case CUDA_ERROR_NOT_FOUND: return cudaErrorSymbolNotFound;
   case CUDA_ERROR_INVALID_HANDLE: return cudaErrorInvalidResourceHandle;
   case CUDA_ERROR_LAUNCH_FAILED: return cudaErrorLaunchFailure;
+  case CUDA_ERROR_LAUNCH_TIMEOUT: return cudaErrorLaunchTimeout;
   default:
     // From 100 on, the runtime's codes are the driver's numbers (cudaErrorNoDevice = CUDA_ERROR_NO_DEVICE...).
     if (find(static_cast<cudaError_t>(R)))

@@ -135,3 +135,24 @@ TEST_CASE("PTXFORGE_DEVICE_CC in every spelling, as cuInit and the CLI read it")
   CHECK(llvm::toString(Bad.takeError()).find("PTXFORGE_DEVICE_CC: 'sm_9x' is not a compute capability") !=
         std::string::npos);
 }
+
+TEST_CASE("PTXFORGE_LAUNCH_TIMEOUT: seconds for the launch watchdog; anything but a non-negative number is invalid") {
+  {
+    Settings S = Settings::fromEnvironment();
+    CHECK(S.LaunchTimeoutSeconds == 0);
+    CHECK_FALSE(S.LaunchTimeoutInvalid);
+  }
+  {
+    EnvScope E{{"PTXFORGE_LAUNCH_TIMEOUT", "2.5"}};
+    Settings S = Settings::fromEnvironment();
+    CHECK(S.LaunchTimeoutSeconds == 2.5);
+    CHECK_FALSE(S.LaunchTimeoutInvalid);
+    CHECK(S.launchConfig({}).TimeoutSeconds == 2.5);
+  }
+  for (const char *Bad : {"abc", "-1", "inf", "1s"}) {
+    EnvScope E{{"PTXFORGE_LAUNCH_TIMEOUT", Bad}};
+    Settings S = Settings::fromEnvironment();
+    CHECK_MESSAGE(S.LaunchTimeoutInvalid, Bad);
+    CHECK(S.LaunchTimeoutSeconds == 0);
+  }
+}

@@ -47,6 +47,12 @@ struct CompileOptions {
   /// Thread loops run W threads per trip as vectors, their own branches and loops included (passes::
   /// WarpVectorizePass); false leaves them to LLVM's loop vectorizer alone.
   bool WarpVectorize = true;
+  /// The optimizer's budget, in LLVM instructions of one function before optimization: a larger function is
+  /// compiled as at -O0 (optnone), with an optimization remark (ptxforge-budget). Some of LLVM's passes take
+  /// time quadratic in a function's size for some shapes (20,000 instructions predicated on one register: 33 s
+  /// in EarlyCSE and InstCombine, which test each branch on it against each use); the budget bounds that, and
+  /// leaves every kernel of the bench and of cub_big.ptx (at most ~26,000 instructions) optimized. 0: none.
+  unsigned FunctionSizeBudget = 60000;
   /// For the entry points that lower too (compilePTXObject, compilePTX); compileObject takes a lowered module.
   LoweringOptions Lowering;
   /// For the entry points that load too (CompiledModule::compile, compilePTX).

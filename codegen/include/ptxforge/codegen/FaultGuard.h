@@ -7,6 +7,7 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <csignal>
 #include <cstdint>
 #include <optional>
 
@@ -27,7 +28,22 @@ void installFaultHandlers();
 /// own leaks, which is acceptable because a faulted kernel poisons the process) and is returned. Guards nest.
 /// Checks that the handler is installed (installFaultHandlers) unless Install is false, for callers that
 /// checked once for many guarded calls.
-std::optional<Fault> runWithFaultGuard(llvm::function_ref<void()> Fn, bool Install = true);
+std::optional<Fault> runWithFaultGuard(llvm::function_ref<void()> Fn, bool Install = true,
+                                       bool Interruptible = false);
+
+/// The launch watchdog's signal. interruptGuardedCall sends it to a thread; when that thread is in an
+/// Interruptible guarded call and executing JIT-compiled code (not code of any object loaded when
+/// refreshCodeRanges last ran: a runtime helper or libc may hold a lock), the call is abandoned as a Fault with
+/// this Signal. Anywhere else the signal is ignored, and the watchdog sends it again. Kernel code pays nothing.
+constexpr int InterruptSignal = SIGXCPU;
+/// Installs the handler of InterruptSignal (once; signals that are not interruptGuardedCall's go to the handler
+/// installed before).
+void installInterruptHandler();
+/// Records the executable ranges of the loaded objects (dl_iterate_phdr), which the handler tells apart from
+/// JIT-compiled code. Not async-signal-safe: the watchdog calls it before it interrupts.
+void refreshCodeRanges();
+/// Sends InterruptSignal to Thread (a pthread_t).
+bool interruptGuardedCall(unsigned long Thread);
 
 /// Abandons the innermost guarded call on this thread as a fault with Signal 0 and this Reason. Aborts the
 /// process when no guarded call is running.

@@ -36,6 +36,9 @@ struct LaunchConfig {
   void *GridWorkspace = nullptr;
   /// Tiered JIT: the kernel's optimized code on its way (see TierUp). Null: the code launched is all there is.
   const TierUp *Upgrade = nullptr;
+  /// The watchdog (PTXFORGE_LAUNCH_TIMEOUT at the edges): a launch still running after this many seconds is
+  /// stopped and fails with LaunchFault::Timeout. 0: none. The kernel's code pays nothing (see LaunchWatchdog).
+  double TimeoutSeconds = 0;
 };
 
 /// Why a launch failed; the driver maps each to the CUresult NVIDIA's driver gives.
@@ -47,6 +50,7 @@ enum class LaunchFault {
   Deadlock,             ///< a barrier or collective that can never complete
   IllegalInstruction,   ///< e.g. `bar.sync` with a thread count that is not a multiple of 32
   Assert,               ///< a failed device `assert` (__assertfail)
+  Timeout,              ///< ran longer than LaunchConfig::TimeoutSeconds
 };
 
 /// Where a kernel failed, as far as the launch can tell (the message says it in words).

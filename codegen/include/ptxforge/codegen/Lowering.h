@@ -87,6 +87,13 @@ struct LoweringOptions {
   /// Whether region-split block functions also cut their innermost loops (LoopCuts.h); off only to measure
   /// what the cuts bring, or to rule them out.
   bool LoopCuts = true;
+  /// The compile-time budget of region splitting: a region-split block function holds a loop per region (and
+  /// per version of a loop region) and a generic loop with a copy of each, so its optimization costs about
+  /// 10 ms per region (a loaded 2-core AVX-512 host; the kernel's size aside). A kernel with more barriers and
+  /// collectives than this runs on fibers, whose thread function compiles in time linear in its size (bar.sync
+  /// x2000: 0.6 s instead of ~25 s); loop cuts (3 regions each) are made only while the total stays within it.
+  /// An optimization remark (ptxforge-regions) says so. Part of the compute cache's key.
+  unsigned RegionCutBudget = 128;
   /// A kernel the region builder should split but cannot (the lowering broke the builder's contract, a bug)
   /// fails the lowering instead of running on fibers with an optimization remark. Tests set it.
   bool RegionSplitFailureIsError = false;

@@ -27,6 +27,10 @@ struct Settings {
   JitTier Tier = JitTier::Tiered; ///< PTXFORGE_JIT_TIER
   unsigned Workers = 0;           ///< PTXFORGE_WORKERS: threads per launch (0: one per CPU of the affinity mask)
   bool PinWorkers = true;         ///< PTXFORGE_PIN_WORKERS=0 clears it
+  /// PTXFORGE_LAUNCH_TIMEOUT: seconds a launch may run before the watchdog stops it (0: no watchdog). A value
+  /// that is not a non-negative number leaves it 0 and sets LaunchTimeoutInvalid (warned about once).
+  double LaunchTimeoutSeconds = 0;
+  bool LaunchTimeoutInvalid = false;
   /// PTXFORGE_LLVM_ARGS: LLVM's own options, a debugging switch with process-wide effect (see
   /// codegen::setProcessLLVMOptions); empty when unset.
   std::string LLVMArgs;
@@ -34,7 +38,7 @@ struct Settings {
 
   /// Reads the variables now.
   static Settings fromEnvironment();
-  /// Config with this process's launch worker settings (Workers when Config has none, PinWorkers).
+  /// Config with this process's launch worker settings (Workers when Config has none, PinWorkers) and watchdog.
   codegen::LaunchConfig launchConfig(codegen::LaunchConfig Config) const;
 };
 

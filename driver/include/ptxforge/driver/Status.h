@@ -30,6 +30,7 @@ enum class Status {
   IllegalAddress,
   LaunchOutOfResources,
   LaunchFailed,
+  LaunchTimeout,
   Assert,
   IllegalInstruction,
   MisalignedAddress,
