@@ -119,7 +119,8 @@ bool lowerCas(FunctionLowering &L, const ptx::Instruction &I, ScalarType T, llvm
   llvm::Value *Cmp = L.read(Ops[First], T), *New = L.read(Ops[First + 1], T);
   if (Plain) {
     llvm::LoadInst *Old = B.CreateAlignedLoad(Cmp->getType(), P, Natural);
-    markSerialReadModifyWrite(Old, B.CreateAlignedStore(B.CreateSelect(B.CreateICmpEQ(Old, Cmp), New, Old), P, Natural));
+    llvm::Value *Swapped = B.CreateSelect(B.CreateICmpEQ(Old, Cmp), New, Old);
+    markSerialReadModifyWrite(Old, B.CreateAlignedStore(Swapped, P, Natural));
     if (!Red)
       L.write(Ops[0], T, Old);
     return true;

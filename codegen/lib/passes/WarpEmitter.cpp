@@ -222,9 +222,7 @@ void WarpEmitter::emitEdgeMasks(BasicBlock *BB, Value *M) {
   Instruction *T = BB->getTerminator();
   Constant *None = Constant::getNullValue(M->getType());
   auto under = [&](Value *C) { return isAllOn(M) ? C : B.CreateSelect(M, C, None); };
-  auto cond = [&](Value *C) -> Value * {
-    return SA.of(C).isUniform() ? B.CreateVectorSplat(W, scalar(C)) : vec(C);
-  };
+  auto cond = [&](Value *C) -> Value * { return SA.of(C).isUniform() ? B.CreateVectorSplat(W, scalar(C)) : vec(C); };
   if (auto *Br = dyn_cast<BranchInst>(T)) {
     if (Br->isUnconditional() || Br->getSuccessor(0) == Br->getSuccessor(1)) {
       for (BasicBlock *S : successors(BB))

@@ -122,7 +122,7 @@ Value *WarpEmitter::widen(Instruction &I) {
   } else if (isa<FreezeInst>(I)) {
     R = B.CreateFreeze(V(0), I.getName());
   } else if (auto *S = dyn_cast<SelectInst>(&I)) {
-    Value *Cond = SA.of(S->getCondition()).isUniform() ? scalar(S->getCondition())
+    Value *Cond = SA.of(S->getCondition()).isUniform()         ? scalar(S->getCondition())
                   : S->getCondition()->getType()->isVectorTy() ? V(0)
                                                                : maskFor(V(0), I.getType());
     R = B.CreateSelect(Cond, V(1), V(2), I.getName());
@@ -130,8 +130,7 @@ Value *WarpEmitter::widen(Instruction &I) {
     SmallVector<Value *, 4> Idx;
     for (auto GTI = gep_type_begin(G), E = gep_type_end(G); GTI != E; ++GTI)
       Idx.push_back(GTI.isStruct() ? GTI.getOperand() : vec(GTI.getOperand()));
-    R = B.CreateGEP(G->getSourceElementType(), vec(G->getPointerOperand()), Idx, I.getName(),
-                    G->getNoWrapFlags());
+    R = B.CreateGEP(G->getSourceElementType(), vec(G->getPointerOperand()), Idx, I.getName(), G->getNoWrapFlags());
   } else if (isa<ExtractElementInst, InsertElementInst, ShuffleVectorInst>(I)) {
     R = widenShuffle(I);
     if (!R)
@@ -281,8 +280,8 @@ Value *WarpEmitter::spreadAccess(Instruction &I, Value *LaneMask, Type *T, unsig
     R = B.CreateMaskedStore(B.CreateShuffleVector(vec(St->getValueOperand()), Place), Ptr, A, Mask);
   else
     R = B.CreateMaskedLoad(WideTy, Ptr, A, Mask, PoisonValue::get(WideTy));
-  R->copyMetadata(I, {LLVMContext::MD_alias_scope, LLVMContext::MD_noalias, LLVMContext::MD_tbaa,
-                      LLVMContext::MD_access_group});
+  R->copyMetadata(
+      I, {LLVMContext::MD_alias_scope, LLVMContext::MD_noalias, LLVMContext::MD_tbaa, LLVMContext::MD_access_group});
   return St ? nullptr : B.CreateShuffleVector(R, Pick);
 }
 
@@ -341,11 +340,11 @@ Value *WarpEmitter::consecutiveAccess(Instruction &I, Value *M, Type *ElemTy, un
     return R;
   };
   auto gatherScatter = [&]() -> Value * {
-    Instruction *R = St ? B.CreateMaskedScatter(vec(St->getValueOperand()), elementPointers(Ptr, ValTy), A,
-                                                Full ? nullptr : M)
-                        : B.CreateMaskedGather(vecTy(ElemTy), elementPointers(Ptr, ValTy), A, Full ? nullptr : M);
-    R->copyMetadata(I, {LLVMContext::MD_alias_scope, LLVMContext::MD_noalias, LLVMContext::MD_tbaa,
-                        LLVMContext::MD_access_group});
+    Instruction *R =
+        St ? B.CreateMaskedScatter(vec(St->getValueOperand()), elementPointers(Ptr, ValTy), A, Full ? nullptr : M)
+           : B.CreateMaskedGather(vecTy(ElemTy), elementPointers(Ptr, ValTy), A, Full ? nullptr : M);
+    R->copyMetadata(
+        I, {LLVMContext::MD_alias_scope, LLVMContext::MD_noalias, LLVMContext::MD_tbaa, LLVMContext::MD_access_group});
     return R;
   };
   Value *NW = noWrapOf(Ptr);
@@ -436,8 +435,8 @@ void WarpEmitter::emitStore(StoreInst &St, Value *M) {
     consecutiveAccess(St, M, T, Spread);
     return;
   }
-  Instruction *S = B.CreateMaskedScatter(vec(Val), elementPointers(Ptr, T), St.getAlign(),
-                                         isAllOn(M) ? nullptr : maskFor(M, T));
+  Instruction *S =
+      B.CreateMaskedScatter(vec(Val), elementPointers(Ptr, T), St.getAlign(), isAllOn(M) ? nullptr : maskFor(M, T));
   S->copyMetadata(St, {LLVMContext::MD_alias_scope, LLVMContext::MD_noalias, LLVMContext::MD_tbaa});
 }
 
@@ -466,7 +465,7 @@ void WarpEmitter::emitCall(CallBase &CB, Value *M) {
   bool Vectorizable = ID != Intrinsic::not_intrinsic && isTriviallyVectorizable(ID) && widenable(CB.getType());
   for (unsigned K = 0; Vectorizable && K < CB.arg_size(); ++K)
     Vectorizable = isVectorIntrinsicWithScalarOpAtArg(ID, K, nullptr) ? SA.of(CB.getArgOperand(K)).isUniform()
-                                                                       : widenable(CB.getArgOperand(K)->getType());
+                                                                      : widenable(CB.getArgOperand(K)->getType());
   if (Vectorizable) {
     SmallVector<Type *, 2> Tys;
     SmallVector<Value *, 4> Args;

@@ -55,11 +55,16 @@ std::optional<ReductionOp> matchReduction(ThreadLoop &TL, PHINode &P) {
       return ReductionOp::And;
     if (auto *II = dyn_cast<IntrinsicInst>(&I))
       switch (II->getIntrinsicID()) {
-      case Intrinsic::umin: return ReductionOp::UMin;
-      case Intrinsic::umax: return ReductionOp::UMax;
-      case Intrinsic::smin: return ReductionOp::SMin;
-      case Intrinsic::smax: return ReductionOp::SMax;
-      default: break;
+      case Intrinsic::umin:
+        return ReductionOp::UMin;
+      case Intrinsic::umax:
+        return ReductionOp::UMax;
+      case Intrinsic::smin:
+        return ReductionOp::SMin;
+      case Intrinsic::smax:
+        return ReductionOp::SMax;
+      default:
+        break;
       }
     return std::nullopt;
   };
@@ -145,7 +150,8 @@ std::string matchBody(ThreadLoop &TL) {
         return "inline assembly";
       if (const MDNode *Serial = isa<LoadInst>(I) ? ptxforge::codegen::detail::serialReadModifyWriteOf(I) : nullptr) {
         auto It = I.getIterator();
-        while (!It->isTerminator() && !(isa<StoreInst>(*It) && ptxforge::codegen::detail::serialReadModifyWriteOf(*It) == Serial))
+        while (!It->isTerminator() &&
+               !(isa<StoreInst>(*It) && ptxforge::codegen::detail::serialReadModifyWriteOf(*It) == Serial))
           ++It;
         if (It->isTerminator())
           return "a shared-memory atomic split across blocks";
@@ -339,12 +345,10 @@ std::string Shapes::run() {
   for (bool Changed = true; Changed;) {
     Changed = false;
     for (Instruction *I : Order) {
-      if (auto *St = dyn_cast<StoreInst>(I); St && St->getParent() == TL.Header && Ctx &&
-                                             getUnderlyingObject(St->getPointerOperand()) == Ctx &&
-                                             of(St->getPointerOperand()).isUniform() &&
-                                             !of(St->getValueOperand()).isUniform() &&
-                                             of(St->getValueOperand()).K != Kind::None &&
-                                             !llvm::is_contained(LaneStores, St)) {
+      if (auto *St = dyn_cast<StoreInst>(I);
+          St && St->getParent() == TL.Header && Ctx && getUnderlyingObject(St->getPointerOperand()) == Ctx &&
+          of(St->getPointerOperand()).isUniform() && !of(St->getValueOperand()).isUniform() &&
+          of(St->getValueOperand()).K != Kind::None && !llvm::is_contained(LaneStores, St)) {
         LaneStores.push_back(St);
         Changed = true;
       }

@@ -24,9 +24,9 @@
 // scalar; the others stay LLVM's for now. Loops it cannot take (a value carried between threads other than an
 // induction or an idempotent reduction, private memory, irreducible control flow) stay scalar, with a missed-
 // optimization remark (`-pass-remarks-missed=ptxforge-warp`).
+#include "../ThreadLoop.h"
 #include "Passes.h"
 #include "WarpEmitter.h"
-#include "../ThreadLoop.h"
 
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
 #include "llvm/Transforms/Utils/Local.h"
@@ -117,12 +117,18 @@ bool linearOrder(const Loop &Scope, const LoopInfo &LI, SmallVectorImpl<BasicBlo
 
 Value *reduce(IRBuilder<> &B, ReductionOp Op, Value *V) {
   switch (Op) {
-  case ReductionOp::Or: return B.CreateOrReduce(V);
-  case ReductionOp::And: return B.CreateAndReduce(V);
-  case ReductionOp::UMin: return B.CreateIntMinReduce(V, false);
-  case ReductionOp::UMax: return B.CreateIntMaxReduce(V, false);
-  case ReductionOp::SMin: return B.CreateIntMinReduce(V, true);
-  case ReductionOp::SMax: return B.CreateIntMaxReduce(V, true);
+  case ReductionOp::Or:
+    return B.CreateOrReduce(V);
+  case ReductionOp::And:
+    return B.CreateAndReduce(V);
+  case ReductionOp::UMin:
+    return B.CreateIntMinReduce(V, false);
+  case ReductionOp::UMax:
+    return B.CreateIntMaxReduce(V, false);
+  case ReductionOp::SMin:
+    return B.CreateIntMinReduce(V, true);
+  case ReductionOp::SMax:
+    return B.CreateIntMaxReduce(V, true);
   }
   return nullptr;
 }
@@ -130,8 +136,8 @@ Value *reduce(IRBuilder<> &B, ReductionOp Op, Value *V) {
 /// Rewrites one thread loop (see the top of the file).
 class LoopRewriter {
 public:
-  LoopRewriter(ThreadLoop &TL, const Shapes &SA, LoopInfo &LI, DominatorTree &DT, PostDominatorTree &PDT,
-               unsigned W, ArrayRef<BasicBlock *> Order)
+  LoopRewriter(ThreadLoop &TL, const Shapes &SA, LoopInfo &LI, DominatorTree &DT, PostDominatorTree &PDT, unsigned W,
+               ArrayRef<BasicBlock *> Order)
       : TL(TL), F(*TL.Header->getParent()), W(W), Em(TL, SA, LI, DT, PDT, W, Order), B(F.getContext()) {}
 
   void run();
@@ -186,8 +192,7 @@ void LoopRewriter::startPhis(BasicBlock *BB, SmallVectorImpl<PHINode *> &Bases, 
 
 void LoopRewriter::addNext(BasicBlock *From, ArrayRef<PHINode *> Bases, ArrayRef<PHINode *> Reds) {
   for (auto [K, Ind] : llvm::enumerate(TL.Inductions))
-    Bases[K]->addIncoming(B.CreateAdd(Bases[K], ConstantInt::get(Ind.first->getType(), int64_t(W) * Ind.second)),
-                          From);
+    Bases[K]->addIncoming(B.CreateAdd(Bases[K], ConstantInt::get(Ind.first->getType(), int64_t(W) * Ind.second)), From);
   for (auto [K, Red] : llvm::enumerate(TL.Reductions))
     Reds[K]->addIncoming(Em.vec(Red.first->getIncomingValueForBlock(TL.Latch)), From);
 }
@@ -217,7 +222,9 @@ void LoopRewriter::run() {
   Value *Next = FullBases[IVK]->getIncomingValueForBlock(FullEnd);
   BranchInst *Back = B.CreateCondBr(B.CreateICmpUGE(B.CreateSub(TL.End, Next), Wc), Full, TailCheck);
   LLVMContext &C = F.getContext();
-  Back->setMetadata(LLVMContext::MD_loop, ptxforge::codegen::detail::loopId(C, {ptxforge::codegen::detail::loopProperty(C, "llvm.loop.vectorize.enable", 0)}));
+  Back->setMetadata(LLVMContext::MD_loop,
+                    ptxforge::codegen::detail::loopId(
+                        C, {ptxforge::codegen::detail::loopProperty(C, "llvm.loop.vectorize.enable", 0)}));
 
   // The last threads, fewer than W.
   SmallVector<PHINode *, 4> TailBases, TailReds;
