@@ -29,6 +29,7 @@
 #include "WarpEmitter.h"
 
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
+#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/Transforms/Utils/Local.h"
 #include "llvm/Transforms/Utils/LoopSimplify.h"
 #include "llvm/Transforms/Utils/LoopUtils.h"
@@ -113,6 +114,29 @@ bool linearOrder(const Loop &Scope, const LoopInfo &LI, SmallVectorImpl<BasicBlo
     }
   }
   return true;
+}
+
+/// Lanes per warp for this loop: Lanes 32-bit values fill a vector register, and a loop whose threads move
+/// narrower elements (bytes, halves) takes as many more threads per trip as fit the same registers, up to 64, so
+/// that a trip's bookkeeping (masks, loop control) is paid for a register's worth of data. Loops that run
+/// anything lane by lane (atomics, calls) keep Lanes: each such operation is a branch per lane.
+unsigned warpWidth(const ThreadLoop &TL, const Shapes &SA, const DataLayout &DL, unsigned Lanes) {
+  uint64_t Narrowest = 4;
+  for (BasicBlock *BB : TL.L->blocks())
+    for (Instruction &I : *BB) {
+      if (isa<AtomicRMWInst, AtomicCmpXchgInst>(I) || (isa<CallBase>(I) && !isa<IntrinsicInst>(I)))
+        return Lanes;
+      Value *Ptr = getLoadStorePointerOperand(&I);
+      Type *T = isa<LoadInst>(I) ? I.getType() : isa<StoreInst>(I) ? I.getOperand(0)->getType() : nullptr;
+      if (!Ptr || !T || T->isVectorTy() || SA.of(Ptr).isUniform() || DL.getTypeSizeInBits(T) % 8)
+        continue;
+      // A lane's share of the bytes a trip moves: the distance between lanes' addresses where they are
+      // consecutive (a structure's field moves the structure), else the element.
+      Shape A = SA.of(Ptr);
+      uint64_t PerLane = A.isConsecutive() ? uint64_t(A.Stride < 0 ? -A.Stride : A.Stride) : DL.getTypeStoreSize(T);
+      Narrowest = std::min<uint64_t>(Narrowest, std::max<uint64_t>(PerLane, 1));
+    }
+  return std::min<unsigned>(64, Lanes * unsigned(4 / Narrowest));
 }
 
 Value *reduce(IRBuilder<> &B, ReductionOp Op, Value *V) {
@@ -310,7 +334,7 @@ PreservedAnalyses passes::WarpVectorizePass::run(Function &F, FunctionAnalysisMa
         continue;
       }
       PostDominatorTree PDT(F);
-      LoopRewriter R(TL, SA, LI, DT, PDT, Lanes, Order);
+      LoopRewriter R(TL, SA, LI, DT, PDT, warpWidth(TL, SA, F.getDataLayout(), Lanes), Order);
       R.run();
       Slots.append(R.slots().begin(), R.slots().end());
       // The old loop is unreachable now; its edges go first (the exit's phis already name the new loop).
