@@ -166,6 +166,8 @@ bool lowerTexture(FunctionLowering &L, const ptx::Instruction &I); ///< tex/tld4
 /// the frame grow with the code (1029 wmma.mma at 256 bytes each overflowed a fiber's 256 KiB stack). An
 /// instruction that needs two buffers at once takes two slots.
 llvm::Value *scratchBuffer(FunctionLowering &L, llvm::Type *Ty, unsigned Count = 1, unsigned Slot = 0);
+/// The elements of a `{a, b, ...}` operand (or the operand itself when it is a single register).
+std::vector<const ptx::Operand *> operandElements(const ptx::Operand &Op);
 
 /// Per register of F: whether no instruction can observe the NaN payload of an f32 value in it
 /// (lower/NaNPayload.cpp).

@@ -11,16 +11,6 @@ using ptx::ScalarType;
 
 namespace {
 
-/// The elements of a `{a, b, ...}` operand (or the operand itself when it is a single register).
-std::vector<const ptx::Operand *> elements(const ptx::Operand &Op) {
-  std::vector<const ptx::Operand *> R;
-  if (Op.Kind == ptx::OperandKind::Vector)
-    for (const ptx::Operand &E : Op.Elements)
-      R.push_back(&E);
-  else
-    R.push_back(&Op);
-  return R;
-}
 
 ptx::StateSpace matrixSpace(const ptx::Instruction &I) {
   if (I.has(Modifier::Shared) || I.has(Modifier::Shared_Cta))
@@ -54,7 +44,7 @@ bool lowerLdmatrix(FunctionLowering &L, const ptx::Instruction &I) {
   if (!I.has(Modifier::M8n8) || I.type() != ScalarType::B16 || I.Operands.size() != 2)
     return L.unsupported(I, "only m8n8 .b16 shapes");
   unsigned Num = matrixCount(I);
-  auto Dst = elements(I.Operands[0]);
+  auto Dst = operandElements(I.Operands[0]);
   llvm::Value *Addr = L.address(I.Operands[1], matrixSpace(I));
   llvm::Value *Out = scratchBuffer(L, B.getInt32Ty(), 4);
   L.callHelper("ptxrt_ldmatrix", B.getVoidTy(),
@@ -70,7 +60,7 @@ bool lowerStmatrix(FunctionLowering &L, const ptx::Instruction &I) {
   if (!I.has(Modifier::M8n8) || I.type() != ScalarType::B16 || I.Operands.size() != 2)
     return L.unsupported(I, "only m8n8 .b16 shapes");
   unsigned Num = matrixCount(I);
-  auto Src = elements(I.Operands[1]);
+  auto Src = operandElements(I.Operands[1]);
   llvm::Value *Addr = L.address(I.Operands[0], matrixSpace(I));
   llvm::Value *In = scratchBuffer(L, B.getInt32Ty(), 4);
   for (unsigned K = 0; K < Num && K < Src.size(); ++K)
@@ -84,7 +74,7 @@ bool lowerStmatrix(FunctionLowering &L, const ptx::Instruction &I) {
 void emitMma(FunctionLowering &L, uint32_t Code, const ptx::Operand &D, const ptx::Operand &A, const ptx::Operand &Bop,
              const ptx::Operand &C, ScalarType TD, ScalarType TA, ScalarType TB, ScalarType TC) {
   auto &B = L.b();
-  auto DE = elements(D), AE = elements(A), BE = elements(Bop), CE = elements(C);
+  auto DE = operandElements(D), AE = operandElements(A), BE = operandElements(Bop), CE = operandElements(C);
   auto regType = [](ScalarType T) { return ptx::bitWidth(T) == 64 ? ScalarType::B64 : ScalarType::B32; };
   unsigned N = static_cast<unsigned>(AE.size() + BE.size() + CE.size());
   llvm::Value *In = scratchBuffer(L, B.getInt64Ty(), N);
@@ -188,7 +178,7 @@ bool lowerWmma(FunctionLowering &L, const ptx::Instruction &I) {
     return L.unsupported(I, "wmma type");
   const ptx::Operand &Frag = Store ? Ops[1] : Ops[0];
   const ptx::Operand &Addr = Store ? Ops[0] : Ops[1];
-  auto Regs = elements(Frag);
+  auto Regs = operandElements(Frag);
   bool ColMajor = I.has(Modifier::Col);
   // Default leading dimension: the matrix's own row (or column) length.
   unsigned M = Sh.M, N = Sh.N, K = Sh.K;

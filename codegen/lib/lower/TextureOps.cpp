@@ -26,15 +26,6 @@ uint32_t geometry(const ptx::Instruction &I) {
   return 0;
 }
 
-std::vector<const ptx::Operand *> elements(const ptx::Operand &Op) {
-  std::vector<const ptx::Operand *> R;
-  if (Op.Kind == ptx::OperandKind::Vector)
-    for (const ptx::Operand &E : Op.Elements)
-      R.push_back(&E);
-  else
-    R.push_back(&Op);
-  return R;
-}
 
 /// `[handle, {coords}]` or `[handle]`: the handle register, or null (a texref symbol, or no register).
 llvm::Value *handle(FunctionLowering &L, const ptx::Operand &Op) {
@@ -53,7 +44,7 @@ llvm::Value *coordinates(FunctionLowering &L, const ptx::Operand &Addr, uint32_t
   auto &B = L.b();
   if (Addr.Elements.size() != 1)
     return nullptr;
-  auto Cs = elements(Addr.Elements[0]);
+  auto Cs = operandElements(Addr.Elements[0]);
   unsigned Dims = Geom & 0xf;
   bool IsLayered = Geom & Layered;
   if (Cs.size() < Dims + IsLayered)
@@ -70,7 +61,7 @@ llvm::Value *coordinates(FunctionLowering &L, const ptx::Operand &Addr, uint32_t
 /// Writes the four i32 results in Out to the destination vector of I as DType.
 void writeResults(FunctionLowering &L, const ptx::Operand &Dst, llvm::Value *Out, ScalarType DType) {
   auto &B = L.b();
-  auto Ds = elements(Dst);
+  auto Ds = operandElements(Dst);
   for (unsigned K = 0; K < 4 && K < Ds.size(); ++K) {
     llvm::Value *V = B.CreateLoad(B.getInt32Ty(), B.CreateConstGEP1_32(B.getInt32Ty(), Out, K));
     if (DType == ScalarType::F32)
@@ -153,11 +144,17 @@ unsigned surfaceBytes(const ptx::Instruction &I) {
   return Elem * I.vectorWidth();
 }
 
+/// A surface access's handle and coordinates (from `[handle, {coords}]`, operand Addr), or nulls when it is not
+/// a `.b` access on a surface object handle.
+std::pair<llvm::Value *, llvm::Value *> surfaceAddress(FunctionLowering &L, const ptx::Instruction &I, unsigned Addr) {
+  llvm::Value *H = I.Operands.size() == 2 && surfaceBytes(I) ? handle(L, I.Operands[Addr]) : nullptr;
+  return {H, H ? coordinates(L, I.Operands[Addr], geometry(I), ScalarType::S32) : nullptr};
+}
+
 bool lowerSuld(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   unsigned Bytes = surfaceBytes(I);
-  llvm::Value *H = I.Operands.size() == 2 && Bytes ? handle(L, I.Operands[1]) : nullptr;
-  llvm::Value *Coords = H ? coordinates(L, I.Operands[1], geometry(I), ScalarType::S32) : nullptr;
+  auto [H, Coords] = surfaceAddress(L, I, 1);
   if (!Coords)
     return L.unsupported(I, "only suld.b on a surface object handle");
   ScalarType T = I.type();
@@ -166,7 +163,7 @@ bool lowerSuld(FunctionLowering &L, const ptx::Instruction &I) {
   L.callHelper("ptxrt_suld", B.getVoidTy(),
                {L.threadCtx(), H, B.getInt32(geometry(I)), B.getInt32(boundary(I)), B.getInt32(Bytes), Coords, Out,
                 location(L, I)});
-  auto Ds = elements(I.Operands[0]);
+  auto Ds = operandElements(I.Operands[0]);
   for (unsigned K = 0; K < Ds.size() && K < I.vectorWidth(); ++K)
     L.write(*Ds[K], T, B.CreateLoad(Ty, B.CreateConstGEP1_32(Ty, Out, K)));
   return true;
@@ -175,14 +172,13 @@ bool lowerSuld(FunctionLowering &L, const ptx::Instruction &I) {
 bool lowerSust(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   unsigned Bytes = surfaceBytes(I);
-  llvm::Value *H = I.Operands.size() == 2 && Bytes ? handle(L, I.Operands[0]) : nullptr;
-  llvm::Value *Coords = H ? coordinates(L, I.Operands[0], geometry(I), ScalarType::S32) : nullptr;
+  auto [H, Coords] = surfaceAddress(L, I, 0);
   if (!Coords)
     return L.unsupported(I, "only sust.b on a surface object handle (sust.p's formatted stores are not lowered)");
   ScalarType T = I.type();
   llvm::Type *Ty = L.bitsType(T);
   llvm::Value *In = scratchBuffer(L, B.getInt64Ty(), 4, 1);
-  auto Ss = elements(I.Operands[1]);
+  auto Ss = operandElements(I.Operands[1]);
   for (unsigned K = 0; K < Ss.size() && K < I.vectorWidth(); ++K)
     B.CreateStore(L.read(*Ss[K], T), B.CreateConstGEP1_32(Ty, In, K));
   L.callHelper("ptxrt_sust", B.getVoidTy(),

@@ -40,6 +40,16 @@ bool ptxforge::codegen::detail::synchronizesThreads(const ptx::Instruction &I) {
   }
 }
 
+std::vector<const ptx::Operand *> ptxforge::codegen::detail::operandElements(const ptx::Operand &Op) {
+  std::vector<const ptx::Operand *> R;
+  if (Op.Kind == ptx::OperandKind::Vector)
+    for (const ptx::Operand &E : Op.Elements)
+      R.push_back(&E);
+  else
+    R.push_back(&Op);
+  return R;
+}
+
 llvm::Value *ptxforge::codegen::detail::scratchBuffer(FunctionLowering &L, llvm::Type *Ty, unsigned Count,
                                                       unsigned Slot) {
   return L.scratch(Ty, Count, Slot);

@@ -188,7 +188,7 @@ void WarpEmitter::beginLoop(Loop *L) {
     Phis.Vector = phiOf(WV.Vector);
     Phis.NoWrap = phiOf(WV.NoWrap);
     Map[P] = Phis;
-    LS.Phis.push_back({P, nullptr});
+    LS.Phis.push_back(P);
   }
 }
 
@@ -198,7 +198,7 @@ void WarpEmitter::endLoop(Loop *L) {
   Value *Again = EdgeMasks.lookup({Latch, H});
   // The back edge's values, computed before the branch.
   SmallVector<std::pair<PHINode *, Value *>, 8> Incoming;
-  for (auto &[P, Unused] : LS.Phis) {
+  for (PHINode *P : LS.Phis) {
     const WarpValue &Phis = Map[P];
     Value *V = P->getIncomingValueForBlock(Latch);
     if (Phis.Scalar)

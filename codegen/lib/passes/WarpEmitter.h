@@ -64,7 +64,6 @@ private:
   // Instructions (WarpInstructions.cpp).
   void emitInstruction(llvm::Instruction &I, llvm::Value *M);
   void emitPhi(llvm::PHINode &P);
-  void emitHeaderPhi(llvm::PHINode &P, llvm::BasicBlock *Pre);
   void emitLoad(llvm::LoadInst &L, llvm::Value *M);
   void emitStore(llvm::StoreInst &St, llvm::Value *M);
   void emitCall(llvm::CallBase &CB, llvm::Value *M);
@@ -72,7 +71,8 @@ private:
   /// Span, a stretch of one block, once per lane that is on, in lane order.
   void emitPerLane(llvm::ArrayRef<llvm::Instruction *> Span, llvm::Value *M, bool SeesContext);
   llvm::Value *widen(llvm::Instruction &I);
-  llvm::Value *cloneScalar(llvm::Instruction &I, bool Lane0);
+  /// I on scalars: the uniform operands' values, consecutive ones' lane 0 (so lane 0's result).
+  llvm::Value *cloneScalar(llvm::Instruction &I);
   llvm::Value *noWrap(llvm::Instruction &I);
   /// A consecutive access through Ptr (vector load or store of W elements at lane 0's address), or a gather or
   /// scatter where NoWrap fails at run time.
@@ -112,7 +112,7 @@ private:
   struct LoopState {
     llvm::BasicBlock *Head, *Pre;
     llvm::PHINode *Mask = nullptr;
-    llvm::SmallVector<std::pair<llvm::PHINode *, llvm::PHINode *>, 4> Phis; // (original, vector-code phi)
+    llvm::SmallVector<llvm::PHINode *, 4> Phis; ///< the original header's phis (Map holds their vector-code phis)
   };
   llvm::DenseMap<const llvm::Loop *, LoopState> Loops;
   llvm::SmallVector<llvm::AllocaInst *, 8> Slots;

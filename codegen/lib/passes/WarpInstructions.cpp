@@ -66,7 +66,7 @@ Value *WarpEmitter::noWrapOf(const Value *V) {
   return It == Map.end() ? nullptr : It->second.NoWrap;
 }
 
-Value *WarpEmitter::cloneScalar(Instruction &I, bool) {
+Value *WarpEmitter::cloneScalar(Instruction &I) {
   Instruction *C = I.clone();
   for (Use &U : C->operands())
     U.set(scalar(U.get()));
@@ -191,17 +191,17 @@ void WarpEmitter::emitInstruction(Instruction &I, Value *M) {
   if (auto *CB = dyn_cast<CallBase>(&I))
     return emitCall(*CB, M);
   if (isa<FenceInst>(I)) {
-    cloneScalar(I, false);
+    cloneScalar(I);
     return;
   }
   Shape S = SA.of(&I);
   WarpValue &WV = Map[&I];
   if (S.isUniform()) {
-    WV.Scalar = cloneScalar(I, false);
+    WV.Scalar = cloneScalar(I);
     return;
   }
   if (S.isConsecutive()) {
-    WV.Scalar = cloneScalar(I, true);
+    WV.Scalar = cloneScalar(I);
     WV.Vector = widen(I);
     WV.NoWrap = noWrap(I);
     return;
@@ -385,7 +385,7 @@ void WarpEmitter::emitLoad(LoadInst &L, Value *M) {
   if (!L.isSimple() || (!A.isUniform() && !widenable(T)))
     return emitPerLane(L, M, false);
   if (A.isUniform()) {
-    Map[&L].Scalar = cloneScalar(L, false);
+    Map[&L].Scalar = cloneScalar(L);
     return;
   }
   if (A.isConsecutive() && vectorLayout(DL, T, A.Stride)) {
@@ -411,7 +411,7 @@ void WarpEmitter::emitStore(StoreInst &St, Value *M) {
     return emitPerLane(St, M, false);
   if (A.isUniform()) {
     if (V.isUniform()) {
-      cloneScalar(St, false);
+      cloneScalar(St);
       return;
     }
     // Every lane stores to one address: the last lane on wins, as the last thread of the loop did.
@@ -458,7 +458,7 @@ void WarpEmitter::emitCall(CallBase &CB, Value *M) {
   if (!CB.doesNotAccessMemory())
     return emitPerLane(CB, M, !isa<IntrinsicInst>(CB));
   if (SA.of(&CB).isUniform()) {
-    Map[&CB].Scalar = cloneScalar(CB, false);
+    Map[&CB].Scalar = cloneScalar(CB);
     return;
   }
   Intrinsic::ID ID = CB.getIntrinsicID();

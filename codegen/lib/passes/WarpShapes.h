@@ -63,8 +63,7 @@ std::string matchThreadLoop(llvm::Loop &L, ThreadLoop &TL);
 /// The shapes of the body's values (everything defined outside the loop is uniform).
 class Shapes {
 public:
-  Shapes(const ThreadLoop &TL, const llvm::LoopInfo &LI, const llvm::DataLayout &DL, unsigned Lanes)
-      : TL(TL), LI(LI), DL(DL), Lanes(Lanes) {}
+  Shapes(const ThreadLoop &TL, const llvm::LoopInfo &LI, const llvm::DataLayout &DL) : TL(TL), LI(LI), DL(DL) {}
   /// Runs the analysis to its fixpoint; an error string names what the vectorizer cannot handle.
   std::string run();
   Shape of(const llvm::Value *V) const;
@@ -84,7 +83,6 @@ private:
   const ThreadLoop &TL;
   const llvm::LoopInfo &LI;
   const llvm::DataLayout &DL;
-  unsigned Lanes;
   llvm::DenseMap<const llvm::Value *, Shape> S;
 };
 

@@ -320,7 +320,7 @@ PreservedAnalyses passes::WarpVectorizePass::run(Function &F, FunctionAnalysisMa
       formLCSSARecursively(*L, DT, &LI, nullptr);
       ThreadLoop TL;
       std::string Why = matchThreadLoop(*L, TL);
-      Shapes SA(TL, LI, F.getDataLayout(), Lanes);
+      Shapes SA(TL, LI, F.getDataLayout());
       SmallVector<BasicBlock *, 32> Order;
       if (Why.empty())
         Why = SA.run();
