@@ -72,8 +72,8 @@ struct Options {
   int Reps = 5;
   /// Short kernels repeat past Reps until each implementation has this much timed work (at most MaxReps runs):
   /// one 5 ms run's time moves by 10-20% on a shared VM's memory bus, a median of ~30 of them by a few percent.
-  int MinMs = -1; ///< -1: 150 (0 with --quick)
-  int Warmup = -1; ///< -1: 1 (0 with --quick)
+  int MinMs = -1;   ///< -1: 150 (0 with --quick)
+  int Warmup = -1;  ///< -1: 1 (0 with --quick)
   int JitReps = -1; ///< -1: 3 (1 with --quick)
   std::vector<std::string> Kernels;
   std::vector<int> Threads; ///< empty: 1 and all
@@ -92,20 +92,19 @@ struct Options {
 std::string PtxDir = PTXFORGE_SHARED_DIR "/bench/cuda";
 
 void usage() {
-  std::printf(
-      "usage: bench_kernels [--quick] [--reps N] [--warmup N] [--threads 1,2,...] [--kernels a,b] [--no-pocl]\n"
-      "                     [--no-jit] [--jit-reps N] [--timeout SECONDS] [--json FILE] [--ptx-dir D] [-v]\n"
-      "  --quick      small sizes (a smoke run); with --reps 1 the run only verifies outputs\n"
-      "  --reps N     timed repetitions per implementation, alternating (default 5)\n"
-      "  --min-ms T   short kernels repeat past --reps until each implementation has T ms of timed runs\n"
-      "               (default 150, 0 with --quick; at most 40 repetitions)\n"
-      "  --warmup N   untimed runs of each implementation first (default 1; 0 with --quick)\n"
-      "  --threads L  thread counts to measure (default: 1 and all CPUs of this process's affinity mask)\n"
-      "  --kernels L  only these kernels (names as in the table)\n"
-      "  --no-pocl    skip PoCL;  --no-jit: skip the JIT/ptxas compile-time table\n"
-      "  --timeout S  seconds allowed per (kernel, thread count) child (default 1800)\n"
-      "  --json FILE  also write every measurement as JSON\n"
-      "  --ptx-dir D  read <kernel>.ptx from D instead of ../shared/bench/cuda (e.g. PTX of another nvcc)\n");
+  std::printf("usage: bench_kernels [--quick] [--reps N] [--warmup N] [--threads 1,2,...] [--kernels a,b] [--no-pocl]\n"
+              "                     [--no-jit] [--jit-reps N] [--timeout SECONDS] [--json FILE] [--ptx-dir D] [-v]\n"
+              "  --quick      small sizes (a smoke run); with --reps 1 the run only verifies outputs\n"
+              "  --reps N     timed repetitions per implementation, alternating (default 5)\n"
+              "  --min-ms T   short kernels repeat past --reps until each implementation has T ms of timed runs\n"
+              "               (default 150, 0 with --quick; at most 40 repetitions)\n"
+              "  --warmup N   untimed runs of each implementation first (default 1; 0 with --quick)\n"
+              "  --threads L  thread counts to measure (default: 1 and all CPUs of this process's affinity mask)\n"
+              "  --kernels L  only these kernels (names as in the table)\n"
+              "  --no-pocl    skip PoCL;  --no-jit: skip the JIT/ptxas compile-time table\n"
+              "  --timeout S  seconds allowed per (kernel, thread count) child (default 1800)\n"
+              "  --json FILE  also write every measurement as JSON\n"
+              "  --ptx-dir D  read <kernel>.ptx from D instead of ../shared/bench/cuda (e.g. PTX of another nvcc)\n");
 }
 
 std::vector<std::string> splitList(const std::string &S) {
@@ -263,14 +262,14 @@ struct LaunchSpec {
 };
 
 struct Workload {
-  std::string Name;  ///< the `.entry` name
-  std::string File;  ///< ../shared/bench/cuda/<File>.ptx and bench/opencl/<File>.cl
+  std::string Name; ///< the `.entry` name
+  std::string File; ///< ../shared/bench/cuda/<File>.ptx and bench/opencl/<File>.cl
   std::vector<Buffer> Buffers;
   std::vector<LaunchSpec> Launches;
   std::function<void(const std::vector<void *> &)> Native;
   /// Optional independent check of the native output (the reference for the other two); "" when fine.
   std::function<std::string(const std::vector<void *> &)> Sanity;
-  double Work = 0;  ///< bytes or FLOP per run
+  double Work = 0; ///< bytes or FLOP per run
   bool Flops = false;
   std::string Shape; ///< sizes, for the table
 };
@@ -326,13 +325,17 @@ std::unique_ptr<Workload> makeWorkload(const std::string &Name, bool Quick) {
     if (Name == "vecadd") {
       W->Buffers.push_back(input("b", N, uniformFloats(N, -1, 1, G)));
       W->Buffers.push_back(output("c", N, Exact));
-      W->Launches.push_back({grid1(N / 256), {256, 1, 1}, {Arg::buffer(0), Arg::buffer(1), Arg::buffer(2), Arg::value<int32_t>(N)}});
-      W->Native = [N](const std::vector<void *> &P) { nat::vecadd(as<float>(P[0]), as<float>(P[1]), as<float>(P[2]), N); };
+      W->Launches.push_back(
+          {grid1(N / 256), {256, 1, 1}, {Arg::buffer(0), Arg::buffer(1), Arg::buffer(2), Arg::value<int32_t>(N)}});
+      W->Native = [N](const std::vector<void *> &P) {
+        nat::vecadd(as<float>(P[0]), as<float>(P[1]), as<float>(P[2]), N);
+      };
     } else {
       Buffer Y = input("y", N, uniformFloats(N, -1, 1, G));
       Y.Kind = Role::InOut, Y.Tol = Rounding;
       W->Buffers.push_back(std::move(Y));
-      W->Launches.push_back({grid1(N / 256), {256, 1, 1}, {Arg::buffer(0), Arg::buffer(1), Arg::value(2.0f), Arg::value<int32_t>(N)}});
+      W->Launches.push_back(
+          {grid1(N / 256), {256, 1, 1}, {Arg::buffer(0), Arg::buffer(1), Arg::value(2.0f), Arg::value<int32_t>(N)}});
       W->Native = [N](const std::vector<void *> &P) { nat::saxpy(as<float>(P[0]), as<float>(P[1]), 2.0f, N); };
     }
     W->Work = 12.0 * N;
@@ -365,7 +368,8 @@ std::unique_ptr<Workload> makeWorkload(const std::string &Name, bool Quick) {
     W->Buffers.push_back(input("B", size_t(K) * N, uniformFloats(size_t(K) * N, -1, 1, G)));
     // Same summation order in all three; fused vs separate multiply-add leaves ~K ulps of |a||b| at worst.
     W->Buffers.push_back(output("C", size_t(M) * N, {2e-6 * K, 1e-5}));
-    W->Launches.push_back({{uint32_t(N / 16), uint32_t(M / 16), 1}, {16, 16, 1},
+    W->Launches.push_back({{uint32_t(N / 16), uint32_t(M / 16), 1},
+                           {16, 16, 1},
                            {Arg::buffer(0), Arg::buffer(1), Arg::buffer(2), Arg::value<int32_t>(M),
                             Arg::value<int32_t>(N), Arg::value<int32_t>(K)}});
     W->Native = [M, N, K](const std::vector<void *> &P) {
@@ -392,7 +396,8 @@ std::unique_ptr<Workload> makeWorkload(const std::string &Name, bool Quick) {
     W->File = "transpose";
     W->Buffers.push_back(input("in", size_t(Width) * Height, uniformFloats(size_t(Width) * Height, -1, 1, G)));
     W->Buffers.push_back(output("out", size_t(Width) * Height, Exact));
-    W->Launches.push_back({{uint32_t(Width / 32), uint32_t(Height / 32), 1}, {32, 8, 1},
+    W->Launches.push_back({{uint32_t(Width / 32), uint32_t(Height / 32), 1},
+                           {32, 8, 1},
                            {Arg::buffer(0), Arg::buffer(1), Arg::value<int32_t>(Width), Arg::value<int32_t>(Height)}});
     W->Native = [Width, Height](const std::vector<void *> &P) {
       nat::transpose(as<float>(P[0]), as<float>(P[1]), Width, Height);
@@ -441,7 +446,8 @@ std::unique_ptr<Workload> makeWorkload(const std::string &Name, bool Quick) {
     // 1/sqrtf by a few ulps per term, summed over N terms whose magnitudes reach 1/eps^3 = 1000 before * dt.
     W->Buffers.push_back(output("newPos", 4 * size_t(N), {1e-5, 1e-4}));
     W->Buffers.push_back(output("newVel", 4 * size_t(N), {1e-3, 1e-4}));
-    W->Launches.push_back({grid1(N / 256), {256, 1, 1},
+    W->Launches.push_back({grid1(N / 256),
+                           {256, 1, 1},
                            {Arg::buffer(0), Arg::buffer(1), Arg::buffer(2), Arg::buffer(3), Arg::value<int32_t>(N),
                             Arg::value(0.01f), Arg::value(0.01f)}});
     W->Native = [N](const std::vector<void *> &P) {
@@ -459,7 +465,8 @@ std::unique_ptr<Workload> makeWorkload(const std::string &Name, bool Quick) {
     W->Buffers.push_back(input("S", N, uniformFloats(N, 5, 30, G)));
     W->Buffers.push_back(input("X", N, uniformFloats(N, 1, 100, G)));
     W->Buffers.push_back(input("T", N, uniformFloats(N, 0.25f, 10, G)));
-    W->Launches.push_back({grid1(N / 256), {256, 1, 1},
+    W->Launches.push_back({grid1(N / 256),
+                           {256, 1, 1},
                            {Arg::buffer(0), Arg::buffer(1), Arg::buffer(2), Arg::buffer(3), Arg::buffer(4),
                             Arg::value(0.02f), Arg::value(0.30f), Arg::value<int32_t>(N)}});
     W->Native = [N](const std::vector<void *> &P) {
@@ -473,7 +480,8 @@ std::unique_ptr<Workload> makeWorkload(const std::string &Name, bool Quick) {
     W->File = "stencil";
     W->Buffers.push_back(input("in", size_t(Nx) * Ny, uniformFloats(size_t(Nx) * Ny, -1, 1, G)));
     W->Buffers.push_back(output("out", size_t(Nx) * Ny, Rounding));
-    W->Launches.push_back({{uint32_t(Nx / 32), uint32_t(Ny / 8), 1}, {32, 8, 1},
+    W->Launches.push_back({{uint32_t(Nx / 32), uint32_t(Ny / 8), 1},
+                           {32, 8, 1},
                            {Arg::buffer(0), Arg::buffer(1), Arg::value<int32_t>(Nx), Arg::value<int32_t>(Ny),
                             Arg::value(0.5f), Arg::value(0.125f)}});
     W->Native = [Nx, Ny](const std::vector<void *> &P) {
@@ -565,8 +573,8 @@ struct ImplState {
   std::string Status = "skipped"; ///< ok, skipped, unavailable, compile error, run error, mismatch
   std::string Message;
   std::vector<double> Ms;
-  std::vector<void *> Ptrs; ///< host pointers per buffer (ptxforge, native)
-  std::vector<Storage> Own; ///< this implementation's outputs
+  std::vector<void *> Ptrs;    ///< host pointers per buffer (ptxforge, native)
+  std::vector<Storage> Own;    ///< this implementation's outputs
   std::vector<Storage> Result; ///< PoCL: outputs read back after the runs
 };
 
@@ -674,24 +682,40 @@ struct PtxforgeRunner {
 #if PTXFORGE_BENCH_HAVE_OPENCL
 const char *clErrorName(cl_int E) {
   switch (E) {
-  case CL_SUCCESS: return "CL_SUCCESS";
-  case CL_DEVICE_NOT_FOUND: return "CL_DEVICE_NOT_FOUND";
-  case CL_BUILD_PROGRAM_FAILURE: return "CL_BUILD_PROGRAM_FAILURE";
-  case CL_OUT_OF_RESOURCES: return "CL_OUT_OF_RESOURCES";
-  case CL_OUT_OF_HOST_MEMORY: return "CL_OUT_OF_HOST_MEMORY";
-  case CL_MEM_OBJECT_ALLOCATION_FAILURE: return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
-  case CL_INVALID_VALUE: return "CL_INVALID_VALUE";
-  case CL_INVALID_KERNEL_NAME: return "CL_INVALID_KERNEL_NAME";
-  case CL_INVALID_KERNEL_ARGS: return "CL_INVALID_KERNEL_ARGS";
-  case CL_INVALID_ARG_SIZE: return "CL_INVALID_ARG_SIZE";
-  case CL_INVALID_WORK_GROUP_SIZE: return "CL_INVALID_WORK_GROUP_SIZE";
-  case CL_INVALID_WORK_ITEM_SIZE: return "CL_INVALID_WORK_ITEM_SIZE";
-  case -1001: return "CL_PLATFORM_NOT_FOUND_KHR (no OpenCL platform installed)";
-  default: return "OpenCL error";
+  case CL_SUCCESS:
+    return "CL_SUCCESS";
+  case CL_DEVICE_NOT_FOUND:
+    return "CL_DEVICE_NOT_FOUND";
+  case CL_BUILD_PROGRAM_FAILURE:
+    return "CL_BUILD_PROGRAM_FAILURE";
+  case CL_OUT_OF_RESOURCES:
+    return "CL_OUT_OF_RESOURCES";
+  case CL_OUT_OF_HOST_MEMORY:
+    return "CL_OUT_OF_HOST_MEMORY";
+  case CL_MEM_OBJECT_ALLOCATION_FAILURE:
+    return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+  case CL_INVALID_VALUE:
+    return "CL_INVALID_VALUE";
+  case CL_INVALID_KERNEL_NAME:
+    return "CL_INVALID_KERNEL_NAME";
+  case CL_INVALID_KERNEL_ARGS:
+    return "CL_INVALID_KERNEL_ARGS";
+  case CL_INVALID_ARG_SIZE:
+    return "CL_INVALID_ARG_SIZE";
+  case CL_INVALID_WORK_GROUP_SIZE:
+    return "CL_INVALID_WORK_GROUP_SIZE";
+  case CL_INVALID_WORK_ITEM_SIZE:
+    return "CL_INVALID_WORK_ITEM_SIZE";
+  case -1001:
+    return "CL_PLATFORM_NOT_FOUND_KHR (no OpenCL platform installed)";
+  default:
+    return "OpenCL error";
   }
 }
 
-std::string clErr(const char *What, cl_int E) { return std::string(What) + ": " + clErrorName(E) + " (" + std::to_string(E) + ")"; }
+std::string clErr(const char *What, cl_int E) {
+  return std::string(What) + ": " + clErrorName(E) + " (" + std::to_string(E) + ")";
+}
 
 struct PoclRunner {
   cl_context Ctx = nullptr;
@@ -1178,13 +1202,14 @@ double driverFirstUseMs(const Workload &W, std::string &Error) {
 json measureJit(const Options &O, const std::vector<std::string> &Kernels) {
   json Rows = json::array();
   std::string PtxasPath = findPtxas();
-  std::printf("== JIT: PTX text -> runnable host code (parse, verify, lower, O2, JIT link), median of %d cold compiles\n"
-              "   each (no cache), beside `ptxas -arch=sm_80 -O3` on the same file (whole process, median of %d).\n"
-              "   quick: cuModuleLoadData + cuModuleGetFunction through the driver core, whose tiered JIT gives the\n"
-              "   kernel its quick code (thread functions only) and compiles the optimized code (block functions)\n"
-              "   in the background; launches move to that between blocks. optimized: the whole module's optimized\n"
-              "   code in one compile (what PTXFORGE_JIT_TIER=2 makes the driver wait for).\n",
-              O.JitReps, O.JitReps);
+  std::printf(
+      "== JIT: PTX text -> runnable host code (parse, verify, lower, O2, JIT link), median of %d cold compiles\n"
+      "   each (no cache), beside `ptxas -arch=sm_80 -O3` on the same file (whole process, median of %d).\n"
+      "   quick: cuModuleLoadData + cuModuleGetFunction through the driver core, whose tiered JIT gives the\n"
+      "   kernel its quick code (thread functions only) and compiles the optimized code (block functions)\n"
+      "   in the background; launches move to that between blocks. optimized: the whole module's optimized\n"
+      "   code in one compile (what PTXFORGE_JIT_TIER=2 makes the driver wait for).\n",
+      O.JitReps, O.JitReps);
   std::printf("%-15s %12s %12s %10s %14s %10s\n", "kernel", "quick ms", "ptxas ms", "quick/ptxas", "optimized ms",
               "opt/ptxas");
   // One throw-away compile first, so the process-wide LLVM initialisation is not charged to the first kernel.
@@ -1337,8 +1362,9 @@ int runParent(const Options &O, const char *Argv0) {
   std::vector<std::string> Kernels = O.Kernels.empty() ? kernelNames() : O.Kernels;
   for (const std::string &K : Kernels)
     if (!makeWorkload(K, true)) {
-      std::fprintf(stderr, "bench_kernels: unknown kernel '%s' (known: vecadd saxpy reduce_sum sgemm_tiled transpose "
-                           "histogram256 nbody_step black_scholes stencil5)\n",
+      std::fprintf(stderr,
+                   "bench_kernels: unknown kernel '%s' (known: vecadd saxpy reduce_sum sgemm_tiled transpose "
+                   "histogram256 nbody_step black_scholes stencil5)\n",
                    K.c_str());
       return 2;
     }
@@ -1366,7 +1392,8 @@ int runParent(const Options &O, const char *Argv0) {
               Cpu.c_str());
   std::fflush(stdout);
   json All;
-  All["quick"] = O.Quick, All["reps"] = O.Reps, All["min_ms"] = O.MinMs, All["warmup"] = O.Warmup, All["cpus"] = AllCpus;
+  All["quick"] = O.Quick, All["reps"] = O.Reps, All["min_ms"] = O.MinMs, All["warmup"] = O.Warmup,
+  All["cpus"] = AllCpus;
   if (!O.NoJit)
     All["jit"] = measureJit(O, Kernels);
 
@@ -1415,10 +1442,21 @@ int runParent(const Options &O, const char *Argv0) {
       setEnv(Env, "OMP_PROC_BIND", "close");
       setEnv(Env, "OMP_PLACES", "cores");
       setEnv(Env, "PTXFORGE_WORKERS", std::to_string(T));
-      std::vector<std::string> Args{Self, "--phase", std::to_string(T), "--kernel", K, "--result-file", Tmp,
-                                    "--reps", std::to_string(O.Reps), "--min-ms", std::to_string(O.MinMs),
-                                    "--warmup", std::to_string(O.Warmup),
-                                    "--timeout", std::to_string(O.Timeout)};
+      std::vector<std::string> Args{Self,
+                                    "--phase",
+                                    std::to_string(T),
+                                    "--kernel",
+                                    K,
+                                    "--result-file",
+                                    Tmp,
+                                    "--reps",
+                                    std::to_string(O.Reps),
+                                    "--min-ms",
+                                    std::to_string(O.MinMs),
+                                    "--warmup",
+                                    std::to_string(O.Warmup),
+                                    "--timeout",
+                                    std::to_string(O.Timeout)};
       if (O.Quick)
         Args.push_back("--quick");
       if (O.NoPocl)
@@ -1474,7 +1512,7 @@ int runParent(const Options &O, const char *Argv0) {
       if (!PoclLine.empty())
         std::printf("%s\n", PoclLine.c_str());
       std::printf("bar: geomean ptxforge/native <= 1.5: %s (%s over %zu kernels)\n",
-                  Sum.VsNative.empty()                                  ? "n/a"
+                  Sum.VsNative.empty()                                   ? "n/a"
                   : GNat <= 1.5 && Sum.VsNative.size() == Kernels.size() ? "MET"
                                                                          : "NOT MET",
                   std::isnan(GNat) ? "-" : fmtSize(std::round(GNat * 1000) / 1000).c_str(), Sum.VsNative.size());
@@ -1493,9 +1531,10 @@ int runParent(const Options &O, const char *Argv0) {
                     "%s%s%s\n",
                     Sum.SlowerThanPocl.empty() && All9 ? "MET" : "NOT MET",
                     List.empty() ? "" : (" (slower on " + List + ")").c_str(),
-                    All9 ? "" : (" (compared on " + std::to_string(Sum.VsPocl.size()) + " of " +
-                                 std::to_string(Kernels.size()) + " kernels)")
-                                    .c_str());
+                    All9 ? ""
+                         : (" (compared on " + std::to_string(Sum.VsPocl.size()) + " of " +
+                            std::to_string(Kernels.size()) + " kernels)")
+                               .c_str());
       }
     } else if (!PoclLine.empty()) {
       std::printf("%s\n", PoclLine.c_str());

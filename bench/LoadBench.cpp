@@ -43,7 +43,7 @@ double processCpuMs() {
 
 struct Workload {
   std::string Name, Path;
-  std::string Entry;                  ///< the kernel to launch (a substring of its name)
+  std::string Entry;                 ///< the kernel to launch (a substring of its name)
   codegen::Dim3 Block = {256, 1, 1}; ///< what the kernel's code assumes (../shared/bench/README.md)
 };
 
@@ -136,10 +136,10 @@ std::vector<Workload> workloads(bool Cub, const std::string &Only) {
     const char *File, *Entry;
     codegen::Dim3 Block;
   } Smalls[] = {
-      {"vecadd", "vecadd", {256, 1, 1}},        {"saxpy", "saxpy", {256, 1, 1}},
-      {"reduce", "reduce_sum", {256, 1, 1}},    {"sgemm", "sgemm_tiled", {16, 16, 1}},
-      {"transpose", "transpose", {32, 8, 1}},   {"histogram", "histogram256", {256, 1, 1}},
-      {"nbody", "nbody_step", {256, 1, 1}},     {"blackscholes", "black_scholes", {256, 1, 1}},
+      {"vecadd", "vecadd", {256, 1, 1}},      {"saxpy", "saxpy", {256, 1, 1}},
+      {"reduce", "reduce_sum", {256, 1, 1}},  {"sgemm", "sgemm_tiled", {16, 16, 1}},
+      {"transpose", "transpose", {32, 8, 1}}, {"histogram", "histogram256", {256, 1, 1}},
+      {"nbody", "nbody_step", {256, 1, 1}},   {"blackscholes", "black_scholes", {256, 1, 1}},
       {"stencil", "stencil5", {32, 8, 1}},
   };
   std::vector<Workload> Out;
@@ -193,8 +193,8 @@ int main(int argc, char **argv) {
 
   std::printf("bench_load: load average %.2f on %ld cores (timings on a shared machine vary)\n", loadAverage(),
               sysconf(_SC_NPROCESSORS_ONLN));
-  std::printf("%-13s %9s %9s %9s %9s | %9s %9s %9s %9s | %8s %8s\n", "module", "cold.load", "cold.use",
-              "cold.run", "cold", "warm.load", "warm.use", "warm.run", "warm", "cold/warm", "warm/goal");
+  std::printf("%-13s %9s %9s %9s %9s | %9s %9s %9s %9s | %8s %8s\n", "module", "cold.load", "cold.use", "cold.run",
+              "cold", "warm.load", "warm.use", "warm.run", "warm", "cold/warm", "warm/goal");
   bool AllCached = true;
   double CubLazyLoad = -1, CubLazyLoadCpu = -1;
   for (const Workload &W : workloads(Cub, Only)) {

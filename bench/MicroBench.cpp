@@ -93,14 +93,17 @@ const char *Header = ".version 8.0\n.target sm_90\n.address_size 64\n";
 std::string binaryKernel(const std::string &Op, const std::string &Reg) {
   return std::string(Header) +
          ".visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 po, .param .u32 n)\n{\n"
-         " .reg .pred %p;\n .reg .b32 %r<5>;\n .reg " + Reg + " %v<4>;\n .reg .b64 %rd<8>;\n"
+         " .reg .pred %p;\n .reg .b32 %r<5>;\n .reg " +
+         Reg +
+         " %v<4>;\n .reg .b64 %rd<8>;\n"
          " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mov.u32 %r3, %ntid.x;\n mad.lo.u32 %r1, %r2, %r3, %r1;\n"
          " ld.param.u32 %r4, [n];\n setp.ge.u32 %p, %r1, %r4;\n @%p ret;\n"
          " ld.param.u64 %rd1, [pa];\n ld.param.u64 %rd2, [pb];\n ld.param.u64 %rd3, [po];\n"
          " cvta.to.global.u64 %rd1, %rd1;\n cvta.to.global.u64 %rd2, %rd2;\n cvta.to.global.u64 %rd3, %rd3;\n"
          " mul.wide.u32 %rd4, %r1, 4;\n add.s64 %rd5, %rd1, %rd4;\n add.s64 %rd6, %rd2, %rd4;\n"
-         " add.s64 %rd7, %rd3, %rd4;\n ld.global" + Reg + " %v1, [%rd5];\n ld.global" + Reg + " %v2, [%rd6];\n " +
-         Op + " %v3, %v1, %v2;\n st.global" + Reg + " [%rd7], %v3;\n ret;\n}\n";
+         " add.s64 %rd7, %rd3, %rd4;\n ld.global" +
+         Reg + " %v1, [%rd5];\n ld.global" + Reg + " %v2, [%rd6];\n " + Op + " %v3, %v1, %v2;\n st.global" + Reg +
+         " [%rd7], %v3;\n ret;\n}\n";
 }
 
 void benchHalf(const Options &O) {

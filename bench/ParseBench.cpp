@@ -25,9 +25,7 @@ static long currentRssKiB() {
 }
 
 /// Resets the kernel's peak-RSS counter so each measurement sees only its own peak.
-static void resetPeakRss() {
-  std::ofstream("/proc/self/clear_refs") << "5";
-}
+static void resetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
 static long peakRssKiB() {
   std::ifstream S("/proc/self/status");

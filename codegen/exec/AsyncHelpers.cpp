@@ -197,9 +197,9 @@ static uint32_t ptxrt_atom_half(void *P, uint32_t V, uint32_t Code) {
     auto *A = static_cast<uint32_t *>(P);
     uint32_t Old = __atomic_load_n(A, __ATOMIC_RELAXED);
     for (;;) {
-      uint32_t New = halfOp(static_cast<uint16_t>(Old), static_cast<uint16_t>(V), BF, Op) |
-                     static_cast<uint32_t>(halfOp(static_cast<uint16_t>(Old >> 16), static_cast<uint16_t>(V >> 16), BF, Op))
-                         << 16;
+      uint32_t New =
+          halfOp(static_cast<uint16_t>(Old), static_cast<uint16_t>(V), BF, Op) |
+          static_cast<uint32_t>(halfOp(static_cast<uint16_t>(Old >> 16), static_cast<uint16_t>(V >> 16), BF, Op)) << 16;
       if (__atomic_compare_exchange_n(A, &Old, New, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
         return Old;
     }
@@ -218,7 +218,11 @@ static uint32_t ptxrt_atom_half(void *P, uint32_t V, uint32_t Code) {
 /// generic address inside the block's shared window) adds exactly. Returns the old bits.
 static uint32_t ptxrt_atom_add_f32(uint32_t *P, uint32_t V, uint32_t Flush) {
   auto flush = [&](uint32_t X) { return Flush && (X & 0x7f800000u) == 0 ? X & 0x80000000u : X; };
-  auto value = [](uint32_t X) { float F; memcpy(&F, &X, 4); return F; };
+  auto value = [](uint32_t X) {
+    float F;
+    memcpy(&F, &X, 4);
+    return F;
+  };
   uint32_t Old = __atomic_load_n(P, __ATOMIC_RELAXED);
   for (;;) {
     float Sum = value(flush(Old)) + value(flush(V));

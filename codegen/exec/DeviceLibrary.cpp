@@ -122,11 +122,10 @@ static void ptxrt_assertfail(ThreadContext *C, const uint64_t *Message, const ui
   B.Trapped = true;
   if (B.Error.empty()) {
     auto str = [](const uint64_t *P) { return P && *P ? reinterpret_cast<const char *>(*P) : "?"; };
-    B.Error = std::string(str(File)) + ":" + std::to_string(Line ? *Line : 0) + ": " + str(Function) +
-              ": block: [" + std::to_string(C->Ctaid[0]) + "," + std::to_string(C->Ctaid[1]) + "," +
-              std::to_string(C->Ctaid[2]) + "], thread: [" + std::to_string(C->Tid[0]) + "," +
-              std::to_string(C->Tid[1]) + "," + std::to_string(C->Tid[2]) + "] Assertion `" + str(Message) +
-              "` failed.";
+    B.Error = std::string(str(File)) + ":" + std::to_string(Line ? *Line : 0) + ": " + str(Function) + ": block: [" +
+              std::to_string(C->Ctaid[0]) + "," + std::to_string(C->Ctaid[1]) + "," + std::to_string(C->Ctaid[2]) +
+              "], thread: [" + std::to_string(C->Tid[0]) + "," + std::to_string(C->Tid[1]) + "," +
+              std::to_string(C->Tid[2]) + "] Assertion `" + str(Message) + "` failed.";
     B.Fault = LaunchFault::Assert;
     // NVIDIA's driver prints the failed assertion on stderr too.
     std::fprintf(stderr, "%s\n", B.Error.c_str());

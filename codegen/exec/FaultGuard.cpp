@@ -7,8 +7,8 @@
 #include <csetjmp>
 #include <csignal>
 #include <cstdlib>
-#include <mutex>
 #include <link.h>
+#include <mutex>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <ucontext.h>

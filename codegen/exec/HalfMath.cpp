@@ -20,9 +20,9 @@ using namespace ptxforge::codegen::halfcode;
 namespace {
 
 struct FormatInfo {
-  int E, M;            ///< exponent and mantissa bits
-  bool HasInf;         ///< false: e4m3 (all-ones exponent with all-ones mantissa is the only NaN)
-  uint32_t CanonNaN;   ///< the NaN the GPU returns
+  int E, M;          ///< exponent and mantissa bits
+  bool HasInf;       ///< false: e4m3 (all-ones exponent with all-ones mantissa is the only NaN)
+  uint32_t CanonNaN; ///< the NaN the GPU returns
   double MaxFinite;
 };
 
@@ -191,11 +191,21 @@ uint32_t encode(double X, unsigned F, unsigned Mode, uint32_t Flags) {
     double N = std::floor(Q), Frac = Q - N;
     bool Up = false;
     switch (Mode) {
-    case ModeRN: Up = Frac > 0.5 || (Frac == 0.5 && std::fmod(N, 2.0) != 0); break;
-    case ModeRNA: Up = Frac >= 0.5; break;
-    case ModeRZ: Up = false; break;
-    case ModeRM: Up = Frac > 0 && Neg; break;
-    case ModeRP: Up = Frac > 0 && !Neg; break;
+    case ModeRN:
+      Up = Frac > 0.5 || (Frac == 0.5 && std::fmod(N, 2.0) != 0);
+      break;
+    case ModeRNA:
+      Up = Frac >= 0.5;
+      break;
+    case ModeRZ:
+      Up = false;
+      break;
+    case ModeRM:
+      Up = Frac > 0 && Neg;
+      break;
+    case ModeRP:
+      Up = Frac > 0 && !Neg;
+      break;
     }
     if (Q >= std::ldexp(1.0, I.M + 2)) // beyond the exactly scaled range: certainly overflow
       R = std::numeric_limits<double>::infinity();
@@ -205,10 +215,18 @@ uint32_t encode(double X, unsigned F, unsigned Mode, uint32_t Flags) {
   if (R > I.MaxFinite) {
     bool ToInf;
     switch (Mode) {
-    case ModeRZ: ToInf = false; break;
-    case ModeRM: ToInf = Neg; break;
-    case ModeRP: ToInf = !Neg; break;
-    default: ToInf = true; break;
+    case ModeRZ:
+      ToInf = false;
+      break;
+    case ModeRM:
+      ToInf = Neg;
+      break;
+    case ModeRP:
+      ToInf = !Neg;
+      break;
+    default:
+      ToInf = true;
+      break;
     }
     if (!ToInf || (Flags & FlagSatfinite))
       return Sign | MaxBits;
@@ -265,17 +283,39 @@ uint32_t laneOp(uint32_t Code, uint32_t A, uint32_t B, uint32_t C) {
     Z = operand(F, C, Ftz);
   double R;
   switch (Op) {
-  case OpAdd: R = twoSumOdd(X, Y, Mode); break;
-  case OpSub: R = twoSumOdd(X, -Y, Mode); break;
-  case OpMul: R = X * Y; break; // exact: at most 2 x 11 significant bits, no underflow in double
-  case OpFma: R = twoSumOdd(X * Y, Z, Mode); break;
-  case OpMin: R = minMax(false, X, Y, Flags); break;
-  case OpMax: R = minMax(true, X, Y, Flags); break;
-  case OpNeg: R = -X; break;
-  case OpAbs: R = std::fabs(X); break;
-  case OpEx2: R = std::exp2(X); break;
-  case OpTanh: R = std::tanh(X); break;
-  default: R = std::numeric_limits<double>::quiet_NaN(); break;
+  case OpAdd:
+    R = twoSumOdd(X, Y, Mode);
+    break;
+  case OpSub:
+    R = twoSumOdd(X, -Y, Mode);
+    break;
+  case OpMul:
+    R = X * Y;
+    break; // exact: at most 2 x 11 significant bits, no underflow in double
+  case OpFma:
+    R = twoSumOdd(X * Y, Z, Mode);
+    break;
+  case OpMin:
+    R = minMax(false, X, Y, Flags);
+    break;
+  case OpMax:
+    R = minMax(true, X, Y, Flags);
+    break;
+  case OpNeg:
+    R = -X;
+    break;
+  case OpAbs:
+    R = std::fabs(X);
+    break;
+  case OpEx2:
+    R = std::exp2(X);
+    break;
+  case OpTanh:
+    R = std::tanh(X);
+    break;
+  default:
+    R = std::numeric_limits<double>::quiet_NaN();
+    break;
   }
   return encode(R, F, Mode, Flags);
 }

@@ -13,12 +13,12 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <pthread.h>
 #include <csetjmp>
 #include <csignal>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <thread>
@@ -59,11 +59,15 @@ std::string siteText(const FaultSite &S) {
 /// arithmetic never faults, but they must not take the process down either).
 LaunchFault faultKind(const Fault &F) {
   switch (F.Signal) {
-  case InterruptSignal: return LaunchFault::Timeout;
-  case SIGBUS: return LaunchFault::MisalignedAddress;
+  case InterruptSignal:
+    return LaunchFault::Timeout;
+  case SIGBUS:
+    return LaunchFault::MisalignedAddress;
   case SIGFPE:
-  case SIGILL: return LaunchFault::IllegalInstruction;
-  default: return LaunchFault::IllegalAddress;
+  case SIGILL:
+    return LaunchFault::IllegalInstruction;
+  default:
+    return LaunchFault::IllegalAddress;
   }
 }
 
@@ -111,8 +115,8 @@ public:
     if (Seconds <= 0)
       return;
     installInterruptHandler();
-    auto Deadline = std::chrono::steady_clock::now() +
-                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(Seconds));
+    auto Deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                           std::chrono::duration<double>(Seconds));
     Timer = std::thread([this, Deadline] { watch(Deadline); });
   }
   ~LaunchWatchdog() {
@@ -168,7 +172,8 @@ public:
       Free.pop_back();
       return S;
     }
-    void *S = mmap(nullptr, FiberStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *S =
+        mmap(nullptr, FiberStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (S == MAP_FAILED)
       return nullptr;
     mprotect(S, 4096, PROT_NONE);
@@ -255,8 +260,8 @@ BlockResult runBlockRange(BlockRangeFunction BlockFn, const char *Params, uint64
 }
 
 /// Returns an error message, empty on success.
-BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig &C, const char *Params, uint64_t BlockId,
-                     WorkerState &W, unsigned WorkerIndex, unsigned Workers) {
+BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig &C, const char *Params,
+                     uint64_t BlockId, WorkerState &W, unsigned WorkerIndex, unsigned Workers) {
   std::optional<BlockState> Fresh;
   BlockState &B = K.Synchronizes ? Fresh.emplace() : W.Plain;
   if (!K.Synchronizes) { // what a block without barriers or collectives changes in it
@@ -302,7 +307,8 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
     if (!S)
       return {"out of memory for thread stacks", LaunchFault::IllegalAddress, {}};
     B.Fibers[T].Stack = S;
-    B.Fibers[T].Context = bctx::make_fcontext(static_cast<char *>(S) + FiberStackBytes, FiberStackBytes - 4096, fiberEntry);
+    B.Fibers[T].Context =
+        bctx::make_fcontext(static_cast<char *>(S) + FiberStackBytes, FiberStackBytes - 4096, fiberEntry);
   }
   uint32_t Remaining = N;
   std::string Error;
@@ -344,7 +350,6 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
   return {B.Error, B.Fault, B.Site};
 }
 
-
 unsigned workerCount(const LaunchConfig &C, uint64_t Blocks) {
   unsigned N = C.Workers;
   if (!N) {
@@ -370,7 +375,7 @@ std::vector<int> ptxforge::codegen::affinityCpus() {
 }
 
 llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const KernelInfo &K, const LaunchConfig &C,
-                                           const void *Params) {
+                                            const void *Params) {
   if (!C.Block.count() || C.Block.count() > 1024 || C.Block.Z > 64 || !C.Grid.count())
     return llvm::make_error<LaunchError>(LaunchFault::InvalidConfiguration, "invalid launch configuration");
   installFaultHandlers(); // once per launch: its workers' guarded calls skip the check

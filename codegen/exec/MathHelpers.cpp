@@ -30,82 +30,82 @@ template <typename T> T opaque(T X) {
 }
 } // namespace
 
-#define PTXRT_DIRECTED(MODE, FEMODE)                                                                           \
-  extern "C" float ptxrt_add_##MODE##_f32(float A, float B) {                                                  \
-    return withRounding(FEMODE, [&] { return opaque(opaque(A) + opaque(B)); });                               \
-  }                                                                                                            \
-  extern "C" float ptxrt_sub_##MODE##_f32(float A, float B) {                                                  \
-    return withRounding(FEMODE, [&] { return opaque(opaque(A) - opaque(B)); });                               \
-  }                                                                                                            \
-  extern "C" float ptxrt_mul_##MODE##_f32(float A, float B) {                                                  \
-    return withRounding(FEMODE, [&] { return opaque(opaque(A) * opaque(B)); });                               \
-  }                                                                                                            \
-  extern "C" float ptxrt_div_##MODE##_f32(float A, float B) {                                                  \
-    return withRounding(FEMODE, [&] { return opaque(opaque(A) / opaque(B)); });                               \
-  }                                                                                                            \
-  extern "C" float ptxrt_fma_##MODE##_f32(float A, float B, float C) {                                         \
-    return withRounding(FEMODE, [&] { return opaque(std::fma(opaque(A), opaque(B), opaque(C))); });           \
-  }                                                                                                            \
-  extern "C" float ptxrt_sqrt_##MODE##_f32(float A) {                                                          \
-    return withRounding(FEMODE, [&] { return opaque(std::sqrt(opaque(A))); });                                \
-  }                                                                                                            \
-  extern "C" double ptxrt_add_##MODE##_f64(double A, double B) {                                               \
-    return withRounding(FEMODE, [&] { return opaque(opaque(A) + opaque(B)); });                               \
-  }                                                                                                            \
-  extern "C" double ptxrt_sub_##MODE##_f64(double A, double B) {                                               \
-    return withRounding(FEMODE, [&] { return opaque(opaque(A) - opaque(B)); });                               \
-  }                                                                                                            \
-  extern "C" double ptxrt_mul_##MODE##_f64(double A, double B) {                                               \
-    return withRounding(FEMODE, [&] { return opaque(opaque(A) * opaque(B)); });                               \
-  }                                                                                                            \
-  extern "C" double ptxrt_div_##MODE##_f64(double A, double B) {                                               \
-    return withRounding(FEMODE, [&] { return opaque(opaque(A) / opaque(B)); });                               \
-  }                                                                                                            \
-  extern "C" double ptxrt_fma_##MODE##_f64(double A, double B, double C) {                                     \
-    return withRounding(FEMODE, [&] { return opaque(std::fma(opaque(A), opaque(B), opaque(C))); });           \
-  }                                                                                                            \
-  extern "C" double ptxrt_sqrt_##MODE##_f64(double A) {                                                        \
-    return withRounding(FEMODE, [&] { return opaque(std::sqrt(opaque(A))); });                                \
-  }                                                                                                            \
-  extern "C" float ptxrt_cvt_##MODE##_f32_s64(int64_t X) {                                                     \
-    return withRounding(FEMODE, [&] { return opaque(static_cast<float>(opaque(X))); });                       \
-  }                                                                                                            \
-  extern "C" float ptxrt_cvt_##MODE##_f32_u64(uint64_t X) {                                                    \
-    return withRounding(FEMODE, [&] { return opaque(static_cast<float>(opaque(X))); });                       \
-  }                                                                                                            \
-  extern "C" double ptxrt_cvt_##MODE##_f64_s64(int64_t X) {                                                    \
-    return withRounding(FEMODE, [&] { return opaque(static_cast<double>(opaque(X))); });                      \
-  }                                                                                                            \
-  extern "C" double ptxrt_cvt_##MODE##_f64_u64(uint64_t X) {                                                   \
-    return withRounding(FEMODE, [&] { return opaque(static_cast<double>(opaque(X))); });                      \
-  }                                                                                                            \
-  extern "C" float ptxrt_cvt_##MODE##_f32_f64(double X) {                                                      \
-    return withRounding(FEMODE, [&] { return opaque(static_cast<float>(opaque(X))); });                       \
+#define PTXRT_DIRECTED(MODE, FEMODE)                                                                                   \
+  extern "C" float ptxrt_add_##MODE##_f32(float A, float B) {                                                          \
+    return withRounding(FEMODE, [&] { return opaque(opaque(A) + opaque(B)); });                                        \
+  }                                                                                                                    \
+  extern "C" float ptxrt_sub_##MODE##_f32(float A, float B) {                                                          \
+    return withRounding(FEMODE, [&] { return opaque(opaque(A) - opaque(B)); });                                        \
+  }                                                                                                                    \
+  extern "C" float ptxrt_mul_##MODE##_f32(float A, float B) {                                                          \
+    return withRounding(FEMODE, [&] { return opaque(opaque(A) * opaque(B)); });                                        \
+  }                                                                                                                    \
+  extern "C" float ptxrt_div_##MODE##_f32(float A, float B) {                                                          \
+    return withRounding(FEMODE, [&] { return opaque(opaque(A) / opaque(B)); });                                        \
+  }                                                                                                                    \
+  extern "C" float ptxrt_fma_##MODE##_f32(float A, float B, float C) {                                                 \
+    return withRounding(FEMODE, [&] { return opaque(std::fma(opaque(A), opaque(B), opaque(C))); });                    \
+  }                                                                                                                    \
+  extern "C" float ptxrt_sqrt_##MODE##_f32(float A) {                                                                  \
+    return withRounding(FEMODE, [&] { return opaque(std::sqrt(opaque(A))); });                                         \
+  }                                                                                                                    \
+  extern "C" double ptxrt_add_##MODE##_f64(double A, double B) {                                                       \
+    return withRounding(FEMODE, [&] { return opaque(opaque(A) + opaque(B)); });                                        \
+  }                                                                                                                    \
+  extern "C" double ptxrt_sub_##MODE##_f64(double A, double B) {                                                       \
+    return withRounding(FEMODE, [&] { return opaque(opaque(A) - opaque(B)); });                                        \
+  }                                                                                                                    \
+  extern "C" double ptxrt_mul_##MODE##_f64(double A, double B) {                                                       \
+    return withRounding(FEMODE, [&] { return opaque(opaque(A) * opaque(B)); });                                        \
+  }                                                                                                                    \
+  extern "C" double ptxrt_div_##MODE##_f64(double A, double B) {                                                       \
+    return withRounding(FEMODE, [&] { return opaque(opaque(A) / opaque(B)); });                                        \
+  }                                                                                                                    \
+  extern "C" double ptxrt_fma_##MODE##_f64(double A, double B, double C) {                                             \
+    return withRounding(FEMODE, [&] { return opaque(std::fma(opaque(A), opaque(B), opaque(C))); });                    \
+  }                                                                                                                    \
+  extern "C" double ptxrt_sqrt_##MODE##_f64(double A) {                                                                \
+    return withRounding(FEMODE, [&] { return opaque(std::sqrt(opaque(A))); });                                         \
+  }                                                                                                                    \
+  extern "C" float ptxrt_cvt_##MODE##_f32_s64(int64_t X) {                                                             \
+    return withRounding(FEMODE, [&] { return opaque(static_cast<float>(opaque(X))); });                                \
+  }                                                                                                                    \
+  extern "C" float ptxrt_cvt_##MODE##_f32_u64(uint64_t X) {                                                            \
+    return withRounding(FEMODE, [&] { return opaque(static_cast<float>(opaque(X))); });                                \
+  }                                                                                                                    \
+  extern "C" double ptxrt_cvt_##MODE##_f64_s64(int64_t X) {                                                            \
+    return withRounding(FEMODE, [&] { return opaque(static_cast<double>(opaque(X))); });                               \
+  }                                                                                                                    \
+  extern "C" double ptxrt_cvt_##MODE##_f64_u64(uint64_t X) {                                                           \
+    return withRounding(FEMODE, [&] { return opaque(static_cast<double>(opaque(X))); });                               \
+  }                                                                                                                    \
+  extern "C" float ptxrt_cvt_##MODE##_f32_f64(double X) {                                                              \
+    return withRounding(FEMODE, [&] { return opaque(static_cast<float>(opaque(X))); });                                \
   }
 
 PTXRT_DIRECTED(rz, FE_TOWARDZERO)
 PTXRT_DIRECTED(rm, FE_DOWNWARD)
 PTXRT_DIRECTED(rp, FE_UPWARD)
 
-#define PTXRT_REGISTER_MODE(MODE)                                                                              \
-  for (auto [N, P] : std::initializer_list<std::pair<const char *, void *>>{                                   \
-           {"ptxrt_add_" #MODE "_f32", (void *)&ptxrt_add_##MODE##_f32},                                        \
-           {"ptxrt_sub_" #MODE "_f32", (void *)&ptxrt_sub_##MODE##_f32},                                        \
-           {"ptxrt_mul_" #MODE "_f32", (void *)&ptxrt_mul_##MODE##_f32},                                        \
-           {"ptxrt_div_" #MODE "_f32", (void *)&ptxrt_div_##MODE##_f32},                                        \
-           {"ptxrt_fma_" #MODE "_f32", (void *)&ptxrt_fma_##MODE##_f32},                                        \
-           {"ptxrt_sqrt_" #MODE "_f32", (void *)&ptxrt_sqrt_##MODE##_f32},                                      \
-           {"ptxrt_add_" #MODE "_f64", (void *)&ptxrt_add_##MODE##_f64},                                        \
-           {"ptxrt_sub_" #MODE "_f64", (void *)&ptxrt_sub_##MODE##_f64},                                        \
-           {"ptxrt_mul_" #MODE "_f64", (void *)&ptxrt_mul_##MODE##_f64},                                        \
-           {"ptxrt_div_" #MODE "_f64", (void *)&ptxrt_div_##MODE##_f64},                                        \
-           {"ptxrt_fma_" #MODE "_f64", (void *)&ptxrt_fma_##MODE##_f64},                                        \
-           {"ptxrt_sqrt_" #MODE "_f64", (void *)&ptxrt_sqrt_##MODE##_f64},                                      \
-           {"ptxrt_cvt_" #MODE "_f32_s64", (void *)&ptxrt_cvt_##MODE##_f32_s64},                                \
-           {"ptxrt_cvt_" #MODE "_f32_u64", (void *)&ptxrt_cvt_##MODE##_f32_u64},                                \
-           {"ptxrt_cvt_" #MODE "_f64_s64", (void *)&ptxrt_cvt_##MODE##_f64_s64},                                \
-           {"ptxrt_cvt_" #MODE "_f64_u64", (void *)&ptxrt_cvt_##MODE##_f64_u64},                                \
-           {"ptxrt_cvt_" #MODE "_f32_f64", (void *)&ptxrt_cvt_##MODE##_f32_f64}})                               \
+#define PTXRT_REGISTER_MODE(MODE)                                                                                      \
+  for (auto [N, P] : std::initializer_list<std::pair<const char *, void *>>{                                           \
+           {"ptxrt_add_" #MODE "_f32", (void *)&ptxrt_add_##MODE##_f32},                                               \
+           {"ptxrt_sub_" #MODE "_f32", (void *)&ptxrt_sub_##MODE##_f32},                                               \
+           {"ptxrt_mul_" #MODE "_f32", (void *)&ptxrt_mul_##MODE##_f32},                                               \
+           {"ptxrt_div_" #MODE "_f32", (void *)&ptxrt_div_##MODE##_f32},                                               \
+           {"ptxrt_fma_" #MODE "_f32", (void *)&ptxrt_fma_##MODE##_f32},                                               \
+           {"ptxrt_sqrt_" #MODE "_f32", (void *)&ptxrt_sqrt_##MODE##_f32},                                             \
+           {"ptxrt_add_" #MODE "_f64", (void *)&ptxrt_add_##MODE##_f64},                                               \
+           {"ptxrt_sub_" #MODE "_f64", (void *)&ptxrt_sub_##MODE##_f64},                                               \
+           {"ptxrt_mul_" #MODE "_f64", (void *)&ptxrt_mul_##MODE##_f64},                                               \
+           {"ptxrt_div_" #MODE "_f64", (void *)&ptxrt_div_##MODE##_f64},                                               \
+           {"ptxrt_fma_" #MODE "_f64", (void *)&ptxrt_fma_##MODE##_f64},                                               \
+           {"ptxrt_sqrt_" #MODE "_f64", (void *)&ptxrt_sqrt_##MODE##_f64},                                             \
+           {"ptxrt_cvt_" #MODE "_f32_s64", (void *)&ptxrt_cvt_##MODE##_f32_s64},                                       \
+           {"ptxrt_cvt_" #MODE "_f32_u64", (void *)&ptxrt_cvt_##MODE##_f32_u64},                                       \
+           {"ptxrt_cvt_" #MODE "_f64_s64", (void *)&ptxrt_cvt_##MODE##_f64_s64},                                       \
+           {"ptxrt_cvt_" #MODE "_f64_u64", (void *)&ptxrt_cvt_##MODE##_f64_u64},                                       \
+           {"ptxrt_cvt_" #MODE "_f32_f64", (void *)&ptxrt_cvt_##MODE##_f32_f64}})                                      \
     T.push_back({N, P});
 
 void ptxforge::codegen::exec::registerMathHelpers(HelperTable &T) {

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <csetjmp>
+#include <cstdio>
 #include <x86intrin.h>
 
 using namespace ptxforge::codegen;
@@ -63,14 +63,15 @@ static void ptxrt_bad_call_target(ThreadContext *C, uint64_t Target) {
   char Buf[32];
   snprintf(Buf, sizeof Buf, "0x%llx", static_cast<unsigned long long>(Target));
   raiseFault(C, LaunchFault::IllegalInstruction,
-        std::string("illegal instruction: indirect call to ") + Buf + ", which is not the entry of a function", true);
+             std::string("illegal instruction: indirect call to ") + Buf + ", which is not the entry of a function",
+             true);
 }
 
 /// A thread's accumulated access addresses had low bits set that its access sizes forbid.
 /// C: the thread's context, or (block loops check once per row of threads) a context whose %ctaid names the block.
 static void ptxrt_misaligned(ThreadContext *C) {
   raiseFault(C, LaunchFault::MisalignedAddress, "misaligned address: a load or store not aligned to its size",
-        !blockOf(C).BlockLoop);
+             !blockOf(C).BlockLoop);
 }
 
 /// Shared memory is recognised by the caller; anything else a kernel can address is global or local. Local

@@ -69,11 +69,19 @@ void release(const RegionCut &Cut, const WarpIO &IO, uint32_t W, uint32_t Group)
     }
   }
   switch (Cut.Kind) {
-  case RCShfl: computeShfl(S); break;
-  case RCVote: computeVote(S); break;
+  case RCShfl:
+    computeShfl(S);
+    break;
+  case RCVote:
+    computeVote(S);
+    break;
   case RCMatchAny:
-  case RCMatchAll: computeMatch(S); break;
-  default: computeRedux(S); break;
+  case RCMatchAll:
+    computeMatch(S);
+    break;
+  default:
+    computeRedux(S);
+    break;
   }
   for (uint32_t G = Group; G; G &= G - 1) {
     uint32_t L = static_cast<uint32_t>(__builtin_ctz(G)), T = W * 32 + L;

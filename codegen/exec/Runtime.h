@@ -8,11 +8,11 @@
 #include <algorithm>
 #include <climits>
 #include <csetjmp>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <memory>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -45,8 +45,8 @@ void registerDeviceLibrary(HelperTable &T);
 /// Writes the device printf output of the launch that just ended to stdout (DeviceLibrary.cpp).
 void flushDevicePrintf();
 void registerIntegerHelpers(HelperTable &T);
-void registerWarpHelpers(HelperTable &T);   ///< WarpCollectives.cpp
-void registerAsyncHelpers(HelperTable &T);  ///< AsyncHelpers.cpp (mbarrier, cp.async, atomics on f16/bf16)
+void registerWarpHelpers(HelperTable &T);    ///< WarpCollectives.cpp
+void registerAsyncHelpers(HelperTable &T);   ///< AsyncHelpers.cpp (mbarrier, cp.async, atomics on f16/bf16)
 void registerTextureHelpers(HelperTable &T); ///< TextureHelpers.cpp (tex, tld4, txq, suld, sust, sured, suq)
 
 /// Ends the calling thread's block with Kind as the launch's fault (MiscHelpers.cpp). ThreadKnown: C's %tid
@@ -64,18 +64,28 @@ struct Fiber {
 /// whose non-exited lanes have all arrived counts with all of its lanes (exited lanes included), as on the GPU.
 struct Barrier {
   uint32_t WarpArrived[32] = {};
-  uint32_t Arrivals = 0;   ///< threads arrived in the current phase
-  uint32_t Expected = 0;   ///< thread count of the current phase (0: all threads of the CTA)
+  uint32_t Arrivals = 0; ///< threads arrived in the current phase
+  uint32_t Expected = 0; ///< thread count of the current phase (0: all threads of the CTA)
   uint64_t Generation = 0;
-  uint32_t Popc = 0;       ///< bar.red: threads that arrived with a true predicate
+  uint32_t Popc = 0; ///< bar.red: threads that arrived with a true predicate
   /// bar.red results of the last phases (index: generation & 3): {true predicates, arrivals}.
   uint32_t ResultPopc[4] = {}, ResultArrivals[4] = {};
 };
 
 /// Kinds of warp collectives (matching lanes meet only in a slot of the same kind and member mask).
 enum CollectiveKind : uint32_t {
-  CKShfl = 1, CKVote, CKMatchAny, CKMatchAll, CKRedux, CKActivemask, CKElect, CKWarpSync, CKLdmatrix, CKStmatrix,
-  CKMma, CKWmma
+  CKShfl = 1,
+  CKVote,
+  CKMatchAny,
+  CKMatchAll,
+  CKRedux,
+  CKActivemask,
+  CKElect,
+  CKWarpSync,
+  CKLdmatrix,
+  CKStmatrix,
+  CKMma,
+  CKWmma
 };
 
 /// One warp collective in flight: lanes deposit their inputs, the first lane to see every required lane
@@ -86,8 +96,8 @@ struct CollectiveSlot {
   bool InUse = false;
   bool Computed = false;
   uint32_t Kind = 0;
-  uint32_t Mask = 0;         ///< member mask (activemask: 0)
-  uint32_t Site = 0;         ///< activemask: the instruction's site id
+  uint32_t Mask = 0; ///< member mask (activemask: 0)
+  uint32_t Site = 0; ///< activemask: the instruction's site id
   uint32_t Arrived = 0, Departed = 0, Participants = 0;
   uint64_t In[32][MaxIn];
   uint64_t Out[32][MaxOut];
@@ -100,7 +110,7 @@ struct WarpState {
 /// What a parked thread waits for: Check(Arg) says whether it could continue now.
 struct WaitState {
   bool Parked = false;
-  uint32_t Kind = 0;         ///< CollectiveKind of a warp collective, 0 otherwise
+  uint32_t Kind = 0; ///< CollectiveKind of a warp collective, 0 otherwise
   bool (*Check)(void *) = nullptr;
   void *Arg = nullptr;
   const void *Slot = nullptr; ///< the CollectiveSlot a collective waits in
@@ -111,20 +121,20 @@ struct BlockState {
   struct ExitPoint {
     std::jmp_buf Buf;
   };
-  std::vector<ExitPoint> ExitPoints;      ///< where `exit` inside a callee unwinds to
+  std::vector<ExitPoint> ExitPoints; ///< where `exit` inside a callee unwinds to
   std::vector<uint8_t> Exited;
-  uint32_t Live = 0;                       ///< threads not exited
+  uint32_t Live = 0; ///< threads not exited
   bool UseFibers = false;
-  bool BlockLoop = false;                  ///< threads run inside one JIT'd loop: a trap unwinds the whole block
+  bool BlockLoop = false; ///< threads run inside one JIT'd loop: a trap unwinds the whole block
   std::vector<Fiber> Fibers;
   void *SchedulerContext = nullptr;
   uint32_t Current = 0;
   Barrier Barriers[16];
   std::vector<WarpState> Warps;
-  std::vector<WaitState> Waits;            ///< per thread
-  std::vector<uint32_t> LaneMasks;         ///< per warp: lanes that exist
-  std::vector<uint32_t> LiveMasks;         ///< per warp: lanes that exist and have not exited
-  uint64_t Progress = 0;                   ///< bumped by every barrier release, exit and collective
+  std::vector<WaitState> Waits;    ///< per thread
+  std::vector<uint32_t> LaneMasks; ///< per warp: lanes that exist
+  std::vector<uint32_t> LiveMasks; ///< per warp: lanes that exist and have not exited
+  uint64_t Progress = 0;           ///< bumped by every barrier release, exit and collective
   /// Set when a barrier or collective completes: the scheduler goes back to this thread so that the released
   /// threads run on in thread order (warp by warp, lanes in order), as close to the GPU's order as it gets.
   uint32_t RestartFrom = UINT32_MAX;

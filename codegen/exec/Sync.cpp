@@ -122,9 +122,7 @@ extern "C" {
 
 static void ptxrt_bar_sync(ThreadContext *C, uint32_t Id, uint32_t Count) { arriveAndWait(C, Id, Count, false); }
 
-static void ptxrt_bar_arrive(ThreadContext *C, uint32_t Id, uint32_t Count) {
-  arrive(blockOf(C), C, Id, Count, false);
-}
+static void ptxrt_bar_arrive(ThreadContext *C, uint32_t Id, uint32_t Count) { arrive(blockOf(C), C, Id, Count, false); }
 
 /// bar.red: Op 0 = popc (count of true predicates), 1 = and, 2 = or.
 static uint32_t ptxrt_bar_red(ThreadContext *C, uint32_t Id, uint32_t Count, uint32_t Op, uint32_t Pred) {
@@ -132,9 +130,12 @@ static uint32_t ptxrt_bar_red(ThreadContext *C, uint32_t Id, uint32_t Count, uin
   Barrier &Bar = blockOf(C).Barriers[Id & 15];
   uint32_t Popc = Bar.ResultPopc[Gen & 3], Arrivals = Bar.ResultArrivals[Gen & 3];
   switch (Op) {
-  case 0: return Popc;
-  case 1: return Popc == Arrivals;
-  default: return Popc != 0;
+  case 0:
+    return Popc;
+  case 1:
+    return Popc == Arrivals;
+  default:
+    return Popc != 0;
   }
 }
 

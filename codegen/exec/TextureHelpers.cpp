@@ -24,11 +24,14 @@ using namespace ptxforge::codegen::exec;
 unsigned ptxforge::codegen::texelFormatBytes(TexelFormat F) {
   switch (F) {
   case TexelFormat::U8:
-  case TexelFormat::S8: return 1;
+  case TexelFormat::S8:
+    return 1;
   case TexelFormat::U16:
   case TexelFormat::S16:
-  case TexelFormat::F16: return 2;
-  default: return 4;
+  case TexelFormat::F16:
+    return 2;
+  default:
+    return 4;
   }
 }
 
@@ -99,7 +102,6 @@ const TextureDescriptor &lookup(ThreadContext *C, uint64_t H, bool Surface, cons
   return *D;
 }
 
-
 /// Channel Ch of the texel at P as the read mode gives it: a float (normalized for 8/16-bit integers unless
 /// the texture reads integers) or the integer's bits.
 uint32_t channel(const TextureDescriptor &D, const char *P, unsigned Ch, bool AsFloat) {
@@ -145,10 +147,13 @@ uint32_t channel(const TextureDescriptor &D, const char *P, unsigned Ch, bool As
 bool readsFloat(const TextureDescriptor &D) {
   switch (D.Format) {
   case TexelFormat::F16:
-  case TexelFormat::F32: return true;
+  case TexelFormat::F32:
+    return true;
   case TexelFormat::U32:
-  case TexelFormat::S32: return false;
-  default: return !D.ReadAsInteger;
+  case TexelFormat::S32:
+    return false;
+  default:
+    return !D.ReadAsInteger;
   }
 }
 
@@ -175,14 +180,19 @@ bool resolveIndex(int64_t &I, int64_t N, TexAddressMode M, bool Normalized) {
   if (!Normalized && (M == TexAddressMode::Wrap || M == TexAddressMode::Mirror))
     M = TexAddressMode::Clamp;
   switch (M) {
-  case TexAddressMode::Wrap: I = ((I % N) + N) % N; return true;
+  case TexAddressMode::Wrap:
+    I = ((I % N) + N) % N;
+    return true;
   case TexAddressMode::Mirror: {
     int64_t P = ((I % (2 * N)) + 2 * N) % (2 * N);
     I = P >= N ? 2 * N - 1 - P : P;
     return true;
   }
-  case TexAddressMode::Border: return I >= 0 && I < N;
-  default: I = std::clamp<int64_t>(I, 0, N - 1); return true;
+  case TexAddressMode::Border:
+    return I >= 0 && I < N;
+  default:
+    I = std::clamp<int64_t>(I, 0, N - 1);
+    return true;
   }
 }
 
@@ -195,8 +205,7 @@ Texel fetch(const TextureDescriptor &D, const int64_t *X, uint64_t Layer, bool A
     if (!resolveIndex(Idx[A], static_cast<int64_t>(Size[A]), D.Address[A], Normalized))
       return borderTexel(D, AsFloat);
   uint64_t Slice = D.Layers ? Layer : (D.Dims == 3 ? Idx[2] : 0);
-  const char *P = D.Data + Slice * D.SlicePitch + (D.Dims >= 2 ? Idx[1] : 0) * D.RowPitch +
-                  Idx[0] * D.texelBytes();
+  const char *P = D.Data + Slice * D.SlicePitch + (D.Dims >= 2 ? Idx[1] : 0) * D.RowPitch + Idx[0] * D.texelBytes();
   Texel T = missingChannels();
   for (unsigned Ch = 0; Ch < D.Channels; ++Ch)
     T.V[Ch] = channel(D, P, Ch, AsFloat);
@@ -229,12 +238,14 @@ float texelCoord(const TextureDescriptor &D, float X, unsigned A) {
 int64_t fixed16(TexelFormat F, uint32_t Bits) {
   int32_t V = static_cast<int32_t>(Bits);
   switch (F) {
-  case TexelFormat::U8: return V * 257;
+  case TexelFormat::U8:
+    return V * 257;
   case TexelFormat::S8: {
     int32_t M = std::min(V < 0 ? -V : V, 127), E = M << 8 | M << 1 | M >> 6;
     return V < 0 ? -E : E;
   }
-  default: return V;
+  default:
+    return V;
   }
 }
 
@@ -244,7 +255,7 @@ float roundToHalf(float F) {
   if (!std::isfinite(F) || F == 0)
     return F;
   int E;
-  std::frexp(F, &E); // F = m * 2^E, 0.5 <= |m| < 1
+  std::frexp(F, &E);                   // F = m * 2^E, 0.5 <= |m| < 1
   int Quantum = std::max(E - 11, -24); // 11 significant bits; subnormal halves have a fixed quantum
   return static_cast<float>(std::ldexp(std::nearbyint(std::ldexp(static_cast<double>(F), -Quantum)), Quantum));
 }
@@ -341,8 +352,8 @@ uint64_t layerOf(const TextureDescriptor &D, uint32_t Bits) {
 }
 
 /// tex: Coords holds {layer, x, y, z} (float bits unless IntCoords).
-void ptxrt_tex(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t IntCoords, const uint32_t *Coords,
-               uint32_t *Out, const char *Loc) {
+void ptxrt_tex(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t IntCoords, const uint32_t *Coords, uint32_t *Out,
+               const char *Loc) {
   const TextureDescriptor &D = lookup(C, H, false, Loc);
   bool AsFloat = readsFloat(D);
   uint64_t Layer = (Geom & Layered) ? layerOf(D, Coords[0]) : 0;
@@ -394,8 +405,20 @@ void ptxrt_tld4(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t Comp, cons
 
 /// The query operand of txq and suq: the modifier's position in this list.
 enum Query : uint32_t {
-  QWidth, QHeight, QDepth, QChannelDataType, QChannelOrder, QNormalizedCoords, QFilterMode, QAddrMode0, QAddrMode1,
-  QAddrMode2, QArraySize, QNumMipmapLevels, QNumSamples, QMemoryLayout
+  QWidth,
+  QHeight,
+  QDepth,
+  QChannelDataType,
+  QChannelOrder,
+  QNormalizedCoords,
+  QFilterMode,
+  QAddrMode0,
+  QAddrMode1,
+  QAddrMode2,
+  QArraySize,
+  QNumMipmapLevels,
+  QNumSamples,
+  QMemoryLayout
 };
 
 /// txq/suq.channel_data_type: the OpenCL constant the PTX ISA names (CL_SNORM_INT8 0x10D0 ... CL_FLOAT 0x10DE);
@@ -403,34 +426,55 @@ enum Query : uint32_t {
 uint32_t channelDataType(const TextureDescriptor &D) {
   bool Norm = !D.ReadAsInteger && !D.IsSurface;
   switch (D.Format) {
-  case TexelFormat::S8: return Norm ? 0x10D0 : 0x10D7;
-  case TexelFormat::S16: return Norm ? 0x10D1 : 0x10D8;
-  case TexelFormat::U8: return Norm ? 0x10D2 : 0x10DA;
-  case TexelFormat::U16: return Norm ? 0x10D3 : 0x10DB;
-  case TexelFormat::S32: return 0x10D9;
-  case TexelFormat::U32: return 0x10DC;
-  case TexelFormat::F16: return 0x10DD;
-  default: return 0x10DE;
+  case TexelFormat::S8:
+    return Norm ? 0x10D0 : 0x10D7;
+  case TexelFormat::S16:
+    return Norm ? 0x10D1 : 0x10D8;
+  case TexelFormat::U8:
+    return Norm ? 0x10D2 : 0x10DA;
+  case TexelFormat::U16:
+    return Norm ? 0x10D3 : 0x10DB;
+  case TexelFormat::S32:
+    return 0x10D9;
+  case TexelFormat::U32:
+    return 0x10DC;
+  case TexelFormat::F16:
+    return 0x10DD;
+  default:
+    return 0x10DE;
   }
 }
 
 uint32_t query(const TextureDescriptor &D, uint32_t Q) {
   switch (Q) {
-  case QWidth: return static_cast<uint32_t>(D.Width);
-  case QHeight: return static_cast<uint32_t>(D.Height);
-  case QDepth: return static_cast<uint32_t>(D.Layers ? 1 : D.Depth);
-  case QChannelDataType: return channelDataType(D);
-  case QChannelOrder: return D.Channels == 1 ? 0x10B0 : D.Channels == 2 ? 0x10B2 : 0x10B5; // CL_R, CL_RG, CL_RGBA
-  case QNormalizedCoords: return D.NormalizedCoords;
-  case QFilterMode: return static_cast<uint32_t>(D.Filter);
+  case QWidth:
+    return static_cast<uint32_t>(D.Width);
+  case QHeight:
+    return static_cast<uint32_t>(D.Height);
+  case QDepth:
+    return static_cast<uint32_t>(D.Layers ? 1 : D.Depth);
+  case QChannelDataType:
+    return channelDataType(D);
+  case QChannelOrder:
+    return D.Channels == 1 ? 0x10B0 : D.Channels == 2 ? 0x10B2 : 0x10B5; // CL_R, CL_RG, CL_RGBA
+  case QNormalizedCoords:
+    return D.NormalizedCoords;
+  case QFilterMode:
+    return static_cast<uint32_t>(D.Filter);
   case QAddrMode0:
   case QAddrMode1:
-  case QAddrMode2: return static_cast<uint32_t>(D.Address[Q - QAddrMode0]);
-  case QArraySize: return static_cast<uint32_t>(D.Layers);
-  case QNumMipmapLevels: return 1;
-  case QNumSamples: return 1;
-  case QMemoryLayout: return D.Resource == TexResource::Array ? 0 : 1;
-  default: return 0;
+  case QAddrMode2:
+    return static_cast<uint32_t>(D.Address[Q - QAddrMode0]);
+  case QArraySize:
+    return static_cast<uint32_t>(D.Layers);
+  case QNumMipmapLevels:
+    return 1;
+  case QNumSamples:
+    return 1;
+  case QMemoryLayout:
+    return D.Resource == TexResource::Array ? 0 : 1;
+  default:
+    return 0;
   }
 }
 
@@ -451,12 +495,14 @@ char *surfaceAddress(ThreadContext *C, const TextureDescriptor &D, uint32_t Geom
                      const uint32_t *Coords, const char *Loc) {
   int64_t X = static_cast<int32_t>(Coords[1]);
   int64_t Y = (Geom & 0xf) >= 2 ? static_cast<int32_t>(Coords[2]) : 0;
-  int64_t Z = (Geom & Layered) ? static_cast<int32_t>(Coords[0]) : (Geom & 0xf) == 3 ? static_cast<int32_t>(Coords[3]) : 0;
+  int64_t Z = (Geom & Layered)    ? static_cast<int32_t>(Coords[0])
+              : (Geom & 0xf) == 3 ? static_cast<int32_t>(Coords[3])
+                                  : 0;
   int64_t RowBytes = static_cast<int64_t>(D.Width * D.texelBytes());
   int64_t Rows = static_cast<int64_t>(D.Height), Slices = static_cast<int64_t>(D.Layers ? D.Layers : D.Depth);
   if (X % Bytes)
-    raiseFault(C, LaunchFault::MisalignedAddress, "misaligned address: a surface access not aligned to its size",
-               true, Loc);
+    raiseFault(C, LaunchFault::MisalignedAddress, "misaligned address: a surface access not aligned to its size", true,
+               Loc);
   bool Inside = X >= 0 && X + Bytes <= RowBytes && Y >= 0 && Y < Rows && Z >= 0 && Z < Slices;
   if (!Inside) {
     if (Mode == BZero)
@@ -489,9 +535,15 @@ enum ReduceOp : uint32_t { RAdd, RMin, RMax, RAnd, ROr };
 
 template <typename T> void reduce(T *P, uint32_t Op, T V) {
   switch (Op) {
-  case RAdd: __atomic_fetch_add(P, V, __ATOMIC_RELAXED); break;
-  case RAnd: __atomic_fetch_and(P, V, __ATOMIC_RELAXED); break;
-  case ROr: __atomic_fetch_or(P, V, __ATOMIC_RELAXED); break;
+  case RAdd:
+    __atomic_fetch_add(P, V, __ATOMIC_RELAXED);
+    break;
+  case RAnd:
+    __atomic_fetch_and(P, V, __ATOMIC_RELAXED);
+    break;
+  case ROr:
+    __atomic_fetch_or(P, V, __ATOMIC_RELAXED);
+    break;
   default: {
     T Old = __atomic_load_n(P, __ATOMIC_RELAXED);
     while ((Op == RMin ? V < Old : V > Old) &&
@@ -510,10 +562,18 @@ void ptxrt_sured(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t Mode, uin
   if (!P)
     return;
   switch (Type) {
-  case 0: reduce(reinterpret_cast<uint32_t *>(P), Op, static_cast<uint32_t>(Value)); break;
-  case 1: reduce(reinterpret_cast<int32_t *>(P), Op, static_cast<int32_t>(Value)); break;
-  case 2: reduce(reinterpret_cast<uint64_t *>(P), Op, Value); break;
-  default: reduce(reinterpret_cast<int64_t *>(P), Op, static_cast<int64_t>(Value)); break;
+  case 0:
+    reduce(reinterpret_cast<uint32_t *>(P), Op, static_cast<uint32_t>(Value));
+    break;
+  case 1:
+    reduce(reinterpret_cast<int32_t *>(P), Op, static_cast<int32_t>(Value));
+    break;
+  case 2:
+    reduce(reinterpret_cast<uint64_t *>(P), Op, Value);
+    break;
+  default:
+    reduce(reinterpret_cast<int64_t *>(P), Op, static_cast<int64_t>(Value));
+    break;
   }
 }
 

@@ -83,7 +83,8 @@ void collective(ThreadContext *C, uint32_t Kind, uint32_t Mask, uint32_t Site, c
     if (S->Arrived != Bit)
       B.yieldToReleased(C->LinearTid, W * 32);
   } else {
-    B.waitUntil(C->LinearTid, Kind, [&] { return slotComplete(B, W, *S); }, S);
+    B.waitUntil(
+        C->LinearTid, Kind, [&] { return slotComplete(B, W, *S); }, S);
   }
   if (!S->Computed) {
     S->Participants = S->Arrived;
@@ -110,20 +111,25 @@ enum ElemType : uint32_t { ETNone, ETF16, ETBF16, ETTF32, ETF32, ETF64, ETS8, ET
 [[gnu::always_inline]] inline unsigned elemBits(uint32_t T) {
   switch (T) {
   case ETF16:
-  case ETBF16: return 16;
-  case ETF64: return 64;
+  case ETBF16:
+    return 16;
+  case ETF64:
+    return 64;
   case ETS8:
-  case ETU8: return 8;
+  case ETU8:
+    return 8;
   case ETS4:
-  case ETU4: return 4;
-  default: return 32;
+  case ETU4:
+    return 4;
+  default:
+    return 32;
   }
 }
 
-
 [[gnu::always_inline]] inline double decode(uint32_t T, uint64_t Bits) {
   switch (T) {
-  case ETF16: return halfToFloat(static_cast<uint16_t>(Bits));
+  case ETF16:
+    return halfToFloat(static_cast<uint16_t>(Bits));
   case ETBF16: {
     uint32_t U = static_cast<uint32_t>(Bits & 0xffff) << 16;
     float F;
@@ -147,12 +153,18 @@ enum ElemType : uint32_t { ETNone, ETF16, ETBF16, ETTF32, ETF32, ETF64, ETS8, ET
     memcpy(&D, &Bits, 8);
     return D;
   }
-  case ETS8: return static_cast<int8_t>(Bits);
-  case ETU8: return static_cast<uint8_t>(Bits);
-  case ETS4: return static_cast<int8_t>(static_cast<uint8_t>(Bits << 4)) >> 4;
-  case ETU4: return Bits & 15;
-  case ETS32: return static_cast<int32_t>(Bits);
-  default: return 0;
+  case ETS8:
+    return static_cast<int8_t>(Bits);
+  case ETU8:
+    return static_cast<uint8_t>(Bits);
+  case ETS4:
+    return static_cast<int8_t>(static_cast<uint8_t>(Bits << 4)) >> 4;
+  case ETU4:
+    return Bits & 15;
+  case ETS32:
+    return static_cast<int32_t>(Bits);
+  default:
+    return 0;
   }
 }
 
@@ -238,10 +250,14 @@ void decodeFragment(uint32_t T, const uint64_t *R, unsigned NRegs, double *Out) 
   uint32_t V4;
   uint64_t V8;
   switch (Bytes) {
-  case 1: return static_cast<uint8_t>(*P);
-  case 2: return memcpy(&V2, P, 2), V2;
-  case 4: return memcpy(&V4, P, 4), V4;
-  default: return memcpy(&V8, P, 8), V8;
+  case 1:
+    return static_cast<uint8_t>(*P);
+  case 2:
+    return memcpy(&V2, P, 2), V2;
+  case 4:
+    return memcpy(&V4, P, 4), V4;
+  default:
+    return memcpy(&V8, P, 8), V8;
   }
 }
 
@@ -249,10 +265,18 @@ void decodeFragment(uint32_t T, const uint64_t *R, unsigned NRegs, double *Out) 
   uint16_t V2 = static_cast<uint16_t>(V);
   uint32_t V4 = static_cast<uint32_t>(V);
   switch (Bytes) {
-  case 1: *P = static_cast<char>(V); return;
-  case 2: memcpy(P, &V2, 2); return;
-  case 4: memcpy(P, &V4, 4); return;
-  default: memcpy(P, &V, 8); return;
+  case 1:
+    *P = static_cast<char>(V);
+    return;
+  case 2:
+    memcpy(P, &V2, 2);
+    return;
+  case 4:
+    memcpy(P, &V4, 4);
+    return;
+  default:
+    memcpy(P, &V, 8);
+    return;
   }
 }
 
@@ -263,18 +287,30 @@ struct MmaShape {
 
 MmaShape shapeOf(uint32_t Code) {
   switch (Code & 15) {
-  case 1: return {16, 8, 16, false};
-  case 2: return {16, 8, 8, false};
-  case 3: return {16, 8, 32, false};
-  case 4: return {16, 8, 4, false};
-  case 5: return {8, 8, 4, false};
-  case 6: return {16, 16, 16, true};
-  case 7: return {32, 8, 16, true};
-  case 8: return {8, 32, 16, true};
-  case 9: return {16, 8, 64, false};
-  case 10: return {16, 16, 8, true};
-  case 11: return {8, 8, 4, true};
-  default: return {16, 8, 16, false};
+  case 1:
+    return {16, 8, 16, false};
+  case 2:
+    return {16, 8, 8, false};
+  case 3:
+    return {16, 8, 32, false};
+  case 4:
+    return {16, 8, 4, false};
+  case 5:
+    return {8, 8, 4, false};
+  case 6:
+    return {16, 16, 16, true};
+  case 7:
+    return {32, 8, 16, true};
+  case 8:
+    return {8, 32, 16, true};
+  case 9:
+    return {16, 8, 64, false};
+  case 10:
+    return {16, 16, 8, true};
+  case 11:
+    return {8, 8, 4, true};
+  default:
+    return {16, 8, 16, false};
   }
 }
 
@@ -411,10 +447,14 @@ void multiply(const MmaShape &Sh, bool Int, bool Sat, MmaMatrices &M, int64_t *D
   }
   std::copy(M.C, M.C + MN, M.D);
   switch (Sh.N) { // a row length known at compile time lets the compiler vectorize the rows
-  case 8: return multiplyRows<8>(Sh, M);
-  case 16: return multiplyRows<16>(Sh, M);
-  case 32: return multiplyRows<32>(Sh, M);
-  default: return multiplyRows<0>(Sh, M);
+  case 8:
+    return multiplyRows<8>(Sh, M);
+  case 16:
+    return multiplyRows<16>(Sh, M);
+  case 32:
+    return multiplyRows<32>(Sh, M);
+  default:
+    return multiplyRows<0>(Sh, M);
   }
 }
 
@@ -488,10 +528,22 @@ void ptxforge::codegen::exec::computeShfl(CollectiveSlot &S) {
     int J = 0;
     bool P = false;
     switch (S.In[L][3]) {
-    case 0: J = static_cast<int>(L) - static_cast<int>(B); P = J >= MaxLane; break;
-    case 1: J = static_cast<int>(L + B); P = J <= MaxLane; break;
-    case 2: J = static_cast<int>(L ^ B); P = J <= MaxLane; break;
-    default: J = MinLane | static_cast<int>(B & ~Seg); P = J <= MaxLane; break;
+    case 0:
+      J = static_cast<int>(L) - static_cast<int>(B);
+      P = J >= MaxLane;
+      break;
+    case 1:
+      J = static_cast<int>(L + B);
+      P = J <= MaxLane;
+      break;
+    case 2:
+      J = static_cast<int>(L ^ B);
+      P = J <= MaxLane;
+      break;
+    default:
+      J = MinLane | static_cast<int>(B & ~Seg);
+      P = J <= MaxLane;
+      break;
     }
     if (!P)
       J = static_cast<int>(L);
@@ -506,10 +558,18 @@ void ptxforge::codegen::exec::computeVote(CollectiveSlot &S) {
   forLanes(Members, [&](uint32_t L) { Ballot |= static_cast<uint32_t>(S.In[L][0] & 1) << L; });
   forLanes(Members, [&](uint32_t L) {
     switch (S.In[L][1]) {
-    case 0: S.Out[L][0] = Ballot == Members; break;
-    case 1: S.Out[L][0] = Ballot != 0; break;
-    case 2: S.Out[L][0] = Ballot == 0 || Ballot == Members; break;
-    default: S.Out[L][0] = Ballot; break;
+    case 0:
+      S.Out[L][0] = Ballot == Members;
+      break;
+    case 1:
+      S.Out[L][0] = Ballot != 0;
+      break;
+    case 2:
+      S.Out[L][0] = Ballot == 0 || Ballot == Members;
+      break;
+    default:
+      S.Out[L][0] = Ballot;
+      break;
     }
   });
 }
@@ -538,14 +598,30 @@ void ptxforge::codegen::exec::computeRedux(CollectiveSlot &S) {
   forLanes(S.Participants & ~(1u << First), [&](uint32_t L) {
     uint32_t V = static_cast<uint32_t>(S.In[L][0]);
     switch (Op) {
-    case 0: R += V; break;
-    case 1: R = std::min(R, V); break;
-    case 2: R = std::max(R, V); break;
-    case 3: R = static_cast<uint32_t>(std::min(static_cast<int32_t>(R), static_cast<int32_t>(V))); break;
-    case 4: R = static_cast<uint32_t>(std::max(static_cast<int32_t>(R), static_cast<int32_t>(V))); break;
-    case 5: R &= V; break;
-    case 6: R |= V; break;
-    default: R ^= V; break;
+    case 0:
+      R += V;
+      break;
+    case 1:
+      R = std::min(R, V);
+      break;
+    case 2:
+      R = std::max(R, V);
+      break;
+    case 3:
+      R = static_cast<uint32_t>(std::min(static_cast<int32_t>(R), static_cast<int32_t>(V)));
+      break;
+    case 4:
+      R = static_cast<uint32_t>(std::max(static_cast<int32_t>(R), static_cast<int32_t>(V)));
+      break;
+    case 5:
+      R &= V;
+      break;
+    case 6:
+      R |= V;
+      break;
+    default:
+      R ^= V;
+      break;
     }
   });
   forLanes(S.Participants, [&](uint32_t L) { S.Out[L][0] = R; });
@@ -589,9 +665,8 @@ static uint32_t ptxrt_redux(ThreadContext *C, uint32_t Op, uint32_t Val, uint32_
 /// activemask: the lanes that reach this instruction together (see slotComplete).
 static uint32_t ptxrt_activemask(ThreadContext *C, uint32_t Site) {
   uint64_t Out[1];
-  collective(C, CKActivemask, 0, Site, nullptr, 0, Out, 1, [](CollectiveSlot &S) {
-    forLanes(S.Participants, [&](uint32_t L) { S.Out[L][0] = S.Participants; });
-  });
+  collective(C, CKActivemask, 0, Site, nullptr, 0, Out, 1,
+             [](CollectiveSlot &S) { forLanes(S.Participants, [&](uint32_t L) { S.Out[L][0] = S.Participants; }); });
   return static_cast<uint32_t>(Out[0]);
 }
 
@@ -701,8 +776,9 @@ static void ptxrt_mma(ThreadContext *C, uint32_t Code, uint32_t NA, uint32_t NB,
   uint64_t O[CollectiveSlot::MaxOut] = {};
   uint32_t Key = Code ^ (NA << 24) ^ (NB << 27);
   collective(C, Code & (1u << 23) ? CKWmma : CKMma, 0xffffffffu, Key, Packed, Pack ? (N + 1) / 2 : N, O,
-             std::min<unsigned>(ND, CollectiveSlot::MaxOut),
-             [=](CollectiveSlot &S) { computeMma(S, {Code, NA, NB, NC, ND, Pack}); });
+             std::min<unsigned>(ND, CollectiveSlot::MaxOut), [=](CollectiveSlot &S) {
+               computeMma(S, {Code, NA, NB, NC, ND, Pack});
+             });
   if (ND > CollectiveSlot::MaxOut)
     for (unsigned I = 0; I < ND; ++I)
       Out[I] = (O[I / 2] >> (32 * (I & 1))) & 0xffffffffu;
@@ -714,8 +790,8 @@ static void ptxrt_mma(ThreadContext *C, uint32_t Code, uint32_t NA, uint32_t NB,
 /// wmma.load.{a,b,c} (Which 0/1/2) and wmma.store.d (Which 3): per-lane accesses in this implementation's
 /// fragment layout (see wmmaPos). Code as for ptxrt_mma; T is the element type of the fragment; ColMajor the
 /// memory layout; Stride the leading dimension in elements.
-static void ptxrt_wmma_ldst(ThreadContext *C, uint32_t Code, uint32_t Which, uint32_t T, uint32_t ColMajor,
-                            char *Ptr, uint32_t Stride, uint32_t NRegs, uint64_t *Regs) {
+static void ptxrt_wmma_ldst(ThreadContext *C, uint32_t Code, uint32_t Which, uint32_t T, uint32_t ColMajor, char *Ptr,
+                            uint32_t Stride, uint32_t NRegs, uint64_t *Regs) {
   MmaShape Sh = shapeOf(Code);
   unsigned R = Which == 0 ? Sh.M : Which == 1 ? Sh.K : Sh.M;
   unsigned Cc = Which == 0 ? Sh.K : Sh.N;

@@ -20,8 +20,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/CFG.h"
-#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/InstIterator.h"
+#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
@@ -75,9 +75,8 @@ bool ptxforge::codegen::detail::regionSplittable(const ptx::Module &M, const ptx
 }
 
 unsigned ptxforge::codegen::detail::regionCuts(const ptx::Function &Kernel) {
-  return static_cast<unsigned>(llvm::count_if(Kernel.Instructions, [](const ptx::Instruction &I) {
-    return synchronizesThreads(I);
-  }));
+  return static_cast<unsigned>(
+      llvm::count_if(Kernel.Instructions, [](const ptx::Instruction &I) { return synchronizesThreads(I); }));
 }
 
 namespace {
@@ -163,7 +162,7 @@ private:
   /// region loops cover (the dispatcher narrows it once warps exited, as a reduction's tail leaves one warp).
   llvm::AllocaInst *Span = nullptr;
   std::vector<llvm::AllocaInst *> Allocas;
-  llvm::DenseMap<llvm::AllocaInst *, unsigned> AllocaIndex; ///< position in Allocas
+  llvm::DenseMap<llvm::AllocaInst *, unsigned> AllocaIndex;    ///< position in Allocas
   llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> PerThread; ///< alloca -> its per-thread array
   /// A self-contained part of the block function the dispatcher branches to (a region loop, a warp release, a
   /// version check): its first block and the allocas only it uses. outlinePieces makes each a function.
@@ -301,8 +300,7 @@ public:
       for (llvm::BasicBlock *BB : Regions[R].Blocks)
         for (llvm::Instruction &I : *BB)
           if (auto *L = llvm::dyn_cast<llvm::LoadInst>(&I))
-            if (auto It = Position.find(llvm::dyn_cast<llvm::AllocaInst>(L->getPointerOperand()));
-                It != Position.end())
+            if (auto It = Position.find(llvm::dyn_cast<llvm::AllocaInst>(L->getPointerOperand())); It != Position.end())
               Read.push_back(It->second);
       // In the registers' order, not the map's: the IR must not depend on where the heap put them.
       llvm::sort(Read);
@@ -427,7 +425,7 @@ private:
   llvm::Argument *Params;
   llvm::ArrayRef<Region> Regions;
   llvm::DenseMap<llvm::AllocaInst *, llvm::StoreInst *> OnlyStore;
-  std::vector<llvm::AllocaInst *> Order; ///< OnlyStore's keys in the entry block's order
+  std::vector<llvm::AllocaInst *> Order;         ///< OnlyStore's keys in the entry block's order
   llvm::DenseMap<llvm::AllocaInst *, int> Known; // 1 recomputable, 0 not, -1 being decided
 };
 
@@ -444,8 +442,17 @@ void RegionBuilder::rematerializeRegisters() {
 void RegionBuilder::hoistBlockConstants() {
   auto Constant = [](uint64_t Field) {
     switch (Field) {
-    case TCNtid: case TCCtaid: case TCNctaid: case TCNWarpId: case TCDynamicSmemSize: case TCShared: case TCBlock:
-    case TCSmId: case TCNSmId: case TCTotalSmemSize: case TCGridWorkspace:
+    case TCNtid:
+    case TCCtaid:
+    case TCNctaid:
+    case TCNWarpId:
+    case TCDynamicSmemSize:
+    case TCShared:
+    case TCBlock:
+    case TCSmId:
+    case TCNSmId:
+    case TCTotalSmemSize:
+    case TCGridWorkspace:
       return true;
     default:
       return false;
@@ -642,8 +649,7 @@ void RegionBuilder::outlinePieces(llvm::BasicBlock *Done) {
     llvm::CodeExtractor CE(Blocks, nullptr, false, nullptr, nullptr, nullptr, false, /*AllowAlloca=*/true, nullptr,
                            P.Name);
     llvm::Function *Out = CE.isEligible() ? CE.extractCodeRegion(Cache) : nullptr;
-    llvm::BasicBlock::iterator Home =
-        Out ? Out->getEntryBlock().getFirstInsertionPt() : Setup->getFirstInsertionPt();
+    llvm::BasicBlock::iterator Home = Out ? Out->getEntryBlock().getFirstInsertionPt() : Setup->getFirstInsertionPt();
     for (llvm::AllocaInst *A : P.Allocas) // static allocas of the entry block, which SROA promotes
       A->moveBefore(Home);
     if (!Out)
@@ -750,10 +756,10 @@ void RegionBuilder::recordStops(const ThreadLoop &Loop, llvm::Value *StatePtr, c
   EB.CreateStore(Live.IdleMax ? Live.IdleMax : EB.getInt32(0), MaxState);
 }
 
-std::vector<llvm::BasicBlock *> RegionBuilder::cloneRegion(size_t K, const ThreadLoop &Loop, llvm::Value *T64,
-                                                            llvm::Instruction *InsertSlots, bool Generic,
-                                                            llvm::ValueToValueMapTy &VMap,
-                                                            std::vector<std::pair<llvm::BasicBlock *, unsigned>> &PassedCuts) {
+std::vector<llvm::BasicBlock *>
+RegionBuilder::cloneRegion(size_t K, const ThreadLoop &Loop, llvm::Value *T64, llvm::Instruction *InsertSlots,
+                           bool Generic, llvm::ValueToValueMapTy &VMap,
+                           std::vector<std::pair<llvm::BasicBlock *, unsigned>> &PassedCuts) {
   const Region &Reg = Regions[K];
   llvm::IRBuilder<> SB(Loop.Body);
   if (InsertSlots)
@@ -794,9 +800,9 @@ std::vector<llvm::BasicBlock *> RegionBuilder::cloneRegion(size_t K, const Threa
   return Copies;
 }
 
-void RegionBuilder::readUniformOnce(const Region &Reg, const ThreadLoop &Loop, llvm::ArrayRef<llvm::BasicBlock *> Copies,
-                                    llvm::ValueToValueMapTy &VMap, llvm::ArrayRef<llvm::AllocaInst *> Uniform,
-                                    bool Consecutive) {
+void RegionBuilder::readUniformOnce(const Region &Reg, const ThreadLoop &Loop,
+                                    llvm::ArrayRef<llvm::BasicBlock *> Copies, llvm::ValueToValueMapTy &VMap,
+                                    llvm::ArrayRef<llvm::AllocaInst *> Uniform, bool Consecutive) {
   if (Uniform.empty())
     return;
   // Only the blocks every pass starts with: a later block may run after the thread's own write elsewhere.
@@ -851,7 +857,7 @@ void RegionBuilder::useLoopIds(llvm::ArrayRef<llvm::BasicBlock *> Copies, const 
 }
 
 llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::ArrayRef<llvm::AllocaInst *> Uniform,
-                                                 bool Consecutive) {
+                                                bool Consecutive) {
   // The generic loop covers the live threads a scan finds; the others the span of live threads (kernels with
   // collectives: threads outside it have exited for good) or the whole block.
   PieceAllocas.clear();
@@ -956,9 +962,9 @@ void RegionBuilder::emitVersionedLoops(std::vector<llvm::BasicBlock *> &Fast) {
       llvm::BasicBlock *Linear = emitRegionLoop(static_cast<int>(R), false, Indices, true);
       llvm::BasicBlock *LinearCheck = llvm::BasicBlock::Create(ML.Ctx, "consecutive.check", F);
       llvm::IRBuilder<> CB(LinearCheck);
-      CB.CreateCondBr(emitSlotScan(CB, slots(Indices), CB.CreateMul(CB.CreateMul(NX, NY), NZ),
-                                   SlotPattern::FirstPlusThread),
-                      Linear, Otherwise);
+      CB.CreateCondBr(
+          emitSlotScan(CB, slots(Indices), CB.CreateMul(CB.CreateMul(NX, NY), NZ), SlotPattern::FirstPlusThread),
+          Linear, Otherwise);
       Otherwise = LinearCheck;
       Pieces.push_back({LinearCheck, {}, "region" + std::to_string(R) + ".consecutive.check"});
     }
@@ -966,8 +972,8 @@ void RegionBuilder::emitVersionedLoops(std::vector<llvm::BasicBlock *> &Fast) {
       llvm::BasicBlock *Once = emitRegionLoop(static_cast<int>(R), false, Same);
       llvm::BasicBlock *Check = llvm::BasicBlock::Create(ML.Ctx, "uniform.check", F);
       llvm::IRBuilder<> UB(Check);
-      UB.CreateCondBr(emitSlotScan(UB, slots(Same), UB.CreateMul(UB.CreateMul(NX, NY), NZ), SlotPattern::Same),
-                      Once, Otherwise);
+      UB.CreateCondBr(emitSlotScan(UB, slots(Same), UB.CreateMul(UB.CreateMul(NX, NY), NZ), SlotPattern::Same), Once,
+                      Otherwise);
       Otherwise = Check;
       Pieces.push_back({Check, {}, "region" + std::to_string(R) + ".uniform.check"});
     }
@@ -978,8 +984,7 @@ void RegionBuilder::emitVersionedLoops(std::vector<llvm::BasicBlock *> &Fast) {
 void RegionBuilder::emitDispatch(llvm::ArrayRef<llvm::BasicBlock *> Fast, llvm::BasicBlock *Generic,
                                  llvm::BasicBlock *Done) {
   B.SetInsertPoint(Dispatch);
-  B.CreateStore(B.CreateLoad(B.getInt32Ty(), MisalignedSeen),
-                B.CreateStructGEP(ML.ThreadCtxTy, Ctx, TCMisalignedBits));
+  B.CreateStore(B.CreateLoad(B.getInt32Ty(), MisalignedSeen), B.CreateStructGEP(ML.ThreadCtxTy, Ctx, TCMisalignedBits));
   endDeferredChecks(B, ML, Ctx);
   // Every thread stopped at one barrier or loop cut, or all exited: the loops' min/max of the states say so, and
   // that region's loop follows without a runtime round (after a pass of a cut loop this is the common case).
@@ -1012,7 +1017,8 @@ void RegionBuilder::emitDispatch(llvm::ArrayRef<llvm::BasicBlock *> Fast, llvm::
     B.CreateBr(Generic);
   } else {
     llvm::Value *N = B.CreateMul(B.CreateMul(NX, NY), NZ);
-    llvm::Value *Next = HasCollectives ? Warp->emitRelease(B, Ctx, States, N, Span, Cuts, PerThread) : emitRegionNext(N);
+    llvm::Value *Next =
+        HasCollectives ? Warp->emitRelease(B, Ctx, States, N, Span, Cuts, PerThread) : emitRegionNext(N);
     llvm::SwitchInst *SW = B.CreateSwitch(Next, Generic, static_cast<unsigned>(Regions.size()));
     SW->addCase(B.getInt32(0), Done);
     for (size_t R = 1; R < Regions.size(); ++R)

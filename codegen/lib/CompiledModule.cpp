@@ -4,10 +4,10 @@
 
 #include "../exec/Runtime.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
@@ -99,7 +99,8 @@ void writePerfMap(llvm::orc::LLJIT &JIT, llvm::StringRef ObjectCode, PerfMap Mod
 
 CompiledModule::~CompiledModule() = default;
 
-llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::compile(LoweredModule LM, const CompileOptions &Options) {
+llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::compile(LoweredModule LM,
+                                                                        const CompileOptions &Options) {
   auto Obj = compileObject(std::move(LM), Options);
   if (!Obj)
     return Obj.takeError();
@@ -107,7 +108,7 @@ llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::compile(LoweredM
 }
 
 llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::load(const CompiledObject &Object,
-                                                                    const CompiledModule *Imports, PerfMap Perf) {
+                                                                     const CompiledModule *Imports, PerfMap Perf) {
   if (auto E = Object.checkRunsOnHost())
     return E;
   static std::once_flag Once;
@@ -185,8 +186,8 @@ void *CompiledModule::globalAddress(llvm::StringRef Name, uint64_t *Size) const 
 }
 
 llvm::Expected<std::unique_ptr<CompiledModule>> ptxforge::codegen::compilePTX(const ptx::VerifiedModule &M,
-                                                                             const ptx::SourceBuffer *Source,
-                                                                             const CompileOptions &Options) {
+                                                                              const ptx::SourceBuffer *Source,
+                                                                              const CompileOptions &Options) {
   auto Obj = compilePTXObject(M, Source, Options);
   if (!Obj)
     return Obj.takeError();

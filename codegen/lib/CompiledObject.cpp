@@ -109,8 +109,9 @@ PtxFacts ptxforge::codegen::describePtx(const ptx::Module &M) {
 
 std::string CompileOptions::codeKey() const {
   return "O" + std::to_string(OptLevel) + " cpu=" + TargetCpu + " stream=" + std::to_string(StreamingStoreBytes) +
-         " block-functions=" + std::to_string(Lowering.BlockFunctions) + " loop-cuts=" +
-         std::to_string(Lowering.LoopCuts) + " region-cuts=" + std::to_string(Lowering.RegionCutBudget) +
+         " block-functions=" + std::to_string(Lowering.BlockFunctions) +
+         " loop-cuts=" + std::to_string(Lowering.LoopCuts) +
+         " region-cuts=" + std::to_string(Lowering.RegionCutBudget) +
          " function-budget=" + std::to_string(FunctionSizeBudget) + " warp=" + std::to_string(WarpVectorize);
 }
 
@@ -286,9 +287,12 @@ struct KernelFields {
   bool ExitInCallee;
   uint32_t ReqNtid[3], MaxNtid[3];
 };
-static_assert(sizeof(ParamInfo) == sizeof(ParamFields), "ParamInfo changed: serialize the new field (CompiledObject.cpp)");
-static_assert(sizeof(GlobalInfo) == sizeof(GlobalFields), "GlobalInfo changed: serialize the new field (CompiledObject.cpp)");
-static_assert(sizeof(KernelInfo) == sizeof(KernelFields), "KernelInfo changed: serialize the new field (CompiledObject.cpp)");
+static_assert(sizeof(ParamInfo) == sizeof(ParamFields),
+              "ParamInfo changed: serialize the new field (CompiledObject.cpp)");
+static_assert(sizeof(GlobalInfo) == sizeof(GlobalFields),
+              "GlobalInfo changed: serialize the new field (CompiledObject.cpp)");
+static_assert(sizeof(KernelInfo) == sizeof(KernelFields),
+              "KernelInfo changed: serialize the new field (CompiledObject.cpp)");
 
 class ByteWriter {
 public:

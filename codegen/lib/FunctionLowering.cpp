@@ -37,11 +37,16 @@ llvm::Type *FunctionLowering::bitsType(ScalarType T) {
 
 llvm::Type *FunctionLowering::floatType(ScalarType T) {
   switch (T) {
-  case ScalarType::F16: return B.getHalfTy();
-  case ScalarType::BF16: return B.getBFloatTy();
-  case ScalarType::F32: return B.getFloatTy();
-  case ScalarType::F64: return B.getDoubleTy();
-  default: return nullptr;
+  case ScalarType::F16:
+    return B.getHalfTy();
+  case ScalarType::BF16:
+    return B.getBFloatTy();
+  case ScalarType::F32:
+    return B.getFloatTy();
+  case ScalarType::F64:
+    return B.getDoubleTy();
+  default:
+    return nullptr;
   }
 }
 
@@ -160,8 +165,7 @@ llvm::Value *FunctionLowering::symbolPointer(const ptx::Operand &Op) {
 llvm::Value *FunctionLowering::symbolValue(const ptx::Operand &Op, unsigned Bits) {
   // Shared variables are addressed by their offset in the shared window; `.extern .shared` arrays (dynamic
   // shared memory) start after the static layout.
-  if (Op.Target.Kind == ptx::SymbolKind::Variable &&
-      ML.M.Globals[Op.Target.Index].Space == ptx::StateSpace::Shared)
+  if (Op.Target.Kind == ptx::SymbolKind::Variable && ML.M.Globals[Op.Target.Index].Space == ptx::StateSpace::Shared)
     return B.getIntN(Bits, ML.M.Globals[Op.Target.Index].Link == ptx::Linkage::Extern
                                ? ML.dynamicSharedOffset()
                                : ML.SharedOffsets[Op.Target.Index]);
@@ -199,8 +203,8 @@ llvm::Value *FunctionLowering::address(const ptx::Operand &Op, ptx::StateSpace S
   if (Op.Reg != ptx::NoReg) {
     Base = addressRegister(Op);
   } else if (!Op.Name.empty()) {
-    bool SharedSym = Op.Target.Kind == ptx::SymbolKind::Variable &&
-                     ML.M.Globals[Op.Target.Index].Space == ptx::StateSpace::Shared;
+    bool SharedSym =
+        Op.Target.Kind == ptx::SymbolKind::Variable && ML.M.Globals[Op.Target.Index].Space == ptx::StateSpace::Shared;
     if (S == ptx::StateSpace::Shared || !SharedSym) {
       if (S == ptx::StateSpace::Shared)
         Base = symbolValue(Op, 64);
@@ -306,18 +310,30 @@ llvm::Value *FunctionLowering::readFloatLiteral(const ptx::Operand &Op, ScalarTy
 llvm::Value *FunctionLowering::readSpecial(const ptx::Operand &Op) {
   unsigned C = Op.Component ? Op.Component - 1 : 0;
   switch (Op.Sreg) {
-  case ptx::SpecialReg::Tid: return ctxField(TCTid, C);
-  case ptx::SpecialReg::Ntid: return ctxField(TCNtid, C);
-  case ptx::SpecialReg::Ctaid: return ctxField(TCCtaid, C);
-  case ptx::SpecialReg::Nctaid: return ctxField(TCNctaid, C);
-  case ptx::SpecialReg::Laneid: return ctxField(TCLaneId);
-  case ptx::SpecialReg::Warpid: return ctxField(TCWarpId);
-  case ptx::SpecialReg::Nwarpid: return ctxField(TCNWarpId);
-  case ptx::SpecialReg::Smid: return ctxField(TCSmId);
-  case ptx::SpecialReg::Nsmid: return ctxField(TCNSmId);
-  case ptx::SpecialReg::DynamicSmemSize: return ctxField(TCDynamicSmemSize);
-  case ptx::SpecialReg::TotalSmemSize: return ctxField(TCTotalSmemSize);
-  case ptx::SpecialReg::WarpSz: return B.getInt32(32);
+  case ptx::SpecialReg::Tid:
+    return ctxField(TCTid, C);
+  case ptx::SpecialReg::Ntid:
+    return ctxField(TCNtid, C);
+  case ptx::SpecialReg::Ctaid:
+    return ctxField(TCCtaid, C);
+  case ptx::SpecialReg::Nctaid:
+    return ctxField(TCNctaid, C);
+  case ptx::SpecialReg::Laneid:
+    return ctxField(TCLaneId);
+  case ptx::SpecialReg::Warpid:
+    return ctxField(TCWarpId);
+  case ptx::SpecialReg::Nwarpid:
+    return ctxField(TCNWarpId);
+  case ptx::SpecialReg::Smid:
+    return ctxField(TCSmId);
+  case ptx::SpecialReg::Nsmid:
+    return ctxField(TCNSmId);
+  case ptx::SpecialReg::DynamicSmemSize:
+    return ctxField(TCDynamicSmemSize);
+  case ptx::SpecialReg::TotalSmemSize:
+    return ctxField(TCTotalSmemSize);
+  case ptx::SpecialReg::WarpSz:
+    return B.getInt32(32);
   case ptx::SpecialReg::LanemaskEq:
   case ptx::SpecialReg::LanemaskLe:
   case ptx::SpecialReg::LanemaskLt:
@@ -349,23 +365,39 @@ llvm::Value *FunctionLowering::laneMask(ptx::SpecialReg R) {
   llvm::Value *Lane = ctxField(TCLaneId);
   llvm::Value *Bit = B.CreateShl(B.getInt32(1), Lane);
   switch (R) {
-  case ptx::SpecialReg::LanemaskEq: return Bit;
-  case ptx::SpecialReg::LanemaskLt: return B.CreateSub(Bit, B.getInt32(1));
-  case ptx::SpecialReg::LanemaskLe: return B.CreateOr(Bit, B.CreateSub(Bit, B.getInt32(1)));
-  case ptx::SpecialReg::LanemaskGe: return B.CreateNot(B.CreateSub(Bit, B.getInt32(1)));
-  default: return B.CreateNot(B.CreateOr(Bit, B.CreateSub(Bit, B.getInt32(1))));
+  case ptx::SpecialReg::LanemaskEq:
+    return Bit;
+  case ptx::SpecialReg::LanemaskLt:
+    return B.CreateSub(Bit, B.getInt32(1));
+  case ptx::SpecialReg::LanemaskLe:
+    return B.CreateOr(Bit, B.CreateSub(Bit, B.getInt32(1)));
+  case ptx::SpecialReg::LanemaskGe:
+    return B.CreateNot(B.CreateSub(Bit, B.getInt32(1)));
+  default:
+    return B.CreateNot(B.CreateOr(Bit, B.CreateSub(Bit, B.getInt32(1))));
   }
 }
 
 llvm::Value *FunctionLowering::unreadable(const ptx::Operand &Op, llvm::Type *Ty) {
   const char *What = "an unknown";
   switch (Op.Kind) {
-  case ptx::OperandKind::RegPair: What = "a register pair"; break;
-  case ptx::OperandKind::Address: What = "an address"; break;
-  case ptx::OperandKind::Vector: What = "a vector"; break;
-  case ptx::OperandKind::List: What = "a list"; break;
-  case ptx::OperandKind::Sink: What = "a sink"; break;
-  default: break;
+  case ptx::OperandKind::RegPair:
+    What = "a register pair";
+    break;
+  case ptx::OperandKind::Address:
+    What = "an address";
+    break;
+  case ptx::OperandKind::Vector:
+    What = "a vector";
+    break;
+  case ptx::OperandKind::List:
+    What = "a list";
+    break;
+  case ptx::OperandKind::Sink:
+    What = "a sink";
+    break;
+  default:
+    break;
   }
   std::string Why = std::string(What) + " operand read as a value";
   if (Current)
@@ -418,8 +450,8 @@ bool FunctionLowering::lowerInstruction(const ptx::Instruction &I) {
   if (I.Op == ptx::Opcode::Bar || I.Op == ptx::Opcode::Barrier || I.Op == ptx::Opcode::Mbarrier)
     checkMisalignment(*this, /*Deferrable=*/IsKernel);
   return lowerControl(*this, I) || lowerMemory(*this, I) || lowerInteger(*this, I) || lowerFloat(*this, I) ||
-         lowerConvert(*this, I) || lowerWarp(*this, I) || lowerAtomic(*this, I) ||
-         lowerAsync(*this, I) || lowerMatrix(*this, I) || lowerTexture(*this, I) || unsupported(I);
+         lowerConvert(*this, I) || lowerWarp(*this, I) || lowerAtomic(*this, I) || lowerAsync(*this, I) ||
+         lowerMatrix(*this, I) || lowerTexture(*this, I) || unsupported(I);
 }
 
 bool FunctionLowering::run() {

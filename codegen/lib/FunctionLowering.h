@@ -23,13 +23,13 @@ struct ModuleLowering {
   llvm::LLVMContext &Ctx;
   llvm::Module &Mod;
   llvm::StructType *ThreadCtxTy = nullptr;
-  std::vector<llvm::GlobalVariable *> Globals;   ///< per ptx global (null for .shared)
+  std::vector<llvm::GlobalVariable *> Globals; ///< per ptx global (null for .shared)
   // The shared-memory layout (SharedLayout.cpp). Variables that no kernel reaches together may overlap, so
   // each kernel's block window holds only what the kernel and its callees use, as on the GPU.
-  std::vector<uint64_t> SharedOffsets;           ///< per ptx global (.shared only)
+  std::vector<uint64_t> SharedOffsets; ///< per ptx global (.shared only)
   /// Offsets of function-scope `.shared` variables.
   std::map<const ptx::VariableDecl *, uint64_t> LocalSharedOffsets;
-  std::vector<uint64_t> KernelSharedBytes;       ///< per ptx function: static shared bytes of a kernel
+  std::vector<uint64_t> KernelSharedBytes; ///< per ptx function: static shared bytes of a kernel
   /// Where dynamic shared memory (`.extern .shared` arrays) starts, 16-byte aligned: after the static shared
   /// memory of every kernel that reaches a dynamic array (one offset, since callees are compiled once).
   uint64_t DynamicSharedOffset = 0;
@@ -37,11 +37,11 @@ struct ModuleLowering {
   /// Static shared bytes a launch of kernel FunctionIndex needs (dynamic memory starts there for kernels
   /// that use it).
   uint64_t kernelSharedBytes(size_t FunctionIndex) const { return KernelSharedBytes[FunctionIndex]; }
-  std::vector<llvm::Function *> Functions;       ///< per ptx function
+  std::vector<llvm::Function *> Functions;        ///< per ptx function
   std::set<const llvm::Function *> SharedReaders; ///< functions whose code addresses shared memory
-  std::string Error;                             ///< first lowering error
-  bool LoopCuts = true;                          ///< LoweringOptions::LoopCuts
-  unsigned RegionCutBudget = 128;                ///< LoweringOptions::RegionCutBudget
+  std::string Error;                              ///< first lowering error
+  bool LoopCuts = true;                           ///< LoweringOptions::LoopCuts
+  unsigned RegionCutBudget = 128;                 ///< LoweringOptions::RegionCutBudget
 
   ModuleLowering(const ptx::Module &M, const ptx::SourceBuffer *S, llvm::LLVMContext &C, llvm::Module &Mod)
       : M(M), Source(S), Ctx(C), Mod(Mod) {
@@ -137,13 +137,13 @@ private:
   bool IsKernel;
   llvm::IRBuilder<> B;
   llvm::Value *TCtx = nullptr;
-  llvm::Value *Params = nullptr;             ///< kernel: the parameter buffer
-  std::vector<llvm::Value *> ParamPtrs;      ///< .func: pointers to params (in order: returns, params)
-  std::vector<llvm::AllocaInst *> Regs;      ///< per RegId; null until regSlot makes it
-  std::vector<llvm::Value *> LocalPtrs;      ///< per Function::Locals index
+  llvm::Value *Params = nullptr;        ///< kernel: the parameter buffer
+  std::vector<llvm::Value *> ParamPtrs; ///< .func: pointers to params (in order: returns, params)
+  std::vector<llvm::AllocaInst *> Regs; ///< per RegId; null until regSlot makes it
+  std::vector<llvm::Value *> LocalPtrs; ///< per Function::Locals index
   std::vector<llvm::BasicBlock *> Labels;
   std::vector<uint64_t> KernelParamOffsets;
-  std::vector<bool> PayloadUnobserved;       ///< per RegId
+  std::vector<bool> PayloadUnobserved;                                     ///< per RegId
   std::map<std::pair<unsigned, llvm::Type *>, llvm::AllocaInst *> Scratch; ///< (slot, type) -> its alloca
   const ptx::Instruction *Current = nullptr; ///< the instruction being lowered, for errors
 };
@@ -157,8 +157,8 @@ bool lowerFloat(FunctionLowering &L, const ptx::Instruction &I);
 bool lowerConvert(FunctionLowering &L, const ptx::Instruction &I);
 bool lowerWarp(FunctionLowering &L, const ptx::Instruction &I);
 bool lowerAtomic(FunctionLowering &L, const ptx::Instruction &I);
-bool lowerAsync(FunctionLowering &L, const ptx::Instruction &I);  ///< cp.async*, mbarrier (lower/AsyncOps.cpp)
-bool lowerMatrix(FunctionLowering &L, const ptx::Instruction &I); ///< ldmatrix/stmatrix/mma/wmma (lower/MatrixOps.cpp)
+bool lowerAsync(FunctionLowering &L, const ptx::Instruction &I);   ///< cp.async*, mbarrier (lower/AsyncOps.cpp)
+bool lowerMatrix(FunctionLowering &L, const ptx::Instruction &I);  ///< ldmatrix/stmatrix/mma/wmma (lower/MatrixOps.cpp)
 bool lowerTexture(FunctionLowering &L, const ptx::Instruction &I); ///< tex/tld4/txq/su* (lower/TextureOps.cpp)
 /// Scratch memory for a runtime helper's in/out arrays: Count x Ty, valid from the stores before one helper
 /// call to the loads right after it. Slot S is one alloca per function (in the entry block, grown to the

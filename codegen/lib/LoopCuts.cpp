@@ -5,10 +5,10 @@
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Analysis/LoopInfo.h"
+#include "llvm/IR/CFG.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IntrinsicInst.h"
-#include "llvm/IR/CFG.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/ValueMapper.h"
@@ -69,8 +69,8 @@ void unrollForCut(llvm::Loop &L, unsigned Count) {
     return;
   for (llvm::BasicBlock *BB : L.blocks())
     for (llvm::Instruction &I : *BB) {
-      if (llvm::isa<llvm::PHINode>(I) || (I.isTerminator() && !llvm::isa<llvm::BranchInst>(I) &&
-                                          !llvm::isa<llvm::SwitchInst>(I)))
+      if (llvm::isa<llvm::PHINode>(I) ||
+          (I.isTerminator() && !llvm::isa<llvm::BranchInst>(I) && !llvm::isa<llvm::SwitchInst>(I)))
         return;
       for (llvm::User *U : I.users())
         if (!L.contains(llvm::cast<llvm::Instruction>(U)->getParent()))
@@ -93,8 +93,7 @@ void unrollForCut(llvm::Loop &L, unsigned Count) {
 
 std::vector<LoopCutTarget>
 ptxforge::codegen::detail::cutInnermostLoops(llvm::Function &F, const llvm::DenseSet<llvm::Instruction *> &CutExits,
-                                             const llvm::DenseSet<llvm::BasicBlock *> &RegionEntries,
-                                             size_t MaxLoops) {
+                                             const llvm::DenseSet<llvm::BasicBlock *> &RegionEntries, size_t MaxLoops) {
   // The loops to cut, by header (unrolling keeps each loop's header and adds its copies to the same loop).
   llvm::SmallPtrSet<llvm::BasicBlock *, 8> Headers;
   {
@@ -255,8 +254,8 @@ llvm::Value *ptxforge::codegen::detail::emitSlotScan(llvm::IRBuilder<> &B,
   for (auto &[Ty, Arr] : Arrays) {
     First.push_back(widen(B.CreateLoad(Ty, Arr)));
     if (PlusThread)
-      Ok = B.CreateAnd(Ok, B.CreateICmpSLE(B.CreateAdd(First.back(), B.CreateSub(N64, B.getInt64(1))),
-                                            B.getInt64(INT32_MAX)));
+      Ok = B.CreateAnd(
+          Ok, B.CreateICmpSLE(B.CreateAdd(First.back(), B.CreateSub(N64, B.getInt64(1))), B.getInt64(INT32_MAX)));
   }
   llvm::BasicBlock *Pre = B.GetInsertBlock();
   llvm::BasicBlock *Body = llvm::BasicBlock::Create(C, "slot.scan", F);
@@ -295,8 +294,8 @@ ptxforge::codegen::detail::straightEntry(llvm::BasicBlock *Entry,
 }
 
 std::vector<llvm::BasicBlock *> ptxforge::codegen::detail::cloneBlocks(llvm::ArrayRef<llvm::BasicBlock *> Blocks,
-                                                                      llvm::ValueToValueMapTy &VMap,
-                                                                      const llvm::Twine &Suffix, llvm::Function *F) {
+                                                                       llvm::ValueToValueMapTy &VMap,
+                                                                       const llvm::Twine &Suffix, llvm::Function *F) {
   std::vector<llvm::BasicBlock *> Copies;
   for (llvm::BasicBlock *BB : Blocks) {
     llvm::BasicBlock *C = llvm::CloneBasicBlock(BB, VMap, Suffix, F);

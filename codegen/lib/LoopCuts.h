@@ -10,8 +10,8 @@
 
 #include "ptxforge/codegen/RegionCuts.h"
 
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
@@ -23,8 +23,8 @@ namespace ptxforge::codegen::detail {
 
 /// The edges into one block that a loop cut stops threads at.
 struct LoopCutTarget {
-  llvm::BasicBlock *Entry;                  ///< where the threads resume: a new region's entry
-  std::vector<llvm::BasicBlock *> Stops;    ///< blocks ending in an unconditional branch to Entry: the cuts
+  llvm::BasicBlock *Entry;               ///< where the threads resume: a new region's entry
+  std::vector<llvm::BasicBlock *> Stops; ///< blocks ending in an unconditional branch to Entry: the cuts
 };
 
 /// Cuts F's innermost loops worth cutting (no cut, call or atomic/volatile access inside, small body) at their
@@ -35,8 +35,7 @@ struct LoopCutTarget {
 /// that would keep the region loop from vectorizing.
 /// MaxLoops: the first this many loops worth cutting, in preorder, are cut.
 std::vector<LoopCutTarget> cutInnermostLoops(llvm::Function &F, const llvm::DenseSet<llvm::Instruction *> &CutExits,
-                                             const llvm::DenseSet<llvm::BasicBlock *> &RegionEntries,
-                                             size_t MaxLoops);
+                                             const llvm::DenseSet<llvm::BasicBlock *> &RegionEntries, size_t MaxLoops);
 
 /// Emits the `{kind, arg}` table of the regions' cuts that the runtime's dispatchers read.
 llvm::GlobalVariable *emitCutTable(llvm::Module &M, llvm::Function &F, llvm::ArrayRef<RegionCut> Cuts);

@@ -396,8 +396,8 @@ void defineDeviceLibrary(ModuleLowering &ML) {
     for (llvm::Argument &A : LF->args())
       Args.push_back(&A);
     std::vector<llvm::Type *> Tys(Args.size(), B.getPtrTy());
-    llvm::FunctionCallee Helper = ML.Mod.getOrInsertFunction(
-        F.Name == "vprintf" ? "ptxrt_vprintf" : "ptxrt_assertfail", llvm::FunctionType::get(B.getVoidTy(), Tys, false));
+    llvm::FunctionCallee Helper = ML.Mod.getOrInsertFunction(F.Name == "vprintf" ? "ptxrt_vprintf" : "ptxrt_assertfail",
+                                                             llvm::FunctionType::get(B.getVoidTy(), Tys, false));
     B.CreateCall(Helper, Args);
     B.CreateRetVoid();
   }
@@ -554,8 +554,8 @@ llvm::Error verifyLowered(llvm::Module &Mod) {
 } // namespace
 
 llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::VerifiedModule &VM,
-                                                           const ptx::SourceBuffer *Source,
-                                                           const LoweringOptions &Options) {
+                                                             const ptx::SourceBuffer *Source,
+                                                             const LoweringOptions &Options) {
   LoweredModule Out;
   Out.Context = std::make_unique<llvm::LLVMContext>();
   Out.Module = std::make_unique<llvm::Module>(Options.ModuleName, *Out.Context);

@@ -152,23 +152,22 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
   llvm::PassBuilder PB(&TM, PTO, std::nullopt, &PIC);
   // PTX addresses are integers; once registers are SSA values, give memory accesses pointer provenance so
   // alias analysis, SCEV and the loop vectorizer can reason about them.
-  PB.registerPeepholeEPCallback([](llvm::FunctionPassManager &FPM, llvm::OptimizationLevel) {
-    FPM.addPass(passes::PointerProvenancePass());
-  });
+  PB.registerPeepholeEPCallback(
+      [](llvm::FunctionPassManager &FPM, llvm::OptimizationLevel) { FPM.addPass(passes::PointerProvenancePass()); });
   PB.registerVectorizerStartEPCallback([Lanes, &Options](llvm::FunctionPassManager &FPM, llvm::OptimizationLevel) {
     if (Options.WarpVectorize)
       FPM.addPass(passes::WarpVectorizePass(Lanes));
   });
-  PB.registerOptimizerLastEPCallback([&Options](llvm::ModulePassManager &MPM, llvm::OptimizationLevel,
-                                                        llvm::ThinOrFullLTOPhase) {
-    llvm::FunctionPassManager FPM;
-    FPM.addPass(passes::LaneSequencesPass());
-    FPM.addPass(passes::PrefetchSteppedPointersPass());
-    FPM.addPass(passes::ContiguousGathersPass());
-    FPM.addPass(passes::UnmaskFullVectorsPass());
-    FPM.addPass(passes::StreamingStoresPass(Options.StreamingStoreBytes));
-    MPM.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(FPM)));
-  });
+  PB.registerOptimizerLastEPCallback(
+      [&Options](llvm::ModulePassManager &MPM, llvm::OptimizationLevel, llvm::ThinOrFullLTOPhase) {
+        llvm::FunctionPassManager FPM;
+        FPM.addPass(passes::LaneSequencesPass());
+        FPM.addPass(passes::PrefetchSteppedPointersPass());
+        FPM.addPass(passes::ContiguousGathersPass());
+        FPM.addPass(passes::UnmaskFullVectorsPass());
+        FPM.addPass(passes::StreamingStoresPass(Options.StreamingStoreBytes));
+        MPM.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(FPM)));
+      });
   PB.registerModuleAnalyses(MAM);
   PB.registerCGSCCAnalyses(CGAM);
   PB.registerFunctionAnalyses(FAM);

@@ -15,8 +15,9 @@ llvm::MDNode *ptxforge::codegen::detail::loopId(llvm::LLVMContext &C, llvm::Arra
 }
 
 llvm::MDNode *ptxforge::codegen::detail::loopProperty(llvm::LLVMContext &C, llvm::StringRef Name, uint32_t Value) {
-  return llvm::MDNode::get(C, {llvm::MDString::get(C, Name),
-                               llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(C), Value))});
+  return llvm::MDNode::get(C,
+                           {llvm::MDString::get(C, Name),
+                            llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(C), Value))});
 }
 
 ThreadLoop ptxforge::codegen::detail::emitThreadLoop(ModuleLowering &ML, llvm::Function *F, llvm::Value *Ctx,
@@ -76,10 +77,10 @@ ThreadLoop ptxforge::codegen::detail::emitThreadLoop(ModuleLowering &ML, llvm::F
            {{TCWarpId, 0}, B.CreateLShr(L.Linear, 5)},
            {{TCLinearTid, 0}, L.Linear}};
   for (auto &[Field, V] : L.Ids) {
-    llvm::Value *P = Field.first <= TCNctaid ? B.CreateInBoundsGEP(ML.ThreadCtxTy, Ctx,
-                                                                    {B.getInt32(0), B.getInt32(Field.first),
-                                                                     B.getInt32(Field.second)})
-                                             : B.CreateStructGEP(ML.ThreadCtxTy, Ctx, Field.first);
+    llvm::Value *P = Field.first <= TCNctaid
+                         ? B.CreateInBoundsGEP(ML.ThreadCtxTy, Ctx,
+                                               {B.getInt32(0), B.getInt32(Field.first), B.getInt32(Field.second)})
+                         : B.CreateStructGEP(ML.ThreadCtxTy, Ctx, Field.first);
     L.IdStores.push_back(B.CreateStore(V, P));
   }
   B.SetInsertPoint(L.Latch);

@@ -13,18 +13,18 @@ namespace ptxforge::codegen::detail {
 /// `for z < NZ, for y < NY, for x < NX` over the threads of a block, with the linear id carried along; with
 /// Groups, `for z, for y, for g < Groups, for x`: the same rows of Groups blocks side by side (see emitBlockLoop).
 struct ThreadLoop {
-  llvm::BasicBlock *Entry;  ///< branch here to run the loop
-  llvm::BasicBlock *Body;   ///< one thread, its ids already stored into the context; must end by branching to Latch
-  llvm::BasicBlock *Latch;  ///< advances to the next thread, or leaves for the exit block after the last
-  llvm::Value *Linear;      ///< the thread's linear id (i32)
+  llvm::BasicBlock *Entry; ///< branch here to run the loop
+  llvm::BasicBlock *Body;  ///< one thread, its ids already stored into the context; must end by branching to Latch
+  llvm::BasicBlock *Latch; ///< advances to the next thread, or leaves for the exit block after the last
+  llvm::Value *Linear;     ///< the thread's linear id (i32)
   /// The ids by ThreadContext (field, index): %tid.x/y/z, %laneid, %warpid and the linear id.
   std::map<std::pair<unsigned, unsigned>, llvm::Value *> Ids;
   std::vector<llvm::StoreInst *> IdStores; ///< the stores of Ids into the context, in Body
   // With Groups only:
-  llvm::Value *Group = nullptr;             ///< g (i32)
-  llvm::BasicBlock *GroupBody = nullptr;    ///< entered once per (y, g), unterminated: must branch to Body
-  llvm::BasicBlock *GroupEnd = nullptr;     ///< after the row's last thread, unterminated: must branch to GroupLatch
-  llvm::BasicBlock *GroupLatch = nullptr;   ///< advances g, or y after the last group
+  llvm::Value *Group = nullptr;           ///< g (i32)
+  llvm::BasicBlock *GroupBody = nullptr;  ///< entered once per (y, g), unterminated: must branch to Body
+  llvm::BasicBlock *GroupEnd = nullptr;   ///< after the row's last thread, unterminated: must branch to GroupLatch
+  llvm::BasicBlock *GroupLatch = nullptr; ///< advances g, or y after the last group
 };
 
 /// The `llvm.loop` property that marks the innermost loop over threads (optimizeModule sets its vector width).

@@ -46,8 +46,7 @@ std::optional<RegionCut> WarpRendezvous::cutOf(const llvm::CallInst *CI) {
 
 llvm::AllocaInst *WarpRendezvous::slot(Slot S) {
   if (!Slots[S]) {
-    static const char *const Names[NumSlots] = {"warp.value", "warp.b", "warp.c", "warp.mask", "warp.out",
-                                                "warp.pred"};
+    static const char *const Names[NumSlots] = {"warp.value", "warp.b", "warp.c", "warp.mask", "warp.out", "warp.pred"};
     llvm::IRBuilder<> B(Setup->getTerminator());
     Slots[S] = B.CreateAlloca(S == Value ? B.getInt64Ty() : B.getInt32Ty(), nullptr, Names[S]);
     Registers.push_back(Slots[S]);
@@ -82,20 +81,18 @@ void WarpRendezvous::rewrite(llvm::CallInst *CI, llvm::BasicBlock *Cont) {
     B.CreateStore(B.CreateLoad(B.getInt32Ty(), slot(Pred)), CI->getArgOperand(H.PredOut));
 }
 
-llvm::Value *WarpRendezvous::arrayOf(Slot S,
-                                     const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread) const {
+llvm::Value *WarpRendezvous::arrayOf(Slot S, const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread) const {
   auto It = Slots[S] ? PerThread.find(Slots[S]) : PerThread.end();
   return It == PerThread.end() ? nullptr : It->second;
 }
 
 llvm::Value *WarpRendezvous::emitRelease(llvm::IRBuilder<> &B, llvm::Value *Ctx, llvm::Value *States, llvm::Value *N,
-                                         llvm::Value *Span,
-                                         llvm::ArrayRef<RegionCut> Cuts,
+                                         llvm::Value *Span, llvm::ArrayRef<RegionCut> Cuts,
                                          const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread) {
   llvm::GlobalVariable *CutTable = emitCutTable(ML.Mod, *B.GetInsertBlock()->getParent(), Cuts);
   llvm::Type *Ptr = B.getPtrTy(), *I32 = B.getInt32Ty();
-  llvm::FunctionCallee Release = ML.Mod.getOrInsertFunction(
-      "ptxrt_region_release", I32, Ptr, Ptr, I32, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr);
+  llvm::FunctionCallee Release =
+      ML.Mod.getOrInsertFunction("ptxrt_region_release", I32, Ptr, Ptr, I32, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr);
   // It keeps no pointer: the arrays stay local to this function for alias analysis.
   if (auto *Fn = llvm::dyn_cast<llvm::Function>(Release.getCallee())) {
     Fn->setDoesNotThrow();
@@ -216,22 +213,46 @@ llvm::Value *WarpRendezvous::emitWarpReduction(llvm::IRBuilder<> &B, const Regio
     auto all = [&] { return B.CreateICmpEQ(Ballot, B.getInt32(~0u)); };
     auto none = [&] { return B.CreateICmpEQ(Ballot, B.getInt32(0)); };
     switch (Cut.Arg) {
-    case 0: R = B.CreateZExt(all(), I32); break;
-    case 1: R = B.CreateZExt(B.CreateNot(none()), I32); break;
-    case 2: R = B.CreateZExt(B.CreateOr(all(), none()), I32); break;
-    default: R = Ballot; break;
+    case 0:
+      R = B.CreateZExt(all(), I32);
+      break;
+    case 1:
+      R = B.CreateZExt(B.CreateNot(none()), I32);
+      break;
+    case 2:
+      R = B.CreateZExt(B.CreateOr(all(), none()), I32);
+      break;
+    default:
+      R = Ballot;
+      break;
     }
   } else {
     llvm::Value *V = B.CreateTrunc(Values, V32);
     switch (Cut.Arg) {
-    case 0: R = B.CreateAddReduce(V); break;
-    case 1: R = B.CreateIntMinReduce(V, /*IsSigned=*/false); break;
-    case 2: R = B.CreateIntMaxReduce(V, /*IsSigned=*/false); break;
-    case 3: R = B.CreateIntMinReduce(V, /*IsSigned=*/true); break;
-    case 4: R = B.CreateIntMaxReduce(V, /*IsSigned=*/true); break;
-    case 5: R = B.CreateAndReduce(V); break;
-    case 6: R = B.CreateOrReduce(V); break;
-    default: R = B.CreateXorReduce(V); break;
+    case 0:
+      R = B.CreateAddReduce(V);
+      break;
+    case 1:
+      R = B.CreateIntMinReduce(V, /*IsSigned=*/false);
+      break;
+    case 2:
+      R = B.CreateIntMaxReduce(V, /*IsSigned=*/false);
+      break;
+    case 3:
+      R = B.CreateIntMinReduce(V, /*IsSigned=*/true);
+      break;
+    case 4:
+      R = B.CreateIntMaxReduce(V, /*IsSigned=*/true);
+      break;
+    case 5:
+      R = B.CreateAndReduce(V);
+      break;
+    case 6:
+      R = B.CreateOrReduce(V);
+      break;
+    default:
+      R = B.CreateXorReduce(V);
+      break;
     }
   }
   if (A.Out)

@@ -33,8 +33,7 @@ public:
   /// Calls the dispatcher after a loop over the block's N threads; PerThread maps registers to their arrays.
   /// Span: the live threads' {first, end}, which the dispatcher reads and narrows (one-dimensional blocks).
   llvm::Value *emitRelease(llvm::IRBuilder<> &B, llvm::Value *Ctx, llvm::Value *States, llvm::Value *N,
-                           llvm::Value *Span,
-                           llvm::ArrayRef<RegionCut> Cuts,
+                           llvm::Value *Span, llvm::ArrayRef<RegionCut> Cuts,
                            const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread);
 
   /// When every live thread stopped at Cut (a shuffle, a vote, an integer reduction or bar.warp.sync): a block

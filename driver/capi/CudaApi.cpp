@@ -5,12 +5,12 @@
 // The model is LLVM's OrcV2CBindings.cpp: opaque handles are the core's objects, wrap()/unwrap() convert.
 #include <cuda.h>
 
+#include "ptxforge/codegen/FaultGuard.h"
 #include "ptxforge/driver/Array.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Copy.h"
 #include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Driver.h"
-#include "ptxforge/codegen/FaultGuard.h"
 #include "ptxforge/driver/Launch.h"
 #include "ptxforge/driver/Link.h"
 #include "ptxforge/driver/Memory.h"
@@ -32,7 +32,7 @@
 #define PTXFORGE_API extern "C" __attribute__((visibility("default")))
 /// A per-thread-default-stream (`_ptds`) entry that behaves as its legacy-stream twin (ptxforge runs the
 /// per-thread stream in legacy order): the same code under a second exported name.
-#define PTXFORGE_SAME_ENTRY(Name, Target)                                                                       \
+#define PTXFORGE_SAME_ENTRY(Name, Target)                                                                              \
   extern "C" __attribute__((visibility("default"), alias(#Target))) decltype(Target) Name;
 
 using namespace ptxforge;
@@ -63,34 +63,62 @@ bool isDefaultStream(CUstream H) { return !H || H == CU_STREAM_LEGACY || H == CU
 // ---- results ----
 CUresult toResult(Status S) {
   switch (S) {
-  case Status::Success: return CUDA_SUCCESS;
-  case Status::InvalidValue: return CUDA_ERROR_INVALID_VALUE;
-  case Status::OutOfMemory: return CUDA_ERROR_OUT_OF_MEMORY;
-  case Status::NotInitialized: return CUDA_ERROR_NOT_INITIALIZED;
-  case Status::NoDevice: return CUDA_ERROR_NO_DEVICE;
-  case Status::InvalidDevice: return CUDA_ERROR_INVALID_DEVICE;
-  case Status::InvalidImage: return CUDA_ERROR_INVALID_IMAGE;
-  case Status::InvalidContext: return CUDA_ERROR_INVALID_CONTEXT;
-  case Status::ContextIsDestroyed: return CUDA_ERROR_CONTEXT_IS_DESTROYED;
-  case Status::NoBinaryForGpu: return CUDA_ERROR_NO_BINARY_FOR_GPU;
-  case Status::InvalidPtx: return CUDA_ERROR_INVALID_PTX;
-  case Status::UnsupportedPtxVersion: return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
-  case Status::JitCompilationDisabled: return CUDA_ERROR_JIT_COMPILATION_DISABLED;
-  case Status::FileNotFound: return CUDA_ERROR_FILE_NOT_FOUND;
-  case Status::InvalidHandle: return CUDA_ERROR_INVALID_HANDLE;
-  case Status::NotFound: return CUDA_ERROR_NOT_FOUND;
-  case Status::NotReady: return CUDA_ERROR_NOT_READY;
-  case Status::IllegalAddress: return CUDA_ERROR_ILLEGAL_ADDRESS;
-  case Status::LaunchOutOfResources: return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
-  case Status::LaunchFailed: return CUDA_ERROR_LAUNCH_FAILED;
-  case Status::LaunchTimeout: return CUDA_ERROR_LAUNCH_TIMEOUT;
-  case Status::Assert: return CUDA_ERROR_ASSERT;
-  case Status::IllegalInstruction: return CUDA_ERROR_ILLEGAL_INSTRUCTION;
-  case Status::CooperativeLaunchTooLarge: return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
-  case Status::MisalignedAddress: return CUDA_ERROR_MISALIGNED_ADDRESS;
-  case Status::NotSupported: return CUDA_ERROR_NOT_SUPPORTED;
-  case Status::NotPermitted: return CUDA_ERROR_NOT_PERMITTED;
-  case Status::Unknown: return CUDA_ERROR_UNKNOWN;
+  case Status::Success:
+    return CUDA_SUCCESS;
+  case Status::InvalidValue:
+    return CUDA_ERROR_INVALID_VALUE;
+  case Status::OutOfMemory:
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  case Status::NotInitialized:
+    return CUDA_ERROR_NOT_INITIALIZED;
+  case Status::NoDevice:
+    return CUDA_ERROR_NO_DEVICE;
+  case Status::InvalidDevice:
+    return CUDA_ERROR_INVALID_DEVICE;
+  case Status::InvalidImage:
+    return CUDA_ERROR_INVALID_IMAGE;
+  case Status::InvalidContext:
+    return CUDA_ERROR_INVALID_CONTEXT;
+  case Status::ContextIsDestroyed:
+    return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  case Status::NoBinaryForGpu:
+    return CUDA_ERROR_NO_BINARY_FOR_GPU;
+  case Status::InvalidPtx:
+    return CUDA_ERROR_INVALID_PTX;
+  case Status::UnsupportedPtxVersion:
+    return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+  case Status::JitCompilationDisabled:
+    return CUDA_ERROR_JIT_COMPILATION_DISABLED;
+  case Status::FileNotFound:
+    return CUDA_ERROR_FILE_NOT_FOUND;
+  case Status::InvalidHandle:
+    return CUDA_ERROR_INVALID_HANDLE;
+  case Status::NotFound:
+    return CUDA_ERROR_NOT_FOUND;
+  case Status::NotReady:
+    return CUDA_ERROR_NOT_READY;
+  case Status::IllegalAddress:
+    return CUDA_ERROR_ILLEGAL_ADDRESS;
+  case Status::LaunchOutOfResources:
+    return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  case Status::LaunchFailed:
+    return CUDA_ERROR_LAUNCH_FAILED;
+  case Status::LaunchTimeout:
+    return CUDA_ERROR_LAUNCH_TIMEOUT;
+  case Status::Assert:
+    return CUDA_ERROR_ASSERT;
+  case Status::IllegalInstruction:
+    return CUDA_ERROR_ILLEGAL_INSTRUCTION;
+  case Status::CooperativeLaunchTooLarge:
+    return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+  case Status::MisalignedAddress:
+    return CUDA_ERROR_MISALIGNED_ADDRESS;
+  case Status::NotSupported:
+    return CUDA_ERROR_NOT_SUPPORTED;
+  case Status::NotPermitted:
+    return CUDA_ERROR_NOT_PERMITTED;
+  case Status::Unknown:
+    return CUDA_ERROR_UNKNOWN;
   }
   return CUDA_ERROR_UNKNOWN;
 }
@@ -276,154 +304,302 @@ const ErrorText *findError(CUresult R) {
 std::optional<int> deviceAttribute(CUdevice_attribute A, const DeviceProperties &P) {
   auto Clamp = [](uint64_t V) { return static_cast<int>(std::min<uint64_t>(V, INT32_MAX)); };
   switch (A) {
-  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return Clamp(P.MaxThreadsPerBlock);
-  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: return Clamp(P.MaxBlockDim[0]);
-  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: return Clamp(P.MaxBlockDim[1]);
-  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: return Clamp(P.MaxBlockDim[2]);
-  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: return Clamp(P.MaxGridDim[0]);
-  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: return Clamp(P.MaxGridDim[1]);
-  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: return Clamp(P.MaxGridDim[2]);
-  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: return Clamp(P.SharedMemoryPerBlock);
-  case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: return Clamp(P.TotalConstantMemory);
-  case CU_DEVICE_ATTRIBUTE_WARP_SIZE: return Clamp(P.WarpSize);
-  case CU_DEVICE_ATTRIBUTE_MAX_PITCH: return INT32_MAX;
-  case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: return Clamp(P.RegistersPerBlock);
-  case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: return Clamp(P.ClockRateKHz);
-  case CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT: return 512;
-  case CU_DEVICE_ATTRIBUTE_GPU_OVERLAP: return 1;
-  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: return Clamp(P.MultiprocessorCount);
-  case CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT: return 0;
-  case CU_DEVICE_ATTRIBUTE_INTEGRATED: return 0;
-  case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: return 1;
-  case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: return CU_COMPUTEMODE_DEFAULT;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH: return 131072;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH: return 131072;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT: return 65536;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH: return 16384;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT: return 16384;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH: return 16384;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH: return 32768;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT: return 32768;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS: return 2048;
-  case CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT: return 512;
-  case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: return 1;
-  case CU_DEVICE_ATTRIBUTE_ECC_ENABLED: return 0;
-  case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: return Clamp(P.PciBus);
-  case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: return Clamp(P.PciDevice);
-  case CU_DEVICE_ATTRIBUTE_TCC_DRIVER: return 0;
-  case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: return Clamp(P.ClockRateKHz);
-  case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: return 64;
-  case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: return Clamp(P.L2CacheBytes);
-  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: return Clamp(P.MaxThreadsPerMultiprocessor);
-  case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: return 2;
-  case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: return 1;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH: return 32768;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS: return 2048;
-  case CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER: return 1;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH: return 32768;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT: return 32768;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE: return 8192;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE: return 8192;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE: return 32768;
-  case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: return Clamp(P.PciDomain);
-  case CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT: return 32;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH: return 32768;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH: return 32768;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS: return 2046;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH: return 32768;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH: return 131072;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT: return 65536;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH: return 16384;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT: return 16384;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH: return 16384;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH: return 32768;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS: return 2048;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH: return 32768;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT: return 32768;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS: return 2048;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH: return 32768;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH: return 32768;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS: return 2046;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH: return 268435456;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH: return 131072;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT: return 65000;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH: return 2097120;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH: return 32768;
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT: return 32768;
-  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: return Clamp(P.CcMajor);
-  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: return Clamp(P.CcMinor);
-  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH: return 32768;
-  case CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED: return 1;
-  case CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED: return 1;
-  case CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED: return 1;
-  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: return Clamp(P.SharedMemoryPerMultiprocessor);
-  case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: return Clamp(P.RegistersPerMultiprocessor);
-  case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: return 1;
-  case CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD: return 0;
-  case CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID: return 0;
-  case CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED: return 1; // the device is the host
-  case CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO: return 2;
-  case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: return 1; // kernels can read any host memory
-  case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: return 1;
-  case CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED: return 1;
-  case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: return 1;
-  case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1: return 0;
-  case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1: return 0;
-  case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1: return 0;
-  case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: return 1;
-  case CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH: return 0;
-  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: return Clamp(P.SharedMemoryPerBlockOptin);
-  case CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES: return 0;
-  case CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED: return 1;
-  case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES: return 1;
-  case CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST: return 1;
-  case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: return 0; // no cuMemCreate/cuMemMap yet
-  case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: return Clamp(P.MaxBlocksPerMultiprocessor);
-  case CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE: return 0;
-  case CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE: return 0;
-  case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: return Clamp(P.ReservedSharedMemoryPerBlock);
-  case CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return 0; // no stream-ordered allocator yet
-  case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS: return 0;
-  case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING: return 0;
-  case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: return 0;
-  case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH: return 0; // no thread-block clusters yet
-  case CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS: return 0;
-  case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR: return 0;
-  case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT: return 1;
-  case CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS: return 0;
-  case CU_DEVICE_ATTRIBUTE_NUMA_CONFIG: return 0;
-  case CU_DEVICE_ATTRIBUTE_NUMA_ID: return -1;
-  case CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_MPS_ENABLED: return 0;
-  case CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID: return -1;
-  case CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK: return 0;
-  case CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH: return 0;
-  case CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID: return 0;
-  case CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID: return 0;
-  case CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED: return 0;
-  case CU_DEVICE_ATTRIBUTE_MAX: break;
+  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+    return Clamp(P.MaxThreadsPerBlock);
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
+    return Clamp(P.MaxBlockDim[0]);
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y:
+    return Clamp(P.MaxBlockDim[1]);
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z:
+    return Clamp(P.MaxBlockDim[2]);
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X:
+    return Clamp(P.MaxGridDim[0]);
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
+    return Clamp(P.MaxGridDim[1]);
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z:
+    return Clamp(P.MaxGridDim[2]);
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
+    return Clamp(P.SharedMemoryPerBlock);
+  case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY:
+    return Clamp(P.TotalConstantMemory);
+  case CU_DEVICE_ATTRIBUTE_WARP_SIZE:
+    return Clamp(P.WarpSize);
+  case CU_DEVICE_ATTRIBUTE_MAX_PITCH:
+    return INT32_MAX;
+  case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK:
+    return Clamp(P.RegistersPerBlock);
+  case CU_DEVICE_ATTRIBUTE_CLOCK_RATE:
+    return Clamp(P.ClockRateKHz);
+  case CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT:
+    return 512;
+  case CU_DEVICE_ATTRIBUTE_GPU_OVERLAP:
+    return 1;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+    return Clamp(P.MultiprocessorCount);
+  case CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_INTEGRATED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
+    return 1;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE:
+    return CU_COMPUTEMODE_DEFAULT;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH:
+    return 131072;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH:
+    return 131072;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT:
+    return 65536;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH:
+    return 16384;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT:
+    return 16384;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH:
+    return 16384;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH:
+    return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT:
+    return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS:
+    return 2048;
+  case CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT:
+    return 512;
+  case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS:
+    return 1;
+  case CU_DEVICE_ATTRIBUTE_ECC_ENABLED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:
+    return Clamp(P.PciBus);
+  case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID:
+    return Clamp(P.PciDevice);
+  case CU_DEVICE_ATTRIBUTE_TCC_DRIVER:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE:
+    return Clamp(P.ClockRateKHz);
+  case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH:
+    return 64;
+  case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE:
+    return Clamp(P.L2CacheBytes);
+  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR:
+    return Clamp(P.MaxThreadsPerMultiprocessor);
+  case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT:
+    return 2;
+  case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
+    return 1;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH:
+    return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS:
+    return 2048;
+  case CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER:
+    return 1;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH:
+    return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT:
+    return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE:
+    return 8192;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE:
+    return 8192;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE:
+    return 32768;
+  case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID:
+    return Clamp(P.PciDomain);
+  case CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT:
+    return 32;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH:
+    return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH:
+    return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS:
+    return 2046;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH:
+    return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH:
+    return 131072;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT:
+    return 65536;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH:
+    return 16384;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT:
+    return 16384;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH:
+    return 16384;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH:
+    return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS:
+    return 2048;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH:
+    return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT:
+    return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS:
+    return 2048;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH:
+    return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH:
+    return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS:
+    return 2046;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH:
+    return 268435456;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH:
+    return 131072;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT:
+    return 65000;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH:
+    return 2097120;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH:
+    return 32768;
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT:
+    return 32768;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+    return Clamp(P.CcMajor);
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+    return Clamp(P.CcMinor);
+  case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH:
+    return 32768;
+  case CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED:
+    return 1;
+  case CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED:
+    return 1;
+  case CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED:
+    return 1;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR:
+    return Clamp(P.SharedMemoryPerMultiprocessor);
+  case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR:
+    return Clamp(P.RegistersPerMultiprocessor);
+  case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
+    return 1;
+  case CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED:
+    return 1; // the device is the host
+  case CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO:
+    return 2;
+  case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS:
+    return 1; // kernels can read any host memory
+  case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS:
+    return 1;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED:
+    return 1;
+  case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM:
+    return 1;
+  case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
+    return 1;
+  case CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+    return Clamp(P.SharedMemoryPerBlockOptin);
+  case CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED:
+    return 1;
+  case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES:
+    return 1;
+  case CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST:
+    return 1;
+  case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+    return 0; // no cuMemCreate/cuMemMap yet
+  case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR:
+    return Clamp(P.MaxBlocksPerMultiprocessor);
+  case CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK:
+    return Clamp(P.ReservedSharedMemoryPerBlock);
+  case CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+    return 0; // no stream-ordered allocator yet
+  case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH:
+    return 0; // no thread-block clusters yet
+  case CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT:
+    return 1;
+  case CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_NUMA_CONFIG:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_NUMA_ID:
+    return -1;
+  case CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_MPS_ENABLED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID:
+    return -1;
+  case CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED:
+    return 0;
+  case CU_DEVICE_ATTRIBUTE_MAX:
+    break;
   }
   return std::nullopt;
 }
@@ -442,11 +618,21 @@ struct JitOptionList {
     for (unsigned I = 0; I < N; ++I) {
       uintptr_t V = reinterpret_cast<uintptr_t>(Values[I]);
       switch (Keys[I]) {
-      case CU_JIT_INFO_LOG_BUFFER: InfoLog = static_cast<char *>(Values[I]); break;
-      case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: InfoSize = static_cast<unsigned>(V), InfoSizeSlot = &Values[I]; break;
-      case CU_JIT_ERROR_LOG_BUFFER: ErrorLog = static_cast<char *>(Values[I]); break;
-      case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: ErrorSize = static_cast<unsigned>(V), ErrorSizeSlot = &Values[I]; break;
-      case CU_JIT_WALL_TIME: WallTimeSlot = &Values[I]; break;
+      case CU_JIT_INFO_LOG_BUFFER:
+        InfoLog = static_cast<char *>(Values[I]);
+        break;
+      case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES:
+        InfoSize = static_cast<unsigned>(V), InfoSizeSlot = &Values[I];
+        break;
+      case CU_JIT_ERROR_LOG_BUFFER:
+        ErrorLog = static_cast<char *>(Values[I]);
+        break;
+      case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES:
+        ErrorSize = static_cast<unsigned>(V), ErrorSizeSlot = &Values[I];
+        break;
+      case CU_JIT_WALL_TIME:
+        WallTimeSlot = &Values[I];
+        break;
       case CU_JIT_OPTIMIZATION_LEVEL:
         if (static_cast<unsigned>(V) > 4)
           return CUDA_ERROR_INVALID_VALUE;
@@ -460,7 +646,9 @@ struct JitOptionList {
         Options.TargetCc = Base;
         break;
       }
-      case CU_JIT_LOG_VERBOSE: Options.Verbose = V != 0; break;
+      case CU_JIT_LOG_VERBOSE:
+        Options.Verbose = V != 0;
+        break;
       case CU_JIT_TARGET_FROM_CUCONTEXT: // the default
       case CU_JIT_MAX_REGISTERS:
       case CU_JIT_THREADS_PER_BLOCK:
@@ -487,8 +675,10 @@ struct JitOptionList {
       case CU_JIT_MIN_CTA_PER_SM:
       case CU_JIT_MAX_THREADS_PER_BLOCK:
       case CU_JIT_OVERRIDE_DIRECTIVE_VALUES:
-      case CU_JIT_SPLIT_COMPILE: break; // accepted; they tune NVIDIA's code generator
-      default: return CUDA_ERROR_INVALID_VALUE;
+      case CU_JIT_SPLIT_COMPILE:
+        break; // accepted; they tune NVIDIA's code generator
+      default:
+        return CUDA_ERROR_INVALID_VALUE;
       }
     }
     Options.ErrorLog = ErrorLog && ErrorSize;
@@ -552,14 +742,14 @@ CopyRegion linear(uint64_t Dst, Side DstSide, uint64_t Src, Side SrcSide, size_t
 
 /// The array side of a CUDA_MEMCPY2D/3D: the address of byte X of row Y of slice (or layer) Z, and the array's
 /// pitch and rows per slice; the Width x Rows x Depth box must lie inside the array.
-CUresult arraySide(CUarray H, size_t X, size_t Y, size_t Z, size_t Width, size_t Rows, size_t Depth,
-                   uint64_t &Address, Side &S, uint64_t &Pitch, uint64_t &SliceRows) {
+CUresult arraySide(CUarray H, size_t X, size_t Y, size_t Z, size_t Width, size_t Rows, size_t Depth, uint64_t &Address,
+                   Side &S, uint64_t &Pitch, uint64_t &SliceRows) {
   Array *A = Array::lookup(H);
   if (!A)
     return CUDA_ERROR_INVALID_VALUE;
   Depth = std::max<size_t>(Depth, 1), Rows = std::max<size_t>(Rows, 1);
-  if (X > A->rowBytes() || Width > A->rowBytes() - X || Y > A->rows() || Rows > A->rows() - Y ||
-      Z > A->slices() || Depth > A->slices() - Z)
+  if (X > A->rowBytes() || Width > A->rowBytes() - X || Y > A->rows() || Rows > A->rows() - Y || Z > A->slices() ||
+      Depth > A->slices() - Z)
     return CUDA_ERROR_INVALID_VALUE;
   S = Side::Device, Pitch = A->rowBytes(), SliceRows = A->rows();
   Address = A->base() + (Z * A->rows() + Y) * A->rowBytes() + X;
@@ -570,10 +760,17 @@ CUresult arraySide(CUarray H, size_t X, size_t Y, size_t Z, size_t Width, size_t
 CUresult copySide(CUmemorytype Type, const void *Host, CUdeviceptr Device, CUarray Array, size_t X, size_t Y, size_t Z,
                   size_t Pitch, size_t Height, size_t Width, size_t Rows, uint64_t &Address, Side &S) {
   switch (Type) {
-  case CU_MEMORYTYPE_HOST: S = Side::Host, Address = reinterpret_cast<uint64_t>(Host); break;
-  case CU_MEMORYTYPE_DEVICE: S = Side::Device, Address = Device; break;
-  case CU_MEMORYTYPE_UNIFIED: S = Side::Unified, Address = Device; break;
-  default: return CUDA_ERROR_INVALID_VALUE;
+  case CU_MEMORYTYPE_HOST:
+    S = Side::Host, Address = reinterpret_cast<uint64_t>(Host);
+    break;
+  case CU_MEMORYTYPE_DEVICE:
+    S = Side::Device, Address = Device;
+    break;
+  case CU_MEMORYTYPE_UNIFIED:
+    S = Side::Unified, Address = Device;
+    break;
+  default:
+    return CUDA_ERROR_INVALID_VALUE;
   }
   if ((Rows > 1 || Y || Z) && X + Width > Pitch)
     return CUDA_ERROR_INVALID_VALUE;
@@ -595,14 +792,14 @@ CUresult copy2D(const CUDA_MEMCPY2D *C, CUstream H, bool Async) {
   if (CUresult E = C->srcMemoryType == CU_MEMORYTYPE_ARRAY
                        ? arraySide(C->srcArray, C->srcXInBytes, C->srcY, 0, C->WidthInBytes, C->Height, 1, R.Src,
                                    R.SrcSide, R.SrcPitch, Unused)
-                       : copySide(C->srcMemoryType, C->srcHost, C->srcDevice, C->srcArray, C->srcXInBytes,
-                                  C->srcY, 0, C->srcPitch, 0, C->WidthInBytes, C->Height, R.Src, R.SrcSide))
+                       : copySide(C->srcMemoryType, C->srcHost, C->srcDevice, C->srcArray, C->srcXInBytes, C->srcY, 0,
+                                  C->srcPitch, 0, C->WidthInBytes, C->Height, R.Src, R.SrcSide))
     return E;
   if (CUresult E = C->dstMemoryType == CU_MEMORYTYPE_ARRAY
                        ? arraySide(C->dstArray, C->dstXInBytes, C->dstY, 0, C->WidthInBytes, C->Height, 1, R.Dst,
                                    R.DstSide, R.DstPitch, Unused)
-                       : copySide(C->dstMemoryType, C->dstHost, C->dstDevice, C->dstArray, C->dstXInBytes,
-                                  C->dstY, 0, C->dstPitch, 0, C->WidthInBytes, C->Height, R.Dst, R.DstSide))
+                       : copySide(C->dstMemoryType, C->dstHost, C->dstDevice, C->dstArray, C->dstXInBytes, C->dstY, 0,
+                                  C->dstPitch, 0, C->WidthInBytes, C->Height, R.Dst, R.DstSide))
     return E;
   return copy(H, Async, R);
 }
@@ -619,14 +816,14 @@ CUresult copy3D(const CUDA_MEMCPY3D *C, CUstream H, bool Async) {
   R.DstHeight = C->Depth > 1 || C->dstZ ? C->dstHeight : C->Height;
   size_t Rows = C->Height * std::max<size_t>(C->Depth, 1);
   if (CUresult E = C->srcMemoryType == CU_MEMORYTYPE_ARRAY
-                       ? arraySide(C->srcArray, C->srcXInBytes, C->srcY, C->srcZ, C->WidthInBytes, C->Height,
-                                   C->Depth, R.Src, R.SrcSide, R.SrcPitch, R.SrcHeight)
+                       ? arraySide(C->srcArray, C->srcXInBytes, C->srcY, C->srcZ, C->WidthInBytes, C->Height, C->Depth,
+                                   R.Src, R.SrcSide, R.SrcPitch, R.SrcHeight)
                        : copySide(C->srcMemoryType, C->srcHost, C->srcDevice, C->srcArray, C->srcXInBytes, C->srcY,
                                   C->srcZ, C->srcPitch, R.SrcHeight, C->WidthInBytes, Rows, R.Src, R.SrcSide))
     return E;
   if (CUresult E = C->dstMemoryType == CU_MEMORYTYPE_ARRAY
-                       ? arraySide(C->dstArray, C->dstXInBytes, C->dstY, C->dstZ, C->WidthInBytes, C->Height,
-                                   C->Depth, R.Dst, R.DstSide, R.DstPitch, R.DstHeight)
+                       ? arraySide(C->dstArray, C->dstXInBytes, C->dstY, C->dstZ, C->WidthInBytes, C->Height, C->Depth,
+                                   R.Dst, R.DstSide, R.DstPitch, R.DstHeight)
                        : copySide(C->dstMemoryType, C->dstHost, C->dstDevice, C->dstArray, C->dstXInBytes, C->dstY,
                                   C->dstZ, C->dstPitch, R.DstHeight, C->WidthInBytes, Rows, R.Dst, R.DstSide))
     return E;
@@ -664,17 +861,23 @@ size_t pointerAttributeSize(CUpointer_attribute A) {
   case CU_POINTER_ATTRIBUTE_CONTEXT:
   case CU_POINTER_ATTRIBUTE_HOST_POINTER:
   case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
-  case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: return sizeof(void *);
+  case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
+    return sizeof(void *);
   case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-  case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: return sizeof(CUdeviceptr);
+  case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+    return sizeof(CUdeviceptr);
   case CU_POINTER_ATTRIBUTE_BUFFER_ID:
   case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
-  case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: return sizeof(unsigned long long);
+  case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
+    return sizeof(unsigned long long);
   case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
-  case CU_POINTER_ATTRIBUTE_MAPPING_SIZE: return sizeof(size_t);
+  case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
+    return sizeof(size_t);
   case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-  case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: return sizeof(unsigned int);
-  default: return sizeof(int);
+  case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
+    return sizeof(unsigned int);
+  default:
+    return sizeof(int);
   }
 }
 
@@ -688,32 +891,72 @@ CUresult pointerAttribute(void *Data, CUpointer_attribute Attr, CUdeviceptr Ptr)
     return CUDA_ERROR_INVALID_VALUE;
   bool Host = A->isHost();
   switch (Attr) {
-  case CU_POINTER_ATTRIBUTE_CONTEXT: put(Data, wrap(A->Owner)); break;
-  case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: put<unsigned>(Data, Host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE); break;
-  case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: put<CUdeviceptr>(Data, Ptr); break;
+  case CU_POINTER_ATTRIBUTE_CONTEXT:
+    put(Data, wrap(A->Owner));
+    break;
+  case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+    put<unsigned>(Data, Host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE);
+    break;
+  case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+    put<CUdeviceptr>(Data, Ptr);
+    break;
   case CU_POINTER_ATTRIBUTE_HOST_POINTER:
     if (!Host && A->Kind != MemoryKind::Managed)
       return CUDA_ERROR_INVALID_VALUE;
     put(Data, reinterpret_cast<void *>(Ptr));
     break;
-  case CU_POINTER_ATTRIBUTE_P2P_TOKENS: return CUDA_ERROR_NOT_SUPPORTED;
-  case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: put<int>(Data, 1); break;
-  case CU_POINTER_ATTRIBUTE_BUFFER_ID: put<unsigned long long>(Data, A->BufferId); break;
-  case CU_POINTER_ATTRIBUTE_IS_MANAGED: put<int>(Data, A->Kind == MemoryKind::Managed); break;
-  case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: put<int>(Data, 0); break;
-  case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: put<int>(Data, 0); break;
-  case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: put<CUdeviceptr>(Data, A->Base); break;
-  case CU_POINTER_ATTRIBUTE_RANGE_SIZE: put<size_t>(Data, A->Size); break;
-  case CU_POINTER_ATTRIBUTE_MAPPED: put<int>(Data, 1); break;
-  case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: put<unsigned long long>(Data, 0); break;
-  case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: put<int>(Data, 0); break;
-  case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: put<unsigned>(Data, 3); break; // read and write
-  case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: put<void *>(Data, nullptr); break;
-  case CU_POINTER_ATTRIBUTE_MAPPING_SIZE: put<size_t>(Data, A->Size); break;
-  case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: put(Data, reinterpret_cast<void *>(A->Base)); break;
-  case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: put<unsigned long long>(Data, A->BufferId); break;
-  case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: put<int>(Data, 0); break;
-  default: return CUDA_ERROR_INVALID_VALUE;
+  case CU_POINTER_ATTRIBUTE_P2P_TOKENS:
+    return CUDA_ERROR_NOT_SUPPORTED;
+  case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+    put<int>(Data, 1);
+    break;
+  case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+    put<unsigned long long>(Data, A->BufferId);
+    break;
+  case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+    put<int>(Data, A->Kind == MemoryKind::Managed);
+    break;
+  case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+    put<int>(Data, 0);
+    break;
+  case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+    put<int>(Data, 0);
+    break;
+  case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+    put<CUdeviceptr>(Data, A->Base);
+    break;
+  case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+    put<size_t>(Data, A->Size);
+    break;
+  case CU_POINTER_ATTRIBUTE_MAPPED:
+    put<int>(Data, 1);
+    break;
+  case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+    put<unsigned long long>(Data, 0);
+    break;
+  case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
+    put<int>(Data, 0);
+    break;
+  case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
+    put<unsigned>(Data, 3);
+    break; // read and write
+  case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+    put<void *>(Data, nullptr);
+    break;
+  case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
+    put<size_t>(Data, A->Size);
+    break;
+  case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
+    put(Data, reinterpret_cast<void *>(A->Base));
+    break;
+  case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
+    put<unsigned long long>(Data, A->BufferId);
+    break;
+  case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE:
+    put<int>(Data, 0);
+    break;
+  default:
+    return CUDA_ERROR_INVALID_VALUE;
   }
   return CUDA_SUCCESS;
 }
@@ -1241,14 +1484,22 @@ PTXFORGE_API CUresult cuCtxSynchronize(void) {
 namespace {
 std::optional<Limit> toLimit(CUlimit L) {
   switch (L) {
-  case CU_LIMIT_STACK_SIZE: return Limit::StackSize;
-  case CU_LIMIT_PRINTF_FIFO_SIZE: return Limit::PrintfFifoSize;
-  case CU_LIMIT_MALLOC_HEAP_SIZE: return Limit::MallocHeapSize;
-  case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH: return Limit::DevRuntimeSyncDepth;
-  case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT: return Limit::DevRuntimePendingLaunchCount;
-  case CU_LIMIT_MAX_L2_FETCH_GRANULARITY: return Limit::MaxL2FetchGranularity;
-  case CU_LIMIT_PERSISTING_L2_CACHE_SIZE: return Limit::PersistingL2CacheSize;
-  default: return std::nullopt;
+  case CU_LIMIT_STACK_SIZE:
+    return Limit::StackSize;
+  case CU_LIMIT_PRINTF_FIFO_SIZE:
+    return Limit::PrintfFifoSize;
+  case CU_LIMIT_MALLOC_HEAP_SIZE:
+    return Limit::MallocHeapSize;
+  case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH:
+    return Limit::DevRuntimeSyncDepth;
+  case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT:
+    return Limit::DevRuntimePendingLaunchCount;
+  case CU_LIMIT_MAX_L2_FETCH_GRANULARITY:
+    return Limit::MaxL2FetchGranularity;
+  case CU_LIMIT_PERSISTING_L2_CACHE_SIZE:
+    return Limit::PersistingL2CacheSize;
+  default:
+    return std::nullopt;
   }
 }
 } // namespace
@@ -1459,23 +1710,46 @@ PTXFORGE_API CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, C
   if (!F)
     return CUDA_ERROR_INVALID_HANDLE;
   switch (attrib) {
-  case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = int(F->maxThreadsPerBlock()); break;
-  case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *pi = int(F->staticSharedBytes()); break;
-  case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: *pi = int(F->constBytes()); break;
-  case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *pi = int(F->localBytes()); break;
-  case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = int(F->numRegisters()); break;
-  case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = int(F->module().ptxTarget()); break;
-  case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = int(F->module().binaryVersion()); break;
-  case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: *pi = 0; break;
-  case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = int(F->maxDynamicSharedBytes()); break;
-  case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *pi = F->preferredCarveout(); break;
+  case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+    *pi = int(F->maxThreadsPerBlock());
+    break;
+  case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
+    *pi = int(F->staticSharedBytes());
+    break;
+  case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES:
+    *pi = int(F->constBytes());
+    break;
+  case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES:
+    *pi = int(F->localBytes());
+    break;
+  case CU_FUNC_ATTRIBUTE_NUM_REGS:
+    *pi = int(F->numRegisters());
+    break;
+  case CU_FUNC_ATTRIBUTE_PTX_VERSION:
+    *pi = int(F->module().ptxTarget());
+    break;
+  case CU_FUNC_ATTRIBUTE_BINARY_VERSION:
+    *pi = int(F->module().binaryVersion());
+    break;
+  case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA:
+    *pi = 0;
+    break;
+  case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+    *pi = int(F->maxDynamicSharedBytes());
+    break;
+  case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+    *pi = F->preferredCarveout();
+    break;
   case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET:
   case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
   case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
   case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
   case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
-  case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: *pi = 0; break;
-  default: return CUDA_ERROR_INVALID_VALUE;
+  case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+    *pi = 0;
+    break;
+  default:
+    return CUDA_ERROR_INVALID_VALUE;
   }
   return CUDA_SUCCESS;
 }
@@ -1487,14 +1761,19 @@ PTXFORGE_API CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute 
   if (!F)
     return CUDA_ERROR_INVALID_HANDLE;
   switch (attrib) {
-  case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: return toResult(F->setMaxDynamicSharedBytes(value));
-  case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: return toResult(F->setPreferredCarveout(value));
+  case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+    return toResult(F->setMaxDynamicSharedBytes(value));
+  case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+    return toResult(F->setPreferredCarveout(value));
   case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
-  case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: return CUDA_SUCCESS; // hints without clusters
+  case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+    return CUDA_SUCCESS; // hints without clusters
   case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
   case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
-  case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: return CUDA_ERROR_NOT_SUPPORTED;
-  default: return CUDA_ERROR_INVALID_VALUE;
+  case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+    return CUDA_ERROR_NOT_SUPPORTED;
+  default:
+    return CUDA_ERROR_INVALID_VALUE;
   }
 }
 
@@ -1604,8 +1883,12 @@ CUresult addLinkInput(CUlinkState state, CUjitInputType type, const ModuleSource
       E = S->L->addPtx(Text, Name ? Name : "<ptx input>", S->Logs);
     }
     break;
-  case CU_JIT_INPUT_FATBINARY: E = S->L->addImage(Source, Name ? Name : "", S->Logs); break;
-  case CU_JIT_INPUT_CUBIN: E = S->L->addCubin(Source, Text, S->Logs); break;
+  case CU_JIT_INPUT_FATBINARY:
+    E = S->L->addImage(Source, Name ? Name : "", S->Logs);
+    break;
+  case CU_JIT_INPUT_CUBIN:
+    E = S->L->addCubin(Source, Text, S->Logs);
+    break;
   default:
     S->Logs.Error += "ptxforge: only PTX and fatbinary link inputs are supported\n";
     E = makeError(Status::NotSupported, "link input type");
@@ -2404,8 +2687,7 @@ CUresult launchKindOf(const LaunchConfigAbi &C, LaunchKind &Kind) {
 }
 } // namespace
 
-PTXFORGE_API CUresult cuLaunchKernelEx(const LaunchConfigAbi *config, CUfunction f, void **kernelParams,
-                                       void **extra) {
+PTXFORGE_API CUresult cuLaunchKernelEx(const LaunchConfigAbi *config, CUfunction f, void **kernelParams, void **extra) {
   if (!initialized())
     return CUDA_ERROR_NOT_INITIALIZED;
   if (!config)
@@ -2417,8 +2699,8 @@ PTXFORGE_API CUresult cuLaunchKernelEx(const LaunchConfigAbi *config, CUfunction
     if (Kind == LaunchKind::Cooperative && extra)
       return CUDA_ERROR_INVALID_VALUE; // as cuLaunchCooperativeKernel: kernelParams only
     const LaunchConfigAbi &C = *config;
-    return launchKernel(f, C.GridDimX, C.GridDimY, C.GridDimZ, C.BlockDimX, C.BlockDimY, C.BlockDimZ,
-                        C.SharedMemBytes, C.Stream, kernelParams, extra, Kind);
+    return launchKernel(f, C.GridDimX, C.GridDimY, C.GridDimZ, C.BlockDimX, C.BlockDimY, C.BlockDimZ, C.SharedMemBytes,
+                        C.Stream, kernelParams, extra, Kind);
   });
 }
 
@@ -2616,28 +2898,53 @@ namespace {
 
 bool texelFormat(CUarray_format F, codegen::TexelFormat &Out) {
   switch (F) {
-  case CU_AD_FORMAT_UNSIGNED_INT8: Out = codegen::TexelFormat::U8; return true;
-  case CU_AD_FORMAT_UNSIGNED_INT16: Out = codegen::TexelFormat::U16; return true;
-  case CU_AD_FORMAT_UNSIGNED_INT32: Out = codegen::TexelFormat::U32; return true;
-  case CU_AD_FORMAT_SIGNED_INT8: Out = codegen::TexelFormat::S8; return true;
-  case CU_AD_FORMAT_SIGNED_INT16: Out = codegen::TexelFormat::S16; return true;
-  case CU_AD_FORMAT_SIGNED_INT32: Out = codegen::TexelFormat::S32; return true;
-  case CU_AD_FORMAT_HALF: Out = codegen::TexelFormat::F16; return true;
-  case CU_AD_FORMAT_FLOAT: Out = codegen::TexelFormat::F32; return true;
-  default: return false;
+  case CU_AD_FORMAT_UNSIGNED_INT8:
+    Out = codegen::TexelFormat::U8;
+    return true;
+  case CU_AD_FORMAT_UNSIGNED_INT16:
+    Out = codegen::TexelFormat::U16;
+    return true;
+  case CU_AD_FORMAT_UNSIGNED_INT32:
+    Out = codegen::TexelFormat::U32;
+    return true;
+  case CU_AD_FORMAT_SIGNED_INT8:
+    Out = codegen::TexelFormat::S8;
+    return true;
+  case CU_AD_FORMAT_SIGNED_INT16:
+    Out = codegen::TexelFormat::S16;
+    return true;
+  case CU_AD_FORMAT_SIGNED_INT32:
+    Out = codegen::TexelFormat::S32;
+    return true;
+  case CU_AD_FORMAT_HALF:
+    Out = codegen::TexelFormat::F16;
+    return true;
+  case CU_AD_FORMAT_FLOAT:
+    Out = codegen::TexelFormat::F32;
+    return true;
+  default:
+    return false;
   }
 }
 
 CUarray_format arrayFormat(codegen::TexelFormat F) {
   switch (F) {
-  case codegen::TexelFormat::U8: return CU_AD_FORMAT_UNSIGNED_INT8;
-  case codegen::TexelFormat::U16: return CU_AD_FORMAT_UNSIGNED_INT16;
-  case codegen::TexelFormat::U32: return CU_AD_FORMAT_UNSIGNED_INT32;
-  case codegen::TexelFormat::S8: return CU_AD_FORMAT_SIGNED_INT8;
-  case codegen::TexelFormat::S16: return CU_AD_FORMAT_SIGNED_INT16;
-  case codegen::TexelFormat::S32: return CU_AD_FORMAT_SIGNED_INT32;
-  case codegen::TexelFormat::F16: return CU_AD_FORMAT_HALF;
-  default: return CU_AD_FORMAT_FLOAT;
+  case codegen::TexelFormat::U8:
+    return CU_AD_FORMAT_UNSIGNED_INT8;
+  case codegen::TexelFormat::U16:
+    return CU_AD_FORMAT_UNSIGNED_INT16;
+  case codegen::TexelFormat::U32:
+    return CU_AD_FORMAT_UNSIGNED_INT32;
+  case codegen::TexelFormat::S8:
+    return CU_AD_FORMAT_SIGNED_INT8;
+  case codegen::TexelFormat::S16:
+    return CU_AD_FORMAT_SIGNED_INT16;
+  case codegen::TexelFormat::S32:
+    return CU_AD_FORMAT_SIGNED_INT32;
+  case codegen::TexelFormat::F16:
+    return CU_AD_FORMAT_HALF;
+  default:
+    return CU_AD_FORMAT_FLOAT;
   }
 }
 
@@ -2722,8 +3029,10 @@ CUresult resourceDescriptor(const CUDA_RESOURCE_DESC &R, bool Surface, codegen::
       return CUDA_ERROR_INVALID_VALUE;
     return CUDA_SUCCESS;
   }
-  case CU_RESOURCE_TYPE_MIPMAPPED_ARRAY: return CUDA_ERROR_NOT_SUPPORTED;
-  default: return CUDA_ERROR_INVALID_VALUE;
+  case CU_RESOURCE_TYPE_MIPMAPPED_ARRAY:
+    return CUDA_ERROR_NOT_SUPPORTED;
+  default:
+    return CUDA_ERROR_INVALID_VALUE;
   }
 }
 
@@ -2736,15 +3045,14 @@ CUresult samplerDescriptor(const CUDA_TEXTURE_DESC &T, codegen::TextureDescripto
   }
   if (T.filterMode > CU_TR_FILTER_MODE_LINEAR)
     return CUDA_ERROR_INVALID_VALUE;
-  D.Filter = T.filterMode == CU_TR_FILTER_MODE_LINEAR ? codegen::TexFilterMode::Linear
-                                                      : codegen::TexFilterMode::Point;
+  D.Filter = T.filterMode == CU_TR_FILTER_MODE_LINEAR ? codegen::TexFilterMode::Linear : codegen::TexFilterMode::Point;
   D.NormalizedCoords = T.flags & CU_TRSF_NORMALIZED_COORDINATES;
   D.ReadAsInteger = T.flags & CU_TRSF_READ_AS_INTEGER;
   std::copy(T.borderColor, T.borderColor + 4, D.BorderColor);
   // Linear filtering needs float results: 32-bit integers, and 8/16-bit ones read as integers, cannot filter.
   bool Int32 = D.Format == codegen::TexelFormat::U32 || D.Format == codegen::TexelFormat::S32;
-  bool IntRead = Int32 || (D.ReadAsInteger && D.Format != codegen::TexelFormat::F16 &&
-                           D.Format != codegen::TexelFormat::F32);
+  bool IntRead =
+      Int32 || (D.ReadAsInteger && D.Format != codegen::TexelFormat::F16 && D.Format != codegen::TexelFormat::F32);
   if (D.Filter == codegen::TexFilterMode::Linear && IntRead)
     return CUDA_ERROR_INVALID_VALUE;
   // Linear memory is fetched by integer index: no filtering, no normalized coordinates.
@@ -2813,7 +3121,8 @@ PTXFORGE_API CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR *pArrayD
   *pArrayDescriptor = {};
   pArrayDescriptor->Width = S.Width, pArrayDescriptor->Height = S.Height, pArrayDescriptor->Depth = S.Depth;
   pArrayDescriptor->Format = arrayFormat(S.Format), pArrayDescriptor->NumChannels = S.Channels;
-  pArrayDescriptor->Flags = (S.Layered ? CUDA_ARRAY3D_LAYERED : 0) | (S.SurfaceLoadStore ? CUDA_ARRAY3D_SURFACE_LDST : 0) |
+  pArrayDescriptor->Flags = (S.Layered ? CUDA_ARRAY3D_LAYERED : 0) |
+                            (S.SurfaceLoadStore ? CUDA_ARRAY3D_SURFACE_LDST : 0) |
                             (S.TextureGather ? CUDA_ARRAY3D_TEXTURE_GATHER : 0);
   return CUDA_SUCCESS;
 }

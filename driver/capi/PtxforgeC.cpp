@@ -320,8 +320,7 @@ ptxforge_status ptxforge_executable_kernel(ptxforge_executable X, const char *Na
   });
 }
 
-ptxforge_status ptxforge_executable_global(ptxforge_executable X, const char *Name, uint64_t *Address,
-                                           size_t *Size) {
+ptxforge_status ptxforge_executable_global(ptxforge_executable X, const char *Name, uint64_t *Address, size_t *Size) {
   return fence([&] {
     if (!X || !Name)
       return nullArgument(!X ? "executable" : "name");
@@ -347,8 +346,8 @@ ptxforge_status ptxforge_kernel_param(ptxforge_kernel K, size_t Index, ptxforge_
   if (Index >= Ps.size())
     return fail(ErrorCode::InvalidArgument, "parameter index out of range");
   const Parameter &P = Ps[Index];
-  *Out = ptxforge_param_info{P.Name.c_str(), P.Type.c_str(), P.VectorWidth, P.ArrayLength, P.IsPointer ? 1 : 0,
-                             P.PointerSpace.c_str(), P.Offset, P.Size, P.Align};
+  *Out = ptxforge_param_info{P.Name.c_str(),         P.Type.c_str(), P.VectorWidth, P.ArrayLength, P.IsPointer ? 1 : 0,
+                             P.PointerSpace.c_str(), P.Offset,       P.Size,        P.Align};
   return PTXFORGE_SUCCESS;
 }
 

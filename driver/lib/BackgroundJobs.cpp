@@ -20,7 +20,7 @@ struct BackgroundJobs::Job {
 struct BackgroundJobs::State {
   std::mutex Lock;
   std::condition_variable Finished;
-  std::vector<Job *> Running; ///< started, not yet done (each kept alive by its thread's Handle)
+  std::vector<Job *> Running;       ///< started, not yet done (each kept alive by its thread's Handle)
   std::atomic<bool> Exiting{false}; ///< the exit handler has run: a job started later starts cancelled
 };
 

@@ -218,8 +218,8 @@ const std::string &ptxforge::driver::cacheHostIdentity() {
         Features.push_back("+" + F.getKey().str());
     llvm::sort(Features);
     return "triple=" + llvm::sys::getProcessTriple() + " cpu=" + llvm::sys::getHostCPUName().str() +
-           " features=" + llvm::join(Features, ",") + " ptxforge=" PTXFORGE_VERSION " compiler=" PTXFORGE_COMPILER_FINGERPRINT
-           " llvm=" LLVM_VERSION_STRING;
+           " features=" + llvm::join(Features, ",") +
+           " ptxforge=" PTXFORGE_VERSION " compiler=" PTXFORGE_COMPILER_FINGERPRINT " llvm=" LLVM_VERSION_STRING;
   }();
   return Identity;
 }
@@ -454,8 +454,7 @@ llvm::Error ComputeCache::clear() {
   for (const DirEntry &E : Entries) {
     std::string Path = C.Directory + "/" + E.Name;
     if (::unlink(Path.c_str()) != 0 && errno != ENOENT)
-      return llvm::createStringError(std::errc::io_error, "cannot remove %s: %s", Path.c_str(),
-                                     errnoText().c_str());
+      return llvm::createStringError(std::errc::io_error, "cannot remove %s: %s", Path.c_str(), errnoText().c_str());
   }
   return llvm::Error::success();
 }

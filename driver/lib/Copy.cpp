@@ -2,9 +2,9 @@
 // the work itself runs under the fault guard, so a bad host pointer becomes an error instead of a crash
 // (synchronous calls return it; queued work makes it the sticky error, as a faulting DMA would).
 #include "ptxforge/driver/Copy.h"
+#include "ptxforge/codegen/FaultGuard.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Driver.h"
-#include "ptxforge/codegen/FaultGuard.h"
 #include "ptxforge/driver/Memory.h"
 
 #include <cstring>

@@ -1,8 +1,8 @@
 // Process-wide state: initialisation, the sticky error, primary contexts, context creation and destruction,
 // and the calling thread's context stack.
 #include "ptxforge/driver/Driver.h"
-#include "ptxforge/driver/Device.h"
 #include "ptxforge/codegen/FaultGuard.h"
+#include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Memory.h"
 #include "ptxforge/driver/Settings.h"
 

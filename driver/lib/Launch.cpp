@@ -39,14 +39,21 @@ bool verbose() {
 /// The CUresult NVIDIA's driver gives for each way a kernel fails.
 Status launchStatus(codegen::LaunchFault F) {
   switch (F) {
-  case codegen::LaunchFault::IllegalAddress: return Status::IllegalAddress;
-  case codegen::LaunchFault::MisalignedAddress: return Status::MisalignedAddress;
-  case codegen::LaunchFault::IllegalInstruction: return Status::IllegalInstruction;
-  case codegen::LaunchFault::Assert: return Status::Assert;
-  case codegen::LaunchFault::Timeout: return Status::LaunchTimeout;
-  case codegen::LaunchFault::InvalidConfiguration: return Status::InvalidValue;
+  case codegen::LaunchFault::IllegalAddress:
+    return Status::IllegalAddress;
+  case codegen::LaunchFault::MisalignedAddress:
+    return Status::MisalignedAddress;
+  case codegen::LaunchFault::IllegalInstruction:
+    return Status::IllegalInstruction;
+  case codegen::LaunchFault::Assert:
+    return Status::Assert;
+  case codegen::LaunchFault::Timeout:
+    return Status::LaunchTimeout;
+  case codegen::LaunchFault::InvalidConfiguration:
+    return Status::InvalidValue;
   case codegen::LaunchFault::Trap:
-  case codegen::LaunchFault::Deadlock: return Status::LaunchFailed;
+  case codegen::LaunchFault::Deadlock:
+    return Status::LaunchFailed;
   }
   return Status::LaunchFailed;
 }
@@ -91,9 +98,9 @@ llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const
     uint64_t PerSm = F.activeBlocksPerMultiprocessor(static_cast<int>(Config.Block.count()), Config.DynamicSharedBytes);
     uint64_t Resident = PerSm * deviceProperties().MultiprocessorCount;
     if (Blocks > Resident)
-      return makeError(Status::CooperativeLaunchTooLarge,
-                       "a cooperative grid of " + llvm::Twine(Blocks) + " blocks; the device holds " +
-                           llvm::Twine(Resident) + " of them at once");
+      return makeError(Status::CooperativeLaunchTooLarge, "a cooperative grid of " + llvm::Twine(Blocks) +
+                                                              " blocks; the device holds " + llvm::Twine(Resident) +
+                                                              " of them at once");
   }
   auto KC = F.code(); // a lazily loaded module compiles the kernel at its first launch
   if (!KC)

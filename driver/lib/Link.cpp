@@ -451,7 +451,7 @@ private:
 
   std::vector<LinkInput> &Inputs;
   std::string &Log;
-  llvm::StringMap<Definition> External; ///< externally visible name -> the definition the link uses
+  llvm::StringMap<Definition> External;            ///< externally visible name -> the definition the link uses
   std::vector<llvm::StringMap<uint32_t>> Internal; ///< per input: its functions without linkage, by name
   std::vector<std::vector<bool>> Reachable;        ///< per input and function: kept in the result
   ptx::Module Out;

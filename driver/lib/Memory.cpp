@@ -7,9 +7,9 @@
 
 #include "llvm/Support/MathExtras.h"
 
-#include <sys/mman.h>
 #include <cstdlib>
 #include <string_view>
+#include <sys/mman.h>
 #include <tuple>
 
 using namespace ptxforge::driver;

@@ -21,8 +21,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 using namespace ptxforge;
@@ -478,38 +478,38 @@ void Module::cancelBackgroundCompiles() const {
 void Module::startOptimizedCompile(Function &F, CacheKeyInputs Key) {
   F.Upgrade.Compiling.store(true, std::memory_order_release);
   PendingCompile *P = Pending.get(); // lives until the last kernel is done, which this job's own may be
-  F.OptimizeJob = BackgroundJobs::get().start([this, &F, P, Key = std::move(Key)](
-                                                   const BackgroundJobs::CancelFlag &Cancel) {
-    {
-      std::scoped_lock L(OptimizeLock); // the full lowering's LLVMContext: one compile at a time
-      struct Done {
-        codegen::TierUp &U;
-        ~Done() { U.Compiling.store(false, std::memory_order_release); }
-      } MarkDone{F.Upgrade};
-      // Cancelled (the module unloads or the process exits): the quick code did the work. A compile cancelled
-      // midway fails, so the cache gets no entry and the kernel keeps its quick code.
-      if (codegen::cancelRequested(&Cancel))
-        return;
-      // No second cache lookup: compileFunction's missed a moment ago.
-      auto Part = compilePart(
-          Key, [&] { return P->compileKernel(F.name(), /*Quick=*/false, &Cancel); },
-          [&](const codegen::CompiledObject &O) { return loadKernelCode(O); });
-      const codegen::KernelInfo *K = Part && Part->Code ? Part->Code->kernel(F.name()) : nullptr;
-      if (K && Part->Code->blockEntry(*K)) {
-        F.Optimized = std::move(Part->Code);
-        F.Upgrade.Block.store(F.Optimized->blockEntry(*K), std::memory_order_release);
-      } else if (!Part && codegen::cancelRequested(&Cancel)) {
-        llvm::consumeError(Part.takeError());
-      } else if (!Part) {
-        // The quick code the kernel runs on was compiled from the same PTX; it keeps running on that.
-        std::string Why = llvm::toString(Part.takeError());
-        printLateFailure("ptxforge: kernel '" + F.name().str() + "' stays on its quick code: " + Why + "\n");
-      }
-    }
-    std::scoped_lock L(MaterializeLock);
-    if (--P->KernelsLeft == 0)
-      Pending.reset();
-  });
+  F.OptimizeJob =
+      BackgroundJobs::get().start([this, &F, P, Key = std::move(Key)](const BackgroundJobs::CancelFlag &Cancel) {
+        {
+          std::scoped_lock L(OptimizeLock); // the full lowering's LLVMContext: one compile at a time
+          struct Done {
+            codegen::TierUp &U;
+            ~Done() { U.Compiling.store(false, std::memory_order_release); }
+          } MarkDone{F.Upgrade};
+          // Cancelled (the module unloads or the process exits): the quick code did the work. A compile cancelled
+          // midway fails, so the cache gets no entry and the kernel keeps its quick code.
+          if (codegen::cancelRequested(&Cancel))
+            return;
+          // No second cache lookup: compileFunction's missed a moment ago.
+          auto Part = compilePart(
+              Key, [&] { return P->compileKernel(F.name(), /*Quick=*/false, &Cancel); },
+              [&](const codegen::CompiledObject &O) { return loadKernelCode(O); });
+          const codegen::KernelInfo *K = Part && Part->Code ? Part->Code->kernel(F.name()) : nullptr;
+          if (K && Part->Code->blockEntry(*K)) {
+            F.Optimized = std::move(Part->Code);
+            F.Upgrade.Block.store(F.Optimized->blockEntry(*K), std::memory_order_release);
+          } else if (!Part && codegen::cancelRequested(&Cancel)) {
+            llvm::consumeError(Part.takeError());
+          } else if (!Part) {
+            // The quick code the kernel runs on was compiled from the same PTX; it keeps running on that.
+            std::string Why = llvm::toString(Part.takeError());
+            printLateFailure("ptxforge: kernel '" + F.name().str() + "' stays on its quick code: " + Why + "\n");
+          }
+        }
+        std::scoped_lock L(MaterializeLock);
+        if (--P->KernelsLeft == 0)
+          Pending.reset();
+      });
 }
 
 size_t Module::compiledFunctionCount() const {

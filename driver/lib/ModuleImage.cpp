@@ -2,8 +2,8 @@
 // first bytes (fatbinary container, nvcc's wrapper struct, ELF, or PTX text), fatbinaries go through the
 // -gencode selection rules of fatbin/Selection.h, which may pick a host-native entry (compiled code) instead.
 #include "ptxforge/codegen/CompiledObject.h"
-#include "ptxforge/driver/Device.h"
 #include "ptxforge/codegen/FaultGuard.h"
+#include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Module.h"
 #include "ptxforge/driver/Settings.h"
 #include "ptxforge/driver/Status.h"
@@ -201,11 +201,13 @@ llvm::Expected<SelectedPtx> ptxforge::driver::selectPtx(const ModuleSource &Sour
     llvm::StringRef Bytes = (*Buffer)->getBuffer();
     switch (fatbin::identifyImage(llvm::arrayRefFromStringRef(Bytes))) {
     case fatbin::ImageFormat::Container:
-    case fatbin::ImageFormat::Elf: return selectFromFatbinaryBuffer(std::move(*Buffer), CC, Logs);
+    case fatbin::ImageFormat::Elf:
+      return selectFromFatbinaryBuffer(std::move(*Buffer), CC, Logs);
     case fatbin::ImageFormat::Wrapper:
       Logs.Error = "ptxforge: " + Source.Path + " holds a __fatBinC_Wrapper_t, not a fatbinary";
       return makeError(Status::InvalidImage, Logs.Error);
-    case fatbin::ImageFormat::Unknown: break;
+    case fatbin::ImageFormat::Unknown:
+      break;
     }
     llvm::StringRef Text = Bytes.take_until([](char C) { return C == 0; });
     if (!PtxText || !looksLikePtx(Text)) {
@@ -268,7 +270,8 @@ llvm::Expected<SelectedPtx> selectFromImage(const uint8_t *P, unsigned CC, JitLo
                                                    "ELF image", /*RequiresNullTerminator=*/false);
     return selectFromFatbinaryBuffer(std::move(Buffer), CC, Logs);
   }
-  case fatbin::ImageFormat::Unknown: break;
+  case fatbin::ImageFormat::Unknown:
+    break;
   }
   if (!PtxText) {
     Logs.Error = "ptxforge: the image is not a fatbinary";

@@ -37,34 +37,62 @@ Status ptxforge::driver::takeStatus(llvm::Error E, std::string *Message) {
 
 const char *ptxforge::driver::describe(Status S) {
   switch (S) {
-  case Status::Success: return "success";
-  case Status::InvalidValue: return "invalid value";
-  case Status::OutOfMemory: return "out of memory";
-  case Status::NotInitialized: return "not initialized";
-  case Status::NoDevice: return "no device";
-  case Status::InvalidDevice: return "invalid device";
-  case Status::InvalidImage: return "invalid image";
-  case Status::InvalidContext: return "invalid context";
-  case Status::ContextIsDestroyed: return "context is destroyed";
-  case Status::NoBinaryForGpu: return "no binary for the device";
-  case Status::InvalidPtx: return "invalid PTX";
-  case Status::UnsupportedPtxVersion: return "unsupported PTX version";
-  case Status::JitCompilationDisabled: return "PTX JIT compilation disabled";
-  case Status::FileNotFound: return "file not found";
-  case Status::InvalidHandle: return "invalid handle";
-  case Status::NotFound: return "not found";
-  case Status::NotReady: return "not ready";
-  case Status::IllegalAddress: return "illegal address";
-  case Status::LaunchOutOfResources: return "launch out of resources";
-  case Status::LaunchFailed: return "launch failed";
-  case Status::LaunchTimeout: return "launch timed out";
-  case Status::Assert: return "device-side assert";
-  case Status::IllegalInstruction: return "illegal instruction";
-  case Status::MisalignedAddress: return "misaligned address";
-  case Status::CooperativeLaunchTooLarge: return "cooperative launch too large";
-  case Status::NotSupported: return "not supported";
-  case Status::NotPermitted: return "not permitted";
-  case Status::Unknown: return "unknown error";
+  case Status::Success:
+    return "success";
+  case Status::InvalidValue:
+    return "invalid value";
+  case Status::OutOfMemory:
+    return "out of memory";
+  case Status::NotInitialized:
+    return "not initialized";
+  case Status::NoDevice:
+    return "no device";
+  case Status::InvalidDevice:
+    return "invalid device";
+  case Status::InvalidImage:
+    return "invalid image";
+  case Status::InvalidContext:
+    return "invalid context";
+  case Status::ContextIsDestroyed:
+    return "context is destroyed";
+  case Status::NoBinaryForGpu:
+    return "no binary for the device";
+  case Status::InvalidPtx:
+    return "invalid PTX";
+  case Status::UnsupportedPtxVersion:
+    return "unsupported PTX version";
+  case Status::JitCompilationDisabled:
+    return "PTX JIT compilation disabled";
+  case Status::FileNotFound:
+    return "file not found";
+  case Status::InvalidHandle:
+    return "invalid handle";
+  case Status::NotFound:
+    return "not found";
+  case Status::NotReady:
+    return "not ready";
+  case Status::IllegalAddress:
+    return "illegal address";
+  case Status::LaunchOutOfResources:
+    return "launch out of resources";
+  case Status::LaunchFailed:
+    return "launch failed";
+  case Status::LaunchTimeout:
+    return "launch timed out";
+  case Status::Assert:
+    return "device-side assert";
+  case Status::IllegalInstruction:
+    return "illegal instruction";
+  case Status::MisalignedAddress:
+    return "misaligned address";
+  case Status::CooperativeLaunchTooLarge:
+    return "cooperative launch too large";
+  case Status::NotSupported:
+    return "not supported";
+  case Status::NotPermitted:
+    return "not permitted";
+  case Status::Unknown:
+    return "unknown error";
   }
   return "unknown error";
 }

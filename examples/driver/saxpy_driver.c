@@ -23,10 +23,10 @@ static int check(CUresult R, const char *What) {
   return 1;
 }
 
-#define CHECK(call)                                                                                                  \
-  do {                                                                                                               \
-    if (check((call), #call))                                                                                        \
-      return 1;                                                                                                      \
+#define CHECK(call)                                                                                                    \
+  do {                                                                                                                 \
+    if (check((call), #call))                                                                                          \
+      return 1;                                                                                                        \
   } while (0)
 
 static char *readFile(const char *Path) {

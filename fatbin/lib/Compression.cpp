@@ -1,7 +1,7 @@
 // Zstandard and LZ4 (de)compression of entry payloads, with the output bounded by the declared size and by
 // a hard limit, so corrupt or hostile payloads end in an Error.
-#include "Support.h"
 #include "ptxforge/fatbin/Compression.h"
+#include "Support.h"
 
 #include <lz4.h>
 #include <zstd.h>
@@ -14,7 +14,6 @@ using namespace llvm;
 namespace ptxforge::fatbin {
 using detail::hex;
 using detail::makeError;
-
 
 namespace {
 struct DStreamDeleter {

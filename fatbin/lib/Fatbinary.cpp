@@ -1,7 +1,7 @@
 // The container parser: every size, offset and string in a header is checked against the bytes it came
 // from before an Entry points into them, so truncated or lying input gives an Error, never a bad read.
-#include "Support.h"
 #include "ptxforge/fatbin/Fatbinary.h"
+#include "Support.h"
 #include "ptxforge/fatbin/Compression.h"
 
 #include "llvm/Support/Endian.h"
@@ -17,8 +17,6 @@ namespace endian = llvm::support::endian;
 namespace ptxforge::fatbin {
 using detail::hex;
 using detail::makeError;
-
-
 
 /// Drops the NUL terminator (and any padding NULs) NVIDIA stores after strings.
 static StringRef trimNuls(ArrayRef<uint8_t> Bytes) {

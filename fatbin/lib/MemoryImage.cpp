@@ -1,7 +1,7 @@
 // Following `__fatBinC_Wrapper_t` pointers through a MemoryImage: bounds-checked for ELF files, trusted for
 // this process's own registration calls.
-#include "Support.h"
 #include "ptxforge/fatbin/MemoryImage.h"
+#include "Support.h"
 #include "ptxforge/fatbin/Reader.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -16,8 +16,6 @@ namespace endian = llvm::support::endian;
 namespace ptxforge::fatbin {
 using detail::hex;
 using detail::makeError;
-
-
 
 MemoryImage::~MemoryImage() = default;
 

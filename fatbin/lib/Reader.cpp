@@ -1,7 +1,7 @@
 // Reading fatbinaries from files: raw containers, or the fatbinary sections of ELF files through LLVM's
 // Object library.
-#include "Support.h"
 #include "ptxforge/fatbin/Reader.h"
+#include "Support.h"
 #include "ptxforge/support/InputFile.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -12,7 +12,6 @@ using namespace llvm;
 namespace ptxforge::fatbin {
 using detail::hex;
 using detail::makeError;
-
 
 static ArrayRef<uint8_t> bytesOf(StringRef S) { return arrayRefFromStringRef<uint8_t>(S); }
 

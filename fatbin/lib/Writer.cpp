@@ -1,7 +1,7 @@
 // Serializing entries with NVIDIA's header layout: 64 fixed bytes, then for PTX an options descriptor at
 // 0x40 pointing at a NUL-terminated options string, the header padded to 8; payloads padded to 8.
-#include "Support.h"
 #include "ptxforge/fatbin/Writer.h"
+#include "Support.h"
 #include "ptxforge/fatbin/Compression.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -14,7 +14,6 @@ namespace endian = llvm::support::endian;
 namespace ptxforge::fatbin {
 using detail::hex;
 using detail::makeError;
-
 
 std::optional<CodeVersion> ptxIsaVersion(StringRef PtxText) {
   // The directive comes first in every PTX file after comments; scanning lines keeps this independent of

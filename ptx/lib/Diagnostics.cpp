@@ -34,9 +34,12 @@ void DiagnosticEngine::clear() {
 
 static const char *severityName(Severity S) {
   switch (S) {
-  case Severity::Note: return "note";
-  case Severity::Warning: return "warning";
-  case Severity::Error: return "error";
+  case Severity::Note:
+    return "note";
+  case Severity::Warning:
+    return "warning";
+  case Severity::Error:
+    return "error";
   }
   return "error";
 }

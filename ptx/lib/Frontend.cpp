@@ -4,7 +4,7 @@
 using namespace ptxforge::ptx;
 
 std::unique_ptr<FrontendResult> ptxforge::ptx::runFrontend(std::unique_ptr<SourceBuffer> Source,
-                                                          const ParseOptions &Options) {
+                                                           const ParseOptions &Options) {
   auto R = std::make_unique<FrontendResult>();
   R->Source = std::move(Source);
   std::unique_ptr<Module> M = parseModule(*R->Source, R->Diags, Options);

@@ -38,16 +38,26 @@ std::string Function::registerName(RegId R) const {
 
 llvm::StringRef ptxforge::ptx::spell(PerfDirectiveKind K) {
   switch (K) {
-  case PerfDirectiveKind::Maxntid: return "maxntid";
-  case PerfDirectiveKind::Reqntid: return "reqntid";
-  case PerfDirectiveKind::Minnctapersm: return "minnctapersm";
-  case PerfDirectiveKind::Maxnctapersm: return "maxnctapersm";
-  case PerfDirectiveKind::Maxnreg: return "maxnreg";
-  case PerfDirectiveKind::Maxclusterrank: return "maxclusterrank";
-  case PerfDirectiveKind::Reqnctapercluster: return "reqnctapercluster";
-  case PerfDirectiveKind::Explicitcluster: return "explicitcluster";
-  case PerfDirectiveKind::Noreturn: return "noreturn";
-  case PerfDirectiveKind::Blocksareclusters: return "blocksareclusters";
+  case PerfDirectiveKind::Maxntid:
+    return "maxntid";
+  case PerfDirectiveKind::Reqntid:
+    return "reqntid";
+  case PerfDirectiveKind::Minnctapersm:
+    return "minnctapersm";
+  case PerfDirectiveKind::Maxnctapersm:
+    return "maxnctapersm";
+  case PerfDirectiveKind::Maxnreg:
+    return "maxnreg";
+  case PerfDirectiveKind::Maxclusterrank:
+    return "maxclusterrank";
+  case PerfDirectiveKind::Reqnctapercluster:
+    return "reqnctapercluster";
+  case PerfDirectiveKind::Explicitcluster:
+    return "explicitcluster";
+  case PerfDirectiveKind::Noreturn:
+    return "noreturn";
+  case PerfDirectiveKind::Blocksareclusters:
+    return "blocksareclusters";
   }
   return "";
 }
@@ -70,6 +80,4 @@ uint64_t VariableDecl::sizeInBytes() const {
   return N;
 }
 
-uint32_t VariableDecl::alignment() const {
-  return Align ? Align : static_cast<uint32_t>(elementSize());
-}
+uint32_t VariableDecl::alignment() const { return Align ? Align : static_cast<uint32_t>(elementSize()); }

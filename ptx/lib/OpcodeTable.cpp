@@ -15,8 +15,8 @@ struct Table {
   std::vector<std::vector<OpcodeFeature>> Features;
   std::vector<std::string> Problems; ///< spellings in the .def that name nothing (a unit test keeps it empty)
 
-  void parseSpellings(llvm::StringRef List, ModifierSet &Mods, TypeSet &Types, bool *Vector,
-                      llvm::StringRef Where, unsigned *Width = nullptr) {
+  void parseSpellings(llvm::StringRef List, ModifierSet &Mods, TypeSet &Types, bool *Vector, llvm::StringRef Where,
+                      unsigned *Width = nullptr) {
     llvm::SmallVector<llvm::StringRef, 16> Parts;
     List.split(Parts, ' ', -1, false);
     for (llvm::StringRef P : Parts) {
@@ -28,8 +28,7 @@ struct Table {
         *Vector = true;
         if (Width)
           P.drop_front().getAsInteger(10, *Width);
-      }
-      else
+      } else
         Problems.push_back(Where.str() + ": unknown spelling '" + P.str() + "'");
     }
   }
@@ -49,7 +48,7 @@ struct Table {
       Info.AllowedTypes.set();
       Info.AllowsVector = true;
     }
-#define PTX_OPCODE_INFO(Enum, MinOps, MaxOps, MinSm, MinPtx, ShapeName, Mods, Types)                         \
+#define PTX_OPCODE_INFO(Enum, MinOps, MaxOps, MinSm, MinPtx, ShapeName, Mods, Types)                                   \
   addRow(Opcode::Enum, MinOps, MaxOps, MinSm, MinPtx, OperandShape::ShapeName, Mods, Types);
 #define PTX_OPCODE_FEATURE(Enum, Spellings, MinSm, MinPtx) addFeature(Opcode::Enum, Spellings, MinSm, MinPtx);
 #include "ptxforge/ptx/OpcodeTable.def"
@@ -121,14 +120,31 @@ std::vector<std::string> ptxforge::ptx::checkOpcodeTable() {
 
 unsigned ptxforge::ptx::videoLanes(Opcode Op) {
   switch (Op) {
-  case Opcode::Vadd: case Opcode::Vsub: case Opcode::Vabsdiff: case Opcode::Vmin: case Opcode::Vmax:
-  case Opcode::Vshl: case Opcode::Vshr: case Opcode::Vmad: case Opcode::Vset:
+  case Opcode::Vadd:
+  case Opcode::Vsub:
+  case Opcode::Vabsdiff:
+  case Opcode::Vmin:
+  case Opcode::Vmax:
+  case Opcode::Vshl:
+  case Opcode::Vshr:
+  case Opcode::Vmad:
+  case Opcode::Vset:
     return 1;
-  case Opcode::Vadd2: case Opcode::Vsub2: case Opcode::Vavrg2: case Opcode::Vabsdiff2: case Opcode::Vmin2:
-  case Opcode::Vmax2: case Opcode::Vset2:
+  case Opcode::Vadd2:
+  case Opcode::Vsub2:
+  case Opcode::Vavrg2:
+  case Opcode::Vabsdiff2:
+  case Opcode::Vmin2:
+  case Opcode::Vmax2:
+  case Opcode::Vset2:
     return 2;
-  case Opcode::Vadd4: case Opcode::Vsub4: case Opcode::Vavrg4: case Opcode::Vabsdiff4: case Opcode::Vmin4:
-  case Opcode::Vmax4: case Opcode::Vset4:
+  case Opcode::Vadd4:
+  case Opcode::Vsub4:
+  case Opcode::Vavrg4:
+  case Opcode::Vabsdiff4:
+  case Opcode::Vmin4:
+  case Opcode::Vmax4:
+  case Opcode::Vset4:
     return 4;
   default:
     return 0;

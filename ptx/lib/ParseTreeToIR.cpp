@@ -21,14 +21,14 @@ constexpr uint64_t MaxVariableBytes = uint64_t(1) << 40;
 constexpr unsigned MaxNesting = 256;
 
 struct Scope {
-  llvm::StringMap<RegId> Regs;                            ///< plain register names
+  llvm::StringMap<RegId> Regs;                           ///< plain register names
   llvm::StringMap<std::pair<RegId, uint32_t>> RegRanges; ///< `%r<N>` prefixes: first id, count
   llvm::StringMap<uint32_t> Locals;                      ///< local variables (index into Function::Locals)
 };
 
 /// A parsed opcode token, cached per spelling (a module repeats few distinct ones).
 struct ParsedOpcode {
-  bool Valid = false;  ///< opcode and every qualifier known
+  bool Valid = false; ///< opcode and every qualifier known
   bool OpKnown = false;
   Opcode Op = Opcode::Ret;
   size_t BadOffset = 0, BadLength = 0; ///< the first unknown `.part`
@@ -55,7 +55,7 @@ struct ParseActions::Impl {
 
   // Declaration under construction.
   StateSpace DeclSpace = StateSpace::None;
-  VariableDecl Attr;          ///< attributes shared by the names of one declaration
+  VariableDecl Attr; ///< attributes shared by the names of one declaration
   bool InPtr = false;
   bool DeclIsRegister = false;
   std::vector<VariableDecl> *DeclTarget = nullptr; ///< where declared variables go
@@ -183,9 +183,7 @@ struct ParseActions::Impl {
     LastReg = &Fn->RegisterDecls.back();
   }
 
-  void statement(StatementKind K, size_t Index) {
-    Fn->Body.push_back(Statement{K, static_cast<uint32_t>(Index)});
-  }
+  void statement(StatementKind K, size_t Index) { Fn->Body.push_back(Statement{K, static_cast<uint32_t>(Index)}); }
 
   // ---- opcodes ------------------------------------------------------------------------------------
   const ParsedOpcode &parseOpcode(Tok T) {

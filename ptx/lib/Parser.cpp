@@ -125,9 +125,8 @@ private:
   static std::string readable(llvm::StringRef S) {
     std::string Out = S.str();
     static const std::pair<const char *, const char *> Names[] = {
-        {"IDENT", "an identifier"}, {"OPCODE", "an instruction"}, {"INT", "an integer"},
-        {"FLOAT", "a number"},      {"STRING", "a string"},       {"TYPE", "a type"},
-        {"<EOF>", "end of input"},  {"SEMI", "';'"}};
+        {"IDENT", "an identifier"}, {"OPCODE", "an instruction"}, {"INT", "an integer"},     {"FLOAT", "a number"},
+        {"STRING", "a string"},     {"TYPE", "a type"},           {"<EOF>", "end of input"}, {"SEMI", "';'"}};
     for (auto [From, To] : Names)
       for (size_t P = Out.find(From); P != std::string::npos; P = Out.find(From, P + std::strlen(To)))
         Out.replace(P, std::strlen(From), To);
@@ -194,9 +193,8 @@ bool parseChunk(llvm::StringRef Src, Chunk C, ChunkResult &Out, DiagnosticEngine
 /// the token it made of it, and the syntax error rather than what the actions say about a conjured token.
 void copyDiagnostics(const DiagnosticEngine &From, DiagnosticEngine &To, bool OnePerLocation = false) {
   std::vector<Diagnostic> Kept = From.sorted();
-  size_t KeptErrors = std::count_if(Kept.begin(), Kept.end(), [](const Diagnostic &D) {
-    return D.Level == Severity::Error;
-  });
+  size_t KeptErrors =
+      std::count_if(Kept.begin(), Kept.end(), [](const Diagnostic &D) { return D.Level == Severity::Error; });
   OnePerLocation &= KeptErrors == From.errorCount(); // else the count below would not add up
   for (size_t I = 0; I < Kept.size(); ++I)
     if (!OnePerLocation || I == 0 || Kept[I].Loc.Offset != Kept[I - 1].Loc.Offset)
@@ -252,17 +250,29 @@ void merge(Module &M, ChunkResult &R, DiagnosticEngine &Diags) {
     M.AddressSize = *R.AddressSize;
     M.HasAddressSize = true;
   }
-  size_t G = M.Globals.size(), F = M.Functions.size(), Fi = M.Files.size(), S = M.Sections.size(),
-         P = M.Pragmas.size(), A = M.Aliases.size();
+  size_t G = M.Globals.size(), F = M.Functions.size(), Fi = M.Files.size(), S = M.Sections.size(), P = M.Pragmas.size(),
+         A = M.Aliases.size();
   for (TopLevelItem Item : R.Order) {
     size_t Base = 0;
     switch (Item.Kind) {
-    case TopLevelKind::Variable: Base = G; break;
-    case TopLevelKind::Function: Base = F; break;
-    case TopLevelKind::File: Base = Fi; break;
-    case TopLevelKind::Section: Base = S; break;
-    case TopLevelKind::Pragma: Base = P; break;
-    case TopLevelKind::Alias: Base = A; break;
+    case TopLevelKind::Variable:
+      Base = G;
+      break;
+    case TopLevelKind::Function:
+      Base = F;
+      break;
+    case TopLevelKind::File:
+      Base = Fi;
+      break;
+    case TopLevelKind::Section:
+      Base = S;
+      break;
+    case TopLevelKind::Pragma:
+      Base = P;
+      break;
+    case TopLevelKind::Alias:
+      Base = A;
+      break;
     }
     M.Order.push_back({Item.Kind, static_cast<uint32_t>(Item.Index + Base)});
   }

@@ -35,7 +35,8 @@ public:
   void module() {
     OS << "//\n// Printed by ptxforge\n//\n\n";
     OS << ".version " << M.Version.Major << '.' << M.Version.Minor << '\n';
-    OS << ".target " << "sm_" << M.Tgt.Sm;
+    OS << ".target "
+       << "sm_" << M.Tgt.Sm;
     if (M.Tgt.Suffix)
       OS << M.Tgt.Suffix;
     if (M.Tgt.TexmodeIndependent)

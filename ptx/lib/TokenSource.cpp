@@ -9,9 +9,7 @@ using namespace ptxforge::ptx;
 using namespace ptxforge::ptx::detail;
 using T = ptxforge_grammar::PtxLexer;
 
-static bool isIdentStart(char C) {
-  return (C >= 'a' && C <= 'z') || (C >= 'A' && C <= 'Z') || C == '_' || C == '$';
-}
+static bool isIdentStart(char C) { return (C >= 'a' && C <= 'z') || (C >= 'A' && C <= 'Z') || C == '_' || C == '$'; }
 static bool isDigit(char C) { return C >= '0' && C <= '9'; }
 static bool isIdentChar(char C) { return isIdentStart(C) || isDigit(C); }
 static bool isHex(char C) { return isDigit(C) || (C >= 'a' && C <= 'f') || (C >= 'A' && C <= 'F'); }
@@ -27,13 +25,32 @@ PtxTokenSource::RawToken PtxTokenSource::make(size_t Type, size_t Begin, size_t 
 
 static size_t directiveType(llvm::StringRef W) {
   return llvm::StringSwitch<size_t>(W)
-      .Case("version", T::VERSION).Case("target", T::TARGET).Case("address_size", T::ADDRESS_SIZE)
-      .Case("visible", T::VISIBLE).Case("extern", T::EXTERN).Case("weak", T::WEAK).Case("common", T::COMMON)
-      .Case("entry", T::ENTRY).Case("func", T::FUNC).Case("alias", T::ALIAS).Case("reg", T::REG)
-      .Case("param", T::PARAM).Case("local", T::LOCAL).Case("shared", T::SHARED).Case("global", T::GLOBAL)
-      .Case("const", T::CONST).Case("tex", T::TEX).Case("align", T::ALIGN).Case("ptr", T::PTR)
-      .Case("attribute", T::ATTRIBUTE).Case("file", T::FILE).Case("loc", T::LOC).Case("section", T::SECTION)
-      .Case("pragma", T::PRAGMA).Case("callprototype", T::CALLPROTOTYPE).Case("calltargets", T::CALLTARGETS)
+      .Case("version", T::VERSION)
+      .Case("target", T::TARGET)
+      .Case("address_size", T::ADDRESS_SIZE)
+      .Case("visible", T::VISIBLE)
+      .Case("extern", T::EXTERN)
+      .Case("weak", T::WEAK)
+      .Case("common", T::COMMON)
+      .Case("entry", T::ENTRY)
+      .Case("func", T::FUNC)
+      .Case("alias", T::ALIAS)
+      .Case("reg", T::REG)
+      .Case("param", T::PARAM)
+      .Case("local", T::LOCAL)
+      .Case("shared", T::SHARED)
+      .Case("global", T::GLOBAL)
+      .Case("const", T::CONST)
+      .Case("tex", T::TEX)
+      .Case("align", T::ALIGN)
+      .Case("ptr", T::PTR)
+      .Case("attribute", T::ATTRIBUTE)
+      .Case("file", T::FILE)
+      .Case("loc", T::LOC)
+      .Case("section", T::SECTION)
+      .Case("pragma", T::PRAGMA)
+      .Case("callprototype", T::CALLPROTOTYPE)
+      .Case("calltargets", T::CALLTARGETS)
       .Case("branchtargets", T::BRANCHTARGETS)
       .Cases({"maxntid", "reqntid", "minnctapersm", "maxnctapersm", "maxnreg"}, T::PERF)
       .Cases({"maxclusterrank", "reqnctapercluster", "explicitcluster", "noreturn", "blocksareclusters"}, T::PERF)
@@ -157,8 +174,8 @@ PtxTokenSource::RawToken PtxTokenSource::lexOne() {
   if (Pos >= N)
     return endOfInput();
   if (Index >= MaxTokens) {
-    Diags.error(SourceLoc{Base + uint32_t(Pos)}, "top-level item too large (more than " +
-                                                    std::to_string(MaxTokens) + " tokens)");
+    Diags.error(SourceLoc{Base + uint32_t(Pos)},
+                "top-level item too large (more than " + std::to_string(MaxTokens) + " tokens)");
     return stopAt(endOfInput(), Base + Pos);
   }
 
@@ -244,9 +261,9 @@ PtxTokenSource::RawToken PtxTokenSource::lexOne() {
       for (size_t Q = B + 1; Q < P; ++Q) {
         unsigned char U = static_cast<unsigned char>(Text[Q]);
         if (U == 0 || U >= 0x80) {
-          Diags.error(SourceLoc{Base + uint32_t(Q)}, U == 0 ? std::string("NUL byte in PTX source")
-                                                            : "non-ASCII byte 0x" + llvm::utohexstr(U, true) +
-                                                                  " outside a comment");
+          Diags.error(SourceLoc{Base + uint32_t(Q)},
+                      U == 0 ? std::string("NUL byte in PTX source")
+                             : "non-ASCII byte 0x" + llvm::utohexstr(U, true) + " outside a comment");
           break;
         }
       }
@@ -266,30 +283,63 @@ PtxTokenSource::RawToken PtxTokenSource::lexOne() {
     --Depth;
   }
   switch (C) {
-  case '{': Type = T::LBRACE; break;
-  case '}': Type = T::RBRACE; break;
-  case '(': Type = T::LPAREN; break;
-  case ')': Type = T::RPAREN; break;
-  case '[': Type = T::LBRACK; break;
-  case ']': Type = T::RBRACK; break;
-  case '<': Type = T::LT; break;
-  case '>': Type = T::GT; break;
-  case ',': Type = T::COMMA; break;
-  case ';': Type = T::SEMI; break;
-  case ':': Type = T::COLON; break;
-  case '@': Type = T::AT; break;
-  case '!': Type = T::BANG; break;
-  case '+': Type = T::PLUS; break;
-  case '-': Type = T::MINUS; break;
-  case '|': Type = T::PIPE; break;
-  case '=': Type = T::EQ; break;
+  case '{':
+    Type = T::LBRACE;
+    break;
+  case '}':
+    Type = T::RBRACE;
+    break;
+  case '(':
+    Type = T::LPAREN;
+    break;
+  case ')':
+    Type = T::RPAREN;
+    break;
+  case '[':
+    Type = T::LBRACK;
+    break;
+  case ']':
+    Type = T::RBRACK;
+    break;
+  case '<':
+    Type = T::LT;
+    break;
+  case '>':
+    Type = T::GT;
+    break;
+  case ',':
+    Type = T::COMMA;
+    break;
+  case ';':
+    Type = T::SEMI;
+    break;
+  case ':':
+    Type = T::COLON;
+    break;
+  case '@':
+    Type = T::AT;
+    break;
+  case '!':
+    Type = T::BANG;
+    break;
+  case '+':
+    Type = T::PLUS;
+    break;
+  case '-':
+    Type = T::MINUS;
+    break;
+  case '|':
+    Type = T::PIPE;
+    break;
+  case '=':
+    Type = T::EQ;
+    break;
   default: {
     unsigned char U = static_cast<unsigned char>(C);
     if (U == 0)
       Diags.error(SourceLoc{Base + uint32_t(B)}, "NUL byte in PTX source");
     else if (U >= 0x80)
-      Diags.error(SourceLoc{Base + uint32_t(B)}, "non-ASCII byte 0x" + llvm::utohexstr(U, true) +
-                                                     " outside a comment");
+      Diags.error(SourceLoc{Base + uint32_t(B)}, "non-ASCII byte 0x" + llvm::utohexstr(U, true) + " outside a comment");
     else
       Diags.error(SourceLoc{Base + uint32_t(B)}, std::string("unexpected character '") + C + "'");
     // One token for a run of bad bytes keeps binary garbage cheap.

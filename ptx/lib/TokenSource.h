@@ -91,7 +91,9 @@ public:
     antlr4::Token *T = LT(K);
     return T ? T->getType() : antlr4::Token::INVALID_TYPE;
   }
-  antlr4::Token *get(size_t I) const override { return const_cast<PtxToken *>(&Tokens[std::min(I, Tokens.size() - 1)]); }
+  antlr4::Token *get(size_t I) const override {
+    return const_cast<PtxToken *>(&Tokens[std::min(I, Tokens.size() - 1)]);
+  }
   antlr4::TokenSource *getTokenSource() const override { return &Source; }
   std::string getText(const antlr4::misc::Interval &) override { return std::string(); }
   std::string getText() override { return std::string(); }

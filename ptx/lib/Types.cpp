@@ -1,7 +1,7 @@
 // Spellings and lookups of types, state spaces, linkages, opcodes, modifiers and special registers.
+#include "ptxforge/ptx/Types.h"
 #include "ptxforge/ptx/Opcode.h"
 #include "ptxforge/ptx/Operand.h"
-#include "ptxforge/ptx/Types.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -67,27 +67,42 @@ std::optional<ScalarType> ptxforge::ptx::lookupType(llvm::StringRef S) {
 
 llvm::StringRef ptxforge::ptx::spell(StateSpace S) {
   switch (S) {
-  case StateSpace::None: return "";
-  case StateSpace::Reg: return "reg";
-  case StateSpace::Sreg: return "sreg";
-  case StateSpace::Const: return "const";
-  case StateSpace::Global: return "global";
-  case StateSpace::Local: return "local";
-  case StateSpace::Param: return "param";
-  case StateSpace::Shared: return "shared";
-  case StateSpace::Tex: return "tex";
-  case StateSpace::Generic: return "generic";
+  case StateSpace::None:
+    return "";
+  case StateSpace::Reg:
+    return "reg";
+  case StateSpace::Sreg:
+    return "sreg";
+  case StateSpace::Const:
+    return "const";
+  case StateSpace::Global:
+    return "global";
+  case StateSpace::Local:
+    return "local";
+  case StateSpace::Param:
+    return "param";
+  case StateSpace::Shared:
+    return "shared";
+  case StateSpace::Tex:
+    return "tex";
+  case StateSpace::Generic:
+    return "generic";
   }
   return "";
 }
 
 llvm::StringRef ptxforge::ptx::spell(Linkage L) {
   switch (L) {
-  case Linkage::None: return "";
-  case Linkage::Visible: return "visible";
-  case Linkage::Extern: return "extern";
-  case Linkage::Weak: return "weak";
-  case Linkage::Common: return "common";
+  case Linkage::None:
+    return "";
+  case Linkage::Visible:
+    return "visible";
+  case Linkage::Extern:
+    return "extern";
+  case Linkage::Weak:
+    return "weak";
+  case Linkage::Common:
+    return "common";
   }
   return "";
 }

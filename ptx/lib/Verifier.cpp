@@ -91,12 +91,18 @@ private:
 
   SourceLoc itemLoc(TopLevelItem It) const {
     switch (It.Kind) {
-    case TopLevelKind::Variable: return M.Globals[It.Index].Loc;
-    case TopLevelKind::Function: return M.Functions[It.Index]->Loc;
-    case TopLevelKind::File: return M.Files[It.Index].Loc;
-    case TopLevelKind::Section: return M.Sections[It.Index].Loc;
-    case TopLevelKind::Pragma: return M.Pragmas[It.Index].Loc;
-    case TopLevelKind::Alias: return M.Aliases[It.Index].Loc;
+    case TopLevelKind::Variable:
+      return M.Globals[It.Index].Loc;
+    case TopLevelKind::Function:
+      return M.Functions[It.Index]->Loc;
+    case TopLevelKind::File:
+      return M.Files[It.Index].Loc;
+    case TopLevelKind::Section:
+      return M.Sections[It.Index].Loc;
+    case TopLevelKind::Pragma:
+      return M.Pragmas[It.Index].Loc;
+    case TopLevelKind::Alias:
+      return M.Aliases[It.Index].Loc;
     }
     return SourceLoc();
   }
@@ -212,9 +218,9 @@ private:
         int64_t S = static_cast<int64_t>(Op.Bits);
         bool Fits = Op.Bits <= Max || (S < 0 && S >= -static_cast<int64_t>((Max >> 1) + 1));
         if (!Fits)
-          Diags.error(Op.Loc, "immediate " + std::to_string(Op.Negated ? S : (long long)Op.Bits) +
-                                  " does not fit in " + typeName(T) + " (operand " + std::to_string(Index + 1) +
-                                  " of '" + instructionName(I) + "')");
+          Diags.error(Op.Loc, "immediate " + std::to_string(Op.Negated ? S : (long long)Op.Bits) + " does not fit in " +
+                                  typeName(T) + " (operand " + std::to_string(Index + 1) + " of '" +
+                                  instructionName(I) + "')");
       }
       return;
     }
@@ -250,11 +256,20 @@ private:
       if (I.has(Modifier::Wide)) {
         ScalarType Wide = T0;
         switch (T0) {
-        case ScalarType::U16: Wide = ScalarType::U32; break;
-        case ScalarType::S16: Wide = ScalarType::S32; break;
-        case ScalarType::U32: Wide = ScalarType::U64; break;
-        case ScalarType::S32: Wide = ScalarType::S64; break;
-        default: break;
+        case ScalarType::U16:
+          Wide = ScalarType::U32;
+          break;
+        case ScalarType::S16:
+          Wide = ScalarType::S32;
+          break;
+        case ScalarType::U32:
+          Wide = ScalarType::U64;
+          break;
+        case ScalarType::S32:
+          Wide = ScalarType::S64;
+          break;
+        default:
+          break;
         }
         check(0, Wide);
         check(1, T0);
@@ -326,8 +341,7 @@ private:
   }
 
   void stateSpaces(const Function &F, const Instruction &I) {
-    if (I.Op != Opcode::Ld && I.Op != Opcode::St && I.Op != Opcode::Atom && I.Op != Opcode::Red &&
-        I.Op != Opcode::Ldu)
+    if (I.Op != Opcode::Ld && I.Op != Opcode::St && I.Op != Opcode::Atom && I.Op != Opcode::Red && I.Op != Opcode::Ldu)
       return;
     StateSpace Space = StateSpace::Generic;
     unsigned Spaces = 0;
@@ -335,14 +349,30 @@ private:
       if (Q.K != Qualifier::Kind::Modifier)
         continue;
       switch (static_cast<Modifier>(Q.Value)) {
-      case Modifier::Global: Space = StateSpace::Global; ++Spaces; break;
+      case Modifier::Global:
+        Space = StateSpace::Global;
+        ++Spaces;
+        break;
       case Modifier::Shared:
       case Modifier::Shared_Cta:
-      case Modifier::Shared_Cluster: Space = StateSpace::Shared; ++Spaces; break;
-      case Modifier::Local: Space = StateSpace::Local; ++Spaces; break;
-      case Modifier::Const: Space = StateSpace::Const; ++Spaces; break;
-      case Modifier::Param: Space = StateSpace::Param; ++Spaces; break;
-      default: break;
+      case Modifier::Shared_Cluster:
+        Space = StateSpace::Shared;
+        ++Spaces;
+        break;
+      case Modifier::Local:
+        Space = StateSpace::Local;
+        ++Spaces;
+        break;
+      case Modifier::Const:
+        Space = StateSpace::Const;
+        ++Spaces;
+        break;
+      case Modifier::Param:
+        Space = StateSpace::Param;
+        ++Spaces;
+        break;
+      default:
+        break;
       }
     }
     if (Spaces > 1)
@@ -384,7 +414,8 @@ private:
       std::string Expected = Info.MinOperands == Info.MaxOperands
                                  ? std::to_string(Info.MinOperands)
                                  : std::to_string(Info.MinOperands) + " to " + std::to_string(Info.MaxOperands);
-      Diags.error(I.Loc, "'" + instructionName(I) + "' takes " + Expected + " operands, " + std::to_string(N) + " given");
+      Diags.error(I.Loc,
+                  "'" + instructionName(I) + "' takes " + Expected + " operands, " + std::to_string(N) + " given");
       return;
     }
     if (I.Guard != NoReg && I.Guard < F.Registers.size() && F.Registers[I.Guard].Type != ScalarType::Pred)
@@ -400,8 +431,8 @@ private:
                              smName(M.Tgt.Sm, M.Tgt.Suffix));
     if (M.Version.Major && R.Ptx > M.Version.value())
       Diags.error(I.Loc, "'" + Why + "' requires PTX ISA " + ptxVersionName(R.Ptx) +
-                             " or higher, but the module declares '.version " +
-                             ptxVersionName(M.Version.value()) + "'");
+                             " or higher, but the module declares '.version " + ptxVersionName(M.Version.value()) +
+                             "'");
     shapes(F, I, Info);
     stateSpaces(F, I);
     control(I);

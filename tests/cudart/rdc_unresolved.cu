@@ -6,29 +6,41 @@
 #include <cuda_runtime.h>
 
 static int failures = 0;
-#define CHECK(cond, name, ...) do { if (cond) printf("PASS %s\n", name); else { printf("FAIL %s: ", name); printf(__VA_ARGS__); printf("\n"); ++failures; } } while (0)
+#define CHECK(cond, name, ...)                                                                                         \
+  do {                                                                                                                 \
+    if (cond)                                                                                                          \
+      printf("PASS %s\n", name);                                                                                       \
+    else {                                                                                                             \
+      printf("FAIL %s: ", name);                                                                                       \
+      printf(__VA_ARGS__);                                                                                             \
+      printf("\n");                                                                                                    \
+      ++failures;                                                                                                      \
+    }                                                                                                                  \
+  } while (0)
 
 extern __device__ int defined_nowhere(int x);
 
 __global__ void calls_missing(int *p) { p[threadIdx.x] = defined_nowhere(threadIdx.x); }
 __global__ void self_contained(int *p) { p[threadIdx.x] = threadIdx.x; }
 
-int main()
-{
-    setvbuf(stdout, NULL, _IONBF, 0);
-    int *d = nullptr;
-    CHECK(cudaMalloc(&d, 256) == cudaSuccess, "malloc", "x");
-    calls_missing<<<1, 32>>>(d);
-    cudaError_t e = cudaGetLastError();
-    printf("OBSERVED launch of an unlinkable program -> %s\n", cudaGetErrorName(e));
-    CHECK(e == cudaErrorInvalidPtx, "unresolved_extern", "%s", cudaGetErrorName(e));
-    // The whole module failed to link: its other kernels too, without a second link.
-    self_contained<<<1, 32>>>(d);
-    e = cudaGetLastError();
-    CHECK(e == cudaErrorInvalidPtx, "same_module_kernel", "%s", cudaGetErrorName(e));
-    CHECK(cudaMemset(d, 0, 256) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess, "runtime_still_works", "x");
-    CHECK(cudaFree(d) == cudaSuccess, "free", "x");
-    if (failures) { printf("SUMMARY rdc_unresolved: %d failure(s)\n", failures); return 1; }
-    printf("SUMMARY rdc_unresolved: all passed\n");
-    return 0;
+int main() {
+  setvbuf(stdout, NULL, _IONBF, 0);
+  int *d = nullptr;
+  CHECK(cudaMalloc(&d, 256) == cudaSuccess, "malloc", "x");
+  calls_missing<<<1, 32>>>(d);
+  cudaError_t e = cudaGetLastError();
+  printf("OBSERVED launch of an unlinkable program -> %s\n", cudaGetErrorName(e));
+  CHECK(e == cudaErrorInvalidPtx, "unresolved_extern", "%s", cudaGetErrorName(e));
+  // The whole module failed to link: its other kernels too, without a second link.
+  self_contained<<<1, 32>>>(d);
+  e = cudaGetLastError();
+  CHECK(e == cudaErrorInvalidPtx, "same_module_kernel", "%s", cudaGetErrorName(e));
+  CHECK(cudaMemset(d, 0, 256) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess, "runtime_still_works", "x");
+  CHECK(cudaFree(d) == cudaSuccess, "free", "x");
+  if (failures) {
+    printf("SUMMARY rdc_unresolved: %d failure(s)\n", failures);
+    return 1;
+  }
+  printf("SUMMARY rdc_unresolved: all passed\n");
+  return 0;
 }

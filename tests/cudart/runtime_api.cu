@@ -6,91 +6,121 @@
 #include <cuda_runtime.h>
 
 static int failures = 0;
-#define CHECK(cond, name, ...) do { if (cond) printf("PASS %s\n", name); else { printf("FAIL %s: ", name); printf(__VA_ARGS__); printf("\n"); ++failures; } } while (0)
-#define CK(call, name) do { cudaError_t e_ = (call); CHECK(e_ == cudaSuccess, name, "%s", cudaGetErrorName(e_)); } while (0)
+#define CHECK(cond, name, ...)                                                                                         \
+  do {                                                                                                                 \
+    if (cond)                                                                                                          \
+      printf("PASS %s\n", name);                                                                                       \
+    else {                                                                                                             \
+      printf("FAIL %s: ", name);                                                                                       \
+      printf(__VA_ARGS__);                                                                                             \
+      printf("\n");                                                                                                    \
+      ++failures;                                                                                                      \
+    }                                                                                                                  \
+  } while (0)
+#define CK(call, name)                                                                                                 \
+  do {                                                                                                                 \
+    cudaError_t e_ = (call);                                                                                           \
+    CHECK(e_ == cudaSuccess, name, "%s", cudaGetErrorName(e_));                                                        \
+  } while (0)
 
 __managed__ int m_counter = 5;
 __device__ float d_bias;
 
 __global__ void bump(int by) { atomicAdd(&m_counter, by); }
-__global__ void scale_rows(float *p, size_t pitch, int w, int h, float s)
-{
-    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
-    if (x < w && y < h) { float *row = (float *)((char *)p + y * pitch); row[x] = row[x] * s + d_bias; }
+__global__ void scale_rows(float *p, size_t pitch, int w, int h, float s) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
+  if (x < w && y < h) {
+    float *row = (float *)((char *)p + y * pitch);
+    row[x] = row[x] * s + d_bias;
+  }
 }
-__global__ void fill(int *p, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) p[i] = i * 3; }
+__global__ void fill(int *p, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    p[i] = i * 3;
+}
 
 typedef int (*DriverGetVersion)(int *);
 
-int main()
-{
-    setvbuf(stdout, NULL, _IONBF, 0);
-    // __managed__: the host reads and writes the variable directly.
-    CHECK(m_counter == 5, "managed_initial", "%d", m_counter);
-    bump<<<4, 32>>>(2);
-    CK(cudaDeviceSynchronize(), "managed_kernel");
-    CHECK(m_counter == 5 + 4 * 32 * 2, "managed_after_kernel", "%d", m_counter);
-    m_counter = 1;
-    bump<<<1, 1>>>(1);
-    cudaDeviceSynchronize();
-    CHECK(m_counter == 2, "managed_host_write_seen", "%d", m_counter);
+int main() {
+  setvbuf(stdout, NULL, _IONBF, 0);
+  // __managed__: the host reads and writes the variable directly.
+  CHECK(m_counter == 5, "managed_initial", "%d", m_counter);
+  bump<<<4, 32>>>(2);
+  CK(cudaDeviceSynchronize(), "managed_kernel");
+  CHECK(m_counter == 5 + 4 * 32 * 2, "managed_after_kernel", "%d", m_counter);
+  m_counter = 1;
+  bump<<<1, 1>>>(1);
+  cudaDeviceSynchronize();
+  CHECK(m_counter == 2, "managed_host_write_seen", "%d", m_counter);
 
-    int *um = nullptr;
-    CK(cudaMallocManaged(&um, 1000 * sizeof(int)), "cudaMallocManaged");
-    void *args[] = {&um, nullptr};
-    int n = 1000; args[1] = &n;
-    CK(cudaLaunchKernel((const void *)fill, dim3(4), dim3(256), args, 0, 0), "cudaLaunchKernel");
-    CK(cudaDeviceSynchronize(), "sync_fill");
-    CHECK(um[999] == 2997, "managed_memory_result", "%d", um[999]);
-    cudaPointerAttributes pa;
-    CK(cudaPointerGetAttributes(&pa, um), "pointer_attributes_managed");
-    CHECK(pa.type == cudaMemoryTypeManaged, "pointer_type_managed", "%d", (int)pa.type);
-    int local = 0;
-    CK(cudaPointerGetAttributes(&pa, &local), "pointer_attributes_unregistered");
-    CHECK(pa.type == cudaMemoryTypeUnregistered, "pointer_type_unregistered", "%d", (int)pa.type);
-    cudaFree(um);
+  int *um = nullptr;
+  CK(cudaMallocManaged(&um, 1000 * sizeof(int)), "cudaMallocManaged");
+  void *args[] = {&um, nullptr};
+  int n = 1000;
+  args[1] = &n;
+  CK(cudaLaunchKernel((const void *)fill, dim3(4), dim3(256), args, 0, 0), "cudaLaunchKernel");
+  CK(cudaDeviceSynchronize(), "sync_fill");
+  CHECK(um[999] == 2997, "managed_memory_result", "%d", um[999]);
+  cudaPointerAttributes pa;
+  CK(cudaPointerGetAttributes(&pa, um), "pointer_attributes_managed");
+  CHECK(pa.type == cudaMemoryTypeManaged, "pointer_type_managed", "%d", (int)pa.type);
+  int local = 0;
+  CK(cudaPointerGetAttributes(&pa, &local), "pointer_attributes_unregistered");
+  CHECK(pa.type == cudaMemoryTypeUnregistered, "pointer_type_unregistered", "%d", (int)pa.type);
+  cudaFree(um);
 
-    // pitched 2-D memory
-    const int w = 100, h = 7;
-    float host[h][w];
-    for (int y = 0; y < h; ++y) for (int x = 0; x < w; ++x) host[y][x] = (float)(y * 1000 + x);
-    float *dp = nullptr; size_t pitch = 0;
-    CK(cudaMallocPitch((void **)&dp, &pitch, w * sizeof(float), h), "cudaMallocPitch");
-    CHECK(pitch >= w * sizeof(float), "pitch_wide_enough", "%zu", pitch);
-    CK(cudaMemset2D(dp, pitch, 0, w * sizeof(float), h), "cudaMemset2D");
-    CK(cudaMemcpy2D(dp, pitch, host, w * sizeof(float), w * sizeof(float), h, cudaMemcpyHostToDevice), "memcpy2d_htod");
-    float bias = 0.5f;
-    cudaStream_t s; cudaStreamCreate(&s);
-    CK(cudaMemcpyToSymbolAsync(d_bias, &bias, sizeof bias, 0, cudaMemcpyHostToDevice, s), "memcpy_to_symbol_async");
-    scale_rows<<<dim3(1, h), 128, 0, s>>>(dp, pitch, w, h, 2.0f);
-    CK(cudaStreamSynchronize(s), "sync_scale_rows");
-    float back[h][w];
-    CK(cudaMemcpy2D(back, w * sizeof(float), dp, pitch, w * sizeof(float), h, cudaMemcpyDeviceToHost), "memcpy2d_dtoh");
-    CHECK(back[6][99] == (6 * 1000 + 99) * 2.0f + 0.5f, "pitched_result", "%f", back[6][99]);
-    cudaError_t e = cudaMemcpy2D(back, 4, dp, pitch, w * sizeof(float), h, cudaMemcpyDeviceToHost);
-    printf("OBSERVED cudaMemcpy2D(width > dpitch) -> %s\n", cudaGetErrorName(e));
-    CHECK(e == cudaErrorInvalidPitchValue, "memcpy2d_bad_pitch", "%s", cudaGetErrorName(e));
-    cudaGetLastError();
-    cudaFree(dp); cudaStreamDestroy(s);
+  // pitched 2-D memory
+  const int w = 100, h = 7;
+  float host[h][w];
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      host[y][x] = (float)(y * 1000 + x);
+  float *dp = nullptr;
+  size_t pitch = 0;
+  CK(cudaMallocPitch((void **)&dp, &pitch, w * sizeof(float), h), "cudaMallocPitch");
+  CHECK(pitch >= w * sizeof(float), "pitch_wide_enough", "%zu", pitch);
+  CK(cudaMemset2D(dp, pitch, 0, w * sizeof(float), h), "cudaMemset2D");
+  CK(cudaMemcpy2D(dp, pitch, host, w * sizeof(float), w * sizeof(float), h, cudaMemcpyHostToDevice), "memcpy2d_htod");
+  float bias = 0.5f;
+  cudaStream_t s;
+  cudaStreamCreate(&s);
+  CK(cudaMemcpyToSymbolAsync(d_bias, &bias, sizeof bias, 0, cudaMemcpyHostToDevice, s), "memcpy_to_symbol_async");
+  scale_rows<<<dim3(1, h), 128, 0, s>>>(dp, pitch, w, h, 2.0f);
+  CK(cudaStreamSynchronize(s), "sync_scale_rows");
+  float back[h][w];
+  CK(cudaMemcpy2D(back, w * sizeof(float), dp, pitch, w * sizeof(float), h, cudaMemcpyDeviceToHost), "memcpy2d_dtoh");
+  CHECK(back[6][99] == (6 * 1000 + 99) * 2.0f + 0.5f, "pitched_result", "%f", back[6][99]);
+  cudaError_t e = cudaMemcpy2D(back, 4, dp, pitch, w * sizeof(float), h, cudaMemcpyDeviceToHost);
+  printf("OBSERVED cudaMemcpy2D(width > dpitch) -> %s\n", cudaGetErrorName(e));
+  CHECK(e == cudaErrorInvalidPitchValue, "memcpy2d_bad_pitch", "%s", cudaGetErrorName(e));
+  cudaGetLastError();
+  cudaFree(dp);
+  cudaStreamDestroy(s);
 
-    // occupancy, driver entry points, limits, device
-    int minGrid = 0, block = 0;
-    CK(cudaOccupancyMaxPotentialBlockSize(&minGrid, &block, fill), "max_potential_block_size");
-    CHECK(block > 0 && block <= 1024 && minGrid > 0, "block_size_sane", "grid %d block %d", minGrid, block);
-    int active = 0;
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&active, fill, 256, 0), "max_active_blocks");
-    CHECK(active > 0, "active_blocks_positive", "%d", active);
-    void *fn = nullptr;
-    cudaDriverEntryPointQueryResult q;
-    CK(cudaGetDriverEntryPointByVersion("cuDriverGetVersion", &fn, 13000, cudaEnableDefault, &q), "cudaGetDriverEntryPointByVersion");
-    int dv = 0;
-    CHECK(fn && q == cudaDriverEntryPointSuccess && ((DriverGetVersion)fn)(&dv) == 0 && dv >= 13000, "driver_entry_point_works", "%d", dv);
-    size_t stack = 0;
-    CK(cudaDeviceGetLimit(&stack, cudaLimitStackSize), "cudaDeviceGetLimit");
-    int dev = -1;
-    CK(cudaGetDevice(&dev), "cudaGetDevice");
-    CHECK(dev == 0, "device_zero", "%d", dev);
-    if (failures) { printf("SUMMARY runtime_api: %d failure(s)\n", failures); return 1; }
-    printf("SUMMARY runtime_api: all passed\n");
-    return 0;
+  // occupancy, driver entry points, limits, device
+  int minGrid = 0, block = 0;
+  CK(cudaOccupancyMaxPotentialBlockSize(&minGrid, &block, fill), "max_potential_block_size");
+  CHECK(block > 0 && block <= 1024 && minGrid > 0, "block_size_sane", "grid %d block %d", minGrid, block);
+  int active = 0;
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&active, fill, 256, 0), "max_active_blocks");
+  CHECK(active > 0, "active_blocks_positive", "%d", active);
+  void *fn = nullptr;
+  cudaDriverEntryPointQueryResult q;
+  CK(cudaGetDriverEntryPointByVersion("cuDriverGetVersion", &fn, 13000, cudaEnableDefault, &q),
+     "cudaGetDriverEntryPointByVersion");
+  int dv = 0;
+  CHECK(fn && q == cudaDriverEntryPointSuccess && ((DriverGetVersion)fn)(&dv) == 0 && dv >= 13000,
+        "driver_entry_point_works", "%d", dv);
+  size_t stack = 0;
+  CK(cudaDeviceGetLimit(&stack, cudaLimitStackSize), "cudaDeviceGetLimit");
+  int dev = -1;
+  CK(cudaGetDevice(&dev), "cudaGetDevice");
+  CHECK(dev == 0, "device_zero", "%d", dev);
+  if (failures) {
+    printf("SUMMARY runtime_api: %d failure(s)\n", failures);
+    return 1;
+  }
+  printf("SUMMARY runtime_api: all passed\n");
+  return 0;
 }

@@ -6,29 +6,41 @@
 #include <cuda_runtime.h>
 
 static int failures = 0;
-#define CHECK(cond, name, ...) do { if (cond) printf("PASS %s\n", name); else { printf("FAIL %s: ", name); printf(__VA_ARGS__); printf("\n"); ++failures; } } while (0)
+#define CHECK(cond, name, ...)                                                                                         \
+  do {                                                                                                                 \
+    if (cond)                                                                                                          \
+      printf("PASS %s\n", name);                                                                                       \
+    else {                                                                                                             \
+      printf("FAIL %s: ", name);                                                                                       \
+      printf(__VA_ARGS__);                                                                                             \
+      printf("\n");                                                                                                    \
+      ++failures;                                                                                                      \
+    }                                                                                                                  \
+  } while (0)
 
 __global__ void k(int *p) { p[threadIdx.x] = threadIdx.x; }
 
-int main()
-{
-    setvbuf(stdout, NULL, _IONBF, 0);
-    int *d = nullptr;
-    CHECK(cudaMalloc(&d, 256) == cudaSuccess, "malloc", "x");
-    k<<<1, 32>>>(d);
-    cudaError_t e = cudaGetLastError();
-    printf("OBSERVED launch without PTX -> %s\n", cudaGetErrorName(e));
-    CHECK(e == cudaErrorNoKernelImageForDevice, "no_kernel_image", "%s", cudaGetErrorName(e));
-    k<<<1, 32>>>(d);
-    e = cudaGetLastError();
-    CHECK(e == cudaErrorNoKernelImageForDevice, "no_kernel_image_again", "%s", cudaGetErrorName(e));
-    cudaFuncAttributes fa;
-    e = cudaFuncGetAttributes(&fa, k);
-    CHECK(e == cudaErrorNoKernelImageForDevice, "func_attributes_no_image", "%s", cudaGetErrorName(e));
-    cudaGetLastError();
-    CHECK(cudaMemset(d, 0, 256) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess, "runtime_still_works", "x");
-    CHECK(cudaFree(d) == cudaSuccess, "free", "x");
-    if (failures) { printf("SUMMARY sass_only: %d failure(s)\n", failures); return 1; }
-    printf("SUMMARY sass_only: all passed\n");
-    return 0;
+int main() {
+  setvbuf(stdout, NULL, _IONBF, 0);
+  int *d = nullptr;
+  CHECK(cudaMalloc(&d, 256) == cudaSuccess, "malloc", "x");
+  k<<<1, 32>>>(d);
+  cudaError_t e = cudaGetLastError();
+  printf("OBSERVED launch without PTX -> %s\n", cudaGetErrorName(e));
+  CHECK(e == cudaErrorNoKernelImageForDevice, "no_kernel_image", "%s", cudaGetErrorName(e));
+  k<<<1, 32>>>(d);
+  e = cudaGetLastError();
+  CHECK(e == cudaErrorNoKernelImageForDevice, "no_kernel_image_again", "%s", cudaGetErrorName(e));
+  cudaFuncAttributes fa;
+  e = cudaFuncGetAttributes(&fa, k);
+  CHECK(e == cudaErrorNoKernelImageForDevice, "func_attributes_no_image", "%s", cudaGetErrorName(e));
+  cudaGetLastError();
+  CHECK(cudaMemset(d, 0, 256) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess, "runtime_still_works", "x");
+  CHECK(cudaFree(d) == cudaSuccess, "free", "x");
+  if (failures) {
+    printf("SUMMARY sass_only: %d failure(s)\n", failures);
+    return 1;
+  }
+  printf("SUMMARY sass_only: all passed\n");
+  return 0;
 }

@@ -11,9 +11,18 @@ struct FlagMapping {
   const char *LongName; ///< the CLI11 long option
 };
 const FlagMapping Table[] = {
-    {"arch", "--arch"},      {"code", "--code"},         {"gencode", "--gencode"}, {"lptx", "--list-ptx"},
-    {"lelf", "--list-elf"},  {"ptx", "--dump-ptx"},      {"elf", "--dump-elf"},    {"all", "--all"},
-    {"xptx", "--extract-ptx"}, {"xelf", "--extract-elf"}, {"fatbin", "--fatbin"}, {"Xptxas", "--Xptxas"},
+    {"arch", "--arch"},
+    {"code", "--code"},
+    {"gencode", "--gencode"},
+    {"lptx", "--list-ptx"},
+    {"lelf", "--list-elf"},
+    {"ptx", "--dump-ptx"},
+    {"elf", "--dump-elf"},
+    {"all", "--all"},
+    {"xptx", "--extract-ptx"},
+    {"xelf", "--extract-elf"},
+    {"fatbin", "--fatbin"},
+    {"Xptxas", "--Xptxas"},
     {"sm", "--sm"},
 };
 

@@ -28,15 +28,14 @@ int printStats(bool Json) {
   driver::ComputeCacheConfig C = Cache.config();
   driver::ComputeCacheStats S = Cache.stats();
   if (Json) {
-    nlohmann::json J = {{"directory", C.Directory},  {"enabled", Cache.enabled()}, {"entries", S.Entries},
-                        {"bytes", S.Bytes},          {"max_bytes", C.MaxBytes},     {"key", driver::cacheHostIdentity()}};
+    nlohmann::json J = {{"directory", C.Directory}, {"enabled", Cache.enabled()}, {"entries", S.Entries},
+                        {"bytes", S.Bytes},         {"max_bytes", C.MaxBytes},    {"key", driver::cacheHostIdentity()}};
     llvm::outs() << J.dump(2) << '\n';
     return ExitOk;
   }
   auto MiB = [](uint64_t B) { return llvm::format("%.1f MiB", double(B) / (1 << 20)); };
   llvm::outs() << "directory: " << (C.Directory.empty() ? "(none)" : C.Directory) << '\n'
-               << "enabled:   "
-               << (Cache.enabled() ? "yes" : "no (CUDA_CACHE_DISABLE=1 or no directory)") << '\n'
+               << "enabled:   " << (Cache.enabled() ? "yes" : "no (CUDA_CACHE_DISABLE=1 or no directory)") << '\n'
                << "entries:   " << S.Entries << '\n'
                << "size:      " << S.Bytes << " bytes (" << MiB(S.Bytes) << ") of " << C.MaxBytes << " ("
                << MiB(C.MaxBytes) << ", CUDA_CACHE_MAXSIZE)\n"

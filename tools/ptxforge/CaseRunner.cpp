@@ -15,10 +15,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <cmath>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <set>
 
 using json = nlohmann::json;
@@ -60,11 +60,16 @@ struct FloatFormat {
   int Exp, Man;
 };
 bool floatFormat(const std::string &T, FloatFormat &F) {
-  if (T == "f16") F = {5, 10};
-  else if (T == "bf16") F = {8, 7};
-  else if (T == "f32") F = {8, 23};
-  else if (T == "f64") F = {11, 52};
-  else return false;
+  if (T == "f16")
+    F = {5, 10};
+  else if (T == "bf16")
+    F = {8, 7};
+  else if (T == "f32")
+    F = {8, 23};
+  else if (T == "f64")
+    F = {11, 52};
+  else
+    return false;
   return true;
 }
 
@@ -130,7 +135,9 @@ bool elementOk(uint64_t E, uint64_t A, const std::string &T, const json &Cmp) {
   if (HasAbs) {
     double Tol = Cmp["abs_tol"].get<double>();
     if (T[0] == 's') {
-      auto sx = [&](uint64_t V) { return W == 64 ? static_cast<int64_t>(V) : static_cast<int64_t>(V << (64 - W)) >> (64 - W); };
+      auto sx = [&](uint64_t V) {
+        return W == 64 ? static_cast<int64_t>(V) : static_cast<int64_t>(V << (64 - W)) >> (64 - W);
+      };
       return std::fabs(static_cast<long double>(sx(E)) - static_cast<long double>(sx(A))) <= Tol;
     }
     return std::fabs(static_cast<long double>(E) - static_cast<long double>(A)) <= Tol;
@@ -258,9 +265,10 @@ std::string textureResource(const json &Res, std::map<std::string, Buffer> &Buff
 }
 
 std::string makeObjects(const json &C, std::map<std::string, Buffer> &Buffers, TextureResources &R) {
-  static const std::map<std::string, codegen::TexAddressMode> Modes = {
-      {"wrap", codegen::TexAddressMode::Wrap}, {"clamp", codegen::TexAddressMode::Clamp},
-      {"mirror", codegen::TexAddressMode::Mirror}, {"border", codegen::TexAddressMode::Border}};
+  static const std::map<std::string, codegen::TexAddressMode> Modes = {{"wrap", codegen::TexAddressMode::Wrap},
+                                                                       {"clamp", codegen::TexAddressMode::Clamp},
+                                                                       {"mirror", codegen::TexAddressMode::Mirror},
+                                                                       {"border", codegen::TexAddressMode::Border}};
   for (auto &[Name, T] : section(C, "textures").items()) {
     codegen::TextureDescriptor D;
     if (std::string E = textureResource(T["resource"], Buffers, R, D); !E.empty())

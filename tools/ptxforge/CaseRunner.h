@@ -7,9 +7,9 @@
 namespace ptxforge::tools {
 
 struct CaseFile {
-  std::string Dir;     ///< the case directory
-  std::string Name;    ///< `int/bfe_64`, or `int/bfe_64@kernel.sm_90.ptx` for an alt_ptx file
-  std::string Ptx;     ///< the PTX file in Dir
+  std::string Dir;  ///< the case directory
+  std::string Name; ///< `int/bfe_64`, or `int/bfe_64@kernel.sm_90.ptx` for an alt_ptx file
+  std::string Ptx;  ///< the PTX file in Dir
   unsigned MinSm = 0;
 };
 

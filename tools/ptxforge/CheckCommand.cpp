@@ -38,8 +38,11 @@ json sources(const SourceBuffer &S, const std::vector<RequirementSource> &Srcs) 
   json A = json::array();
   for (const RequirementSource &R : Srcs) {
     LineColumn LC = S.lineColumn(R.Loc);
-    A.push_back({{"instruction", R.Instruction}, {"line", LC.Line}, {"column", LC.Column},
-                 {"requires_sm", R.Needs.Sm}, {"requires_ptx", ptxVersionName(R.Needs.Ptx)}});
+    A.push_back({{"instruction", R.Instruction},
+                 {"line", LC.Line},
+                 {"column", LC.Column},
+                 {"requires_sm", R.Needs.Sm},
+                 {"requires_ptx", ptxVersionName(R.Needs.Ptx)}});
   }
   return A;
 }
@@ -61,8 +64,8 @@ json report(const FrontendResult &R, const ModuleRequirements &MR, const std::ve
     JF["line"] = R.Source->lineColumn(F.Fn->Loc).Line;
     json Ps = json::array();
     for (const VariableDecl &P : F.Fn->Sig.Params)
-      Ps.push_back({{"name", P.Name.str()}, {"type", paramType(P)}, {"size", P.sizeInBytes()},
-                    {"align", P.alignment()}});
+      Ps.push_back(
+          {{"name", P.Name.str()}, {"type", paramType(P)}, {"size", P.sizeInBytes()}, {"align", P.alignment()}});
     JF["params"] = Ps;
     JF["min_sm"] = F.Minimum.Sm;
     JF["min_ptx"] = ptxVersionName(F.Minimum.Ptx);
@@ -92,8 +95,8 @@ void printText(const FrontendResult &R, const ModuleRequirements &MR, const std:
   for (const FunctionRequirements &F : MR.Functions) {
     OS << '\n' << (F.Fn->IsEntry ? "kernel " : "function ") << F.Fn->Name << '\n';
     for (const VariableDecl &P : F.Fn->Sig.Params)
-      OS << "  param " << P.Name << ": " << paramType(P) << " (" << P.sizeInBytes() << " bytes, align "
-         << P.alignment() << ")\n";
+      OS << "  param " << P.Name << ": " << paramType(P) << " (" << P.sizeInBytes() << " bytes, align " << P.alignment()
+         << ")\n";
     OS << "  needs " << smName(F.Minimum.Sm) << ", PTX ISA " << ptxVersionName(F.Minimum.Ptx) << '\n';
     size_t Shown = 0;
     for (const RequirementSource &S : F.SmSetBy) {
@@ -101,8 +104,7 @@ void printText(const FrontendResult &R, const ModuleRequirements &MR, const std:
         OS << "    ... and " << (F.SmSetBy.size() - 3) << " more\n";
         break;
       }
-      OS << "    " << smName(S.Needs.Sm) << " set by '" << S.Instruction << "' at " << where(*R.Source, S.Loc)
-         << '\n';
+      OS << "    " << smName(S.Needs.Sm) << " set by '" << S.Instruction << "' at " << where(*R.Source, S.Loc) << '\n';
     }
   }
   if (!Sms.empty())

@@ -10,9 +10,9 @@
 #include "ptxforge/fatbin/Listing.h"
 #include "ptxforge/fatbin/Reader.h"
 #include "ptxforge/fatbin/Writer.h"
-#include "ptxforge/support/InputFile.h"
 #include "ptxforge/ptx/Frontend.h"
 #include "ptxforge/ptx/Requirements.h"
+#include "ptxforge/support/InputFile.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -442,8 +442,8 @@ Expected<std::vector<uint8_t>> writePlanned(const std::vector<PlannedEntry> &Pla
       continue;
     }
     if (!P.IsaLevel.empty()) {
-      if (Error E = Host.add(W, P.PtxText, "compute_" + std::to_string(P.Arch.Number) + " PTX", P.Arch.Number,
-                             P.IsaLevel))
+      if (Error E =
+              Host.add(W, P.PtxText, "compute_" + std::to_string(P.Arch.Number) + " PTX", P.Arch.Number, P.IsaLevel))
         return E;
       continue;
     }
@@ -689,7 +689,7 @@ int runCompile(const CompileOptions &O) {
   for (const std::string &Input : O.Inputs) {
     std::string OutPath = O.Output;
     if (OutPath.empty() && S->Host && *S->Host != HostOutput::Obj) {
-      OutPath = "-"; // LLVM IR and assembly: standard output
+      OutPath = "-";              // LLVM IR and assembly: standard output
     } else if (OutPath.empty()) { // nvcc's default: the input's stem, in the current directory
       OutPath = (sys::path::stem(Input) + (S->Host ? ".o" : S->EmitPtx ? ".ptx" : ".fatbin")).str();
       if (sys::fs::equivalent(Input, OutPath)) {

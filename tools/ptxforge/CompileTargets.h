@@ -33,8 +33,8 @@ const char *hostOutputName(HostOutput Kind);
 /// Host code for M: the lowered module (lowerToLLVM) for this CPU's target triple and data layout, after LLVM's
 /// -O<OptLevel> pipeline when OptLevel > 0, as LLVM IR text, assembly or an ELF/Mach-O object file. Errors:
 /// instructions the lowering does not support, and IR that fails LLVM's verifier (a ptxforge bug).
-llvm::Expected<std::string> emitHostCode(const ptx::VerifiedModule &M, const ptx::SourceBuffer &Source,
-                                         HostOutput Kind, unsigned OptLevel);
+llvm::Expected<std::string> emitHostCode(const ptx::VerifiedModule &M, const ptx::SourceBuffer &Source, HostOutput Kind,
+                                         unsigned OptLevel);
 
 /// The host target triple emitHostCode compiles for (for -v).
 std::string hostTargetTriple();

@@ -36,9 +36,12 @@ std::optional<HostOutput> parseHostOutput(StringRef Emit) {
 
 const char *hostOutputName(HostOutput Kind) {
   switch (Kind) {
-  case HostOutput::LLVM: return "LLVM IR";
-  case HostOutput::Asm: return "host assembly";
-  case HostOutput::Obj: return "host object file";
+  case HostOutput::LLVM:
+    return "LLVM IR";
+  case HostOutput::Asm:
+    return "host assembly";
+  case HostOutput::Obj:
+    return "host object file";
   }
   return "";
 }

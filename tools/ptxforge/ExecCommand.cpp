@@ -53,7 +53,8 @@ int execProgram(const ExecOptions &Options, const std::vector<std::string> &Comm
   }
   std::string LibDir = Options.LibDir.empty() ? defaultLibDir() : Options.LibDir;
   if (!holdsLibraries(LibDir)) {
-    std::cerr << "ptxforge exec: " << LibDir << " holds neither libcudart.so.13 nor libcuda.so.1 (--libdir says where)\n";
+    std::cerr << "ptxforge exec: " << LibDir
+              << " holds neither libcudart.so.13 nor libcuda.so.1 (--libdir says where)\n";
     return ExitUsage;
   }
   std::string Path = LibDir;

@@ -41,9 +41,7 @@ struct ObjdumpOptions {
   std::string OutputDir = ".";
 
   bool anyExtraction() const { return !ExtractPtx.empty() || !ExtractElf.empty() || !ExtractHost.empty(); }
-  bool anyAction() const {
-    return ListPtx || ListElf || ListHost || DumpPtx || DumpElf || DumpHost || anyExtraction();
-  }
+  bool anyAction() const { return ListPtx || ListElf || ListHost || DumpPtx || DumpElf || DumpHost || anyExtraction(); }
 };
 
 Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }

@@ -23,7 +23,7 @@ std::unique_ptr<ptx::FrontendResult> ptxforge::tools::loadPtx(const std::string 
 }
 
 std::unique_ptr<ptx::FrontendResult> ptxforge::tools::loadPtx(std::unique_ptr<ptx::SourceBuffer> Source,
-                                                             unsigned Threads) {
+                                                              unsigned Threads) {
   ptx::ParseOptions Options;
   Options.Threads = Threads;
   auto R = ptx::runFrontend(std::move(Source), Options);
@@ -35,9 +35,12 @@ namespace {
 
 const char *severityName(ptx::Severity S) {
   switch (S) {
-  case ptx::Severity::Note: return "note";
-  case ptx::Severity::Warning: return "warning";
-  case ptx::Severity::Error: return "error";
+  case ptx::Severity::Note:
+    return "note";
+  case ptx::Severity::Warning:
+    return "warning";
+  case ptx::Severity::Error:
+    return "error";
   }
   return "error";
 }
@@ -45,11 +48,11 @@ const char *severityName(ptx::Severity S) {
 /// One `expected-<kind>[@line] [count] {{text}}` directive.
 struct Expectation {
   ptx::Severity Level = ptx::Severity::Error;
-  unsigned Line = 0;      ///< the line it refers to; 0 with AnyLine
-  bool AnyLine = false;   ///< `@*`
+  unsigned Line = 0;    ///< the line it refers to; 0 with AnyLine
+  bool AnyLine = false; ///< `@*`
   unsigned DirectiveLine = 0;
   std::string Text;
-  unsigned Count = 1;     ///< how many diagnostics it must match
+  unsigned Count = 1; ///< how many diagnostics it must match
   unsigned Seen = 0;
 };
 

@@ -87,9 +87,8 @@ int runCases(const RunOptions &O) {
       continue;
     }
     for (const CaseFile &F : Files) {
-      if (!O.Filters.empty() && std::none_of(O.Filters.begin(), O.Filters.end(), [&](const std::string &S) {
-            return F.Name.find(S) != std::string::npos;
-          }))
+      if (!O.Filters.empty() && std::none_of(O.Filters.begin(), O.Filters.end(),
+                                             [&](const std::string &S) { return F.Name.find(S) != std::string::npos; }))
         continue;
       if (F.MinSm > Sm) {
         ++Skipped;
@@ -107,11 +106,11 @@ int runCases(const RunOptions &O) {
         ++Failed;
         Listed += IsListed;
         if (!O.Json)
-          std::cout << (IsListed ? "XFAIL " : "FAIL ") << F.Name << ": "
-                    << (O.Verbose ? Error : Error.substr(0, 300)) << "\n";
+          std::cout << (IsListed ? "XFAIL " : "FAIL ") << F.Name << ": " << (O.Verbose ? Error : Error.substr(0, 300))
+                    << "\n";
       }
-      Results.push_back({{"name", F.Name}, {"passed", Error.empty()}, {"error", Error}, {"ms", Ms},
-                         {"expected_failure", IsListed}});
+      Results.push_back(
+          {{"name", F.Name}, {"passed", Error.empty()}, {"error", Error}, {"ms", Ms}, {"expected_failure", IsListed}});
       std::cout.flush();
     }
   }
@@ -251,7 +250,8 @@ std::optional<Runnable> loadRunnable(const std::string &Path) {
   bool Fatbin = Head.size() == 4 && static_cast<unsigned char>(Head[0]) == 0x50 &&
                 static_cast<unsigned char>(Head[1]) == 0xED && static_cast<unsigned char>(Head[2]) == 0x55 &&
                 static_cast<unsigned char>(Head[3]) == 0xBA;
-  bool Elf = Head == "\x7f" "ELF";
+  bool Elf = Head == "\x7f"
+                     "ELF";
   std::optional<Runnable> R;
   if (Fatbin || Elf)
     R = loadFatbinEntry(Path);
@@ -281,8 +281,8 @@ int runAdHoc(const RunOptions &O) {
     return ExitUsage;
   }
   if (O.Args.size() != K->Params.size()) {
-    llvm::errs() << "ptxforge run: error: kernel '" << K->Name << "' takes " << K->Params.size()
-                 << " parameters, " << O.Args.size() << " --arg given\n";
+    llvm::errs() << "ptxforge run: error: kernel '" << K->Name << "' takes " << K->Params.size() << " parameters, "
+                 << O.Args.size() << " --arg given\n";
     return ExitUsage;
   }
   std::vector<std::unique_ptr<AdHocBuffer>> Buffers;

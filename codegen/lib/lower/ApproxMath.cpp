@@ -19,9 +19,9 @@ llvm::Value *ptxforge::codegen::detail::exp2ApproxF32(FunctionLowering &L, llvm:
   llvm::Value *N = B.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, Xc);
   llvm::Value *Fr = B.CreateFSub(Xc, N); // exact, in [-0.5, 0.5]
   // 2^f = e^(f ln 2): Taylor to degree 7, relative error below 2^-27 on [-0.5, 0.5].
-  static const double Coeff[] = {1.525273380405984e-05, 1.5403530393381606e-04, 1.3333558146428443e-03,
-                                 9.618129107628477e-03, 5.550410866482158e-02,  2.402265069591007e-01,
-                                 6.931471805599453e-01, 1.0};
+  static const double Coeff[] = {
+      1.525273380405984e-05, 1.5403530393381606e-04, 1.3333558146428443e-03, 9.618129107628477e-03,
+      5.550410866482158e-02, 2.402265069591007e-01,  6.931471805599453e-01,  1.0};
   llvm::Value *P = c(Coeff[0]);
   for (unsigned K = 1; K < std::size(Coeff); ++K)
     P = B.CreateIntrinsic(llvm::Intrinsic::fma, {F}, {P, Fr, c(Coeff[K])});

@@ -115,8 +115,8 @@ bool lowerMbarrier(FunctionLowering &L, const ptx::Instruction &I) {
   if (I.has(Modifier::TestWait) || I.has(Modifier::TryWait)) {
     // {test,try}_wait{.parity} p, [addr], state|parity{, suspendTimeHint}
     bool Parity = I.has(Modifier::Parity);
-    llvm::Value *State = Parity ? B.CreateZExt(L.read(Ops[2], ScalarType::U32), B.getInt64Ty())
-                                : L.read(Ops[2], ScalarType::B64);
+    llvm::Value *State =
+        Parity ? B.CreateZExt(L.read(Ops[2], ScalarType::U32), B.getInt64Ty()) : L.read(Ops[2], ScalarType::B64);
     unsigned Flags = (Parity ? 1 : 0) | (I.has(Modifier::TryWait) ? 2 : 0);
     llvm::Value *R = L.callHelper("ptxrt_mbar_wait", B.getInt32Ty(),
                                   {L.threadCtx(), L.address(Ops[1], S), State, B.getInt32(Flags)});

@@ -72,8 +72,8 @@ llvm::Value *atomicElement(FunctionLowering &L, const ptx::Instruction &I, Scala
       return nullptr;
     }
     llvm::Value *Val = B.CreateZExt(L.read(V, halfBits(T)), B.getInt32Ty());
-    llvm::Value *Old = L.callHelper("ptxrt_atom_half", B.getInt32Ty(),
-                                    {P, Val, B.getInt32((BF ? 1 : 0) | (X2 ? 2 : 0) | Op << 2)});
+    llvm::Value *Old =
+        L.callHelper("ptxrt_atom_half", B.getInt32Ty(), {P, Val, B.getInt32((BF ? 1 : 0) | (X2 ? 2 : 0) | Op << 2)});
     return X2 ? Old : B.CreateTrunc(Old, B.getInt16Ty());
   }
   llvm::AtomicRMWInst::BinOp Op;
@@ -144,8 +144,8 @@ bool ptxforge::codegen::detail::lowerAtomic(FunctionLowering &L, const ptx::Inst
   if (T == ScalarType::None)
     return false;
   const ptx::Operand &Addr = Red ? Ops[0] : Ops[1];
-  ptx::StateSpace S = I.has(Modifier::Shared) || I.has(Modifier::Shared_Cta) ? ptx::StateSpace::Shared
-                                                                             : ptx::StateSpace::Global;
+  ptx::StateSpace S =
+      I.has(Modifier::Shared) || I.has(Modifier::Shared_Cta) ? ptx::StateSpace::Shared : ptx::StateSpace::Global;
   bool Plain = S == ptx::StateSpace::Shared;
   llvm::Value *P = L.address(Addr, S);
   unsigned First = Red ? 1 : 2;

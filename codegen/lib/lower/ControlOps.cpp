@@ -70,15 +70,16 @@ llvm::Function *indirectCallDispatcher(FunctionLowering &L, size_t Arity) {
     llvm::Function *Callee = ML.Functions[K];
     if (Callee->arg_size() != Arity)
       continue;
-    llvm::BasicBlock *Hit = llvm::BasicBlock::Create(ML.Ctx, "hit", D), *Next = llvm::BasicBlock::Create(ML.Ctx, "next", D);
+    llvm::BasicBlock *Hit = llvm::BasicBlock::Create(ML.Ctx, "hit", D),
+                     *Next = llvm::BasicBlock::Create(ML.Ctx, "next", D);
     B.CreateCondBr(B.CreateICmpEQ(D->getArg(0), B.CreatePtrToInt(Callee, I64)), Hit, Next);
     B.SetInsertPoint(Hit);
     B.CreateCall(Callee, Args);
     B.CreateRetVoid();
     B.SetInsertPoint(Next);
   }
-  llvm::FunctionCallee Fault = ML.Mod.getOrInsertFunction(
-      "ptxrt_bad_call_target", llvm::FunctionType::get(B.getVoidTy(), {Ptr, I64}, false));
+  llvm::FunctionCallee Fault =
+      ML.Mod.getOrInsertFunction("ptxrt_bad_call_target", llvm::FunctionType::get(B.getVoidTy(), {Ptr, I64}, false));
   B.CreateCall(Fault, {Args[0], D->getArg(0)});
   B.CreateUnreachable();
   return D;
@@ -180,8 +181,11 @@ bool lowerCreatepolicy(FunctionLowering &L, const ptx::Instruction &I) {
   for (const ptx::Qualifier &Q : I.Qualifiers) // primary, then secondary priority
     if (Q.K == ptx::Qualifier::Kind::Modifier) {
       auto M = static_cast<Modifier>(Q.Value);
-      unsigned P = M == Modifier::L2_EvictNormal ? 1 : M == Modifier::L2_EvictFirst ? 2
-                 : M == Modifier::L2_EvictLast ? 3 : M == Modifier::L2_EvictUnchanged ? 4 : 0;
+      unsigned P = M == Modifier::L2_EvictNormal      ? 1
+                   : M == Modifier::L2_EvictFirst     ? 2
+                   : M == Modifier::L2_EvictLast      ? 3
+                   : M == Modifier::L2_EvictUnchanged ? 4
+                                                      : 0;
       if (P && Shift <= 8) {
         Code |= uint64_t(P) << Shift;
         Shift += 4;
@@ -238,7 +242,7 @@ bool ptxforge::codegen::detail::lowerControl(FunctionLowering &L, const ptx::Ins
     L.terminated();
     return true;
   case Opcode::Trap:
-  case Opcode::Brkpt: // without a debugger attached the GPU ends the launch at a breakpoint as at a trap
+  case Opcode::Brkpt:     // without a debugger attached the GPU ends the launch at a breakpoint as at a trap
     checkMisalignment(L); // the access before the trap faulted first
     L.callHelper("ptxrt_trap_at", B.getVoidTy(),
                  {L.threadCtx(), B.CreateGlobalString(L.module().where(I.Loc), "ptx.trap.loc")});

@@ -16,7 +16,6 @@ namespace halfcode = ptxforge::codegen::halfcode;
 
 namespace {
 
-
 bool isSigned(ScalarType T) { return ptx::kindOf(T) == ptx::TypeKind::Signed; }
 
 llvm::Value *roundIntegral(FunctionLowering &L, const ptx::Instruction &I, llvm::Value *X) {
@@ -36,15 +35,21 @@ llvm::Value *roundIntegral(FunctionLowering &L, const ptx::Instruction &I, llvm:
 int narrowFormat(ScalarType T) {
   switch (T) {
   case ScalarType::F16:
-  case ScalarType::F16x2: return halfcode::FmtF16;
+  case ScalarType::F16x2:
+    return halfcode::FmtF16;
   case ScalarType::BF16:
-  case ScalarType::BF16x2: return halfcode::FmtBF16;
-  case ScalarType::TF32: return halfcode::FmtTF32;
+  case ScalarType::BF16x2:
+    return halfcode::FmtBF16;
+  case ScalarType::TF32:
+    return halfcode::FmtTF32;
   case ScalarType::E4M3:
-  case ScalarType::E4M3x2: return halfcode::FmtE4M3;
+  case ScalarType::E4M3x2:
+    return halfcode::FmtE4M3;
   case ScalarType::E5M2:
-  case ScalarType::E5M2x2: return halfcode::FmtE5M2;
-  default: return -1;
+  case ScalarType::E5M2x2:
+    return halfcode::FmtE5M2;
+  default:
+    return -1;
   }
 }
 
@@ -139,8 +144,7 @@ bool lowerNarrowConvert(FunctionLowering &L, const ptx::Instruction &I, bool &Ha
   // Sources in a narrow format that the generic paths cannot read (tf32, fp8, packed).
   if (!L.floatType(S) || !(L.floatType(D) || ptx::isInteger(D)))
     return Handled = true, L.unsupported(I);
-  if (L.floatType(S) && L.floatType(D) && S != D &&
-      (D == ScalarType::F16 || D == ScalarType::BF16))
+  if (L.floatType(S) && L.floatType(D) && S != D && (D == ScalarType::F16 || D == ScalarType::BF16))
     return Handled = true, L.unsupported(I);
   return false;
 }
@@ -175,8 +179,8 @@ bool lowerIntToFloat(FunctionLowering &L, const ptx::Instruction &I, llvm::Type 
   ScalarType D = I.type(0), S = I.type(1);
   llvm::Value *X = L.read(I.Operands[1], S);
   if (const char *Mode = directedRounding(I)) {
-    std::string Name = std::string("ptxrt_cvt_") + Mode + "_" + ptx::spell(D).str() + "_" +
-                       (isSigned(S) ? "s64" : "u64");
+    std::string Name =
+        std::string("ptxrt_cvt_") + Mode + "_" + ptx::spell(D).str() + "_" + (isSigned(S) ? "s64" : "u64");
     llvm::Value *X64 = isSigned(S) ? B.CreateSExt(X, B.getInt64Ty()) : B.CreateZExt(X, B.getInt64Ty());
     L.write(I.Operands[0], D, pure(L.callHelper(Name, DF, {X64})));
     return true;

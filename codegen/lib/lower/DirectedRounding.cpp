@@ -19,8 +19,8 @@ llvm::Value *roundToOdd(llvm::IRBuilderBase &B, llvm::Value *S, llvm::Value *Err
   llvm::Value *Inexact = B.CreateFCmpONE(Err, llvm::ConstantFP::get(S->getType(), 0.0));
   llvm::Value *Even = B.CreateICmpEQ(B.CreateAnd(Bits, 1), B.getInt64(0));
   // Sign-magnitude: +1 on the bits grows the magnitude, -1 shrinks it.
-  llvm::Value *Away = B.CreateICmpEQ(B.CreateICmpSLT(Bits, B.getInt64(0)),
-                                     B.CreateICmpSLT(B.CreateBitCast(Err, I64), B.getInt64(0)));
+  llvm::Value *Away =
+      B.CreateICmpEQ(B.CreateICmpSLT(Bits, B.getInt64(0)), B.CreateICmpSLT(B.CreateBitCast(Err, I64), B.getInt64(0)));
   llvm::Value *Moved = B.CreateAdd(Bits, B.CreateSelect(Away, B.getInt64(1), B.getInt64(-1)));
   return B.CreateBitCast(B.CreateSelect(B.CreateAnd(Inexact, Even), Moved, Bits), S->getType());
 }
@@ -51,7 +51,7 @@ llvm::Value *narrow(llvm::IRBuilderBase &B, llvm::Value *S, llvm::StringRef Mode
 } // namespace
 
 llvm::Value *ptxforge::codegen::detail::directedF32(FunctionLowering &L, ptx::Opcode Op, llvm::StringRef Mode,
-                                                     llvm::ArrayRef<llvm::Value *> Args) {
+                                                    llvm::ArrayRef<llvm::Value *> Args) {
   auto &B = L.b();
   llvm::Type *D = B.getDoubleTy();
   std::vector<llvm::Value *> X;
@@ -109,8 +109,8 @@ llvm::Value *ptxforge::codegen::detail::directedF32(FunctionLowering &L, ptx::Op
     // An exact zero sum is -0 when rounding down, unless both terms are +0 (IEEE 754 6.3); the double sum
     // rounded to nearest made it +0.
     llvm::Type *I64 = B.getInt64Ty();
-    llvm::Value *BothPlusZero = B.CreateICmpEQ(
-        B.CreateOr(B.CreateBitCast(AddendA, I64), B.CreateBitCast(AddendB, I64)), B.getInt64(0));
+    llvm::Value *BothPlusZero =
+        B.CreateICmpEQ(B.CreateOr(B.CreateBitCast(AddendA, I64), B.CreateBitCast(AddendB, I64)), B.getInt64(0));
     llvm::Value *NegZero = B.CreateAnd(B.CreateFCmpOEQ(S, Zero), B.CreateNot(BothPlusZero));
     R = B.CreateSelect(NegZero, llvm::ConstantFP::getNegativeZero(R->getType()), R);
   }

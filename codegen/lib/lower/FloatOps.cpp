@@ -16,7 +16,6 @@ using ptx::ScalarType;
 
 namespace {
 
-
 /// The bits of an arithmetic result R with the NaN the GPU returns (selected as integers: LLVM treats NaN
 /// payloads as unspecified and would fold a float select between two NaNs away).
 ///  - f32: the canonical NaN 0x7fffffff, whatever the inputs.
@@ -68,18 +67,18 @@ bool lowerHalf(FunctionLowering &L, const ptx::Instruction &I); // HalfOps.cpp
 /// The fcmp predicate of a setp/set comparison operator (shared with HalfOps.cpp's compareHalf); none for a
 /// form without one.
 std::optional<llvm::CmpInst::Predicate> floatComparePredicate(const ptx::Instruction &I);
-}
+} // namespace ptxforge::codegen::detail
 
 std::optional<llvm::CmpInst::Predicate> ptxforge::codegen::detail::floatComparePredicate(const ptx::Instruction &I) {
   using P = llvm::CmpInst::Predicate;
   // The integer orders lo/ls/hi/hs compare floats like lt/le/gt/ge.
   static const std::pair<Modifier, P> Preds[] = {
-      {Modifier::Eq, P::FCMP_OEQ},   {Modifier::Ne, P::FCMP_ONE},   {Modifier::Lt, P::FCMP_OLT},
-      {Modifier::Le, P::FCMP_OLE},   {Modifier::Gt, P::FCMP_OGT},   {Modifier::Ge, P::FCMP_OGE},
-      {Modifier::Lo, P::FCMP_OLT},   {Modifier::Ls, P::FCMP_OLE},   {Modifier::Hi, P::FCMP_OGT},
-      {Modifier::Hs, P::FCMP_OGE},   {Modifier::Equ, P::FCMP_UEQ},  {Modifier::Neu, P::FCMP_UNE},
-      {Modifier::Ltu, P::FCMP_ULT},  {Modifier::Leu, P::FCMP_ULE},  {Modifier::Gtu, P::FCMP_UGT},
-      {Modifier::Geu, P::FCMP_UGE},  {Modifier::Num, P::FCMP_ORD},  {Modifier::Nan, P::FCMP_UNO}};
+      {Modifier::Eq, P::FCMP_OEQ},  {Modifier::Ne, P::FCMP_ONE},  {Modifier::Lt, P::FCMP_OLT},
+      {Modifier::Le, P::FCMP_OLE},  {Modifier::Gt, P::FCMP_OGT},  {Modifier::Ge, P::FCMP_OGE},
+      {Modifier::Lo, P::FCMP_OLT},  {Modifier::Ls, P::FCMP_OLE},  {Modifier::Hi, P::FCMP_OGT},
+      {Modifier::Hs, P::FCMP_OGE},  {Modifier::Equ, P::FCMP_UEQ}, {Modifier::Neu, P::FCMP_UNE},
+      {Modifier::Ltu, P::FCMP_ULT}, {Modifier::Leu, P::FCMP_ULE}, {Modifier::Gtu, P::FCMP_UGT},
+      {Modifier::Geu, P::FCMP_UGE}, {Modifier::Num, P::FCMP_ORD}, {Modifier::Nan, P::FCMP_UNO}};
   for (auto [Op, Pred] : Preds)
     if (I.has(Op))
       return Pred;
@@ -108,8 +107,7 @@ public:
   FloatInstruction(FunctionLowering &L, const ptx::Instruction &I)
       : L(L), B(L.b()), I(I), Ops(I.Operands), T(I.type()),
         // .ftz: f32, and the f64 .approx forms (rcp/rsqrt.approx.ftz.f64).
-        Ftz(I.has(Modifier::Ftz) && (T == ScalarType::F32 || I.has(Modifier::Approx))),
-        Round(directedRounding(I)) {}
+        Ftz(I.has(Modifier::Ftz) && (T == ScalarType::F32 || I.has(Modifier::Approx))), Round(directedRounding(I)) {}
 
   /// False when I is not an f32/f64 arithmetic instruction.
   bool lower() {
@@ -182,14 +180,21 @@ private:
     llvm::Value *Bv = in(2);
     bool Approx = I.has(Modifier::Approx) || I.has(Modifier::Full);
     if (Round && !Approx) {
-      const char *Name = I.Op == Opcode::Add ? "add" : I.Op == Opcode::Sub ? "sub" : I.Op == Opcode::Mul ? "mul" : "div";
+      const char *Name = I.Op == Opcode::Add   ? "add"
+                         : I.Op == Opcode::Sub ? "sub"
+                         : I.Op == Opcode::Mul ? "mul"
+                                               : "div";
       return finish(directed(Name, {A, Bv}));
     }
     switch (I.Op) {
-    case Opcode::Add: return finish(B.CreateFAdd(A, Bv));
-    case Opcode::Sub: return finish(B.CreateFSub(A, Bv));
-    case Opcode::Mul: return finish(B.CreateFMul(A, Bv));
-    default: return finish(B.CreateFDiv(A, Bv));
+    case Opcode::Add:
+      return finish(B.CreateFAdd(A, Bv));
+    case Opcode::Sub:
+      return finish(B.CreateFSub(A, Bv));
+    case Opcode::Mul:
+      return finish(B.CreateFMul(A, Bv));
+    default:
+      return finish(B.CreateFDiv(A, Bv));
     }
   }
 
@@ -217,8 +222,9 @@ private:
     llvm::Value *A = in(1), *Bv = in(2);
     bool PropagateNaN = I.has(Modifier::NaN);
     // minimumnum/maximumnum: one NaN operand gives the other, -0 < +0; minimum/maximum propagate NaN.
-    llvm::Intrinsic::ID ID = I.Op == Opcode::Min ? (PropagateNaN ? llvm::Intrinsic::minimum : llvm::Intrinsic::minimumnum)
-                                                 : (PropagateNaN ? llvm::Intrinsic::maximum : llvm::Intrinsic::maximumnum);
+    llvm::Intrinsic::ID ID = I.Op == Opcode::Min
+                                 ? (PropagateNaN ? llvm::Intrinsic::minimum : llvm::Intrinsic::minimumnum)
+                                 : (PropagateNaN ? llvm::Intrinsic::maximum : llvm::Intrinsic::maximumnum);
     if (I.has(Modifier::Xorsign))
       return finish(xorsignAbs(L, ID, A, Bv), MinMax);
     llvm::Value *R = B.CreateBinaryIntrinsic(ID, A, Bv);

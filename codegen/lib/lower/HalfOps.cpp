@@ -23,7 +23,7 @@ std::optional<llvm::CmpInst::Predicate> floatComparePredicate(const ptx::Instruc
 /// comparison operator. Called by IntegerOps.cpp, which combines and writes the results.
 llvm::SmallVector<llvm::Value *, 2> compareHalf(FunctionLowering &L, const ptx::Instruction &I, ScalarType T,
                                                 const ptx::Operand &OA, const ptx::Operand &OB);
-}
+} // namespace ptxforge::codegen::detail
 
 namespace {
 
@@ -42,7 +42,7 @@ namespace {
 ///    bits below bf16's).
 struct HalfLane {
   llvm::IRBuilderBase &B;
-  bool BF;       ///< bf16, else f16
+  bool BF; ///< bf16, else f16
   uint32_t Flags;
 
   llvm::Type *i16() { return B.getInt16Ty(); }
@@ -63,9 +63,13 @@ struct HalfLane {
       return B.CreateBitCast(B.CreateShl(B.CreateZExt(X, i32()), 16), B.getFloatTy());
     return B.CreateFPExt(B.CreateBitCast(X, B.getHalfTy()), B.getFloatTy());
   }
-  llvm::Value *bitsOf(llvm::Value *F) { return B.CreateBitCast(F, F->getType()->isDoubleTy() ? B.getInt64Ty() : i32()); }
+  llvm::Value *bitsOf(llvm::Value *F) {
+    return B.CreateBitCast(F, F->getType()->isDoubleTy() ? B.getInt64Ty() : i32());
+  }
   llvm::Value *fromBits(llvm::Value *I, llvm::Type *T) { return B.CreateBitCast(I, T); }
-  llvm::Value *signBit(llvm::Value *F) { return B.CreateICmpSLT(bitsOf(F), llvm::ConstantInt::get(bitsOf(F)->getType(), 0)); }
+  llvm::Value *signBit(llvm::Value *F) {
+    return B.CreateICmpSLT(bitsOf(F), llvm::ConstantInt::get(bitsOf(F)->getType(), 0));
+  }
 
   /// S + Err (Err the exact error of the rounded S) rounded to odd: S made odd, a step toward zero first when
   /// the exact value lies below S in magnitude. Non-finite S stays.
@@ -74,8 +78,8 @@ struct HalfLane {
     llvm::Value *Bits = bitsOf(S);
     llvm::Value *Toward0 = B.CreateZExt(B.CreateXor(signBit(Err), signBit(S)), IT);
     llvm::Value *Odd = B.CreateOr(B.CreateSub(Bits, Toward0), llvm::ConstantInt::get(IT, 1));
-    llvm::Value *Finite = B.CreateFCmpOLT(B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, S),
-                                          llvm::ConstantFP::getInfinity(S->getType()));
+    llvm::Value *Finite =
+        B.CreateFCmpOLT(B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, S), llvm::ConstantFP::getInfinity(S->getType()));
     llvm::Value *Inexact = B.CreateAnd(B.CreateFCmpONE(Err, llvm::ConstantFP::get(S->getType(), 0.0)), Finite);
     return fromBits(B.CreateSelect(Inexact, Odd, Bits), S->getType());
   }
@@ -133,7 +137,8 @@ struct HalfLane {
     // Equal (+0 and -0): min takes the negative one, max the positive one.
     llvm::Value *ANeg = signBit(A);
     llvm::Value *OnEqual = IsMax ? B.CreateSelect(ANeg, Bv, A) : B.CreateSelect(ANeg, A, Bv);
-    llvm::Value *Pick = IsMax ? B.CreateSelect(B.CreateFCmpOGT(A, Bv), A, Bv) : B.CreateSelect(B.CreateFCmpOLT(A, Bv), A, Bv);
+    llvm::Value *Pick =
+        IsMax ? B.CreateSelect(B.CreateFCmpOGT(A, Bv), A, Bv) : B.CreateSelect(B.CreateFCmpOLT(A, Bv), A, Bv);
     llvm::Value *R = B.CreateSelect(B.CreateFCmpOEQ(A, Bv), OnEqual, Pick);
     R = B.CreateSelect(NA, Bv, B.CreateSelect(NB, A, R)); // one NaN: the other operand
     if (Xs)
@@ -148,8 +153,12 @@ struct HalfLane {
     auto in = [&](llvm::Value *V) { return toFloat(flushBits(V)); };
     llvm::Value *A = in(X), *V;
     switch (Op) {
-    case OpAdd: V = B.CreateFAdd(A, in(Y)); break;
-    case OpSub: V = B.CreateFSub(A, in(Y)); break;
+    case OpAdd:
+      V = B.CreateFAdd(A, in(Y));
+      break;
+    case OpSub:
+      V = B.CreateFSub(A, in(Y));
+      break;
     case OpMul:
       V = BF ? B.CreateFMul(B.CreateFPExt(A, B.getDoubleTy()), B.CreateFPExt(in(Y), B.getDoubleTy()))
              : B.CreateFMul(A, in(Y));
@@ -172,9 +181,14 @@ struct HalfLane {
         Flags = Outer;
       }
       break;
-    case OpNeg: V = B.CreateFNeg(A); break;
-    case OpAbs: V = B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, A); break;
-    default: return nullptr;
+    case OpNeg:
+      V = B.CreateFNeg(A);
+      break;
+    case OpAbs:
+      V = B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, A);
+      break;
+    default:
+      return nullptr;
     }
     llvm::Value *NaN = isNaN(V);
     // A NaN lane rounds to some NaN; finish replaces it.
@@ -185,9 +199,18 @@ struct HalfLane {
 /// Whether lowerHalf computes Op inline (else ptxrt_half_op does).
 bool inlineHalf(uint32_t Op, uint32_t Mode) {
   switch (Op) {
-  case OpAdd: case OpSub: case OpMul: case OpFma: return Mode == ModeRN;
-  case OpMin: case OpMax: case OpNeg: case OpAbs: return true;
-  default: return false;
+  case OpAdd:
+  case OpSub:
+  case OpMul:
+  case OpFma:
+    return Mode == ModeRN;
+  case OpMin:
+  case OpMax:
+  case OpNeg:
+  case OpAbs:
+    return true;
+  default:
+    return false;
   }
 }
 
@@ -220,7 +243,6 @@ bool lowerHalfInline(FunctionLowering &L, const ptx::Instruction &I, uint32_t Op
 
 } // namespace
 
-
 bool ptxforge::codegen::detail::lowerHalf(FunctionLowering &L, const ptx::Instruction &I) {
   ScalarType T = I.type();
   bool X2 = T == ScalarType::F16x2 || T == ScalarType::BF16x2;
@@ -231,18 +253,49 @@ bool ptxforge::codegen::detail::lowerHalf(FunctionLowering &L, const ptx::Instru
   uint32_t Op;
   unsigned NIn;
   switch (I.Op) {
-  case Opcode::Add: Op = OpAdd; NIn = 2; break;
-  case Opcode::Sub: Op = OpSub; NIn = 2; break;
-  case Opcode::Mul: Op = OpMul; NIn = 2; break;
+  case Opcode::Add:
+    Op = OpAdd;
+    NIn = 2;
+    break;
+  case Opcode::Sub:
+    Op = OpSub;
+    NIn = 2;
+    break;
+  case Opcode::Mul:
+    Op = OpMul;
+    NIn = 2;
+    break;
   case Opcode::Fma:
-  case Opcode::Mad: Op = OpFma; NIn = 3; break;
-  case Opcode::Min: Op = OpMin; NIn = 2; break;
-  case Opcode::Max: Op = OpMax; NIn = 2; break;
-  case Opcode::Neg: Op = OpNeg; NIn = 1; break;
-  case Opcode::Abs: Op = OpAbs; NIn = 1; break;
-  case Opcode::Ex2: Op = OpEx2; NIn = 1; break;
-  case Opcode::Tanh: Op = OpTanh; NIn = 1; break;
-  default: return false;
+  case Opcode::Mad:
+    Op = OpFma;
+    NIn = 3;
+    break;
+  case Opcode::Min:
+    Op = OpMin;
+    NIn = 2;
+    break;
+  case Opcode::Max:
+    Op = OpMax;
+    NIn = 2;
+    break;
+  case Opcode::Neg:
+    Op = OpNeg;
+    NIn = 1;
+    break;
+  case Opcode::Abs:
+    Op = OpAbs;
+    NIn = 1;
+    break;
+  case Opcode::Ex2:
+    Op = OpEx2;
+    NIn = 1;
+    break;
+  case Opcode::Tanh:
+    Op = OpTanh;
+    NIn = 1;
+    break;
+  default:
+    return false;
   }
   auto &Ops = I.Operands;
   if (Ops.size() < NIn + 1)
@@ -272,8 +325,8 @@ bool ptxforge::codegen::detail::lowerHalf(FunctionLowering &L, const ptx::Instru
   llvm::Value *R;
   if (NIn == 3 && Op != OpFma) {
     // min/max a, b, c: min(min(a, b), c) with the same NaN rules.
-    llvm::Value *AB = pure(L.callHelper("ptxrt_half_op", I32,
-                                         {B.getInt32(code(Op, Fmt, Mode, Flags & ~FlagRelu)), arg(1), arg(2), Zero}));
+    llvm::Value *AB = pure(
+        L.callHelper("ptxrt_half_op", I32, {B.getInt32(code(Op, Fmt, Mode, Flags & ~FlagRelu)), arg(1), arg(2), Zero}));
     R = pure(L.callHelper("ptxrt_half_op", I32, {B.getInt32(code(Op, Fmt, Mode, Flags)), AB, arg(3), Zero}));
   } else {
     llvm::Value *A = arg(1);
@@ -286,9 +339,9 @@ bool ptxforge::codegen::detail::lowerHalf(FunctionLowering &L, const ptx::Instru
 }
 
 llvm::SmallVector<llvm::Value *, 2> ptxforge::codegen::detail::compareHalf(FunctionLowering &L,
-                                                                          const ptx::Instruction &I, ScalarType T,
-                                                                          const ptx::Operand &OA,
-                                                                          const ptx::Operand &OB) {
+                                                                           const ptx::Instruction &I, ScalarType T,
+                                                                           const ptx::Operand &OA,
+                                                                           const ptx::Operand &OB) {
   std::optional<llvm::CmpInst::Predicate> Pred = floatComparePredicate(I);
   if (!Pred)
     return {};

@@ -46,8 +46,7 @@ bool lowerBfind(FunctionLowering &L, const ptx::Instruction &I) {
   unsigned W = Ty->getIntegerBitWidth();
   if (isSigned(T))
     X = B.CreateSelect(B.CreateICmpSLT(X, cint(Ty, 0)), B.CreateNot(X), X);
-  llvm::Value *Lz = B.CreateZExtOrTrunc(B.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, X, B.getTrue()),
-                                        B.getInt32Ty());
+  llvm::Value *Lz = B.CreateZExtOrTrunc(B.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, X, B.getTrue()), B.getInt32Ty());
   llvm::Value *R = I.has(Modifier::Shiftamt) ? Lz : B.CreateSub(B.getInt32(W - 1), Lz);
   R = B.CreateSelect(B.CreateICmpEQ(X, cint(Ty, 0)), B.getInt32(0xffffffffu), R);
   L.write(Ops[0], ScalarType::U32, R);
@@ -57,8 +56,8 @@ bool lowerBfind(FunctionLowering &L, const ptx::Instruction &I) {
 /// Start and length operands of bfe/bfi as i64 values. The ISA restricts both to 0..255 (`& 0xff`), which the
 /// GPU does for 32-bit types; for 64-bit types it uses the whole u32 (recorded in int/bfe_64: start 260 or
 /// length 264 are not wrapped).
-std::pair<llvm::Value *, llvm::Value *> fieldPosLen(FunctionLowering &L, const ptx::Operand &OP,
-                                                    const ptx::Operand &OL, unsigned W) {
+std::pair<llvm::Value *, llvm::Value *> fieldPosLen(FunctionLowering &L, const ptx::Operand &OP, const ptx::Operand &OL,
+                                                    unsigned W) {
   auto &B = L.b();
   llvm::Value *P = L.read(OP, ScalarType::U32), *N = L.read(OL, ScalarType::U32);
   if (W <= 32) {
@@ -83,7 +82,8 @@ Field clipField(FunctionLowering &L, llvm::Value *Pos, llvm::Value *Len, llvm::T
   llvm::Value *Eff = B.CreateSelect(InRange, B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, Len, Avail), cint(I64, 0));
   // Eff in [0, W]: mask = Eff ? ~0 >> (W - Eff) : 0.
   llvm::Value *Ones = llvm::Constant::getAllOnesValue(Ty);
-  llvm::Value *Sh = B.CreateTrunc(B.CreateSub(cint(I64, W), B.CreateSelect(B.CreateICmpEQ(Eff, cint(I64, 0)), cint(I64, W), Eff)), Ty);
+  llvm::Value *Sh = B.CreateTrunc(
+      B.CreateSub(cint(I64, W), B.CreateSelect(B.CreateICmpEQ(Eff, cint(I64, 0)), cint(I64, W), Eff)), Ty);
   llvm::Value *Mask = B.CreateSelect(B.CreateICmpEQ(Eff, cint(I64, 0)), cint(Ty, 0), B.CreateLShr(Ones, Sh));
   return {InRange, Eff, Mask, B.CreateZExtOrTrunc(SafePos, Ty)};
 }
@@ -202,12 +202,24 @@ bool lowerPrmt(FunctionLowering &L, const ptx::Instruction &I) {
       Sign = B.CreateICmpNE(B.CreateAnd(Nib, 8), B.getInt32(0));
       break;
     }
-    case F4e: Idx = B.CreateAnd(B.CreateAdd(Sel, B.getInt32(K)), 7); break;
-    case B4e: Idx = B.CreateAnd(B.CreateSub(B.CreateAdd(Sel, B.getInt32(8)), B.getInt32(K)), 7); break;
-    case Rc8: Idx = Sel; break;
-    case Ecl: Idx = B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, Sel, B.getInt32(K)); break;
-    case Ecr: Idx = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, Sel, B.getInt32(K)); break;
-    case Rc16: Idx = B.CreateOr(B.CreateShl(B.CreateAnd(Sel, 1), 1), B.getInt32(K & 1)); break;
+    case F4e:
+      Idx = B.CreateAnd(B.CreateAdd(Sel, B.getInt32(K)), 7);
+      break;
+    case B4e:
+      Idx = B.CreateAnd(B.CreateSub(B.CreateAdd(Sel, B.getInt32(8)), B.getInt32(K)), 7);
+      break;
+    case Rc8:
+      Idx = Sel;
+      break;
+    case Ecl:
+      Idx = B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, Sel, B.getInt32(K));
+      break;
+    case Ecr:
+      Idx = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, Sel, B.getInt32(K));
+      break;
+    case Rc16:
+      Idx = B.CreateOr(B.CreateShl(B.CreateAnd(Sel, 1), 1), B.getInt32(K & 1));
+      break;
     }
     llvm::Value *Byte = B.CreateTrunc(B.CreateLShr(Src, B.CreateZExt(B.CreateShl(Idx, 3), I64)), B.getInt8Ty());
     if (Sign) // msb of the selector: replicate the byte's sign
@@ -341,9 +353,9 @@ bool lowerDp(FunctionLowering &L, const ptx::Instruction &I) {
 bool lowerFns(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   auto &Ops = I.Operands;
-  llvm::Value *R = L.callHelper("ptxrt_fns", B.getInt32Ty(),
-                                {L.read(Ops[1], ScalarType::B32), L.read(Ops[2], ScalarType::U32),
-                                 L.read(Ops[3], ScalarType::S32)});
+  llvm::Value *R =
+      L.callHelper("ptxrt_fns", B.getInt32Ty(),
+                   {L.read(Ops[1], ScalarType::B32), L.read(Ops[2], ScalarType::U32), L.read(Ops[3], ScalarType::S32)});
   L.write(Ops[0], ScalarType::B32, R);
   return true;
 }

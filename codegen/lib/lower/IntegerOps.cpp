@@ -35,13 +35,20 @@ bool isHalfFloat(ScalarType T) {
 
 ScalarType widened(ScalarType T) {
   switch (T) {
-  case ScalarType::U16: return ScalarType::U32;
-  case ScalarType::S16: return ScalarType::S32;
-  case ScalarType::U32: return ScalarType::U64;
-  case ScalarType::S32: return ScalarType::S64;
-  case ScalarType::B16: return ScalarType::B32;
-  case ScalarType::B32: return ScalarType::B64;
-  default: return T;
+  case ScalarType::U16:
+    return ScalarType::U32;
+  case ScalarType::S16:
+    return ScalarType::S32;
+  case ScalarType::U32:
+    return ScalarType::U64;
+  case ScalarType::S32:
+    return ScalarType::S64;
+  case ScalarType::B16:
+    return ScalarType::B32;
+  case ScalarType::B32:
+    return ScalarType::B64;
+  default:
+    return T;
   }
 }
 
@@ -60,8 +67,8 @@ llvm::Intrinsic::ID minMaxIntrinsic(Opcode Op, bool Signed) {
 }
 
 /// The product a*b of mul/mad: .lo (low half), .hi (high half) or .wide (double width).
-llvm::Value *product(FunctionLowering &L, const ptx::Instruction &I, llvm::Value *A, llvm::Value *Bv,
-                     ScalarType T, ScalarType &ResultType) {
+llvm::Value *product(FunctionLowering &L, const ptx::Instruction &I, llvm::Value *A, llvm::Value *Bv, ScalarType T,
+                     ScalarType &ResultType) {
   auto &B = L.b();
   unsigned W = A->getType()->getIntegerBitWidth();
   ResultType = T;
@@ -80,8 +87,7 @@ llvm::Value *product(FunctionLowering &L, const ptx::Instruction &I, llvm::Value
 
 /// The 48-bit product of mul24/mad24 (operands are the low 24 bits, sign- or zero-extended), .lo: bits 31..0,
 /// .hi: bits 47..16.
-llvm::Value *product24(FunctionLowering &L, const ptx::Instruction &I, llvm::Value *A, llvm::Value *Bv,
-                       ScalarType T) {
+llvm::Value *product24(FunctionLowering &L, const ptx::Instruction &I, llvm::Value *A, llvm::Value *Bv, ScalarType T) {
   auto &B = L.b();
   llvm::Type *I24 = B.getIntNTy(24), *I64 = B.getInt64Ty();
   auto ext = [&](llvm::Value *X) {
@@ -120,8 +126,8 @@ std::pair<llvm::Value *, llvm::Value *> addWithCarry(FunctionLowering &L, llvm::
   llvm::Value *R = B.CreateBinaryIntrinsic(llvm::Intrinsic::uadd_with_overflow, A, Bv);
   llvm::Value *V = B.CreateExtractValue(R, 0), *C = B.CreateExtractValue(R, 1);
   if (CarryIn) {
-    llvm::Value *R2 = B.CreateBinaryIntrinsic(llvm::Intrinsic::uadd_with_overflow, V,
-                                              B.CreateZExt(CarryIn, V->getType()));
+    llvm::Value *R2 =
+        B.CreateBinaryIntrinsic(llvm::Intrinsic::uadd_with_overflow, V, B.CreateZExt(CarryIn, V->getType()));
     V = B.CreateExtractValue(R2, 0);
     C = B.CreateOr(C, B.CreateExtractValue(R2, 1));
   }
@@ -176,11 +182,11 @@ llvm::Value *compareInteger(FunctionLowering &L, const ptx::Instruction &I, Scal
     P Signed, Unsigned;
   };
   static const IntegerPredicate Preds[] = {
-      {Modifier::Eq, P::ICMP_EQ, P::ICMP_EQ},    {Modifier::Ne, P::ICMP_NE, P::ICMP_NE},
-      {Modifier::Lt, P::ICMP_SLT, P::ICMP_ULT},  {Modifier::Le, P::ICMP_SLE, P::ICMP_ULE},
-      {Modifier::Gt, P::ICMP_SGT, P::ICMP_UGT},  {Modifier::Ge, P::ICMP_SGE, P::ICMP_UGE},
-      {Modifier::Lo, P::ICMP_ULT, P::ICMP_ULT},  {Modifier::Ls, P::ICMP_ULE, P::ICMP_ULE},
-      {Modifier::Hi, P::ICMP_UGT, P::ICMP_UGT},  {Modifier::Hs, P::ICMP_UGE, P::ICMP_UGE}};
+      {Modifier::Eq, P::ICMP_EQ, P::ICMP_EQ},   {Modifier::Ne, P::ICMP_NE, P::ICMP_NE},
+      {Modifier::Lt, P::ICMP_SLT, P::ICMP_ULT}, {Modifier::Le, P::ICMP_SLE, P::ICMP_ULE},
+      {Modifier::Gt, P::ICMP_SGT, P::ICMP_UGT}, {Modifier::Ge, P::ICMP_SGE, P::ICMP_UGE},
+      {Modifier::Lo, P::ICMP_ULT, P::ICMP_ULT}, {Modifier::Ls, P::ICMP_ULE, P::ICMP_ULE},
+      {Modifier::Hi, P::ICMP_UGT, P::ICMP_UGT}, {Modifier::Hs, P::ICMP_UGE, P::ICMP_UGE}};
   for (const IntegerPredicate &Pr : Preds)
     if (I.has(Pr.Op)) {
       llvm::Value *A = L.read(OA, T), *Bv = L.read(OB, T);
@@ -246,10 +252,16 @@ bool lowerSetp(FunctionLowering &L, const ptx::Instruction &I) {
 /// all ones for the integers.
 llvm::Value *setTrueValue(llvm::IRBuilderBase &B, ScalarType DT, unsigned Bits) {
   switch (DT) {
-  case ScalarType::F32: return B.getInt32(0x3f800000u);
-  case ScalarType::F16: case ScalarType::F16x2: return B.getIntN(Bits, 0x3c00);
-  case ScalarType::BF16: case ScalarType::BF16x2: return B.getIntN(Bits, 0x3f80);
-  default: return llvm::Constant::getAllOnesValue(B.getIntNTy(Bits));
+  case ScalarType::F32:
+    return B.getInt32(0x3f800000u);
+  case ScalarType::F16:
+  case ScalarType::F16x2:
+    return B.getIntN(Bits, 0x3c00);
+  case ScalarType::BF16:
+  case ScalarType::BF16x2:
+    return B.getIntN(Bits, 0x3f80);
+  default:
+    return llvm::Constant::getAllOnesValue(B.getIntNTy(Bits));
   }
 }
 
@@ -390,8 +402,9 @@ bool lowerMultiply(FunctionLowering &L, const ptx::Instruction &I, ScalarType T)
   case Opcode::Mad24: {
     // Unlike mad.hi.sat, mad24.hi.sat.s32 does saturate t<47..16> + c on the GPU (checked on an H100).
     llvm::Value *P = product24(L, I, L.read(Ops[1], T), L.read(Ops[2], T), T), *C = L.read(Ops[3], T);
-    L.write(Ops[0], T, I.has(Modifier::Sat) && isSigned(T) ? B.CreateBinaryIntrinsic(llvm::Intrinsic::sadd_sat, P, C)
-                                                           : B.CreateAdd(P, C));
+    L.write(Ops[0], T,
+            I.has(Modifier::Sat) && isSigned(T) ? B.CreateBinaryIntrinsic(llvm::Intrinsic::sadd_sat, P, C)
+                                                : B.CreateAdd(P, C));
     return true;
   }
   default: { // sad: d = c + |a - b|, the difference taken in the type's width.
@@ -566,7 +579,6 @@ llvm::Value *ptxforge::codegen::detail::flushDenormal(FunctionLowering &L, llvm:
   llvm::Value *Zero = B.CreateCopySign(llvm::ConstantFP::get(T, 0.0), X);
   return B.CreateSelect(Tiny, Zero, X);
 }
-
 
 bool ptxforge::codegen::detail::lowerInteger(FunctionLowering &L, const ptx::Instruction &I) {
   switch (I.Op) {

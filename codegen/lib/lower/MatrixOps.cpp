@@ -11,7 +11,6 @@ using ptx::ScalarType;
 
 namespace {
 
-
 ptx::StateSpace matrixSpace(const ptx::Instruction &I) {
   if (I.has(Modifier::Shared) || I.has(Modifier::Shared_Cta))
     return ptx::StateSpace::Shared;
@@ -25,17 +24,28 @@ unsigned matrixCount(const ptx::Instruction &I) { return I.has(Modifier::X4) ? 4
 /// Runtime element-type code (exec/WarpCollectives.cpp ElemType), 0 when unsupported.
 unsigned elemCode(ScalarType T) {
   switch (T) {
-  case ScalarType::F16: return 1;
-  case ScalarType::BF16: return 2;
-  case ScalarType::TF32: return 3;
-  case ScalarType::F32: return 4;
-  case ScalarType::F64: return 5;
-  case ScalarType::S8: return 6;
-  case ScalarType::U8: return 7;
-  case ScalarType::S32: return 8;
-  case ScalarType::S4: return 9;
-  case ScalarType::U4: return 10;
-  default: return 0;
+  case ScalarType::F16:
+    return 1;
+  case ScalarType::BF16:
+    return 2;
+  case ScalarType::TF32:
+    return 3;
+  case ScalarType::F32:
+    return 4;
+  case ScalarType::F64:
+    return 5;
+  case ScalarType::S8:
+    return 6;
+  case ScalarType::U8:
+    return 7;
+  case ScalarType::S32:
+    return 8;
+  case ScalarType::S4:
+    return 9;
+  case ScalarType::U4:
+    return 10;
+  default:
+    return 0;
   }
 }
 
@@ -50,8 +60,7 @@ bool lowerLdmatrix(FunctionLowering &L, const ptx::Instruction &I) {
   L.callHelper("ptxrt_ldmatrix", B.getVoidTy(),
                {L.threadCtx(), Addr, B.getInt32(Num), B.getInt32(I.has(Modifier::Trans)), Out});
   for (unsigned K = 0; K < Num && K < Dst.size(); ++K)
-    L.write(*Dst[K], ScalarType::B32,
-            B.CreateLoad(B.getInt32Ty(), B.CreateConstGEP1_32(B.getInt32Ty(), Out, K)));
+    L.write(*Dst[K], ScalarType::B32, B.CreateLoad(B.getInt32Ty(), B.CreateConstGEP1_32(B.getInt32Ty(), Out, K)));
   return true;
 }
 
@@ -185,18 +194,17 @@ bool lowerWmma(FunctionLowering &L, const ptx::Instruction &I) {
   unsigned Rows = Which == 0 ? M : Which == 1 ? K : M, Cols = Which == 0 ? K : N;
   llvm::Value *Stride = Ops.size() > 2 ? L.read(Ops[2], ScalarType::U32) : B.getInt32(ColMajor ? Rows : Cols);
   ptx::StateSpace S = I.has(Modifier::Shared) || I.has(Modifier::Shared_Cta) ? ptx::StateSpace::Shared
-                      : I.has(Modifier::Global)                               ? ptx::StateSpace::Global
-                                                                              : ptx::StateSpace::Generic;
+                      : I.has(Modifier::Global)                              ? ptx::StateSpace::Global
+                                                                             : ptx::StateSpace::Generic;
   llvm::Value *Ptr = L.address(Addr, S);
   ScalarType RT = ptx::bitWidth(T) == 64 ? ScalarType::B64 : ScalarType::B32;
   llvm::Value *Buf = scratchBuffer(L, B.getInt64Ty(), static_cast<unsigned>(Regs.size()));
   if (Store)
     for (unsigned J = 0; J < Regs.size(); ++J)
-      B.CreateStore(B.CreateZExt(L.read(*Regs[J], RT), B.getInt64Ty()),
-                    B.CreateConstGEP1_32(B.getInt64Ty(), Buf, J));
+      B.CreateStore(B.CreateZExt(L.read(*Regs[J], RT), B.getInt64Ty()), B.CreateConstGEP1_32(B.getInt64Ty(), Buf, J));
   L.callHelper("ptxrt_wmma_ldst", B.getVoidTy(),
-               {L.threadCtx(), B.getInt32(Shape), B.getInt32(Which), B.getInt32(elemCode(T)), B.getInt32(ColMajor),
-                Ptr, Stride, B.getInt32(Regs.size()), Buf});
+               {L.threadCtx(), B.getInt32(Shape), B.getInt32(Which), B.getInt32(elemCode(T)), B.getInt32(ColMajor), Ptr,
+                Stride, B.getInt32(Regs.size()), Buf});
   if (!Store)
     for (unsigned J = 0; J < Regs.size(); ++J) {
       llvm::Value *V = B.CreateLoad(B.getInt64Ty(), B.CreateConstGEP1_32(B.getInt64Ty(), Buf, J));

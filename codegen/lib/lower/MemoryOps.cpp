@@ -45,8 +45,7 @@ void markAccess(llvm::Instruction *A, StateSpace S) {
 
 /// Memory accesses of `.volatile`/`.relaxed`/`.acquire` forms must not be merged or hoisted (spin loops).
 bool isOrdered(const ptx::Instruction &I) {
-  return I.has(Modifier::Volatile) || I.has(Modifier::Relaxed) || I.has(Modifier::Acquire) ||
-         I.has(Modifier::Release);
+  return I.has(Modifier::Volatile) || I.has(Modifier::Relaxed) || I.has(Modifier::Acquire) || I.has(Modifier::Release);
 }
 
 void setOrdering(llvm::Instruction *Inst, const ptx::Instruction &I, unsigned Bytes) {

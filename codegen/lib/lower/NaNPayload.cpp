@@ -19,10 +19,26 @@ bool readsPayloadBlind(const ptx::Instruction &I) {
   if (I.typeCount() != 1 || I.type() != ptx::ScalarType::F32)
     return false;
   switch (I.Op) {
-  case Opcode::Add: case Opcode::Sub: case Opcode::Mul: case Opcode::Fma: case Opcode::Mad: case Opcode::Div:
-  case Opcode::Sqrt: case Opcode::Rcp: case Opcode::Rsqrt: case Opcode::Ex2: case Opcode::Lg2: case Opcode::Sin:
-  case Opcode::Cos: case Opcode::Tanh: case Opcode::Min: case Opcode::Max: case Opcode::Abs: case Opcode::Neg:
-  case Opcode::Setp: case Opcode::Testp:
+  case Opcode::Add:
+  case Opcode::Sub:
+  case Opcode::Mul:
+  case Opcode::Fma:
+  case Opcode::Mad:
+  case Opcode::Div:
+  case Opcode::Sqrt:
+  case Opcode::Rcp:
+  case Opcode::Rsqrt:
+  case Opcode::Ex2:
+  case Opcode::Lg2:
+  case Opcode::Sin:
+  case Opcode::Cos:
+  case Opcode::Tanh:
+  case Opcode::Min:
+  case Opcode::Max:
+  case Opcode::Abs:
+  case Opcode::Neg:
+  case Opcode::Setp:
+  case Opcode::Testp:
     return true;
   default:
     return false;
@@ -37,7 +53,8 @@ bool isCopy(const ptx::Instruction &I) {
 
 void addRegisters(const ptx::Operand &Op, std::vector<bool> &Set) {
   if ((Op.Kind == ptx::OperandKind::Register || Op.Kind == ptx::OperandKind::Address ||
-       Op.Kind == ptx::OperandKind::RegPair) && Op.Reg != ptx::NoReg)
+       Op.Kind == ptx::OperandKind::RegPair) &&
+      Op.Reg != ptx::NoReg)
     Set[Op.Reg] = true;
   if (Op.Kind == ptx::OperandKind::RegPair && Op.Reg2 != ptx::NoReg)
     Set[Op.Reg2] = true;

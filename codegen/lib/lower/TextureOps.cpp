@@ -18,14 +18,18 @@ constexpr uint32_t Layered = 0x10; // exec/TextureHelpers.cpp's geometry flag
 
 /// The geometry (dimension count, | Layered for a1d/a2d); 0 when I names none this lowering handles.
 uint32_t geometry(const ptx::Instruction &I) {
-  if (I.has(Modifier::G1d)) return 1;
-  if (I.has(Modifier::G2d)) return 2;
-  if (I.has(Modifier::G3d)) return 3;
-  if (I.has(Modifier::A1d)) return 1 | Layered;
-  if (I.has(Modifier::A2d)) return 2 | Layered;
+  if (I.has(Modifier::G1d))
+    return 1;
+  if (I.has(Modifier::G2d))
+    return 2;
+  if (I.has(Modifier::G3d))
+    return 3;
+  if (I.has(Modifier::A1d))
+    return 1 | Layered;
+  if (I.has(Modifier::A2d))
+    return 2 | Layered;
   return 0;
 }
-
 
 /// `[handle, {coords}]` or `[handle]`: the handle register, or null (a texref symbol, or no register).
 llvm::Value *handle(FunctionLowering &L, const ptx::Operand &Op) {
@@ -53,8 +57,8 @@ llvm::Value *coordinates(FunctionLowering &L, const ptx::Operand &Addr, uint32_t
   auto Put = [&](unsigned Slot, llvm::Value *V) { B.CreateStore(V, B.CreateConstGEP1_32(B.getInt32Ty(), Buf, Slot)); };
   Put(0, IsLayered ? L.read(*Cs[0], ScalarType::B32) : B.getInt32(0));
   for (unsigned A = 0; A < 3; ++A)
-    Put(1 + A, A < Dims ? L.read(*Cs[IsLayered + A], CType == ScalarType::F32 ? ScalarType::B32 : CType)
-                        : B.getInt32(0));
+    Put(1 + A,
+        A < Dims ? L.read(*Cs[IsLayered + A], CType == ScalarType::F32 ? ScalarType::B32 : CType) : B.getInt32(0));
   return Buf;
 }
 
@@ -75,8 +79,8 @@ bool lowerTex(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   uint32_t Geom = geometry(I);
   ScalarType DType = I.type(0), CType = I.type(1);
-  if (!Geom || I.vectorWidth() != 4 || I.Operands.size() != 2 || I.has(Modifier::Level) ||
-      I.has(Modifier::Grad) || (DType != ScalarType::F32 && DType != ScalarType::S32 && DType != ScalarType::U32) ||
+  if (!Geom || I.vectorWidth() != 4 || I.Operands.size() != 2 || I.has(Modifier::Level) || I.has(Modifier::Grad) ||
+      (DType != ScalarType::F32 && DType != ScalarType::S32 && DType != ScalarType::U32) ||
       (CType != ScalarType::F32 && CType != ScalarType::S32))
     return L.unsupported(I, "only tex.{1d,2d,3d,a1d,a2d}.v4.{f32,s32,u32}.{f32,s32} on a texture object handle");
   llvm::Value *H = handle(L, I.Operands[1]);
@@ -85,8 +89,7 @@ bool lowerTex(FunctionLowering &L, const ptx::Instruction &I) {
     return L.unsupported(I, "texture references and the independent sampler mode");
   llvm::Value *Out = scratchBuffer(L, B.getInt32Ty(), 4, 1);
   L.callHelper("ptxrt_tex", B.getVoidTy(),
-               {L.threadCtx(), H, B.getInt32(Geom), B.getInt32(CType == ScalarType::S32), Coords, Out,
-                location(L, I)});
+               {L.threadCtx(), H, B.getInt32(Geom), B.getInt32(CType == ScalarType::S32), Coords, Out, location(L, I)});
   writeResults(L, I.Operands[0], Out, DType);
   return true;
 }
@@ -111,11 +114,11 @@ bool lowerTld4(FunctionLowering &L, const ptx::Instruction &I) {
 
 /// txq/suq's query, numbered as exec/TextureHelpers.cpp's Query; -1 for none.
 int queryOf(const ptx::Instruction &I) {
-  static const Modifier Order[] = {Modifier::Width, Modifier::Height, Modifier::Depth, Modifier::ChannelDataType,
-                                   Modifier::ChannelOrder, Modifier::NormalizedCoords, Modifier::FilterMode,
-                                   Modifier::AddrMode0, Modifier::AddrMode1, Modifier::AddrMode2,
-                                   Modifier::ArraySize, Modifier::NumMipmapLevels, Modifier::NumSamples,
-                                   Modifier::MemoryLayout};
+  static const Modifier Order[] = {Modifier::Width,           Modifier::Height,       Modifier::Depth,
+                                   Modifier::ChannelDataType, Modifier::ChannelOrder, Modifier::NormalizedCoords,
+                                   Modifier::FilterMode,      Modifier::AddrMode0,    Modifier::AddrMode1,
+                                   Modifier::AddrMode2,       Modifier::ArraySize,    Modifier::NumMipmapLevels,
+                                   Modifier::NumSamples,      Modifier::MemoryLayout};
   for (unsigned K = 0; K < std::size(Order); ++K)
     if (I.has(Order[K]))
       return static_cast<int>(K);
@@ -190,10 +193,17 @@ bool lowerSust(FunctionLowering &L, const ptx::Instruction &I) {
 bool lowerSured(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   ScalarType T = I.type();
-  int Op = I.has(Modifier::Add) ? 0 : I.has(Modifier::Min) ? 1 : I.has(Modifier::Max) ? 2
-         : I.has(Modifier::And) ? 3 : I.has(Modifier::Or) ? 4 : -1;
-  int Type = T == ScalarType::U32 || T == ScalarType::B32 ? 0 : T == ScalarType::S32 ? 1
-           : T == ScalarType::U64 || T == ScalarType::B64 ? 2 : T == ScalarType::S64 ? 3 : -1;
+  int Op = I.has(Modifier::Add)   ? 0
+           : I.has(Modifier::Min) ? 1
+           : I.has(Modifier::Max) ? 2
+           : I.has(Modifier::And) ? 3
+           : I.has(Modifier::Or)  ? 4
+                                  : -1;
+  int Type = T == ScalarType::U32 || T == ScalarType::B32   ? 0
+             : T == ScalarType::S32                         ? 1
+             : T == ScalarType::U64 || T == ScalarType::B64 ? 2
+             : T == ScalarType::S64                         ? 3
+                                                            : -1;
   uint32_t Geom = geometry(I);
   llvm::Value *H = I.Operands.size() == 2 && I.has(Modifier::B) && Op >= 0 && Type >= 0 && Geom && !(Geom & Layered)
                        ? handle(L, I.Operands[0])
@@ -212,13 +222,21 @@ bool lowerSured(FunctionLowering &L, const ptx::Instruction &I) {
 
 bool ptxforge::codegen::detail::lowerTexture(FunctionLowering &L, const ptx::Instruction &I) {
   switch (I.Op) {
-  case Opcode::Tex: return lowerTex(L, I);
-  case Opcode::Tld4: return lowerTld4(L, I);
-  case Opcode::Txq: return lowerQuery(L, I, "ptxrt_txq");
-  case Opcode::Suq: return lowerQuery(L, I, "ptxrt_suq");
-  case Opcode::Suld: return lowerSuld(L, I);
-  case Opcode::Sust: return lowerSust(L, I);
-  case Opcode::Sured: return lowerSured(L, I);
-  default: return false;
+  case Opcode::Tex:
+    return lowerTex(L, I);
+  case Opcode::Tld4:
+    return lowerTld4(L, I);
+  case Opcode::Txq:
+    return lowerQuery(L, I, "ptxrt_txq");
+  case Opcode::Suq:
+    return lowerQuery(L, I, "ptxrt_suq");
+  case Opcode::Suld:
+    return lowerSuld(L, I);
+  case Opcode::Sust:
+    return lowerSust(L, I);
+  case Opcode::Sured:
+    return lowerSured(L, I);
+  default:
+    return false;
   }
 }

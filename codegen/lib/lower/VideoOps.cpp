@@ -27,15 +27,35 @@ enum class VOp { Add, Sub, Absdiff, Min, Max, Shl, Shr, Avrg, Set };
 
 VOp videoOp(Opcode Op) {
   switch (Op) {
-  case Opcode::Vadd: case Opcode::Vadd2: case Opcode::Vadd4: return VOp::Add;
-  case Opcode::Vsub: case Opcode::Vsub2: case Opcode::Vsub4: return VOp::Sub;
-  case Opcode::Vabsdiff: case Opcode::Vabsdiff2: case Opcode::Vabsdiff4: return VOp::Absdiff;
-  case Opcode::Vmin: case Opcode::Vmin2: case Opcode::Vmin4: return VOp::Min;
-  case Opcode::Vmax: case Opcode::Vmax2: case Opcode::Vmax4: return VOp::Max;
-  case Opcode::Vshl: return VOp::Shl;
-  case Opcode::Vshr: return VOp::Shr;
-  case Opcode::Vavrg2: case Opcode::Vavrg4: return VOp::Avrg;
-  default: return VOp::Set;
+  case Opcode::Vadd:
+  case Opcode::Vadd2:
+  case Opcode::Vadd4:
+    return VOp::Add;
+  case Opcode::Vsub:
+  case Opcode::Vsub2:
+  case Opcode::Vsub4:
+    return VOp::Sub;
+  case Opcode::Vabsdiff:
+  case Opcode::Vabsdiff2:
+  case Opcode::Vabsdiff4:
+    return VOp::Absdiff;
+  case Opcode::Vmin:
+  case Opcode::Vmin2:
+  case Opcode::Vmin4:
+    return VOp::Min;
+  case Opcode::Vmax:
+  case Opcode::Vmax2:
+  case Opcode::Vmax4:
+    return VOp::Max;
+  case Opcode::Vshl:
+    return VOp::Shl;
+  case Opcode::Vshr:
+    return VOp::Shr;
+  case Opcode::Vavrg2:
+  case Opcode::Vavrg4:
+    return VOp::Avrg;
+  default:
+    return VOp::Set;
   }
 }
 
@@ -62,7 +82,9 @@ private:
   llvm::Value *c128(int64_t V) { return llvm::ConstantInt::getSigned(wide(), V); }
 
   /// The type qualifiers: vset has no destination type (atype, btype).
-  ScalarType dtype() const { return I.Op == Opcode::Vset || I.Op == Opcode::Vset2 || I.Op == Opcode::Vset4 ? ScalarType::None : I.type(0); }
+  ScalarType dtype() const {
+    return I.Op == Opcode::Vset || I.Op == Opcode::Vset2 || I.Op == Opcode::Vset4 ? ScalarType::None : I.type(0);
+  }
   ScalarType atype() const { return I.type(dtype() == ScalarType::None ? 0 : 1); }
   ScalarType btype() const { return I.type(dtype() == ScalarType::None ? 1 : 2); }
 
@@ -89,8 +111,12 @@ private:
 
   llvm::Value *compare(llvm::Value *A, llvm::Value *Bv) {
     using P = llvm::CmpInst::Predicate;
-    P Pr = I.has(Modifier::Eq) ? P::ICMP_EQ : I.has(Modifier::Ne) ? P::ICMP_NE : I.has(Modifier::Lt) ? P::ICMP_SLT
-         : I.has(Modifier::Le) ? P::ICMP_SLE : I.has(Modifier::Gt) ? P::ICMP_SGT : P::ICMP_SGE;
+    P Pr = I.has(Modifier::Eq)   ? P::ICMP_EQ
+           : I.has(Modifier::Ne) ? P::ICMP_NE
+           : I.has(Modifier::Lt) ? P::ICMP_SLT
+           : I.has(Modifier::Le) ? P::ICMP_SLE
+           : I.has(Modifier::Gt) ? P::ICMP_SGT
+                                 : P::ICMP_SGE;
     return B.CreateICmp(Pr, A, Bv); // sources are extended by their own types: a signed compare is exact
   }
 
@@ -98,22 +124,29 @@ private:
   llvm::Value *apply(VOp Op, llvm::Value *A, llvm::Value *Bv) {
     llvm::Type *T = A->getType();
     switch (Op) {
-    case VOp::Add: return B.CreateAdd(A, Bv);
-    case VOp::Sub: return B.CreateSub(A, Bv);
-    case VOp::Absdiff: return B.CreateBinaryIntrinsic(llvm::Intrinsic::abs, B.CreateSub(A, Bv), B.getFalse());
-    case VOp::Min: return B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, A, Bv);
-    case VOp::Max: return B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, A, Bv);
+    case VOp::Add:
+      return B.CreateAdd(A, Bv);
+    case VOp::Sub:
+      return B.CreateSub(A, Bv);
+    case VOp::Absdiff:
+      return B.CreateBinaryIntrinsic(llvm::Intrinsic::abs, B.CreateSub(A, Bv), B.getFalse());
+    case VOp::Min:
+      return B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, A, Bv);
+    case VOp::Max:
+      return B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, A, Bv);
     case VOp::Avrg: { // (a + b + 1) >> 1 for a non-negative sum, (a + b) >> 1 otherwise
       llvm::Value *S = B.CreateAdd(A, Bv);
       llvm::Value *Up = B.CreateZExt(B.CreateICmpSGE(S, llvm::ConstantInt::get(T, 0)), T);
       return B.CreateAShr(B.CreateAdd(S, Up), 1);
     }
-    case VOp::Set: return B.CreateZExt(compare(A, Bv), T);
+    case VOp::Set:
+      return B.CreateZExt(compare(A, Bv), T);
     case VOp::Shl:
     case VOp::Shr: {
       // The shift amount: .clamp limits it to 32, .wrap takes it modulo 32.
-      llvm::Value *N = I.has(Modifier::Wrap) ? B.CreateAnd(Bv, llvm::ConstantInt::get(T, 31))
-                                             : B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, Bv, llvm::ConstantInt::get(T, 32));
+      llvm::Value *N = I.has(Modifier::Wrap)
+                           ? B.CreateAnd(Bv, llvm::ConstantInt::get(T, 31))
+                           : B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, Bv, llvm::ConstantInt::get(T, 32));
       return Op == VOp::Shl ? B.CreateShl(A, N) : B.CreateAShr(A, N); // A is extended: ashr is exact for both
     }
     }

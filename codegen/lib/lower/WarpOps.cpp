@@ -72,8 +72,7 @@ void writeWithPred(FunctionLowering &L, const ptx::Operand &Dst, ScalarType T, l
 
 llvm::Value *activemask(FunctionLowering &L) {
   static std::atomic<uint32_t> NextSite{1};
-  llvm::Value *R =
-      L.callHelper("ptxrt_activemask", L.b().getInt32Ty(), {L.threadCtx(), L.b().getInt32(NextSite++)});
+  llvm::Value *R = L.callHelper("ptxrt_activemask", L.b().getInt32Ty(), {L.threadCtx(), L.b().getInt32(NextSite++)});
   markFiberOnly(llvm::cast<llvm::CallInst>(R));
   return R;
 }
@@ -147,11 +146,11 @@ bool lowerShfl(FunctionLowering &L, const ptx::Instruction &I) {
     return L.unsupported(I, "operands");
   unsigned Mode = I.has(Modifier::Up) ? 0 : I.has(Modifier::Down) ? 1 : I.has(Modifier::Bfly) ? 2 : 3;
   llvm::Value *PredOut = scratchBuffer(L, B.getInt32Ty());
-  llvm::Value *R = callCut(L, "ptxrt_shfl",
-                           {L.threadCtx(), B.getInt32(Mode), L.read(Ops[1], ScalarType::B32),
-                            L.read(Ops[2], ScalarType::U32), L.read(Ops[3], ScalarType::U32), memberMask(L, I, 4),
-                            PredOut},
-                           {RCShfl, /*Arg=*/1, /*Value=*/2, /*B=*/3, /*C=*/4, /*Mask=*/5, /*PredOut=*/6});
+  llvm::Value *R =
+      callCut(L, "ptxrt_shfl",
+              {L.threadCtx(), B.getInt32(Mode), L.read(Ops[1], ScalarType::B32), L.read(Ops[2], ScalarType::U32),
+               L.read(Ops[3], ScalarType::U32), memberMask(L, I, 4), PredOut},
+              {RCShfl, /*Arg=*/1, /*Value=*/2, /*B=*/3, /*C=*/4, /*Mask=*/5, /*PredOut=*/6});
   writeWithPred(L, Ops[0], ScalarType::B32, R, predicateOut(L, PredOut));
   return true;
 }
@@ -212,7 +211,8 @@ bool lowerReduxF32(FunctionLowering &L, const ptx::Instruction &I) {
   llvm::Value *Key = B.CreateSelect(IsNaN, B.getInt32(Sentinel), flip(Bits));
   llvm::Value *R = callCut(L, "ptxrt_redux", {L.threadCtx(), B.getInt32(Max ? 4 : 3), Key, memberMask(L, I, 2)},
                            {RCRedux, /*Arg=*/1, /*Value=*/2, -1, -1, /*Mask=*/3});
-  llvm::Value *NaNResult = B.CreateOr(B.CreateICmpEQ(R, B.getInt32(0x7fffffff)), B.CreateICmpEQ(R, B.getInt32(0x80000000u)));
+  llvm::Value *NaNResult =
+      B.CreateOr(B.CreateICmpEQ(R, B.getInt32(0x7fffffff)), B.CreateICmpEQ(R, B.getInt32(0x80000000u)));
   L.write(Ops[0], ScalarType::B32, B.CreateSelect(NaNResult, B.getInt32(0x7fffffff), flip(R)));
   return true;
 }
@@ -256,8 +256,7 @@ bool lowerElect(FunctionLowering &L, const ptx::Instruction &I) {
   if (Ops.size() < 2)
     return L.unsupported(I, "operands");
   llvm::Value *PredOut = scratchBuffer(L, B.getInt32Ty());
-  llvm::Value *R =
-      L.callHelper("ptxrt_elect", B.getInt32Ty(), {L.threadCtx(), memberMask(L, I, 1), PredOut});
+  llvm::Value *R = L.callHelper("ptxrt_elect", B.getInt32Ty(), {L.threadCtx(), memberMask(L, I, 1), PredOut});
   markFiberOnly(llvm::cast<llvm::CallInst>(R));
   llvm::Value *P = predicateOut(L, PredOut);
   if (Ops[0].Kind == ptx::OperandKind::RegPair || Ops[0].Kind == ptx::OperandKind::Register)

@@ -1,12 +1,11 @@
 // See Passes.h.
 #include "Passes.h"
 
+#include "llvm/Analysis/ScopedNoAliasAA.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/IntrinsicInst.h"
-#include "llvm/Analysis/ScopedNoAliasAA.h"
 #include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Module.h"
-
 
 using namespace llvm;
 using namespace ptxforge::codegen::passes;
@@ -23,8 +22,9 @@ void appendScopes(Instruction &I, unsigned Kind, MDNode *Scopes) {
 
 void ptxforge::codegen::passes::markAccess(Instruction *I, MemoryClass C) {
   LLVMContext &Ctx = I->getContext();
-  I->setMetadata(AccessKind, MDNode::get(Ctx, {ConstantAsMetadata::get(ConstantInt::get(
-                                                  Type::getInt32Ty(Ctx), static_cast<uint32_t>(C)))}));
+  I->setMetadata(
+      AccessKind,
+      MDNode::get(Ctx, {ConstantAsMetadata::get(ConstantInt::get(Type::getInt32Ty(Ctx), static_cast<uint32_t>(C)))}));
 }
 
 MDNode *ptxforge::codegen::passes::threadAccessGroup(Module &M) {

@@ -24,8 +24,7 @@ bool loadParamsAsPointers(Function &F) {
   SmallVector<LoadInst *, 16> Loads;
   for (Instruction &I : instructions(F))
     if (auto *L = dyn_cast<LoadInst>(&I))
-      if (L->getType()->isIntegerTy(64) && L->isSimple() &&
-          isParamBuffer(getUnderlyingObject(L->getPointerOperand())))
+      if (L->getType()->isIntegerTy(64) && L->isSimple() && isParamBuffer(getUnderlyingObject(L->getPointerOperand())))
         Loads.push_back(L);
   for (LoadInst *L : Loads) {
     IRBuilder<> B(L);

@@ -28,8 +28,7 @@ Value *stepOf(Value *Ptrs) {
 }
 } // namespace
 
-PreservedAnalyses ptxforge::codegen::passes::PrefetchSteppedPointersPass::run(Function &F,
-                                                                           FunctionAnalysisManager &) {
+PreservedAnalyses ptxforge::codegen::passes::PrefetchSteppedPointersPass::run(Function &F, FunctionAnalysisManager &) {
   SmallVector<std::pair<IntrinsicInst *, Value *>, 8> Gathers;
   for (Instruction &I : instructions(F))
     if (auto *II = dyn_cast<IntrinsicInst>(&I); II && II->getIntrinsicID() == Intrinsic::masked_gather)

@@ -3,15 +3,15 @@
 
 #include "ptxforge/codegen/ThreadContext.h"
 
+#include "llvm/Analysis/LoopInfo.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/IntrinsicsX86.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
-#include "llvm/Analysis/LoopInfo.h"
-#include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
 
 #include <cstddef>
 #include <set>
@@ -48,7 +48,8 @@ bool ordersMemory(Function &F) {
 /// A plain store of a whole vector of at least 32 bytes (a power of two) to PTX global memory.
 bool streamable(const StoreInst &S) {
   auto *VT = dyn_cast<FixedVectorType>(S.getValueOperand()->getType());
-  if (!VT || S.isVolatile() || S.getMetadata(LLVMContext::MD_nontemporal) || !ptxforge::codegen::passes::isGlobalAccess(S))
+  if (!VT || S.isVolatile() || S.getMetadata(LLVMContext::MD_nontemporal) ||
+      !ptxforge::codegen::passes::isGlobalAccess(S))
     return false;
   TypeSize Bits = S.getModule()->getDataLayout().getTypeStoreSizeInBits(VT);
   uint64_t Bytes = Bits.getFixedValue() / 8;

@@ -105,14 +105,14 @@ typedef struct ptxforge_cache_config {
 } ptxforge_cache_config;
 
 typedef struct ptxforge_cache_stats {
-  uint64_t entries, bytes;          /**< in the directory now */
-  uint64_t hits, misses, stores;    /**< since the cache was (re)configured */
+  uint64_t entries, bytes;       /**< in the directory now */
+  uint64_t hits, misses, stores; /**< since the cache was (re)configured */
   uint64_t evictions, corrupt;
 } ptxforge_cache_stats;
 
 /* Version and errors. */
-PTXFORGE_API const char *ptxforge_version(void);         /**< the library's "0.1.0" */
-PTXFORGE_API unsigned ptxforge_version_number(void);     /**< as PTXFORGE_VERSION_NUMBER */
+PTXFORGE_API const char *ptxforge_version(void);     /**< the library's "0.1.0" */
+PTXFORGE_API unsigned ptxforge_version_number(void); /**< as PTXFORGE_VERSION_NUMBER */
 PTXFORGE_API const char *ptxforge_status_string(ptxforge_status status);
 /** The calling thread's last error: its message ("" when none), and its diagnostics (valid until the next
  * failure on this thread). */
@@ -145,13 +145,11 @@ PTXFORGE_API ptxforge_status ptxforge_device_create(const ptxforge_device_option
 /** Waits for the device's work. Executables, streams and buffers of it keep it alive until they go. */
 PTXFORGE_API void ptxforge_device_destroy(ptxforge_device device);
 PTXFORGE_API ptxforge_status ptxforge_device_compile(ptxforge_device device, ptxforge_program program,
-                                                     const ptxforge_compile_options *options,
-                                                     ptxforge_executable *out);
+                                                     const ptxforge_compile_options *options, ptxforge_executable *out);
 PTXFORGE_API ptxforge_status ptxforge_device_synchronize(ptxforge_device device);
 PTXFORGE_API ptxforge_status ptxforge_device_copy_to_device(ptxforge_device device, uint64_t dst, const void *src,
                                                             size_t size);
-PTXFORGE_API ptxforge_status ptxforge_device_copy_to_host(ptxforge_device device, void *dst, uint64_t src,
-                                                          size_t size);
+PTXFORGE_API ptxforge_status ptxforge_device_copy_to_host(ptxforge_device device, void *dst, uint64_t src, size_t size);
 
 /* Ahead-of-time compilation. The bytes written by _serialize and _fatbinary: *size is the buffer's size on
  * entry and the bytes needed on return; a NULL or too small buffer returns PTXFORGE_ERROR_INVALID_ARGUMENT with
@@ -181,8 +179,7 @@ PTXFORGE_API ptxforge_status ptxforge_kernel_param(ptxforge_kernel kernel, size_
 /** Launches on the device's default stream and waits. args[i] points at arg_sizes[i] bytes, which must equal
  * parameter i's size. A kernel fault returns its status; the device stays usable. */
 PTXFORGE_API ptxforge_status ptxforge_kernel_run(ptxforge_kernel kernel, const ptxforge_launch_config *config,
-                                                 const void *const *args, const size_t *arg_sizes,
-                                                 size_t num_args);
+                                                 const void *const *args, const size_t *arg_sizes, size_t num_args);
 
 /* Streams. */
 PTXFORGE_API ptxforge_status ptxforge_stream_create(ptxforge_device device, ptxforge_stream *out);
@@ -199,8 +196,7 @@ PTXFORGE_API ptxforge_status ptxforge_buffer_create(ptxforge_device device, size
 PTXFORGE_API void ptxforge_buffer_destroy(ptxforge_buffer buffer);
 PTXFORGE_API uint64_t ptxforge_buffer_address(ptxforge_buffer buffer);
 PTXFORGE_API size_t ptxforge_buffer_size(ptxforge_buffer buffer);
-PTXFORGE_API ptxforge_status ptxforge_buffer_write(ptxforge_buffer buffer, size_t offset, const void *src,
-                                                   size_t size);
+PTXFORGE_API ptxforge_status ptxforge_buffer_write(ptxforge_buffer buffer, size_t offset, const void *src, size_t size);
 PTXFORGE_API ptxforge_status ptxforge_buffer_read(ptxforge_buffer buffer, size_t offset, void *dst, size_t size);
 PTXFORGE_API ptxforge_status ptxforge_buffer_fill(ptxforge_buffer buffer, uint8_t value);
 

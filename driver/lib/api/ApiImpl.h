@@ -59,7 +59,7 @@ struct DeviceBuffer::Owner {
 struct Device::Impl : DeviceBuffer::Owner {
   ComputeCapability CC;
   unsigned Workers = 0;
-  Stream::Impl DefaultStream;              ///< destroyed after Ctx, whose legacy stream runs its work
+  Stream::Impl DefaultStream; ///< destroyed after Ctx, whose legacy stream runs its work
   std::unique_ptr<driver::Context> Ctx;
 
   ~Impl() override;

@@ -22,8 +22,8 @@ Expected<Device> Device::create(const DeviceOptions &Options) {
     // Installs the fault handlers copies run under and reserves device memory (once per process).
     if (llvm::Error E = driver::Driver::get().initialize())
       return toApiError(std::move(E), "cannot create the device");
-    ComputeCapability CC = Options.CC.value_or(ComputeCapability{driver::deviceProperties().CcMajor,
-                                                                 driver::deviceProperties().CcMinor});
+    ComputeCapability CC =
+        Options.CC.value_or(ComputeCapability{driver::deviceProperties().CcMajor, driver::deviceProperties().CcMinor});
     if (auto Bad = checkComputeCapability(CC))
       return std::move(*Bad);
     auto I = std::make_shared<Impl>();
@@ -161,15 +161,13 @@ Expected<void> copy(driver::Context &Ctx, uint64_t Dst, driver::Side DstSide, ui
 Expected<void> Device::copyToDevice(DevicePtr Destination, const void *Source, size_t Size) const {
   if (!Source && Size)
     return Error(ErrorCode::InvalidArgument, "null host pointer");
-  return copy(*I->Ctx, Destination, driver::Side::Device, reinterpret_cast<uint64_t>(Source), driver::Side::Host,
-              Size);
+  return copy(*I->Ctx, Destination, driver::Side::Device, reinterpret_cast<uint64_t>(Source), driver::Side::Host, Size);
 }
 
 Expected<void> Device::copyToHost(void *Destination, DevicePtr Source, size_t Size) const {
   if (!Destination && Size)
     return Error(ErrorCode::InvalidArgument, "null host pointer");
-  return copy(*I->Ctx, reinterpret_cast<uint64_t>(Destination), driver::Side::Host, Source, driver::Side::Device,
-              Size);
+  return copy(*I->Ctx, reinterpret_cast<uint64_t>(Destination), driver::Side::Host, Source, driver::Side::Device, Size);
 }
 
 Stream Device::defaultStream() const { return Stream::Impl::defaultOf(I); }
@@ -230,8 +228,8 @@ Expected<void> DeviceBuffer::write(const void *Source, size_t Size, size_t Offse
   if (!Source && Size)
     return Error(ErrorCode::InvalidArgument, "null host pointer");
   auto &Dev = static_cast<Device::Impl &>(*O);
-  return copy(*Dev.Ctx, Address + Offset, driver::Side::Device, reinterpret_cast<uint64_t>(Source),
-              driver::Side::Host, Size);
+  return copy(*Dev.Ctx, Address + Offset, driver::Side::Device, reinterpret_cast<uint64_t>(Source), driver::Side::Host,
+              Size);
 }
 
 Expected<void> DeviceBuffer::read(void *Destination, size_t Size, size_t Offset) const {

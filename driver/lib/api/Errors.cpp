@@ -11,9 +11,12 @@ using namespace ptxforge;
 
 const char *ptxforge::describe(Severity S) {
   switch (S) {
-  case Severity::Note: return "note";
-  case Severity::Warning: return "warning";
-  case Severity::Error: return "error";
+  case Severity::Note:
+    return "note";
+  case Severity::Warning:
+    return "warning";
+  case Severity::Error:
+    return "error";
   }
   return "error";
 }
@@ -45,24 +48,42 @@ std::string ptxforge::formatDiagnostics(const std::vector<Diagnostic> &Diags) {
 
 const char *ptxforge::describe(ErrorCode Code) {
   switch (Code) {
-  case ErrorCode::Success: return "success";
-  case ErrorCode::InvalidArgument: return "invalid argument";
-  case ErrorCode::FileError: return "file error";
-  case ErrorCode::InvalidPtx: return "invalid PTX";
-  case ErrorCode::UnsupportedPtxVersion: return "unsupported PTX version";
-  case ErrorCode::UnsupportedTarget: return "unsupported target";
-  case ErrorCode::CompileFailed: return "compilation failed";
-  case ErrorCode::NotFound: return "not found";
-  case ErrorCode::OutOfMemory: return "out of memory";
-  case ErrorCode::InvalidLaunch: return "invalid launch configuration";
-  case ErrorCode::IllegalAddress: return "illegal address";
-  case ErrorCode::MisalignedAddress: return "misaligned address";
-  case ErrorCode::IllegalInstruction: return "illegal instruction";
-  case ErrorCode::Trap: return "trap";
-  case ErrorCode::Assert: return "device-side assert failed";
-  case ErrorCode::Deadlock: return "deadlock";
-  case ErrorCode::NotSupported: return "not supported";
-  case ErrorCode::Internal: return "internal error";
+  case ErrorCode::Success:
+    return "success";
+  case ErrorCode::InvalidArgument:
+    return "invalid argument";
+  case ErrorCode::FileError:
+    return "file error";
+  case ErrorCode::InvalidPtx:
+    return "invalid PTX";
+  case ErrorCode::UnsupportedPtxVersion:
+    return "unsupported PTX version";
+  case ErrorCode::UnsupportedTarget:
+    return "unsupported target";
+  case ErrorCode::CompileFailed:
+    return "compilation failed";
+  case ErrorCode::NotFound:
+    return "not found";
+  case ErrorCode::OutOfMemory:
+    return "out of memory";
+  case ErrorCode::InvalidLaunch:
+    return "invalid launch configuration";
+  case ErrorCode::IllegalAddress:
+    return "illegal address";
+  case ErrorCode::MisalignedAddress:
+    return "misaligned address";
+  case ErrorCode::IllegalInstruction:
+    return "illegal instruction";
+  case ErrorCode::Trap:
+    return "trap";
+  case ErrorCode::Assert:
+    return "device-side assert failed";
+  case ErrorCode::Deadlock:
+    return "deadlock";
+  case ErrorCode::NotSupported:
+    return "not supported";
+  case ErrorCode::Internal:
+    return "internal error";
   }
   return "unknown error";
 }
@@ -79,48 +100,72 @@ namespace {
 ErrorCode fromStatus(driver::Status S) {
   using driver::Status;
   switch (S) {
-  case Status::Success: return ErrorCode::Success;
+  case Status::Success:
+    return ErrorCode::Success;
   case Status::InvalidValue:
   case Status::InvalidHandle:
   case Status::InvalidContext:
   case Status::ContextIsDestroyed:
-  case Status::InvalidDevice: return ErrorCode::InvalidArgument;
-  case Status::OutOfMemory: return ErrorCode::OutOfMemory;
+  case Status::InvalidDevice:
+    return ErrorCode::InvalidArgument;
+  case Status::OutOfMemory:
+    return ErrorCode::OutOfMemory;
   case Status::InvalidImage:
-  case Status::InvalidPtx: return ErrorCode::InvalidPtx;
-  case Status::UnsupportedPtxVersion: return ErrorCode::UnsupportedPtxVersion;
-  case Status::NoBinaryForGpu: return ErrorCode::UnsupportedTarget;
-  case Status::FileNotFound: return ErrorCode::FileError;
-  case Status::NotFound: return ErrorCode::NotFound;
-  case Status::IllegalAddress: return ErrorCode::IllegalAddress;
-  case Status::MisalignedAddress: return ErrorCode::MisalignedAddress;
-  case Status::IllegalInstruction: return ErrorCode::IllegalInstruction;
-  case Status::Assert: return ErrorCode::Assert;
+  case Status::InvalidPtx:
+    return ErrorCode::InvalidPtx;
+  case Status::UnsupportedPtxVersion:
+    return ErrorCode::UnsupportedPtxVersion;
+  case Status::NoBinaryForGpu:
+    return ErrorCode::UnsupportedTarget;
+  case Status::FileNotFound:
+    return ErrorCode::FileError;
+  case Status::NotFound:
+    return ErrorCode::NotFound;
+  case Status::IllegalAddress:
+    return ErrorCode::IllegalAddress;
+  case Status::MisalignedAddress:
+    return ErrorCode::MisalignedAddress;
+  case Status::IllegalInstruction:
+    return ErrorCode::IllegalInstruction;
+  case Status::Assert:
+    return ErrorCode::Assert;
   case Status::LaunchOutOfResources:
-  case Status::CooperativeLaunchTooLarge: return ErrorCode::InvalidLaunch;
+  case Status::CooperativeLaunchTooLarge:
+    return ErrorCode::InvalidLaunch;
   case Status::NotSupported:
   case Status::JitCompilationDisabled:
-  case Status::NotPermitted: return ErrorCode::NotSupported;
+  case Status::NotPermitted:
+    return ErrorCode::NotSupported;
   case Status::LaunchFailed:
-  case Status::LaunchTimeout: return ErrorCode::Trap;
+  case Status::LaunchTimeout:
+    return ErrorCode::Trap;
   case Status::NoDevice:
   case Status::NotInitialized:
   case Status::NotReady:
-  case Status::Unknown: return ErrorCode::Internal;
+  case Status::Unknown:
+    return ErrorCode::Internal;
   }
   return ErrorCode::Internal;
 }
 
 ErrorCode fromLaunchFault(codegen::LaunchFault F) {
   switch (F) {
-  case codegen::LaunchFault::InvalidConfiguration: return ErrorCode::InvalidLaunch;
-  case codegen::LaunchFault::IllegalAddress: return ErrorCode::IllegalAddress;
-  case codegen::LaunchFault::MisalignedAddress: return ErrorCode::MisalignedAddress;
-  case codegen::LaunchFault::Trap: return ErrorCode::Trap;
-  case codegen::LaunchFault::Deadlock: return ErrorCode::Deadlock;
-  case codegen::LaunchFault::IllegalInstruction: return ErrorCode::IllegalInstruction;
-  case codegen::LaunchFault::Assert: return ErrorCode::Assert;
-  case codegen::LaunchFault::Timeout: return ErrorCode::Trap;
+  case codegen::LaunchFault::InvalidConfiguration:
+    return ErrorCode::InvalidLaunch;
+  case codegen::LaunchFault::IllegalAddress:
+    return ErrorCode::IllegalAddress;
+  case codegen::LaunchFault::MisalignedAddress:
+    return ErrorCode::MisalignedAddress;
+  case codegen::LaunchFault::Trap:
+    return ErrorCode::Trap;
+  case codegen::LaunchFault::Deadlock:
+    return ErrorCode::Deadlock;
+  case codegen::LaunchFault::IllegalInstruction:
+    return ErrorCode::IllegalInstruction;
+  case codegen::LaunchFault::Assert:
+    return ErrorCode::Assert;
+  case codegen::LaunchFault::Timeout:
+    return ErrorCode::Trap;
   }
   return ErrorCode::Internal;
 }

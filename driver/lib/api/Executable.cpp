@@ -31,8 +31,8 @@ Expected<Kernel> Executable::kernel(std::string_view Name) const {
 Expected<GlobalVariable> Executable::global(std::string_view Name) const {
   auto G = I->Code->global(llvm::StringRef(Name.data(), Name.size()));
   if (!G)
-    return Error(ErrorCode::NotFound, "no .global or .const variable '" + std::string(Name) + "' in " +
-                                          I->Source.name());
+    return Error(ErrorCode::NotFound,
+                 "no .global or .const variable '" + std::string(Name) + "' in " + I->Source.name());
   return GlobalVariable{G->Address, G->Size};
 }
 

@@ -26,9 +26,9 @@ Expected<ObjectCode> ObjectCode::compile(const Program &P, const ObjectOptions &
     const Program::Impl &PI = P.impl();
     auto Object = codegen::compilePTXObject(*PI.Front->Verified, PI.Front->Source.get(), CO);
     if (!Object)
-      return Error(ErrorCode::CompileFailed,
-                   P.name() + " for " + (Options.Cpu.empty() ? "this CPU" : "'" + Options.Cpu + "'") + ": " +
-                       llvm::toString(Object.takeError()));
+      return Error(ErrorCode::CompileFailed, P.name() + " for " +
+                                                 (Options.Cpu.empty() ? "this CPU" : "'" + Options.Cpu + "'") + ": " +
+                                                 llvm::toString(Object.takeError()));
     auto I = std::make_shared<Impl>(Impl{P, Options.Target, std::move(*Object)});
     return Impl::wrap(std::move(I));
   });

@@ -10,9 +10,12 @@ namespace {
 
 Severity toSeverity(ptx::Severity S) {
   switch (S) {
-  case ptx::Severity::Note: return Severity::Note;
-  case ptx::Severity::Warning: return Severity::Warning;
-  case ptx::Severity::Error: return Severity::Error;
+  case ptx::Severity::Note:
+    return Severity::Note;
+  case ptx::Severity::Warning:
+    return Severity::Warning;
+  case ptx::Severity::Error:
+    return Severity::Error;
   }
   return Severity::Error;
 }

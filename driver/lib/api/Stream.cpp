@@ -59,10 +59,9 @@ Expected<std::vector<char>> packArguments(const Kernel &K, const Arguments &Args
   for (size_t N = 0; N < Params.size(); ++N) {
     const Parameter &P = Params[N];
     if (Args.size(N) != P.Size)
-      return Error(ErrorCode::InvalidArgument, "argument " + std::to_string(N) + " of '" + K.name() + "' ('" +
-                                                   P.Name + "', " + spellType(P) + ") takes " +
-                                                   std::to_string(P.Size) + " bytes, " +
-                                                   std::to_string(Args.size(N)) + " given");
+      return Error(ErrorCode::InvalidArgument, "argument " + std::to_string(N) + " of '" + K.name() + "' ('" + P.Name +
+                                                   "', " + spellType(P) + ") takes " + std::to_string(P.Size) +
+                                                   " bytes, " + std::to_string(Args.size(N)) + " given");
     std::memcpy(Buffer.data() + P.Offset, Args.data(N), P.Size);
   }
   return Buffer;

@@ -53,8 +53,8 @@ CUDART_API void __cudaRegisterFatBinaryEnd(void **) {}
 CUDART_API void __cudaUnregisterFatBinary(void **fatCubinHandle) {
   FatbinRegistry::get().unregisterFatbin(fatCubinHandle);
 }
-CUDART_API void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun, const char *,
-                                       int, uint3 *, uint3 *, dim3 *, dim3 *, int *) {
+CUDART_API void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun, const char *, int,
+                                       uint3 *, uint3 *, dim3 *, dim3 *, int *) {
   FatbinRegistry::get().registerKernel(fatCubinHandle, hostFun, deviceFun);
 }
 CUDART_API void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress, const char *, int,
@@ -97,9 +97,8 @@ CUDART_API cudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryF
 }
 CUDART_API cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
                                           size_t sharedMem, cudaStream_t stream) {
-  return entry([&] {
-    return launchKernel(FatbinRegistry::get().kernel(kernel), gridDim, blockDim, args, sharedMem, stream);
-  });
+  return entry(
+      [&] { return launchKernel(FatbinRegistry::get().kernel(kernel), gridDim, blockDim, args, sharedMem, stream); });
 }
 CUDART_API cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
                                                size_t sharedMem, cudaStream_t stream) {
@@ -107,9 +106,8 @@ CUDART_API cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim
 }
 CUDART_API cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
                                         cudaStream_t stream) {
-  return entry([&] {
-    return launchKernel(FatbinRegistry::get().kernel(func), gridDim, blockDim, args, sharedMem, stream);
-  });
+  return entry(
+      [&] { return launchKernel(FatbinRegistry::get().kernel(func), gridDim, blockDim, args, sharedMem, stream); });
 }
 CUDART_API cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args) {
   return entry([&] {
@@ -170,7 +168,9 @@ CUDART_API cudaError_t cudaGetDeviceCount(int *count) {
     return drv(cuDeviceGetCount(count));
   });
 }
-CUDART_API cudaError_t cudaSetDevice(int device) { return entry([&] { return setDevice(device); }); }
+CUDART_API cudaError_t cudaSetDevice(int device) {
+  return entry([&] { return setDevice(device); });
+}
 CUDART_API cudaError_t cudaGetDevice(int *device) {
   return entry([&] { return device ? getDevice(device) : cudaErrorInvalidValue; });
 }
@@ -232,7 +232,9 @@ CUDART_API cudaError_t cudaDeviceSynchronize() {
     return drv(cuCtxSynchronize());
   });
 }
-CUDART_API cudaError_t cudaDeviceReset() { return entry([&] { return resetDevice(); }); }
+CUDART_API cudaError_t cudaDeviceReset() {
+  return entry([&] { return resetDevice(); });
+}
 CUDART_API cudaError_t cudaDeviceSetLimit(int limit, size_t value) {
   return entry([&] {
     if (cudaError_t E = ensureContext())
@@ -412,9 +414,9 @@ CUDART_API cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *attribute
       attributes->hostPointer = const_cast<void *>(ptr);
       return cudaSuccess;
     }
-    attributes->type = Managed                            ? cudaMemoryTypeManaged
-                       : Type == CU_MEMORYTYPE_HOST       ? cudaMemoryTypeHost
-                                                          : cudaMemoryTypeDevice;
+    attributes->type = Managed                      ? cudaMemoryTypeManaged
+                       : Type == CU_MEMORYTYPE_HOST ? cudaMemoryTypeHost
+                                                    : cudaMemoryTypeDevice;
     attributes->device = Ordinal;
     attributes->devicePointer = reinterpret_cast<void *>(Device);
     attributes->hostPointer = Host;
@@ -484,9 +486,9 @@ CUDART_API cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset,
                                                 size_t spitch, size_t width, size_t height, int kind,
                                                 cudaStream_t stream) {
   return entry([&] {
-    return width > spitch ? cudaErrorInvalidPitchValue
-                          : copyArray(memoryAt(src, spitch), arrayAt(dst, wOffset, hOffset), width, height, 1, kind,
-                                      true, stream);
+    return width > spitch
+               ? cudaErrorInvalidPitchValue
+               : copyArray(memoryAt(src, spitch), arrayAt(dst, wOffset, hOffset), width, height, 1, kind, true, stream);
   });
 }
 CUDART_API cudaError_t cudaMemcpy2DFromArray(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset,
@@ -501,30 +503,29 @@ CUDART_API cudaError_t cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch, cuda
                                                   size_t hOffset, size_t width, size_t height, int kind,
                                                   cudaStream_t stream) {
   return entry([&] {
-    return width > dpitch ? cudaErrorInvalidPitchValue
-                          : copyArray(arrayAt(src, wOffset, hOffset), memoryAt(dst, dpitch), width, height, 1, kind,
-                                      true, stream);
+    return width > dpitch
+               ? cudaErrorInvalidPitchValue
+               : copyArray(arrayAt(src, wOffset, hOffset), memoryAt(dst, dpitch), width, height, 1, kind, true, stream);
   });
 }
 CUDART_API cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst,
                                                 cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc,
                                                 size_t width, size_t height, int kind) {
   return entry([&] {
-    return copyArray(arrayAt(src, wOffsetSrc, hOffsetSrc), arrayAt(dst, wOffsetDst, hOffsetDst), width, height, 1,
-                     kind, false, nullptr);
+    return copyArray(arrayAt(src, wOffsetSrc, hOffsetSrc), arrayAt(dst, wOffsetDst, hOffsetDst), width, height, 1, kind,
+                     false, nullptr);
   });
 }
-CUDART_API cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src,
-                                         size_t count, int kind) {
+CUDART_API cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count,
+                                         int kind) {
   return entry([&] {
     return copyArrayLinear(dst, wOffset, hOffset, const_cast<void *>(src), count, true, kind, false, nullptr);
   });
 }
 CUDART_API cudaError_t cudaMemcpyToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src,
                                               size_t count, int kind, cudaStream_t stream) {
-  return entry([&] {
-    return copyArrayLinear(dst, wOffset, hOffset, const_cast<void *>(src), count, true, kind, true, stream);
-  });
+  return entry(
+      [&] { return copyArrayLinear(dst, wOffset, hOffset, const_cast<void *>(src), count, true, kind, true, stream); });
 }
 CUDART_API cudaError_t cudaMemcpyFromArray(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset,
                                            size_t count, int kind) {
@@ -582,8 +583,7 @@ CUDART_API cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cu
   return entry([&] {
     if (cudaError_t E = ensureContext())
       return E;
-    return count ? drv(cuMemsetD8Async(dptr(devPtr), static_cast<unsigned char>(value), count, stream))
-                 : cudaSuccess;
+    return count ? drv(cuMemsetD8Async(dptr(devPtr), static_cast<unsigned char>(value), count, stream)) : cudaSuccess;
   });
 }
 CUDART_API cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height) {
@@ -623,8 +623,7 @@ CUDART_API cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol) {
     return FatbinRegistry::get().variable(symbol, &Address, size);
   });
 }
-CUDART_API cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset,
-                                          int kind) {
+CUDART_API cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset, int kind) {
   return entry([&] { return symbolCopy(true, const_cast<void *>(src), symbol, count, offset, kind, false, nullptr); });
 }
 CUDART_API cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset, int kind) {
@@ -634,8 +633,8 @@ CUDART_API cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *s
                                                int kind, cudaStream_t stream) {
   return entry([&] { return symbolCopy(true, const_cast<void *>(src), symbol, count, offset, kind, true, stream); });
 }
-CUDART_API cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset,
-                                                 int kind, cudaStream_t stream) {
+CUDART_API cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset, int kind,
+                                                 cudaStream_t stream) {
   return entry([&] { return symbolCopy(false, dst, symbol, count, offset, kind, true, stream); });
 }
 
@@ -849,7 +848,8 @@ CUDART_API cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(in
       int Regs = 0, Static = 0;
       cuFuncGetAttribute(&Regs, CU_FUNC_ATTRIBUTE_NUM_REGS, F);
       cuFuncGetAttribute(&Static, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, F);
-      std::fprintf(stderr, "ptxforge cudart: occupancy of %s, %d threads, %zu + %d shared bytes, %d registers: %d (%s)\n",
+      std::fprintf(stderr,
+                   "ptxforge cudart: occupancy of %s, %d threads, %zu + %d shared bytes, %d registers: %d (%s)\n",
                    FatbinRegistry::get().kernel(func)->Name.c_str(), blockSize, dynamicSMemSize, Static, Regs,
                    E ? 0 : *numBlocks, errorName(E));
     }
@@ -871,8 +871,12 @@ CUDART_API cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dynamic
 }
 
 // ---- profiler (nothing to start: ptxforge has no profiler to hand control to) ----
-CUDART_API cudaError_t cudaProfilerStart() { return entry([&] { return ensureContext(); }); }
-CUDART_API cudaError_t cudaProfilerStop() { return entry([&] { return ensureContext(); }); }
+CUDART_API cudaError_t cudaProfilerStart() {
+  return entry([&] { return ensureContext(); });
+}
+CUDART_API cudaError_t cudaProfilerStop() {
+  return entry([&] { return ensureContext(); });
+}
 
 // Every entry point CudartApi.def lists is defined above.
 #define CUDART_ENTRY(Name) static_assert(sizeof(&Name) != 0);

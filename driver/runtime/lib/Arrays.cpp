@@ -28,10 +28,14 @@ cudaError_t driverFormat(const cudaChannelFormatDesc &D, CUarray_format &F, unsi
   case cudaChannelFormatKindSigned:
   case cudaChannelFormatKindUnsigned: {
     bool S = D.f == cudaChannelFormatKindSigned;
-    if (Bits == 8) F = S ? CU_AD_FORMAT_SIGNED_INT8 : CU_AD_FORMAT_UNSIGNED_INT8;
-    else if (Bits == 16) F = S ? CU_AD_FORMAT_SIGNED_INT16 : CU_AD_FORMAT_UNSIGNED_INT16;
-    else if (Bits == 32) F = S ? CU_AD_FORMAT_SIGNED_INT32 : CU_AD_FORMAT_UNSIGNED_INT32;
-    else return cudaErrorInvalidChannelDescriptor;
+    if (Bits == 8)
+      F = S ? CU_AD_FORMAT_SIGNED_INT8 : CU_AD_FORMAT_UNSIGNED_INT8;
+    else if (Bits == 16)
+      F = S ? CU_AD_FORMAT_SIGNED_INT16 : CU_AD_FORMAT_UNSIGNED_INT16;
+    else if (Bits == 32)
+      F = S ? CU_AD_FORMAT_SIGNED_INT32 : CU_AD_FORMAT_UNSIGNED_INT32;
+    else
+      return cudaErrorInvalidChannelDescriptor;
     return cudaSuccess;
   }
   case cudaChannelFormatKindFloat:
@@ -39,28 +43,32 @@ cudaError_t driverFormat(const cudaChannelFormatDesc &D, CUarray_format &F, unsi
       return cudaErrorInvalidChannelDescriptor;
     F = Bits == 16 ? CU_AD_FORMAT_HALF : CU_AD_FORMAT_FLOAT;
     return cudaSuccess;
-  default: return cudaErrorInvalidChannelDescriptor;
+  default:
+    return cudaErrorInvalidChannelDescriptor;
   }
 }
 
 unsigned formatBytes(CUarray_format F) {
   switch (F) {
   case CU_AD_FORMAT_UNSIGNED_INT8:
-  case CU_AD_FORMAT_SIGNED_INT8: return 1;
+  case CU_AD_FORMAT_SIGNED_INT8:
+    return 1;
   case CU_AD_FORMAT_UNSIGNED_INT16:
   case CU_AD_FORMAT_SIGNED_INT16:
-  case CU_AD_FORMAT_HALF: return 2;
-  default: return 4;
+  case CU_AD_FORMAT_HALF:
+    return 2;
+  default:
+    return 4;
   }
 }
 
 cudaChannelFormatDesc channelDesc(CUarray_format F, unsigned Channels) {
   int Bits = static_cast<int>(formatBytes(F) * 8);
-  cudaChannelFormatKind K = F == CU_AD_FORMAT_HALF || F == CU_AD_FORMAT_FLOAT ? cudaChannelFormatKindFloat
-                            : F == CU_AD_FORMAT_SIGNED_INT8 || F == CU_AD_FORMAT_SIGNED_INT16 ||
-                                    F == CU_AD_FORMAT_SIGNED_INT32
-                                ? cudaChannelFormatKindSigned
-                                : cudaChannelFormatKindUnsigned;
+  cudaChannelFormatKind K =
+      F == CU_AD_FORMAT_HALF || F == CU_AD_FORMAT_FLOAT ? cudaChannelFormatKindFloat
+      : F == CU_AD_FORMAT_SIGNED_INT8 || F == CU_AD_FORMAT_SIGNED_INT16 || F == CU_AD_FORMAT_SIGNED_INT32
+          ? cudaChannelFormatKindSigned
+          : cudaChannelFormatKindUnsigned;
   return {Bits, Channels > 1 ? Bits : 0, Channels > 2 ? Bits : 0, Channels > 3 ? Bits : 0, K};
 }
 
@@ -145,9 +153,8 @@ cudaError_t ptxforge::runtime::copyArray(const CopySide &Src, const CopySide &Ds
   return drv(Async ? cuMemcpy3DAsync(&C, Stream) : cuMemcpy3D(&C));
 }
 
-cudaError_t ptxforge::runtime::copyArrayLinear(cudaArray_const_t Array, size_t X, size_t Y, void *Other,
-                                               size_t Count, bool ToArray, int Kind, bool Async,
-                                               cudaStream_t Stream) {
+cudaError_t ptxforge::runtime::copyArrayLinear(cudaArray_const_t Array, size_t X, size_t Y, void *Other, size_t Count,
+                                               bool ToArray, int Kind, bool Async, cudaStream_t Stream) {
   cudaExtent E;
   size_t Bytes = elementBytes(Array);
   if (!Bytes || arrayInfo(nullptr, &E, nullptr, Array))
@@ -173,8 +180,8 @@ cudaError_t ptxforge::runtime::copyArrayLinear(cudaArray_const_t Array, size_t X
 }
 
 cudaError_t ptxforge::runtime::copy3D(const cudaMemcpy3DParms *P, bool Async, cudaStream_t Stream) {
-  if (!P || (P->srcArray && P->srcPtr.ptr) || (P->dstArray && P->dstPtr.ptr) ||
-      (!P->srcArray && !P->srcPtr.ptr) || (!P->dstArray && !P->dstPtr.ptr))
+  if (!P || (P->srcArray && P->srcPtr.ptr) || (P->dstArray && P->dstPtr.ptr) || (!P->srcArray && !P->srcPtr.ptr) ||
+      (!P->dstArray && !P->dstPtr.ptr))
     return cudaErrorInvalidValue;
   // Extents and x positions count elements where a side is an array, bytes otherwise.
   size_t SrcBytes = P->srcArray ? elementBytes(P->srcArray) : 1, DstBytes = P->dstArray ? elementBytes(P->dstArray) : 1;
@@ -201,7 +208,9 @@ cudaError_t driverResource(const cudaResourceDesc &R, CUDA_RESOURCE_DESC &D) {
   D.resType = static_cast<CUresourcetype>(R.resType);
   D.flags = R.flags;
   switch (R.resType) {
-  case cudaResourceTypeArray: D.res.array.hArray = R.res.array.array; return cudaSuccess;
+  case cudaResourceTypeArray:
+    D.res.array.hArray = R.res.array.array;
+    return cudaSuccess;
   case cudaResourceTypeLinear:
     D.res.linear.devPtr = reinterpret_cast<CUdeviceptr>(R.res.linear.devPtr);
     D.res.linear.sizeInBytes = R.res.linear.sizeInBytes;
@@ -211,8 +220,10 @@ cudaError_t driverResource(const cudaResourceDesc &R, CUDA_RESOURCE_DESC &D) {
     D.res.pitch2D.width = R.res.pitch2D.width, D.res.pitch2D.height = R.res.pitch2D.height;
     D.res.pitch2D.pitchInBytes = R.res.pitch2D.pitchInBytes;
     return driverFormat(R.res.pitch2D.desc, D.res.pitch2D.format, D.res.pitch2D.numChannels);
-  case cudaResourceTypeMipmappedArray: return cudaErrorNotSupported;
-  default: return cudaErrorInvalidValue;
+  case cudaResourceTypeMipmappedArray:
+    return cudaErrorNotSupported;
+  default:
+    return cudaErrorInvalidValue;
   }
 }
 
@@ -261,7 +272,9 @@ cudaError_t ptxforge::runtime::objectResourceDesc(cudaResourceDesc *Out, unsigne
   *Out = {};
   Out->resType = static_cast<cudaResourceType>(R.resType);
   switch (R.resType) {
-  case CU_RESOURCE_TYPE_ARRAY: Out->res.array.array = R.res.array.hArray; break;
+  case CU_RESOURCE_TYPE_ARRAY:
+    Out->res.array.array = R.res.array.hArray;
+    break;
   case CU_RESOURCE_TYPE_LINEAR:
     Out->res.linear.devPtr = reinterpret_cast<void *>(R.res.linear.devPtr);
     Out->res.linear.desc = channelDesc(R.res.linear.format, R.res.linear.numChannels);

@@ -82,7 +82,7 @@ static cudaError_t symbolRange(const void *Symbol, size_t Count, size_t Offset, 
 
 /// To or from a symbol: the device side is the symbol's range, the other side what Kind says.
 cudaError_t symbolCopy(bool ToSymbol, void *Other, const void *Symbol, size_t Count, size_t Offset, int Kind,
-                              bool Async, cudaStream_t Stream) {
+                       bool Async, cudaStream_t Stream) {
   bool OtherIsDevice = Kind == cudaMemcpyDeviceToDevice;
   if (Kind != cudaMemcpyDefault && Kind != cudaMemcpyDeviceToDevice &&
       Kind != (ToSymbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost))
@@ -92,9 +92,9 @@ cudaError_t symbolCopy(bool ToSymbol, void *Other, const void *Symbol, size_t Co
     return E;
   void *SymbolPtr = reinterpret_cast<void *>(Address);
   int Direction = Kind == cudaMemcpyDefault ? cudaMemcpyDefault
-                  : OtherIsDevice          ? cudaMemcpyDeviceToDevice
-                  : ToSymbol               ? cudaMemcpyHostToDevice
-                                           : cudaMemcpyDeviceToHost;
+                  : OtherIsDevice           ? cudaMemcpyDeviceToDevice
+                  : ToSymbol                ? cudaMemcpyHostToDevice
+                                            : cudaMemcpyDeviceToHost;
   return ToSymbol ? copy(SymbolPtr, Other, Count, Direction, Async, Stream)
                   : copy(Other, SymbolPtr, Count, Direction, Async, Stream);
 }

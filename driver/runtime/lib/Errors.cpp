@@ -25,17 +25,28 @@ const ErrorEntry *find(cudaError_t E) {
 
 cudaError_t fromDriver(CUresult R) {
   switch (R) {
-  case CUDA_SUCCESS: return cudaSuccess;
-  case CUDA_ERROR_INVALID_VALUE: return cudaErrorInvalidValue;
-  case CUDA_ERROR_OUT_OF_MEMORY: return cudaErrorMemoryAllocation;
-  case CUDA_ERROR_NOT_INITIALIZED: return cudaErrorInitializationError;
-  case CUDA_ERROR_DEINITIALIZED: return cudaErrorCudartUnloading;
-  case CUDA_ERROR_NO_BINARY_FOR_GPU: return cudaErrorNoKernelImageForDevice;
-  case CUDA_ERROR_INVALID_CONTEXT: return cudaErrorDeviceUninitialized;
-  case CUDA_ERROR_NOT_FOUND: return cudaErrorSymbolNotFound;
-  case CUDA_ERROR_INVALID_HANDLE: return cudaErrorInvalidResourceHandle;
-  case CUDA_ERROR_LAUNCH_FAILED: return cudaErrorLaunchFailure;
-  case CUDA_ERROR_LAUNCH_TIMEOUT: return cudaErrorLaunchTimeout;
+  case CUDA_SUCCESS:
+    return cudaSuccess;
+  case CUDA_ERROR_INVALID_VALUE:
+    return cudaErrorInvalidValue;
+  case CUDA_ERROR_OUT_OF_MEMORY:
+    return cudaErrorMemoryAllocation;
+  case CUDA_ERROR_NOT_INITIALIZED:
+    return cudaErrorInitializationError;
+  case CUDA_ERROR_DEINITIALIZED:
+    return cudaErrorCudartUnloading;
+  case CUDA_ERROR_NO_BINARY_FOR_GPU:
+    return cudaErrorNoKernelImageForDevice;
+  case CUDA_ERROR_INVALID_CONTEXT:
+    return cudaErrorDeviceUninitialized;
+  case CUDA_ERROR_NOT_FOUND:
+    return cudaErrorSymbolNotFound;
+  case CUDA_ERROR_INVALID_HANDLE:
+    return cudaErrorInvalidResourceHandle;
+  case CUDA_ERROR_LAUNCH_FAILED:
+    return cudaErrorLaunchFailure;
+  case CUDA_ERROR_LAUNCH_TIMEOUT:
+    return cudaErrorLaunchTimeout;
   default:
     // From 100 on, the runtime's codes are the driver's numbers (cudaErrorNoDevice = CUDA_ERROR_NO_DEVICE...).
     if (find(static_cast<cudaError_t>(R)))

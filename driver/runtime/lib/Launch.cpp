@@ -36,11 +36,11 @@ cudaError_t launchKernel(const KernelEntry *K, dim3 Grid, dim3 Block, void **Arg
     return E;
   if (SharedBytes > 0xffffffffu)
     return cudaErrorInvalidValue;
-  cudaError_t E =
-      Cooperative ? fromDriver(cuLaunchCooperativeKernel(F, Grid.x, Grid.y, Grid.z, Block.x, Block.y, Block.z,
-                                                         static_cast<unsigned>(SharedBytes), Stream, Args))
-                  : fromDriver(cuLaunchKernel(F, Grid.x, Grid.y, Grid.z, Block.x, Block.y, Block.z,
-                                              static_cast<unsigned>(SharedBytes), Stream, Args, nullptr));
+  cudaError_t E = Cooperative
+                      ? fromDriver(cuLaunchCooperativeKernel(F, Grid.x, Grid.y, Grid.z, Block.x, Block.y, Block.z,
+                                                             static_cast<unsigned>(SharedBytes), Stream, Args))
+                      : fromDriver(cuLaunchKernel(F, Grid.x, Grid.y, Grid.z, Block.x, Block.y, Block.z,
+                                                  static_cast<unsigned>(SharedBytes), Stream, Args, nullptr));
   if (verbose())
     std::fprintf(stderr, "ptxforge cudart: launch %s grid (%u,%u,%u) block (%u,%u,%u) smem %zu stream %p: %s\n",
                  K->Name.c_str(), Grid.x, Grid.y, Grid.z, Block.x, Block.y, Block.z, SharedBytes,

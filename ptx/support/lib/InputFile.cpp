@@ -23,10 +23,14 @@ void InputFileError::log(llvm::raw_ostream &OS) const { OS << Message; }
 
 std::error_code InputFileError::convertToErrorCode() const {
   switch (Kind) {
-  case ReadFailure::Missing: return std::make_error_code(std::errc::no_such_file_or_directory);
-  case ReadFailure::NotRegular: return std::make_error_code(std::errc::invalid_argument);
-  case ReadFailure::TooLarge: return std::make_error_code(std::errc::file_too_large);
-  case ReadFailure::IoError: break;
+  case ReadFailure::Missing:
+    return std::make_error_code(std::errc::no_such_file_or_directory);
+  case ReadFailure::NotRegular:
+    return std::make_error_code(std::errc::invalid_argument);
+  case ReadFailure::TooLarge:
+    return std::make_error_code(std::errc::file_too_large);
+  case ReadFailure::IoError:
+    break;
   }
   return std::make_error_code(std::errc::io_error);
 }
@@ -128,7 +132,7 @@ llvm::Expected<std::string> ptxforge::support::readInputFile(llvm::StringRef Pat
 }
 
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> ptxforge::support::readInputFileBuffer(llvm::StringRef Path,
-                                                                                          uint64_t MaxBytes) {
+                                                                                           uint64_t MaxBytes) {
   auto Bytes = readInputFile(Path, MaxBytes);
   if (!Bytes)
     return Bytes.takeError();

@@ -12,8 +12,8 @@ extern "C" __global__ void k_linear_2d(cudaTextureObject_t t, const float2 *xy, 
 // Eight textures over one array: {wrap, clamp, mirror, border} x {point, linear}, normalized coordinates.
 extern "C" __global__ void k_address_modes(cudaTextureObject_t w0, cudaTextureObject_t c0, cudaTextureObject_t m0,
                                            cudaTextureObject_t b0, cudaTextureObject_t w1, cudaTextureObject_t c1,
-                                           cudaTextureObject_t m1, cudaTextureObject_t b1, const float2 *xy,
-                                           float *out, int n) {
+                                           cudaTextureObject_t m1, cudaTextureObject_t b1, const float2 *xy, float *out,
+                                           int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n)
     return;
@@ -24,8 +24,8 @@ extern "C" __global__ void k_address_modes(cudaTextureObject_t w0, cudaTextureOb
 }
 
 // uchar4 read as normalized float (linear filter) and as its element type (point filter).
-extern "C" __global__ void k_read_modes(cudaTextureObject_t tn, cudaTextureObject_t te, const float2 *xy,
-                                        float4 *outn, uint4 *oute, int n) {
+extern "C" __global__ void k_read_modes(cudaTextureObject_t tn, cudaTextureObject_t te, const float2 *xy, float4 *outn,
+                                        uint4 *oute, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n)
     return;

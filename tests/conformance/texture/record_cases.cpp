@@ -19,15 +19,15 @@
 
 using json = nlohmann::json;
 
-#define CK(X)                                                                                                         \
-  do {                                                                                                                \
-    CUresult R_ = (X);                                                                                                \
-    if (R_ != CUDA_SUCCESS) {                                                                                         \
-      const char *S_ = "";                                                                                            \
-      cuGetErrorName(R_, &S_);                                                                                        \
-      fprintf(stderr, "%s:%d: %s -> %s\n", __FILE__, __LINE__, #X, S_);                                              \
-      throw 1;                                                                                                        \
-    }                                                                                                                 \
+#define CK(X)                                                                                                          \
+  do {                                                                                                                 \
+    CUresult R_ = (X);                                                                                                 \
+    if (R_ != CUDA_SUCCESS) {                                                                                          \
+      const char *S_ = "";                                                                                             \
+      cuGetErrorName(R_, &S_);                                                                                         \
+      fprintf(stderr, "%s:%d: %s -> %s\n", __FILE__, __LINE__, #X, S_);                                                \
+      throw 1;                                                                                                         \
+    }                                                                                                                  \
   } while (0)
 
 static std::string readFile(const std::string &P) {
@@ -45,7 +45,7 @@ static void writeFile(const std::string &P, const void *D, size_t N) {
 
 static CUarray_format format(const std::string &F, unsigned &Bytes) {
   static const std::map<std::string, std::pair<CUarray_format, unsigned>> M = {
-      {"u8", {CU_AD_FORMAT_UNSIGNED_INT8, 1}},  {"s8", {CU_AD_FORMAT_SIGNED_INT8, 1}},
+      {"u8", {CU_AD_FORMAT_UNSIGNED_INT8, 1}},   {"s8", {CU_AD_FORMAT_SIGNED_INT8, 1}},
       {"u16", {CU_AD_FORMAT_UNSIGNED_INT16, 2}}, {"s16", {CU_AD_FORMAT_SIGNED_INT16, 2}},
       {"u32", {CU_AD_FORMAT_UNSIGNED_INT32, 4}}, {"s32", {CU_AD_FORMAT_SIGNED_INT32, 4}},
       {"f16", {CU_AD_FORMAT_HALF, 2}},           {"f32", {CU_AD_FORMAT_FLOAT, 4}}};
@@ -54,9 +54,12 @@ static CUarray_format format(const std::string &F, unsigned &Bytes) {
 }
 
 static CUaddress_mode addressMode(const std::string &M) {
-  if (M == "wrap") return CU_TR_ADDRESS_MODE_WRAP;
-  if (M == "clamp") return CU_TR_ADDRESS_MODE_CLAMP;
-  if (M == "mirror") return CU_TR_ADDRESS_MODE_MIRROR;
+  if (M == "wrap")
+    return CU_TR_ADDRESS_MODE_WRAP;
+  if (M == "clamp")
+    return CU_TR_ADDRESS_MODE_CLAMP;
+  if (M == "mirror")
+    return CU_TR_ADDRESS_MODE_MIRROR;
   return CU_TR_ADDRESS_MODE_BORDER;
 }
 
@@ -172,10 +175,14 @@ static void runCase(const std::string &Dir, const std::string &Out) {
     std::vector<uint64_t> Values;
     for (const json &P : L["params"]) {
       uint64_t V = 0;
-      if (P.contains("buffer")) V = Bufs.at(P["buffer"]);
-      else if (P.contains("texture")) V = Texs.at(P["texture"]);
-      else if (P.contains("surface")) V = Surfs.at(P["surface"]);
-      else V = static_cast<uint64_t>(P["value"].get<long long>());
+      if (P.contains("buffer"))
+        V = Bufs.at(P["buffer"]);
+      else if (P.contains("texture"))
+        V = Texs.at(P["texture"]);
+      else if (P.contains("surface"))
+        V = Surfs.at(P["surface"]);
+      else
+        V = static_cast<uint64_t>(P["value"].get<long long>());
       Values.push_back(V);
     }
     std::vector<void *> Params;
@@ -199,10 +206,14 @@ static void runCase(const std::string &Dir, const std::string &Out) {
       copyArray(R, D.data(), false);
       writeFile(Out + "/" + A["expect"].get<std::string>(), D.data(), D.size());
     }
-  for (auto &[N, T] : Texs) CK(cuTexObjectDestroy(T));
-  for (auto &[N, S] : Surfs) CK(cuSurfObjectDestroy(S));
-  for (auto &[N, A] : Arrays) CK(cuArrayDestroy(A.A));
-  for (auto &[N, B] : Bufs) CK(cuMemFree(B));
+  for (auto &[N, T] : Texs)
+    CK(cuTexObjectDestroy(T));
+  for (auto &[N, S] : Surfs)
+    CK(cuSurfObjectDestroy(S));
+  for (auto &[N, A] : Arrays)
+    CK(cuArrayDestroy(A.A));
+  for (auto &[N, B] : Bufs)
+    CK(cuMemFree(B));
   CK(cuModuleUnload(M));
   printf("recorded %s\n", C["name"].get<std::string>().c_str());
 }
@@ -223,7 +234,8 @@ int main(int argc, char **argv) {
   int Failed = 0;
   for (const json &E : Index["cases"])
     try {
-      runCase(std::string(argv[1]) + "/" + E["dir"].get<std::string>(), std::string(argv[2]) + "/" + E["dir"].get<std::string>());
+      runCase(std::string(argv[1]) + "/" + E["dir"].get<std::string>(),
+              std::string(argv[2]) + "/" + E["dir"].get<std::string>());
     } catch (int) {
       fprintf(stderr, "case %s failed\n", E["dir"].get<std::string>().c_str());
       ++Failed;

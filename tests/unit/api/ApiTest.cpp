@@ -266,8 +266,7 @@ TEST_CASE("memory helpers check their ranges") {
   CHECK((*B->read<uint8_t>(16))[0] == 0xab);
   uint32_t Host = 0;
   CHECK(device().copyToHost(&Host, B->address() + 12, 8).error().code() == ErrorCode::InvalidArgument);
-  CHECK(device().copyToDevice(reinterpret_cast<DevicePtr>(&Host), V, 4).error().code() ==
-        ErrorCode::InvalidArgument);
+  CHECK(device().copyToDevice(reinterpret_cast<DevicePtr>(&Host), V, 4).error().code() == ErrorCode::InvalidArgument);
   CHECK(device().allocate(0).error().code() == ErrorCode::InvalidArgument);
   DeviceBuffer Moved = std::move(*B);
   CHECK(B->read<uint8_t>(1).error().code() == ErrorCode::InvalidArgument);

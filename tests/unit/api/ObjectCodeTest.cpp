@@ -32,7 +32,9 @@ TEST_CASE("an object compiled ahead of time loads and runs") {
   ObjectCode Obj = baselineObject();
   CHECK(Obj.cpu() == "x86-64");
   CHECK(Obj.target().value() == 80);
-  CHECK(Obj.objectFile().compare(0, 4, "\x7f" "ELF") == 0);
+  CHECK(Obj.objectFile().compare(0, 4,
+                                 "\x7f"
+                                 "ELF") == 0);
   CHECK(Obj.serialize().size() > Obj.objectFile().size());
   CHECK(Obj.checkRunsOnHost().ok());
 

@@ -59,7 +59,8 @@ TEST_CASE("a stack overflow on another thread is caught") {
 }
 
 TEST_CASE("a handler installed later goes behind the guard and gets the faults outside guarded calls") {
-  struct sigaction Mine {}, Before {};
+  struct sigaction Mine {
+  }, Before{};
   Mine.sa_handler = foreignHandler;
   sigemptyset(&Mine.sa_mask);
   REQUIRE(sigaction(SIGSEGV, &Mine, &Before) == 0);

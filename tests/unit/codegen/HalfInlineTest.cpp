@@ -96,11 +96,13 @@ std::string kernel(const std::string &Reg, unsigned Bytes, const std::vector<std
                    const std::string &InReg) {
   std::string T = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 pa, .param .u64 pb, "
                   ".param .u64 pc, .param .u64 po, .param .u32 n)\n{\n .reg .pred %p;\n .reg .b32 %r<4>;\n .reg " +
-                  Reg + " %x<6>;\n .reg " + InReg + " %in<4>;\n .reg .b64 %rd<10>;\n"
+                  Reg + " %x<6>;\n .reg " + InReg +
+                  " %in<4>;\n .reg .b64 %rd<10>;\n"
                   " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mad.lo.u32 %r1, %r2, 128, %r1;\n"
                   " ld.param.u32 %r3, [n];\n setp.ge.u32 %p, %r1, %r3;\n @%p ret;\n"
                   " ld.param.u64 %rd1, [pa];\n ld.param.u64 %rd2, [pb];\n ld.param.u64 %rd3, [pc];\n"
-                  " ld.param.u64 %rd4, [po];\n mul.wide.u32 %rd5, %r1, " + std::to_string(InBytes) + ";\n";
+                  " ld.param.u64 %rd4, [po];\n mul.wide.u32 %rd5, %r1, " +
+                  std::to_string(InBytes) + ";\n";
   for (int K = 1; K <= 3; ++K)
     T += " add.u64 %rd6, %rd" + std::to_string(K) + ", %rd5;\n ld.global" + InReg + " %in" + std::to_string(K) +
          ", [%rd6];\n";
@@ -113,10 +115,10 @@ std::string kernel(const std::string &Reg, unsigned Bytes, const std::vector<std
 /// Operand patterns: every sign of zero, subnormal, normal, largest, infinity and NaN edge of both formats, and
 /// values around 1 and the rounding boundaries.
 std::vector<uint16_t> edges() {
-  std::vector<uint16_t> V = {0x0000, 0x0001, 0x0002, 0x01ff, 0x03ff, 0x0400, 0x0401, 0x3555, 0x3bff, 0x3c00,
-                             0x3c01, 0x3e00, 0x4000, 0x5bff, 0x7bfe, 0x7bff, 0x7c00, 0x7c01, 0x7e00, 0x7fff,
-                             0x007f, 0x0080, 0x0081, 0x3f80, 0x3f81, 0x3fff, 0x7f7f, 0x7f80, 0x7f81, 0x7fc0,
-                             0x1400, 0x1000, 0x0c00, 0x2000};
+  std::vector<uint16_t> V = {0x0000, 0x0001, 0x0002, 0x01ff, 0x03ff, 0x0400, 0x0401, 0x3555, 0x3bff,
+                             0x3c00, 0x3c01, 0x3e00, 0x4000, 0x5bff, 0x7bfe, 0x7bff, 0x7c00, 0x7c01,
+                             0x7e00, 0x7fff, 0x007f, 0x0080, 0x0081, 0x3f80, 0x3f81, 0x3fff, 0x7f7f,
+                             0x7f80, 0x7f81, 0x7fc0, 0x1400, 0x1000, 0x0c00, 0x2000};
   size_t N = V.size();
   for (size_t I = 0; I < N; ++I)
     V.push_back(V[I] | 0x8000);
@@ -166,7 +168,9 @@ TEST_CASE("inline f16/bf16 arithmetic gives the runtime helper's bits for every 
     std::vector<uint32_t> A, B, C; // x2: the pattern in both lanes, differently paired
     size_t N = A16.size();
     for (size_t I = 0; I < N; ++I) {
-      auto pack = [&](const std::vector<uint16_t> &V) { return uint32_t(V[I]) | uint32_t(V[(I * 7919 + 1) % N]) << 16; };
+      auto pack = [&](const std::vector<uint16_t> &V) {
+        return uint32_t(V[I]) | uint32_t(V[(I * 7919 + 1) % N]) << 16;
+      };
       A.push_back(X2 ? pack(A16) : A16[I]), B.push_back(X2 ? pack(B16) : B16[I]), C.push_back(X2 ? pack(C16) : C16[I]);
     }
     std::vector<uint16_t> In16[3] = {A16, B16, C16};
@@ -212,14 +216,32 @@ TEST_CASE("inline f32/f64 to f16/bf16 conversions give the runtime helper's bits
   // The f64 source: the f32 input a plus b * 2^-24 (b = a * r, |r| <= 1: below a's f32 precision).
   std::string Text = kernel(".b16", 2, Body, 4, ".f32");
   Text.replace(Text.find(" .reg .b64"), 0, " .reg .f64 %d<3>;\n");
-  Text.replace(Text.find(" mul.wide.u32 %rd7"), 0, " cvt.f64.f32 %d1, %in1;\n cvt.f64.f32 %d2, %in2;\n"
-                                                   " fma.rn.f64 %d1, %d2, 0d3E70000000000000, %d1;\n");
+  Text.replace(Text.find(" mul.wide.u32 %rd7"), 0,
+               " cvt.f64.f32 %d1, %in1;\n cvt.f64.f32 %d2, %in2;\n"
+               " fma.rn.f64 %d1, %d2, 0d3E70000000000000, %d1;\n");
   auto M = compile(Text);
   std::vector<float> A, B, C;
   std::mt19937 Rng(32);
-  std::vector<float> Edge = {0.0f, 1.0f, 65504.0f, 65519.99f, 65520.0f, 6.1035156e-05f, 5.9604645e-08f,
-                             2.9802322e-08f, 2.98023259e-08f, 1.0009766f, 1.00048828125f, 3.3895314e38f,
-                             3.4028235e38f, 1.1754944e-38f, 9.1835e-41f, 1e-45f, INFINITY, NAN, 0.5f, 1.5f};
+  std::vector<float> Edge = {0.0f,
+                             1.0f,
+                             65504.0f,
+                             65519.99f,
+                             65520.0f,
+                             6.1035156e-05f,
+                             5.9604645e-08f,
+                             2.9802322e-08f,
+                             2.98023259e-08f,
+                             1.0009766f,
+                             1.00048828125f,
+                             3.3895314e38f,
+                             3.4028235e38f,
+                             1.1754944e-38f,
+                             9.1835e-41f,
+                             1e-45f,
+                             INFINITY,
+                             NAN,
+                             0.5f,
+                             1.5f};
   for (float X : Edge)
     for (float S : {1.0f, -1.0f})
       for (float Nudge : {0.0f, 1.0f, -1.0f, 0.5f})

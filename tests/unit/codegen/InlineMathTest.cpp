@@ -21,12 +21,12 @@
 using namespace ptxforge;
 
 extern "C" {
-#define PTXRT_REFERENCE(MODE)                                                                                  \
-  float ptxrt_add_##MODE##_f32(float, float);                                                                 \
-  float ptxrt_sub_##MODE##_f32(float, float);                                                                 \
-  float ptxrt_mul_##MODE##_f32(float, float);                                                                 \
-  float ptxrt_div_##MODE##_f32(float, float);                                                                 \
-  float ptxrt_fma_##MODE##_f32(float, float, float);                                                          \
+#define PTXRT_REFERENCE(MODE)                                                                                          \
+  float ptxrt_add_##MODE##_f32(float, float);                                                                          \
+  float ptxrt_sub_##MODE##_f32(float, float);                                                                          \
+  float ptxrt_mul_##MODE##_f32(float, float);                                                                          \
+  float ptxrt_div_##MODE##_f32(float, float);                                                                          \
+  float ptxrt_fma_##MODE##_f32(float, float, float);                                                                   \
   float ptxrt_sqrt_##MODE##_f32(float);
 PTXRT_REFERENCE(rz)
 PTXRT_REFERENCE(rm)
@@ -71,14 +71,21 @@ std::string kernelText() {
 
 float reference(unsigned M, unsigned O, float A, float B, float C) {
   switch (M * NumOps + O) {
-#define PTXRT_CASES(MODE, K)                                                                                   \
-  case K * NumOps + 0: return ptxrt_add_##MODE##_f32(A, B);                                                   \
-  case K * NumOps + 1: return ptxrt_sub_##MODE##_f32(A, B);                                                   \
-  case K * NumOps + 2: return ptxrt_mul_##MODE##_f32(A, B);                                                   \
-  case K * NumOps + 3: return ptxrt_div_##MODE##_f32(A, B);                                                   \
-  case K * NumOps + 4: return ptxrt_fma_##MODE##_f32(A, B, C);                                                \
-  case K * NumOps + 5: return ptxrt_sqrt_##MODE##_f32(A);                                                     \
-  case K * NumOps + 6: return ptxrt_div_##MODE##_f32(1.0f, A);
+#define PTXRT_CASES(MODE, K)                                                                                           \
+  case K *NumOps + 0:                                                                                                  \
+    return ptxrt_add_##MODE##_f32(A, B);                                                                               \
+  case K *NumOps + 1:                                                                                                  \
+    return ptxrt_sub_##MODE##_f32(A, B);                                                                               \
+  case K *NumOps + 2:                                                                                                  \
+    return ptxrt_mul_##MODE##_f32(A, B);                                                                               \
+  case K *NumOps + 3:                                                                                                  \
+    return ptxrt_div_##MODE##_f32(A, B);                                                                               \
+  case K *NumOps + 4:                                                                                                  \
+    return ptxrt_fma_##MODE##_f32(A, B, C);                                                                            \
+  case K *NumOps + 5:                                                                                                  \
+    return ptxrt_sqrt_##MODE##_f32(A);                                                                                 \
+  case K *NumOps + 6:                                                                                                  \
+    return ptxrt_div_##MODE##_f32(1.0f, A);
     PTXRT_CASES(rz, 0)
     PTXRT_CASES(rm, 1)
     PTXRT_CASES(rp, 2)
@@ -96,10 +103,32 @@ void launch(const codegen::CompiledModule &M, std::vector<void *> Pointers, uint
 }
 
 std::vector<float> interestingFloats() {
-  std::vector<float> V = {0.0f,     -0.0f,   1.0f,          -1.0f,         1.5f,      3.0f,   0.1f,
-                          FLT_MAX,  -FLT_MAX, FLT_MIN,      -FLT_MIN,      FLT_TRUE_MIN, -FLT_TRUE_MIN,
-                          INFINITY, -INFINITY, NAN,         1.0f + FLT_EPSILON, 1.0f - FLT_EPSILON / 2,
-                          16777216.0f, 16777217.0f, 3.4e38f, 1e-38f, 1e-45f, 7.0f, 1e20f, 1e-20f};
+  std::vector<float> V = {0.0f,
+                          -0.0f,
+                          1.0f,
+                          -1.0f,
+                          1.5f,
+                          3.0f,
+                          0.1f,
+                          FLT_MAX,
+                          -FLT_MAX,
+                          FLT_MIN,
+                          -FLT_MIN,
+                          FLT_TRUE_MIN,
+                          -FLT_TRUE_MIN,
+                          INFINITY,
+                          -INFINITY,
+                          NAN,
+                          1.0f + FLT_EPSILON,
+                          1.0f - FLT_EPSILON / 2,
+                          16777216.0f,
+                          16777217.0f,
+                          3.4e38f,
+                          1e-38f,
+                          1e-45f,
+                          7.0f,
+                          1e20f,
+                          1e-20f};
   return V;
 }
 
@@ -132,11 +161,12 @@ TEST_CASE("directed-rounding f32 arithmetic is exact in every mode") {
       for (unsigned O = 0; O < NumOps; ++O) {
         float Got = Out[(size_t(I) * NumModes + Mo) * NumOps + O];
         float Want = reference(Mo, O, A[I], B[I], C[I]);
-        bool Same = std::isnan(Want) ? std::isnan(Got) : llvm::bit_cast<uint32_t>(Got) == llvm::bit_cast<uint32_t>(Want);
+        bool Same =
+            std::isnan(Want) ? std::isnan(Got) : llvm::bit_cast<uint32_t>(Got) == llvm::bit_cast<uint32_t>(Want);
         if (!Same && Mismatches++ < 10)
-          FAIL_CHECK(Ops[O] << "." << Modes[Mo] << "(" << A[I] << ", " << B[I] << ", " << C[I] << "): got "
-                            << Got << " (0x" << std::hex << llvm::bit_cast<uint32_t>(Got) << "), want " << Want
-                            << " (0x" << llvm::bit_cast<uint32_t>(Want) << std::dec << ")");
+          FAIL_CHECK(Ops[O] << "." << Modes[Mo] << "(" << A[I] << ", " << B[I] << ", " << C[I] << "): got " << Got
+                            << " (0x" << std::hex << llvm::bit_cast<uint32_t>(Got) << "), want " << Want << " (0x"
+                            << llvm::bit_cast<uint32_t>(Want) << std::dec << ")");
       }
   CHECK(Mismatches == 0);
 }
@@ -173,8 +203,8 @@ unsigned countOutsideUlp(const std::vector<float> &X, const std::vector<float> &
 }
 
 TEST_CASE("ex2.approx.f32 stays within 2 ulp of 2^x") {
-  std::vector<float> X = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 127.0f, 127.99f, 128.0f, 200.0f, -126.0f, -130.5f,
-                          -149.0f, -149.5f, -150.0f, -151.0f, INFINITY, -INFINITY, NAN, 1e-30f, -1e-30f};
+  std::vector<float> X = {0.0f,    -0.0f,   1.0f,    -1.0f,   0.5f,    127.0f,   127.99f,   128.0f, 200.0f, -126.0f,
+                          -130.5f, -149.0f, -149.5f, -150.0f, -151.0f, INFINITY, -INFINITY, NAN,    1e-30f, -1e-30f};
   std::mt19937 Rng(7);
   std::uniform_real_distribution<float> Range(-152.0f, 130.0f);
   for (int I = 0; I < 200000; ++I)
@@ -186,8 +216,8 @@ TEST_CASE("ex2.approx.f32 stays within 2 ulp of 2^x") {
 }
 
 TEST_CASE("rsqrt.approx.f32 stays within the PTX bound (2^-22.9 relative: 2 ulp) of 1/sqrt(x)") {
-  std::vector<float> X = {0.0f, -0.0f, 1.0f, 4.0f, 2.0f, -1.0f, INFINITY, -INFINITY, NAN, FLT_MIN, FLT_TRUE_MIN,
-                          1e-40f, 3e-39f, FLT_MAX, 1e30f, 1e-30f, 0.25f, 1.5f};
+  std::vector<float> X = {0.0f,    -0.0f,        1.0f,   4.0f,   2.0f,    -1.0f, INFINITY, -INFINITY, NAN,
+                          FLT_MIN, FLT_TRUE_MIN, 1e-40f, 3e-39f, FLT_MAX, 1e30f, 1e-30f,   0.25f,     1.5f};
   std::mt19937 Rng(11);
   for (int I = 0; I < 200000; ++I) // every binade, positive
     X.push_back(llvm::bit_cast<float>(static_cast<uint32_t>(Rng()) & 0x7fffffffu));

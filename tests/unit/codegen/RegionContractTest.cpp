@@ -209,8 +209,8 @@ TEST_CASE("every GPU-recorded conformance module lowers with region-split failur
     std::ifstream In(E.path());
     std::stringstream SS;
     SS << In.rdbuf();
-    std::unique_ptr<ptx::FrontendResult> Front = ptx::runFrontend(
-        std::make_unique<ptx::SourceBuffer>(E.path().string(), SS.str()));
+    std::unique_ptr<ptx::FrontendResult> Front =
+        ptx::runFrontend(std::make_unique<ptx::SourceBuffer>(E.path().string(), SS.str()));
     if (!Front->ok())
       continue; // modules this device cannot load are the loader's business, not the builder's
     LoweringOptions LO;

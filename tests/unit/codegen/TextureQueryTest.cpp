@@ -108,8 +108,8 @@ TEST_CASE("surface .clamp and .zero off the edge, sured.min on s32") {
   uint64_t S = codegen::registerTextureObject(D);
   uint32_t Out[2] = {1, 1};
   testing::launchOverN(*M, {Out, reinterpret_cast<void *>(S), nullptr}, 1);
-  CHECK(Out[0] == 7);   // clamped to texel (7, 0)
-  CHECK(Out[1] == 0);   // zero mode reads zero
+  CHECK(Out[0] == 7);      // clamped to texel (7, 0)
+  CHECK(Out[1] == 0);      // zero mode reads zero
   CHECK(Texels[63] == 77); // the clamped store lands on (7, 7); the zero-mode one nowhere
   CHECK(Texels[0] == -5);  // min(0, -5)
   int32_t Sum = 0;

@@ -25,10 +25,12 @@ std::string markKernel(const char *Name, int Value) {
          "(.param .u64 out)\n{\n .reg .b32 %r<5>;\n .reg .b64 %rd<4>;\n"
          " ld.param.u64 %rd1, [out];\n mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mov.u32 %r3, %ntid.x;\n"
          " mad.lo.u32 %r4, %r2, %r3, %r1;\n mul.wide.u32 %rd2, %r4, 4;\n add.u64 %rd3, %rd1, %rd2;\n"
-         " st.global.u32 [%rd3], " + std::to_string(Value) + ";\n ret;\n}\n";
+         " st.global.u32 [%rd3], " +
+         std::to_string(Value) + ";\n ret;\n}\n";
 }
 
-const std::string Text = ".version 8.0\n.target sm_90\n.address_size 64\n" + markKernel("one", 1) + markKernel("two", 2);
+const std::string Text =
+    ".version 8.0\n.target sm_90\n.address_size 64\n" + markKernel("one", 1) + markKernel("two", 2);
 
 std::unique_ptr<codegen::CompiledModule> compile(bool BlockFunctions) {
   auto Front = ptx::runFrontend(std::make_unique<ptx::SourceBuffer>("tier-up.ptx", Text));

@@ -177,7 +177,7 @@ TEST_CASE("threads racing to the first use of a lazy module compile it once") {
   REQUIRE(Seen[0] != nullptr);
   for (Function *F : Seen)
     CHECK(F == Seen[0]);
-  (*M)->waitForBackgroundCompiles(); // the tiered JIT stores the kernel's optimized code when it is compiled
+  (*M)->waitForBackgroundCompiles();        // the tiered JIT stores the kernel's optimized code when it is compiled
   CHECK(Scope.cache().stats().Stores == 2); // the shared part and the kernel, once each
   CHECK(runScale(cacheTestContext(), **M, 0.5f).empty());
 }

@@ -6,10 +6,10 @@
 
 #include <doctest/doctest.h>
 
+#include <csignal>
 #include <fstream>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <csignal>
 #include <unistd.h>
 
 using namespace ptxforge;
@@ -120,12 +120,12 @@ TEST_CASE("truncated and bit-flipped entries are removed, never returned") {
     CHECK_FALSE(Cache.lookup(K).has_value());
     CHECK_FALSE(fileExists(Cache.entryPath(K)));
   };
-  Damage([](std::string &B) { B.resize(B.size() / 2); });      // truncated payload
-  Damage([](std::string &B) { B.resize(20); });                 // truncated header
-  Damage([](std::string &B) { B[B.size() - 100] ^= 0x10; });    // one bit of the payload
-  Damage([](std::string &B) { B[3] ^= 0x01; });                 // the magic
-  Damage([](std::string &B) { B[9] ^= 0x01; });                 // the key inside
-  Damage([](std::string &B) { B.clear(); });                    // empty file
+  Damage([](std::string &B) { B.resize(B.size() / 2); });    // truncated payload
+  Damage([](std::string &B) { B.resize(20); });              // truncated header
+  Damage([](std::string &B) { B[B.size() - 100] ^= 0x10; }); // one bit of the payload
+  Damage([](std::string &B) { B[3] ^= 0x01; });              // the magic
+  Damage([](std::string &B) { B[9] ^= 0x01; });              // the key inside
+  Damage([](std::string &B) { B.clear(); });                 // empty file
   CHECK(Cache.stats().Corrupt == 6);
   // A fresh store after the damage is a hit again.
   Cache.store(K, Payload);

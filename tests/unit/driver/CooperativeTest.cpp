@@ -88,8 +88,7 @@ TEST_CASE("a cooperative grid runs all of its blocks at once; one too large is r
   Config.Block = {32, 1, 1};
   auto Params = F->packParams(Args);
   REQUIRE(static_cast<bool>(Params));
-  REQUIRE(takeStatus(launch(Ctx, nullptr, *F, Config, std::move(*Params), LaunchKind::Cooperative)) ==
-          Status::Success);
+  REQUIRE(takeStatus(launch(Ctx, nullptr, *F, Config, std::move(*Params), LaunchKind::Cooperative)) == Status::Success);
   std::vector<uint32_t> Seen(Blocks);
   CopyRegion R;
   R.Dst = reinterpret_cast<uint64_t>(Seen.data()), R.DstSide = Side::Host;
@@ -134,8 +133,7 @@ TEST_CASE("cooperative groups' grid.sync() (nvcc's PTX) waits for every block of
   Config.Block = {64, 1, 1};
   auto Params = F->packParams(Args);
   REQUIRE(static_cast<bool>(Params));
-  REQUIRE(takeStatus(launch(Ctx, nullptr, *F, Config, std::move(*Params), LaunchKind::Cooperative)) ==
-          Status::Success);
+  REQUIRE(takeStatus(launch(Ctx, nullptr, *F, Config, std::move(*Params), LaunchKind::Cooperative)) == Status::Success);
   Ctx.waitIdle();
   REQUIRE(takeStatus(Driver::get().checkSticky()) == Status::Success);
   const int *Result = reinterpret_cast<const int *>(Out);

@@ -4,8 +4,8 @@
 // relocatable fatbinaries, what an -rdc=true executable keeps in `__nv_relfatbin`:
 // `nvcc -fatbin -rdc=true -gencode arch=compute_75,code=compute_75 link_X.cu -o link_X.rdc.fatbin`, and
 // rdc_sass_only.rdc.fatbin the same with `-gencode arch=compute_90,code=sm_90` (SASS only).
-#include "TestContext.h"
 #include "ptxforge/driver/Link.h"
+#include "TestContext.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Copy.h"
 #include "ptxforge/driver/Driver.h"

@@ -1,7 +1,7 @@
 // Loading modules through the core: PTX text and its diagnostics, images that are not PTX, targets above the
 // device, globals as device memory, and a launch on the legacy stream.
-#include "TestContext.h"
 #include "ptxforge/driver/Module.h"
+#include "TestContext.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Copy.h"
 #include "ptxforge/driver/Driver.h"

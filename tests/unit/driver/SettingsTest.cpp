@@ -1,8 +1,8 @@
 // driver::Settings: each environment variable that configures codegen and fatbinary selection is parsed in one
 // place, and every setting that changes the generated code changes the compute cache's key.
+#include "ptxforge/driver/Settings.h"
 #include "ptxforge/driver/ComputeCache.h"
 #include "ptxforge/driver/Device.h"
-#include "ptxforge/driver/Settings.h"
 
 #include <doctest/doctest.h>
 
@@ -65,9 +65,9 @@ TEST_CASE("without variables the settings are codegen's defaults, the streaming 
 }
 
 TEST_CASE("each PTXFORGE_ variable reaches its option") {
-  EnvScope E{{"PTXFORGE_JIT_CPU", "x86-64-v3"},   {"PTXFORGE_STREAMING_STORES", "1"}, {"PTXFORGE_LOOP_CUTS", "0"},
-             {"PTXFORGE_JIT_TIER", "0"},          {"PTXFORGE_PERF_MAP", "objects"},   {"PTXFORGE_WORKERS", "3"},
-             {"PTXFORGE_PIN_WORKERS", "0"},       {"PTXFORGE_LLVM_ARGS", "-time-passes"}};
+  EnvScope E{{"PTXFORGE_JIT_CPU", "x86-64-v3"}, {"PTXFORGE_STREAMING_STORES", "1"},    {"PTXFORGE_LOOP_CUTS", "0"},
+             {"PTXFORGE_JIT_TIER", "0"},        {"PTXFORGE_PERF_MAP", "objects"},      {"PTXFORGE_WORKERS", "3"},
+             {"PTXFORGE_PIN_WORKERS", "0"},     {"PTXFORGE_LLVM_ARGS", "-time-passes"}};
   Settings S = Settings::fromEnvironment();
   CHECK(S.Compile.TargetCpu == "x86-64-v3");
   CHECK(S.Compile.StreamingStoreBytes == 1);
@@ -121,8 +121,13 @@ TEST_CASE("PTXFORGE_DEVICE_CC in every spelling, as cuInit and the CLI read it")
   auto Default = deviceComputeCapabilityFromEnvironment(); // unset
   REQUIRE(static_cast<bool>(Default));
   CHECK(*Default == 90);
-  for (auto [Text, CC] : {std::pair<const char *, unsigned>{"90", 90}, {"9.0", 90}, {"sm_90", 90}, {"sm_90a", 90},
-                          {"compute_80", 80}, {"8.6", 86}, {"103", 103}}) {
+  for (auto [Text, CC] : {std::pair<const char *, unsigned>{"90", 90},
+                          {"9.0", 90},
+                          {"sm_90", 90},
+                          {"sm_90a", 90},
+                          {"compute_80", 80},
+                          {"8.6", 86},
+                          {"103", 103}}) {
     EnvScope E{{"PTXFORGE_DEVICE_CC", Text}};
     CAPTURE(Text);
     auto Read = deviceComputeCapabilityFromEnvironment();

@@ -74,7 +74,9 @@ std::string deserializeError(llvm::StringRef Bytes) {
 
 TEST_CASE("a compiled object describes its code, kernels, globals and PTX") {
   const CompiledObject &O = saxpyObject("x86-64-v2");
-  CHECK(llvm::StringRef(O.ObjectCode).starts_with("\x7f" "ELF"));
+  CHECK(llvm::StringRef(O.ObjectCode)
+            .starts_with("\x7f"
+                         "ELF"));
   CHECK(O.TargetCpu == "x86-64-v2");
   CHECK(O.OptLevel == 2);
   REQUIRE(O.Kernels.size() == 2);
@@ -167,8 +169,8 @@ TEST_CASE("an object for features this CPU lacks, or another architecture, is re
   // A feature of some x86 CPUs that this one reports as absent.
   std::string Absent;
   llvm::StringMap<bool> Host = llvm::sys::getHostCPUFeatures();
-  for (const char *F : {"amx-tile", "avx512fp16", "avx512vp2intersect", "sha512", "avxvnniint16", "avx512f", "avx2",
-                        "sse4.2"})
+  for (const char *F :
+       {"amx-tile", "avx512fp16", "avx512vp2intersect", "sha512", "avxvnniint16", "avx512f", "avx2", "sse4.2"})
     if (Host.count(F) && !Host.lookup(F)) {
       Absent = F;
       break;

@@ -85,7 +85,11 @@ TEST_CASE("the loader picks the entry the rules demand for CC 7.5, 8.0, 8.6, 9.0
   const Row Rows[] = {
       {75, hostRuns("x86-64-v2") ? "host sm_75 x86-64-v2" : "ptx sm_75", "ptx sm_75"},
       {80, "ptx sm_75", "ptx sm_75"}, // no host code for 8.0: the best PTX below it
-      {86, !V4.empty() ? "host sm_86 " + V4 : !V3.empty() ? "host sm_86 " + V3 : "ptx sm_75", "ptx sm_75"},
+      {86,
+       !V4.empty()   ? "host sm_86 " + V4
+       : !V3.empty() ? "host sm_86 " + V3
+                     : "ptx sm_75",
+       "ptx sm_75"},
       {90, "host sm_90 " + (V4.empty() ? std::string("x86-64") : V4), "ptx sm_90"},
       {100, "ptx sm_100", "ptx sm_100"}, // its host code needs an ISA level this CPU lacks
       {120, "ptx sm_100", "ptx sm_100"}, // host code is for one CC only; PTX runs on later ones

@@ -38,8 +38,8 @@ TEST_CASE("a compute capability in each spelling") {
 }
 
 TEST_CASE("what is no compute capability is an error naming it") {
-  for (const char *Bad : {"", "9", "nine", "sm_", "sm_9.0", "9.10", "9.", ".0", "sm_90b", "90a", "2.0", "-90",
-                          "9.0,8.0"}) {
+  for (const char *Bad :
+       {"", "9", "nine", "sm_", "sm_9.0", "9.10", "9.", ".0", "sm_90b", "90a", "2.0", "-90", "9.0,8.0"}) {
     CAPTURE(Bad);
     CHECK(ccError(Bad) == "'" + std::string(Bad) + "' is not a compute capability (expected e.g. 9.0, 90 or sm_90)");
   }

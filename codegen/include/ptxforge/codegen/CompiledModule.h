@@ -78,9 +78,8 @@ public:
   /// object was compiled for or the object is for another architecture. Symbols Object declares are resolved
   /// in Imports first when given (a kernel's part of a split module against the shared part, SplitModule.h),
   /// which must outlive the result.
-  static llvm::Expected<std::unique_ptr<CompiledModule>> load(const CompiledObject &Object,
-                                                              const CompiledModule *Imports = nullptr,
-                                                              PerfMap Perf = PerfMap::Off);
+  static llvm::Expected<std::unique_ptr<CompiledModule>>
+  load(const CompiledObject &Object, const CompiledModule *Imports = nullptr, PerfMap Perf = PerfMap::Off);
 
   const std::vector<KernelInfo> &kernels() const { return Kernels; }
   const KernelInfo *kernel(llvm::StringRef Name) const;
@@ -101,7 +100,7 @@ private:
 };
 
 /// The whole pipeline from a verified module to host code (compilePTXObject, then load).
-llvm::Expected<std::unique_ptr<CompiledModule>> compilePTX(const ptx::VerifiedModule &M, const ptx::SourceBuffer *Source,
-                                                           const CompileOptions &Options = {});
+llvm::Expected<std::unique_ptr<CompiledModule>>
+compilePTX(const ptx::VerifiedModule &M, const ptx::SourceBuffer *Source, const CompileOptions &Options = {});
 
 } // namespace ptxforge::codegen

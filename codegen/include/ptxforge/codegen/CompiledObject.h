@@ -31,9 +31,9 @@ struct PtxFacts {
     std::string Name;
     bool Const = false; ///< `.const` (counts toward CONST_SIZE_BYTES), else `.global`
   };
-  uint32_t TargetSm = 0;     ///< the `.target` sm number (75 for sm_75)
-  char TargetSuffix = 0;     ///< 'a', 'f' or 0
-  uint32_t PtxVersion = 0;   ///< the `.version`, major*10+minor
+  uint32_t TargetSm = 0;   ///< the `.target` sm number (75 for sm_75)
+  char TargetSuffix = 0;   ///< 'a', 'f' or 0
+  uint32_t PtxVersion = 0; ///< the `.version`, major*10+minor
   std::vector<Kernel> Kernels;
   std::vector<Global> Globals;
 
@@ -75,7 +75,8 @@ public:
   llvm::Error checkRunsOnHost() const;
 };
 
-/// Optimizes LM at Options.OptLevel (optimizeModule, Optimize.h) and compiles it for Options.TargetCpu. Facts stay empty (LM has no PTX).
+/// Optimizes LM at Options.OptLevel (optimizeModule, Optimize.h) and compiles it for Options.TargetCpu. Facts stay
+/// empty (LM has no PTX).
 llvm::Expected<CompiledObject> compileObject(LoweredModule LM, const CompileOptions &Options = {});
 
 /// The whole pipeline from a verified module to an object: lower, compile, and record the module's PtxFacts.

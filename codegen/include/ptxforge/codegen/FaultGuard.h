@@ -28,8 +28,7 @@ void installFaultHandlers();
 /// own leaks, which is acceptable because a faulted kernel poisons the process) and is returned. Guards nest.
 /// Checks that the handler is installed (installFaultHandlers) unless Install is false, for callers that
 /// checked once for many guarded calls.
-std::optional<Fault> runWithFaultGuard(llvm::function_ref<void()> Fn, bool Install = true,
-                                       bool Interruptible = false);
+std::optional<Fault> runWithFaultGuard(llvm::function_ref<void()> Fn, bool Install = true, bool Interruptible = false);
 
 /// The launch watchdog's signal. interruptGuardedCall sends it to a thread; when that thread is in an
 /// Interruptible guarded call and executing JIT-compiled code (not code of any object loaded when

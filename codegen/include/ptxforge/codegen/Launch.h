@@ -56,7 +56,7 @@ enum class LaunchFault {
 /// Where a kernel failed, as far as the launch can tell (the message says it in words).
 struct FaultSite {
   bool HasAddress = false;
-  uint64_t Address = 0;    ///< the address a load or store faulted on
+  uint64_t Address = 0; ///< the address a load or store faulted on
   bool HasBlock = false;
   uint32_t Block[3] = {};  ///< %ctaid of the failing block
   bool HasThread = false;  ///< false where the block ran as one (vectorized) loop over its threads

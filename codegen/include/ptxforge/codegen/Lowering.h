@@ -26,8 +26,8 @@ struct ParamInfo {
 };
 
 struct KernelInfo {
-  std::string Name;        ///< the `.entry` name
-  std::string Symbol;      ///< the LLVM thread function: void(ThreadContext *, const char *params)
+  std::string Name;   ///< the `.entry` name
+  std::string Symbol; ///< the LLVM thread function: void(ThreadContext *, const char *params)
   std::vector<ParamInfo> Params;
   uint64_t ParamBytes = 0;
   uint64_t StaticSharedBytes = 0; ///< dynamic shared memory starts here (aligned to 16)

@@ -9,15 +9,15 @@ namespace ptxforge::codegen {
 
 /// The rendezvous a thread waits at before entering a region.
 enum RegionCutKind : uint32_t {
-  RCStart = 0,  ///< region 0: nothing
-  RCBarrier,    ///< bar.sync / barrier.sync on the kernel's one barrier
-  RCShfl,       ///< shfl.sync; Arg: 0 up, 1 down, 2 bfly, 3 idx
-  RCVote,       ///< vote.sync; Arg: 0 all, 1 any, 2 uni, 3 ballot
-  RCRedux,      ///< redux.sync; Arg: the operation, as ptxrt_redux numbers it
-  RCMatchAny,   ///< match.any.sync
-  RCMatchAll,   ///< match.all.sync
-  RCWarpSync,   ///< bar.warp.sync
-  RCLoop,       ///< an edge into or out of a barrier-free innermost loop (LoopCuts.h): always releasable
+  RCStart = 0, ///< region 0: nothing
+  RCBarrier,   ///< bar.sync / barrier.sync on the kernel's one barrier
+  RCShfl,      ///< shfl.sync; Arg: 0 up, 1 down, 2 bfly, 3 idx
+  RCVote,      ///< vote.sync; Arg: 0 all, 1 any, 2 uni, 3 ballot
+  RCRedux,     ///< redux.sync; Arg: the operation, as ptxrt_redux numbers it
+  RCMatchAny,  ///< match.any.sync
+  RCMatchAll,  ///< match.all.sync
+  RCWarpSync,  ///< bar.warp.sync
+  RCLoop,      ///< an edge into or out of a barrier-free innermost loop (LoopCuts.h): always releasable
 };
 
 /// One entry per region, in an IR constant `{i32, i32}` array.

@@ -24,14 +24,14 @@ enum class TexResource : uint8_t { Array, Linear, Pitch2D };
 struct TextureDescriptor {
   // ---- the resource ----
   TexResource Resource = TexResource::Array;
-  char *Data = nullptr;             ///< texel (0,0,0) of layer 0
+  char *Data = nullptr;                      ///< texel (0,0,0) of layer 0
   uint64_t Width = 1, Height = 1, Depth = 1; ///< texels; 1 for absent dimensions
-  uint64_t Layers = 0;              ///< layered arrays: the layer count (0: not layered)
-  uint64_t RowPitch = 0;            ///< bytes from one row to the next
-  uint64_t SlicePitch = 0;          ///< bytes from one slice (or layer) to the next
-  unsigned Dims = 1;                ///< 1, 2 or 3 (a layered 2D array has Dims 2)
+  uint64_t Layers = 0;                       ///< layered arrays: the layer count (0: not layered)
+  uint64_t RowPitch = 0;                     ///< bytes from one row to the next
+  uint64_t SlicePitch = 0;                   ///< bytes from one slice (or layer) to the next
+  unsigned Dims = 1;                         ///< 1, 2 or 3 (a layered 2D array has Dims 2)
   TexelFormat Format = TexelFormat::F32;
-  unsigned Channels = 1;            ///< 1, 2 or 4
+  unsigned Channels = 1; ///< 1, 2 or 4
   // ---- the sampler (textures only) ----
   TexAddressMode Address[3] = {TexAddressMode::Clamp, TexAddressMode::Clamp, TexAddressMode::Clamp};
   TexFilterMode Filter = TexFilterMode::Point;

@@ -21,7 +21,7 @@ struct ThreadContext {
   uint32_t WarpId;
   uint32_t NWarpId;
   uint32_t DynamicSmemSize;
-  char *Shared;        ///< base of the block's shared memory window
+  char *Shared;            ///< base of the block's shared memory window
   exec::BlockState *Block; ///< runtime state for barriers and collectives
   uint32_t LinearTid;
   uint32_t SmId;
@@ -39,16 +39,17 @@ struct ThreadContext {
 /// ThreadContext's fields in declaration order. The IR struct type is made from this list and the fields' C++
 /// types (codegen/lib/Lowering.cpp, threadContextType), and the assertions below prove the list is every field
 /// in order, so the two layouts agree by construction.
-#define PTXFORGE_THREAD_CONTEXT_FIELDS(X)                                                                        \
-  X(Tid) X(Ntid) X(Ctaid) X(Nctaid) X(LaneId) X(WarpId) X(NWarpId) X(DynamicSmemSize) X(Shared) X(Block)        \
-  X(LinearTid) X(SmId) X(NSmId) X(TotalSmemSize) X(DeferChecks) X(MisalignedBits) X(GridWorkspace)
+#define PTXFORGE_THREAD_CONTEXT_FIELDS(X)                                                                              \
+  X(Tid)                                                                                                               \
+  X(Ntid) X(Ctaid) X(Nctaid) X(LaneId) X(WarpId) X(NWarpId) X(DynamicSmemSize) X(Shared) X(Block) X(LinearTid) X(SmId) \
+      X(NSmId) X(TotalSmemSize) X(DeferChecks) X(MisalignedBits) X(GridWorkspace)
 
 /// Field indices of ThreadContext in the IR struct type.
 enum ThreadContextField : unsigned {
 #define PTXFORGE_TC_INDEX(Name) TC##Name,
   PTXFORGE_THREAD_CONTEXT_FIELDS(PTXFORGE_TC_INDEX)
 #undef PTXFORGE_TC_INDEX
-  TCNumFields
+      TCNumFields
 };
 
 namespace layout {
@@ -56,7 +57,7 @@ struct Field {
   size_t Offset, Size, Align;
 };
 constexpr Field ThreadContextFields[] = {
-#define PTXFORGE_TC_FIELD(Name)                                                                                  \
+#define PTXFORGE_TC_FIELD(Name)                                                                                        \
   {offsetof(ThreadContext, Name), sizeof(ThreadContext::Name), alignof(decltype(ThreadContext::Name))},
     PTXFORGE_THREAD_CONTEXT_FIELDS(PTXFORGE_TC_FIELD)
 #undef PTXFORGE_TC_FIELD

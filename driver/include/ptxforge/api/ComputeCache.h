@@ -13,15 +13,15 @@
 namespace ptxforge {
 
 struct CacheConfig {
-  std::string Directory;         ///< entries live directly in it; created on the first store
+  std::string Directory;          ///< entries live directly in it; created on the first store
   uint64_t MaxBytes = 1ull << 30; ///< least recently used entries are evicted beyond it (at most 4 GiB)
   bool Enabled = true;
 };
 
 struct CacheStats {
-  uint64_t Entries = 0, Bytes = 0;                 ///< in the directory now
-  uint64_t Hits = 0, Misses = 0, Stores = 0;       ///< since the cache was (re)configured
-  uint64_t Evictions = 0, Corrupt = 0;             ///< corrupt entries are removed, never used
+  uint64_t Entries = 0, Bytes = 0;           ///< in the directory now
+  uint64_t Hits = 0, Misses = 0, Stores = 0; ///< since the cache was (re)configured
+  uint64_t Evictions = 0, Corrupt = 0;       ///< corrupt entries are removed, never used
 };
 
 /// A handle to the process's compute cache. Every method is thread-safe; a cache that cannot write its

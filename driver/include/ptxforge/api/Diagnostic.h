@@ -12,9 +12,9 @@ namespace ptxforge {
 enum class Severity { Note, Warning, Error };
 
 struct Diagnostic {
-  std::string File;       ///< the module's name (the path, or the name given with the text)
-  unsigned Line = 0;      ///< 1-based; 0 when the diagnostic is about the module as a whole
-  unsigned Column = 0;    ///< 1-based, in bytes; 0 when Line is 0
+  std::string File;    ///< the module's name (the path, or the name given with the text)
+  unsigned Line = 0;   ///< 1-based; 0 when the diagnostic is about the module as a whole
+  unsigned Column = 0; ///< 1-based, in bytes; 0 when Line is 0
   Severity Level = Severity::Error;
   std::string Message;    ///< lower-case, no final period: "unknown opcode 'ad.s32'"
   std::string SourceLine; ///< the text of line Line (without its newline), for carets; empty when Line is 0

@@ -19,11 +19,11 @@ namespace ptxforge {
 /// One `.param` of a kernel: its declaration, and where its bytes go in the parameter buffer.
 struct Parameter {
   std::string Name;
-  std::string Type;           ///< the element type without dot: "u64", "f32", "b8"
-  unsigned VectorWidth = 1;   ///< 2 or 4 for `.v2`/`.v4`
-  uint64_t ArrayLength = 0;   ///< elements of an array parameter (`.b8 p[16]`: 16); 0 when not an array
-  bool IsPointer = false;     ///< declared with `.ptr`
-  std::string PointerSpace;   ///< "global", "shared", ... for `.ptr.global`; empty when generic or not a pointer
+  std::string Type;         ///< the element type without dot: "u64", "f32", "b8"
+  unsigned VectorWidth = 1; ///< 2 or 4 for `.v2`/`.v4`
+  uint64_t ArrayLength = 0; ///< elements of an array parameter (`.b8 p[16]`: 16); 0 when not an array
+  bool IsPointer = false;   ///< declared with `.ptr`
+  std::string PointerSpace; ///< "global", "shared", ... for `.ptr.global`; empty when generic or not a pointer
   uint64_t Offset = 0, Size = 0, Align = 1;
 };
 

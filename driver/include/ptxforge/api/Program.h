@@ -36,8 +36,8 @@ struct RequirementSource {
 struct FunctionRequirements {
   std::string Name;
   bool IsKernel = false;
-  unsigned MinSm = 0, MinPtx = 0;             ///< 0 when no instruction raises them
-  std::vector<RequirementSource> SmSetBy;     ///< the instructions that need MinSm
+  unsigned MinSm = 0, MinPtx = 0;         ///< 0 when no instruction raises them
+  std::vector<RequirementSource> SmSetBy; ///< the instructions that need MinSm
 };
 
 /// What the module needs: the maximum over its functions, and each function's.

@@ -47,7 +47,7 @@ struct ComputeCacheConfig {
   static constexpr uint64_t DefaultMaxBytes = uint64_t(1) << 30;
   static constexpr uint64_t LimitMaxBytes = uint64_t(4) << 30;
 
-  std::string Directory;              ///< entries live directly in it; created on the first store
+  std::string Directory;               ///< entries live directly in it; created on the first store
   uint64_t MaxBytes = DefaultMaxBytes; ///< total size of the entries; older ones are evicted beyond it
   bool Enabled = true;
 

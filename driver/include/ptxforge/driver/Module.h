@@ -156,9 +156,10 @@ public:
                                                                        const JitOptions &Options, JitLogs &Logs);
   /// Loads compiled code (a fatbinary's host-native entry, or what compile() made) into Ctx; on failure
   /// Logs.Error says why, naming the module Name.
-  [[nodiscard]] static llvm::Expected<std::unique_ptr<Module>>
-  fromObject(Context &Ctx, const codegen::CompiledObject &Object, llvm::StringRef Name, unsigned ComputeCapability,
-             JitLogs &Logs);
+  [[nodiscard]] static llvm::Expected<std::unique_ptr<Module>> fromObject(Context &Ctx,
+                                                                          const codegen::CompiledObject &Object,
+                                                                          llvm::StringRef Name,
+                                                                          unsigned ComputeCapability, JitLogs &Logs);
   ~Module();
 
   Context &context() const { return Ctx; }
@@ -240,7 +241,7 @@ private:
   /// The whole module's code, or (compiled per kernel) the code its kernels share, which they import; null for
   /// an image without kernels and for a per-kernel module with nothing to share.
   std::unique_ptr<codegen::CompiledModule> Code;
-  std::vector<codegen::KernelInfo> Index; ///< compiled per kernel: every kernel, as lowering described it
+  std::vector<codegen::KernelInfo> Index;           ///< compiled per kernel: every kernel, as lowering described it
   std::vector<std::unique_ptr<Function>> Functions; ///< after Code and Index: destroyed first
   struct NamedGlobal {
     std::string Name;

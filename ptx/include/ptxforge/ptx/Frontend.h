@@ -9,8 +9,8 @@ namespace ptxforge::ptx {
 struct FrontendResult {
   std::unique_ptr<SourceBuffer> Source;
   DiagnosticEngine Diags;
-  std::unique_ptr<Module> Parsed;          ///< set when verification failed (for partial reports)
-  std::optional<VerifiedModule> Verified;  ///< set when the module is clean
+  std::unique_ptr<Module> Parsed;         ///< set when verification failed (for partial reports)
+  std::optional<VerifiedModule> Verified; ///< set when the module is clean
 
   bool ok() const { return Verified.has_value(); }
   const Module *module() const { return Verified ? &Verified->module() : Parsed.get(); }

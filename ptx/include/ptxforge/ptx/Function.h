@@ -4,8 +4,8 @@
 #include "ptxforge/ptx/Instruction.h"
 #include "ptxforge/ptx/Variable.h"
 
-#include "llvm/Support/Allocator.h"
 #include "ptxforge/ptx/StringPool.h"
+#include "llvm/Support/Allocator.h"
 
 #include <memory>
 #include <string>
@@ -15,8 +15,16 @@ namespace ptxforge::ptx {
 
 /// Performance-tuning directives (`.maxntid 256,1,1`, `.minnctapersm 2`, ...).
 enum class PerfDirectiveKind : uint8_t {
-  Maxntid, Reqntid, Minnctapersm, Maxnctapersm, Maxnreg, Maxclusterrank, Reqnctapercluster, Explicitcluster,
-  Noreturn, Blocksareclusters
+  Maxntid,
+  Reqntid,
+  Minnctapersm,
+  Maxnctapersm,
+  Maxnreg,
+  Maxclusterrank,
+  Reqnctapercluster,
+  Explicitcluster,
+  Noreturn,
+  Blocksareclusters
 };
 llvm::StringRef spell(PerfDirectiveKind K);
 
@@ -58,13 +66,21 @@ struct TargetList {
   Kind K;
   uint32_t LabelIndex = 0; ///< the label naming it
   llvm::SmallVector<llvm::StringRef, 4> Names;
-  Signature Prototype;     ///< CallPrototype
+  Signature Prototype; ///< CallPrototype
   bool PrototypeNoReturn = false;
   SourceLoc Loc;
 };
 
 enum class StatementKind : uint8_t {
-  Instruction, Label, ScopeBegin, ScopeEnd, Register, Variable, Pragma, Loc, TargetList
+  Instruction,
+  Label,
+  ScopeBegin,
+  ScopeEnd,
+  Register,
+  Variable,
+  Pragma,
+  Loc,
+  TargetList
 };
 
 /// One body statement: a kind and an index into that kind's table in the Function.
@@ -92,8 +108,8 @@ public:
   std::vector<Instruction> Instructions;
   std::vector<Label> Labels;
   std::vector<RegisterDecl> RegisterDecls;
-  std::vector<RegisterInfo> Registers;        ///< indexed by RegId
-  std::vector<VariableDecl> Locals;           ///< `.local/.shared/.param/...` declared in the body
+  std::vector<RegisterInfo> Registers; ///< indexed by RegId
+  std::vector<VariableDecl> Locals;    ///< `.local/.shared/.param/...` declared in the body
   std::vector<PragmaDirective> Pragmas;
   std::vector<LocDirective> Locs;
   std::vector<TargetList> TargetLists;

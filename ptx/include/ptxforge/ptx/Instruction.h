@@ -26,7 +26,7 @@ struct Instruction {
   RegId Guard = NoReg;                        ///< `@p` predicate register, or NoReg
   bool GuardNegated = false;                  ///< `@!p`
   llvm::SmallVector<Operand, 3> Operands;
-  SourceLoc Loc;                              ///< the opcode token
+  SourceLoc Loc; ///< the opcode token
 
   bool has(Modifier M) const {
     for (const Qualifier &Q : Qualifiers)

@@ -16,8 +16,8 @@ struct PtxVersion {
 
 /// `.target sm_90a, texmode_independent, debug, map_f64_to_f32`
 struct Target {
-  unsigned Sm = 0;       ///< 90 for sm_90
-  char Suffix = 0;       ///< 'a' (arch-specific), 'f' (family) or 0
+  unsigned Sm = 0; ///< 90 for sm_90
+  char Suffix = 0; ///< 'a' (arch-specific), 'f' (family) or 0
   bool TexmodeIndependent = false, TexmodeUnified = false, Debug = false, MapF64ToF32 = false;
   SourceLoc Loc;
 };

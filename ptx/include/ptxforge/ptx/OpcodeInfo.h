@@ -46,7 +46,7 @@ struct OpcodeFeature {
   Opcode Op;
   ModifierSet Modifiers;
   TypeSet Types;
-  unsigned VectorWidth = 0; ///< the feature is a `.vN` width (0: none)
+  unsigned VectorWidth = 0;     ///< the feature is a `.vN` width (0: none)
   std::vector<Qualifier> Needs; ///< the same spellings as qualifiers, for a fast match
   Requirement Minimum;
   std::string Spelling; ///< for reports: "add.bf16"

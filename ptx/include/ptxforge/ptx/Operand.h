@@ -25,15 +25,15 @@ llvm::StringRef spell(SpecialReg R);
 bool isVectorSpecialReg(SpecialReg R);
 
 enum class OperandKind : uint8_t {
-  Register,   ///< a declared register; Component set for `%v.x`
-  RegPair,    ///< `p|q` (setp's two predicate results)
-  Special,    ///< a special register, Component set for `%tid.x`
-  Immediate,  ///< integer or floating-point literal
-  Symbol,     ///< a variable, function or label name (resolved by the verifier)
-  Address,    ///< `[base+offset]`, base a register, a symbol, or nothing (absolute); extra elements for tex forms
-  Vector,     ///< `{a, b, c, d}`
-  List,       ///< `(a, b)`: a call's argument or result list
-  Sink,       ///< `_`
+  Register,  ///< a declared register; Component set for `%v.x`
+  RegPair,   ///< `p|q` (setp's two predicate results)
+  Special,   ///< a special register, Component set for `%tid.x`
+  Immediate, ///< integer or floating-point literal
+  Symbol,    ///< a variable, function or label name (resolved by the verifier)
+  Address,   ///< `[base+offset]`, base a register, a symbol, or nothing (absolute); extra elements for tex forms
+  Vector,    ///< `{a, b, c, d}`
+  List,      ///< `(a, b)`: a call's argument or result list
+  Sink,      ///< `_`
 };
 
 enum class ImmediateKind : uint8_t { Int, F32Bits, F64Bits, Decimal };
@@ -49,8 +49,8 @@ struct SymbolRef {
 
 struct Operand {
   OperandKind Kind = OperandKind::Immediate;
-  bool Negated = false;   ///< `!p` predicate operand, or a `-` before a register
-  uint8_t Component = 0;  ///< 0 none, 1..4 = .x .y .z .w
+  bool Negated = false;  ///< `!p` predicate operand, or a `-` before a register
+  uint8_t Component = 0; ///< 0 none, 1..4 = .x .y .z .w
   /// A video instruction's selector on a register: 'b' (bytes) or 'h' (halves), 0 for none. SelDigits holds
   /// its SelCount digits, the last one written in the lowest nibble: `.b3210` is 0x3210, so nibble K names
   /// the source of lane K (or, on a destination, a lane the result is merged into).
@@ -61,12 +61,12 @@ struct Operand {
   IntFormat Format = IntFormat::Decimal;
   bool UnsignedSuffix = false;
   SpecialReg Sreg = SpecialReg::NumSpecialRegs;
-  RegId Reg = NoReg;      ///< Register, RegPair first, Address base register
-  RegId Reg2 = NoReg;     ///< RegPair second
-  uint64_t Bits = 0;      ///< Immediate: integer value or float bits; Address: offset (two's complement)
-  double Decimal = 0;     ///< ImmediateKind::Decimal
-  llvm::StringRef Name;   ///< Symbol, Address base symbol
-  SymbolRef Target;       ///< resolved Name
+  RegId Reg = NoReg;                ///< Register, RegPair first, Address base register
+  RegId Reg2 = NoReg;               ///< RegPair second
+  uint64_t Bits = 0;                ///< Immediate: integer value or float bits; Address: offset (two's complement)
+  double Decimal = 0;               ///< ImmediateKind::Decimal
+  llvm::StringRef Name;             ///< Symbol, Address base symbol
+  SymbolRef Target;                 ///< resolved Name
   llvm::ArrayRef<Operand> Elements; ///< Vector, List, extra Address elements
   SourceLoc Loc;
 

@@ -36,9 +36,9 @@ struct RequirementSource {
 
 struct FunctionRequirements {
   const Function *Fn = nullptr;
-  Requirement Minimum;                      ///< max over its instructions (sm 0 when none raise it)
-  std::vector<RequirementSource> SmSetBy;   ///< the instructions that need Minimum.Sm
-  std::vector<RequirementSource> PtxSetBy;  ///< the instructions that need Minimum.Ptx
+  Requirement Minimum;                     ///< max over its instructions (sm 0 when none raise it)
+  std::vector<RequirementSource> SmSetBy;  ///< the instructions that need Minimum.Sm
+  std::vector<RequirementSource> PtxSetBy; ///< the instructions that need Minimum.Ptx
 };
 
 struct ModuleRequirements {

@@ -17,11 +17,11 @@ namespace ptxforge::ptx {
 struct Initializer {
   enum class Kind : uint8_t { List, Int, Float, Symbol };
   Kind K = Kind::Int;
-  uint64_t Bits = 0;          ///< Int value, Float bits (per FloatIsF64), Symbol offset
+  uint64_t Bits = 0; ///< Int value, Float bits (per FloatIsF64), Symbol offset
   bool FloatIsF64 = false;
-  bool Negative = false;      ///< Int written with a leading '-'
-  llvm::StringRef Name;       ///< Symbol
-  llvm::StringRef Wrapper;    ///< "generic", "mask" or "" around the symbol
+  bool Negative = false;             ///< Int written with a leading '-'
+  llvm::StringRef Name;              ///< Symbol
+  llvm::StringRef Wrapper;           ///< "generic", "mask" or "" around the symbol
   std::vector<Initializer> Elements; ///< List
   SourceLoc Loc;
 };
@@ -33,10 +33,10 @@ struct VariableDecl {
   Linkage Link = Linkage::None;
   ScalarType Type = ScalarType::B8;
   uint8_t VectorWidth = 1;
-  uint32_t Align = 0;                         ///< 0: the type's natural alignment
-  llvm::SmallVector<uint64_t, 1> Dims;        ///< array dimensions; 0 = `[]` (unsized)
-  bool Managed = false;                       ///< `.attribute(.managed)`
-  bool IsPtr = false;                         ///< kernel parameter `.ptr` attribute
+  uint32_t Align = 0;                  ///< 0: the type's natural alignment
+  llvm::SmallVector<uint64_t, 1> Dims; ///< array dimensions; 0 = `[]` (unsized)
+  bool Managed = false;                ///< `.attribute(.managed)`
+  bool IsPtr = false;                  ///< kernel parameter `.ptr` attribute
   StateSpace PtrSpace = StateSpace::None;
   uint32_t PtrAlign = 0;
   bool HasInit = false;

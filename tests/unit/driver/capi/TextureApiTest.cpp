@@ -22,8 +22,8 @@ void context() {
   REQUIRE(cuCtxSetCurrent(C) == CUDA_SUCCESS);
 }
 
-CUDA_ARRAY3D_DESCRIPTOR shape(size_t W, size_t H, size_t D, unsigned Flags = 0,
-                              CUarray_format F = CU_AD_FORMAT_FLOAT, unsigned Channels = 1) {
+CUDA_ARRAY3D_DESCRIPTOR shape(size_t W, size_t H, size_t D, unsigned Flags = 0, CUarray_format F = CU_AD_FORMAT_FLOAT,
+                              unsigned Channels = 1) {
   CUDA_ARRAY3D_DESCRIPTOR S = {};
   S.Width = W, S.Height = H, S.Depth = D, S.Format = F, S.NumChannels = Channels, S.Flags = Flags;
   return S;
@@ -63,7 +63,8 @@ TEST_CASE("cuArray3DCreate checks its descriptor") {
 TEST_CASE("arrays: descriptors, destroy, copies inside the array only") {
   context();
   CUarray A = nullptr;
-  CUDA_ARRAY3D_DESCRIPTOR S = shape(5, 3, 2, CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_SURFACE_LDST, CU_AD_FORMAT_SIGNED_INT16, 2);
+  CUDA_ARRAY3D_DESCRIPTOR S =
+      shape(5, 3, 2, CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_SURFACE_LDST, CU_AD_FORMAT_SIGNED_INT16, 2);
   REQUIRE(cuArray3DCreate(&A, &S) == CUDA_SUCCESS);
   CUDA_ARRAY3D_DESCRIPTOR Got = {};
   CHECK(cuArray3DGetDescriptor(&Got, A) == CUDA_SUCCESS);

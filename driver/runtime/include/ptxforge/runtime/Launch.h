@@ -23,7 +23,6 @@ bool verbose();
 /// Launches K (null: cudaErrorInvalidDeviceFunction) with Args, one pointer per kernel parameter. A bad
 /// configuration is cudaErrorInvalidValue (CUDA 13, as the driver reports it).
 cudaError_t launchKernel(const KernelEntry *K, dim3 Grid, dim3 Block, void **Args, size_t SharedBytes,
-                         cudaStream_t Stream,
-                         bool Cooperative = false);
+                         cudaStream_t Stream, bool Cooperative = false);
 
 } // namespace ptxforge::runtime

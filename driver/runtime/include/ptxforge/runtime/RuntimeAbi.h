@@ -22,8 +22,12 @@ enum cudaError {
 };
 typedef enum cudaError cudaError_t;
 
-struct uint3 { unsigned x, y, z; };
-struct dim3 { unsigned x, y, z; };
+struct uint3 {
+  unsigned x, y, z;
+};
+struct dim3 {
+  unsigned x, y, z;
+};
 
 typedef struct CUstream_st *cudaStream_t;
 typedef struct CUevent_st *cudaEvent_t;
@@ -67,8 +71,12 @@ struct cudaChannelFormatDesc {
   enum cudaChannelFormatKind f;
 };
 
-struct cudaExtent { size_t width, height, depth; };
-struct cudaPos { size_t x, y, z; };
+struct cudaExtent {
+  size_t width, height, depth;
+};
+struct cudaPos {
+  size_t x, y, z;
+};
 struct cudaPitchedPtr {
   void *ptr;
   size_t pitch, xsize, ysize;
@@ -95,8 +103,12 @@ enum cudaResourceType {
 struct cudaResourceDesc {
   enum cudaResourceType resType;
   union {
-    struct { cudaArray_t array; } array;
-    struct { void *mipmap; } mipmap;
+    struct {
+      cudaArray_t array;
+    } array;
+    struct {
+      void *mipmap;
+    } mipmap;
     struct {
       void *devPtr;
       struct cudaChannelFormatDesc desc;
@@ -107,7 +119,9 @@ struct cudaResourceDesc {
       struct cudaChannelFormatDesc desc;
       size_t width, height, pitchInBytes;
     } pitch2D;
-    struct { int reserved[32]; } reserved;
+    struct {
+      int reserved[32];
+    } reserved;
   } res;
   unsigned int flags;
 };
@@ -119,7 +133,12 @@ struct cudaResourceViewDesc {
   unsigned int reserved[16];
 };
 
-enum cudaTextureAddressMode { cudaAddressModeWrap = 0, cudaAddressModeClamp, cudaAddressModeMirror, cudaAddressModeBorder };
+enum cudaTextureAddressMode {
+  cudaAddressModeWrap = 0,
+  cudaAddressModeClamp,
+  cudaAddressModeMirror,
+  cudaAddressModeBorder
+};
 enum cudaTextureFilterMode { cudaFilterModePoint = 0, cudaFilterModeLinear = 1 };
 enum cudaTextureReadMode { cudaReadModeElementType = 0, cudaReadModeNormalizedFloat = 1 };
 
@@ -162,12 +181,14 @@ enum cudaFuncAttribute {
 struct cudaFuncAttributes {
   size_t sharedSizeBytes, constSizeBytes, localSizeBytes;
   int maxThreadsPerBlock, numRegs, ptxVersion, binaryVersion, cacheModeCA, maxDynamicSharedSizeBytes,
-      preferredShmemCarveout, clusterDimMustBeSet, requiredClusterWidth, requiredClusterHeight,
-      requiredClusterDepth, clusterSchedulingPolicyPreference, nonPortableClusterSizeAllowed;
+      preferredShmemCarveout, clusterDimMustBeSet, requiredClusterWidth, requiredClusterHeight, requiredClusterDepth,
+      clusterSchedulingPolicyPreference, nonPortableClusterSizeAllowed;
   int reserved[16];
 };
 
-struct cudaUUID_t { char bytes[16]; };
+struct cudaUUID_t {
+  char bytes[16];
+};
 
 /// CUDA 13's cudaDeviceProp (the fields CUDA 12 deprecated are gone; the layout is 13.0's).
 struct cudaDeviceProp {
@@ -188,9 +209,9 @@ struct cudaDeviceProp {
       maxSurface2D[2], maxSurface3D[3], maxSurface1DLayered[2], maxSurface2DLayered[3], maxSurfaceCubemap,
       maxSurfaceCubemapLayered[2];
   size_t surfaceAlignment;
-  int concurrentKernels, ECCEnabled, pciBusID, pciDeviceID, pciDomainID, tccDriver, asyncEngineCount,
-      unifiedAddressing, memoryBusWidth, l2CacheSize, persistingL2CacheMaxSize, maxThreadsPerMultiProcessor,
-      streamPrioritiesSupported, globalL1CacheSupported, localL1CacheSupported;
+  int concurrentKernels, ECCEnabled, pciBusID, pciDeviceID, pciDomainID, tccDriver, asyncEngineCount, unifiedAddressing,
+      memoryBusWidth, l2CacheSize, persistingL2CacheMaxSize, maxThreadsPerMultiProcessor, streamPrioritiesSupported,
+      globalL1CacheSupported, localL1CacheSupported;
   size_t sharedMemPerMultiprocessor;
   int regsPerMultiprocessor, managedMemory, isMultiGpuBoard, multiGpuBoardGroupID, hostNativeAtomicSupported,
       pageableMemoryAccess, concurrentManagedAccess, computePreemptionSupported, canUseHostPointerForRegisteredMem,
@@ -199,13 +220,13 @@ struct cudaDeviceProp {
   int pageableMemoryAccessUsesHostPageTables, directManagedMemAccessFromHost, maxBlocksPerMultiProcessor,
       accessPolicyMaxWindowSize;
   size_t reservedSharedMemPerBlock;
-  int hostRegisterSupported, sparseCudaArraySupported, hostRegisterReadOnlySupported,
-      timelineSemaphoreInteropSupported, memoryPoolsSupported, gpuDirectRDMASupported;
+  int hostRegisterSupported, sparseCudaArraySupported, hostRegisterReadOnlySupported, timelineSemaphoreInteropSupported,
+      memoryPoolsSupported, gpuDirectRDMASupported;
   unsigned gpuDirectRDMAFlushWritesOptions;
   int gpuDirectRDMAWritesOrdering;
   unsigned memoryPoolSupportedHandleTypes;
-  int deferredMappingCudaArraySupported, ipcEventSupported, clusterLaunch, unifiedFunctionPointers,
-      deviceNumaConfig, deviceNumaId, mpsEnabled, hostNumaId;
+  int deferredMappingCudaArraySupported, ipcEventSupported, clusterLaunch, unifiedFunctionPointers, deviceNumaConfig,
+      deviceNumaId, mpsEnabled, hostNumaId;
   unsigned gpuPciDeviceID, gpuPciSubsystemID;
   int hostNumaMultinodeIpcSupported;
   int reserved[56];

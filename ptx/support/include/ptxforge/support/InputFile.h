@@ -40,8 +40,7 @@ private:
 };
 
 /// The whole contents of Path ("-" is standard input, which may be a pipe but obeys the same bound).
-[[nodiscard]] llvm::Expected<std::string> readInputFile(llvm::StringRef Path,
-                                                        uint64_t MaxBytes = DefaultMaxInputBytes);
+[[nodiscard]] llvm::Expected<std::string> readInputFile(llvm::StringRef Path, uint64_t MaxBytes = DefaultMaxInputBytes);
 
 /// The same from a descriptor the caller opened (with O_NONBLOCK, so opening a FIFO did not block); Name is
 /// only for messages. The descriptor stays open.
