@@ -3,8 +3,8 @@
  * symbol names), so that programs built against either header run on either library. Entry points that
  * libcuda.so.1 exports without implementing them (they return CUDA_ERROR_NOT_SUPPORTED) are not declared.
  * tests/unit/driver/CudaHeaderAbiTest.cpp compares this header with NVIDIA's where one is installed. */
-/* clang-format off: this header keeps cuda.h's own layout, which tests/unit/driver/AbiProbeList.cmake reads
- * line by line. */
+/* This header keeps cuda.h's own layout, which tests/unit/driver/AbiProbeList.cmake reads line by line. */
+// clang-format off
 #ifndef __cuda_cuda_h__
 #define __cuda_cuda_h__
 
