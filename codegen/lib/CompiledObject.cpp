@@ -11,6 +11,7 @@
 #include "ptxforge/codegen/Optimize.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -141,10 +142,28 @@ llvm::Expected<std::unique_ptr<llvm::TargetMachine>> ptxforge::codegen::createTa
   return JTMB.createTargetMachine();
 }
 
+namespace {
+/// True when optimizeModule left a function unoptimized (optnone: its size budget, Optimize.cpp).
+bool hasUnoptimizedFunction(const llvm::Module &M) {
+  for (const llvm::Function &F : M)
+    if (!F.isDeclaration() && F.hasFnAttribute(llvm::Attribute::OptimizeNone))
+      return true;
+  return false;
+}
+} // namespace
+
 llvm::Expected<std::string> ptxforge::codegen::emitMachineCode(llvm::Module &M, llvm::TargetMachine &TM,
                                                                bool Assembly) {
   llvm::SmallVector<char, 0> Buffer;
   llvm::raw_svector_ostream OS(Buffer);
+  // A function past CompileOptions::FunctionSizeBudget is past the optimizing code generator's too: the greedy
+  // register allocator and live-variable analysis are super-linear in one function's size (bar.sync x20,000 on
+  // fibers: 18 of 28 CPU seconds). Such a module gets -O0 code generation (fast instruction selection and
+  // register allocation), linear in its size.
+  const llvm::CodeGenOptLevel Level = TM.getOptLevel();
+  if (hasUnoptimizedFunction(M))
+    TM.setOptLevel(llvm::CodeGenOptLevel::None);
+  auto RestoreLevel = llvm::make_scope_exit([&] { TM.setOptLevel(Level); });
   llvm::legacy::PassManager PM;
   PM.add(new llvm::TargetLibraryInfoWrapperPass(TM.getTargetTriple()));
   if (TM.addPassesToEmitFile(PM, OS, nullptr,
