@@ -99,6 +99,16 @@ bool lowerCall(FunctionLowering &L, const ptx::Instruction &I) {
   if (!Target)
     return L.unsupported(I, "call without a target");
   std::vector<llvm::Value *> CallArgs{L.threadCtx()};
+  // Register and immediate arguments (`.reg` parameters) pass through the function's scratch buffer, one element
+  // each: an alloca at the call would be a dynamic alloca, which grows the stack at every execution (a call in a
+  // loop overflows it) and whose stack probes cost quadratic code-generation time (20,000 calls: > 120 s).
+  unsigned RegisterArgs = 0;
+  for (const ptx::Operand *List : {Rets, Args})
+    if (List)
+      for (const ptx::Operand &E : List->Elements)
+        RegisterArgs += E.Kind != ptx::OperandKind::Symbol;
+  llvm::Value *Temps = RegisterArgs ? scratchBuffer(L, B.getInt64Ty(), RegisterArgs) : nullptr;
+  unsigned NextTemp = 0;
   auto addList = [&](const ptx::Operand *List) {
     if (!List)
       return;
@@ -106,10 +116,8 @@ bool lowerCall(FunctionLowering &L, const ptx::Instruction &I) {
       if (E.Kind == ptx::OperandKind::Symbol) {
         CallArgs.push_back(L.symbolPointer(E));
       } else {
-        // A register or immediate argument (`.reg` parameters): pass it through a temporary.
-        llvm::Value *V = L.read(E, ptx::ScalarType::B64);
-        llvm::AllocaInst *Tmp = B.CreateAlloca(B.getInt64Ty());
-        B.CreateStore(V, Tmp);
+        llvm::Value *Tmp = B.CreateConstInBoundsGEP1_32(B.getInt64Ty(), Temps, NextTemp++);
+        B.CreateStore(L.read(E, ptx::ScalarType::B64), Tmp);
         CallArgs.push_back(Tmp);
       }
     }

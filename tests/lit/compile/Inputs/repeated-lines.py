@@ -6,6 +6,7 @@ usage: repeated-lines.py KIND N
   shfl   N x `shfl.sync.bfly.b32` folding a value (a warp reduction without end)
   pred   N x a predicated add
   bra    N x a conditional branch over an add
+  call   N x a call of a .func with register arguments
   reg    a `.reg` list of N registers (the first 16 used)
 Each kernel stores its result in out[tid], so nothing is dead.
 """
@@ -15,6 +16,8 @@ kind, n = sys.argv[1], int(sys.argv[2])
 out = [".version 8.0", ".target sm_90", ".address_size 64", ""]
 if kind == "bar":
     out.append(".shared .align 4 .b32 buf[1024];")
+if kind == "call":
+    out.append(".func (.reg .b32 r) f(.reg .b32 a) { add.s32 r, a, 1; ret; }")
 out += [".visible .entry repeated(.param .u64 out)", "{",
         "  .reg .pred %p<2>;", "  .reg .b32 %r<8>;", "  .reg .b64 %rd<4>;"]
 if kind == "reg":
@@ -34,6 +37,8 @@ for i in range(n if kind != "reg" else 0):
         out += [f"  shfl.sync.bfly.b32 %r6, %r2, {1 << (i % 5)}, 31, -1;", "  add.s32 %r2, %r2, %r6;"]
     elif kind == "pred":
         out += [f"  @%p1 add.s32 %r2, %r2, {i};"]
+    elif kind == "call":
+        out += ["  call (%r6), f, (%r2);", "  add.s32 %r2, %r2, %r6;"]
     elif kind == "bra":
         out += [f"  @%p1 bra L{i};", f"  add.s32 %r2, %r2, {i};", f"L{i}:"]
     else:
