@@ -218,7 +218,10 @@ llvm::Error RegionBuilder::splitAtCuts() {
     BarrierExit[CI->getParent()->getTerminator()] = static_cast<unsigned>(Regions.size());
     Regions.push_back({Cont, {}});
     Cuts.push_back(Cut);
-    HasLoopCuts |= Lockstep; // a lockstep point (ProgressPoints.h) releases as a loop cut does
+    // A lockstep point (ProgressPoints.h) releases as a loop cut does, through the collectives' dispatcher: its
+    // span of live threads lets a reduction's warp tail (warp 0 alone, the others exited) run in region loops.
+    HasLoopCuts |= Lockstep;
+    HasCollectives |= Lockstep;
     if (!Barrier && !Lockstep) {
       Warp->rewrite(CI, Cont);
       HasCollectives = true;
