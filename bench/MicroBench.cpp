@@ -3,9 +3,10 @@
 // one 32-bit word in, one out); `blocks`: the cost per block of a grid of 8-thread blocks against the same
 // threads in 32-thread blocks; `warpsync`: the classic shared-memory reduction whose warp-synchronous tail relies
 // on warp lockstep (volatile, no __syncwarp: lockstep points, codegen/lib/ProgressPoints.h) against the same
-// kernel with bar.warp.sync after each step (region cuts the block function releases itself). Kernels go through
+// kernel with bar.warp.sync after each step (region cuts the block function releases itself); `match`:
+// match.any.sync over the even lanes only (a partial mask) against every lane with the full mask. Kernels go through
 // runFrontend -> codegen::compilePTX -> launchKernel, with one worker per CPU unless --workers says otherwise.
-//   bench_micro [half|blocks|warpsync|all] [--reps N] [--workers N] [--quick]
+//   bench_micro [half|blocks|warpsync|match|all] [--reps N] [--workers N] [--quick]
 #include "ptxforge/codegen/Launch.h"
 #include "ptxforge/ptx/Frontend.h"
 
@@ -199,6 +200,32 @@ void benchWarpSync(const Options &O) {
               TA / TB, Same ? "equal" : "DIFFER");
 }
 
+/// out[i] = match.any.sync of (i & 7) among the lanes Mask names (0x55555555: the even ones, which alone run it;
+/// the odd lanes write 0).
+std::string matchKernel(bool Partial) {
+  return std::string(Header) +
+         ".visible .entry k(.param .u64 po)\n{\n .reg .pred %p;\n .reg .b32 %r<8>;\n .reg .b64 %rd<4>;\n"
+         " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mov.u32 %r3, %ntid.x;\n mad.lo.u32 %r1, %r2, %r3, %r1;\n"
+         " and.b32 %r4, %r1, 1;\n setp.eq.u32 %p, %r4, 0;\n and.b32 %r5, %r1, 7;\n mov.u32 %r6, 0;\n" +
+         (Partial ? " @%p match.any.sync.b32 %r6, %r5, 0x55555555;\n" : " match.any.sync.b32 %r6, %r5, 0xffffffff;\n") +
+         " ld.param.u64 %rd1, [po];\n mul.wide.u32 %rd2, %r1, 4;\n add.s64 %rd3, %rd1, %rd2;\n"
+         " st.global.u32 [%rd3], %r6;\n ret;\n}\n";
+}
+
+void benchMatch(const Options &O) {
+  uint32_t N = O.Quick ? (1u << 20) : (1u << 24);
+  std::vector<uint32_t> Out(N);
+  std::vector<uint64_t> Args = {reinterpret_cast<uint64_t>(Out.data())};
+  Run Partial(matchKernel(true), Args, {N / 256, 1, 1}, {256, 1, 1}, O.Workers);
+  Run Full(matchKernel(false), Args, {N / 256, 1, 1}, {256, 1, 1}, O.Workers);
+  auto [TP, TF] = alternate(Partial, Full, O.Reps);
+  Partial.ms();
+  bool Ok = Out[0] == 0x01010101u && Out[1] == 0 && Out[2] == 0x04040404u;
+  std::printf("== match: match.any.sync over %u threads, median of %d\n", N, O.Reps);
+  std::printf("partial mask (even lanes): %10.2f ms  %s\nfull mask:                 %10.2f ms\n", TP,
+              Ok ? "ok" : "WRONG", TF);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -211,10 +238,10 @@ int main(int argc, char **argv) {
       O.Workers = static_cast<unsigned>(std::atoi(argv[++I]));
     else if (A == "--quick")
       O.Quick = true;
-    else if (A == "half" || A == "blocks" || A == "warpsync" || A == "all")
+    else if (A == "half" || A == "blocks" || A == "warpsync" || A == "match" || A == "all")
       O.Which = A;
     else {
-      std::fprintf(stderr, "usage: bench_micro [half|blocks|warpsync|all] [--reps N] [--workers N] [--quick]\n");
+      std::fprintf(stderr, "usage: bench_micro [half|blocks|warpsync|match|all] [--reps N] [--workers N] [--quick]\n");
       return 2;
     }
   }
@@ -224,5 +251,7 @@ int main(int argc, char **argv) {
     benchBlocks(O);
   if (O.Which == "all" || O.Which == "warpsync")
     benchWarpSync(O);
+  if (O.Which == "all" || O.Which == "match")
+    benchMatch(O);
   return 0;
 }
