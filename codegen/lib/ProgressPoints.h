@@ -8,11 +8,12 @@
 //   so it is not one: the GPU gives no progress to it either.
 // - Warp lockstep in straight-line code: the lanes of a converged warp execute each instruction together, so a
 //   shared-memory store of some lanes is seen by the next load of the others (legacy warp-synchronous code:
-//   the volatile reduction and scan without __syncwarp). Where a kernel loads shared memory after storing it
-//   with no barrier or warp collective between, a lockstep point before that load makes every thread of the
-//   block finish the store first; from that point to the next barrier a load->store boundary gets one too, so
-//   that a step's loads all happen before its stores (a scan reads its neighbour's old value). The region
-//   builder cuts there as at a loop cut (always releasable); fibers yield there.
+//   the volatile reduction and scan without __syncwarp). Where a kernel loads shared memory that a store may
+//   precede on some path with no barrier or warp collective between, a lockstep point before that load makes
+//   every thread of the block finish the store first; from that point to the next barrier a load->store
+//   boundary gets one too, so that a step's loads all happen before its stores (a scan reads its neighbour's
+//   old value). The region builder cuts there as at a loop cut (always releasable); fibers yield there. A loop
+//   with lockstep points needs no spin point.
 #pragma once
 
 #include "ptxforge/ptx/Function.h"

@@ -631,6 +631,21 @@ def progress():
     c.emit("$L_read_end:")
     c.write()
 
+    c = Case("progress", "warp_reduce_loop", "the warp-synchronous reduction tail as a loop (s[t] += s[t+k] for "
+             "k = 16, 8, ... 1 through volatile shared memory, no __syncwarp): a step's store reaches the next "
+             "step's load through the back edge", "sm_70", "7.0", 70, n, block)
+    loop_rnd = random.Random(24)
+    a = c.inp(4, pack32(loop_rnd.getrandbits(20) for _ in range(n)))
+    o = c.out(4)
+    shared_slot(c, "s_loop")
+    c.emit(f"st.shared.u32 [%r2], {a};", "bar.sync 0;", f"mov.u32 {o}, 0;", "setp.ge.u32 %p1, %gt, 32;",
+           "@%p1 bra $L_loop_end;", "mov.u32 %r5, 64;",
+           "$L_loop:", "add.u32 %r6, %r2, %r5;", "ld.volatile.shared.u32 %r3, [%r2];",
+           "ld.volatile.shared.u32 %r4, [%r6];", "add.u32 %r3, %r3, %r4;", "st.volatile.shared.u32 [%r2], %r3;",
+           "shr.u32 %r5, %r5, 1;", "setp.ge.u32 %p2, %r5, 4;", "@%p2 bra $L_loop;",
+           f"ld.volatile.shared.u32 {o}, [%r2];", "$L_loop_end:")
+    c.write()
+
 
 half_setp_scalar()
 half_setp_x2()
