@@ -1,9 +1,12 @@
 // Micro benchmarks of single costs, each against a reference kernel measured in the same run (alternating
 // runs, medians): `half`: packed f16/bf16 arithmetic against the f32 kernel of the same shape (per element:
 // one 32-bit word in, one out); `blocks`: the cost per block of a grid of 8-thread blocks against the same
-// threads in 32-thread blocks. Kernels go through runFrontend -> codegen::compilePTX -> launchKernel, with one
-// worker per CPU unless --workers says otherwise.
-//   bench_micro [half|blocks|all] [--reps N] [--workers N] [--quick]
+// threads in 32-thread blocks; `warpsync`: the classic shared-memory reduction whose warp-synchronous tail relies
+// on warp lockstep (volatile, no __syncwarp: lockstep points, codegen/lib/ProgressPoints.h) against the same
+// kernel with bar.warp.sync after each step (region cuts the block function releases itself); `match`:
+// match.any.sync over the even lanes only (a partial mask) against every lane with the full mask. Kernels go through
+// runFrontend -> codegen::compilePTX -> launchKernel, with one worker per CPU unless --workers says otherwise.
+//   bench_micro [half|blocks|warpsync|match|all] [--reps N] [--workers N] [--quick]
 #include "ptxforge/codegen/Launch.h"
 #include "ptxforge/ptx/Frontend.h"
 
@@ -150,6 +153,79 @@ void benchBlocks(const Options &O) {
   std::printf("ratio 8/32: %.2f\n", T8 / T32);
 }
 
+/// out[block] = the sum of the block's 256 inputs: a tree through shared memory down to 64 values, then six
+/// warp-synchronous steps of warp 0 through volatile shared memory, each followed by bar.warp.sync if Sync.
+std::string warpReduceKernel(bool Sync) {
+  std::string K = std::string(Header) +
+                  ".visible .entry k(.param .u64 pin, .param .u64 pout)\n{\n .reg .pred %p;\n .reg .b32 %r<6>;\n"
+                  " .reg .f32 %f<3>;\n .reg .b64 %rd<5>;\n .shared .align 4 .b32 s[256];\n"
+                  " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mad.lo.u32 %r3, %r2, 256, %r1;\n"
+                  " ld.param.u64 %rd1, [pin];\n mul.wide.u32 %rd2, %r3, 4;\n add.s64 %rd2, %rd1, %rd2;\n"
+                  " ld.global.f32 %f1, [%rd2];\n mov.u32 %r4, s;\n shl.b32 %r5, %r1, 2;\n add.u32 %r4, %r4, %r5;\n"
+                  " st.shared.f32 [%r4], %f1;\n bar.sync 0;\n";
+  for (int Half : {128, 64}) {
+    std::string H = std::to_string(Half);
+    K += " setp.ge.u32 %p, %r1, " + H + ";\n @%p bra $T" + H +
+         ";\n ld.shared.f32 %f1, [%r4];\n ld.shared.f32 %f2, [%r4+" + std::to_string(4 * Half) +
+         "];\n add.f32 %f1, %f1, %f2;\n st.shared.f32 [%r4], %f1;\n$T" + H + ":\n bar.sync 0;\n";
+  }
+  K += " setp.ge.u32 %p, %r1, 32;\n @%p bra $END;\n";
+  for (int Off : {32, 16, 8, 4, 2, 1}) {
+    K += " ld.volatile.shared.f32 %f1, [%r4];\n ld.volatile.shared.f32 %f2, [%r4+" + std::to_string(4 * Off) +
+         "];\n add.f32 %f1, %f1, %f2;\n st.volatile.shared.f32 [%r4], %f1;\n";
+    if (Sync)
+      K += " bar.warp.sync -1;\n";
+  }
+  return K + " setp.ne.u32 %p, %r1, 0;\n @%p bra $END;\n ld.volatile.shared.f32 %f1, [%r4];\n"
+             " ld.param.u64 %rd3, [pout];\n mul.wide.u32 %rd4, %r2, 4;\n add.s64 %rd3, %rd3, %rd4;\n"
+             " st.global.f32 [%rd3], %f1;\n$END:\n ret;\n}\n";
+}
+
+void benchWarpSync(const Options &O) {
+  uint32_t Blocks = O.Quick ? (1u << 12) : (1u << 16), N = Blocks * 256;
+  std::vector<float> In(N), Legacy(Blocks), Synced(Blocks);
+  for (uint32_t I = 0; I < N; ++I)
+    In[I] = static_cast<float>(I % 17);
+  auto run = [&](bool Sync, std::vector<float> &Out) {
+    return Run(warpReduceKernel(Sync), {reinterpret_cast<uint64_t>(In.data()), reinterpret_cast<uint64_t>(Out.data())},
+               {Blocks, 1, 1}, {256, 1, 1}, O.Workers);
+  };
+  Run A = run(false, Legacy), B = run(true, Synced);
+  auto [TA, TB] = alternate(A, B, O.Reps);
+  bool Same = Legacy == Synced;
+  std::printf("== warpsync: %u-element block reductions, volatile warp tail without / with bar.warp.sync, median of "
+              "%d\n",
+              N, O.Reps);
+  std::printf("lockstep (no sync): %10.2f ms\nbar.warp.sync:      %10.2f ms\nratio: %.2f  results %s\n", TA, TB,
+              TA / TB, Same ? "equal" : "DIFFER");
+}
+
+/// out[i] = match.any.sync of (i & 7) among the lanes Mask names (0x55555555: the even ones, which alone run it;
+/// the odd lanes write 0).
+std::string matchKernel(bool Partial) {
+  return std::string(Header) +
+         ".visible .entry k(.param .u64 po)\n{\n .reg .pred %p;\n .reg .b32 %r<8>;\n .reg .b64 %rd<4>;\n"
+         " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mov.u32 %r3, %ntid.x;\n mad.lo.u32 %r1, %r2, %r3, %r1;\n"
+         " and.b32 %r4, %r1, 1;\n setp.eq.u32 %p, %r4, 0;\n and.b32 %r5, %r1, 7;\n mov.u32 %r6, 0;\n" +
+         (Partial ? " @%p match.any.sync.b32 %r6, %r5, 0x55555555;\n" : " match.any.sync.b32 %r6, %r5, 0xffffffff;\n") +
+         " ld.param.u64 %rd1, [po];\n mul.wide.u32 %rd2, %r1, 4;\n add.s64 %rd3, %rd1, %rd2;\n"
+         " st.global.u32 [%rd3], %r6;\n ret;\n}\n";
+}
+
+void benchMatch(const Options &O) {
+  uint32_t N = O.Quick ? (1u << 20) : (1u << 24);
+  std::vector<uint32_t> Out(N);
+  std::vector<uint64_t> Args = {reinterpret_cast<uint64_t>(Out.data())};
+  Run Partial(matchKernel(true), Args, {N / 256, 1, 1}, {256, 1, 1}, O.Workers);
+  Run Full(matchKernel(false), Args, {N / 256, 1, 1}, {256, 1, 1}, O.Workers);
+  auto [TP, TF] = alternate(Partial, Full, O.Reps);
+  Partial.ms();
+  bool Ok = Out[0] == 0x01010101u && Out[1] == 0 && Out[2] == 0x04040404u;
+  std::printf("== match: match.any.sync over %u threads, median of %d\n", N, O.Reps);
+  std::printf("partial mask (even lanes): %10.2f ms  %s\nfull mask:                 %10.2f ms\n", TP,
+              Ok ? "ok" : "WRONG", TF);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -162,16 +238,20 @@ int main(int argc, char **argv) {
       O.Workers = static_cast<unsigned>(std::atoi(argv[++I]));
     else if (A == "--quick")
       O.Quick = true;
-    else if (A == "half" || A == "blocks" || A == "all")
+    else if (A == "half" || A == "blocks" || A == "warpsync" || A == "match" || A == "all")
       O.Which = A;
     else {
-      std::fprintf(stderr, "usage: bench_micro [half|blocks|all] [--reps N] [--workers N] [--quick]\n");
+      std::fprintf(stderr, "usage: bench_micro [half|blocks|warpsync|match|all] [--reps N] [--workers N] [--quick]\n");
       return 2;
     }
   }
-  if (O.Which != "blocks")
+  if (O.Which == "all" || O.Which == "half")
     benchHalf(O);
-  if (O.Which != "half")
+  if (O.Which == "all" || O.Which == "blocks")
     benchBlocks(O);
+  if (O.Which == "all" || O.Which == "warpsync")
+    benchWarpSync(O);
+  if (O.Which == "all" || O.Which == "match")
+    benchMatch(O);
   return 0;
 }

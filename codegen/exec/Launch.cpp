@@ -313,7 +313,7 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
   uint32_t Remaining = N;
   std::string Error;
   while (Remaining) {
-    uint64_t Before = B.Progress;
+    uint64_t Before = B.Progress, SpinsBefore = B.SpinYields;
     bool Finished = false;
     for (uint32_t T = 0; T < N; ++T) {
       if (B.Fibers[T].Done)
@@ -334,6 +334,11 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
         if (From <= T)
           T = From - 1; // wraps for From == 0; the loop's ++T brings it back
       }
+    }
+    if (Remaining && !Finished && B.Progress == Before && B.SpinYields != SpinsBefore) {
+      // Every live thread spins or waits: what they wait for may come from another block, on another worker.
+      sched_yield();
+      continue;
     }
     if (Remaining && !Finished && B.Progress == Before) {
       // A whole round in which nobody moved: every live thread waits for something that cannot happen.
@@ -386,6 +391,12 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
     BlockFn = lateBlockFunction();
   uint64_t Blocks = C.Grid.count();
   unsigned Workers = workerCount(C, Blocks);
+  // Blocks that may wait for each other run all at once, each on a worker of its own, as on a GPU that holds
+  // them all: a cooperative grid, and a grid of a kernel that may spin (KernelInfo::MaySpin) that fits the
+  // device's occupancy.
+  const bool AllResident = C.GridWorkspace || (K.MaySpin && C.CoResidentBlocks && Blocks <= C.CoResidentBlocks);
+  if (AllResident)
+    Workers = static_cast<unsigned>(Blocks);
   // Block functions take blocks in guided chunks: each grab a quarter of the left blocks' share per worker.
   // The first ones are long runs of consecutive blocks (a worker streams through its part of a vecadd as one
   // loop would; with fixed chunks of 64 blocks the two workers' runs interleaved every 64 KiB, and saxpy at 2
@@ -393,6 +404,11 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
   // machine; a grid of tiny blocks pays the grab's atomic and the call a few dozen times, not per block.
   std::atomic<uint64_t> Next{0};
   auto grab = [&](bool Guided, uint64_t &Id, uint64_t &Count) {
+    if (AllResident) { // each worker its own block: one that took two would run the second only after the first
+      uint64_t Cur = Next.fetch_add(1, std::memory_order_relaxed);
+      Id = Cur, Count = 1;
+      return Cur < Blocks;
+    }
     uint64_t Cur = Next.load(std::memory_order_relaxed);
     while (Cur < Blocks) {
       uint64_t N = Guided ? std::max<uint64_t>(1, (Blocks - Cur) / (uint64_t(Workers) * 4)) : 1;
@@ -441,10 +457,9 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
           if (BlockFn)
             useBlockFunction(BlockFn);
           // The last worker of a quick-code launch waits for the optimized code rather than compete with its
-          // compiler for a core (a 2-core machine: sgemm's first launch 360 -> 300 ms, as without tiers). Not in
-          // a cooperative launch: there every block must run at once, the others would wait for its block at
-          // grid.sync.
-          if (!MyBlockFn && C.Upgrade && !C.GridWorkspace && Workers > 1 && Index == Workers - 1) {
+          // compiler for a core (a 2-core machine: sgemm's first launch 360 -> 300 ms, as without tiers). Not
+          // where every block must run at once (AllResident): the others would wait for its block.
+          if (!MyBlockFn && C.Upgrade && !AllResident && Workers > 1 && Index == Workers - 1) {
             while (!lateBlockFunction() && C.Upgrade->Compiling.load(std::memory_order_acquire) &&
                    Next.load(std::memory_order_relaxed) < Blocks)
               std::this_thread::sleep_for(std::chrono::microseconds(500));

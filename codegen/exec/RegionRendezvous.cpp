@@ -15,6 +15,7 @@
 
 #include "ptxforge/codegen/RegionCuts.h"
 
+#include <algorithm>
 #include <string>
 
 using namespace ptxforge::codegen;
@@ -185,6 +186,30 @@ uint32_t releaseLoops(uint32_t *State, uint32_t Begin, uint32_t N, const RegionC
 
 bool oneDimensional(const ThreadContext *C) { return C->Ntid[1] == 1 && C->Ntid[2] == 1; }
 
+/// When every live thread in [Begin, End) waits at one loop cut and they are one run, narrows Span to that run
+/// and returns the cut's region; 0 otherwise. A reduction's warp-synchronous tail (warp 0 stepping through
+/// lockstep points after the other warps exited) then runs in region loops, not in the generic loop.
+uint32_t sameLoopCutRun(uint32_t *State, uint32_t Begin, uint32_t End, const RegionCut *Cuts, uint32_t *Span) {
+  uint32_t Same = 0, First = End, Last = 0;
+  for (uint32_t T = Begin; T < End; ++T) {
+    uint32_t S = State[T] & ~RegionBlocked;
+    if (!S)
+      continue;
+    if ((Same && S != Same) || (First != End && T != Last + 1))
+      return 0;
+    Same = S;
+    First = std::min(First, T);
+    Last = T;
+  }
+  if (!Same || Cuts[Same].Kind != RCLoop)
+    return 0;
+  for (uint32_t T = First; T <= Last; ++T)
+    State[T] = Same;
+  Span[0] = First;
+  Span[1] = Last + 1;
+  return Same;
+}
+
 } // namespace
 
 extern "C" {
@@ -212,8 +237,11 @@ static uint32_t ptxrt_region_release(ThreadContext *C, uint32_t *State, uint32_t
   const bool OneD = oneDimensional(C);
   uint32_t Begin = OneD ? Span[0] & ~31u : 0, End = OneD ? Span[1] : N;
   uint32_t LiveWarps;
-  if (uint32_t R = releaseLoops(State, Begin, End, Cuts, LiveWarps); R != NotLoops)
+  if (uint32_t R = releaseLoops(State, Begin, End, Cuts, LiveWarps); R != NotLoops) {
+    if (uint32_t Run = R == ~0u && OneD ? sameLoopCutRun(State, Begin, End, Cuts, Span) : 0)
+      return Run;
     return R;
+  }
   WarpIO IO{Value, Bv, Cv, Mask, Out, Pred};
   uint32_t Live = 0, AtBarrier = 0, Released = 0, LiveFirst = End, LiveEnd = 0, Same = ~0u;
   bool Uniform = true;

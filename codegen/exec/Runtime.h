@@ -135,6 +135,9 @@ struct BlockState {
   std::vector<uint32_t> LaneMasks; ///< per warp: lanes that exist
   std::vector<uint32_t> LiveMasks; ///< per warp: lanes that exist and have not exited
   uint64_t Progress = 0;           ///< bumped by every barrier release, exit and collective
+  /// Spin points passed (ptxrt_spin_point) and the yields they made: a round of the scheduler in which threads
+  /// only spun is no deadlock, they may wait for another block.
+  uint64_t SpinPoints = 0, SpinYields = 0;
   /// Set when a barrier or collective completes: the scheduler goes back to this thread so that the released
   /// threads run on in thread order (warp by warp, lanes in order), as close to the GPU's order as it gets.
   uint32_t RestartFrom = UINT32_MAX;

@@ -139,6 +139,26 @@ static uint32_t ptxrt_bar_red(ThreadContext *C, uint32_t Id, uint32_t Count, uin
   }
 }
 
+/// A spin point (codegen/lib/ProgressPoints.h): the back edge of a loop that may wait for another thread or
+/// block. Every SpinYieldInterval-th one yields, so that a spinning thread lets the others run (a yield per
+/// iteration would cost a loop that polls and then does real work a switch per trip).
+static void ptxrt_spin_point(ThreadContext *C) {
+  constexpr uint64_t SpinYieldInterval = 16;
+  BlockState &B = blockOf(C);
+  if (++B.SpinPoints % SpinYieldInterval)
+    return;
+  ++B.SpinYields;
+  B.yield();
+}
+
+/// A lockstep point in the fiber mode: every thread of the block reaches it before any goes past (the block
+/// scheduler runs them round-robin), so a warp's stores before it are seen by its loads after it.
+static void ptxrt_lockstep(ThreadContext *C, uint32_t) {
+  BlockState &B = blockOf(C);
+  ++B.Progress;
+  B.yield();
+}
+
 /// Where the threads of a region-split block function stopped after a loop over them (State[t]: 0 exited, K
 /// waiting to enter region K): 0 when all exited, K when all wait for region K, ~0 otherwise. Block functions
 /// compute this themselves now (min/max reductions in their loops); host code compiled ahead of time by
@@ -157,6 +177,8 @@ void ptxforge::codegen::exec::registerSyncHelpers(HelperTable &T) {
   T.push_back({"ptxrt_bar_sync", reinterpret_cast<void *>(&ptxrt_bar_sync)});
   T.push_back({"ptxrt_bar_arrive", reinterpret_cast<void *>(&ptxrt_bar_arrive)});
   T.push_back({"ptxrt_bar_red", reinterpret_cast<void *>(&ptxrt_bar_red)});
+  T.push_back({"ptxrt_spin_point", reinterpret_cast<void *>(&ptxrt_spin_point)});
+  T.push_back({"ptxrt_lockstep", reinterpret_cast<void *>(&ptxrt_lockstep)});
   registerWarpHelpers(T);
   registerAsyncHelpers(T);
 }

@@ -575,19 +575,28 @@ void ptxforge::codegen::exec::computeVote(CollectiveSlot &S) {
 }
 
 void ptxforge::codegen::exec::computeMatch(CollectiveSlot &S) {
-  bool Same = true;
-  uint32_t First = static_cast<uint32_t>(__builtin_ctz(S.Participants));
-  forLanes(S.Participants, [&](uint32_t L) { Same &= S.In[L][0] == S.In[First][0]; });
+  // The lanes' groups of equal values, each found once (compares: the participants times the distinct values,
+  // at most half of comparing every pair; a lane per pair made match.any over 16M threads take 0.6 s).
+  // Branch-free compares over a contiguous copy of the values (the slot's rows are 96 bytes apart).
+  uint64_t Values[32] = {};
+  for (uint32_t G = S.Participants; G; G &= G - 1)
+    Values[__builtin_ctz(G)] = S.In[__builtin_ctz(G)][0];
+  uint32_t GroupOf[32];
+  for (uint32_t Left = S.Participants; Left;) {
+    uint64_t V = Values[__builtin_ctz(Left)];
+    uint32_t Group = 0;
+    for (uint32_t J = 0; J < 32; ++J)
+      Group |= static_cast<uint32_t>(Values[J] == V) << J;
+    Group &= Left;
+    for (uint32_t G = Group; G; G &= G - 1)
+      GroupOf[__builtin_ctz(G)] = Group;
+    Left &= ~Group;
+  }
+  bool Same = GroupOf[__builtin_ctz(S.Participants)] == S.Participants;
   forLanes(S.Participants, [&](uint32_t L) {
-    if (S.In[L][1]) {
-      S.Out[L][0] = Same ? S.Participants : 0;
-      S.Out[L][1] = Same;
-    } else {
-      uint32_t M = 0;
-      forLanes(S.Participants, [&](uint32_t J) { M |= static_cast<uint32_t>(S.In[J][0] == S.In[L][0]) << J; });
-      S.Out[L][0] = M;
-      S.Out[L][1] = 0;
-    }
+    bool All = S.In[L][1] != 0;
+    S.Out[L][0] = All ? (Same ? S.Participants : 0) : GroupOf[L];
+    S.Out[L][1] = All && Same;
   });
 }
 

@@ -11,6 +11,7 @@
 #include "BarrierRegions.h"
 #include "LoopCuts.h"
 #include "Markers.h"
+#include "ProgressPoints.h"
 #include "ThreadLoop.h"
 #include "WarpRendezvous.h"
 #include "passes/Passes.h"
@@ -71,12 +72,13 @@ bool ptxforge::codegen::detail::regionSplittable(const ptx::Module &M, const ptx
   for (const auto &G : M.Functions)
     if (!G->IsEntry && G->HasBody && !Acceptable(*G, false))
       return false;
-  return Id.has_value() || Collectives;
+  return Id.has_value() || Collectives || findProgressPoints(Kernel).LockstepPoints;
 }
 
 unsigned ptxforge::codegen::detail::regionCuts(const ptx::Function &Kernel) {
   return static_cast<unsigned>(
-      llvm::count_if(Kernel.Instructions, [](const ptx::Instruction &I) { return synchronizesThreads(I); }));
+             llvm::count_if(Kernel.Instructions, [](const ptx::Instruction &I) { return synchronizesThreads(I); })) +
+         findProgressPoints(Kernel).LockstepPoints;
 }
 
 namespace {
@@ -209,13 +211,18 @@ llvm::Error RegionBuilder::splitAtCuts() {
   Setup = &Entry;
   Warp.emplace(ML, Setup, misalignedAccumulatorOf(*F));
   for (auto &[CI, Cut] : Found) {
-    bool Barrier = Cut.Kind == RCBarrier;
-    llvm::BasicBlock *Cont =
-        CI->getParent()->splitBasicBlock(CI->getNextNode(), Barrier ? "after.barrier" : "after.collective");
+    bool Barrier = Cut.Kind == RCBarrier, Lockstep = Cut.Kind == RCLoop;
+    llvm::BasicBlock *Cont = CI->getParent()->splitBasicBlock(CI->getNextNode(), Barrier    ? "after.barrier"
+                                                                                 : Lockstep ? "after.lockstep"
+                                                                                            : "after.collective");
     BarrierExit[CI->getParent()->getTerminator()] = static_cast<unsigned>(Regions.size());
     Regions.push_back({Cont, {}});
     Cuts.push_back(Cut);
-    if (!Barrier) {
+    // A lockstep point (ProgressPoints.h) releases as a loop cut does, through the collectives' dispatcher: its
+    // span of live threads lets a reduction's warp tail (warp 0 alone, the others exited) run in region loops.
+    HasLoopCuts |= Lockstep;
+    HasCollectives |= Lockstep;
+    if (!Barrier && !Lockstep) {
       Warp->rewrite(CI, Cont);
       HasCollectives = true;
     }
@@ -789,7 +796,9 @@ RegionBuilder::cloneRegion(size_t K, const ThreadLoop &Loop, llvm::Value *T64, l
       Stop = 0;
     else
       continue;
-    if (Generic && Cuts[Stop].Kind == RCLoop) {
+    // The generic loop passes the loop cuts the builder made (they only serve the region loops' vectorization),
+    // not lockstep points: a warp's stores before one must be seen by its loads after it, diverged or not.
+    if (Generic && Cuts[Stop].Kind == RCLoop && !Cuts[Stop].Arg) {
       PassedCuts.push_back({Copies[J], Stop});
       continue;
     }
@@ -931,7 +940,7 @@ void RegionBuilder::emitVersionedLoops(std::vector<llvm::BasicBlock *> &Fast) {
   // A loop region whose counters may be the same in every thread: a scan picks the version that reads them once.
   llvm::DenseMap<llvm::AllocaInst *, bool> FromThreadId; // dependsOnThreadId's answers so far
   for (size_t R = 1; R < Regions.size(); ++R) {
-    if (Cuts[R].Kind != RCLoop)
+    if (Cuts[R].Kind != RCLoop || Cuts[R].Arg) // lockstep points are no loop
       continue;
     std::vector<llvm::AllocaInst *> Uniform = uniformCandidates(
         Regions[R].Blocks.getArrayRef(),

@@ -304,6 +304,7 @@ struct KernelFields {
   bool Synchronizes;
   std::string BlockSymbol;
   bool ExitInCallee;
+  bool MaySpin;
   uint32_t ReqNtid[3], MaxNtid[3];
 };
 static_assert(sizeof(ParamInfo) == sizeof(ParamFields),
@@ -397,6 +398,7 @@ void writePayload(ByteWriter &W, const CompiledObject &O) {
     W.num<uint8_t>(K.Synchronizes);
     W.str(K.BlockSymbol);
     W.num<uint8_t>(K.ExitInCallee);
+    W.num<uint8_t>(K.MaySpin);
     for (uint32_t V : K.ReqNtid)
       W.num<uint32_t>(V);
     for (uint32_t V : K.MaxNtid)
@@ -452,6 +454,7 @@ void readPayload(ByteReader &R, CompiledObject &O) {
     K.Synchronizes = R.num<uint8_t>() != 0;
     K.BlockSymbol = R.str();
     K.ExitInCallee = R.num<uint8_t>() != 0;
+    K.MaySpin = R.num<uint8_t>() != 0;
     for (uint32_t &V : K.ReqNtid)
       V = R.num<uint32_t>();
     for (uint32_t &V : K.MaxNtid)

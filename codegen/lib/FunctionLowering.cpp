@@ -1,6 +1,8 @@
 // Lowering of one PTX function: registers become allocas (SROA/mem2reg make them SSA), labels basic blocks,
 // guards conditional branches around the guarded instruction; the instruction families do the rest.
 #include "FunctionLowering.h"
+#include "Markers.h"
+#include "ProgressPoints.h"
 #include "passes/Passes.h"
 
 #include "ptxforge/ptx/Printer.h"
@@ -454,8 +456,20 @@ bool FunctionLowering::lowerInstruction(const ptx::Instruction &I) {
          lowerMatrix(*this, I) || lowerTexture(*this, I) || unsupported(I);
 }
 
+void FunctionLowering::emitProgressPoint(llvm::StringRef Helper, bool Cut) {
+  if (!Cut) {
+    callHelper(Helper, B.getVoidTy(), {threadCtx()});
+    return;
+  }
+  // A lockstep point is a loop cut (always releasable) whose mode, 1, tells it from the loop cuts the region
+  // builder makes itself: the generic loop stops there too (RegionCuts.h).
+  auto *CI = llvm::cast<llvm::CallInst>(callHelper(Helper, B.getVoidTy(), {threadCtx(), B.getInt32(1)}));
+  detail::markRegionCut(CI, {RCLoop, /*Arg=*/1});
+}
+
 bool FunctionLowering::run() {
   PayloadUnobserved = detail::nanPayloadUnobserved(F);
+  detail::ProgressPoints Points = detail::findProgressPoints(F);
   prologue();
   llvm::BasicBlock *First = llvm::BasicBlock::Create(ML.Ctx, "body", LF);
   B.CreateBr(First);
@@ -471,6 +485,10 @@ bool FunctionLowering::run() {
     if (S.Kind != ptx::StatementKind::Instruction)
       continue;
     const ptx::Instruction &I = F.Instructions[S.Index];
+    if (Points.LockstepBefore[S.Index] && IsKernel)
+      emitProgressPoint("ptxrt_lockstep", /*Cut=*/true);
+    if (Points.SpinBackEdge[S.Index])
+      emitProgressPoint("ptxrt_spin_point", /*Cut=*/false);
     // A guarded branch is a conditional branch; any other guarded instruction is skipped when false.
     if (I.Guard != ptx::NoReg && I.Op != ptx::Opcode::Bra) {
       llvm::Value *G = B.CreateLoad(B.getInt1Ty(), regSlot(I.Guard));

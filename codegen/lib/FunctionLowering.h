@@ -113,6 +113,9 @@ public:
   bool isKernel() const { return IsKernel; }
   /// Emits the function's return (kernel thread: return void; .func: return void after results stored).
   void emitReturn();
+  /// A call of Helper(ctx) at the insertion point: a spin point, or a lockstep point (Cut) the region builder
+  /// cuts at (ProgressPoints.h).
+  void emitProgressPoint(llvm::StringRef Helper, bool Cut);
 
 private:
   bool lowerInstruction(const ptx::Instruction &I);

@@ -2,6 +2,7 @@
 // for each kernel a thread function `void K(ThreadContext *, const char *params)`.
 #include "BarrierRegions.h"
 #include "FunctionLowering.h"
+#include "ProgressPoints.h"
 #include "ThreadLoop.h"
 #include "passes/Passes.h"
 
@@ -464,7 +465,8 @@ template <typename Predicate> bool anyCalleeInstruction(const ptx::Module &M, Pr
 /// Kernel FI's block function (null where its threads run one by one).
 llvm::Expected<llvm::Function *> emitBlockFunction(ModuleLowering &ML, size_t FI, const KernelInfo &K,
                                                    const LoweringOptions &Options) {
-  if (!Options.BlockFunctions)
+  // A kernel that may spin runs its threads as fibers, which its spin points switch (ProgressPoints.h).
+  if (!Options.BlockFunctions || K.MaySpin)
     return nullptr;
   const ptx::Function &F = *ML.M.Functions[FI];
   llvm::Function *Block = nullptr;
@@ -515,6 +517,11 @@ llvm::Expected<KernelInfo> describeKernel(ModuleLowering &ML, size_t FI, const L
   // Callees may synchronise too.
   K.Synchronizes |= anyCalleeInstruction(ML.M, synchronizesThreads);
   K.ExitInCallee = anyCalleeInstruction(ML.M, [](const ptx::Instruction &I) { return I.Op == ptx::Opcode::Exit; });
+  ProgressPoints Points = findProgressPoints(F);
+  K.MaySpin = Points.MaySpin;
+  for (const auto &G : ML.M.Functions)
+    K.MaySpin |= !G->IsEntry && G->HasBody && findProgressPoints(*G).MaySpin;
+  K.Synchronizes |= K.MaySpin || Points.LockstepPoints;
   llvm::Expected<llvm::Function *> Block = emitBlockFunction(ML, FI, K, Options);
   if (!Block)
     return Block.takeError();

@@ -94,9 +94,9 @@ llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const
   if (auto E = F.checkLaunch(Config))
     return E;
   uint64_t Blocks = Config.Grid.count();
+  uint64_t PerSm = F.activeBlocksPerMultiprocessor(static_cast<int>(Config.Block.count()), Config.DynamicSharedBytes);
+  uint64_t Resident = PerSm * deviceProperties().MultiprocessorCount;
   if (Kind == LaunchKind::Cooperative) {
-    uint64_t PerSm = F.activeBlocksPerMultiprocessor(static_cast<int>(Config.Block.count()), Config.DynamicSharedBytes);
-    uint64_t Resident = PerSm * deviceProperties().MultiprocessorCount;
     if (Blocks > Resident)
       return makeError(Status::CooperativeLaunchTooLarge, "a cooperative grid of " + llvm::Twine(Blocks) +
                                                               " blocks; the device holds " + llvm::Twine(Resident) +
@@ -112,6 +112,7 @@ llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const
   C.PinWorkers = processSettings().PinWorkers;
   C.TimeoutSeconds = processSettings().LaunchTimeoutSeconds;
   C.Upgrade = F.upgrade();
+  C.CoResidentBlocks = Resident; // blocks of a kernel that may spin wait for each other only within these
   bool Cooperative = Kind == LaunchKind::Cooperative;
   Ctx.submit(S, [Code, K, C, Cooperative, Params = std::move(Params)]() mutable {
     Driver &D = Driver::get();

@@ -566,6 +566,87 @@ def video():
                "merge masks, .add accumulate", simd4)
 
 
+def progress():
+    """Execution guarantees: a spin-wait between threads of a block (independent thread scheduling) and warp
+    lockstep in legacy warp-synchronous code (shared memory stored by some lanes and loaded by others with no
+    __syncwarp: the volatile reduction and scan, a plain read)."""
+    n = 512
+    c = Case("progress", "spin_chain_block", "thread t of each block spins on a volatile load until thread t+1 "
+             "has written its slot, then writes one more: the block's last thread must run first", "sm_70", "7.0",
+             70, n)
+    m = c.mem(pack32([0] * n), "u32")
+    o = c.out(4)
+    c.emit("mul.wide.u32 %gb, %gi, 4;", f"add.u64 %rd1, {m}, %gb;", "add.u32 %t1, %gt, 1;",
+           "setp.eq.u32 %p1, %t1, %gn;", "@%p1 bra $L_last;",
+           "$L_wait:", "ld.volatile.global.u32 %r1, [%rd1+4];", "setp.eq.u32 %p2, %r1, 0;", "@%p2 bra $L_wait;",
+           "add.u32 %r1, %r1, 1;", "bra.uni $L_store;",
+           "$L_last:", "mov.u32 %r1, 1;",
+           "$L_store:", "st.volatile.global.u32 [%rd1], %r1;", f"mov.u32 {o}, %r1;")
+    c.write()
+
+    rnd = random.Random(23)
+    n, block = 256, 64
+
+    def shared_slot(c, name):
+        c.shared.append(f".shared .align 4 .b32 {name}[64];")
+        c.emit(f"mov.u32 %r1, {name};", "shl.b32 %r2, %gt, 2;", "add.u32 %r2, %r1, %r2;")
+
+    c = Case("progress", "warp_reduce_volatile", "the classic reduction's warp-synchronous tail: lanes 0-31 add "
+             "s[t+32], s[t+16] ... s[t+1] through volatile shared memory with no __syncwarp (every lane's partial "
+             "sum is stored)", "sm_70", "7.0", 70, n, block)
+    a = c.inp(4, pack32(rnd.getrandbits(20) for _ in range(n)))
+    o = c.out(4)
+    shared_slot(c, "s_red")
+    c.emit(f"st.shared.u32 [%r2], {a};", "bar.sync 0;", f"mov.u32 {o}, 0;", "setp.ge.u32 %p1, %gt, 32;",
+           "@%p1 bra $L_red_end;")
+    for off in (32, 16, 8, 4, 2, 1):
+        c.emit("ld.volatile.shared.u32 %r3, [%r2];", f"ld.volatile.shared.u32 %r4, [%r2+{4 * off}];",
+               "add.u32 %r3, %r3, %r4;", "st.volatile.shared.u32 [%r2], %r3;")
+    c.emit(f"ld.volatile.shared.u32 {o}, [%r2];", "$L_red_end:")
+    c.write()
+
+    c = Case("progress", "warp_scan_volatile", "a warp-synchronous inclusive scan (Hillis-Steele) through volatile "
+             "shared memory, no barrier: each step's loads see the previous step's stores and not this step's",
+             "sm_70", "7.0", 70, n, block)
+    a = c.inp(4, pack32(rnd.getrandbits(20) for _ in range(n)))
+    o = c.out(4)
+    shared_slot(c, "s_scan")
+    c.emit("and.b32 %t1, %gt, 31;", f"st.volatile.shared.u32 [%r2], {a};")
+    for off in (1, 2, 4, 8, 16):
+        c.emit(f"setp.lt.u32 %p1, %t1, {off};", f"@%p1 bra $L_scan{off};",
+               f"ld.volatile.shared.u32 %r3, [%r2+-{4 * off}];", "ld.volatile.shared.u32 %r4, [%r2];",
+               "add.u32 %r3, %r3, %r4;", "st.volatile.shared.u32 [%r2], %r3;", f"$L_scan{off}:")
+    c.emit(f"ld.volatile.shared.u32 {o}, [%r2];")
+    c.write()
+
+    c = Case("progress", "warp_read_plain", "plain shared stores by every lane, then lane 0 of each warp reads "
+             "lanes 1-16's values with plain loads, no barrier or __syncwarp", "sm_70", "7.0", 70, n, block)
+    a = c.inp(4, pack32(rnd.getrandbits(20) for _ in range(n)))
+    o = c.out(4)
+    shared_slot(c, "s_read")
+    c.emit(f"st.shared.u32 [%r2], {a};", f"mov.u32 {o}, 0;", "and.b32 %t1, %gt, 31;", "setp.ne.u32 %p1, %t1, 0;",
+           "@%p1 bra $L_read_end;")
+    for k in range(1, 17):
+        c.emit(f"ld.shared.u32 %r3, [%r2+{4 * k}];", f"mad.lo.u32 {o}, %r3, {k}, {o};")
+    c.emit("$L_read_end:")
+    c.write()
+
+    c = Case("progress", "warp_reduce_loop", "the warp-synchronous reduction tail as a loop (s[t] += s[t+k] for "
+             "k = 16, 8, ... 1 through volatile shared memory, no __syncwarp): a step's store reaches the next "
+             "step's load through the back edge", "sm_70", "7.0", 70, n, block)
+    loop_rnd = random.Random(24)
+    a = c.inp(4, pack32(loop_rnd.getrandbits(20) for _ in range(n)))
+    o = c.out(4)
+    shared_slot(c, "s_loop")
+    c.emit(f"st.shared.u32 [%r2], {a};", "bar.sync 0;", f"mov.u32 {o}, 0;", "setp.ge.u32 %p1, %gt, 32;",
+           "@%p1 bra $L_loop_end;", "mov.u32 %r5, 64;",
+           "$L_loop:", "add.u32 %r6, %r2, %r5;", "ld.volatile.shared.u32 %r3, [%r2];",
+           "ld.volatile.shared.u32 %r4, [%r6];", "add.u32 %r3, %r3, %r4;", "st.volatile.shared.u32 [%r2], %r3;",
+           "shr.u32 %r5, %r5, 1;", "setp.ge.u32 %p2, %r5, 4;", "@%p2 bra $L_loop;",
+           f"ld.volatile.shared.u32 {o}, [%r2];", "$L_loop_end:")
+    c.write()
+
+
 half_setp_scalar()
 half_setp_x2()
 half_minmax_fma()
@@ -574,6 +655,7 @@ atomic_vector()
 atomic_f32_add()
 cache_policy()
 video()
+progress()
 with open(os.path.join(OUT, "index.json"), "w") as f:
     json.dump({"format": "ptx-conformance-1", "cases": sorted(cases, key=lambda c: c["name"])}, f, indent=1)
     f.write("\n")

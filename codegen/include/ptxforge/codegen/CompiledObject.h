@@ -48,8 +48,9 @@ PtxFacts describePtx(const ptx::Module &M);
 class CompiledObject {
 public:
   /// Bumped whenever the serialized layout or the meaning of a field changes; older bytes are refused.
-  /// 2: block functions run a range of blocks; 3: ptxrt_region_release takes the span of live threads.
-  static constexpr uint32_t FormatVersion = 3;
+  /// 2: block functions run a range of blocks; 3: ptxrt_region_release takes the span of live threads; 4: KernelInfo
+  /// says whether the kernel may spin (MaySpin).
+  static constexpr uint32_t FormatVersion = 4;
 
   std::string ObjectCode; ///< a relocatable object file for TargetTriple
   std::vector<KernelInfo> Kernels;

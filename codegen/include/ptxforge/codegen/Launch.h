@@ -34,6 +34,10 @@ struct LaunchConfig {
   bool PinWorkers = true;
   /// Cooperative launches: a zeroed 8-byte grid-sync workspace (see ThreadContext::GridWorkspace).
   void *GridWorkspace = nullptr;
+  /// How many blocks of this launch the device holds at once (occupancy x multiprocessors, as the occupancy API
+  /// reports it; 0: unknown). A grid of a kernel that may spin (KernelInfo::MaySpin) no larger than this runs
+  /// every block at once, so that blocks waiting for each other all make progress.
+  uint64_t CoResidentBlocks = 0;
   /// Tiered JIT: the kernel's optimized code on its way (see TierUp). Null: the code launched is all there is.
   const TierUp *Upgrade = nullptr;
   /// The watchdog (PTXFORGE_LAUNCH_TIMEOUT at the edges): a launch still running after this many seconds is

@@ -42,6 +42,9 @@ struct KernelInfo {
   /// point).
   std::string BlockSymbol;
   bool ExitInCallee = false;
+  /// Has a loop that may wait for other threads or blocks (a spin point, codegen/lib/ProgressPoints.h): its
+  /// threads run as fibers, and a grid that fits the device's occupancy runs all its blocks at once.
+  bool MaySpin = false;
   uint32_t ReqNtid[3] = {0, 0, 0}, MaxNtid[3] = {0, 0, 0};
 };
 

@@ -17,7 +17,8 @@ enum RegionCutKind : uint32_t {
   RCMatchAny,  ///< match.any.sync
   RCMatchAll,  ///< match.all.sync
   RCWarpSync,  ///< bar.warp.sync
-  RCLoop,      ///< an edge into or out of a barrier-free innermost loop (LoopCuts.h): always releasable
+  RCLoop,      ///< an edge into or out of a barrier-free innermost loop (LoopCuts.h): always releasable; Arg 1: a
+               ///< lockstep point (codegen/lib/ProgressPoints.h), at which the generic loop stops as well
 };
 
 /// One entry per region, in an IR constant `{i32, i32}` array.
