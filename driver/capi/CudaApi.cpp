@@ -3040,6 +3040,54 @@ PTXFORGE_API CUresult cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, u
   return cuStreamWaitEvent(perThread(hStream), hEvent, Flags);
 }
 
+// Stream capture (graphs) is not supported, so no stream is ever capturing: the queries answer "none", which
+// libraries (cuBLAS, cuSOLVER) ask before they enqueue work.
+PTXFORGE_API CUresult cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                                cuuint64_t *id_out, CUgraph *graph_out,
+                                                const CUgraphNode **dependencies_out,
+                                                const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out) {
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  if (!captureStatus_out)
+    return CUDA_ERROR_INVALID_VALUE;
+  *captureStatus_out = CU_STREAM_CAPTURE_STATUS_NONE;
+  // The other outputs are defined only while a capture is active; cleared all the same.
+  if (id_out)
+    *id_out = 0;
+  if (graph_out)
+    *graph_out = nullptr;
+  if (dependencies_out)
+    *dependencies_out = nullptr;
+  if (edgeData_out)
+    *edgeData_out = nullptr;
+  if (numDependencies_out)
+    *numDependencies_out = 0;
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                                cuuint64_t *id_out, CUgraph *graph_out,
+                                                const CUgraphNode **dependencies_out, size_t *numDependencies_out) {
+  return cuStreamGetCaptureInfo_v3(hStream, captureStatus_out, id_out, graph_out, dependencies_out, nullptr,
+                                   numDependencies_out);
+}
+
+PTXFORGE_API CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                             cuuint64_t *id_out) {
+  return cuStreamGetCaptureInfo_v3(hStream, captureStatus_out, id_out, nullptr, nullptr, nullptr, nullptr);
+}
+
+PTXFORGE_API CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus) {
+  return cuStreamGetCaptureInfo_v3(hStream, captureStatus, nullptr, nullptr, nullptr, nullptr, nullptr);
+}
+
+PTXFORGE_SAME_ENTRY(cuStreamGetCaptureInfo_v3_ptsz, cuStreamGetCaptureInfo_v3)
+PTXFORGE_SAME_ENTRY(cuStreamGetCaptureInfo_v2_ptsz, cuStreamGetCaptureInfo_v2)
+PTXFORGE_SAME_ENTRY(cuStreamGetCaptureInfo_ptsz, cuStreamGetCaptureInfo)
+PTXFORGE_SAME_ENTRY(cuStreamIsCapturing_ptsz, cuStreamIsCapturing)
+
 PTXFORGE_API CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func,
                                                                            int blockSize, size_t dynamicSMemSize,
                                                                            unsigned int flags) {
