@@ -3,7 +3,10 @@
 
 #include "ptxforge/driver/Context.h"
 
+#include "ptxforge/driver/Settings.h"
 #include "ptxforge/fatbin/Format.h"
+
+#include <cstdio>
 
 #include <cstring>
 
@@ -32,6 +35,9 @@ llvm::Expected<Module *> Library::module(JitLogs &Logs) {
   if (!M)
     return M.takeError();
   Loaded = Primary.adoptModule(std::move(*M));
+  if (processSettings().Verbose)
+    std::fprintf(stderr, "ptxforge: JIT: a library's module (%zu kernels) parsed and verified in %.0f ms\n",
+                 Loaded->functionCount(), double(Logs.WallMilliseconds));
   return Loaded;
 }
 
