@@ -1526,7 +1526,12 @@ PTXFORGE_API CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit) {
   Context *Ctx;
   if (CUresult R = current(Ctx))
     return R;
-  if (limit == CU_LIMIT_SHMEM_SIZE || limit == CU_LIMIT_CIG_ENABLED || limit == CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED)
+  if (limit == CU_LIMIT_CIG_ENABLED) {
+    // No context is a CUDA-in-Graphics one here; cuBLASLt asks at its initialisation and gives up on an error.
+    *pvalue = 0;
+    return CUDA_SUCCESS;
+  }
+  if (limit == CU_LIMIT_SHMEM_SIZE || limit == CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED)
     return CUDA_ERROR_UNSUPPORTED_LIMIT;
   std::optional<Limit> L = toLimit(limit);
   if (!L)

@@ -552,3 +552,12 @@ TEST_CASE("libraries: loaded at their first use, kernels usable as functions, nv
   CHECK(cuLibraryGetKernel(&K, L, "fill") == CUDA_SUCCESS);
   CHECK(cuLibraryUnload(L) == CUDA_SUCCESS);
 }
+
+TEST_CASE("cuCtxGetLimit: no context is a CUDA-in-Graphics one; the CIG-only limits cannot be set") {
+  context();
+  size_t V = 7;
+  // cuBLASLt asks at its initialisation and stops on an error (cuBLAS then divided by zero in cublasSdot).
+  CHECK(cuCtxGetLimit(&V, CU_LIMIT_CIG_ENABLED) == CUDA_SUCCESS);
+  CHECK(V == 0);
+  CHECK(cuCtxSetLimit(CU_LIMIT_CIG_ENABLED, 1) == CUDA_ERROR_UNSUPPORTED_LIMIT);
+}
