@@ -12,6 +12,7 @@
 #include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Driver.h"
 #include "ptxforge/driver/Launch.h"
+#include "ptxforge/driver/Library.h"
 #include "ptxforge/driver/Link.h"
 #include "ptxforge/driver/Memory.h"
 #include "ptxforge/driver/Module.h"
@@ -1407,8 +1408,10 @@ PTXFORGE_API CUresult cuCtxSetCurrent(CUcontext ctx) {
     return CUDA_ERROR_NOT_INITIALIZED;
   Context *C = nullptr;
   if (ctx) {
+    // An inactive primary context's handle stays valid and may be made current (NVIDIA's runtime does so with
+    // the handle the export table gives it, before it retains the context); work on it fails until then.
     C = unwrap(ctx);
-    if (!C || C->isDestroyed())
+    if (!C || (C->isDestroyed() && !C->isPrimary()))
       return CUDA_ERROR_INVALID_CONTEXT;
   }
   ContextStack::setCurrent(C);
@@ -1523,7 +1526,12 @@ PTXFORGE_API CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit) {
   Context *Ctx;
   if (CUresult R = current(Ctx))
     return R;
-  if (limit == CU_LIMIT_SHMEM_SIZE || limit == CU_LIMIT_CIG_ENABLED || limit == CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED)
+  if (limit == CU_LIMIT_CIG_ENABLED) {
+    // No context is a CUDA-in-Graphics one here; cuBLASLt asks at its initialisation and gives up on an error.
+    *pvalue = 0;
+    return CUDA_SUCCESS;
+  }
+  if (limit == CU_LIMIT_SHMEM_SIZE || limit == CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED)
     return CUDA_ERROR_UNSUPPORTED_LIMIT;
   std::optional<Limit> L = toLimit(limit);
   if (!L)
@@ -1843,6 +1851,219 @@ PTXFORGE_API CUresult cuFuncLoad(CUfunction function) {
   if (!initialized())
     return CUDA_ERROR_NOT_INITIALIZED;
   return unwrap(function) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+// ---- libraries (context-independent modules) and their kernels ----
+
+namespace {
+Library *unwrap(CUlibrary H) { return Library::registry().contains(H) ? reinterpret_cast<Library *>(H) : nullptr; }
+/// A CUkernel is its module's Function: NVIDIA's driver also takes a kernel where a function is expected.
+Function *unwrap(CUkernel H) { return unwrap(reinterpret_cast<CUfunction>(H)); }
+
+/// Whether the library options say the image outlives the library (then it may be read at the first use).
+CUresult imagePreserved(unsigned N, const CUlibraryOption *Keys, void *const *Values, bool &Preserved) {
+  Preserved = false;
+  if (N && (!Keys || !Values))
+    return CUDA_ERROR_INVALID_VALUE;
+  for (unsigned I = 0; I < N; ++I) {
+    if (Keys[I] == CU_LIBRARY_BINARY_IS_PRESERVED)
+      Preserved = Values[I] != nullptr;
+    else if (Keys[I] != CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE)
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult loadLibrary(CUlibrary *Out, ModuleSource Source, unsigned NumJit, CUjit_option *JitKeys, void **JitValues,
+                     bool LoadNow) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  JitOptionList Opts;
+  if (CUresult R = Opts.parse(NumJit, JitKeys, JitValues))
+    return R;
+  auto L = std::make_unique<Library>(std::move(Source), Opts.Options);
+  if (LoadNow) {
+    JitLogs Logs;
+    auto M = L->module(Logs);
+    Opts.report(Logs);
+    if (!M)
+      return toResult(M.takeError());
+  }
+  Library *P = L.release();
+  Library::registry().add(P);
+  *Out = reinterpret_cast<CUlibrary>(P);
+  return CUDA_SUCCESS;
+}
+
+/// The library's module, loaded now if it was not.
+CUresult libraryModule(CUlibrary H, Module *&M) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Library *L = unwrap(H);
+  if (!L)
+    return CUDA_ERROR_INVALID_HANDLE;
+  JitLogs Logs;
+  auto Loaded = L->module(Logs);
+  if (verbose() && !Logs.Error.empty())
+    std::fprintf(stderr, "%s", Logs.Error.c_str());
+  if (!Loaded) {
+    Status S = takeStatus(Loaded.takeError());
+    if (verbose())
+      std::fprintf(stderr, "ptxforge: loading a library's module failed (CUresult %d)\n", int(toResult(S)));
+    return toResult(S);
+  }
+  M = *Loaded;
+  return CUDA_SUCCESS;
+}
+} // namespace
+
+PTXFORGE_API CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
+                                        void **jitOptionsValues, unsigned int numJitOptions,
+                                        CUlibraryOption *libraryOptions, void **libraryOptionValues,
+                                        unsigned int numLibraryOptions) {
+  if (!library || !code)
+    return CUDA_ERROR_INVALID_VALUE;
+  bool Preserved;
+  if (CUresult R = imagePreserved(numLibraryOptions, libraryOptions, libraryOptionValues, Preserved))
+    return R;
+  return boundary([&] {
+    return loadLibrary(library, Library::imageSource(code), numJitOptions, jitOptions, jitOptionsValues, !Preserved);
+  });
+}
+
+PTXFORGE_API CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions,
+                                            void **jitOptionsValues, unsigned int numJitOptions,
+                                            CUlibraryOption *libraryOptions, void **libraryOptionValues,
+                                            unsigned int numLibraryOptions) {
+  if (!library || !fileName)
+    return CUDA_ERROR_INVALID_VALUE;
+  bool Preserved;
+  if (CUresult R = imagePreserved(numLibraryOptions, libraryOptions, libraryOptionValues, Preserved))
+    return R;
+  return boundary([&] {
+    ModuleSource Source;
+    Source.K = ModuleSource::Kind::File;
+    Source.Path = fileName;
+    return loadLibrary(library, Source, numJitOptions, jitOptions, jitOptionsValues, true);
+  });
+}
+
+PTXFORGE_API CUresult cuLibraryUnload(CUlibrary library) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Library *L = unwrap(library);
+  if (!L)
+    return CUDA_ERROR_INVALID_HANDLE;
+  return boundary([&] {
+    Library::registry().remove(L);
+    L->unload();
+    delete L;
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library) {
+  if (!pMod)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    Module *M;
+    if (CUresult R = libraryModule(library, M))
+      return R;
+    *pMod = wrap(M);
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name) {
+  if (!pKernel || !name)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    Module *M;
+    if (CUresult R = libraryModule(library, M))
+      return R;
+    // The kernel compiles at its first launch, not here (NVIDIA's lazy loading does the same).
+    auto F = M->findFunction(name);
+    if (!F) {
+      if (verbose())
+        std::fprintf(stderr, "ptxforge: cuLibraryGetKernel: %s\n", llvm::toString(F.takeError()).c_str());
+      return CUDA_ERROR_NOT_FOUND;
+    }
+    *pKernel = reinterpret_cast<CUkernel>(*F);
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib) {
+  if (!count)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    Module *M;
+    if (CUresult R = libraryModule(lib, M))
+      return R;
+    return cuModuleGetFunctionCount(count, wrap(M));
+  });
+}
+
+PTXFORGE_API CUresult cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int numKernels, CUlibrary lib) {
+  if (!kernels)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    Module *M;
+    if (CUresult R = libraryModule(lib, M))
+      return R;
+    return cuModuleEnumerateFunctions(reinterpret_cast<CUfunction *>(kernels), numKernels, wrap(M));
+  });
+}
+
+PTXFORGE_API CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name) {
+  return boundary([&] {
+    Module *M;
+    if (CUresult R = libraryModule(library, M))
+      return R;
+    return cuModuleGetGlobal_v2(dptr, bytes, wrap(M), name);
+  });
+}
+
+PTXFORGE_API CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name) {
+  return cuLibraryGetGlobal(dptr, bytes, library, name); // managed variables live in unified memory here
+}
+
+PTXFORGE_API CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!pFunc)
+    return CUDA_ERROR_INVALID_VALUE;
+  Function *F = unwrap(kernel);
+  if (!F)
+    return CUDA_ERROR_INVALID_HANDLE;
+  *pFunc = wrap(F);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) {
+  if (!validDevice(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  return cuFuncGetAttribute(pi, attrib, reinterpret_cast<CUfunction>(kernel));
+}
+
+PTXFORGE_API CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) {
+  if (!validDevice(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  return cuFuncSetAttribute(reinterpret_cast<CUfunction>(kernel), attrib, val);
+}
+
+PTXFORGE_API CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) {
+  if (!validDevice(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  return cuFuncSetCacheConfig(reinterpret_cast<CUfunction>(kernel), config);
+}
+
+PTXFORGE_API CUresult cuKernelGetName(const char **name, CUkernel hfunc) {
+  return cuFuncGetName(name, reinterpret_cast<CUfunction>(hfunc));
+}
+
+PTXFORGE_API CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize) {
+  return cuFuncGetParamInfo(reinterpret_cast<CUfunction>(kernel), paramIndex, paramOffset, paramSize);
 }
 
 // ---- JIT linking ----
@@ -2824,6 +3045,54 @@ PTXFORGE_API CUresult cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, u
   return cuStreamWaitEvent(perThread(hStream), hEvent, Flags);
 }
 
+// Stream capture (graphs) is not supported, so no stream is ever capturing: the queries answer "none", which
+// libraries (cuBLAS, cuSOLVER) ask before they enqueue work.
+PTXFORGE_API CUresult cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                                cuuint64_t *id_out, CUgraph *graph_out,
+                                                const CUgraphNode **dependencies_out,
+                                                const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out) {
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  if (!captureStatus_out)
+    return CUDA_ERROR_INVALID_VALUE;
+  *captureStatus_out = CU_STREAM_CAPTURE_STATUS_NONE;
+  // The other outputs are defined only while a capture is active; cleared all the same.
+  if (id_out)
+    *id_out = 0;
+  if (graph_out)
+    *graph_out = nullptr;
+  if (dependencies_out)
+    *dependencies_out = nullptr;
+  if (edgeData_out)
+    *edgeData_out = nullptr;
+  if (numDependencies_out)
+    *numDependencies_out = 0;
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                                cuuint64_t *id_out, CUgraph *graph_out,
+                                                const CUgraphNode **dependencies_out, size_t *numDependencies_out) {
+  return cuStreamGetCaptureInfo_v3(hStream, captureStatus_out, id_out, graph_out, dependencies_out, nullptr,
+                                   numDependencies_out);
+}
+
+PTXFORGE_API CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                             cuuint64_t *id_out) {
+  return cuStreamGetCaptureInfo_v3(hStream, captureStatus_out, id_out, nullptr, nullptr, nullptr, nullptr);
+}
+
+PTXFORGE_API CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus) {
+  return cuStreamGetCaptureInfo_v3(hStream, captureStatus, nullptr, nullptr, nullptr, nullptr, nullptr);
+}
+
+PTXFORGE_SAME_ENTRY(cuStreamGetCaptureInfo_v3_ptsz, cuStreamGetCaptureInfo_v3)
+PTXFORGE_SAME_ENTRY(cuStreamGetCaptureInfo_v2_ptsz, cuStreamGetCaptureInfo_v2)
+PTXFORGE_SAME_ENTRY(cuStreamGetCaptureInfo_ptsz, cuStreamGetCaptureInfo)
+PTXFORGE_SAME_ENTRY(cuStreamIsCapturing_ptsz, cuStreamIsCapturing)
+
 PTXFORGE_API CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func,
                                                                            int blockSize, size_t dynamicSMemSize,
                                                                            unsigned int flags) {
@@ -3300,6 +3569,8 @@ PTXFORGE_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cu
   *pfn = nullptr;
   if (Exists) {
     Report(CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+    if (verbose())
+      std::fprintf(stderr, "ptxforge: cuGetProcAddress: %s is newer than CUDA %d\n", symbol, cudaVersion);
     return CUDA_ERROR_NOT_FOUND;
   }
   if (void *Fn = findUnsupported(Name)) {
@@ -3308,6 +3579,8 @@ PTXFORGE_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cu
     return CUDA_SUCCESS;
   }
   Report(CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+  if (verbose())
+    std::fprintf(stderr, "ptxforge: cuGetProcAddress: no %s\n", symbol);
   return CUDA_ERROR_NOT_FOUND;
 }
 

@@ -27,8 +27,39 @@ Context::~Context() { releaseResources(); }
 
 void Context::destroy() {
   waitIdle();
+  runLocalDestructors();
   releaseResources();
   Destroyed = true;
+}
+
+void Context::putLocal(void *Key, void *Value, LocalDestructor Destructor) {
+  std::scoped_lock L(Lock);
+  Locals[Key] = {Value, Destructor};
+}
+
+bool Context::eraseLocal(void *Key) {
+  std::scoped_lock L(Lock);
+  return Locals.erase(Key) != 0;
+}
+
+std::optional<void *> Context::getLocal(void *Key) const {
+  std::scoped_lock L(Lock);
+  auto It = Locals.find(Key);
+  if (It == Locals.end())
+    return std::nullopt;
+  return It->second.Value;
+}
+
+void Context::runLocalDestructors() {
+  std::map<void *, LocalValue> Old;
+  {
+    std::scoped_lock L(Lock);
+    Old.swap(Locals);
+  }
+  // Outside the lock: a destructor may call back into the driver (free memory, unload modules).
+  for (auto &[Key, V] : Old)
+    if (V.Destructor)
+      V.Destructor(this, Key, V.Value);
 }
 
 void Context::revive(unsigned NewFlags) {

@@ -3,9 +3,12 @@
 // generation's rules, and the checks and parameter packing of a launch.
 #include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Module.h"
+#include "ptxforge/driver/Settings.h"
 #include "ptxforge/driver/Status.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 
 using namespace ptxforge;
@@ -22,7 +25,16 @@ Function::Function(Module &Parent, const codegen::KernelInfo &Info, KernelCode C
 llvm::Expected<KernelCode> Function::code() {
   if (Ready.load(std::memory_order_acquire))
     return Code;
-  return Parent.compileFunction(*this);
+  auto Start = std::chrono::steady_clock::now();
+  auto C = Parent.compileFunction(*this);
+  // The JIT's cost per kernel, for programs whose libraries bring many (PTXFORGE_DRIVER_VERBOSE).
+  if (C && processSettings().Verbose)
+    std::fprintf(stderr, "ptxforge: JIT: %s ready in %.0f ms%s\n", Info.Name.c_str(),
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Start).count(),
+                 FromCache   ? " (compute cache)"
+                 : upgrade() ? " (quick code; optimized code compiling)"
+                             : "");
+  return C;
 }
 
 unsigned Function::maxThreadsPerBlock() const {

@@ -544,16 +544,22 @@ Module::~Module() {
     DeviceMemory::get().removeExternal(G.G.Address);
 }
 
-llvm::Expected<Function *> Module::loadFunction(llvm::StringRef Name) {
+llvm::Expected<Function *> Module::findFunction(llvm::StringRef Name) {
   if (llvm::Error E = materialize())
     return E;
   for (const auto &F : Functions)
-    if (F->name() == Name) {
-      if (auto Code = F->code(); !Code)
-        return Code.takeError();
+    if (F->name() == Name)
       return F.get();
-    }
   return makeError(Status::NotFound, "no kernel '" + Name.str() + "'");
+}
+
+llvm::Expected<Function *> Module::loadFunction(llvm::StringRef Name) {
+  auto F = findFunction(Name);
+  if (!F)
+    return F.takeError();
+  if (auto Code = (*F)->code(); !Code)
+    return Code.takeError();
+  return *F;
 }
 
 Function *Module::function(llvm::StringRef Name) {

@@ -77,6 +77,7 @@ Settings Settings::fromEnvironment() {
     S.LaunchTimeoutSeconds = S.LaunchTimeoutInvalid ? 0 : Seconds;
   }
   S.LLVMArgs = env("PTXFORGE_LLVM_ARGS").str();
+  S.Verbose = std::getenv("PTXFORGE_DRIVER_VERBOSE") != nullptr;
   S.Jit = jitPolicyFromEnvironment();
   return S;
 }

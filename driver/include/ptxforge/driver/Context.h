@@ -10,8 +10,10 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 namespace ptxforge::driver {
@@ -76,8 +78,18 @@ public:
   int cacheConfig() const { return CacheConfig; }
   void setCacheConfig(int C) { CacheConfig = C; }
 
+  /// Context-local storage (the export table NVIDIA's runtime keeps its per-context state in): values keyed by
+  /// the caller's pointer, each with a destructor that destroy() calls (with this context, the key and the value)
+  /// before the context's resources go, as NVIDIA's driver does at cuCtxDestroy and cuDevicePrimaryCtxReset.
+  using LocalDestructor = void (*)(void *Context, void *Key, void *Value);
+  void putLocal(void *Key, void *Value, LocalDestructor Destructor);
+  /// False when Key has no value.
+  bool eraseLocal(void *Key);
+  std::optional<void *> getLocal(void *Key) const;
+
 private:
   void releaseResources();
+  void runLocalDestructors();
 
   int Device;
   unsigned Flags;
@@ -91,6 +103,11 @@ private:
   std::vector<std::unique_ptr<Module>> Modules;
   std::array<size_t, static_cast<size_t>(Limit::Count)> Limits;
   int CacheConfig = 0;
+  struct LocalValue {
+    void *Value;
+    LocalDestructor Destructor;
+  };
+  std::map<void *, LocalValue> Locals;
 };
 
 } // namespace ptxforge::driver

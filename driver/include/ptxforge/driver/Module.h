@@ -177,6 +177,9 @@ public:
 
   /// The kernel called Name with its code (materializing the module and compiling the kernel first); fails
   /// with NotFound, or why the code could not be compiled.
+  /// The kernel Name without compiling it (a lazily loaded module compiles it at its first launch or
+  /// loadFunction), as cuLibraryGetKernel finds kernels; NotFound when there is none.
+  [[nodiscard]] llvm::Expected<Function *> findFunction(llvm::StringRef Name);
   [[nodiscard]] llvm::Expected<Function *> loadFunction(llvm::StringRef Name);
   /// loadFunction(Name), or null.
   Function *function(llvm::StringRef Name);

@@ -34,6 +34,9 @@ struct Settings {
   /// PTXFORGE_LLVM_ARGS: LLVM's own options, a debugging switch with process-wide effect (see
   /// codegen::setProcessLLVMOptions); empty when unset.
   std::string LLVMArgs;
+  /// PTXFORGE_DRIVER_VERBOSE (set, any value): libcuda reports failures, unsupported calls and the export
+  /// tables' requests and calls on stderr.
+  bool Verbose = false;
   fatbin::JitPolicy Jit; ///< CUDA_FORCE_PTX_JIT, CUDA_DISABLE_PTX_JIT (set when a nonzero integer)
 
   /// Reads the variables now.

@@ -469,3 +469,95 @@ TEST_CASE("bad pointers in kernelParams or extra are an invalid value, not a cra
   CHECK(cuMemFree(Out) == CUDA_SUCCESS);
   CHECK(cuModuleUnload(M) == CUDA_SUCCESS);
 }
+
+TEST_CASE("cuGetExportTable: known tables start with their size, unknown ones are an invalid value") {
+  context();
+  const void *Table = nullptr;
+  CUuuid Unknown = {};
+  CHECK(cuGetExportTable(&Table, &Unknown) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(Table == nullptr);
+  CHECK(cuGetExportTable(nullptr, &Unknown) == CUDA_ERROR_INVALID_VALUE);
+  const CUuuid Integrity = {{char(0xd4), 0x08, 0x20, 0x55, char(0xbd), char(0xe6), 0x70, 0x4b, char(0x8d), 0x34,
+                             char(0xba), 0x12, 0x3c, 0x66, char(0xe1), char(0xf2)}};
+  REQUIRE(cuGetExportTable(&Table, &Integrity) == CUDA_SUCCESS);
+  const auto *Slots = static_cast<void *const *>(Table);
+  CHECK(reinterpret_cast<uintptr_t>(Slots[0]) == 3 * sizeof(void *));
+  using Check = CUresult (*)(unsigned, unsigned long long, unsigned long long(*)[2]);
+  unsigned long long Token[2] = {};
+  CHECK(reinterpret_cast<Check>(Slots[1])(13000, 0, &Token) == CUDA_SUCCESS);
+  CHECK(Token[0] == 0x3341181C03CB675Cull);
+}
+
+TEST_CASE("cuGetExportTable: context-local storage of the current context") {
+  CUcontext C = context();
+  const CUuuid Storage = {{char(0xc6), char(0x93), 0x33, 0x6e, 0x11, 0x21, char(0xdf), 0x11, char(0xa8), char(0xc3),
+                           0x68, char(0xf3), 0x55, char(0xd8), char(0x95), char(0x93)}};
+  const void *Table = nullptr;
+  REQUIRE(cuGetExportTable(&Table, &Storage) == CUDA_SUCCESS);
+  const auto *Slots = static_cast<void *const *>(Table);
+  using Put = CUresult (*)(CUcontext, void *, void *, void (*)(CUcontext, void *, void *));
+  using Delete = CUresult (*)(CUcontext, void *);
+  using Get = CUresult (*)(void **, CUcontext, void *);
+  int Key = 0, Value = 0;
+  void *Got = nullptr;
+  CHECK(reinterpret_cast<Get>(Slots[2])(&Got, nullptr, &Key) == CUDA_ERROR_INVALID_HANDLE);
+  CHECK(reinterpret_cast<Put>(Slots[0])(nullptr, &Key, &Value, nullptr) == CUDA_SUCCESS);
+  CHECK(reinterpret_cast<Get>(Slots[2])(&Got, C, &Key) == CUDA_SUCCESS);
+  CHECK(Got == &Value);
+  CHECK(reinterpret_cast<Delete>(Slots[1])(C, &Key) == CUDA_SUCCESS);
+  CHECK(reinterpret_cast<Get>(Slots[2])(&Got, nullptr, &Key) == CUDA_ERROR_INVALID_HANDLE);
+  CHECK(reinterpret_cast<Get>(Slots[2])(&Got, reinterpret_cast<CUcontext>(&Key), &Key) == CUDA_ERROR_INVALID_CONTEXT);
+}
+
+TEST_CASE("libraries: loaded at their first use, kernels usable as functions, nvcc's wrapper accepted") {
+  context();
+  CUlibrary L = nullptr;
+  CUlibraryOption Keep = CU_LIBRARY_BINARY_IS_PRESERVED;
+  void *KeepValue = reinterpret_cast<void *>(1);
+  REQUIRE(cuLibraryLoadData(&L, Fill, nullptr, nullptr, 0, &Keep, &KeepValue, 1) == CUDA_SUCCESS);
+  CUkernel K = nullptr;
+  CHECK(cuLibraryGetKernel(&K, L, "nope") == CUDA_ERROR_NOT_FOUND);
+  REQUIRE(cuLibraryGetKernel(&K, L, "fill") == CUDA_SUCCESS);
+  unsigned Count = 0;
+  CHECK(cuLibraryGetKernelCount(&Count, L) == CUDA_SUCCESS);
+  CHECK(Count == 1);
+  const char *Name = nullptr;
+  CHECK(cuKernelGetName(&Name, K) == CUDA_SUCCESS);
+  CHECK(std::string(Name) == "fill");
+  CUfunction F = nullptr;
+  REQUIRE(cuKernelGetFunction(&F, K) == CUDA_SUCCESS);
+  CUdeviceptr Out = 0;
+  REQUIRE(cuMemAlloc(&Out, 32 * sizeof(unsigned)) == CUDA_SUCCESS);
+  unsigned V = 3;
+  void *Args[] = {&Out, &V};
+  // NVIDIA's runtime launches a CUkernel as a CUfunction.
+  CHECK(cuLaunchKernel(reinterpret_cast<CUfunction>(K), 1, 1, 1, 32, 1, 1, 0, nullptr, Args, nullptr) == CUDA_SUCCESS);
+  unsigned Host[32] = {};
+  CHECK(cuMemcpyDtoH(Host, Out, sizeof Host) == CUDA_SUCCESS);
+  CHECK(Host[31] == 34);
+  CHECK(cuLibraryUnload(L) == CUDA_SUCCESS);
+  CHECK(cuLibraryUnload(L) == CUDA_ERROR_INVALID_HANDLE);
+  CHECK(cuMemFree(Out) == CUDA_SUCCESS);
+
+  // nvcc's __fatBinC_Wrapper_t: cuModuleLoadData refuses it, cuLibraryLoadData follows it (a PTX-text "fatbinary"
+  // stands in for the container here; the loader identifies the bytes it points to).
+  struct {
+    uint32_t Magic = 0x466243b1, Version = 1;
+    const void *Data = Fill;
+    const void *Unused = nullptr;
+  } Wrapper;
+  CUmodule M = nullptr;
+  CHECK(cuModuleLoadData(&M, &Wrapper) == CUDA_ERROR_INVALID_IMAGE);
+  REQUIRE(cuLibraryLoadData(&L, &Wrapper, nullptr, nullptr, 0, nullptr, nullptr, 0) == CUDA_SUCCESS);
+  CHECK(cuLibraryGetKernel(&K, L, "fill") == CUDA_SUCCESS);
+  CHECK(cuLibraryUnload(L) == CUDA_SUCCESS);
+}
+
+TEST_CASE("cuCtxGetLimit: no context is a CUDA-in-Graphics one; the CIG-only limits cannot be set") {
+  context();
+  size_t V = 7;
+  // cuBLASLt asks at its initialisation and stops on an error (cuBLAS then divided by zero in cublasSdot).
+  CHECK(cuCtxGetLimit(&V, CU_LIMIT_CIG_ENABLED) == CUDA_SUCCESS);
+  CHECK(V == 0);
+  CHECK(cuCtxSetLimit(CU_LIMIT_CIG_ENABLED, 1) == CUDA_ERROR_UNSUPPORTED_LIMIT);
+}
