@@ -77,6 +77,12 @@ Settings Settings::fromEnvironment() {
     S.LaunchTimeoutSeconds = S.LaunchTimeoutInvalid ? 0 : Seconds;
   }
   S.LLVMArgs = env("PTXFORGE_LLVM_ARGS").str();
+  S.Memcheck = envFlag("PTXFORGE_MEMCHECK");
+  if (S.Memcheck) {
+    S.Compile.Lowering.Memcheck = true;
+    S.Compile.Lowering.BlockFunctions = false;
+    S.Tier = JitTier::Quick;
+  }
   S.Jit = jitPolicyFromEnvironment();
   return S;
 }
@@ -86,6 +92,8 @@ codegen::LaunchConfig Settings::launchConfig(codegen::LaunchConfig Config) const
     Config.Workers = Workers;
   Config.PinWorkers = PinWorkers;
   Config.TimeoutSeconds = LaunchTimeoutSeconds;
+  if (Memcheck)
+    Config.MemcheckFindings = &memcheckFindings();
   return Config;
 }
 
@@ -95,10 +103,32 @@ const Settings &ptxforge::driver::processSettings() {
     if (!Read.LLVMArgs.empty())
       if (llvm::Error E = codegen::setProcessLLVMOptions(Read.LLVMArgs))
         std::fprintf(stderr, "ptxforge: PTXFORGE_LLVM_ARGS: %s\n", llvm::toString(std::move(E)).c_str());
+    if (Read.Memcheck) {
+      std::fputs("========= COMPUTE-SANITIZER (ptxforge memcheck)\n", stdout);
+      std::fflush(stdout);
+      std::atexit([] {
+        printMemcheckFindings();
+        std::fputs(memcheckFindings().summary().c_str(), stdout);
+        std::fflush(stdout);
+      });
+    }
     if (Read.LaunchTimeoutInvalid)
       std::fprintf(stderr, "ptxforge: PTXFORGE_LAUNCH_TIMEOUT: '%s' is not a number of seconds; no watchdog\n",
                    std::getenv("PTXFORGE_LAUNCH_TIMEOUT"));
     return Read;
   }();
   return S;
+}
+
+codegen::MemcheckLog &ptxforge::driver::memcheckFindings() {
+  static codegen::MemcheckLog *Log = new codegen::MemcheckLog(); // never destroyed: printed at exit
+  return *Log;
+}
+
+void ptxforge::driver::printMemcheckFindings() {
+  std::string Text = memcheckFindings().take();
+  if (Text.empty())
+    return;
+  std::fputs(Text.c_str(), stdout);
+  std::fflush(stdout);
 }
