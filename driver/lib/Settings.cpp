@@ -103,15 +103,6 @@ const Settings &ptxforge::driver::processSettings() {
     if (!Read.LLVMArgs.empty())
       if (llvm::Error E = codegen::setProcessLLVMOptions(Read.LLVMArgs))
         std::fprintf(stderr, "ptxforge: PTXFORGE_LLVM_ARGS: %s\n", llvm::toString(std::move(E)).c_str());
-    if (Read.Memcheck) {
-      std::fputs("========= COMPUTE-SANITIZER (ptxforge memcheck)\n", stdout);
-      std::fflush(stdout);
-      std::atexit([] {
-        printMemcheckFindings();
-        std::fputs(memcheckFindings().summary().c_str(), stdout);
-        std::fflush(stdout);
-      });
-    }
     if (Read.LaunchTimeoutInvalid)
       std::fprintf(stderr, "ptxforge: PTXFORGE_LAUNCH_TIMEOUT: '%s' is not a number of seconds; no watchdog\n",
                    std::getenv("PTXFORGE_LAUNCH_TIMEOUT"));
@@ -121,7 +112,18 @@ const Settings &ptxforge::driver::processSettings() {
 }
 
 codegen::MemcheckLog &ptxforge::driver::memcheckFindings() {
-  static codegen::MemcheckLog *Log = new codegen::MemcheckLog(); // never destroyed: printed at exit
+  // Made by the first memcheck launch, which prints the sanitizer's banner; the exit prints the summary. Never
+  // destroyed: launches may still run during exit.
+  static codegen::MemcheckLog *Log = [] {
+    std::fputs("========= COMPUTE-SANITIZER (ptxforge memcheck)\n", stdout);
+    std::fflush(stdout);
+    std::atexit([] {
+      printMemcheckFindings();
+      std::fputs(memcheckFindings().summary().c_str(), stdout);
+      std::fflush(stdout);
+    });
+    return new codegen::MemcheckLog();
+  }();
   return *Log;
 }
 
