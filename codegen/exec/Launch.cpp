@@ -4,6 +4,7 @@
 #include "ptxforge/codegen/Launch.h"
 #include "ptxforge/codegen/FaultGuard.h"
 
+#include "Memcheck.h"
 #include "Runtime.h"
 #include "WorkerPool.h"
 
@@ -277,6 +278,8 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
   B.Exited.assign(N, 0);
   B.Live = N;
   B.initWarps(N);
+  if (C.MemcheckFindings)
+    beginMemcheckBlock(C, B, N);
   uint32_t Cx = static_cast<uint32_t>(BlockId % C.Grid.X);
   uint32_t Cy = static_cast<uint32_t>((BlockId / C.Grid.X) % C.Grid.Y);
   uint32_t Cz = static_cast<uint32_t>(BlockId / (uint64_t(C.Grid.X) * C.Grid.Y));

@@ -1,5 +1,6 @@
 // The helper table JIT'd code links against, assembled from each helper family.
 #include "Runtime.h"
+#include "Memcheck.h"
 
 using namespace ptxforge::codegen::exec;
 
@@ -12,6 +13,7 @@ const std::vector<std::pair<std::string, void *>> &ptxforge::codegen::exec::runt
     registerDeviceLibrary(T);
     registerIntegerHelpers(T);
     registerTextureHelpers(T);
+    registerMemcheckHelpers(T);
     return T;
   }();
   return Table;

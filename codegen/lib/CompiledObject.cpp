@@ -113,7 +113,8 @@ std::string CompileOptions::codeKey() const {
          " block-functions=" + std::to_string(Lowering.BlockFunctions) +
          " loop-cuts=" + std::to_string(Lowering.LoopCuts) +
          " region-cuts=" + std::to_string(Lowering.RegionCutBudget) +
-         " function-budget=" + std::to_string(FunctionSizeBudget) + " warp=" + std::to_string(WarpVectorize);
+         " function-budget=" + std::to_string(FunctionSizeBudget) + " warp=" + std::to_string(WarpVectorize) +
+         (Lowering.Memcheck ? " memcheck" : "");
 }
 
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>> ptxforge::codegen::createTargetMachine(const CompileOptions &O) {

@@ -439,6 +439,34 @@ void FunctionLowering::write(const ptx::Operand &Dst, ScalarType T, llvm::Value 
   B.CreateStore(V, Ptr);
 }
 
+namespace {
+/// Memcheck mode: instructions through which threads may order their shared-memory accesses other than
+/// bar.sync (which reports its own arrival and release): racecheck does not model them, so each ends the
+/// barrier interval, as if a barrier had been passed (races across them go unreported, never falsely reported).
+bool synchronizesOtherwise(const ptx::Instruction &I) {
+  switch (I.Op) {
+  case ptx::Opcode::Bar:
+  case ptx::Opcode::Barrier:
+    return I.has(ptx::Modifier::Warp) || I.has(ptx::Modifier::Arrive) || I.has(ptx::Modifier::Red);
+  case ptx::Opcode::Atom:
+  case ptx::Opcode::Red:
+  case ptx::Opcode::Cp:
+  case ptx::Opcode::Elect:
+  case ptx::Opcode::Fence:
+  case ptx::Opcode::Match:
+  case ptx::Opcode::Mbarrier:
+  case ptx::Opcode::Membar:
+  case ptx::Opcode::Nanosleep:
+  case ptx::Opcode::Redux:
+  case ptx::Opcode::Shfl:
+  case ptx::Opcode::Vote:
+    return true;
+  default:
+    return false;
+  }
+}
+} // namespace
+
 bool FunctionLowering::lowerInstruction(const ptx::Instruction &I) {
   llvm::SaveAndRestore<const ptx::Instruction *> Lowering(Current, &I);
   if (ptx::impliesFtz(ML.M, I)) { // an sm_1x target's single-precision semantics
@@ -451,9 +479,13 @@ bool FunctionLowering::lowerInstruction(const ptx::Instruction &I) {
   // is where the barrier's other side begins.
   if (I.Op == ptx::Opcode::Bar || I.Op == ptx::Opcode::Barrier || I.Op == ptx::Opcode::Mbarrier)
     checkMisalignment(*this, /*Deferrable=*/IsKernel);
-  return lowerControl(*this, I) || lowerMemory(*this, I) || lowerInteger(*this, I) || lowerFloat(*this, I) ||
-         lowerConvert(*this, I) || lowerWarp(*this, I) || lowerAtomic(*this, I) || lowerAsync(*this, I) ||
-         lowerMatrix(*this, I) || lowerTexture(*this, I) || unsupported(I);
+  bool Lowered = lowerControl(*this, I) || lowerMemory(*this, I) || lowerInteger(*this, I) || lowerFloat(*this, I) ||
+                 lowerConvert(*this, I) || lowerWarp(*this, I) || lowerAtomic(*this, I) || lowerAsync(*this, I) ||
+                 lowerMatrix(*this, I) || lowerTexture(*this, I) || unsupported(I);
+  if (Lowered && ML.Memcheck && synchronizesOtherwise(I) && !B.GetInsertBlock()->getTerminator())
+    callHelper("ptxrt_mc_barrier", B.getVoidTy(),
+               {threadCtx(), llvm::ConstantPointerNull::get(B.getPtrTy()), B.getInt32(2)});
+  return Lowered;
 }
 
 void FunctionLowering::emitProgressPoint(llvm::StringRef Helper, bool Cut) {

@@ -42,6 +42,7 @@ struct ModuleLowering {
   std::string Error;                              ///< first lowering error
   bool LoopCuts = true;                           ///< LoweringOptions::LoopCuts
   unsigned RegionCutBudget = 128;                 ///< LoweringOptions::RegionCutBudget
+  bool Memcheck = false;                          ///< LoweringOptions::Memcheck
 
   ModuleLowering(const ptx::Module &M, const ptx::SourceBuffer *S, llvm::LLVMContext &C, llvm::Module &Mod)
       : M(M), Source(S), Ctx(C), Mod(Mod) {

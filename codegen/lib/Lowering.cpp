@@ -569,6 +569,7 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
   ModuleLowering ML(VM.module(), Source, *Out.Context, *Out.Module);
   ML.LoopCuts = Options.LoopCuts;
   ML.RegionCutBudget = Options.RegionCutBudget;
+  ML.Memcheck = Options.Memcheck;
   ML.ThreadCtxTy = threadContextType(ML.Ctx);
   declareFunctions(ML);
   defineDeviceLibrary(ML);

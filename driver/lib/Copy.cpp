@@ -6,6 +6,7 @@
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Driver.h"
 #include "ptxforge/driver/Memory.h"
+#include "ptxforge/driver/Settings.h"
 
 #include <cstring>
 
@@ -36,13 +37,20 @@ llvm::Error checkSide(uint64_t Address, Side S, uint64_t Bytes, const char *What
 void copyNow(const CopyRegion &R) {
   auto *Dst = reinterpret_cast<char *>(R.Dst);
   auto *Src = reinterpret_cast<const char *>(R.Src);
+  bool Memcheck = processSettings().Memcheck; // initcheck: what a copy writes is initialized
   if (R.Height == 1 && R.Depth == 1) {
     std::memmove(Dst, Src, R.Width);
+    if (Memcheck)
+      DeviceMemory::get().markInitialized(R.Dst, R.Width);
     return;
   }
   for (uint64_t Z = 0; Z < R.Depth; ++Z)
-    for (uint64_t Y = 0; Y < R.Height; ++Y)
-      std::memmove(Dst + (Z * R.DstHeight + Y) * R.DstPitch, Src + (Z * R.SrcHeight + Y) * R.SrcPitch, R.Width);
+    for (uint64_t Y = 0; Y < R.Height; ++Y) {
+      uint64_t Row = (Z * R.DstHeight + Y) * R.DstPitch;
+      std::memmove(Dst + Row, Src + (Z * R.SrcHeight + Y) * R.SrcPitch, R.Width);
+      if (Memcheck)
+        DeviceMemory::get().markInitialized(R.Dst + Row, R.Width);
+    }
 }
 
 /// Runs Work on S (or the legacy stream): queued when Async, else waited for. Returns the synchronous result.
@@ -120,6 +128,8 @@ llvm::Error ptxforge::driver::fillMemory(Context &Ctx, Stream *S, bool Async, ui
             for (uint64_t I = 0; I < Width; ++I)
               P[I] = Value;
           }
+          if (processSettings().Memcheck)
+            DeviceMemory::get().markInitialized(Dst + Y * Pitch, RowBytes);
         }
       },
       "fill");

@@ -8,6 +8,7 @@
 #include "ptxforge/driver/Memory.h"
 #include "ptxforge/driver/Settings.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <cstdio>
@@ -82,6 +83,10 @@ std::string failureReport(llvm::StringRef Message, const codegen::FaultSite &Sit
   std::string Report = (Site.Location.empty() ? "ptxforge" : Site.Location) + ": error: " + Message.str() + "\n";
   if (Site.HasAddress)
     Report += "  " + addressDetail(Site.Address) + "\n";
+  // Optimized code runs a block as one vectorized loop: no thread, no instruction to name. Memcheck mode checks
+  // each access before it happens, with both at hand.
+  if (Site.HasAddress && (!Site.HasThread || Site.Location.empty()) && !processSettings().Memcheck)
+    Report += "  (PTXFORGE_MEMCHECK=1 names the thread and PTX line of an access into device memory)\n";
   return Report;
 }
 
@@ -118,6 +123,17 @@ llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const
     Driver &D = Driver::get();
     if (D.stickyError() != Status::Success)
       return; // a faulted device runs nothing more
+    // Memcheck mode: the allocations as they are when the kernel runs (after the copies and frees before it).
+    std::shared_ptr<const DeviceMemory::MemcheckView> Checked;
+    if (processSettings().Memcheck) {
+      Checked = DeviceMemory::get().memcheckView();
+      C.Memcheck = &Checked->Memory;
+      C.MemcheckFindings = &memcheckFindings();
+    }
+    auto PrintFindings = llvm::make_scope_exit([&] {
+      if (Checked)
+        printMemcheckFindings();
+    });
     // grid.sync() counts arrivals in a zeroed workspace the driver hands each cooperative launch.
     alignas(8) uint64_t GridWorkspace[2] = {0, 0};
     if (Cooperative)

@@ -2,6 +2,7 @@
 // with mprotect and given back (and made inaccessible again) by mapping fresh PROT_NONE pages over them.
 #include "ptxforge/driver/Memory.h"
 #include "ptxforge/driver/Device.h"
+#include "ptxforge/driver/Settings.h"
 #include "ptxforge/driver/Status.h"
 #include "ptxforge/support/InputFile.h"
 
@@ -115,6 +116,8 @@ llvm::Expected<uint64_t> DeviceMemory::allocate(uint64_t Bytes, MemoryKind Kind,
     uint64_t Address = Base + Offset;
     Live[Address] = Allocation{Address, Bytes, Kind, Owner, NextBufferId++, HostFlags};
     Footprint[Address] = Take;
+    if (Kind == MemoryKind::Device && processSettings().Memcheck)
+      Initialized[Address] = std::shared_ptr<uint8_t[]>(new uint8_t[Bytes]());
     if (Counted)
       Used += Need;
     return Address;
@@ -138,6 +141,7 @@ llvm::Error DeviceMemory::free(uint64_t Address, std::initializer_list<MemoryKin
     Used -= Need;
   Live.erase(It);
   Footprint.erase(FP);
+  Initialized.erase(Address);
   // Give the range back, merging with free neighbours.
   auto Next = FreeRanges.lower_bound(Offset);
   if (Next != FreeRanges.end() && Next->first == Offset + Size) {
@@ -217,4 +221,35 @@ std::vector<uint64_t> DeviceMemory::allocationsOf(const Context *Owner) const {
 uint64_t DeviceMemory::usedBytes() const {
   std::scoped_lock L(Lock);
   return Used;
+}
+
+std::shared_ptr<const DeviceMemory::MemcheckView> DeviceMemory::memcheckView() const {
+  auto V = std::make_shared<MemcheckView>();
+  std::scoped_lock L(Lock);
+  V->Memory.ArenaBegin = reinterpret_cast<uint64_t>(Reserved);
+  V->Memory.ArenaEnd = V->Memory.ArenaBegin + ReservedSize;
+  for (const auto &[Base, A] : Live) {
+    codegen::MemcheckAllocation M{Base, A.Size, nullptr};
+    if (auto It = Initialized.find(Base); It != Initialized.end()) {
+      M.Initialized = It->second.get();
+      V->Shadows.push_back(It->second);
+    }
+    V->Memory.Allocations.push_back(M);
+  }
+  return V;
+}
+
+void DeviceMemory::markInitialized(uint64_t Address, uint64_t Bytes) {
+  std::scoped_lock L(Lock);
+  if (Initialized.empty())
+    return;
+  auto It = Initialized.upper_bound(Address);
+  if (It == Initialized.begin())
+    return;
+  --It;
+  auto A = Live.find(It->first);
+  if (A == Live.end() || !A->second.contains(Address))
+    return;
+  uint64_t Offset = Address - A->second.Base;
+  std::fill_n(It->second.get() + Offset, std::min(Bytes, A->second.Size - Offset), uint8_t(1));
 }

@@ -78,6 +78,12 @@ Settings Settings::fromEnvironment() {
   }
   S.LLVMArgs = env("PTXFORGE_LLVM_ARGS").str();
   S.Verbose = std::getenv("PTXFORGE_DRIVER_VERBOSE") != nullptr;
+  S.Memcheck = envFlag("PTXFORGE_MEMCHECK");
+  if (S.Memcheck) {
+    S.Compile.Lowering.Memcheck = true;
+    S.Compile.Lowering.BlockFunctions = false;
+    S.Tier = JitTier::Quick;
+  }
   S.Jit = jitPolicyFromEnvironment();
   return S;
 }
@@ -87,6 +93,8 @@ codegen::LaunchConfig Settings::launchConfig(codegen::LaunchConfig Config) const
     Config.Workers = Workers;
   Config.PinWorkers = PinWorkers;
   Config.TimeoutSeconds = LaunchTimeoutSeconds;
+  if (Memcheck)
+    Config.MemcheckFindings = &memcheckFindings();
   return Config;
 }
 
@@ -102,4 +110,28 @@ const Settings &ptxforge::driver::processSettings() {
     return Read;
   }();
   return S;
+}
+
+codegen::MemcheckLog &ptxforge::driver::memcheckFindings() {
+  // Made by the first memcheck launch, which prints the sanitizer's banner; the exit prints the summary. Never
+  // destroyed: launches may still run during exit.
+  static codegen::MemcheckLog *Log = [] {
+    std::fputs("========= COMPUTE-SANITIZER (ptxforge memcheck)\n", stdout);
+    std::fflush(stdout);
+    std::atexit([] {
+      printMemcheckFindings();
+      std::fputs(memcheckFindings().summary().c_str(), stdout);
+      std::fflush(stdout);
+    });
+    return new codegen::MemcheckLog();
+  }();
+  return *Log;
+}
+
+void ptxforge::driver::printMemcheckFindings() {
+  std::string Text = memcheckFindings().take();
+  if (Text.empty())
+    return;
+  std::fputs(Text.c_str(), stdout);
+  std::fflush(stdout);
 }

@@ -1,6 +1,8 @@
 // Running conformance-format cases (../shared/conformance/FORMAT.md): `ptxforge run --case/--cases`.
 #pragma once
 
+#include "ptxforge/codegen/Memcheck.h"
+
 #include <string>
 #include <vector>
 
@@ -20,5 +22,9 @@ std::vector<CaseFile> listCaseFiles(const std::string &Dir);
 std::string runCaseFile(const std::string &Dir, const std::string &PtxFile, double *Millis = nullptr);
 
 std::string readFile(const std::string &Path);
+
+/// Memcheck mode (`--memcheck`, PTXFORGE_MEMCHECK): what the checks know of the buffers a launch gets (host heap
+/// memory, so no reserved range: see codegen::MemcheckMemory).
+codegen::MemcheckMemory memcheckMemory(std::vector<codegen::MemcheckAllocation> Buffers);
 
 } // namespace ptxforge::tools

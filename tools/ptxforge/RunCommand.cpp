@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -36,7 +37,7 @@ struct RunOptions {
   std::vector<std::string> Filters, Args;
   std::vector<unsigned> Grid{1, 1, 1}, Block{1, 1, 1};
   unsigned Shared = 0;
-  bool Json = false, Verbose = false;
+  bool Json = false, Verbose = false, Memcheck = false;
 };
 
 /// The emulated device's compute capability (PTXFORGE_DEVICE_CC, as libcuda.so.1 reads it); nullopt after printing
@@ -134,6 +135,8 @@ struct AdHocBuffer {
   char *Data = nullptr;
   size_t Size = 0;
   std::string Out;
+  /// Memcheck mode's initcheck shadow: set for a buffer given contents (zero, fill=, file=), clear otherwise.
+  std::vector<uint8_t> Initialized;
 };
 
 bool parseArg(const std::string &A, std::vector<char> &Raw, std::vector<std::unique_ptr<AdHocBuffer>> &Buffers,
@@ -154,7 +157,10 @@ bool parseArg(const std::string &A, std::vector<char> &Raw, std::vector<std::uni
     B->Size = std::stoull(Part);
     B->Storage.assign(B->Size + 512, 0);
     B->Data = reinterpret_cast<char *>((reinterpret_cast<uintptr_t>(B->Storage.data()) + 255) & ~uintptr_t(255));
+    B->Initialized.assign(B->Size, 0);
     while (std::getline(SS, Part, ',')) {
+      if (Part.rfind("out=", 0) != 0) // zero, fill=, file= give it contents
+        std::fill(B->Initialized.begin(), B->Initialized.end(), uint8_t(1));
       if (Part.rfind("fill=", 0) == 0)
         memset(B->Data, std::stoi(Part.substr(5), nullptr, 0), B->Size);
       else if (Part.rfind("file=", 0) == 0) {
@@ -300,8 +306,17 @@ int runAdHoc(const RunOptions &O) {
   C.Grid = {O.Grid[0], O.Grid[1], O.Grid[2]};
   C.Block = {O.Block[0], O.Block[1], O.Block[2]};
   C.DynamicSharedBytes = O.Shared;
+  std::vector<codegen::MemcheckAllocation> Known;
+  for (const auto &B : Buffers)
+    Known.push_back({reinterpret_cast<uint64_t>(B->Data), B->Size, B->Initialized.data()});
+  codegen::MemcheckMemory Checked = memcheckMemory(std::move(Known));
+  if (C.MemcheckFindings)
+    C.Memcheck = &Checked;
   auto T0 = std::chrono::steady_clock::now();
-  if (auto E = codegen::launchKernel(CM, *K, C, Params.data())) {
+  llvm::Error E = codegen::launchKernel(CM, *K, C, Params.data());
+  if (C.MemcheckFindings)
+    driver::printMemcheckFindings();
+  if (E) {
     llvm::errs() << "ptxforge run: error: " << llvm::toString(std::move(E)) << "\n";
     return ExitInputError;
   }
@@ -334,7 +349,12 @@ void ptxforge::tools::addRunCommand(CLI::App &App, Runner &Run) {
   Cmd->add_option("--arg", O->Args,
                   "kernel argument in order: TYPE:VALUE (u32:7, f32:1.5, ...) or "
                   "buffer:BYTES[,zero|fill=N|file=PATH][,out=PATH]");
+  Cmd->add_flag("--memcheck", O->Memcheck,
+                "check every memory access and barrier as compute-sanitizer does (PTXFORGE_MEMCHECK=1): out-of-bounds "
+                "and uninitialized accesses, shared-memory races, divergent barriers");
   Cmd->callback([&Run, O] {
+    if (O->Memcheck) // read with the other settings at their first use (driver::processSettings)
+      setenv("PTXFORGE_MEMCHECK", "1", 1);
     Run = [O] {
       O->Grid.resize(3, 1);
       O->Block.resize(3, 1);

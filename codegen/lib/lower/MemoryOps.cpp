@@ -75,6 +75,27 @@ bool knownAligned(FunctionLowering &L, const ptx::Operand &Addr, unsigned Bytes)
   }
 }
 
+/// Memcheck mode: the access of Bytes at P goes first to ptxrt_mc_access, which checks it against the launch's
+/// allocations and shadows and returns the pointer to use: P, or a scratch buffer for an access that must not
+/// happen (out of bounds, freed), so that the thread runs on and its later errors are reported too, as the
+/// sanitizer reports every faulting thread. Local, const and param accesses are not checked.
+llvm::Value *checkedAccess(FunctionLowering &L, const ptx::Instruction &I, llvm::Value *P, unsigned Bytes, bool Load) {
+  StateSpace S = spaceOf(I);
+  if (!L.module().Memcheck || (S != StateSpace::Global && S != StateSpace::Shared && S != StateSpace::Generic))
+    return P;
+  auto &B = L.b();
+  unsigned Flags = (Load ? 0u : 1u) |
+                   (S == StateSpace::Global   ? 2u
+                    : S == StateSpace::Shared ? 4u
+                                              : 0u) |
+                   (isOrdered(I) ? 8u : 0u);
+  std::string Where = L.fn().Name.str() + " in " + L.module().where(I.Loc);
+  llvm::Value *R = L.callHelper("ptxrt_mc_access", B.getInt64Ty(),
+                                {L.threadCtx(), B.CreatePtrToInt(P, B.getInt64Ty()), B.getInt32(Bytes),
+                                 B.getInt32(Flags), B.CreateGlobalString(Where, "ptx.mc.loc")});
+  return B.CreateIntToPtr(R, P->getType());
+}
+
 bool lowerLoadStore(FunctionLowering &L, const ptx::Instruction &I, bool Load) {
   auto &B = L.b();
   ScalarType T = I.type(I.typeCount() ? I.typeCount() - 1 : 0);
@@ -101,6 +122,7 @@ bool lowerLoadStore(FunctionLowering &L, const ptx::Instruction &I, bool Load) {
       accumulateMisalignment(L, P, Size);
     }
   }
+  P = checkedAccess(L, I, P, Bytes * Width, Load);
   for (unsigned K = 0; K < Width; ++K) {
     const ptx::Operand &V = Width > 1 ? Val.Elements[K] : Val;
     // nusw as on the rebased parameter pointers (passes/PointerProvenance.cpp): a vector's elements never wrap

@@ -115,12 +115,20 @@ bool lowerBarrier(FunctionLowering &L, const ptx::Instruction &I) {
   llvm::Value *Id = Ops.empty() ? B.getInt32(0) : L.read(Ops[0], ScalarType::U32);
   llvm::Value *Count = Ops.size() > 1 ? L.read(Ops[1], ScalarType::U32) : B.getInt32(0);
   bool Arrive = I.has(Modifier::Arrive);
+  // Memcheck mode (synccheck, racecheck): the barrier's arrival and release are reported around it.
+  llvm::Value *Where = nullptr;
+  if (L.module().Memcheck && !Arrive) {
+    Where = B.CreateGlobalString(L.fn().Name.str() + " in " + L.module().where(I.Loc), "ptx.mc.loc");
+    L.callHelper("ptxrt_mc_barrier", B.getVoidTy(), {L.threadCtx(), Where, B.getInt32(0)});
+  }
   auto *C = llvm::cast<llvm::CallInst>(
       L.callHelper(Arrive ? "ptxrt_bar_arrive" : "ptxrt_bar_sync", B.getVoidTy(), {L.threadCtx(), Id, Count}));
   if (Arrive)
     markFiberOnly(C);
   else
     markRegionCut(C, {RCBarrier});
+  if (Where)
+    L.callHelper("ptxrt_mc_barrier", B.getVoidTy(), {L.threadCtx(), Where, B.getInt32(1)});
   return true;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ptxforge/codegen/CompiledModule.h"
+#include "ptxforge/codegen/Memcheck.h"
 
 #include "llvm/Support/Error.h"
 
@@ -43,6 +44,10 @@ struct LaunchConfig {
   /// The watchdog (PTXFORGE_LAUNCH_TIMEOUT at the edges): a launch still running after this many seconds is
   /// stopped and fails with LaunchFault::Timeout. 0: none. The kernel's code pays nothing (see LaunchWatchdog).
   double TimeoutSeconds = 0;
+  /// Memcheck mode (code lowered with LoweringOptions::Memcheck): the memory the checks know of and the log they
+  /// write to; both outlive the launch. Null: the checks pass everything and log nothing.
+  const MemcheckMemory *Memcheck = nullptr;
+  MemcheckLog *MemcheckFindings = nullptr;
 };
 
 /// Why a launch failed; the driver maps each to the CUresult NVIDIA's driver gives.

@@ -90,6 +90,11 @@ struct LoweringOptions {
   /// Whether region-split block functions also cut their innermost loops (LoopCuts.h); off only to measure
   /// what the cuts bring, or to rule them out.
   bool LoopCuts = true;
+  /// Memcheck mode (PTXFORGE_MEMCHECK at the edges): every global, shared and generic load and store first calls
+  /// ptxrt_mc_access (codegen/exec/Memcheck.cpp) with its address, size and PTX location, and barriers report
+  /// their arrivals, so that accesses the page guard cannot see (inside a page, uninitialized, racing) are found
+  /// and reported as compute-sanitizer does. Off: the generated code is unchanged. Part of the compute cache's key.
+  bool Memcheck = false;
   /// The compile-time budget of region splitting: a region-split block function holds a loop per region (and
   /// per version of a loop region) and a generic loop with a copy of each, so its optimization costs about
   /// 10 ms per region (a loaded 2-core AVX-512 host; the kernel's size aside). A kernel with more barriers and

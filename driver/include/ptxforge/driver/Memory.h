@@ -6,10 +6,13 @@
 // globals, registered host memory), so every device pointer is looked up the same way.
 #pragma once
 
+#include "ptxforge/codegen/Memcheck.h"
+
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -73,6 +76,15 @@ public:
   uint64_t totalBytes() const { return Total; }
   uint64_t usedBytes() const;
   /// The reserved range, for diagnostics and tests.
+  /// Memcheck mode (Settings::Memcheck): the live ranges and the reserved range as the checks see them, with
+  /// the initcheck shadow of each cuMemAlloc'd allocation (kept alive by the view while a launch uses it).
+  struct MemcheckView {
+    codegen::MemcheckMemory Memory;
+    std::vector<std::shared_ptr<uint8_t[]>> Shadows;
+  };
+  std::shared_ptr<const MemcheckView> memcheckView() const;
+  /// Memcheck mode: Bytes at Address were written by a copy or fill (initcheck). A no-op otherwise.
+  void markInitialized(uint64_t Address, uint64_t Bytes);
   uint64_t reservationBase() const { return reinterpret_cast<uint64_t>(Reserved); }
   uint64_t reservationSize() const { return ReservedSize; }
 
@@ -90,6 +102,8 @@ private:
   std::map<uint64_t, uint64_t> FreeRanges; ///< offset -> size of unused parts of the reservation
   std::map<uint64_t, Allocation> Live;     ///< base -> range, allocations and external ranges
   std::map<uint64_t, uint64_t> Footprint;  ///< base -> bytes taken from the reservation (with the guard gap)
+  /// Memcheck mode: base -> one byte per byte of a cuMemAlloc'd allocation, nonzero once written.
+  std::map<uint64_t, std::shared_ptr<uint8_t[]>> Initialized;
   mutable std::mutex Lock;
 };
 

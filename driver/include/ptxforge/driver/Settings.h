@@ -37,6 +37,10 @@ struct Settings {
   /// PTXFORGE_DRIVER_VERBOSE (set, any value): libcuda reports failures, unsupported calls and the export
   /// tables' requests and calls on stderr.
   bool Verbose = false;
+  /// PTXFORGE_MEMCHECK (a nonzero integer): the compute-sanitizer-like checks of codegen's Memcheck.h. Sets
+  /// Compile.Lowering.Memcheck and runs quick code only (Tier Quick, no block functions: the checks name each
+  /// access's thread, and barriers stay calls).
+  bool Memcheck = false;
   fatbin::JitPolicy Jit; ///< CUDA_FORCE_PTX_JIT, CUDA_DISABLE_PTX_JIT (set when a nonzero integer)
 
   /// Reads the variables now.
@@ -49,6 +53,12 @@ struct Settings {
 /// also hands a set PTXFORGE_LLVM_ARGS to LLVM (codegen::setProcessLLVMOptions; a bad one is reported on stderr):
 /// nothing touches LLVM's process-global options unless it is set.
 const Settings &processSettings();
+
+/// Memcheck mode's findings for the whole process (Settings::Memcheck): launches add to it and print what they
+/// found on stdout as they end; the process's exit prints the error summary, as compute-sanitizer does.
+codegen::MemcheckLog &memcheckFindings();
+/// Prints the findings not yet printed (stdout, like the sanitizer).
+void printMemcheckFindings();
 
 /// CUDA_FORCE_PTX_JIT and CUDA_DISABLE_PTX_JIT as they are now: the loader reads them at every load (tests and
 /// programs may set them between loads), Settings::fromEnvironment through this too.
