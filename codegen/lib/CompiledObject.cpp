@@ -164,7 +164,7 @@ llvm::Expected<std::string> ptxforge::codegen::emitMachineCode(llvm::Module &M, 
   const llvm::CodeGenOptLevel Level = TM.getOptLevel();
   if (hasUnoptimizedFunction(M))
     TM.setOptLevel(llvm::CodeGenOptLevel::None);
-  auto RestoreLevel = llvm::make_scope_exit([&] { TM.setOptLevel(Level); });
+  llvm::scope_exit RestoreLevel([&] { TM.setOptLevel(Level); });
   llvm::legacy::PassManager PM;
   PM.add(new llvm::TargetLibraryInfoWrapperPass(TM.getTargetTriple()));
   if (TM.addPassesToEmitFile(PM, OS, nullptr,

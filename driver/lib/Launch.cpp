@@ -130,7 +130,7 @@ llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const
       C.Memcheck = &Checked->Memory;
       C.MemcheckFindings = &memcheckFindings();
     }
-    auto PrintFindings = llvm::make_scope_exit([&] {
+    llvm::scope_exit PrintFindings([&] {
       if (Checked)
         printMemcheckFindings();
     });
