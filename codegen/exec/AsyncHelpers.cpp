@@ -8,6 +8,8 @@
 //   bulk copy completes its transaction bytes on the mbarrier at once.
 #include "Runtime.h"
 
+#include "llvm/ADT/bit.h"
+
 #include <cmath>
 #include <cstring>
 
@@ -53,17 +55,10 @@ void maybeComplete(Mbar &M, BlockState *B) {
 uint16_t toF16(double D) {
   if (std::isnan(D))
     return 0x7fff;
-  _Float16 H = static_cast<_Float16>(D); // correctly rounded from double
-  uint16_t U;
-  memcpy(&U, &H, 2);
-  return U;
+  return llvm::bit_cast<uint16_t>(static_cast<_Float16>(D)); // correctly rounded from double
 }
 
-double fromF16(uint16_t U) {
-  _Float16 H;
-  memcpy(&H, &U, 2);
-  return static_cast<double>(H);
-}
+double fromF16(uint16_t U) { return static_cast<double>(llvm::bit_cast<_Float16>(U)); }
 
 double fromBF16(uint16_t U) {
   uint32_t B = static_cast<uint32_t>(U) << 16;

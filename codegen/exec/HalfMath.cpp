@@ -9,6 +9,8 @@
 
 #include "../lib/lower/HalfCode.h"
 
+#include "llvm/ADT/bit.h"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -84,16 +86,8 @@ double operand(unsigned F, uint32_t Bits, bool Ftz) {
   return V;
 }
 
-uint64_t bitsOf(double D) {
-  uint64_t B;
-  memcpy(&B, &D, 8);
-  return B;
-}
-double fromBits(uint64_t B) {
-  double D;
-  memcpy(&D, &B, 8);
-  return D;
-}
+uint64_t bitsOf(double D) { return llvm::bit_cast<uint64_t>(D); }
+double fromBits(uint64_t B) { return llvm::bit_cast<double>(B); }
 
 /// Rounds S + Err (Err the exact error of the rounded sum S) to odd: truncate, then set the last bit when
 /// inexact. A double rounded to odd has enough bits (53 >= p + 2) for a correct second rounding to any

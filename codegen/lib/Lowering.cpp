@@ -6,7 +6,6 @@
 #include "ThreadLoop.h"
 #include "passes/Passes.h"
 
-#include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include "ptxforge/ptx/Printer.h"
@@ -344,15 +343,6 @@ llvm::StructType *threadContextType(llvm::LLVMContext &C) {
   };
   return llvm::StructType::create(C, Fields, "ThreadContext");
 }
-
-/// A kernel the region builder could not split runs on fibers, correct but slow: an optimization remark
-/// (`-pass-remarks-missed=ptxforge-regions`) says so and why.
-void reportRegionSplitFailure(llvm::Function &Thread, llvm::Error E) {
-  std::string Why = llvm::toString(std::move(E));
-  llvm::OptimizationRemarkMissed R("ptxforge-regions", "RegionSplitFailed", &Thread);
-  R << "kernel runs on fibers: " << Why;
-  Thread.getContext().diagnose(R);
-}
 } // namespace
 
 llvm::Error ptxforge::codegen::compileCancelled() {
@@ -476,17 +466,14 @@ llvm::Expected<llvm::Function *> emitBlockFunction(ModuleLowering &ML, size_t FI
     // Over the compile-time budget (LoweringOptions::RegionCutBudget) the kernel runs on fibers, as planned,
     // not as a failure of the builder.
     if (unsigned Cuts = regionCuts(F); Cuts > Options.RegionCutBudget) {
-      reportRegionSplitFailure(*ML.Functions[FI],
-                               llvm::createStringError(std::errc::result_out_of_range,
-                                                       "%u barriers and collectives, more than the region budget of %u",
-                                                       Cuts, Options.RegionCutBudget));
+      passes::reportRegionSplitFailure(*ML.Functions[FI], passes::overRegionBudget(Cuts, Options.RegionCutBudget));
       return Block;
     }
     llvm::Expected<llvm::Function *> Split = emitRegionBlockFunction(ML, ML.Functions[FI]);
     if (!Split && Options.RegionSplitFailureIsError)
       return Split.takeError();
     if (!Split)
-      reportRegionSplitFailure(*ML.Functions[FI], Split.takeError());
+      passes::reportRegionSplitFailure(*ML.Functions[FI], Split.takeError());
     else
       Block = *Split;
   }

@@ -2,7 +2,6 @@
 #include "ptxforge/codegen/Optimize.h"
 #include "ptxforge/codegen/Lowering.h"
 
-#include "ThreadLoop.h"
 #include "passes/Passes.h"
 
 #include "llvm/IR/DiagnosticHandler.h"
@@ -26,7 +25,7 @@ namespace {
 /// compiles instrument their passes and keep LLVM's remarks.
 std::atomic<bool> LLVMOptionsGiven{false};
 
-/// The thread loops carry vectorization hints (widenThreadLoops), and LLVM reports why a hinted loop is not
+/// The thread loops carry vectorization hints (WidenThreadLoopsPass), and LLVM reports why a hinted loop is not
 /// vectorized on stderr whether or not remarks were asked for: for a JIT that is noise in the user's program's
 /// output. Unless setProcessLLVMOptions asked LLVM for something, optimization remarks are dropped.
 struct QuietRemarks : llvm::DiagnosticHandler {
@@ -35,53 +34,20 @@ struct QuietRemarks : llvm::DiagnosticHandler {
   }
 };
 
-/// Loops over threads run 16 lanes of 32-bit values per AVX-512 vector. LLVM's cost model picks 8 lanes on some
-/// AVX-512 hosts (Sapphire Rapids) even with 512-bit vectors preferred: measured there, 16 lanes ran nbody 1.8x,
-/// black-scholes 1.5x and sgemm 1.2x faster. One vector per iteration (interleave count 1): a thread loop's trip
-/// count is a row of the block, known only at launch, and every row that is a multiple of the width then runs in
-/// vector code. With two vectors per iteration a row of 16 threads (sgemm) never entered the vector loop and ran
-/// in the scalar remainder, which LLVM's epilogue vectorization makes 16 lanes wide only under its process-global
-/// -epilogue-vectorization-force-VF (a library must not set it). The lowering marks the thread loops (ThreadLoop.h).
-void widenThreadLoops(llvm::Function &F, unsigned Lanes) {
-  llvm::LLVMContext &C = F.getContext();
-  for (llvm::BasicBlock &BB : F) {
-    llvm::Instruction *Term = BB.getTerminator();
-    llvm::MDNode *Id = Term ? Term->getMetadata(llvm::LLVMContext::MD_loop) : nullptr;
-    if (!Id)
-      continue;
-    bool Marked = false;
-    llvm::SmallVector<llvm::Metadata *, 4> Props;
-    for (unsigned K = 1; K < Id->getNumOperands(); ++K) {
-      auto *P = llvm::dyn_cast<llvm::MDNode>(Id->getOperand(K));
-      auto *Name = P && P->getNumOperands() ? llvm::dyn_cast<llvm::MDString>(P->getOperand(0)) : nullptr;
-      Marked = Marked || (Name && Name->getString() == detail::ThreadLoopMarker);
-      Props.push_back(Id->getOperand(K)); // the marker stays for WarpVectorizePass
-    }
-    if (!Marked)
-      continue;
-    Props.push_back(detail::loopProperty(C, "llvm.loop.vectorize.width", Lanes));
-    Props.push_back(detail::loopProperty(C, "llvm.loop.interleave.count", 1));
-    Term->setMetadata(llvm::LLVMContext::MD_loop, detail::loopId(C, Props));
+/// The analysis managers of one pipeline run, registered with a PassBuilder and with each other.
+struct Analyses {
+  llvm::LoopAnalysisManager LAM;
+  llvm::FunctionAnalysisManager FAM;
+  llvm::CGSCCAnalysisManager CGAM;
+  llvm::ModuleAnalysisManager MAM;
+  void registerWith(llvm::PassBuilder &PB) {
+    PB.registerModuleAnalyses(MAM);
+    PB.registerCGSCCAnalyses(CGAM);
+    PB.registerFunctionAnalyses(FAM);
+    PB.registerLoopAnalyses(LAM);
+    PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
   }
-}
-/// Functions over CompileOptions::FunctionSizeBudget (instructions) are left unoptimized (optnone), so that no
-/// input makes the optimizer run without bound. One called only through always-inline would be inlined into
-/// its caller, which the budget would then not cover: it is kept out of line instead.
-void limitOptimization(llvm::Module &M, unsigned Budget) {
-  if (!Budget)
-    return;
-  for (llvm::Function &F : M) {
-    if (F.isDeclaration() || F.getInstructionCount() <= Budget)
-      continue;
-    F.removeFnAttr(llvm::Attribute::AlwaysInline);
-    F.addFnAttr(llvm::Attribute::NoInline);
-    F.addFnAttr(llvm::Attribute::OptimizeNone);
-    llvm::OptimizationRemarkMissed R("ptxforge-budget", "FunctionTooLarge", &F);
-    R << F.getName() << " is compiled without optimization: " << std::to_string(F.getInstructionCount())
-      << " instructions, more than the budget of " << std::to_string(Budget);
-    M.getContext().diagnose(R);
-  }
-}
+};
 } // namespace
 
 llvm::Error ptxforge::codegen::setProcessLLVMOptions(llvm::StringRef Args) {
@@ -119,19 +85,12 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
       continue;
     if (Avx512)
       F.addFnAttr("prefer-vector-width", "512");
-    if (Lanes)
-      widenThreadLoops(F, Lanes);
     // rsqrt.approx.f32 (lower/ApproxMath.cpp) is the hardware estimate plus Newton-Raphson steps. Two steps
     // everywhere: one after AVX-512's rsqrt14 met the PTX bound on Zen 4 but not on Sapphire Rapids, whose
     // estimate differs (136 of 200k inputs past 2 ulp in tests/unit/codegen).
     F.addFnAttr("reciprocal-estimates", "sqrtf:2,vec-sqrtf:2");
   }
-  if (Level > 0)
-    limitOptimization(M, Options.FunctionSizeBudget);
-  llvm::LoopAnalysisManager LAM;
-  llvm::FunctionAnalysisManager FAM;
-  llvm::CGSCCAnalysisManager CGAM;
-  llvm::ModuleAnalysisManager MAM;
+  Analyses AM;
   llvm::PipelineTuningOptions PTO;
   // LLVM's instrumentation (-time-passes, -print-after=...) only where setProcessLLVMOptions can have asked for
   // it: its callbacks run around every pass of every JIT compile.
@@ -139,7 +98,7 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
   std::optional<llvm::StandardInstrumentations> SI;
   if (LLVMOptionsGiven.load(std::memory_order_relaxed)) {
     SI.emplace(M.getContext(), /*DebugLogging=*/false);
-    SI->registerCallbacks(PIC, &MAM);
+    SI->registerCallbacks(PIC, &AM.MAM);
   }
   // A cancelled compile skips every pass LLVM lets it skip (all but a few required ones, which are quick).
   if (Cancel)
@@ -150,6 +109,7 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
   if (!SI)
     OptNone.registerCallbacks(PIC);
   llvm::PassBuilder PB(&TM, PTO, std::nullopt, &PIC);
+  passes::registerPasses(PB, &PIC);
   // PTX addresses are integers; once registers are SSA values, give memory accesses pointer provenance so
   // alias analysis, SCEV and the loop vectorizer can reason about them.
   PB.registerPeepholeEPCallback(
@@ -168,16 +128,33 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
         FPM.addPass(passes::StreamingStoresPass(Options.StreamingStoreBytes));
         MPM.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(FPM)));
       });
-  PB.registerModuleAnalyses(MAM);
-  PB.registerCGSCCAnalyses(CGAM);
-  PB.registerFunctionAnalyses(FAM);
-  PB.registerLoopAnalyses(LAM);
-  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+  AM.registerWith(PB);
   llvm::OptimizationLevel OL = Level == 0   ? llvm::OptimizationLevel::O0
                                : Level == 1 ? llvm::OptimizationLevel::O1
                                : Level == 2 ? llvm::OptimizationLevel::O2
                                             : llvm::OptimizationLevel::O3;
-  llvm::ModulePassManager MPM = Level == 0 ? PB.buildO0DefaultPipeline(OL) : PB.buildPerModuleDefaultPipeline(OL);
-  MPM.run(M, MAM);
+  llvm::ModulePassManager MPM;
+  if (Lanes)
+    MPM.addPass(llvm::createModuleToFunctionPassAdaptor(passes::WidenThreadLoopsPass(Lanes)));
+  if (Level > 0)
+    MPM.addPass(passes::LimitOptimizationPass(Options.FunctionSizeBudget));
+  MPM.addPass(Level == 0 ? PB.buildO0DefaultPipeline(OL) : PB.buildPerModuleDefaultPipeline(OL));
+  MPM.run(M, AM.MAM);
   return cancelRequested(Cancel) ? compileCancelled() : llvm::Error::success();
+}
+
+llvm::Error ptxforge::codegen::runPassPipeline(llvm::Module &M, llvm::TargetMachine &TM, llvm::StringRef Pipeline) {
+  Analyses AM;
+  // Always instrumented: the caller is a tool run for its -print-after and -time-passes.
+  llvm::PassInstrumentationCallbacks PIC;
+  llvm::StandardInstrumentations SI(M.getContext(), /*DebugLogging=*/false);
+  SI.registerCallbacks(PIC, &AM.MAM);
+  llvm::PassBuilder PB(&TM, llvm::PipelineTuningOptions(), std::nullopt, &PIC);
+  passes::registerPasses(PB, &PIC);
+  AM.registerWith(PB);
+  llvm::ModulePassManager MPM;
+  if (llvm::Error E = PB.parsePassPipeline(MPM, Pipeline))
+    return E;
+  MPM.run(M, AM.MAM);
+  return llvm::Error::success();
 }

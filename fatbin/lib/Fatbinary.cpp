@@ -15,6 +15,7 @@ using namespace llvm;
 namespace endian = llvm::support::endian;
 
 namespace ptxforge::fatbin {
+using detail::decodeEntryHeader;
 using detail::hex;
 using detail::makeError;
 
@@ -61,25 +62,6 @@ size_t Fatbinary::numEntries() const {
   for (const Container &C : Containers)
     N += C.Entries.size();
   return N;
-}
-
-static EntryHeader decodeEntryHeader(const uint8_t *P) {
-  EntryHeader H;
-  H.Kind = static_cast<EntryKind>(endian::read16le(P + 0x00));
-  H.FormatVersion = endian::read16le(P + 0x02);
-  H.HeaderSize = endian::read32le(P + 0x04);
-  H.PayloadSize = endian::read64le(P + 0x08);
-  H.CompressedSize = endian::read32le(P + 0x10);
-  H.OptionsOffset = endian::read32le(P + 0x14);
-  H.MinorVersion = endian::read16le(P + 0x18);
-  H.MajorVersion = endian::read16le(P + 0x1a);
-  H.Arch = endian::read32le(P + 0x1c);
-  H.NameOffset = endian::read32le(P + 0x20);
-  H.NameSize = endian::read32le(P + 0x24);
-  H.Flags = endian::read64le(P + 0x28);
-  H.Reserved = endian::read64le(P + 0x30);
-  H.UncompressedSize = endian::read64le(P + 0x38);
-  return H;
 }
 
 /// Checks the entry whose header starts Bytes (Bytes ends where the container's payload ends).

@@ -120,21 +120,7 @@ Error FatbinWriter::appendEntry(const PendingEntry &P, std::vector<uint8_t> &Out
   Header.resize(alignTo(Header.size(), FatbinAlignment), 0);
   H.HeaderSize = static_cast<uint32_t>(Header.size());
 
-  uint8_t *B = Header.data();
-  endian::write16le(B + 0x00, static_cast<uint16_t>(H.Kind));
-  endian::write16le(B + 0x02, H.FormatVersion);
-  endian::write32le(B + 0x04, H.HeaderSize);
-  endian::write64le(B + 0x08, H.PayloadSize);
-  endian::write32le(B + 0x10, H.CompressedSize);
-  endian::write32le(B + 0x14, H.OptionsOffset);
-  endian::write16le(B + 0x18, H.MinorVersion);
-  endian::write16le(B + 0x1a, H.MajorVersion);
-  endian::write32le(B + 0x1c, H.Arch);
-  endian::write32le(B + 0x20, H.NameOffset);
-  endian::write32le(B + 0x24, H.NameSize);
-  endian::write64le(B + 0x28, H.Flags);
-  endian::write64le(B + 0x30, H.Reserved);
-  endian::write64le(B + 0x38, H.UncompressedSize);
+  detail::encodeEntryHeader(H, Header.data());
 
   Out.insert(Out.end(), Header.begin(), Header.end());
   Out.insert(Out.end(), Payload.begin(), Payload.end());

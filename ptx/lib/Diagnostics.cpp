@@ -32,7 +32,7 @@ void DiagnosticEngine::clear() {
   Errors = 0;
 }
 
-static const char *severityName(Severity S) {
+const char *ptxforge::ptx::severityName(Severity S) {
   switch (S) {
   case Severity::Note:
     return "note";

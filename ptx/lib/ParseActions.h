@@ -16,7 +16,7 @@ class Token;
 namespace ptxforge::ptx::detail {
 
 /// What one chunk of the source (some top-level items) turned into.
-struct ChunkResult {
+struct ChunkResult : ModuleItems {
   ChunkResult();
   /// Drops everything (a chunk re-parsed after a failed fast attempt starts over).
   void reset();
@@ -26,13 +26,6 @@ struct ChunkResult {
   SourceLoc VersionLoc;
   std::optional<Target> Tgt;
   std::optional<unsigned> AddressSize;
-  std::vector<VariableDecl> Globals;
-  std::vector<std::unique_ptr<Function>> Functions;
-  std::vector<FileDirective> Files;
-  std::vector<DebugSection> Sections;
-  std::vector<PragmaDirective> Pragmas;
-  std::vector<AliasDirective> Aliases;
-  std::vector<TopLevelItem> Order;
 };
 
 class ParseActions {

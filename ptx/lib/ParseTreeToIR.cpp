@@ -228,13 +228,7 @@ void ChunkResult::reset() {
   VersionLoc = SourceLoc();
   Tgt.reset();
   AddressSize.reset();
-  Globals.clear();
-  Functions.clear();
-  Files.clear();
-  Sections.clear();
-  Pragmas.clear();
-  Aliases.clear();
-  Order.clear();
+  static_cast<ModuleItems &>(*this) = ModuleItems();
 }
 
 ParseActions::ParseActions(llvm::StringRef WholeSource, DiagnosticEngine &Diags, ChunkResult &Out)

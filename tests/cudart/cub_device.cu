@@ -13,23 +13,7 @@
 #include <numeric>
 #include <vector>
 
-static int failures = 0;
-#define CHECK(cond, name, ...)                                                                                         \
-  do {                                                                                                                 \
-    if (cond)                                                                                                          \
-      printf("PASS %s\n", name);                                                                                       \
-    else {                                                                                                             \
-      printf("FAIL %s: ", name);                                                                                       \
-      printf(__VA_ARGS__);                                                                                             \
-      printf("\n");                                                                                                    \
-      ++failures;                                                                                                      \
-    }                                                                                                                  \
-  } while (0)
-#define CK(call, name)                                                                                                 \
-  do {                                                                                                                 \
-    cudaError_t e_ = (call);                                                                                           \
-    CHECK(e_ == cudaSuccess, name, "%s", cudaGetErrorName(e_));                                                        \
-  } while (0)
+#include "check.h"
 
 struct IsEven {
   __host__ __device__ bool operator()(int x) const { return (x & 1) == 0; }

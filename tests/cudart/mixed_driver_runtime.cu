@@ -6,18 +6,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
-static int failures = 0;
-#define CHECK(cond, name, ...)                                                                                         \
-  do {                                                                                                                 \
-    if (cond)                                                                                                          \
-      printf("PASS %s\n", name);                                                                                       \
-    else {                                                                                                             \
-      printf("FAIL %s: ", name);                                                                                       \
-      printf(__VA_ARGS__);                                                                                             \
-      printf("\n");                                                                                                    \
-      ++failures;                                                                                                      \
-    }                                                                                                                  \
-  } while (0)
+#include "check.h"
 
 __global__ void fill(int *p, int v, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;

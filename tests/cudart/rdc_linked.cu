@@ -7,18 +7,7 @@
 #include <cstdio>
 #include <cuda_runtime.h>
 
-static int failures = 0;
-#define CHECK(cond, name, ...)                                                                                         \
-  do {                                                                                                                 \
-    if (cond)                                                                                                          \
-      printf("PASS %s\n", name);                                                                                       \
-    else {                                                                                                             \
-      printf("FAIL %s: ", name);                                                                                       \
-      printf(__VA_ARGS__);                                                                                             \
-      printf("\n");                                                                                                    \
-      ++failures;                                                                                                      \
-    }                                                                                                                  \
-  } while (0)
+#include "check.h"
 
 extern __device__ int lib_transform(int x); // rdc_linked_lib.cu: x * c_factor + own_offset (= 1000)
 extern __device__ int g_hits;               // rdc_linked_lib.cu

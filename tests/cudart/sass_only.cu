@@ -5,18 +5,7 @@
 #include <cstdio>
 #include <cuda_runtime.h>
 
-static int failures = 0;
-#define CHECK(cond, name, ...)                                                                                         \
-  do {                                                                                                                 \
-    if (cond)                                                                                                          \
-      printf("PASS %s\n", name);                                                                                       \
-    else {                                                                                                             \
-      printf("FAIL %s: ", name);                                                                                       \
-      printf(__VA_ARGS__);                                                                                             \
-      printf("\n");                                                                                                    \
-      ++failures;                                                                                                      \
-    }                                                                                                                  \
-  } while (0)
+#include "check.h"
 
 __global__ void k(int *p) { p[threadIdx.x] = threadIdx.x; }
 

@@ -17,18 +17,7 @@
 #include <numeric>
 #include <vector>
 
-static int failures = 0;
-#define CHECK(cond, name, ...)                                                                                         \
-  do {                                                                                                                 \
-    if (cond)                                                                                                          \
-      printf("PASS %s\n", name);                                                                                       \
-    else {                                                                                                             \
-      printf("FAIL %s: ", name);                                                                                       \
-      printf(__VA_ARGS__);                                                                                             \
-      printf("\n");                                                                                                    \
-      ++failures;                                                                                                      \
-    }                                                                                                                  \
-  } while (0)
+#include "check.h"
 // Thrust reports CUDA errors as exceptions: each check fails on its own instead of ending the program.
 #define GUARD(name, ...)                                                                                               \
   do {                                                                                                                 \

@@ -1,12 +1,12 @@
-# lit configuration for ptxforge's file tests: `ptxforge` and FileCheck on PATH, %shared for ../shared; the
-# features `ptxas` and `cuobjdump` where NVIDIA's tools are installed.
+# lit configuration for ptxforge's file tests: `ptxforge`, `ptxforge-opt` (passes/*.ll) and FileCheck on PATH,
+# %shared for ../shared; the features `ptxas` and `cuobjdump` where NVIDIA's tools are installed.
 import os
 import shutil
 import lit.formats
 
 config.name = "ptxforge"
 config.test_format = lit.formats.ShTest(True)
-config.suffixes = [".ptx", ".test"]
+config.suffixes = [".ptx", ".test", ".ll"]
 config.excludes = ["Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.ptxforge_obj_root, "tests", "lit")

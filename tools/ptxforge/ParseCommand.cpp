@@ -33,18 +33,6 @@ std::unique_ptr<ptx::FrontendResult> ptxforge::tools::loadPtx(std::unique_ptr<pt
 
 namespace {
 
-const char *severityName(ptx::Severity S) {
-  switch (S) {
-  case ptx::Severity::Note:
-    return "note";
-  case ptx::Severity::Warning:
-    return "warning";
-  case ptx::Severity::Error:
-    return "error";
-  }
-  return "error";
-}
-
 /// One `expected-<kind>[@line] [count] {{text}}` directive.
 struct Expectation {
   ptx::Severity Level = ptx::Severity::Error;

@@ -2,12 +2,9 @@
 // rsqrt.approx.f32: n-body codes). A libm call per element keeps the loop around it scalar, and an exact
 // 1/sqrt(x) costs a square root and a division of long latency and low throughput; these forms vectorize and
 // stay within the PTX ISA's bounds (ex2: 2 ulp; rsqrt: 2^-22.9 relative).
-#include "../FunctionLowering.h"
+#include "FamilyLowering.h"
 
 #include <iterator>
-
-using namespace ptxforge;
-using namespace ptxforge::codegen::detail;
 
 llvm::Value *ptxforge::codegen::detail::exp2ApproxF32(FunctionLowering &L, llvm::Value *X) {
   auto &B = L.b();

@@ -2,14 +2,7 @@
 // (global<->shared with mbarrier transaction counts and bulk groups) and every mbarrier operation. Copies run
 // at once (a legal schedule of an asynchronous copy), so the group operations need no code; mbarrier state
 // lives in its 64-bit object and is handled by the helpers in exec/AsyncHelpers.cpp.
-#include "../FunctionLowering.h"
-
-using namespace ptxforge;
-using namespace ptxforge::codegen::detail;
-using ptx::Modifier;
-using ptx::Opcode;
-using ptx::ScalarType;
-using ptx::StateSpace;
+#include "FamilyLowering.h"
 
 namespace {
 

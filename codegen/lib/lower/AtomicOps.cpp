@@ -4,17 +4,11 @@
 // store, and a lock-prefixed instruction per access would make shared-memory histograms many times slower.
 // f32 adds on global memory flush subnormals as the GPU does (recorded: tests/conformance/cases/atomic/
 // f32_add_subnormal); the vector forms (.v2/.v4/.v8, sm_90) are one atomic access per element.
-#include "../FunctionLowering.h"
 #include "../Markers.h"
 #include "../passes/Passes.h"
+#include "FamilyLowering.h"
 
 #include "llvm/Transforms/Utils/LowerAtomic.h"
-
-using namespace ptxforge;
-using namespace ptxforge::codegen::detail;
-using ptx::Modifier;
-using ptx::Opcode;
-using ptx::ScalarType;
 
 namespace {
 

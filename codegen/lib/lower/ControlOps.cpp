@@ -1,12 +1,8 @@
 // Control flow: bra, brx.idx, call (direct and indirect), ret, exit, trap; fences and hints that need no code,
 // and createpolicy, whose cache policy only such hints read.
-#include "../FunctionLowering.h"
+#include "FamilyLowering.h"
 
 #include <functional>
-
-using namespace ptxforge;
-using namespace ptxforge::codegen::detail;
-using ptx::Opcode;
 
 namespace {
 

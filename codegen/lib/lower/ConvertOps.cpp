@@ -4,14 +4,9 @@
 // Conversions to f16/bf16/tf32/e4m3/e5m2 (scalar and packed x2, .relu/.satfinite) round exactly: f32/f64 to
 // f16/bf16 to nearest inline (roundToHalf, HalfOps.cpp), the others in the runtime (exec/HalfMath.cpp, code
 // word in HalfCode.h).
-#include "../FunctionLowering.h"
+#include "FamilyLowering.h"
 #include "HalfCode.h"
 
-using namespace ptxforge;
-using namespace ptxforge::codegen::detail;
-using ptx::Modifier;
-using ptx::Opcode;
-using ptx::ScalarType;
 namespace halfcode = ptxforge::codegen::halfcode;
 
 namespace {

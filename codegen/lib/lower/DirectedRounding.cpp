@@ -4,10 +4,7 @@
 // term; rounding a round-to-odd result of 53 bits to 24 bits gives the correctly rounded result in any mode
 // (Boldo & Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using rounding to odd",
 // IEEE TC 2008). The narrowing itself rounds to nearest and then steps one ulp where that went the wrong way.
-#include "../FunctionLowering.h"
-
-using namespace ptxforge;
-using namespace ptxforge::codegen::detail;
+#include "FamilyLowering.h"
 
 namespace {
 

@@ -4,15 +4,9 @@
 // rounding (.rz/.rm/.rp) is exact plain IR for f32 (DirectedRounding.cpp) and runtime helpers that switch the
 // host rounding mode for f64. NaN results follow
 // the GPU bit for bit (see nanResult). f16/bf16 and their x2 forms are HalfOps.cpp's (lowerHalf).
-#include "../FunctionLowering.h"
+#include "FamilyLowering.h"
 
 #include <optional>
-
-using namespace ptxforge;
-using namespace ptxforge::codegen::detail;
-using ptx::Modifier;
-using ptx::Opcode;
-using ptx::ScalarType;
 
 namespace {
 

@@ -4,17 +4,12 @@
 // directed rounding modes and ex2/tanh call the runtime helper ptxrt_half_op (exec/HalfMath.cpp), which
 // computes in double and rounds exactly once; the code word (HalfCode.h) selects the operation. Both give the
 // GPU's results bit for bit (tests/unit/codegen/HalfInlineTest.cpp compares them over every flag).
-#include "../FunctionLowering.h"
+#include "FamilyLowering.h"
 #include "HalfCode.h"
 
 #include <optional>
 
-using namespace ptxforge;
-using namespace ptxforge::codegen::detail;
 using namespace ptxforge::codegen::halfcode;
-using ptx::Modifier;
-using ptx::Opcode;
-using ptx::ScalarType;
 
 namespace ptxforge::codegen::detail {
 bool lowerHalf(FunctionLowering &L, const ptx::Instruction &I);

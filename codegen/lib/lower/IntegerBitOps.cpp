@@ -2,13 +2,7 @@
 // (.shiftamt), bfe/bfi, bmsk/szext, prmt (all modes, constant or register selectors), shf (.l/.r, .wrap/.clamp),
 // lop3 (any immLut, optional .and/.or predicate result), dp4a/dp2a. fns calls a runtime helper
 // (exec/IntegerHelpers.cpp).
-#include "../FunctionLowering.h"
-
-using namespace ptxforge;
-using namespace ptxforge::codegen::detail;
-using ptx::Modifier;
-using ptx::Opcode;
-using ptx::ScalarType;
+#include "FamilyLowering.h"
 
 namespace ptxforge::codegen::detail {
 bool lowerIntegerBits(FunctionLowering &L, const ptx::Instruction &I); // called from IntegerOps.cpp

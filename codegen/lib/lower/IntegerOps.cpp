@@ -2,13 +2,7 @@
 // wide, .cc/madc), mul24/mad24, sad, div/rem, min/max (3 inputs, .relu, s16x2/u16x2), abs/neg, logic ops,
 // shifts, setp/set/selp/slct (an f32/f64 comparison is FloatOps.cpp's compareFloat). The bit-manipulation
 // instructions (bfe, prmt, lop3, ...) are in IntegerBitOps.cpp.
-#include "../FunctionLowering.h"
-
-using namespace ptxforge;
-using namespace ptxforge::codegen::detail;
-using ptx::Modifier;
-using ptx::Opcode;
-using ptx::ScalarType;
+#include "FamilyLowering.h"
 
 namespace ptxforge::codegen::detail {
 /// Bit manipulation: popc/clz/brev/bfind/fns/bfe/bfi/bmsk/szext/prmt/shf/lop3/dp4a/dp2a (IntegerBitOps.cpp).

@@ -1,13 +1,7 @@
 // Warp-wide matrix instructions: ldmatrix, stmatrix, mma.sync and wmma. They are warp collectives: each lane
 // hands its row address / fragment registers to a runtime helper (exec/WarpCollectives.cpp) that gathers all
 // 32 lanes and computes every lane's result at once.
-#include "../FunctionLowering.h"
-
-using namespace ptxforge;
-using namespace ptxforge::codegen::detail;
-using ptx::Modifier;
-using ptx::Opcode;
-using ptx::ScalarType;
+#include "FamilyLowering.h"
 
 namespace {
 

@@ -1,20 +1,13 @@
 // Memory and data movement: ld/ldu/st (scalar and vector, every state space), mov (incl. pack/unpack),
 // cvta, isspacep; the misaligned-address accumulator that loads and stores feed.
-#include "../FunctionLowering.h"
 #include "../Markers.h"
 #include "../passes/Passes.h"
+#include "FamilyLowering.h"
 
 #include "llvm/Analysis/InstructionSimplify.h"
 #include "llvm/IR/MDBuilder.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Local.h"
-
-using namespace ptxforge;
-using namespace ptxforge::codegen::detail;
-using ptx::Modifier;
-using ptx::Opcode;
-using ptx::ScalarType;
-using ptx::StateSpace;
 
 namespace {
 

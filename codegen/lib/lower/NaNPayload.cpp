@@ -6,11 +6,7 @@
 // see that the value is a NaN, and their own results are canonicalised again. A register every reader of
 // which is such an operation (or a copy into such a register) never shows its payload, so the operations
 // writing it need no canonicalisation.
-#include "../FunctionLowering.h"
-
-using namespace ptxforge;
-using namespace ptxforge::codegen::detail;
-using ptx::Opcode;
+#include "FamilyLowering.h"
 
 namespace {
 

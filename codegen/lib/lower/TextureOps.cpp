@@ -4,13 +4,7 @@
 // in, and results come back, through the function's scratch buffers. Texture references (a `.texref` symbol
 // as the operand), the independent mode's separate sampler, mipmap levels and gradients, offsets, depth
 // compare and formatted stores (sust.p) are reported as unsupported.
-#include "../FunctionLowering.h"
-
-using namespace ptxforge;
-using namespace ptxforge::codegen::detail;
-using ptx::Modifier;
-using ptx::Opcode;
-using ptx::ScalarType;
+#include "FamilyLowering.h"
 
 namespace {
 
@@ -154,39 +148,27 @@ std::pair<llvm::Value *, llvm::Value *> surfaceAddress(FunctionLowering &L, cons
   return {H, H ? coordinates(L, I.Operands[Addr], geometry(I), ScalarType::S32) : nullptr};
 }
 
-bool lowerSuld(FunctionLowering &L, const ptx::Instruction &I) {
+/// suld.b (Store false: the data operand is the destination) or sust.b (Store: the data operand is the source):
+/// the data goes through a scratch buffer of up to four 64-bit slots that the helper reads or fills.
+bool lowerSurfaceAccess(FunctionLowering &L, const ptx::Instruction &I, bool Store) {
   auto &B = L.b();
   unsigned Bytes = surfaceBytes(I);
-  auto [H, Coords] = surfaceAddress(L, I, 1);
+  auto [H, Coords] = surfaceAddress(L, I, Store ? 0 : 1);
   if (!Coords)
-    return L.unsupported(I, "only suld.b on a surface object handle");
+    return L.unsupported(I, Store ? "only sust.b on a surface object handle (sust.p's formatted stores are not lowered)"
+                                  : "only suld.b on a surface object handle");
   ScalarType T = I.type();
   llvm::Type *Ty = L.bitsType(T);
-  llvm::Value *Out = scratchBuffer(L, B.getInt64Ty(), 4, 1);
-  L.callHelper("ptxrt_suld", B.getVoidTy(),
-               {L.threadCtx(), H, B.getInt32(geometry(I)), B.getInt32(boundary(I)), B.getInt32(Bytes), Coords, Out,
+  llvm::Value *Buf = scratchBuffer(L, B.getInt64Ty(), 4, 1);
+  auto Data = operandElements(I.Operands[Store ? 1 : 0]);
+  const size_t N = std::min<size_t>(Data.size(), I.vectorWidth());
+  for (unsigned K = 0; Store && K < N; ++K)
+    B.CreateStore(L.read(*Data[K], T), B.CreateConstGEP1_32(Ty, Buf, K));
+  L.callHelper(Store ? "ptxrt_sust" : "ptxrt_suld", B.getVoidTy(),
+               {L.threadCtx(), H, B.getInt32(geometry(I)), B.getInt32(boundary(I)), B.getInt32(Bytes), Coords, Buf,
                 location(L, I)});
-  auto Ds = operandElements(I.Operands[0]);
-  for (unsigned K = 0; K < Ds.size() && K < I.vectorWidth(); ++K)
-    L.write(*Ds[K], T, B.CreateLoad(Ty, B.CreateConstGEP1_32(Ty, Out, K)));
-  return true;
-}
-
-bool lowerSust(FunctionLowering &L, const ptx::Instruction &I) {
-  auto &B = L.b();
-  unsigned Bytes = surfaceBytes(I);
-  auto [H, Coords] = surfaceAddress(L, I, 0);
-  if (!Coords)
-    return L.unsupported(I, "only sust.b on a surface object handle (sust.p's formatted stores are not lowered)");
-  ScalarType T = I.type();
-  llvm::Type *Ty = L.bitsType(T);
-  llvm::Value *In = scratchBuffer(L, B.getInt64Ty(), 4, 1);
-  auto Ss = operandElements(I.Operands[1]);
-  for (unsigned K = 0; K < Ss.size() && K < I.vectorWidth(); ++K)
-    B.CreateStore(L.read(*Ss[K], T), B.CreateConstGEP1_32(Ty, In, K));
-  L.callHelper("ptxrt_sust", B.getVoidTy(),
-               {L.threadCtx(), H, B.getInt32(geometry(I)), B.getInt32(boundary(I)), B.getInt32(Bytes), Coords, In,
-                location(L, I)});
+  for (unsigned K = 0; !Store && K < N; ++K)
+    L.write(*Data[K], T, B.CreateLoad(Ty, B.CreateConstGEP1_32(Ty, Buf, K)));
   return true;
 }
 
@@ -231,9 +213,9 @@ bool ptxforge::codegen::detail::lowerTexture(FunctionLowering &L, const ptx::Ins
   case Opcode::Suq:
     return lowerQuery(L, I, "ptxrt_suq");
   case Opcode::Suld:
-    return lowerSuld(L, I);
+    return lowerSurfaceAccess(L, I, /*Store=*/false);
   case Opcode::Sust:
-    return lowerSust(L, I);
+    return lowerSurfaceAccess(L, I, /*Store=*/true);
   case Opcode::Sured:
     return lowerSured(L, I);
   default:

@@ -9,13 +9,7 @@
 //  - the SIMD forms vadd2 ... vset4: each of 2 (4) lanes takes a half (byte) of a:b by its selector, the lane
 //    results clamped to 16 (8) bits with .sat and merged into the lanes of c the mask names, or summed into
 //    c (.add).
-#include "../FunctionLowering.h"
-
-using namespace ptxforge;
-using namespace ptxforge::codegen::detail;
-using ptx::Modifier;
-using ptx::Opcode;
-using ptx::ScalarType;
+#include "FamilyLowering.h"
 
 namespace ptxforge::codegen::detail {
 bool lowerVideo(FunctionLowering &L, const ptx::Instruction &I); // called from IntegerOps.cpp

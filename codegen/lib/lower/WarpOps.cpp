@@ -4,17 +4,12 @@
 // WarpRendezvous.cpp) replaces the calls to ptxrt_bar_sync, ptxrt_shfl, ptxrt_vote, ptxrt_redux, ptxrt_match and
 // ptxrt_warp_sync by cuts between its region loops: each such call is marked here with its cut kind and the
 // operands that hold its mode and inputs (Markers.h), and the calls only fibers can serve are marked as such.
-#include "../FunctionLowering.h"
 #include "../Markers.h"
+#include "FamilyLowering.h"
 
 #include <atomic>
 
-using namespace ptxforge;
 using namespace ptxforge::codegen;
-using namespace ptxforge::codegen::detail;
-using ptx::Modifier;
-using ptx::Opcode;
-using ptx::ScalarType;
 
 bool ptxforge::codegen::detail::synchronizesThreads(const ptx::Instruction &I) {
   switch (I.Op) {

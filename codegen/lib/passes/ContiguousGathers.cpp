@@ -1,5 +1,14 @@
 // See Passes.h: a gather or scatter whose lanes turn out to address consecutive elements runs as a vector load or
 // store instead.
+//
+// Before:
+//   %v = call <4 x float> @llvm.masked.gather(<4 x ptr> %p, <4 x i1> %m, ...)
+// After:
+//   %first = extractelement <4 x ptr> %p, i64 0
+//   br (every lane on in %m points at %first + lane * 4, and lane 0 is on), %vector, %gather
+//   vector: %a = call @llvm.masked.load(ptr %first, <4 x i1> %m, ...)
+//   gather: %b = call @llvm.masked.gather(<4 x ptr> %p, <4 x i1> %m, ...)
+//   %v = phi [ %a, %vector ], [ %b, %gather ]
 #include "Passes.h"
 
 #include "llvm/IR/Constants.h"

@@ -1,4 +1,9 @@
 // See Passes.h: a vector built lane by lane from base + 0, base + 1, ... becomes one vector add.
+//
+// Before:
+//   %t1 = add i32 %tid, 1 ... %v0 = insertelement poison, %tid, 0 ... %v3 = insertelement %v2, %t3, 3
+// After:
+//   %v3 = add <4 x i32> splat(%tid), <i32 0, i32 1, i32 2, i32 3>
 #include "Passes.h"
 
 #include "llvm/IR/Constants.h"

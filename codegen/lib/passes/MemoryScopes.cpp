@@ -1,4 +1,11 @@
-// See Passes.h.
+// See Passes.h: the lowering's memory-class marks become alias scopes.
+//
+// Before (as lowered):
+//   %v = load float, ptr addrspace(1) %p, !ptxforge.access !{i32 1}           ; a .global access
+//   store float %v, ptr %slot, !ptxforge.access !{i32 3}                      ; ptxforge's own memory
+// After:
+//   %v = load float, ptr addrspace(1) %p, !alias.scope !{!global}, !noalias !{!shared, !internal}
+//   store float %v, ptr %slot, !alias.scope !{!internal}, !noalias !{!shared, !global}
 #include "Passes.h"
 
 #include "llvm/Analysis/ScopedNoAliasAA.h"
@@ -94,4 +101,9 @@ void ptxforge::codegen::passes::addMemoryScopes(Module &M) {
     for (Instruction &I : instructions(F))
       if (isa<StoreInst>(I) || isa<AtomicRMWInst>(I) || isa<AtomicCmpXchgInst>(I) || isa<AnyMemIntrinsic>(I))
         appendScopes(I, LLVMContext::MD_noalias, ReadOnly);
+}
+
+PreservedAnalyses MemoryScopesPass::run(Module &M, ModuleAnalysisManager &) {
+  addMemoryScopes(M);
+  return PreservedAnalyses::none();
 }

@@ -1,4 +1,5 @@
-// Private to codegen/lib: ptxforge's own LLVM passes, each in its own file, run by optimizeModule.
+// Private to codegen/lib: ptxforge's own LLVM passes, each in its own file, named in Passes.def (the registry a
+// textual pipeline and ptxforge-opt find them by) and run by optimizeModule.
 #pragma once
 
 #include "llvm/IR/Metadata.h"
@@ -10,6 +11,8 @@ namespace llvm {
 class Instruction;
 class LoadInst;
 class Module;
+class PassBuilder;
+class PassInstrumentationCallbacks;
 } // namespace llvm
 
 namespace ptxforge::codegen::passes {
@@ -95,6 +98,10 @@ enum class MemoryClass : uint32_t { Shared, Global, OtherPtx, Internal }; // add
 void markAccess(llvm::Instruction *I, MemoryClass C);
 void markReadOnlyLoad(llvm::LoadInst *L);
 void addMemoryScopes(llvm::Module &M);
+/// addMemoryScopes as a pass (`ptxforge-memory-scopes`), for running it on IR alone.
+struct MemoryScopesPass : llvm::PassInfoMixin<MemoryScopesPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &AM);
+};
 /// Whether addMemoryScopes put I in the `.global` scope.
 bool isGlobalAccess(const llvm::Instruction &I);
 
@@ -125,5 +132,47 @@ struct StreamingStoresPass : llvm::PassInfoMixin<StreamingStoresPass> {
   llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
   uint64_t ThresholdBytes;
 };
+
+/// The thread loops' vector width (optimizeModule, before LLVM's pipeline): the lowering marks each innermost
+/// loop over threads (ThreadLoop.h: ThreadLoopMarker); this pass adds `llvm.loop.vectorize.width` Lanes and
+/// `llvm.loop.interleave.count` 1 to the marked loops' `llvm.loop` (Lanes 0: the pass does nothing).
+struct WidenThreadLoopsPass : llvm::PassInfoMixin<WidenThreadLoopsPass> {
+  explicit WidenThreadLoopsPass(unsigned Lanes) : Lanes(Lanes) {}
+  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
+  unsigned Lanes;
+};
+
+/// Functions over Budget instructions (CompileOptions::FunctionSizeBudget; 0: no limit) are left unoptimized
+/// (optnone, noinline), with a missed-optimization remark, so that no input makes the optimizer run without bound.
+struct LimitOptimizationPass : llvm::PassInfoMixin<LimitOptimizationPass> {
+  explicit LimitOptimizationPass(unsigned Budget) : Budget(Budget) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &AM);
+  unsigned Budget;
+};
+
+/// The region builder (BarrierRegions.cpp, with its loop cuts, LoopCuts.h, and warp rendezvous,
+/// WarpRendezvous.h) as a pass over lowered IR: each thread function `__ptx_kernel_K` with marked cuts
+/// (Markers.h) and no block function yet gets `__ptx_block_K`. The lowering calls the builder itself, kernel by
+/// kernel, where the PTX says a kernel qualifies (regionSplittable); this pass is how it is run and tested alone.
+/// A thread function the builder refuses keeps running on fibers, with the lowering's missed-optimization remark.
+struct RegionBlocksOptions {
+  bool LoopCuts;      ///< LoweringOptions::LoopCuts (`loop-cuts`, `no-loop-cuts`)
+  unsigned CutBudget; ///< LoweringOptions::RegionCutBudget (`cut-budget=N`)
+};
+struct RegionBlocksPass : llvm::PassInfoMixin<RegionBlocksPass> {
+  explicit RegionBlocksPass(RegionBlocksOptions Options) : Options(Options) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &AM);
+  RegionBlocksOptions Options;
+};
+
+/// A kernel the region builder could not split runs on fibers, correct but slow: an optimization remark
+/// (`-pass-remarks-missed=ptxforge-regions`) says so and why.
+void reportRegionSplitFailure(llvm::Function &Thread, llvm::Error E);
+/// Why a kernel with Cuts barriers and collectives is not split: over LoweringOptions::RegionCutBudget.
+llvm::Error overRegionBudget(unsigned Cuts, unsigned Budget);
+
+/// Makes every pass of Passes.def known to PB by its name, so a textual pipeline can name it; with PIC, also
+/// to LLVM's instrumentation (-print-after=ptxforge-unmask-full-vectors and the like).
+void registerPasses(llvm::PassBuilder &PB, llvm::PassInstrumentationCallbacks *PIC);
 
 } // namespace ptxforge::codegen::passes

@@ -1,4 +1,11 @@
 // See Passes.h: give integer-computed addresses a pointer base.
+//
+// Before:
+//   %a = load i64, ptr %params                      ; a pointer parameter
+//   %p = inttoptr i64 (add %a, %off) to ptr addrspace(1)
+// After:
+//   %a.ptr = load ptr addrspace(1), ptr %params
+//   %p = getelementptr i8, ptr addrspace(1) %a.ptr, i64 (add %a, %off) - ptrtoint(%a.ptr)
 #include "Passes.h"
 
 #include "llvm/ADT/DenseMap.h"

@@ -1,4 +1,11 @@
 // See Passes.h: gathers through stepped per-thread pointers prefetch the next step's lines.
+//
+// Before:
+//   %next = add <4 x i64> %p, splat(%s); store %next, %slots       ; the pointer, stepped and stored back
+//   %v = call @llvm.masked.gather(inttoptr %next, ...)
+// After, ahead of the gather:
+//   call @llvm.prefetch(gep i8 (extractelement %ptrs, 0), %s)
+//   call @llvm.prefetch(gep i8 (extractelement %ptrs, 3), %s)
 #include "Passes.h"
 
 #include "llvm/Analysis/VectorUtils.h"

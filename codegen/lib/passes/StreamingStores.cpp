@@ -1,4 +1,13 @@
 // See Passes.h: full-vector global stores of launches that write more than the cache holds bypass the cache.
+//
+// Before (a block function's memory-bound loop):
+//   store <8 x float> %v, ptr addrspace(1) %p, align 4
+// After:
+//   entry: %stream = icmp uge (%ntid.x * ... * %nctaid.z), threshold / 4
+//   br (%stream and %p 32-byte aligned), %nt, %plain
+//   nt:    store <8 x float> %v, ptr addrspace(1) %p, align 32, !nontemporal
+//   plain: store <8 x float> %v, ptr addrspace(1) %p, align 4
+//   ...    call @llvm.x86.sse.sfence() before each return
 #include "Passes.h"
 
 #include "ptxforge/codegen/ThreadContext.h"

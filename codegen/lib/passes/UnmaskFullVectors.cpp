@@ -1,4 +1,11 @@
 // See Passes.h: masked vector memory operations get a plain path for all-true masks and none for all-false.
+//
+// Before:
+//   %x = call @llvm.masked.load(%a, %m, ...); ...; call @llvm.masked.store(%y, %c, %m)
+// After:
+//   br (and-reduce %m), %full, %masked
+//   full:   %x = load %a; ...; store %y, %c                           ; the whole stretch, plain
+//   masked: each access: plain when and-reduce(%m), masked when or-reduce(%m), skipped otherwise
 #include "Passes.h"
 
 #include "llvm/ADT/SmallPtrSet.h"

@@ -107,4 +107,11 @@ template <class F> auto guarded(F &&Fn) -> decltype(Fn()) {
   }
 }
 
+/// The API's severities are ptx's, in the same order, so that one name table (ptx::severityName) serves both.
+static_assert(static_cast<int>(Severity::Note) == static_cast<int>(ptx::Severity::Note) &&
+              static_cast<int>(Severity::Warning) == static_cast<int>(ptx::Severity::Warning) &&
+              static_cast<int>(Severity::Error) == static_cast<int>(ptx::Severity::Error));
+inline Severity toSeverity(ptx::Severity S) { return static_cast<Severity>(S); }
+inline ptx::Severity toPtxSeverity(Severity S) { return static_cast<ptx::Severity>(S); }
+
 } // namespace ptxforge

@@ -9,17 +9,7 @@
 
 using namespace ptxforge;
 
-const char *ptxforge::describe(Severity S) {
-  switch (S) {
-  case Severity::Note:
-    return "note";
-  case Severity::Warning:
-    return "warning";
-  case Severity::Error:
-    return "error";
-  }
-  return "error";
-}
+const char *ptxforge::describe(Severity S) { return ptx::severityName(toPtxSeverity(S)); }
 
 std::string Diagnostic::toString() const {
   std::string Where = File;

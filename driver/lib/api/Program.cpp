@@ -8,18 +8,6 @@ using namespace ptxforge;
 
 namespace {
 
-Severity toSeverity(ptx::Severity S) {
-  switch (S) {
-  case ptx::Severity::Note:
-    return Severity::Note;
-  case ptx::Severity::Warning:
-    return Severity::Warning;
-  case ptx::Severity::Error:
-    return Severity::Error;
-  }
-  return Severity::Error;
-}
-
 std::vector<Diagnostic> toDiagnostics(const ptx::FrontendResult &R) {
   std::vector<Diagnostic> Out;
   for (const ptx::Diagnostic &D : R.Diags.sorted()) {

@@ -227,16 +227,24 @@ cudaError_t driverResource(const cudaResourceDesc &R, CUDA_RESOURCE_DESC &D) {
   }
 }
 
+/// What creating a texture or surface object (written to Out) first needs: its resource in the driver's terms,
+/// with the runtime's context current.
+cudaError_t objectResource(const void *Out, const cudaResourceDesc *Res, CUDA_RESOURCE_DESC &R) {
+  if (!Out || !Res)
+    return cudaErrorInvalidValue;
+  if (cudaError_t E = ensureContext())
+    return E;
+  return driverResource(*Res, R);
+}
+
 } // namespace
 
 cudaError_t ptxforge::runtime::createTextureObject(cudaTextureObject_t *Out, const cudaResourceDesc *Res,
                                                    const cudaTextureDesc *Tex, const cudaResourceViewDesc *View) {
-  if (!Out || !Res || !Tex)
+  if (!Tex)
     return cudaErrorInvalidValue;
-  if (cudaError_t E = ensureContext())
-    return E;
   CUDA_RESOURCE_DESC R;
-  if (cudaError_t E = driverResource(*Res, R))
+  if (cudaError_t E = objectResource(Out, Res, R))
     return E;
   CUDA_TEXTURE_DESC T = {};
   for (int I = 0; I < 3; ++I)
@@ -253,12 +261,8 @@ cudaError_t ptxforge::runtime::createTextureObject(cudaTextureObject_t *Out, con
 }
 
 cudaError_t ptxforge::runtime::createSurfaceObject(cudaSurfaceObject_t *Out, const cudaResourceDesc *Res) {
-  if (!Out || !Res)
-    return cudaErrorInvalidValue;
-  if (cudaError_t E = ensureContext())
-    return E;
   CUDA_RESOURCE_DESC R;
-  if (cudaError_t E = driverResource(*Res, R))
+  if (cudaError_t E = objectResource(Out, Res, R))
     return E;
   return drv(cuSurfObjectCreate(Out, &R));
 }

@@ -15,6 +15,11 @@ namespace ptxforge::codegen {
 /// process-global LLVM option.
 llvm::Error optimizeModule(llvm::Module &M, llvm::TargetMachine &TM, const CompileOptions &Options);
 
+/// Runs Pipeline, in LLVM's -passes syntax ("ptxforge-region-blocks,function(ptxforge-unmask-full-vectors)"),
+/// over M for TM: LLVM's passes and ptxforge's own by their names in codegen/lib/passes/Passes.def. What
+/// ptxforge-opt runs; an error when the pipeline does not parse.
+llvm::Error runPassPipeline(llvm::Module &M, llvm::TargetMachine &TM, llvm::StringRef Pipeline);
+
 /// A debugging switch for whoever tunes the code generator (PTXFORGE_LLVM_ARGS): parses Args, LLVM's own options
 /// as clang's -mllvm passes them ("-pass-remarks-missed=loop-vectorize", "-time-passes"), into LLVM's option
 /// registry. That registry is process-global: the options apply to every later compile of every user of this

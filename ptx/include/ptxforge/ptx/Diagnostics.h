@@ -13,6 +13,8 @@
 namespace ptxforge::ptx {
 
 enum class Severity : uint8_t { Note, Warning, Error };
+/// "note", "warning", "error": how diagnostics spell S.
+const char *severityName(Severity S);
 
 struct Diagnostic {
   Severity Level = Severity::Error;

@@ -50,7 +50,18 @@ struct TopLevelItem {
   uint32_t Index;
 };
 
-class Module {
+/// A module's top-level items; a chunk of a module being parsed holds them too (ParseActions.h: ChunkResult).
+struct ModuleItems {
+  std::vector<VariableDecl> Globals;
+  std::vector<std::unique_ptr<Function>> Functions;
+  std::vector<FileDirective> Files;
+  std::vector<DebugSection> Sections;
+  std::vector<PragmaDirective> Pragmas;
+  std::vector<AliasDirective> Aliases;
+  std::vector<TopLevelItem> Order; ///< source order of the above, for printing
+};
+
+class Module : public ModuleItems {
 public:
   Module();
   ~Module();
@@ -63,14 +74,6 @@ public:
   Target Tgt;
   unsigned AddressSize = 64;
   bool HasAddressSize = false;
-
-  std::vector<VariableDecl> Globals;
-  std::vector<std::unique_ptr<Function>> Functions;
-  std::vector<FileDirective> Files;
-  std::vector<DebugSection> Sections;
-  std::vector<PragmaDirective> Pragmas;
-  std::vector<AliasDirective> Aliases;
-  std::vector<TopLevelItem> Order; ///< source order of the above, for printing
 
   StringPool &strings() { return Saver; }
   /// Keeps the allocator of a parse chunk alive (its strings are referenced by the items moved in).

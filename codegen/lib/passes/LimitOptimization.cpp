@@ -1,0 +1,36 @@
+// See Passes.h: functions over the instruction budget are compiled without optimization.
+//
+// Before (budget=2):
+//   define void @big() alwaysinline { ...3 instructions... }
+// After:
+//   define void @big() noinline optnone { ... }     ; and a missed-optimization remark "ptxforge-budget"
+//
+// One called only through always-inline would be inlined into its caller, which the budget would then not cover:
+// it is kept out of line instead.
+#include "Passes.h"
+
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/Module.h"
+
+#include <string>
+
+using namespace llvm;
+
+PreservedAnalyses ptxforge::codegen::passes::LimitOptimizationPass::run(Module &M, ModuleAnalysisManager &) {
+  if (!Budget)
+    return PreservedAnalyses::all();
+  bool Changed = false;
+  for (Function &F : M) {
+    if (F.isDeclaration() || F.getInstructionCount() <= Budget)
+      continue;
+    F.removeFnAttr(Attribute::AlwaysInline);
+    F.addFnAttr(Attribute::NoInline);
+    F.addFnAttr(Attribute::OptimizeNone);
+    OptimizationRemarkMissed R("ptxforge-budget", "FunctionTooLarge", &F);
+    R << F.getName() << " is compiled without optimization: " << std::to_string(F.getInstructionCount())
+      << " instructions, more than the budget of " << std::to_string(Budget);
+    M.getContext().diagnose(R);
+    Changed = true;
+  }
+  return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+}

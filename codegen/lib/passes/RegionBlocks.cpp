@@ -1,0 +1,78 @@
+// See Passes.h: the region builder run as a pass over lowered thread functions.
+//
+// Before (a thread function, its barrier a call the lowering marked as a cut, Markers.h):
+//   define void @__ptx_kernel_k(ptr %ctx, ptr %params) {
+//     store ... ; region 0
+//     call void @ptxrt_barrier(ptr %ctx, i32 0), !ptxforge.cut !{...}
+//     load ...  ; region 1
+//   }
+// After: the thread function unchanged, and beside it the block function that runs every thread of a block,
+// region by region, each region a loop over the threads (BarrierRegions.cpp):
+//   define void @__ptx_block_k(ptr %tmpl, ptr %params) {
+//     ... region0 loop over threads ... dispatch ... region1 loop over threads ... done: ret void
+//   }
+#include "Passes.h"
+
+#include "../BarrierRegions.h"
+#include "../Markers.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/InstIterator.h"
+
+using namespace llvm;
+using namespace ptxforge;
+using namespace ptxforge::codegen;
+
+namespace {
+constexpr StringLiteral ThreadPrefix = "__ptx_kernel_", BlockPrefix = "__ptx_block_";
+
+/// The cuts the lowering marked in F.
+unsigned markedCuts(Function &F) {
+  return static_cast<unsigned>(count_if(instructions(F), [](Instruction &I) {
+    auto *CI = dyn_cast<CallInst>(&I);
+    return CI && codegen::detail::regionCutOf(CI);
+  }));
+}
+} // namespace
+
+void passes::reportRegionSplitFailure(Function &Thread, Error E) {
+  std::string Why = toString(std::move(E));
+  OptimizationRemarkMissed R("ptxforge-regions", "RegionSplitFailed", &Thread);
+  R << "kernel runs on fibers: " << Why;
+  Thread.getContext().diagnose(R);
+}
+
+Error passes::overRegionBudget(unsigned Cuts, unsigned Budget) {
+  return createStringError(std::errc::result_out_of_range,
+                           "%u barriers and collectives, more than the region budget of %u", Cuts, Budget);
+}
+
+PreservedAnalyses passes::RegionBlocksPass::run(Module &M, ModuleAnalysisManager &) {
+  StructType *ThreadCtxTy = StructType::getTypeByName(M.getContext(), "ThreadContext");
+  if (!ThreadCtxTy)
+    return PreservedAnalyses::all();
+  std::vector<std::pair<Function *, unsigned>> Threads;
+  for (Function &F : M)
+    if (!F.isDeclaration() && F.getName().starts_with(ThreadPrefix) &&
+        !M.getFunction((BlockPrefix + F.getName().drop_front(ThreadPrefix.size())).str()))
+      if (unsigned Cuts = markedCuts(F))
+        Threads.push_back({&F, Cuts});
+  if (Threads.empty())
+    return PreservedAnalyses::all();
+  // The builder reads no PTX: what it needs of the kernel, the lowering left in the IR (Markers.h).
+  ptx::Module NoPtx;
+  codegen::detail::ModuleLowering ML(NoPtx, nullptr, M.getContext(), M);
+  ML.ThreadCtxTy = ThreadCtxTy;
+  ML.LoopCuts = Options.LoopCuts;
+  ML.RegionCutBudget = Options.CutBudget;
+  for (auto [Thread, Cuts] : Threads) {
+    if (Cuts > Options.CutBudget) {
+      reportRegionSplitFailure(*Thread, overRegionBudget(Cuts, Options.CutBudget));
+      continue;
+    }
+    if (Expected<Function *> Block = codegen::detail::emitRegionBlockFunction(ML, Thread); !Block)
+      reportRegionSplitFailure(*Thread, Block.takeError());
+  }
+  return PreservedAnalyses::none();
+}
