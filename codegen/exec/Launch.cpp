@@ -189,9 +189,57 @@ private:
   std::vector<void *> Free;
 };
 
+/// A worker's shared memory. The block's window ends where an inaccessible reservation of 4 GiB begins, so an
+/// access past the block's shared memory (any 32-bit offset past it) faults, CUDA_ERROR_ILLEGAL_ADDRESS as on
+/// the GPU, instead of reading or writing whatever the worker's heap holds there. The reservation is address
+/// space only (PROT_NONE, MAP_NORESERVE).
+class SharedWindow {
+public:
+  SharedWindow() = default;
+  SharedWindow(const SharedWindow &) = delete;
+  SharedWindow &operator=(const SharedWindow &) = delete;
+  ~SharedWindow() { release(); }
+
+  /// The start of a window of Bytes (16-byte aligned) whose end is the guard; null when no memory is left.
+  char *window(uint64_t Bytes) {
+    uint64_t Rounded = (Bytes + 15) / 16 * 16;
+    if (Rounded > Accessible && !map(Rounded))
+      return nullptr;
+    return Base + Accessible - Rounded;
+  }
+
+private:
+  static constexpr uint64_t GuardBytes = uint64_t(1) << 32;
+
+  bool map(uint64_t Bytes) {
+    release();
+    const uint64_t Page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    uint64_t Want = (Bytes + Page - 1) / Page * Page;
+    void *P = mmap(nullptr, Want + GuardBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (P == MAP_FAILED)
+      return false;
+    if (mprotect(P, Want, PROT_READ | PROT_WRITE) != 0) {
+      munmap(P, Want + GuardBytes);
+      return false;
+    }
+    Base = static_cast<char *>(P);
+    Accessible = Want;
+    return true;
+  }
+  void release() {
+    if (Base)
+      munmap(Base, Accessible + GuardBytes);
+    Base = nullptr;
+    Accessible = 0;
+  }
+
+  char *Base = nullptr;
+  uint64_t Accessible = 0;
+};
+
 struct WorkerState {
   StackPool Stacks;
-  std::vector<char> Shared;
+  SharedWindow Shared;
   /// The context a block range starts from; its %ctaid names the block being run.
   ThreadContext Template{};
   /// What the block ranges of this worker share (runBlockRange).
@@ -232,14 +280,12 @@ void fiberEntry(bctx::transfer_t T) {
 ThreadContext launchContext(const KernelInfo &K, const LaunchConfig &C, WorkerState &W, BlockState &B,
                             unsigned WorkerIndex, unsigned Workers) {
   uint64_t SharedBytes = K.StaticSharedBytes + C.DynamicSharedBytes;
-  if (W.Shared.size() < SharedBytes + 16)
-    W.Shared.resize(SharedBytes + 16);
   ThreadContext TC{};
   TC.Ntid[0] = C.Block.X, TC.Ntid[1] = C.Block.Y, TC.Ntid[2] = C.Block.Z;
   TC.Nctaid[0] = C.Grid.X, TC.Nctaid[1] = C.Grid.Y, TC.Nctaid[2] = C.Grid.Z;
   TC.NWarpId = static_cast<uint32_t>((C.Block.count() + 31) / 32);
   TC.DynamicSmemSize = C.DynamicSharedBytes;
-  TC.Shared = W.Shared.data();
+  TC.Shared = W.Shared.window(SharedBytes);
   TC.Block = &B;
   TC.SmId = WorkerIndex;
   TC.NSmId = Workers;
