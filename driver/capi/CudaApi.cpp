@@ -172,6 +172,14 @@ bool verbose() {
   return V;
 }
 
+/// PTXFORGE_DRIVER_VERBOSE: a failed load's error log on stderr, on lines of its own (some logs are one
+/// message without a newline, as in the caller's JIT log buffer).
+void printErrorLog(const std::string &Log) {
+  if (!verbose() || Log.empty())
+    return;
+  std::fprintf(stderr, "%s%s", Log.c_str(), Log.back() == '\n' ? "" : "\n");
+}
+
 // ---- error names and strings (NVIDIA's driver wording) ----
 struct ErrorText {
   CUresult Code;
@@ -706,8 +714,7 @@ struct JitOptionList {
       *WallTimeSlot = nullptr;
       std::memcpy(WallTimeSlot, &Ms, sizeof Ms);
     }
-    if (verbose() && !Logs.Error.empty())
-      std::fprintf(stderr, "%s", Logs.Error.c_str());
+    printErrorLog(Logs.Error);
   }
 };
 
@@ -1863,11 +1870,13 @@ Function *unwrap(CUkernel H) { return unwrap(reinterpret_cast<CUfunction>(H)); }
 /// Whether the library options say the image outlives the library (then it may be read at the first use).
 CUresult imagePreserved(unsigned N, const CUlibraryOption *Keys, void *const *Values, bool &Preserved) {
   Preserved = false;
-  if (N && (!Keys || !Values))
+  if (N && !Keys)
     return CUDA_ERROR_INVALID_VALUE;
   for (unsigned I = 0; I < N; ++I) {
+    // cuBLASLt passes CU_LIBRARY_BINARY_IS_PRESERVED without a value array, which NVIDIA's driver accepts: no
+    // value is a null one (not preserved: the image is read at once).
     if (Keys[I] == CU_LIBRARY_BINARY_IS_PRESERVED)
-      Preserved = Values[I] != nullptr;
+      Preserved = Values && Values[I] != nullptr;
     else if (Keys[I] != CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE)
       return CUDA_ERROR_INVALID_VALUE;
   }
@@ -1904,8 +1913,7 @@ CUresult libraryModule(CUlibrary H, Module *&M) {
     return CUDA_ERROR_INVALID_HANDLE;
   JitLogs Logs;
   auto Loaded = L->module(Logs);
-  if (verbose() && !Logs.Error.empty())
-    std::fprintf(stderr, "%s", Logs.Error.c_str());
+  printErrorLog(Logs.Error);
   if (!Loaded) {
     Status S = takeStatus(Loaded.takeError());
     if (verbose())

@@ -11,10 +11,14 @@
 #include "ptxforge/driver/Driver.h"
 #include "ptxforge/driver/ExportTables.h"
 #include "ptxforge/driver/Settings.h"
+#include "ptxforge/driver/Stream.h"
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include <pthread.h>
 #include <unistd.h>
@@ -31,19 +35,46 @@ using Slot = const void *;
 bool verbose() { return processSettings().Verbose; }
 
 /// Index of each table in Tables below (the names are those public projects such as ZLUDA's dark_api use).
-enum TableId { RuntimeInterface, ToolsTls, ToolsCallbackHooks, ContextLocalStorage, ContextChecks, Integrity };
+enum TableId {
+  RuntimeInterface,
+  ToolsTls,
+  ToolsCallbackHooks,
+  ContextLocalStorage,
+  ContextChecks,
+  Integrity,
+  ToolsContext,
+  ToolsModule
+};
 constexpr const char *TableNames[] = {"cudart interface",      "tools TLS",      "tools runtime callback hooks",
-                                      "context-local storage", "context checks", "integrity check"};
+                                      "context-local storage", "context checks", "integrity check",
+                                      "tools context",         "tools module"};
 
 void logCall(TableId T, unsigned Index, const char *What) {
   if (verbose())
     std::fprintf(stderr, "ptxforge: export table '%s' slot %u: %s\n", TableNames[T], Index, What);
 }
 
-/// A slot whose meaning is not known: says so and fails (its callers check the result, as for any entry point).
-template <TableId T, unsigned Index> CUresult unknownSlot() {
-  logCall(T, Index, "not supported");
+/// A slot whose meaning is not known: says so, with the six integer argument registers of the System V ABI (what
+/// the caller passed in those it used, leftovers in the others), and fails; its callers check the result, as for
+/// any entry point. Reading registers the caller did not set is harmless at the ABI level, and it is what tells
+/// the next reader of the log what the slot is given.
+template <TableId T, unsigned Index>
+CUresult unknownSlot(uintptr_t A0, uintptr_t A1, uintptr_t A2, uintptr_t A3, uintptr_t A4, uintptr_t A5) {
+  if (verbose())
+    std::fprintf(stderr,
+                 "ptxforge: export table '%s' slot %u: not supported (arguments %#zx, %#zx, %#zx, %#zx, %#zx, "
+                 "%#zx)\n",
+                 TableNames[T], Index, size_t(A0), size_t(A1), size_t(A2), size_t(A3), size_t(A4), size_t(A5));
   return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/// A table of N slots: its size, then unknownSlot everywhere; the known slots are set afterwards.
+template <TableId T, size_t... I> std::array<Slot, sizeof...(I) + 1> unknownTable(std::index_sequence<I...>) {
+  return {reinterpret_cast<Slot>((sizeof...(I) + 1) * sizeof(Slot)),
+          reinterpret_cast<Slot>(&unknownSlot<T, unsigned(I + 1)>)...};
+}
+template <TableId T, size_t N> std::array<Slot, N> unknownTable() {
+  return unknownTable<T>(std::make_index_sequence<N - 1>());
 }
 
 CUresult ok(TableId T, unsigned Index, const char *What) {
@@ -51,8 +82,8 @@ CUresult ok(TableId T, unsigned Index, const char *What) {
   return CUDA_SUCCESS;
 }
 
-/// The context a storage slot means: the one given, or the calling thread's current one for null.
-Context *storageContext(CUcontext H) {
+/// The context a slot is given: that one, or the calling thread's current one for null.
+Context *contextArgument(CUcontext H) {
   if (!H)
     return ContextStack::current();
   return Driver::get().Contexts.contains(H) ? reinterpret_cast<Context *>(H) : nullptr;
@@ -123,12 +154,24 @@ void toolsBuffer2(void **Ptr, size_t *Size) {
   *Ptr = ToolsBuffer2, *Size = std::size(ToolsBuffer2);
 }
 
+// ---- tools TLS: the calling thread's state as tools see it ----
+
+/// The calling thread's current context (null when it has none). cuBLASLt asks before each of its calls and
+/// then asks the tools context table for that context's number (slot 4 there).
+CUresult threadContext(CUcontext *Ctx) {
+  logCall(ToolsTls, 2, "current context");
+  if (!Ctx)
+    return CUDA_ERROR_INVALID_VALUE;
+  *Ctx = reinterpret_cast<CUcontext>(ContextStack::current());
+  return CUDA_SUCCESS;
+}
+
 // ---- context-local storage ----
 using StorageDestructor = void (*)(CUcontext, void *, void *);
 
 CUresult storagePut(CUcontext H, void *Key, void *Value, StorageDestructor Destructor) {
   logCall(ContextLocalStorage, 0, "put");
-  Context *C = storageContext(H);
+  Context *C = contextArgument(H);
   if (!C)
     return CUDA_ERROR_INVALID_CONTEXT;
   C->putLocal(Key, Value, reinterpret_cast<Context::LocalDestructor>(Destructor));
@@ -137,7 +180,7 @@ CUresult storagePut(CUcontext H, void *Key, void *Value, StorageDestructor Destr
 
 CUresult storageDelete(CUcontext H, void *Key) {
   logCall(ContextLocalStorage, 1, "delete");
-  Context *C = storageContext(H);
+  Context *C = contextArgument(H);
   if (!C)
     return CUDA_ERROR_INVALID_CONTEXT;
   return C->eraseLocal(Key) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
@@ -145,7 +188,7 @@ CUresult storageDelete(CUcontext H, void *Key) {
 
 CUresult storageGet(void **Value, CUcontext H, void *Key) {
   logCall(ContextLocalStorage, 2, "get");
-  Context *C = storageContext(H);
+  Context *C = contextArgument(H);
   if (!C)
     return CUDA_ERROR_INVALID_CONTEXT;
   if (!Value)
@@ -192,7 +235,7 @@ Slot RuntimeInterfaceTable[13] = {
 Slot ToolsTlsTable[4] = {
     reinterpret_cast<Slot>(sizeof(ToolsTlsTable)),
     reinterpret_cast<Slot>(&unknownSlot<ToolsTls, 1>),
-    reinterpret_cast<Slot>(&unknownSlot<ToolsTls, 2>),
+    reinterpret_cast<Slot>(&threadContext),
     reinterpret_cast<Slot>(&unknownSlot<ToolsTls, 3>),
 };
 Slot ToolsCallbackHooksTable[7] = {
@@ -223,6 +266,89 @@ Slot IntegrityTable[3] = {
     reinterpret_cast<Slot>(&unknownSlot<Integrity, 2>),
 };
 
+// ---- the tools' view of contexts (CU_ETID_ToolsContext) ----
+
+/// The context's unique number, what cuCtxGetId answers (null: the current context). cuFFT compares it with the
+/// one it saw when the plan was made, to notice a stream of another context (cufftSetStream, cufftExec*).
+CUresult contextNumber(CUcontext H, uint64_t *Id) {
+  logCall(ToolsContext, 4, "context number");
+  if (!Id)
+    return CUDA_ERROR_INVALID_VALUE;
+  Context *C = contextArgument(H);
+  if (!C)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  *Id = C->id();
+  return CUDA_SUCCESS;
+}
+
+/// The handle of the context's default stream: CU_STREAM_PER_THREAD when PerThread is 1, else CU_STREAM_LEGACY
+/// (ptxforge's default streams are those handles: the per-thread one is the legacy one). cuBLAS asks for the
+/// stream a null stream means, to key its per-stream workspace with the stream's number (slot 39).
+CUresult defaultStream(CUcontext H, uint64_t PerThread, CUstream *Out) {
+  logCall(ToolsContext, 51, "default stream");
+  if (!Out || PerThread > 1)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!contextArgument(H))
+    return CUDA_ERROR_INVALID_CONTEXT;
+  *Out = PerThread ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
+  return CUDA_SUCCESS;
+}
+
+/// A stream's unique number, what cuStreamGetId answers; a default stream (null, CU_STREAM_LEGACY,
+/// CU_STREAM_PER_THREAD) is the given context's.
+CUresult streamNumber(CUcontext H, CUstream S, uint64_t *Id) {
+  logCall(ToolsContext, 39, "stream number");
+  if (!Id)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!S || S == CU_STREAM_LEGACY || S == CU_STREAM_PER_THREAD) {
+    Context *C = contextArgument(H);
+    if (!C)
+      return CUDA_ERROR_INVALID_CONTEXT;
+    *Id = C->legacyStream().id();
+    return CUDA_SUCCESS;
+  }
+  if (!Driver::get().Streams.contains(S))
+    return CUDA_ERROR_INVALID_HANDLE;
+  *Id = reinterpret_cast<Stream *>(S)->id();
+  return CUDA_SUCCESS;
+}
+
+// CUDA 13.0's cuFFT and cuBLASLt check that the table has more than 7 slots; NVIDIA's 13.x drivers serve 95.
+std::array<Slot, 95> makeToolsContextTable() {
+  std::array<Slot, 95> T = unknownTable<ToolsContext, 95>();
+  T[4] = reinterpret_cast<Slot>(&contextNumber);
+  T[39] = reinterpret_cast<Slot>(&streamNumber);
+  T[51] = reinterpret_cast<Slot>(&defaultStream);
+  return T;
+}
+std::array<Slot, 95> ToolsContextTable = makeToolsContextTable();
+
+// ---- the tools' view of modules (CU_ETID_ToolsModule) ----
+using FunctionVisitor = void (*)(void *User, CUfunction F);
+
+/// Calls Visit(User, F) for every function F of the module, and returns how many there were. cuFFT loads modules
+/// of one kernel each and finds the kernel this way (a visitor that stores F), wanting 1 back; the context
+/// argument is the module's (ignored here: a module handle names one module of one context).
+unsigned moduleForEachFunction(CUcontext, CUmodule Mod, FunctionVisitor Visit, void *User) {
+  logCall(ToolsModule, 7, "for each function of a module");
+  unsigned Count = 0;
+  if (!Visit || cuModuleGetFunctionCount(&Count, Mod) != CUDA_SUCCESS)
+    return 0;
+  std::vector<CUfunction> Functions(Count);
+  if (Count && cuModuleEnumerateFunctions(Functions.data(), Count, Mod) != CUDA_SUCCESS)
+    return 0;
+  for (CUfunction F : Functions)
+    Visit(User, F);
+  return Count;
+}
+
+std::array<Slot, 64> makeToolsModuleTable() {
+  std::array<Slot, 64> T = unknownTable<ToolsModule, 64>();
+  T[7] = reinterpret_cast<Slot>(&moduleForEachFunction);
+  return T;
+}
+std::array<Slot, 64> ToolsModuleTable = makeToolsModuleTable();
+
 struct TableEntry {
   uint8_t Uuid[16];
   TableId Id;
@@ -247,6 +373,12 @@ const TableEntry Tables[] = {
     {{0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b, 0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2},
      Integrity,
      IntegrityTable},
+    {{0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48, 0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2},
+     ToolsContext,
+     ToolsContextTable.data()},
+    {{0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d, 0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1e},
+     ToolsModule,
+     ToolsModuleTable.data()},
 };
 
 CUresult integrityCheck(uint32_t RuntimeVersion, uint64_t UnixSeconds, uint64_t (*Result)[2]) {

@@ -913,6 +913,7 @@ CUresult CUDAAPI cuKernelGetName(const char **name, CUkernel hfunc);
 CUresult CUDAAPI cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize);
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphNode_st *CUgraphNode;
+/* An edge's annotation in a graph (what cuStreamGetCaptureInfo_v3 reports; no stream ever captures here). */
 typedef struct CUgraphEdgeData_st {
   unsigned char from_port;
   unsigned char to_port;

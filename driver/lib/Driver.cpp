@@ -130,16 +130,36 @@ llvm::Error Driver::destroyContext(Context *C) {
 }
 
 namespace {
-thread_local std::vector<Context *> Stack;
-}
+// The stack is reached through a trivially destructible pointer: libraries call the driver from their exit
+// handlers (cuFFT frees its buffers in a static destructor), which run after the thread-local destructors of
+// the thread that calls exit(). A thread-local vector would be read after its destruction then; this way the
+// stack is empty (null) once its owner has freed it.
+thread_local std::vector<Context *> *Stack = nullptr;
+struct StackOwner {
+  ~StackOwner() {
+    delete Stack;
+    Stack = nullptr;
+  }
+};
+thread_local StackOwner Owner;
 
-Context *ContextStack::current() { return Stack.empty() ? nullptr : Stack.back(); }
-void ContextStack::push(Context *C) { Stack.push_back(C); }
+std::vector<Context *> &stack() {
+  if (!Stack) {
+    (void)&Owner; // constructs the owner, which frees the stack when the thread ends
+    Stack = new std::vector<Context *>();
+  }
+  return *Stack;
+}
+bool stackEmpty() { return !Stack || Stack->empty(); }
+} // namespace
+
+Context *ContextStack::current() { return stackEmpty() ? nullptr : Stack->back(); }
+void ContextStack::push(Context *C) { stack().push_back(C); }
 Context *ContextStack::pop() {
-  if (Stack.empty())
+  if (stackEmpty())
     return nullptr;
-  Context *C = Stack.back();
-  Stack.pop_back();
+  Context *C = Stack->back();
+  Stack->pop_back();
   return C;
 }
 void ContextStack::setCurrent(Context *C) {
@@ -147,14 +167,14 @@ void ContextStack::setCurrent(Context *C) {
     pop();
     return;
   }
-  if (Stack.empty())
-    Stack.push_back(C);
+  if (stackEmpty())
+    stack().push_back(C);
   else
-    Stack.back() = C;
+    Stack->back() = C;
 }
 void ContextStack::popIfCurrent(Context *C) {
-  if (!Stack.empty() && Stack.back() == C)
-    Stack.pop_back();
+  if (!stackEmpty() && Stack->back() == C)
+    Stack->pop_back();
 }
 
 llvm::Expected<Context *> ptxforge::driver::currentContext() {

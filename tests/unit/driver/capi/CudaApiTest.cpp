@@ -6,8 +6,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <dlfcn.h>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -509,6 +511,84 @@ TEST_CASE("cuGetExportTable: context-local storage of the current context") {
   CHECK(reinterpret_cast<Get>(Slots[2])(&Got, reinterpret_cast<CUcontext>(&Key), &Key) == CUDA_ERROR_INVALID_CONTEXT);
 }
 
+/// The export table of this UUID, which must exist.
+void *const *exportTable(std::initializer_list<int> Bytes) {
+  CUuuid Id;
+  REQUIRE(Bytes.size() == 16);
+  std::copy(Bytes.begin(), Bytes.end(), Id.bytes);
+  const void *Table = nullptr;
+  REQUIRE(cuGetExportTable(&Table, &Id) == CUDA_SUCCESS);
+  return static_cast<void *const *>(Table);
+}
+
+TEST_CASE("cuGetExportTable: the tools tables answer the current context, context and stream numbers") {
+  CUcontext C = context();
+  void *const *Tls =
+      exportTable({0x42, 0xd8, 0x5a, 0x81, 0x23, 0xf6, 0xcb, 0x47, 0x82, 0x98, 0xf6, 0xe7, 0x8a, 0x3a, 0xec, 0xdc});
+  void *const *Ctx =
+      exportTable({0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48, 0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2});
+  // Every slot is present (callers check the size, then call without checking the slot).
+  REQUIRE(reinterpret_cast<uintptr_t>(Ctx[0]) == 95 * sizeof(void *));
+  for (int I = 1; I < 95; ++I)
+    CHECK(Ctx[I] != nullptr);
+
+  CUcontext Current = nullptr;
+  CHECK(reinterpret_cast<CUresult (*)(CUcontext *)>(Tls[2])(&Current) == CUDA_SUCCESS);
+  CHECK(Current == C);
+
+  using Number = CUresult (*)(CUcontext, unsigned long long *);
+  unsigned long long Id = 0, Want = 0;
+  REQUIRE(cuCtxGetId(C, &Want) == CUDA_SUCCESS);
+  CHECK(reinterpret_cast<Number>(Ctx[4])(C, &Id) == CUDA_SUCCESS);
+  CHECK(Id == Want);
+  CHECK(reinterpret_cast<Number>(Ctx[4])(nullptr, &Id) == CUDA_SUCCESS);
+  CHECK(Id == Want);
+  CHECK(reinterpret_cast<Number>(Ctx[4])(reinterpret_cast<CUcontext>(&Id), &Id) == CUDA_ERROR_INVALID_CONTEXT);
+
+  using DefaultStream = CUresult (*)(CUcontext, unsigned long long, CUstream *);
+  using StreamNumber = CUresult (*)(CUcontext, CUstream, unsigned long long *);
+  CUstream S = nullptr;
+  CHECK(reinterpret_cast<DefaultStream>(Ctx[51])(C, 0, &S) == CUDA_SUCCESS);
+  CHECK(S == CU_STREAM_LEGACY);
+  CHECK(reinterpret_cast<DefaultStream>(Ctx[51])(C, 1, &S) == CUDA_SUCCESS);
+  CHECK(S == CU_STREAM_PER_THREAD);
+  CHECK(reinterpret_cast<DefaultStream>(Ctx[51])(C, 2, &S) == CUDA_ERROR_INVALID_VALUE);
+  REQUIRE(cuStreamGetId(nullptr, &Want) == CUDA_SUCCESS);
+  CHECK(reinterpret_cast<StreamNumber>(Ctx[39])(C, CU_STREAM_LEGACY, &Id) == CUDA_SUCCESS);
+  CHECK(Id == Want);
+  CUstream Own = nullptr;
+  REQUIRE(cuStreamCreate(&Own, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
+  REQUIRE(cuStreamGetId(Own, &Want) == CUDA_SUCCESS);
+  CHECK(reinterpret_cast<StreamNumber>(Ctx[39])(C, Own, &Id) == CUDA_SUCCESS);
+  CHECK(Id == Want);
+  CHECK(cuStreamDestroy(Own) == CUDA_SUCCESS);
+  CHECK(reinterpret_cast<StreamNumber>(Ctx[39])(C, Own, &Id) == CUDA_ERROR_INVALID_HANDLE);
+
+  // Unknown slots fail rather than answer.
+  using Unknown = CUresult (*)(void *, void *);
+  CHECK(reinterpret_cast<Unknown>(Ctx[1])(nullptr, nullptr) == CUDA_ERROR_NOT_SUPPORTED);
+}
+
+TEST_CASE("cuGetExportTable: the tools module table visits a module's functions") {
+  context();
+  void *const *Mod =
+      exportTable({0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d, 0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1e});
+  REQUIRE(reinterpret_cast<uintptr_t>(Mod[0]) > 0x37); // what cuFFT checks before it calls slot 7
+  CUmodule M = nullptr;
+  REQUIRE(cuModuleLoadData(&M, Fill) == CUDA_SUCCESS);
+  using Visitor = void (*)(void *, CUfunction);
+  using ForEach = unsigned (*)(CUcontext, CUmodule, Visitor, void *);
+  std::vector<CUfunction> Seen;
+  Visitor Collect = [](void *User, CUfunction F) { static_cast<std::vector<CUfunction> *>(User)->push_back(F); };
+  CHECK(reinterpret_cast<ForEach>(Mod[7])(nullptr, M, Collect, &Seen) == 1);
+  REQUIRE(Seen.size() == 1);
+  CUfunction F = nullptr;
+  REQUIRE(cuModuleGetFunction(&F, M, "fill") == CUDA_SUCCESS);
+  CHECK(Seen[0] == F);
+  CHECK(cuModuleUnload(M) == CUDA_SUCCESS);
+  CHECK(reinterpret_cast<ForEach>(Mod[7])(nullptr, M, Collect, &Seen) == 0);
+}
+
 TEST_CASE("libraries: loaded at their first use, kernels usable as functions, nvcc's wrapper accepted") {
   context();
   CUlibrary L = nullptr;
@@ -537,6 +617,9 @@ TEST_CASE("libraries: loaded at their first use, kernels usable as functions, nv
   CHECK(Host[31] == 34);
   CHECK(cuLibraryUnload(L) == CUDA_SUCCESS);
   CHECK(cuLibraryUnload(L) == CUDA_ERROR_INVALID_HANDLE);
+  // cuBLASLt names CU_LIBRARY_BINARY_IS_PRESERVED without a value array: not preserved, read at once.
+  REQUIRE(cuLibraryLoadData(&L, Fill, nullptr, nullptr, 0, &Keep, nullptr, 1) == CUDA_SUCCESS);
+  CHECK(cuLibraryUnload(L) == CUDA_SUCCESS);
   CHECK(cuMemFree(Out) == CUDA_SUCCESS);
 
   // nvcc's __fatBinC_Wrapper_t: cuModuleLoadData refuses it, cuLibraryLoadData follows it (a PTX-text "fatbinary"
