@@ -48,6 +48,12 @@ bool BackgroundJobs::exiting() const { return state().Exiting.load(std::memory_o
 
 BackgroundJobs::Handle BackgroundJobs::start(std::function<void(const CancelFlag &)> Work) {
   State &S = state();
+  // Exit runs handlers and static destructors last registered, first run. A job's compile may use statics made
+  // lazily after the first job started (LLVM's, made by a later quick compile); with the wait registered at the
+  // first job only, they were destroyed before it, under a compile still running. Seen as a rare crash at exit in
+  // SelectionDAG's extended value types (client drv_errors under load: 4 exits in about 200, after a trap
+  // kernel's optimized compile began last). Registered again at each start, the latest handler waits first.
+  std::atexit([] { get().cancelAndWaitAll(); });
   auto H = std::make_shared<Job>();
   H->Owner = &S;
   {
