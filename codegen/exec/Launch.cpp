@@ -237,9 +237,15 @@ private:
   uint64_t Accessible = 0;
 };
 
+/// The calling worker thread's shared window: kept for the thread's life, so a launch pays no mapping calls (an
+/// unmapping also interrupts every other thread of the process to flush its TLB).
+SharedWindow &threadSharedWindow() {
+  thread_local SharedWindow Window;
+  return Window;
+}
+
 struct WorkerState {
   StackPool Stacks;
-  SharedWindow Shared;
   /// The context a block range starts from; its %ctaid names the block being run.
   ThreadContext Template{};
   /// What the block ranges of this worker share (runBlockRange).
@@ -285,7 +291,7 @@ ThreadContext launchContext(const KernelInfo &K, const LaunchConfig &C, WorkerSt
   TC.Nctaid[0] = C.Grid.X, TC.Nctaid[1] = C.Grid.Y, TC.Nctaid[2] = C.Grid.Z;
   TC.NWarpId = static_cast<uint32_t>((C.Block.count() + 31) / 32);
   TC.DynamicSmemSize = C.DynamicSharedBytes;
-  TC.Shared = W.Shared.window(SharedBytes);
+  TC.Shared = threadSharedWindow().window(SharedBytes);
   TC.Block = &B;
   TC.SmId = WorkerIndex;
   TC.NSmId = Workers;
