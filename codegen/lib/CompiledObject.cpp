@@ -92,11 +92,15 @@ PtxFacts ptxforge::codegen::describePtx(const ptx::Module &M) {
   for (const ptx::VariableDecl &V : M.Globals)
     if (V.Space == ptx::StateSpace::Global || V.Space == ptx::StateSpace::Const)
       F.Globals.push_back({V.Name.str(), V.Space == ptx::StateSpace::Const});
+  llvm::StringMap<unsigned> LinkedTargets = ptx::kernelTargetPragmas(M);
   for (const auto &Fn : M.Functions) {
     if (!Fn->IsEntry || !Fn->HasBody)
       continue;
     PtxFacts::Kernel K;
     K.Name = Fn->Name.str();
+    K.TargetSm = LinkedTargets.lookup(Fn->Name);
+    if (!K.TargetSm)
+      K.TargetSm = M.Tgt.Sm;
     for (const ptx::VariableDecl &L : Fn->Locals)
       if (L.Space == ptx::StateSpace::Local)
         K.LocalBytes += static_cast<uint32_t>(L.sizeInBytes());
@@ -420,6 +424,7 @@ void writePayload(ByteWriter &W, const CompiledObject &O) {
     W.str(K.Name);
     W.num<uint32_t>(K.LocalBytes);
     W.num<uint32_t>(K.Registers);
+    W.num<uint32_t>(K.TargetSm);
   }
   W.count(F.Globals.size());
   for (const PtxFacts::Global &G : F.Globals) {
@@ -480,6 +485,7 @@ void readPayload(ByteReader &R, CompiledObject &O) {
     K.Name = R.str();
     K.LocalBytes = R.num<uint32_t>();
     K.Registers = R.num<uint32_t>();
+    K.TargetSm = R.num<uint32_t>();
     F.Kernels.push_back(std::move(K));
   }
   uint32_t NFG = R.count(StrMin + 1);

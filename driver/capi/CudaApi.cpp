@@ -1741,7 +1741,7 @@ PTXFORGE_API CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, C
     *pi = int(F->numRegisters());
     break;
   case CU_FUNC_ATTRIBUTE_PTX_VERSION:
-    *pi = int(F->module().ptxTarget());
+    *pi = int(F->module().ptxTarget(F->name()));
     break;
   case CU_FUNC_ATTRIBUTE_BINARY_VERSION:
     *pi = int(F->module().binaryVersion());

@@ -18,7 +18,7 @@ using namespace ptxforge::driver;
 llvm::Expected<unsigned> ptxforge::driver::deviceComputeCapabilityFromEnvironment() {
   const char *E = std::getenv("PTXFORGE_DEVICE_CC");
   if (!E)
-    return 90;
+    return DefaultComputeCapability;
   auto CC = fatbin::parseComputeCapability(E);
   if (!CC)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -101,10 +101,12 @@ DeviceProperties ptxforge::driver::makeDeviceProperties(unsigned Major, unsigned
     OptinKB = 163, PerSmKB = 164, BlocksPerSm = CC == 87 ? 16 : 32;
   } else if (CC < 90) {
     OptinKB = 99, PerSmKB = 100, ThreadsPerSm = 1536, BlocksPerSm = CC == 89 ? 24 : 16;
-  } else if (CC < 120) {
-    OptinKB = 227, PerSmKB = 228;
+  } else if (CC >= 120 && CC < DefaultComputeCapability) {
+    OptinKB = 99, PerSmKB = 100, ThreadsPerSm = 1536; // 12.x: the GeForce/workstation Blackwell parts
   } else {
-    OptinKB = 99, PerSmKB = 100, ThreadsPerSm = 1536;
+    // 9.0, 10.x, 11.0, and the default device newer than all of them: the data-centre parts' limits, so that a
+    // kernel sized for an H100 or B200 runs on the default device.
+    OptinKB = 227, PerSmKB = 228;
   }
   P.SharedMemoryPerBlockOptin = OptinKB * 1024;
   P.SharedMemoryPerMultiprocessor = PerSmKB * 1024;
@@ -130,7 +132,7 @@ DeviceProperties ptxforge::driver::makeDeviceProperties(unsigned Major, unsigned
 
 const DeviceProperties &ptxforge::driver::deviceProperties() {
   static const DeviceProperties Props = [] {
-    unsigned CC = 90;
+    unsigned CC = DefaultComputeCapability;
     if (auto FromEnvironment = deviceComputeCapabilityFromEnvironment())
       CC = *FromEnvironment;
     else

@@ -350,16 +350,17 @@ private:
   }
 
   void buildMergedModule() {
-    unsigned Best = 0;
     for (unsigned I = 0; I < Inputs.size(); ++I) {
       const ptx::Module &M = module(I);
       Out.Version = std::max(Out.Version, M.Version, [](auto A, auto B) { return A.value() < B.value(); });
-      if (M.Tgt.Sm > module(Best).Tgt.Sm)
-        Best = I;
       Out.HasAddressSize |= M.HasAddressSize;
     }
-    Out.Tgt = module(Best).Tgt;
-    Out.Tgt.Debug = false; // the debug sections are dropped
+    unsigned Best = 0;
+    for (unsigned I = 1; I < Inputs.size(); ++I)
+      if (module(I).Tgt.Sm > module(Best).Tgt.Sm)
+        Best = I;
+    Out.Tgt = module(Best).Tgt; // kernels of other inputs keep theirs: ptx::addKernelTargetPragma
+    Out.Tgt.Debug = false;      // the debug sections are dropped
     Out.AddressSize = 64;
 
     for (unsigned I = 0; I < Inputs.size(); ++I)
@@ -384,6 +385,12 @@ private:
         addFunction(std::move(P));
       }
 
+    for (unsigned I = 0; I < Inputs.size(); ++I)
+      for (uint32_t K = 0; K < module(I).Functions.size(); ++K) {
+        const ptx::Function *F = module(I).Functions[K].get();
+        if (F->IsEntry && Reachable[I][K] && module(I).Tgt.Sm != Out.Tgt.Sm)
+          ptx::addKernelTargetPragma(Out, F->Name, module(I).Tgt.Sm);
+      }
     emitVariables();
 
     for (unsigned I = 0; I < Inputs.size(); ++I) {

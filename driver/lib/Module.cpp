@@ -306,7 +306,7 @@ llvm::Error Module::install(const codegen::CompiledObject &Object, std::unique_p
 llvm::Error Module::adoptFacts(const codegen::PtxFacts &Facts) {
   PtxTarget = Facts.TargetSm;
   for (const codegen::PtxFacts::Kernel &K : Facts.Kernels)
-    Stats.push_back({K.Name, K.LocalBytes, K.Registers});
+    Stats.push_back({K.Name, K.LocalBytes, K.Registers, K.TargetSm});
   for (const codegen::PtxFacts::Global &V : Facts.Globals) {
     uint64_t Size = 0;
     void *Address = Code ? Code->globalAddress(V.Name, &Size) : nullptr;
@@ -587,6 +587,13 @@ unsigned Module::localBytes(llvm::StringRef Kernel) const {
     if (S.Name == Kernel)
       return S.LocalBytes;
   return 0;
+}
+
+unsigned Module::ptxTarget(llvm::StringRef Kernel) const {
+  for (const KernelStats &S : Stats)
+    if (S.Name == Kernel && S.TargetSm)
+      return S.TargetSm;
+  return PtxTarget;
 }
 
 unsigned Module::registerCount(llvm::StringRef Kernel) const {

@@ -190,6 +190,13 @@ Expected<std::vector<Gencode>> archGencodes(StringRef Arch, StringRef Code, unsi
     if (!Code.empty())
       return makeError("Value of -arch option ('" + Arch + "') must be a virtual code architecture");
     if (Arch == "native") {
+      // A device newer than every architecture nvcc knows (ptxforge's default) runs the newest one's PTX, as a
+      // GPU newer than the toolkit JIT-compiles it.
+      if (NativeCC > SupportedArchs[std::size(SupportedArchs) - 1]) {
+        GpuArch Newest{SupportedArchs[std::size(SupportedArchs) - 1], 0, true};
+        Out.push_back(Gencode{Newest, {Newest}});
+        return Out;
+      }
       if (!isSupported(NativeCC, 0))
         return makeError("-arch=native: compute capability " + Twine(NativeCC / 10) + "." + Twine(NativeCC % 10) +
                          " is not a supported architecture");

@@ -3,6 +3,31 @@
 
 using namespace ptxforge::ptx;
 
+namespace {
+constexpr llvm::StringLiteral KernelTargetKey = "ptxforge.kernel_target";
+} // namespace
+
+void ptxforge::ptx::addKernelTargetPragma(Module &M, llvm::StringRef Kernel, unsigned Sm) {
+  PragmaDirective P;
+  P.Strings.push_back(M.strings().save((KernelTargetKey + " " + Kernel + " " + llvm::Twine(Sm)).str()));
+  M.Order.push_back({TopLevelKind::Pragma, static_cast<uint32_t>(M.Pragmas.size())});
+  M.Pragmas.push_back(P);
+}
+
+llvm::StringMap<unsigned> ptxforge::ptx::kernelTargetPragmas(const Module &M) {
+  llvm::StringMap<unsigned> Targets;
+  for (const PragmaDirective &P : M.Pragmas) {
+    if (P.Strings.size() != 1)
+      continue;
+    llvm::SmallVector<llvm::StringRef, 3> Words;
+    P.Strings[0].split(Words, ' ', -1, /*KeepEmpty=*/false);
+    unsigned Sm = 0;
+    if (Words.size() == 3 && Words[0] == KernelTargetKey && !Words[2].getAsInteger(10, Sm))
+      Targets[Words[1]] = Sm;
+  }
+  return Targets;
+}
+
 Module::Module() : OwnArena(std::make_unique<llvm::BumpPtrAllocator>()), Saver(*OwnArena) {}
 Module::~Module() = default;
 

@@ -719,7 +719,7 @@ void addCompileCommand(CLI::App &App, Runner &Run) {
   Cmd->add_option("inputs", O->Inputs, "PTX files, fatbinaries or CUDA executables")->required();
   Cmd->add_option("--arch,--gpu-architecture", O->Arch,
                   "compute_XX (PTX only), sm_XX (= -gencode arch=compute_XX,code=[sm_XX,compute_XX]), native "
-                  "(PTXFORGE_DEVICE_CC, else 9.0), all, all-major (nvcc -arch)");
+                  "(PTXFORGE_DEVICE_CC, else 13.0: compute_121 PTX), all, all-major (nvcc -arch)");
   Cmd->add_option("--code,--gpu-code", O->Code, "with -arch=compute_XX: the codes to build, e.g. sm_80,compute_80");
   Cmd->add_option("--gencode,--generate-code", O->Gencodes,
                   "arch=compute_XX,code=[sm_XX,compute_XX] (repeatable; also code=sm_XX, code=compute_XX)")

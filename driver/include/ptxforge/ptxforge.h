@@ -66,7 +66,7 @@ typedef struct ptxforge_diagnostic {
 } ptxforge_diagnostic;
 
 typedef struct ptxforge_device_options {
-  unsigned cc_major, cc_minor; /**< compute capability; 0.0: PTXFORGE_DEVICE_CC, else 9.0 */
+  unsigned cc_major, cc_minor; /**< compute capability; 0.0: PTXFORGE_DEVICE_CC, else 13.0 */
   unsigned workers;            /**< threads per launch; 0: one per core */
 } ptxforge_device_options;
 

@@ -3,6 +3,7 @@
 #include "ApiImpl.h"
 
 #include "ptxforge/codegen/Launch.h"
+#include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Status.h"
 #include "ptxforge/ptx/Requirements.h"
 #include "ptxforge/ptx/Verifier.h"
@@ -180,7 +181,8 @@ Error ptxforge::toApiError(llvm::Error E, const std::string &Context) {
 }
 
 std::optional<Error> ptxforge::checkComputeCapability(ComputeCapability CC) {
-  if (CC.Minor <= 9 && ptx::isKnownSm(CC.value()))
+  // Every real architecture, and the default device that is newer than all of them (driver/Device.h).
+  if (CC.Minor <= 9 && (ptx::isKnownSm(CC.value()) || CC.value() == driver::DefaultComputeCapability))
     return std::nullopt;
   return Error(ErrorCode::InvalidArgument,
                "unknown compute capability " + std::to_string(CC.Major) + "." + std::to_string(CC.Minor));

@@ -368,3 +368,24 @@ TEST_CASE("internal names that collide stay apart; a strong definition overrides
   CHECK(R[3] == 1);
   CHECK(takeStatus(DeviceMemory::get().free(Out, {MemoryKind::Device})) == Status::Success);
 }
+
+TEST_CASE("each kernel of a link keeps its own input's .target as its PTX version") {
+  // CUB dispatches on cudaFuncGetAttributes' ptxVersion, which must be one the program was compiled for, also when
+  // the link takes in newer PTX (libcudadevrt's compute_121 in an -rdc program on a 12.1 or newer device).
+  const char *Old = ".version 7.0\n.target sm_75\n.address_size 64\n"
+                    ".visible .entry old_kernel(.param .u64 p) { ret; }\n";
+  const char *New = ".version 8.8\n.target sm_121\n.address_size 64\n"
+                    ".visible .entry new_kernel(.param .u64 p) { ret; }\n";
+  std::string Image;
+  JitLogs Logs;
+  REQUIRE(link({{"old.ptx", Old}, {"new.ptx", New}}, Image, Logs) == Status::Success);
+  CHECK(Image.find("sm_121") != std::string::npos); // the module's target admits every input's code
+  JitOptions Options;
+  Options.TargetCc = 121;
+  auto M = Module::compile(linkContext(), Image, "linked", Options, Logs);
+  INFO(Logs.Error);
+  REQUIRE(static_cast<bool>(M));
+  CHECK((*M)->ptxTarget("old_kernel") == 75);
+  CHECK((*M)->ptxTarget("new_kernel") == 121);
+  CHECK((*M)->ptxTarget() == 121);
+}

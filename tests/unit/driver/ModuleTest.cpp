@@ -135,7 +135,9 @@ TEST_CASE("a .target above the device (or the JIT target) is InvalidPtx") {
   std::string Newer = Scale;
   Newer.replace(Newer.find("sm_75"), 5, "sm_100");
   Newer.replace(Newer.find("7.5"), 3, "8.6");
-  CHECK(loadStatus(Newer, Logs) == Status::InvalidPtx);
+  JitOptions Hopper; // the default device (13.0) runs sm_100
+  Hopper.TargetCc = 90;
+  CHECK(loadStatus(Newer, Logs, Hopper) == Status::InvalidPtx);
   CHECK(Logs.Error.find("sm_100") != std::string::npos);
   JitOptions Old;
   Old.TargetCc = 70;

@@ -120,7 +120,8 @@ TEST_CASE("every option that changes the code changes the compute cache key; the
 TEST_CASE("PTXFORGE_DEVICE_CC in every spelling, as cuInit and the CLI read it") {
   auto Default = deviceComputeCapabilityFromEnvironment(); // unset
   REQUIRE(static_cast<bool>(Default));
-  CHECK(*Default == 90);
+  CHECK(*Default == DefaultComputeCapability);
+  CHECK(DefaultComputeCapability == 130);
   for (auto [Text, CC] : {std::pair<const char *, unsigned>{"90", 90},
                           {"9.0", 90},
                           {"sm_90", 90},

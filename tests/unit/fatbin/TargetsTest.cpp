@@ -54,6 +54,11 @@ TEST_CASE("-arch shorthands and -arch=native as gencodes") {
   REQUIRE(static_cast<bool>(Native));
   REQUIRE(Native->size() == 1);
   CHECK((*Native)[0].spelling() == "-gencode arch=compute_86,code=[sm_86,compute_86]");
+  // A device newer than every architecture nvcc knows (ptxforge's default, 13.0) runs the newest one's PTX.
+  auto Newer = archGencodes("native", "", 130);
+  REQUIRE(static_cast<bool>(Newer));
+  REQUIRE(Newer->size() == 1);
+  CHECK((*Newer)[0].spelling() == "-gencode arch=compute_121,code=compute_121");
   auto Unsupported = archGencodes("native", "", 77);
   REQUIRE_FALSE(static_cast<bool>(Unsupported));
   CHECK(llvm::toString(Unsupported.takeError()) ==

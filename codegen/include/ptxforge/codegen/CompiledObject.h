@@ -26,6 +26,7 @@ struct PtxFacts {
     std::string Name;
     uint32_t LocalBytes = 0; ///< `.local` bytes the kernel declares
     uint32_t Registers = 0;  ///< 32-bit registers its PTX declares (1-255), as NVIDIA's NUM_REGS approximates
+    uint32_t TargetSm = 0;   ///< the `.target` its PTX was written for (a linked input's: ptx::kernelTargetPragmas)
   };
   struct Global {
     std::string Name;
@@ -50,7 +51,7 @@ public:
   /// Bumped whenever the serialized layout or the meaning of a field changes; older bytes are refused.
   /// 2: block functions run a range of blocks; 3: ptxrt_region_release takes the span of live threads; 4: KernelInfo
   /// says whether the kernel may spin (MaySpin).
-  static constexpr uint32_t FormatVersion = 4;
+  static constexpr uint32_t FormatVersion = 5;
 
   std::string ObjectCode; ///< a relocatable object file for TargetTriple
   std::vector<KernelInfo> Kernels;

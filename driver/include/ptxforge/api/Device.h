@@ -19,7 +19,7 @@ namespace ptxforge {
 
 struct DeviceOptions {
   /// The compute capability modules are compiled for and checked against; default: PTXFORGE_DEVICE_CC, else
-  /// 9.0. (Block, grid and shared-memory limits are those of the process's device, PTXFORGE_DEVICE_CC.)
+  /// 13.0 (driver::DefaultComputeCapability). (Block, grid and shared-memory limits are those of the process's device, PTXFORGE_DEVICE_CC.)
   std::optional<ComputeCapability> CC;
   /// Threads one launch runs its blocks on; 0: one per core.
   unsigned Workers = 0;
@@ -45,7 +45,7 @@ public:
   static Expected<Device> create(const DeviceOptions &Options = {});
 
   ComputeCapability computeCapability() const;
-  /// "ptxforge CPU (sm_90)"
+  /// "ptxforge CPU (sm_130)"
   std::string name() const;
   /// Bytes of device memory (the host's RAM unless PTXFORGE_DEVICE_MEMORY says otherwise), and in use.
   uint64_t totalMemory() const;

@@ -1,5 +1,5 @@
 // The one device ptxforge emulates: "ptxforge CPU (sm_XY)", its compute capability (PTXFORGE_DEVICE_CC,
-// default 9.0) and the limits kernels see. Values a GPU of that compute capability reports where they
+// default 13.0) and the limits kernels see. Values a GPU of that compute capability reports where they
 // matter to programs (block and grid limits, shared memory), the host's where the host is what runs.
 #pragma once
 
@@ -11,9 +11,17 @@
 
 namespace ptxforge::driver {
 
+/// The compute capability of the device when PTXFORGE_DEVICE_CC is unset: 13.0, newer than every architecture the
+/// CUDA 13 toolkit knows. ptxforge runs PTX, never SASS, so its device must be one for which no library carries
+/// SASS: NVIDIA's libraries then take their PTX path (compute_120/121 for cuBLAS, cuRAND, cuSOLVER), as they do on a
+/// GPU that came out after them. On a 12.x device cuBLASLt loads bare sm_120 cubins instead. PTX compiled for an
+/// arch-specific target (sm_90a, sm_100a) runs only with PTXFORGE_DEVICE_CC naming that device.
+inline constexpr unsigned DefaultComputeCapability = 130;
+
 struct DeviceProperties {
-  std::string Name;                  ///< "ptxforge CPU (sm_90)"
-  unsigned CcMajor = 9, CcMinor = 0; ///< the emulated compute capability
+  std::string Name; ///< "ptxforge CPU (sm_130)"
+  /// The emulated compute capability.
+  unsigned CcMajor = DefaultComputeCapability / 10, CcMinor = DefaultComputeCapability % 10;
   uint64_t TotalMemory = 0;          ///< bytes of "device memory" (the host's RAM unless overridden)
   unsigned MultiprocessorCount = 1;  ///< host hardware threads
   unsigned ClockRateKHz = 0;         ///< host CPU clock
@@ -39,8 +47,9 @@ struct DeviceProperties {
   unsigned computeCapability() const { return CcMajor * 10 + CcMinor; }
 };
 
-/// PTXFORGE_DEVICE_CC as major*10+minor (its spellings: fatbin::parseComputeCapability), 90 when unset. Errors
-/// name the variable and its value; cuInit turns one into CUDA_ERROR_NO_DEVICE, the CLI into its exit status 2.
+/// PTXFORGE_DEVICE_CC as major*10+minor (its spellings: fatbin::parseComputeCapability), DefaultComputeCapability
+/// when unset. Errors name the variable and its value; cuInit turns one into CUDA_ERROR_NO_DEVICE, the CLI into its
+/// exit status 2.
 llvm::Expected<unsigned> deviceComputeCapabilityFromEnvironment();
 
 /// Properties for a compute capability on this host (the environment read once by deviceProperties()).

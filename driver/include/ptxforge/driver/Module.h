@@ -196,7 +196,9 @@ public:
   /// A `.global`/`.const` variable (materializing the module first), or nothing.
   std::optional<Global> global(llvm::StringRef Name);
 
-  unsigned ptxTarget() const { return PtxTarget; }         ///< the `.target` sm number (75 for sm_75)
+  unsigned ptxTarget() const { return PtxTarget; } ///< the `.target` sm number (75 for sm_75)
+  /// The `.target` sm number a kernel's PTX was written for: a linked input's own (ptx::kernelTargetPragmas).
+  unsigned ptxTarget(llvm::StringRef Kernel) const;
   unsigned binaryVersion() const { return BinaryVersion; } ///< the compute capability compiled for
   /// Tiered JIT: blocks until the optimized code of every kernel that started on its quick code is compiled
   /// (and in the compute cache). Launches never need this; tests and tools that look at the cache do.
@@ -253,7 +255,7 @@ private:
   std::vector<NamedGlobal> Globals;
   struct KernelStats {
     std::string Name;
-    unsigned LocalBytes = 0, Registers = 0;
+    unsigned LocalBytes = 0, Registers = 0, TargetSm = 0;
   };
   std::vector<KernelStats> Stats;
   unsigned PtxTarget = 0, BinaryVersion = 0, ConstBytes = 0;

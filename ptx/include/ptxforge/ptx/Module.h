@@ -3,6 +3,8 @@
 
 #include "ptxforge/ptx/Function.h"
 
+#include "llvm/ADT/StringMap.h"
+
 #include <memory>
 #include <vector>
 
@@ -88,5 +90,14 @@ private:
   std::unique_ptr<llvm::BumpPtrAllocator> OwnArena;
   StringPool Saver;
 };
+
+/// A kernel keeps the `.target` of the translation unit that defined it when ptxforge's linker merges several
+/// (cuLinkComplete): NVIDIA's JIT linker does, and CUB dispatches on a kernel's PTX version (cudaFuncGetAttributes'
+/// ptxVersion must be one the program was compiled for). The merged module's `.target` is the newest of its
+/// inputs'; each kernel whose input had another one carries it in a module-level pragma,
+/// `.pragma "ptxforge.kernel_target NAME 75";`, which survives printing and parsing.
+void addKernelTargetPragma(Module &M, llvm::StringRef Kernel, unsigned Sm);
+/// The `.target` sm number of each kernel named by such a pragma.
+llvm::StringMap<unsigned> kernelTargetPragmas(const Module &M);
 
 } // namespace ptxforge::ptx
