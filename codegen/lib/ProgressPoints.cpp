@@ -175,8 +175,9 @@ std::optional<size_t> casRetryLoop(const ptx::Function &F, const Flow &W, size_t
   if (C.Guard != ptx::NoReg || C.Operands.size() != 4 || !C.Operands[0].isRegister() ||
       C.Operands[1].Kind != ptx::OperandKind::Address || !C.Operands[2].isRegister())
     return std::nullopt;
-  ptx::RegId Old = C.Operands[0].Reg, Expected = C.Operands[2].Reg;
-  if (Old == Expected || writtenIn(Old, Head, Cas))
+  ptx::RegId Old = C.Operands[0].Reg, Expected = C.Operands[2].Reg, Base = C.Operands[1].Reg;
+  // One word throughout: a loop that moves on to another word after a failure may be searching for a value.
+  if (Old == Expected || writtenIn(Old, Head, Cas) || (Base != ptx::NoReg && writtenIn(Base, Head, Pos + 1)))
     return std::nullopt;
   // Straight-line from the CAS to the back edge, whose predicate compares the CAS's result with what it
   // expected, both unchanged since the CAS.
