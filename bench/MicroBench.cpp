@@ -4,9 +4,11 @@
 // threads in 32-thread blocks; `warpsync`: the classic shared-memory reduction whose warp-synchronous tail relies
 // on warp lockstep (volatile, no __syncwarp: lockstep points, codegen/lib/ProgressPoints.h) against the same
 // kernel with bar.warp.sync after each step (region cuts the block function releases itself); `match`:
-// match.any.sync over the even lanes only (a partial mask) against every lane with the full mask. Kernels go through
-// runFrontend -> codegen::compilePTX -> launchKernel, with one worker per CPU unless --workers says otherwise.
-//   bench_micro [half|blocks|warpsync|match|all] [--reps N] [--workers N] [--quick]
+// match.any.sync over the even lanes only (a partial mask) against every lane with the full mask; `shfl`: the same
+// with shfl.sync.down; `atomics`: atomicAdd on doubles as the compare-and-swap loop of the CUDA guide against
+// atom.add.f64 and atomicAdd on floats. Kernels go through runFrontend -> codegen::compilePTX -> launchKernel,
+// with one worker per CPU unless --workers says otherwise.
+//   bench_micro [half|blocks|warpsync|match|shfl|atomics|all] [--reps N] [--workers N] [--quick]
 #include "ptxforge/codegen/Launch.h"
 #include "ptxforge/ptx/Frontend.h"
 
@@ -200,30 +202,101 @@ void benchWarpSync(const Options &O) {
               TA / TB, Same ? "equal" : "DIFFER");
 }
 
-/// out[i] = match.any.sync of (i & 7) among the lanes Mask names (0x55555555: the even ones, which alone run it;
-/// the odd lanes write 0).
-std::string matchKernel(bool Partial) {
+/// out[i] = Collective applied to (i & 7) among the lanes Mask names (0x55555555: the even ones, which alone run
+/// it; the odd lanes write 0).
+std::string warpKernel(const std::string &Collective, bool Partial) {
   return std::string(Header) +
          ".visible .entry k(.param .u64 po)\n{\n .reg .pred %p;\n .reg .b32 %r<8>;\n .reg .b64 %rd<4>;\n"
          " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mov.u32 %r3, %ntid.x;\n mad.lo.u32 %r1, %r2, %r3, %r1;\n"
          " and.b32 %r4, %r1, 1;\n setp.eq.u32 %p, %r4, 0;\n and.b32 %r5, %r1, 7;\n mov.u32 %r6, 0;\n" +
-         (Partial ? " @%p match.any.sync.b32 %r6, %r5, 0x55555555;\n" : " match.any.sync.b32 %r6, %r5, 0xffffffff;\n") +
+         (Partial ? " @%p " + Collective + ", 0x55555555;\n" : " " + Collective + ", 0xffffffff;\n") +
          " ld.param.u64 %rd1, [po];\n mul.wide.u32 %rd2, %r1, 4;\n add.s64 %rd3, %rd1, %rd2;\n"
          " st.global.u32 [%rd3], %r6;\n ret;\n}\n";
 }
 
-void benchMatch(const Options &O) {
+/// Collective with the partial and the full mask over 16M threads; Check says whether the partial run's output
+/// is right.
+void benchWarpCollective(const Options &O, const char *Name, const std::string &Collective,
+                         bool (*Check)(const std::vector<uint32_t> &)) {
   uint32_t N = O.Quick ? (1u << 20) : (1u << 24);
   std::vector<uint32_t> Out(N);
   std::vector<uint64_t> Args = {reinterpret_cast<uint64_t>(Out.data())};
-  Run Partial(matchKernel(true), Args, {N / 256, 1, 1}, {256, 1, 1}, O.Workers);
-  Run Full(matchKernel(false), Args, {N / 256, 1, 1}, {256, 1, 1}, O.Workers);
+  Run Partial(warpKernel(Collective, true), Args, {N / 256, 1, 1}, {256, 1, 1}, O.Workers);
+  Run Full(warpKernel(Collective, false), Args, {N / 256, 1, 1}, {256, 1, 1}, O.Workers);
   auto [TP, TF] = alternate(Partial, Full, O.Reps);
   Partial.ms();
-  bool Ok = Out[0] == 0x01010101u && Out[1] == 0 && Out[2] == 0x04040404u;
-  std::printf("== match: match.any.sync over %u threads, median of %d\n", N, O.Reps);
+  std::printf("== %s: %s over %u threads, median of %d\n", Name, Collective.substr(0, Collective.find(' ')).c_str(), N,
+              O.Reps);
   std::printf("partial mask (even lanes): %10.2f ms  %s\nfull mask:                 %10.2f ms\n", TP,
-              Ok ? "ok" : "WRONG", TF);
+              Check(Out) ? "ok" : "WRONG", TF);
+}
+
+void benchMatch(const Options &O) {
+  benchWarpCollective(O, "match", "match.any.sync.b32 %r6, %r5", [](const std::vector<uint32_t> &Out) {
+    return Out[0] == 0x01010101u && Out[1] == 0 && Out[2] == 0x04040404u;
+  });
+}
+
+/// shfl.sync.down by 2 among the even lanes: lane l reads lane l + 2's value, lane 30 its own.
+void benchShfl(const Options &O) {
+  benchWarpCollective(O, "shfl", "shfl.sync.down.b32 %r6, %r5, 2, 31", [](const std::vector<uint32_t> &Out) {
+    return Out[0] == 2 && Out[1] == 0 && Out[6] == 0 && Out[30] == 6 && Out[32] == 2;
+  });
+}
+
+/// bins[i & 255] += in[i] for n doubles: with the compare-and-swap loop nvcc makes of the CUDA guide's
+/// atomicAdd for doubles (CAS true), or with atom.add.f64.
+std::string casAddKernel(bool Cas) {
+  std::string K = std::string(Header) +
+                  ".visible .entry k(.param .u64 pin, .param .u64 pbins, .param .u32 n)\n{\n .reg .pred %p<3>;\n"
+                  " .reg .b32 %r<6>;\n .reg .f64 %fd<4>;\n .reg .b64 %rd<15>;\n"
+                  " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mov.u32 %r3, %ntid.x;\n"
+                  " mad.lo.u32 %r1, %r2, %r3, %r1;\n ld.param.u32 %r4, [n];\n setp.ge.u32 %p1, %r1, %r4;\n"
+                  " @%p1 bra $END;\n ld.param.u64 %rd5, [pin];\n ld.param.u64 %rd6, [pbins];\n"
+                  " cvta.to.global.u64 %rd7, %rd5;\n cvta.to.global.u64 %rd8, %rd6;\n and.b32 %r5, %r1, 255;\n"
+                  " mul.wide.u32 %rd10, %r5, 8;\n add.s64 %rd1, %rd8, %rd10;\n mul.wide.u32 %rd11, %r1, 8;\n"
+                  " add.s64 %rd12, %rd7, %rd11;\n ld.global.f64 %fd1, [%rd12];\n";
+  if (!Cas)
+    return K + " red.global.add.f64 [%rd1], %fd1;\n$END:\n ret;\n}\n";
+  return K + " ld.global.u64 %rd14, [%rd1];\n$LOOP:\n mov.b64 %fd2, %rd14;\n add.f64 %fd3, %fd1, %fd2;\n"
+             " mov.b64 %rd13, %fd3;\n atom.global.cas.b64 %rd4, [%rd1], %rd14, %rd13;\n"
+             " setp.ne.s64 %p2, %rd14, %rd4;\n mov.u64 %rd14, %rd4;\n @%p2 bra $LOOP;\n$END:\n ret;\n}\n";
+}
+
+/// The same with atomicAdd on floats (red.add.f32).
+std::string floatAddKernel() {
+  return std::string(Header) +
+         ".visible .entry k(.param .u64 pin, .param .u64 pbins, .param .u32 n)\n{\n .reg .pred %p<2>;\n"
+         " .reg .b32 %r<6>;\n .reg .f32 %f<2>;\n .reg .b64 %rd<13>;\n"
+         " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mov.u32 %r3, %ntid.x;\n mad.lo.u32 %r1, %r2, %r3, %r1;\n"
+         " ld.param.u32 %r4, [n];\n setp.ge.u32 %p1, %r1, %r4;\n @%p1 bra $END;\n ld.param.u64 %rd5, [pin];\n"
+         " ld.param.u64 %rd6, [pbins];\n cvta.to.global.u64 %rd7, %rd5;\n cvta.to.global.u64 %rd8, %rd6;\n"
+         " and.b32 %r5, %r1, 255;\n mul.wide.u32 %rd10, %r5, 4;\n add.s64 %rd1, %rd8, %rd10;\n"
+         " mul.wide.u32 %rd11, %r1, 4;\n add.s64 %rd12, %rd7, %rd11;\n ld.global.f32 %f1, [%rd12];\n"
+         " red.global.add.f32 [%rd1], %f1;\n$END:\n ret;\n}\n";
+}
+
+void benchAtomics(const Options &O) {
+  uint32_t N = O.Quick ? (1u << 18) : (1u << 22);
+  std::vector<double> In(N), CasBins(256), NativeBins(256);
+  std::vector<float> InF(N), FloatBins(256);
+  for (uint32_t I = 0; I < N; ++I)
+    In[I] = InF[I] = static_cast<float>(I % 7); // small integers: every order of additions sums exactly
+  auto args = [&](const void *In, const void *Bins) {
+    return std::vector<uint64_t>{reinterpret_cast<uint64_t>(In), reinterpret_cast<uint64_t>(Bins), N};
+  };
+  codegen::Dim3 Grid{N / 256, 1, 1}, Block{256, 1, 1};
+  Run Cas(casAddKernel(true), args(In.data(), CasBins.data()), Grid, Block, O.Workers);
+  Run Native(casAddKernel(false), args(In.data(), NativeBins.data()), Grid, Block, O.Workers);
+  Run Float(floatAddKernel(), args(InF.data(), FloatBins.data()), Grid, Block, O.Workers);
+  auto [TC, TF] = alternate(Cas, Float, O.Reps);
+  auto [TN, TF2] = alternate(Native, Float, O.Reps);
+  // Every run added the same values: the bins of both double kernels match after as many runs of each.
+  bool Same = CasBins == NativeBins;
+  std::printf("== atomics: %u atomic additions into 256 bins, median of %d\n", N, O.Reps);
+  std::printf("CAS-loop atomicAdd(double): %10.2f ms  (%.2fx float)  %s\natom.add.f64:               %10.2f ms  "
+              "(%.2fx float)\natomicAdd(float):           %10.2f ms\n",
+              TC, TC / TF, Same ? "sums equal" : "sums DIFFER", TN, TN / TF2, (TF + TF2) / 2);
 }
 
 } // namespace
@@ -238,10 +311,12 @@ int main(int argc, char **argv) {
       O.Workers = static_cast<unsigned>(std::atoi(argv[++I]));
     else if (A == "--quick")
       O.Quick = true;
-    else if (A == "half" || A == "blocks" || A == "warpsync" || A == "match" || A == "all")
+    else if (A == "half" || A == "blocks" || A == "warpsync" || A == "match" || A == "shfl" || A == "atomics" ||
+             A == "all")
       O.Which = A;
     else {
-      std::fprintf(stderr, "usage: bench_micro [half|blocks|warpsync|match|all] [--reps N] [--workers N] [--quick]\n");
+      std::fprintf(stderr, "usage: bench_micro [half|blocks|warpsync|match|shfl|atomics|all] [--reps N] [--workers N] "
+                           "[--quick]\n");
       return 2;
     }
   }
@@ -253,5 +328,9 @@ int main(int argc, char **argv) {
     benchWarpSync(O);
   if (O.Which == "all" || O.Which == "match")
     benchMatch(O);
+  if (O.Which == "all" || O.Which == "shfl")
+    benchShfl(O);
+  if (O.Which == "all" || O.Which == "atomics")
+    benchAtomics(O);
   return 0;
 }

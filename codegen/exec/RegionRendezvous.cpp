@@ -40,92 +40,110 @@ uint64_t meetingKey(const RegionCut &Cut, uint32_t Mask) {
   return uint64_t(Cut.Kind) << 40 | uint64_t(Site) << 32 | Mask;
 }
 
-/// Computes the outputs of one completed rendezvous of warp W's lanes Group.
-void release(const RegionCut &Cut, const WarpIO &IO, uint32_t W, uint32_t Group) {
-  if (Cut.Kind == RCWarpSync)
-    return;
-  CollectiveSlot S; // on the stack: as a 4 KiB thread_local it made libcuda.so.1 fail to dlopen (static TLS)
-  S.Participants = Group;
-  for (uint32_t G = Group; G; G &= G - 1) {
-    uint32_t L = static_cast<uint32_t>(__builtin_ctz(G)), T = W * 32 + L;
-    S.In[L][0] = IO.Value[T];
-    switch (Cut.Kind) {
-    case RCShfl:
-      S.In[L][1] = IO.B[T];
-      S.In[L][2] = IO.C[T];
-      S.In[L][3] = Cut.Arg;
-      break;
-    case RCVote:
-      S.In[L][0] = IO.Value[T] != 0;
-      S.In[L][1] = Cut.Arg;
-      break;
-    case RCMatchAny:
-    case RCMatchAll:
-      S.In[L][1] = Cut.Kind == RCMatchAll;
-      break;
-    default: // redux
-      S.In[L][0] = static_cast<uint32_t>(IO.Value[T]);
-      S.In[L][1] = Cut.Arg;
-      break;
-    }
-  }
-  switch (Cut.Kind) {
-  case RCShfl:
-    computeShfl(S);
-    break;
-  case RCVote:
-    computeVote(S);
-    break;
-  case RCMatchAny:
-  case RCMatchAll:
-    computeMatch(S);
-    break;
-  default:
-    computeRedux(S);
-    break;
-  }
-  for (uint32_t G = Group; G; G &= G - 1) {
-    uint32_t L = static_cast<uint32_t>(__builtin_ctz(G)), T = W * 32 + L;
+/// Computes the outputs of one completed rendezvous of warp W's lanes Group (State points at its lane 0's state)
+/// in place: one call for the warp, reading its lanes' inputs from the per-thread arrays and writing their
+/// results there, each lane with its own cut's mode.
+void release(const RegionCut *Cuts, const uint32_t *State, const WarpIO &IO, uint32_t W, uint32_t Group,
+             uint32_t Lanes) {
+  const RegionCut &Cut = Cuts[State[__builtin_ctz(Group)] & ~RegionBlocked];
+  const uint32_t Base = W * 32;
+  auto mode = [&](uint32_t L) { return Cuts[State[L] & ~RegionBlocked].Arg; };
+  auto out = [&](uint32_t L, uint32_t R) {
     if (IO.Out)
-      IO.Out[T] = static_cast<uint32_t>(S.Out[L][0]);
+      IO.Out[Base + L] = R;
+  };
+  auto outPred = [&](uint32_t L, uint32_t R, bool P) {
+    out(L, R);
     if (IO.Pred)
-      IO.Pred[T] = static_cast<uint32_t>(S.Out[L][1]);
+      IO.Pred[Base + L] = P;
+  };
+  switch (Cut.Kind) {
+  case RCWarpSync:
+    return;
+  case RCShfl:
+    shflLanes(
+        Group,
+        [&](uint32_t L) {
+          return ShflIn{IO.Value[Base + L], IO.B[Base + L], IO.C[Base + L], mode(L)};
+        },
+        outPred);
+    return;
+  case RCVote:
+    voteLanes(
+        Group, [&](uint32_t L) { return std::pair<bool, uint32_t>(IO.Value[Base + L] != 0, mode(L)); }, out);
+    return;
+  case RCMatchAny:
+  case RCMatchAll: {
+    uint64_t Copy[32] = {}; // a warp cut short by the block's end has no values past its last lane
+    const uint64_t *Values = IO.Value + Base;
+    if (Lanes < 32)
+      Values = static_cast<const uint64_t *>(std::memcpy(Copy, Values, Lanes * sizeof(uint64_t)));
+    matchLanes(Group, Cut.Kind == RCMatchAll, Values, outPred);
+    return;
+  }
+  default: // redux
+    reduxLanes(
+        Group,
+        [&](uint32_t L) { return std::pair<uint32_t, uint32_t>(static_cast<uint32_t>(IO.Value[Base + L]), mode(L)); },
+        out);
+    return;
   }
 }
 
-/// Where warp W's lanes stand after a loop, and which of them a completed rendezvous released.
+/// Where warp W's lanes stand after a loop, and which of them a completed rendezvous released; Same: the state
+/// of every live lane, ~0 when they differ.
 struct WarpStops {
-  uint32_t Live = 0, AtBarrier = 0, Released = 0;
+  uint32_t Live = 0, AtBarrier = 0, Released = 0, Same = ~0u;
 };
 
 /// Releases every complete rendezvous of warp W (Lanes lanes; State points at its lane 0's state).
 WarpStops releaseWarp(const uint32_t *State, uint32_t W, uint32_t Lanes, const RegionCut *Cuts, const WarpIO &IO) {
   WarpStops R;
-  uint32_t Waiting = 0;
-  uint64_t Key[32];
+  // The common case first: every live lane waits at one collective whose member mask holds them all (a
+  // converged warp, or the lanes of a partial mask with the others exited), released in one call.
+  // Branch-free scans: a partial mask's lanes alternate between waiting and exited.
+  const uint32_t *Masks = IO.Mask + W * 32;
+  // The live lanes' states and masks are all alike when their ANDs equal their ORs.
+  uint32_t AndS = ~0u, OrS = 0, AndM = ~0u, OrM = 0;
   for (uint32_t L = 0; L < Lanes; ++L) {
     uint32_t S = State[L] & ~RegionBlocked;
-    if (!S)
-      continue;
-    R.Live |= 1u << L;
+    bool Live = S != 0;
+    R.Live |= static_cast<uint32_t>(Live) << L;
+    AndS &= Live ? S : ~0u, OrS |= Live ? S : 0;
+    AndM &= Live ? Masks[L] : ~0u, OrM |= Live ? Masks[L] : 0;
+  }
+  if (!R.Live)
+    return R;
+  if (AndS == OrS && AndM == OrM) {
+    R.Same = OrS;
+    if (Cuts[OrS].Kind != RCBarrier && !(R.Live & ~OrM)) {
+      release(Cuts, State, IO, W, R.Live, Lanes);
+      R.Released = R.Live;
+      return R;
+    }
+  }
+  uint32_t Waiting = 0;
+  uint64_t Key[32];
+  for (uint32_t G = R.Live; G; G &= G - 1) {
+    uint32_t L = static_cast<uint32_t>(__builtin_ctz(G)), S = State[L] & ~RegionBlocked;
     if (Cuts[S].Kind == RCBarrier) {
       R.AtBarrier |= 1u << L;
       continue;
     }
     // A lane outside its own member mask is undefined behaviour: it takes part, as in the fiber mode.
-    Key[L] = meetingKey(Cuts[S], IO.Mask[W * 32 + L] | 1u << L);
+    Key[L] = meetingKey(Cuts[S], Masks[L] | 1u << L);
     Waiting |= 1u << L;
   }
   while (Waiting) {
-    uint32_t First = static_cast<uint32_t>(__builtin_ctz(Waiting)), Group = 0;
+    uint32_t Lead = static_cast<uint32_t>(__builtin_ctz(Waiting)), Group = 0;
     for (uint32_t G = Waiting; G; G &= G - 1)
-      if (Key[__builtin_ctz(G)] == Key[First])
+      if (Key[__builtin_ctz(G)] == Key[Lead])
         Group |= 1u << __builtin_ctz(G);
     Waiting &= ~Group;
-    uint32_t Need = static_cast<uint32_t>(Key[First]) & R.Live;
+    uint32_t Need = static_cast<uint32_t>(Key[Lead]) & R.Live;
     if ((Group & Need) != Need)
       continue;
-    release(Cuts[State[First] & ~RegionBlocked], IO, W, Group);
+    release(Cuts, State, IO, W, Group, Lanes);
     R.Released |= Group;
   }
   return R;
@@ -169,10 +187,20 @@ uint32_t releaseLoops(uint32_t *State, uint32_t Begin, uint32_t N, const RegionC
       continue;
     }
     LiveWarps |= 1u << (W0 / 32);
+    // One look at the cut table for a warp whose live lanes wait at one cut (X; exited lanes at 0).
+    uint32_t X = 0, Others = 0, Exited = 0;
+    for (uint32_t L = 0; L < Lanes; ++L)
+      X = S[L] ? S[L] : X;
     for (uint32_t L = 0; L < Lanes; ++L) {
       Diff |= S[L] ^ First;
-      AtLoop |= Cuts[S[L]].Kind == RCLoop;
+      Others |= static_cast<uint32_t>(S[L] != 0 && S[L] != X);
+      Exited |= static_cast<uint32_t>(S[L] == 0);
     }
+    if (!Others)
+      AtLoop |= Cuts[X].Kind == RCLoop || (Exited && Cuts[0].Kind == RCLoop);
+    else
+      for (uint32_t L = 0; L < Lanes; ++L)
+        AtLoop |= Cuts[S[L]].Kind == RCLoop;
   }
   if (!AtLoop)
     return NotLoops;
@@ -256,6 +284,11 @@ static uint32_t ptxrt_region_release(ThreadContext *C, uint32_t *State, uint32_t
     Released += __builtin_popcount(Stops.Released);
     LiveFirst = std::min<uint32_t>(LiveFirst, W * 32 + __builtin_ctz(Stops.Live));
     LiveEnd = W * 32 + 32 - __builtin_clz(Stops.Live);
+    if (Stops.Same != ~0u && Stops.Released == Stops.Live) { // releaseLoops cleared the RegionBlocked marks
+      Uniform &= Stops.Same == Same || Same == ~0u;
+      Same = Stops.Same;
+      continue;
+    }
     for (uint32_t G = Stops.Live; G; G &= G - 1) {
       uint32_t &S = WarpState[__builtin_ctz(G)];
       S &= ~RegionBlocked;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <immintrin.h>
 
 using namespace ptxforge::codegen;
 using namespace ptxforge::codegen::exec;
@@ -96,12 +97,6 @@ void collective(ThreadContext *C, uint32_t Kind, uint32_t Mask, uint32_t Site, c
   S->Departed |= Bit;
   if ((S->Departed & S->Participants) == S->Participants)
     S->InUse = false;
-}
-
-template <class F> void forLanes(uint32_t Mask, F &&Fn) {
-  for (uint32_t L = 0; L < 32; ++L)
-    if (Mask >> L & 1)
-      Fn(L);
 }
 
 // ---- element encodings for mma/wmma ----
@@ -521,119 +516,71 @@ void computeMma(CollectiveSlot &S, const MmaCall &Call) {
 
 } // namespace
 
+namespace {
+uint32_t equalLanesScalar(const uint64_t *Values, uint64_t V) {
+  uint32_t M = 0;
+  for (uint32_t J = 0; J < 32; ++J)
+    M |= static_cast<uint32_t>(Values[J] == V) << J;
+  return M;
+}
+
+[[gnu::target("avx2")]] uint32_t equalLanesAvx2(const uint64_t *Values, uint64_t V) {
+  __m256i X = _mm256_set1_epi64x(static_cast<long long>(V));
+  uint32_t M = 0;
+  for (unsigned K = 0; K < 8; ++K) {
+    __m256i Y = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(Values + 4 * K));
+    M |= static_cast<uint32_t>(_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(X, Y)))) << (4 * K);
+  }
+  return M;
+}
+
+[[gnu::target("avx512f")]] uint32_t equalLanesAvx512(const uint64_t *Values, uint64_t V) {
+  __m512i X = _mm512_set1_epi64(static_cast<long long>(V));
+  uint32_t M = 0;
+  for (unsigned K = 0; K < 4; ++K)
+    M |= static_cast<uint32_t>(_mm512_cmpeq_epi64_mask(X, _mm512_loadu_si512(Values + 8 * K))) << (8 * K);
+  return M;
+}
+} // namespace
+
+uint32_t ptxforge::codegen::exec::equalLanes(const uint64_t *Values, uint64_t V) {
+  static uint32_t (*const Best)(const uint64_t *, uint64_t) = __builtin_cpu_supports("avx512f") ? equalLanesAvx512
+                                                              : __builtin_cpu_supports("avx2")  ? equalLanesAvx2
+                                                                                                : equalLanesScalar;
+  return Best(Values, V);
+}
+
 void ptxforge::codegen::exec::computeShfl(CollectiveSlot &S) {
-  forLanes(S.Participants, [&](uint32_t L) {
-    uint32_t B = S.In[L][1] & 31, Cl = S.In[L][2] & 31, Seg = (S.In[L][2] >> 8) & 31;
-    int MaxLane = static_cast<int>((L & Seg) | (Cl & ~Seg)), MinLane = static_cast<int>(L & Seg);
-    int J = 0;
-    bool P = false;
-    switch (S.In[L][3]) {
-    case 0:
-      J = static_cast<int>(L) - static_cast<int>(B);
-      P = J >= MaxLane;
-      break;
-    case 1:
-      J = static_cast<int>(L + B);
-      P = J <= MaxLane;
-      break;
-    case 2:
-      J = static_cast<int>(L ^ B);
-      P = J <= MaxLane;
-      break;
-    default:
-      J = MinLane | static_cast<int>(B & ~Seg);
-      P = J <= MaxLane;
-      break;
-    }
-    if (!P)
-      J = static_cast<int>(L);
-    // A source lane outside the member mask (or exited) gives 0, as observed on sm_90.
-    S.Out[L][0] = (J >= 0 && J < 32 && (S.Participants >> J & 1)) ? static_cast<uint32_t>(S.In[J][0]) : 0;
-    S.Out[L][1] = P;
-  });
+  shflLanes(
+      S.Participants,
+      [&](uint32_t L) {
+        return ShflIn{S.In[L][0], static_cast<uint32_t>(S.In[L][1]), static_cast<uint32_t>(S.In[L][2]),
+                      static_cast<uint32_t>(S.In[L][3])};
+      },
+      [&](uint32_t L, uint32_t V, bool P) { S.Out[L][0] = V, S.Out[L][1] = P; });
 }
 
 void ptxforge::codegen::exec::computeVote(CollectiveSlot &S) {
-  uint32_t Ballot = 0, Members = S.Participants;
-  forLanes(Members, [&](uint32_t L) { Ballot |= static_cast<uint32_t>(S.In[L][0] & 1) << L; });
-  forLanes(Members, [&](uint32_t L) {
-    switch (S.In[L][1]) {
-    case 0:
-      S.Out[L][0] = Ballot == Members;
-      break;
-    case 1:
-      S.Out[L][0] = Ballot != 0;
-      break;
-    case 2:
-      S.Out[L][0] = Ballot == 0 || Ballot == Members;
-      break;
-    default:
-      S.Out[L][0] = Ballot;
-      break;
-    }
-  });
+  voteLanes(
+      S.Participants,
+      [&](uint32_t L) { return std::pair<bool, uint32_t>(S.In[L][0] & 1, static_cast<uint32_t>(S.In[L][1])); },
+      [&](uint32_t L, uint32_t R) { S.Out[L][0] = R; });
 }
 
 void ptxforge::codegen::exec::computeMatch(CollectiveSlot &S) {
-  // The lanes' groups of equal values, each found once (compares: the participants times the distinct values,
-  // at most half of comparing every pair; a lane per pair made match.any over 16M threads take 0.6 s).
-  // Branch-free compares over a contiguous copy of the values (the slot's rows are 96 bytes apart).
-  uint64_t Values[32] = {};
-  for (uint32_t G = S.Participants; G; G &= G - 1)
-    Values[__builtin_ctz(G)] = S.In[__builtin_ctz(G)][0];
-  uint32_t GroupOf[32];
-  for (uint32_t Left = S.Participants; Left;) {
-    uint64_t V = Values[__builtin_ctz(Left)];
-    uint32_t Group = 0;
-    for (uint32_t J = 0; J < 32; ++J)
-      Group |= static_cast<uint32_t>(Values[J] == V) << J;
-    Group &= Left;
-    for (uint32_t G = Group; G; G &= G - 1)
-      GroupOf[__builtin_ctz(G)] = Group;
-    Left &= ~Group;
-  }
-  bool Same = GroupOf[__builtin_ctz(S.Participants)] == S.Participants;
-  forLanes(S.Participants, [&](uint32_t L) {
-    bool All = S.In[L][1] != 0;
-    S.Out[L][0] = All ? (Same ? S.Participants : 0) : GroupOf[L];
-    S.Out[L][1] = All && Same;
-  });
+  uint64_t Values[32] = {}; // a contiguous copy (the slot's rows are 96 bytes apart)
+  forLanes(S.Participants, [&](uint32_t L) { Values[L] = S.In[L][0]; });
+  matchLanes(S.Participants, S.In[__builtin_ctz(S.Participants)][1] != 0, Values,
+             [&](uint32_t L, uint32_t M, bool P) { S.Out[L][0] = M, S.Out[L][1] = P; });
 }
 
 void ptxforge::codegen::exec::computeRedux(CollectiveSlot &S) {
-  uint32_t First = static_cast<uint32_t>(__builtin_ctz(S.Participants));
-  uint32_t Op = static_cast<uint32_t>(S.In[First][1]);
-  uint32_t R = static_cast<uint32_t>(S.In[First][0]);
-  forLanes(S.Participants & ~(1u << First), [&](uint32_t L) {
-    uint32_t V = static_cast<uint32_t>(S.In[L][0]);
-    switch (Op) {
-    case 0:
-      R += V;
-      break;
-    case 1:
-      R = std::min(R, V);
-      break;
-    case 2:
-      R = std::max(R, V);
-      break;
-    case 3:
-      R = static_cast<uint32_t>(std::min(static_cast<int32_t>(R), static_cast<int32_t>(V)));
-      break;
-    case 4:
-      R = static_cast<uint32_t>(std::max(static_cast<int32_t>(R), static_cast<int32_t>(V)));
-      break;
-    case 5:
-      R &= V;
-      break;
-    case 6:
-      R |= V;
-      break;
-    default:
-      R ^= V;
-      break;
-    }
-  });
-  forLanes(S.Participants, [&](uint32_t L) { S.Out[L][0] = R; });
+  reduxLanes(
+      S.Participants,
+      [&](uint32_t L) {
+        return std::pair<uint32_t, uint32_t>(static_cast<uint32_t>(S.In[L][0]), static_cast<uint32_t>(S.In[L][1]));
+      },
+      [&](uint32_t L, uint32_t R) { S.Out[L][0] = R; });
 }
 
 extern "C" {

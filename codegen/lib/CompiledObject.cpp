@@ -11,7 +11,6 @@
 #include "ptxforge/codegen/Optimize.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -165,15 +164,22 @@ llvm::Expected<std::string> ptxforge::codegen::emitMachineCode(llvm::Module &M, 
   // register allocator and live-variable analysis are super-linear in one function's size (bar.sync x20,000 on
   // fibers: 18 of 28 CPU seconds). Such a module gets -O0 code generation (fast instruction selection and
   // register allocation), linear in its size.
-  const llvm::CodeGenOptLevel Level = TM.getOptLevel();
-  if (hasUnoptimizedFunction(M))
-    TM.setOptLevel(llvm::CodeGenOptLevel::None);
-  llvm::scope_exit RestoreLevel([&] { TM.setOptLevel(Level); });
+  // A TargetMachine of its own, made as createTargetMachine's JITTargetMachineBuilder makes one, so that the
+  // caller's keeps its level (and may be shared).
+  std::unique_ptr<llvm::TargetMachine> Unoptimized;
+  if (hasUnoptimizedFunction(M) && TM.getOptLevel() != llvm::CodeGenOptLevel::None) {
+    Unoptimized.reset(TM.getTarget().createTargetMachine(
+        TM.getTargetTriple(), TM.getTargetCPU(), TM.getTargetFeatureString(), TM.Options, TM.getRelocationModel(),
+        TM.getCodeModel(), llvm::CodeGenOptLevel::None, /*JIT=*/true));
+    if (!Unoptimized)
+      return makeError("cannot make an unoptimizing code generator for " + TM.getTargetTriple().str());
+  }
+  llvm::TargetMachine &Emitter = Unoptimized ? *Unoptimized : TM;
   llvm::legacy::PassManager PM;
-  PM.add(new llvm::TargetLibraryInfoWrapperPass(TM.getTargetTriple()));
-  if (TM.addPassesToEmitFile(PM, OS, nullptr,
-                             Assembly ? llvm::CodeGenFileType::AssemblyFile : llvm::CodeGenFileType::ObjectFile))
-    return makeError("the host target (" + TM.getTargetTriple().str() + ") cannot emit " +
+  PM.add(new llvm::TargetLibraryInfoWrapperPass(Emitter.getTargetTriple()));
+  if (Emitter.addPassesToEmitFile(PM, OS, nullptr,
+                                  Assembly ? llvm::CodeGenFileType::AssemblyFile : llvm::CodeGenFileType::ObjectFile))
+    return makeError("the host target (" + Emitter.getTargetTriple().str() + ") cannot emit " +
                      (Assembly ? "assembly" : "object files"));
   PM.run(M);
   // -time-passes (PTXFORGE_LLVM_ARGS): the optimizer's and the code generator's times, per compiled module.

@@ -51,11 +51,28 @@ bool readsRegister(const ptx::Instruction &I, ptx::RegId R) {
   return false;
 }
 
+/// Whether I may write register R (every register of its first operand counts: destinations come first).
+bool writesRegister(const ptx::Instruction &I, ptx::RegId R) {
+  if (I.Operands.empty())
+    return false;
+  const ptx::Operand &D = I.Operands[0];
+  if (D.Kind == ptx::OperandKind::Address)
+    return false;
+  if (D.Reg == R || D.Reg2 == R)
+    return true;
+  for (const ptx::Operand *E : operandElements(D))
+    if (E->Reg == R)
+      return true;
+  return false;
+}
+
 /// Whether the loop made of Body (the instructions from its head label to its back edge) may wait for other
-/// threads: see ProgressPoints.h.
-bool maySpin(const ptx::Function &F, const std::vector<uint32_t> &Body) {
+/// threads: see ProgressPoints.h. Skip(Index) leaves an instruction out (the retry loop's own accesses).
+template <typename SkipFn> bool maySpin(const ptx::Function &F, const std::vector<uint32_t> &Body, SkipFn Skip) {
   for (uint32_t Index : Body) {
     const ptx::Instruction &I = F.Instructions[Index];
+    if (Skip(Index))
+      continue;
     if (orderedLoad(I) || I.Op == Opcode::Fence || I.Op == Opcode::Membar || I.Op == Opcode::Nanosleep)
       return true;
     if (I.Op != Opcode::Atom || I.Operands.empty() || I.Operands[0].Kind != ptx::OperandKind::Register)
@@ -74,6 +91,7 @@ struct Flow {
   std::vector<uint32_t> Order;                            ///< instruction index per position
   std::vector<size_t> LabelPosition;                      ///< per label: the position it names
   std::vector<llvm::SmallVector<uint32_t, 2>> Successors; ///< per position
+  std::vector<bool> Labelled;                             ///< per position: a label names it
 
   explicit Flow(const ptx::Function &F) : LabelPosition(F.Labels.size(), SIZE_MAX) {
     for (const ptx::Statement &S : F.Body) {
@@ -82,6 +100,10 @@ struct Flow {
       else if (S.Kind == ptx::StatementKind::Instruction)
         Order.push_back(S.Index);
     }
+    Labelled.assign(Order.size() + 1, false);
+    for (size_t L : LabelPosition)
+      if (L < Labelled.size())
+        Labelled[L] = true;
     Successors.resize(Order.size());
     for (uint32_t Pos = 0; Pos < Order.size(); ++Pos) {
       const ptx::Instruction &I = F.Instructions[Order[Pos]];
@@ -115,6 +137,96 @@ struct Flow {
   }
 };
 
+/// Whether two address operands name the same word (one base register or symbol, one offset).
+bool sameAddress(const ptx::Operand &X, const ptx::Operand &Y) {
+  return X.Kind == ptx::OperandKind::Address && Y.Kind == ptx::OperandKind::Address && X.Reg == Y.Reg &&
+         X.Bits == Y.Bits && X.Name == Y.Name && X.Elements.empty() && Y.Elements.empty();
+}
+
+/// The position of the CAS when the loop from position Head to its back edge at Pos is a compare-and-swap
+/// retry loop, which never waits for another thread: an update of one word (atomicAdd on doubles, atomicMax on
+/// floats written with atomicCAS) that goes round again only when its CAS failed, expecting the value it last
+/// observed there (the CAS's previous result, or a load of the same address in the pass). A failure then means
+/// that another thread wrote the word between the observation and the CAS: a thread that was running and made
+/// progress. A lock (expecting a constant, so the word must change back first) or a wait for a value is none.
+/// Read off the statement order: between the CAS and the back edge runs straight-line code, and the compare's
+/// registers keep their values up to it.
+std::optional<size_t> casRetryLoop(const ptx::Function &F, const Flow &W, size_t Head, size_t Pos) {
+  const ptx::Instruction &Br = F.Instructions[W.Order[Pos]];
+  if (Br.Guard == ptx::NoReg)
+    return std::nullopt;
+  auto at = [&](size_t P) -> const ptx::Instruction & { return F.Instructions[W.Order[P]]; };
+  auto writtenIn = [&](ptx::RegId R, size_t From, size_t To) { // positions [From, To)
+    for (size_t P = From; P < To; ++P)
+      if (writesRegister(at(P), R))
+        return true;
+    return false;
+  };
+  size_t Cas = SIZE_MAX;
+  for (size_t P = Head; P < Pos; ++P)
+    if (at(P).Op == Opcode::Atom && at(P).has(Modifier::Cas)) {
+      if (Cas != SIZE_MAX)
+        return std::nullopt;
+      Cas = P;
+    }
+  if (Cas == SIZE_MAX)
+    return std::nullopt;
+  const ptx::Instruction &C = at(Cas);
+  if (C.Guard != ptx::NoReg || C.Operands.size() != 4 || !C.Operands[0].isRegister() ||
+      C.Operands[1].Kind != ptx::OperandKind::Address || !C.Operands[2].isRegister())
+    return std::nullopt;
+  ptx::RegId Old = C.Operands[0].Reg, Expected = C.Operands[2].Reg, Base = C.Operands[1].Reg;
+  // One word throughout: a loop that moves on to another word after a failure may be searching for a value.
+  if (Old == Expected || writtenIn(Old, Head, Cas) || (Base != ptx::NoReg && writtenIn(Base, Head, Pos + 1)))
+    return std::nullopt;
+  // Straight-line from the CAS to the back edge, whose predicate compares the CAS's result with what it
+  // expected, both unchanged since the CAS.
+  size_t Setp = SIZE_MAX;
+  for (size_t P = Cas + 1; P < Pos; ++P) {
+    const ptx::Instruction &I = at(P);
+    if (W.Labelled[P] || I.Op == Opcode::Bra || I.Op == Opcode::Brx || I.Op == Opcode::Call || writesRegister(I, Old))
+      return std::nullopt;
+    if (writesRegister(I, Br.Guard))
+      Setp = P;
+  }
+  if (W.Labelled[Pos] || Setp == SIZE_MAX || writtenIn(Expected, Cas + 1, Setp))
+    return std::nullopt;
+  const ptx::Instruction &S = at(Setp);
+  ptx::RegId A = S.Operands.size() == 3 && S.Operands[1].isRegister() ? S.Operands[1].Reg : ptx::NoReg;
+  ptx::RegId B = S.Operands.size() == 3 && S.Operands[2].isRegister() ? S.Operands[2].Reg : ptx::NoReg;
+  if (S.Op != Opcode::Setp || S.Guard != ptx::NoReg || !S.Operands[0].isRegister() || !ptx::isInteger(S.type()) ||
+      !S.has(Br.GuardNegated ? Modifier::Eq : Modifier::Ne) ||
+      !((A == Old && B == Expected) || (A == Expected && B == Old)))
+    return std::nullopt;
+  // What the CAS expects is observed anew in each pass: the last write before the CAS in the pass (with no label
+  // between, so that every path to the CAS takes it) loads the word or copies the previous result; with none,
+  // the writes after the CAS copy its result.
+  auto observes = [&](const ptx::Instruction &I, bool MayLoad) {
+    if (I.Guard != ptx::NoReg || I.Operands.size() != 2 || !I.Operands[0].isRegister() || I.Operands[0].Reg != Expected)
+      return false;
+    if (I.Op == Opcode::Mov)
+      return I.Operands[1].isRegister() && I.Operands[1].Reg == Old;
+    return MayLoad && (I.Op == Opcode::Ld || I.Op == Opcode::Ldu) && I.vectorWidth() == 1 &&
+           sameAddress(I.Operands[1], C.Operands[1]);
+  };
+  for (size_t P = Cas; P-- > Head;) {
+    if (!writesRegister(at(P), Expected))
+      continue;
+    for (size_t Q = P + 1; Q <= Cas; ++Q)
+      if (W.Labelled[Q])
+        return std::nullopt;
+    return observes(at(P), /*MayLoad=*/true) ? std::optional<size_t>(Cas) : std::nullopt;
+  }
+  bool Copied = false;
+  for (size_t P = Setp + 1; P < Pos; ++P)
+    if (writesRegister(at(P), Expected)) {
+      if (!observes(at(P), /*MayLoad=*/false))
+        return std::nullopt;
+      Copied = true;
+    }
+  return Copied ? std::optional<size_t>(Cas) : std::nullopt;
+}
+
 /// Marks the backward branches of loops that may spin. Loops are read off the statement order: a branch to a
 /// label at or before it closes a loop over the instructions between. A loop with a lockstep point needs no
 /// spin point: every pass through it lets the other threads run, and a spin point's yield now and then would
@@ -127,7 +239,17 @@ void findSpinLoops(const ptx::Function &F, const Flow &W, ProgressPoints &P) {
     if (!Head || *Head > Pos)
       continue;
     std::vector<uint32_t> Body(W.Order.begin() + *Head, W.Order.begin() + Pos + 1);
-    if (!maySpin(F, Body))
+    // A CAS retry loop's own CAS and its loads of the CAS's word never wait; what else the loop does may (a
+    // lock tested before the CAS).
+    std::optional<size_t> Cas = casRetryLoop(F, W, *Head, Pos);
+    auto retryAccess = [&](uint32_t Index) {
+      if (!Cas)
+        return false;
+      const ptx::Instruction &CasI = F.Instructions[W.Order[*Cas]], &I = F.Instructions[Index];
+      return Index == W.Order[*Cas] || ((I.Op == Opcode::Ld || I.Op == Opcode::Ldu) && I.Operands.size() == 2 &&
+                                        sameAddress(I.Operands[1], CasI.Operands[1]));
+    };
+    if (!maySpin(F, Body, retryAccess))
       continue;
     P.MaySpin = true;
     P.SpinBackEdge[W.Order[Pos]] = llvm::none_of(Body, [&](uint32_t Index) { return P.LockstepBefore[Index]; });

@@ -5,7 +5,9 @@
 //   write with an ordering the compiler must keep: volatile, relaxed or acquire loads, atomics whose result
 //   the loop reads (polling, CAS locks), fences or nanosleep. Its back edge gets a spin point (the thread
 //   yields now and then), and the kernel runs on fibers. A loop of plain loads may be hoisted by any compiler,
-//   so it is not one: the GPU gives no progress to it either.
+//   so it is not one: the GPU gives no progress to it either. Nor is a compare-and-swap retry loop (atomicAdd on
+//   doubles, atomicMax on floats written with atomicCAS): it goes round again only when another thread, one
+//   that is running, changed the word since the loop observed it, so it keeps the fast path.
 // - Warp lockstep in straight-line code: the lanes of a converged warp execute each instruction together, so a
 //   shared-memory store of some lanes is seen by the next load of the others (legacy warp-synchronous code:
 //   the volatile reduction and scan without __syncwarp). Where a kernel loads shared memory that a store may

@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <mutex>
 #include <pthread.h>
+#include <sys/syscall.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 using namespace ptxforge::driver;
@@ -35,25 +37,47 @@ BackgroundJobs &BackgroundJobs::get() {
   static BackgroundJobs *J = [] {
     Current = new State;
     auto *Jobs = new BackgroundJobs;
+    // For an exit from another thread than the initial one (see armExitWait): it runs before the destructors of
+    // the statics made before it.
     std::atexit([] { get().cancelAndWaitAll(); });
     // A child of fork() has none of the parent's job threads: its exit must not wait for them, and a lock one
     // of them held stays held in the child. It starts from a fresh state (the old one is left as it was).
     pthread_atfork(nullptr, nullptr, [] { Current = new State; });
     return Jobs;
   }();
+  J->armExitWait();
   return *J;
+}
+
+void BackgroundJobs::armExitWait() {
+  // A job's compile may use statics made lazily at any time before or during it (LLVM's; made by a later quick
+  // compile or by the job itself), and exit destroys every static made after an exit handler before running
+  // that handler: a compile still running at exit crashed in SelectionDAG's extended value types (client
+  // drv_errors under load). Registering the handler again at each job's start covered the statics made before
+  // the start, at one registration per compile. The C++ runtime destroys the exiting thread's thread_local
+  // objects before it runs any exit handler or static destructor: one in the initial thread, which returns from
+  // main or calls exit in nearly every program, waits for the jobs before anything is destroyed, once.
+  struct ExitWait {
+    ~ExitWait() {
+      // Also run when the initial thread ends by pthread_exit while the process goes on: later compiles then
+      // start cancelled (their kernels keep their quick code), as after exit.
+      get().cancelAndWaitAll();
+    }
+  };
+  thread_local bool Checked = false; // one system call per thread
+  if (Checked)
+    return;
+  Checked = true;
+  if (static_cast<pid_t>(::syscall(SYS_gettid)) != ::getpid())
+    return;
+  thread_local ExitWait Wait;
+  (void)Wait;
 }
 
 bool BackgroundJobs::exiting() const { return state().Exiting.load(std::memory_order_acquire); }
 
 BackgroundJobs::Handle BackgroundJobs::start(std::function<void(const CancelFlag &)> Work) {
   State &S = state();
-  // Exit runs handlers and static destructors last registered, first run. A job's compile may use statics made
-  // lazily after the first job started (LLVM's, made by a later quick compile); with the wait registered at the
-  // first job only, they were destroyed before it, under a compile still running. Seen as a rare crash at exit in
-  // SelectionDAG's extended value types (client drv_errors under load: 4 exits in about 200, after a trap
-  // kernel's optimized compile began last). Registered again at each start, the latest handler waits first.
-  std::atexit([] { get().cancelAndWaitAll(); });
   auto H = std::make_shared<Job>();
   H->Owner = &S;
   {

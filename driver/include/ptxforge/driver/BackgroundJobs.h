@@ -18,8 +18,10 @@ public:
   /// exit it is also told to abandon (not free) what it built.
   using CancelFlag = codegen::CancelToken;
 
-  /// The process's jobs. The first use registers an exit handler that cancels every job and waits for the
-  /// running ones to stop: a job uses LLVM, whose statics exit() would otherwise destroy under it. A cancelled
+  /// The process's jobs. Exit cancels every job and waits for the running ones to stop before the first static
+  /// is destroyed (from a thread_local object of the initial thread, made at its first use here; from an exit
+  /// handler registered at the first use when another thread exits): a job uses LLVM, whose statics exit()
+  /// would otherwise destroy under it. A cancelled
   /// compile stops at its next function or optimization pass (or after the code generation of the part it is
   /// compiling), so exit does not wait for compiles to finish.
   static BackgroundJobs &get();
@@ -39,6 +41,8 @@ public:
 private:
   BackgroundJobs() = default;
   void cancelAndWaitAll();
+  /// Makes the calling thread, if it is the process's initial thread, wait for the jobs when it exits.
+  void armExitWait();
   State &state() const;
 };
 
