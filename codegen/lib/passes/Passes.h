@@ -150,11 +150,28 @@ struct LimitOptimizationPass : llvm::PassInfoMixin<LimitOptimizationPass> {
   unsigned Budget;
 };
 
-/// The region builder (BarrierRegions.cpp, with its loop cuts, LoopCuts.h, and warp rendezvous,
-/// WarpRendezvous.h) as a pass over lowered IR: each thread function `__ptx_kernel_K` with marked cuts
-/// (Markers.h) and no block function yet gets `__ptx_block_K`. The lowering calls the builder itself, kernel by
-/// kernel, where the PTX says a kernel qualifies (regionSplittable); this pass is how it is run and tested alone.
-/// A thread function the builder refuses keeps running on fibers, with the lowering's missed-optimization remark.
+/// The warp rendezvous (WarpRendezvous.h) over a thread function with marked cuts (Markers.h): each collective
+/// becomes a deposit into the warp slots and a cut edge. In a compile it runs on the block function's copy
+/// (emitRegionBlockFunction), never on the thread function that fibers run; alone, it is for ptxforge-opt.
+struct WarpRendezvousPass : llvm::PassInfoMixin<WarpRendezvousPass> {
+  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
+};
+
+/// The loop cuts (LoopCuts.h) over a thread function with marked cuts, within a budget of CutBudget regions
+/// (LoweringOptions::RegionCutBudget, `cut-budget=N`). Like the warp rendezvous, it runs on the block function's
+/// copy in a compile.
+struct LoopCutsPass : llvm::PassInfoMixin<LoopCutsPass> {
+  explicit LoopCutsPass(unsigned CutBudget) : CutBudget(CutBudget) {}
+  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
+  unsigned CutBudget;
+};
+
+/// The block functions of region kernels as a pass over lowered IR: each thread function `__ptx_kernel_K` with
+/// marked cuts (Markers.h) and no block function yet gets `__ptx_block_K`, a copy put through the warp
+/// rendezvous, the loop cuts (unless `no-loop-cuts`) and the region builder (BarrierRegions.h). The lowering
+/// does the same itself, kernel by kernel, where the PTX says a kernel qualifies (regionSplittable); this pass is
+/// how it is run and tested alone. A thread function whose copy a pass refuses keeps running on fibers, with the
+/// lowering's missed-optimization remark.
 struct RegionBlocksOptions {
   bool LoopCuts;      ///< LoweringOptions::LoopCuts (`loop-cuts`, `no-loop-cuts`)
   unsigned CutBudget; ///< LoweringOptions::RegionCutBudget (`cut-budget=N`)

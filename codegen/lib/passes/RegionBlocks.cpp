@@ -1,4 +1,6 @@
-// See Passes.h: the region builder run as a pass over lowered thread functions.
+// See Passes.h: the block functions of region kernels made as a pass over lowered thread functions: a copy of
+// the thread function put through the warp rendezvous (ptxforge-warp-rendezvous), the loop cuts
+// (ptxforge-loop-cuts) and the region builder, each reading the marks the one before left (Markers.h).
 //
 // Before (a thread function, its barrier a call the lowering marked as a cut, Markers.h):
 //   define void @__ptx_kernel_k(ptr %ctx, ptr %params) {
@@ -26,14 +28,6 @@ using namespace ptxforge::codegen;
 
 namespace {
 constexpr StringLiteral ThreadPrefix = "__ptx_kernel_", BlockPrefix = "__ptx_block_";
-
-/// The cuts the lowering marked in F.
-unsigned markedCuts(Function &F) {
-  return static_cast<unsigned>(count_if(instructions(F), [](Instruction &I) {
-    auto *CI = dyn_cast<CallInst>(&I);
-    return CI && codegen::detail::regionCutOf(CI);
-  }));
-}
 } // namespace
 
 void passes::reportRegionSplitFailure(Function &Thread, Error E) {
@@ -56,7 +50,7 @@ PreservedAnalyses passes::RegionBlocksPass::run(Module &M, ModuleAnalysisManager
   for (Function &F : M)
     if (!F.isDeclaration() && F.getName().starts_with(ThreadPrefix) &&
         !M.getFunction((BlockPrefix + F.getName().drop_front(ThreadPrefix.size())).str()))
-      if (unsigned Cuts = markedCuts(F))
+      if (unsigned Cuts = codegen::detail::markedCuts(F))
         Threads.push_back({&F, Cuts});
   if (Threads.empty())
     return PreservedAnalyses::all();
