@@ -23,12 +23,5 @@ using namespace llvm;
 using namespace ptxforge::codegen;
 
 PreservedAnalyses passes::LoopCutsPass::run(Function &F, FunctionAnalysisManager &) {
-  if (F.isDeclaration() || !detail::hasRegionMarks(F))
-    return PreservedAnalyses::all();
-  Expected<bool> Changed = detail::cutLoops(F, CutBudget);
-  if (!Changed) {
-    reportRegionSplitFailure(F, Changed.takeError());
-    return PreservedAnalyses::all();
-  }
-  return *Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+  return rewriteMarkedFunction(F, [&] { return detail::cutLoops(F, CutBudget); });
 }

@@ -2,8 +2,10 @@
 // textual pipeline and ptxforge-opt find them by) and run by optimizeModule.
 #pragma once
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/PassManager.h"
+#include "llvm/Support/Error.h"
 
 #include <cstdint>
 
@@ -150,9 +152,10 @@ struct LimitOptimizationPass : llvm::PassInfoMixin<LimitOptimizationPass> {
   unsigned Budget;
 };
 
-/// The warp rendezvous (WarpRendezvous.h) over a thread function with marked cuts (Markers.h): each collective
-/// becomes a deposit into the warp slots and a cut edge. In a compile it runs on the block function's copy
-/// (emitRegionBlockFunction), never on the thread function that fibers run; alone, it is for ptxforge-opt.
+/// The warp rendezvous (WarpRendezvous.h) over a thread function with marked cuts (Markers.h): each rendezvous
+/// call becomes a cut edge, a collective's with its inputs deposited in the warp slots. In a compile it runs on the
+/// block function's copy (emitRegionBlockFunction), never on the thread function that fibers run; alone, it is
+/// for ptxforge-opt.
 struct WarpRendezvousPass : llvm::PassInfoMixin<WarpRendezvousPass> {
   llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
 };
@@ -185,6 +188,9 @@ struct RegionBlocksPass : llvm::PassInfoMixin<RegionBlocksPass> {
 /// A kernel the region builder could not split runs on fibers, correct but slow: an optimization remark
 /// (`-pass-remarks-missed=ptxforge-regions`) says so and why.
 void reportRegionSplitFailure(llvm::Function &Thread, llvm::Error E);
+/// Runs Rewrite (one of the region passes' rewrites, which says whether F changed) on F when F carries their
+/// marks, reporting a broken contract as reportRegionSplitFailure does.
+llvm::PreservedAnalyses rewriteMarkedFunction(llvm::Function &F, llvm::function_ref<llvm::Expected<bool>()> Rewrite);
 /// Why a kernel with Cuts barriers and collectives is not split: over LoweringOptions::RegionCutBudget.
 llvm::Error overRegionBudget(unsigned Cuts, unsigned Budget);
 

@@ -37,6 +37,17 @@ void passes::reportRegionSplitFailure(Function &Thread, Error E) {
   Thread.getContext().diagnose(R);
 }
 
+PreservedAnalyses passes::rewriteMarkedFunction(Function &F, function_ref<Expected<bool>()> Rewrite) {
+  if (F.isDeclaration() || !codegen::detail::hasRegionMarks(F))
+    return PreservedAnalyses::all();
+  Expected<bool> Changed = Rewrite();
+  if (!Changed) {
+    reportRegionSplitFailure(F, Changed.takeError());
+    return PreservedAnalyses::all();
+  }
+  return *Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+}
+
 Error passes::overRegionBudget(unsigned Cuts, unsigned Budget) {
   return createStringError(std::errc::result_out_of_range,
                            "%u barriers and collectives, more than the region budget of %u", Cuts, Budget);
