@@ -48,8 +48,8 @@ const llvm::MDNode *serialReadModifyWriteOf(const llvm::Instruction &I);
 /// A region boundary that a pass before the region builder made: the unconditional branch that ends a thread's
 /// region there, its successor the next region's entry. The warp rendezvous marks the branch after each rendezvous
 /// call with the call's {kind, arg}; the loop cuts mark every stop of a cut loop {RCLoop, 0} with the number of the
-/// region it enters among the loop cuts' regions (Order; stops of one region share it), which the builder numbers
-/// after the others, which it numbers in the order of the code.
+/// region it enters among the loop cuts' regions (Order; stops of one region share it). The builder numbers the
+/// rendezvous' regions in the order of the code, then the loop cuts' regions by Order.
 struct CutEdge {
   RegionCut Cut;
   unsigned Order = 0;
