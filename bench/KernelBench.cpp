@@ -310,6 +310,21 @@ std::string fmtSize(double V) {
   return Buf;
 }
 
+/// The image kernels (transpose, stencil5): a Width x Height float image in, uniform in [-1,1], one out (Out), one
+/// launch of 32 x 8 blocks, each over a tile of 32 x TileRows elements, taking (in, out, Width, Height,
+/// Scalars...); 8 bytes of traffic per element.
+void addImageKernel(Workload &W, int Width, int Height, int TileRows, Tolerance Out, std::vector<Arg> Scalars,
+                    std::mt19937 &G) {
+  size_t N = size_t(Width) * Height;
+  W.Buffers.push_back(input("in", N, uniformFloats(N, -1, 1, G)));
+  W.Buffers.push_back(output("out", N, Out));
+  std::vector<Arg> Args{Arg::buffer(0), Arg::buffer(1), Arg::value<int32_t>(Width), Arg::value<int32_t>(Height)};
+  Args.insert(Args.end(), Scalars.begin(), Scalars.end());
+  W.Launches.push_back({{uint32_t(Width / 32), uint32_t(Height / TileRows), 1}, {32, 8, 1}, std::move(Args)});
+  W.Work = 8.0 * Width * Height;
+  W.Shape = std::to_string(Width) + "x" + std::to_string(Height);
+}
+
 /// Builds kernel Name at the README's sizes (or small ones with Quick), inputs from mt19937(12345) in parameter
 /// order, uniform in [-1,1] unless the README says otherwise.
 std::unique_ptr<Workload> makeWorkload(const std::string &Name, bool Quick) {
@@ -394,11 +409,7 @@ std::unique_ptr<Workload> makeWorkload(const std::string &Name, bool Quick) {
   } else if (Name == "transpose") {
     int Width = Quick ? 512 : 4096, Height = Quick ? 256 : 4096;
     W->File = "transpose";
-    W->Buffers.push_back(input("in", size_t(Width) * Height, uniformFloats(size_t(Width) * Height, -1, 1, G)));
-    W->Buffers.push_back(output("out", size_t(Width) * Height, Exact));
-    W->Launches.push_back({{uint32_t(Width / 32), uint32_t(Height / 32), 1},
-                           {32, 8, 1},
-                           {Arg::buffer(0), Arg::buffer(1), Arg::value<int32_t>(Width), Arg::value<int32_t>(Height)}});
+    addImageKernel(*W, Width, Height, /*TileRows=*/32, Exact, {}, G);
     W->Native = [Width, Height](const std::vector<void *> &P) {
       nat::transpose(as<float>(P[0]), as<float>(P[1]), Width, Height);
     };
@@ -411,8 +422,6 @@ std::unique_ptr<Workload> makeWorkload(const std::string &Name, bool Quick) {
                    std::to_string(X) + "]";
       return "";
     };
-    W->Work = 8.0 * Width * Height;
-    W->Shape = std::to_string(Width) + "x" + std::to_string(Height);
   } else if (Name == "histogram256") {
     int N = Quick ? 1 << 18 : 1 << 24;
     W->File = "histogram";
@@ -478,17 +487,10 @@ std::unique_ptr<Workload> makeWorkload(const std::string &Name, bool Quick) {
   } else if (Name == "stencil5") {
     int Nx = Quick ? 256 : 4096, Ny = Quick ? 128 : 4096;
     W->File = "stencil";
-    W->Buffers.push_back(input("in", size_t(Nx) * Ny, uniformFloats(size_t(Nx) * Ny, -1, 1, G)));
-    W->Buffers.push_back(output("out", size_t(Nx) * Ny, Rounding));
-    W->Launches.push_back({{uint32_t(Nx / 32), uint32_t(Ny / 8), 1},
-                           {32, 8, 1},
-                           {Arg::buffer(0), Arg::buffer(1), Arg::value<int32_t>(Nx), Arg::value<int32_t>(Ny),
-                            Arg::value(0.5f), Arg::value(0.125f)}});
+    addImageKernel(*W, Nx, Ny, /*TileRows=*/8, Rounding, {Arg::value(0.5f), Arg::value(0.125f)}, G);
     W->Native = [Nx, Ny](const std::vector<void *> &P) {
       nat::stencil5(as<float>(P[0]), as<float>(P[1]), Nx, Ny, 0.5f, 0.125f);
     };
-    W->Work = 8.0 * Nx * Ny;
-    W->Shape = std::to_string(Nx) + "x" + std::to_string(Ny);
   } else {
     return nullptr;
   }

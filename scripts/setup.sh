@@ -12,7 +12,7 @@ PACKAGES=(
   llvm-22-dev llvm-22-tools clang-22 libclang-rt-22-dev
   antlr4 default-jre-headless libantlr4-runtime-dev uuid-dev
   libcli11-dev nlohmann-json3-dev doctest-dev
-  libzstd-dev zlib1g-dev liblz4-dev libxxhash-dev libboost-context-dev libmimalloc-dev
+  libzstd-dev zlib1g-dev liblz4-dev libxxhash-dev libboost-context-dev libmimalloc-dev nettle-dev
   cmake ninja-build pkg-config python3 binutils
 )
 

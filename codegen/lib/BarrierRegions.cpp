@@ -188,63 +188,40 @@ private:
 llvm::Error RegionBuilder::splitAtCuts() {
   if (llvm::Error E = checkRegionContract(*F))
     return E;
-  std::vector<std::pair<llvm::CallInst *, RegionCut>> Found;
-  for (llvm::BasicBlock &BB : *F)
-    for (llvm::Instruction &I : BB)
-      if (auto *CI = llvm::dyn_cast<llvm::CallInst>(&I))
-        if (std::optional<RegionCut> Cut = WarpRendezvous::cutOf(CI))
-          Found.push_back({CI, *Cut});
-  // Region 0 starts after the entry block's allocas (gathered at its top first: the lowering interleaves
-  // them with its prologue).
+  // Region 0 starts after the entry block's allocas; one more after each cut edge, in the order of the code,
+  // except that the loop cuts' regions come last, numbered as that pass numbered them.
   llvm::BasicBlock &Entry = F->getEntryBlock();
-  std::vector<llvm::AllocaInst *> EntryAllocas;
-  for (llvm::Instruction &I : Entry)
-    if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(&I); A && A->isStaticAlloca())
-      EntryAllocas.push_back(A);
-  for (llvm::AllocaInst *A : llvm::reverse(EntryAllocas))
-    A->moveBefore(Entry.begin());
-  llvm::BasicBlock::iterator FirstCode = Entry.begin();
-  while (llvm::isa<llvm::AllocaInst>(*FirstCode))
-    ++FirstCode;
-  Regions.push_back({Entry.splitBasicBlock(FirstCode, "region0"), {}});
+  Regions.push_back({Entry.splitBasicBlock(gatherEntryAllocas(*F), "region0"), {}});
   Cuts.push_back({RCStart, 0});
   Setup = &Entry;
-  Warp.emplace(ML, Setup, misalignedAccumulatorOf(*F));
-  for (auto &[CI, Cut] : Found) {
-    bool Barrier = Cut.Kind == RCBarrier, Lockstep = Cut.Kind == RCLoop;
-    llvm::BasicBlock *Cont = CI->getParent()->splitBasicBlock(CI->getNextNode(), Barrier    ? "after.barrier"
-                                                                                 : Lockstep ? "after.lockstep"
-                                                                                            : "after.collective");
-    BarrierExit[CI->getParent()->getTerminator()] = static_cast<unsigned>(Regions.size());
-    Regions.push_back({Cont, {}});
-    Cuts.push_back(Cut);
+  std::map<unsigned, std::vector<llvm::Instruction *>> LoopStops;
+  for (llvm::BasicBlock &BB : *F) {
+    llvm::Instruction *Term = BB.getTerminator();
+    std::optional<CutEdge> E = cutEdgeOf(Term);
+    if (!E)
+      continue;
+    clearCutEdge(Term);
+    if (isLoopCutEdge(*E)) {
+      LoopStops[E->Order].push_back(Term);
+      continue;
+    }
+    BarrierExit[Term] = static_cast<unsigned>(Regions.size());
+    Regions.push_back({Term->getSuccessor(0), {}});
+    Cuts.push_back(E->Cut);
     // A lockstep point (ProgressPoints.h) releases as a loop cut does, through the collectives' dispatcher: its
     // span of live threads lets a reduction's warp tail (warp 0 alone, the others exited) run in region loops.
+    bool Lockstep = E->Cut.Kind == RCLoop;
     HasLoopCuts |= Lockstep;
-    HasCollectives |= Lockstep;
-    if (!Barrier && !Lockstep) {
-      Warp->rewrite(CI, Cont);
-      HasCollectives = true;
-    }
-    CI->eraseFromParent();
+    HasCollectives |= E->Cut.Kind != RCBarrier;
   }
-  llvm::DenseSet<llvm::Instruction *> CutExits;
-  llvm::DenseSet<llvm::BasicBlock *> Entries;
-  for (auto &[Term, R] : BarrierExit)
-    CutExits.insert(Term);
-  for (const Region &R : Regions)
-    Entries.insert(R.Entry);
-  std::vector<LoopCutTarget> LoopCuts;
-  // Each cut loop makes three regions (entry, back and exit edges), all within LoweringOptions::RegionCutBudget.
-  if (ML.LoopCuts && Regions.size() < ML.RegionCutBudget)
-    LoopCuts = cutInnermostLoops(*F, CutExits, Entries, (ML.RegionCutBudget - Regions.size()) / 3);
-  for (LoopCutTarget &T : LoopCuts) {
-    for (llvm::BasicBlock *Stop : T.Stops)
-      BarrierExit[Stop->getTerminator()] = static_cast<unsigned>(Regions.size());
-    Regions.push_back({T.Entry, {}});
+  for (auto &[Order, Stops] : LoopStops) {
+    for (llvm::Instruction *Stop : Stops)
+      BarrierExit[Stop] = static_cast<unsigned>(Regions.size());
+    Regions.push_back({Stops.front()->getSuccessor(0), {}});
     Cuts.push_back({RCLoop, 0});
     HasLoopCuts = true;
   }
+  Warp.emplace(ML, *F);
   // Values the lowering computes once and reuses in later blocks go through memory like registers do, so
   // the analysis below sees every value that crosses from one region into another.
   std::vector<llvm::Instruction *> Crossing;
@@ -1038,9 +1015,6 @@ void RegionBuilder::emitDispatch(llvm::ArrayRef<llvm::BasicBlock *> Fast, llvm::
 llvm::Error RegionBuilder::build() {
   // The template context becomes a private copy whose thread ids the loops set.
   llvm::Argument *Tmpl = F->getArg(0);
-  // Misaligned accesses fault where a thread's memory effects become observable; the end of each region's loop
-  // is that point here, so the deferrable checks become ORs into the context, no branch in the loop bodies.
-  foldDeferredChecks(ML, F);
   if (llvm::Error E = splitAtCuts())
     return E;
   collectRegions();
@@ -1102,14 +1076,25 @@ llvm::Error RegionBuilder::build() {
 
 } // namespace
 
+llvm::Error ptxforge::codegen::detail::buildRegions(ModuleLowering &ML, llvm::Function &F) {
+  return RegionBuilder(ML, &F).build();
+}
+
 llvm::Expected<llvm::Function *> ptxforge::codegen::detail::emitRegionBlockFunction(ModuleLowering &ML,
                                                                                     llvm::Function *Thread) {
   llvm::ValueToValueMapTy VMap;
   llvm::Function *F = llvm::CloneFunction(Thread, VMap);
   F->setName("__ptx_block_" + Thread->getName().drop_front(strlen("__ptx_kernel_")));
   F->removeFnAttr(llvm::Attribute::AlwaysInline);
-  RegionBuilder RB(ML, F);
-  llvm::Error E = RB.build();
+  // Misaligned accesses fault where a thread's memory effects become observable; the end of each region's loop
+  // is that point here, so the deferrable checks become ORs into the context, no branch in the loop bodies.
+  foldDeferredChecks(ML, F);
+  // The passes, in order, each reading what the one before marked (Markers.h).
+  llvm::Error E = cutAtRendezvous(*F, ML.ThreadCtxTy).takeError();
+  if (!E && ML.LoopCuts)
+    E = cutLoops(*F, ML.RegionCutBudget).takeError();
+  if (!E)
+    E = buildRegions(ML, *F);
   std::string Invalid;
   llvm::raw_string_ostream OS(Invalid);
   if (!E && llvm::verifyFunction(*F, &OS))

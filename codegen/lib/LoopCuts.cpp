@@ -1,5 +1,6 @@
 // See LoopCuts.h.
 #include "LoopCuts.h"
+#include "Markers.h"
 
 #include "ptxforge/codegen/ThreadContext.h"
 
@@ -21,6 +22,12 @@ using namespace ptxforge::codegen;
 using namespace ptxforge::codegen::detail;
 
 namespace {
+
+/// The edges into one block that a loop cut stops threads at.
+struct LoopCutTarget {
+  llvm::BasicBlock *Entry;               ///< where the threads resume: a new region's entry
+  std::vector<llvm::BasicBlock *> Stops; ///< blocks ending in an unconditional branch to Entry: the cuts
+};
 
 /// Each cut loop's region is copied into the fast, the generic and maybe a uniform region loop; nbody's body,
 /// unrolled 8 times, is about 1000 instructions before optimization. Larger bodies only amortize the
@@ -89,10 +96,9 @@ void unrollForCut(llvm::Loop &L, unsigned Count) {
     Latches[K]->getTerminator()->replaceSuccessorWith(Headers[K], Headers[(K + 1) % Count]);
 }
 
-} // namespace
-
-std::vector<LoopCutTarget>
-ptxforge::codegen::detail::cutInnermostLoops(llvm::Function &F, const llvm::DenseSet<llvm::Instruction *> &CutExits,
+/// Cuts F's innermost loops worth cutting, the first MaxLoops in preorder. CutExits: the terminators that
+/// already end a region; RegionEntries: the regions' entry blocks so far.
+std::vector<LoopCutTarget> cutInnermostLoops(llvm::Function &F, const llvm::DenseSet<llvm::Instruction *> &CutExits,
                                              const llvm::DenseSet<llvm::BasicBlock *> &RegionEntries, size_t MaxLoops) {
   // The loops to cut, by header (unrolling keeps each loop's header and adds its copies to the same loop).
   llvm::SmallPtrSet<llvm::BasicBlock *, 8> Headers;
@@ -149,6 +155,41 @@ ptxforge::codegen::detail::cutInnermostLoops(llvm::Function &F, const llvm::Dens
     Targets.push_back(std::move(T));
   }
   return Targets;
+}
+
+} // namespace
+
+llvm::Expected<bool> ptxforge::codegen::detail::cutLoops(llvm::Function &F, unsigned CutBudget) {
+  if (llvm::Error E = checkThreadContract(F))
+    return E;
+  // The regions so far: the first, one after each marked call and rendezvous, one for each earlier loop cut.
+  size_t Regions = 1;
+  unsigned Orders = 0;
+  llvm::DenseSet<llvm::Instruction *> CutExits;
+  llvm::DenseSet<llvm::BasicBlock *> Entries;
+  for (llvm::BasicBlock &BB : F) {
+    for (llvm::Instruction &I : BB)
+      if (auto *CI = llvm::dyn_cast<llvm::CallInst>(&I); CI && regionCutOf(CI))
+        ++Regions;
+    std::optional<CutEdge> E = cutEdgeOf(BB.getTerminator());
+    if (!E)
+      continue;
+    CutExits.insert(BB.getTerminator());
+    Entries.insert(BB.getTerminator()->getSuccessor(0));
+    if (!isLoopCutEdge(*E))
+      ++Regions;
+    else
+      Orders = std::max(Orders, E->Order + 1);
+  }
+  Regions += Orders;
+  if (Regions >= CutBudget)
+    return false;
+  std::vector<LoopCutTarget> Targets = cutInnermostLoops(F, CutExits, Entries, (CutBudget - Regions) / 3);
+  for (size_t K = 0; K < Targets.size(); ++K)
+    for (llvm::BasicBlock *Stop : Targets[K].Stops)
+      markCutEdge(llvm::cast<llvm::BranchInst>(Stop->getTerminator()),
+                  {{RCLoop, 0}, Orders + static_cast<unsigned>(K)});
+  return !Targets.empty();
 }
 
 llvm::GlobalVariable *ptxforge::codegen::detail::emitCutTable(llvm::Module &M, llvm::Function &F,

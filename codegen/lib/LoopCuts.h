@@ -10,6 +10,8 @@
 
 #include "ptxforge/codegen/RegionCuts.h"
 
+#include "llvm/Support/Error.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/IR/Function.h"
@@ -21,21 +23,15 @@
 
 namespace ptxforge::codegen::detail {
 
-/// The edges into one block that a loop cut stops threads at.
-struct LoopCutTarget {
-  llvm::BasicBlock *Entry;               ///< where the threads resume: a new region's entry
-  std::vector<llvm::BasicBlock *> Stops; ///< blocks ending in an unconditional branch to Entry: the cuts
-};
-
-/// Cuts F's innermost loops worth cutting (no cut, call or atomic/volatile access inside, small body) at their
-/// edges.
-/// CutExits: the terminators that already end a region (at a barrier or collective); RegionEntries: the
-/// regions' entry blocks so far. The misaligned-address accumulator does not restart at a loop cut (nothing
-/// checks it there): it lives on in a per-thread array, ORed into without a store to the shared context
-/// that would keep the region loop from vectorizing.
-/// MaxLoops: the first this many loops worth cutting, in preorder, are cut.
-std::vector<LoopCutTarget> cutInnermostLoops(llvm::Function &F, const llvm::DenseSet<llvm::Instruction *> &CutExits,
-                                             const llvm::DenseSet<llvm::BasicBlock *> &RegionEntries, size_t MaxLoops);
+/// The loop cuts as a pass of their own (ptxforge-loop-cuts): in F, a thread function keeping the thread contract
+/// (Markers.h), cuts the innermost loops worth cutting (no cut, call or atomic/volatile access inside, small
+/// body) at their entry, back and exit edges, each edge into a block stopping in a new block whose branch is
+/// marked as that loop cut's cut edge. Three regions a loop: as many loops as CutBudget leaves room for beside
+/// F's marked cuts, the first in preorder. The misaligned-address accumulator does not restart at a loop cut
+/// (nothing checks it there): the region builder keeps it in a per-thread array, ORed into without a store to
+/// the shared context that would keep the region loop from vectorizing. Returns whether F changed; an error,
+/// with F unchanged, when F breaks the contract.
+llvm::Expected<bool> cutLoops(llvm::Function &F, unsigned CutBudget);
 
 /// Emits the `{kind, arg}` table of the regions' cuts that the runtime's dispatchers read.
 llvm::GlobalVariable *emitCutTable(llvm::Module &M, llvm::Function &F, llvm::ArrayRef<RegionCut> Cuts);

@@ -1,8 +1,9 @@
 // Private to codegen/lib: the contract between the lowering and the passes that rework its thread functions
-// (the region builder, BarrierRegions.cpp; the warp rendezvous, WarpRendezvous.cpp). The lowering marks what
-// those passes must find with IR metadata; they read the marks, never function or value names or operand
-// positions they would have to know by heart. checkRegionContract states everything else the region builder
-// relies on, so that a break is an error naming the contract, not a kernel that quietly runs on fibers.
+// into block functions, in this order: the warp rendezvous (WarpRendezvous.cpp), the loop cuts (LoopCuts.cpp)
+// and the region builder (BarrierRegions.cpp). The lowering marks what those passes must find with IR metadata,
+// and each pass marks what it leaves for the next; they read the marks, never function or value names or operand
+// positions they would have to know by heart. checkThreadContract and checkRegionContract state everything else
+// the passes rely on, so that a break is an error naming the contract, not a kernel that quietly runs on fibers.
 #pragma once
 
 #include "ptxforge/codegen/RegionCuts.h"
@@ -44,10 +45,44 @@ void markSerialReadModifyWrite(llvm::Instruction *Load, llvm::Instruction *Store
 /// The mark shared by a marked pair (the same node on its load and its store), or null.
 const llvm::MDNode *serialReadModifyWriteOf(const llvm::Instruction &I);
 
-/// What the region builder needs of a thread function `void(ThreadContext *, const char *Params)` with at
-/// least one cut: no phi nodes (it moves values between regions through memory); every cut marked, with
-/// operands in range and a constant mode; no fiber-only rendezvous; at most one misaligned-bits
-/// accumulator, a static i32 alloca of the entry block. The error names the broken rule and the function.
+/// A region boundary that a pass before the region builder made: the unconditional branch that ends a thread's
+/// region there, its successor the next region's entry. The warp rendezvous marks the branch after each rendezvous
+/// call with the call's {kind, arg}; the loop cuts mark every stop of a cut loop {RCLoop, 0} with the number of the
+/// region it enters among the loop cuts' regions (Order; stops of one region share it). The builder numbers the
+/// rendezvous' regions in the order of the code, then the loop cuts' regions by Order.
+struct CutEdge {
+  RegionCut Cut;
+  unsigned Order = 0;
+};
+void markCutEdge(llvm::BranchInst *Br, const CutEdge &E);
+/// Term's mark, if any (a malformed one reads as none: checkThreadContract rejects it).
+std::optional<CutEdge> cutEdgeOf(const llvm::Instruction *Term);
+/// Whether a cut edge stands for a loop cut (else a rendezvous: lockstep points are {RCLoop, 1}).
+inline bool isLoopCutEdge(const CutEdge &E) { return E.Cut.Kind == RCLoop && E.Cut.Arg == 0; }
+void clearCutEdge(llvm::Instruction *Term);
+
+/// The per-thread slots through which the warp rendezvous passes a collective's inputs and outputs to the
+/// runtime's dispatcher: static allocas of the entry block, i64 for WSValue and i32 for the others, one at most
+/// per slot, each marked with its slot.
+enum WarpSlot : unsigned { WSValue, WSOperandB, WSOperandC, WSMask, WSOut, WSPred, NumWarpSlots };
+void markWarpSlot(llvm::AllocaInst *A, WarpSlot S);
+std::optional<WarpSlot> warpSlotOf(const llvm::Instruction &I);
+void clearWarpSlot(llvm::Instruction &I);
+
+/// Whether F carries a cut mark or a cut edge mark, well-formed or not: a function the region passes look at.
+bool hasRegionMarks(const llvm::Function &F);
+/// The regions F's marks make beside the first and the loop cuts': one after each marked call or rendezvous edge.
+unsigned markedCuts(const llvm::Function &F);
+
+/// What the lowering promises of a thread function `void(ThreadContext *, const char *Params)` with at least one
+/// cut, which the warp rendezvous and the loop cuts take: no phi nodes (values move between regions through
+/// memory); every cut marked, a call with operands in range and a constant mode or a cut edge on an
+/// unconditional branch (the stops of one loop cut entering one block); no fiber-only rendezvous; at most one
+/// misaligned-bits accumulator, a static i32 alloca of the entry block; warp slots as WarpSlot says. The error
+/// names the broken rule and the function.
+llvm::Error checkThreadContract(const llvm::Function &Thread);
+/// What the region builder needs: the thread contract, with every rendezvous made a cut edge by the warp
+/// rendezvous (no marked call is left).
 llvm::Error checkRegionContract(const llvm::Function &Thread);
 
 } // namespace ptxforge::codegen::detail

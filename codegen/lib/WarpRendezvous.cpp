@@ -5,6 +5,8 @@
 #include "Markers.h"
 
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
 
 using namespace ptxforge;
 using namespace ptxforge::codegen;
@@ -30,12 +32,12 @@ bool ptxforge::codegen::detail::isRegionCutCollective(const ptx::Instruction &I)
   }
 }
 
-std::optional<RegionCut> WarpRendezvous::cutOf(const llvm::CallInst *CI) {
+std::optional<RegionCut> ptxforge::codegen::detail::callCutOf(const llvm::CallInst *CI) {
   std::optional<CutOperands> Ops = regionCutOf(CI);
   if (!Ops)
     return std::nullopt;
   RegionCut Cut{Ops->Kind, 0};
-  if (Ops->Arg >= 0) // a constant: checkRegionContract made sure
+  if (Ops->Arg >= 0) // a constant: checkThreadContract made sure
     Cut.Arg = static_cast<uint32_t>(llvm::cast<llvm::ConstantInt>(CI->getArgOperand(Ops->Arg))->getZExtValue());
   if (Cut.Kind == RCMatchAny && Cut.Arg) {
     Cut.Kind = RCMatchAll;
@@ -44,41 +46,116 @@ std::optional<RegionCut> WarpRendezvous::cutOf(const llvm::CallInst *CI) {
   return Cut;
 }
 
-llvm::AllocaInst *WarpRendezvous::slot(Slot S) {
-  if (!Slots[S]) {
-    static const char *const Names[NumSlots] = {"warp.value", "warp.b", "warp.c", "warp.mask", "warp.out", "warp.pred"};
-    llvm::IRBuilder<> B(Setup->getTerminator());
-    Slots[S] = B.CreateAlloca(S == Value ? B.getInt64Ty() : B.getInt32Ty(), nullptr, Names[S]);
-    Registers.push_back(Slots[S]);
-  }
-  return Slots[S];
+llvm::BasicBlock::iterator ptxforge::codegen::detail::gatherEntryAllocas(llvm::Function &F) {
+  llvm::BasicBlock &Entry = F.getEntryBlock();
+  std::vector<llvm::AllocaInst *> EntryAllocas;
+  for (llvm::Instruction &I : Entry)
+    if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(&I); A && A->isStaticAlloca())
+      EntryAllocas.push_back(A);
+  for (llvm::AllocaInst *A : llvm::reverse(EntryAllocas))
+    A->moveBefore(Entry.begin());
+  llvm::BasicBlock::iterator FirstCode = Entry.begin();
+  while (llvm::isa<llvm::AllocaInst>(*FirstCode))
+    ++FirstCode;
+  return FirstCode;
 }
 
-void WarpRendezvous::rewrite(llvm::CallInst *CI, llvm::BasicBlock *Cont) {
-  const CutOperands H = *regionCutOf(CI);
-  llvm::IRBuilder<> B(CI);
-  auto Deposit = [&](int Operand, Slot S) {
-    if (Operand < 0)
-      return;
-    llvm::AllocaInst *A = slot(S);
-    B.CreateStore(B.CreateZExtOrTrunc(CI->getArgOperand(Operand), A->getAllocatedType()), A);
-  };
-  Deposit(H.Value, Value);
-  Deposit(H.B, OperandB);
-  Deposit(H.C, OperandC);
-  Deposit(H.Mask, Mask);
-  // The accumulated misaligned-address bits go to the context, checked at the end of this loop, since the
-  // next region starts the accumulator afresh (BarrierRegions.cpp).
-  if (Misaligned) {
-    llvm::Value *Field = B.CreateStructGEP(ML.ThreadCtxTy, CI->getArgOperand(0), TCMisalignedBits);
-    llvm::Value *Pending = B.CreateLoad(B.getInt32Ty(), Field);
-    B.CreateStore(B.CreateOr(Pending, B.CreateLoad(B.getInt32Ty(), Misaligned)), Field);
+namespace {
+
+/// cutAtRendezvous for one function, and the warp slots it made so far.
+class Rewriter {
+public:
+  Rewriter(llvm::Function &F, llvm::StructType *ThreadCtxTy)
+      : F(F), ThreadCtxTy(ThreadCtxTy), Misaligned(misalignedAccumulatorOf(F)) {}
+
+  /// Cuts F after CI, a marked rendezvous: the branch there becomes its cut edge, and CI goes. A collective
+  /// deposits its inputs before the edge and its results are read after it.
+  void cut(llvm::CallInst *CI, const RegionCut &Cut) {
+    bool Barrier = Cut.Kind == RCBarrier, Lockstep = Cut.Kind == RCLoop;
+    llvm::BasicBlock *Cont = CI->getParent()->splitBasicBlock(CI->getNextNode(), Barrier    ? "after.barrier"
+                                                                                 : Lockstep ? "after.lockstep"
+                                                                                            : "after.collective");
+    markCutEdge(llvm::cast<llvm::BranchInst>(CI->getParent()->getTerminator()), {Cut});
+    if (!Barrier && !Lockstep)
+      rewrite(CI, Cont);
+    CI->eraseFromParent();
   }
-  B.SetInsertPoint(Cont, Cont->getFirstInsertionPt());
-  if (!CI->use_empty())
-    CI->replaceAllUsesWith(B.CreateLoad(CI->getType(), slot(Out)));
-  if (H.PredOut >= 0)
-    B.CreateStore(B.CreateLoad(B.getInt32Ty(), slot(Pred)), CI->getArgOperand(H.PredOut));
+
+private:
+  void rewrite(llvm::CallInst *CI, llvm::BasicBlock *Cont) {
+    const CutOperands H = *regionCutOf(CI);
+    llvm::IRBuilder<> B(CI);
+    auto Deposit = [&](int Operand, WarpSlot S) {
+      if (Operand < 0)
+        return;
+      llvm::AllocaInst *A = slot(S);
+      B.CreateStore(B.CreateZExtOrTrunc(CI->getArgOperand(Operand), A->getAllocatedType()), A);
+    };
+    Deposit(H.Value, WSValue);
+    Deposit(H.B, WSOperandB);
+    Deposit(H.C, WSOperandC);
+    Deposit(H.Mask, WSMask);
+    // The accumulated misaligned-address bits go to the context, checked at the end of the region's loop,
+    // since the next region starts the accumulator afresh (BarrierRegions.cpp).
+    if (Misaligned) {
+      llvm::Value *Field = B.CreateStructGEP(ThreadCtxTy, F.getArg(0), TCMisalignedBits);
+      llvm::Value *Pending = B.CreateLoad(B.getInt32Ty(), Field);
+      B.CreateStore(B.CreateOr(Pending, B.CreateLoad(B.getInt32Ty(), Misaligned)), Field);
+    }
+    B.SetInsertPoint(Cont, Cont->getFirstInsertionPt());
+    if (!CI->use_empty())
+      CI->replaceAllUsesWith(B.CreateLoad(CI->getType(), slot(WSOut)));
+    if (H.PredOut >= 0)
+      B.CreateStore(B.CreateLoad(B.getInt32Ty(), slot(WSPred)), CI->getArgOperand(H.PredOut));
+  }
+
+  llvm::AllocaInst *slot(WarpSlot S) {
+    if (!Slots[S]) {
+      static const char *const Names[NumWarpSlots] = {"warp.value", "warp.b",   "warp.c",
+                                                      "warp.mask",  "warp.out", "warp.pred"};
+      // After the entry block's allocas (gathered at its top), in the order of first use.
+      llvm::BasicBlock::iterator At = F.getEntryBlock().begin();
+      while (llvm::isa<llvm::AllocaInst>(*At))
+        ++At;
+      llvm::IRBuilder<> B(&F.getEntryBlock(), At);
+      Slots[S] = B.CreateAlloca(S == WSValue ? B.getInt64Ty() : B.getInt32Ty(), nullptr, Names[S]);
+      markWarpSlot(Slots[S], S);
+    }
+    return Slots[S];
+  }
+
+  llvm::Function &F;
+  llvm::StructType *ThreadCtxTy;
+  llvm::AllocaInst *Misaligned;
+  llvm::AllocaInst *Slots[NumWarpSlots] = {};
+};
+
+} // namespace
+
+llvm::Expected<bool> ptxforge::codegen::detail::cutAtRendezvous(llvm::Function &F, llvm::StructType *ThreadCtxTy) {
+  if (llvm::Error E = checkThreadContract(F))
+    return E;
+  std::vector<std::pair<llvm::CallInst *, RegionCut>> Found;
+  for (llvm::Instruction &I : llvm::instructions(F))
+    if (auto *CI = llvm::dyn_cast<llvm::CallInst>(&I))
+      if (std::optional<RegionCut> Cut = callCutOf(CI))
+        Found.push_back({CI, *Cut});
+  if (Found.empty())
+    return false;
+  gatherEntryAllocas(F);
+  Rewriter R(F, ThreadCtxTy);
+  for (auto &[CI, Cut] : Found)
+    R.cut(CI, Cut);
+  return true;
+}
+
+ptxforge::codegen::detail::WarpRendezvous::WarpRendezvous(ModuleLowering &ML, llvm::Function &F) : ML(ML) {
+  for (llvm::Instruction &I : F.getEntryBlock())
+    if (std::optional<WarpSlot> S = warpSlotOf(I)) {
+      Slots[*S] = llvm::cast<llvm::AllocaInst>(&I);
+      Registers.push_back(Slots[*S]);
+      clearWarpSlot(I);
+    }
 }
 
 llvm::Value *WarpRendezvous::arrayOf(Slot S, const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread) const {
@@ -101,7 +178,7 @@ llvm::Value *WarpRendezvous::emitRelease(llvm::IRBuilder<> &B, llvm::Value *Ctx,
         Fn->addParamAttr(A, llvm::Attribute::getWithCaptureInfo(ML.Ctx, llvm::CaptureInfo::none()));
   }
   std::vector<llvm::Value *> Args{Ctx, States, N, Span, CutTable};
-  for (unsigned S = 0; S < NumSlots; ++S) {
+  for (unsigned S = 0; S < NumWarpSlots; ++S) {
     llvm::Value *Array = arrayOf(static_cast<Slot>(S), PerThread);
     Args.push_back(Array ? Array : llvm::ConstantPointerNull::get(B.getPtrTy()));
   }
@@ -112,7 +189,7 @@ llvm::BasicBlock *WarpRendezvous::emitWarpRelease(const RegionCut &Cut, llvm::Va
                                                   const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread,
                                                   llvm::BasicBlock *Released, llvm::BasicBlock *Otherwise) {
   auto array = [&](Slot S) { return arrayOf(S, PerThread); };
-  WarpArrays A{array(Value), array(OperandB), array(OperandC), array(Mask), array(Out), array(Pred)};
+  WarpArrays A{array(WSValue), array(WSOperandB), array(WSOperandC), array(WSMask), array(WSOut), array(WSPred)};
   bool Shuffle = Cut.Kind == RCShfl && A.B && A.C && A.Value;
   bool Reduce = (Cut.Kind == RCVote || Cut.Kind == RCRedux) && A.Value;
   // bar.warp.sync: whole warps with full masks are complete; nothing to compute.

@@ -2,9 +2,13 @@
 // At a collective cut a thread deposits its inputs (value, shuffle operands, member mask) into per-thread
 // arrays and stops; the runtime's dispatcher (exec/RegionRendezvous.cpp) releases a warp's lanes once their
 // rendezvous is complete, writing their outputs into two more per-thread arrays that the next region reads.
+// Two halves: cutAtRendezvous, a pass of its own (ptxforge-warp-rendezvous), turns each rendezvous into a cut edge,
+// a collective's with the deposit before it and the reads after it (marked as Markers.h says); the region builder
+// finds those marks and emits the release (class WarpRendezvous).
 #pragma once
 
 #include "FunctionLowering.h"
+#include "Markers.h"
 #include "ptxforge/codegen/RegionCuts.h"
 
 #include <optional>
@@ -15,20 +19,29 @@ namespace ptxforge::codegen::detail {
 /// bar.warp.sync); the others (activemask, elect, the pre-.sync forms, matrix collectives) need fibers.
 bool isRegionCutCollective(const ptx::Instruction &I);
 
+/// The cut a call stands for, as the lowering marked it (Markers.h): a barrier, a collective, a lockstep point,
+/// or nothing (an ordinary call). CI's function must keep the thread contract (checkThreadContract).
+std::optional<RegionCut> callCutOf(const llvm::CallInst *CI);
+
+/// Moves the entry block's static allocas to its top, in their order (the lowering interleaves them with its
+/// prologue), and returns where the code after them begins.
+llvm::BasicBlock::iterator gatherEntryAllocas(llvm::Function &F);
+
+/// The cuts at rendezvous as a pass of their own (ptxforge-warp-rendezvous): in F, a thread function keeping the
+/// thread contract (Markers.h), the block is split after each marked rendezvous call (a block barrier, a lockstep
+/// point, a warp collective), the call removed and the branch there marked as the rendezvous' cut edge. A
+/// collective first deposits its inputs into the warp slots, and its results are read from them after the edge.
+/// ThreadCtxTy: the module's ThreadContext type. Returns whether F changed; an error, with F unchanged, when F
+/// breaks the contract.
+llvm::Expected<bool> cutAtRendezvous(llvm::Function &F, llvm::StructType *ThreadCtxTy);
+
+/// The release half: emitted by the region builder after its loops over the threads.
 class WarpRendezvous {
 public:
-  /// Setup: the block function's entry block (its allocas); Misaligned: the misaligned-address
-  /// accumulator, if the function has one.
-  WarpRendezvous(ModuleLowering &ML, llvm::BasicBlock *Setup, llvm::AllocaInst *Misaligned)
-      : ML(ML), Setup(Setup), Misaligned(Misaligned) {}
+  /// Finds F's warp slots by their marks (Markers.h), taking the marks off.
+  WarpRendezvous(ModuleLowering &ML, llvm::Function &F);
 
-  /// The cut a call stands for, as the lowering marked it (Markers.h): a barrier, a collective, or nothing (an
-  /// ordinary call). CI's function must have passed checkRegionContract.
-  static std::optional<RegionCut> cutOf(const llvm::CallInst *CI);
-  /// Replaces collective call CI by the deposit of its inputs, and its results by reads at the start of
-  /// Cont (the region after the cut).
-  void rewrite(llvm::CallInst *CI, llvm::BasicBlock *Cont);
-  /// The arrays' registers: they must live per thread even where no IR reads them (the runtime does).
+  /// The slots' registers: they must live per thread even where no IR reads them (the runtime does).
   const std::vector<llvm::AllocaInst *> &registers() const { return Registers; }
   /// Calls the dispatcher after a loop over the block's N threads; PerThread maps registers to their arrays.
   /// Span: the live threads' {first, end}, which the dispatcher reads and narrows (one-dimensional blocks).
@@ -45,7 +58,7 @@ public:
                                     llvm::BasicBlock *Released, llvm::BasicBlock *Otherwise);
 
 private:
-  enum Slot { Value, OperandB, OperandC, Mask, Out, Pred, NumSlots };
+  using Slot = WarpSlot;
   /// The per-thread arrays of the slots (null: none).
   struct WarpArrays {
     llvm::Value *Value, *B, *C, *Mask, *Out, *Pred;
@@ -56,14 +69,11 @@ private:
                            llvm::Value *Masks);
   llvm::Value *emitWarpReduction(llvm::IRBuilder<> &B, const RegionCut &Cut, const WarpArrays &A, llvm::Value *T,
                                  llvm::Value *Masks);
-  llvm::AllocaInst *slot(Slot S);
   /// Slot S's per-thread array (PerThread maps registers to their arrays); null when the kernel has none.
   llvm::Value *arrayOf(Slot S, const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread) const;
 
   ModuleLowering &ML;
-  llvm::BasicBlock *Setup;
-  llvm::AllocaInst *Misaligned;
-  llvm::AllocaInst *Slots[NumSlots] = {};
+  llvm::AllocaInst *Slots[NumWarpSlots] = {};
   std::vector<llvm::AllocaInst *> Registers;
 };
 

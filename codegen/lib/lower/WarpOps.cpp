@@ -185,7 +185,7 @@ bool lowerMatch(FunctionLowering &L, const ptx::Instruction &I) {
   llvm::Value *V = B.CreateZExt(L.read(Ops[1], T), B.getInt64Ty());
   bool All = I.has(Modifier::All);
   llvm::Value *PredOut = scratchBuffer(L, B.getInt32Ty());
-  // match.all is match.any's cut with a mode of 1 (WarpRendezvous::cutOf tells them apart).
+  // match.all is match.any's cut with a mode of 1 (callCutOf, WarpRendezvous.h, tells them apart).
   llvm::Value *R = callCut(L, "ptxrt_match", {L.threadCtx(), B.getInt32(All), V, memberMask(L, I, 2), PredOut},
                            {RCMatchAny, /*Arg=*/1, /*Value=*/2, -1, -1, /*Mask=*/3, /*PredOut=*/4});
   writeWithPred(L, Ops[0], ScalarType::B32, R, predicateOut(L, PredOut));

@@ -2,8 +2,10 @@
 // textual pipeline and ptxforge-opt find them by) and run by optimizeModule.
 #pragma once
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/PassManager.h"
+#include "llvm/Support/Error.h"
 
 #include <cstdint>
 
@@ -150,11 +152,29 @@ struct LimitOptimizationPass : llvm::PassInfoMixin<LimitOptimizationPass> {
   unsigned Budget;
 };
 
-/// The region builder (BarrierRegions.cpp, with its loop cuts, LoopCuts.h, and warp rendezvous,
-/// WarpRendezvous.h) as a pass over lowered IR: each thread function `__ptx_kernel_K` with marked cuts
-/// (Markers.h) and no block function yet gets `__ptx_block_K`. The lowering calls the builder itself, kernel by
-/// kernel, where the PTX says a kernel qualifies (regionSplittable); this pass is how it is run and tested alone.
-/// A thread function the builder refuses keeps running on fibers, with the lowering's missed-optimization remark.
+/// The warp rendezvous (WarpRendezvous.h) over a thread function with marked cuts (Markers.h): each rendezvous
+/// call becomes a cut edge, a collective's with its inputs deposited in the warp slots. In a compile it runs on the
+/// block function's copy (emitRegionBlockFunction), never on the thread function that fibers run; alone, it is
+/// for ptxforge-opt.
+struct WarpRendezvousPass : llvm::PassInfoMixin<WarpRendezvousPass> {
+  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
+};
+
+/// The loop cuts (LoopCuts.h) over a thread function with marked cuts, within a budget of CutBudget regions
+/// (LoweringOptions::RegionCutBudget, `cut-budget=N`). Like the warp rendezvous, it runs on the block function's
+/// copy in a compile.
+struct LoopCutsPass : llvm::PassInfoMixin<LoopCutsPass> {
+  explicit LoopCutsPass(unsigned CutBudget) : CutBudget(CutBudget) {}
+  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
+  unsigned CutBudget;
+};
+
+/// The block functions of region kernels as a pass over lowered IR: each thread function `__ptx_kernel_K` with
+/// marked cuts (Markers.h) and no block function yet gets `__ptx_block_K`, a copy put through the warp
+/// rendezvous, the loop cuts (unless `no-loop-cuts`) and the region builder (BarrierRegions.h). The lowering
+/// does the same itself, kernel by kernel, where the PTX says a kernel qualifies (regionSplittable); this pass is
+/// how it is run and tested alone. A thread function whose copy a pass refuses keeps running on fibers, with the
+/// lowering's missed-optimization remark.
 struct RegionBlocksOptions {
   bool LoopCuts;      ///< LoweringOptions::LoopCuts (`loop-cuts`, `no-loop-cuts`)
   unsigned CutBudget; ///< LoweringOptions::RegionCutBudget (`cut-budget=N`)
@@ -168,6 +188,9 @@ struct RegionBlocksPass : llvm::PassInfoMixin<RegionBlocksPass> {
 /// A kernel the region builder could not split runs on fibers, correct but slow: an optimization remark
 /// (`-pass-remarks-missed=ptxforge-regions`) says so and why.
 void reportRegionSplitFailure(llvm::Function &Thread, llvm::Error E);
+/// Runs Rewrite (one of the region passes' rewrites, which says whether F changed) on F when F carries their
+/// marks, reporting a broken contract as reportRegionSplitFailure does.
+llvm::PreservedAnalyses rewriteMarkedFunction(llvm::Function &F, llvm::function_ref<llvm::Expected<bool>()> Rewrite);
 /// Why a kernel with Cuts barriers and collectives is not split: over LoweringOptions::RegionCutBudget.
 llvm::Error overRegionBudget(unsigned Cuts, unsigned Budget);
 

@@ -1,4 +1,6 @@
-// See Passes.h: the region builder run as a pass over lowered thread functions.
+// See Passes.h: the block functions of region kernels made as a pass over lowered thread functions: a copy of
+// the thread function put through the warp rendezvous (ptxforge-warp-rendezvous), the loop cuts
+// (ptxforge-loop-cuts) and the region builder, each reading the marks the one before left (Markers.h).
 //
 // Before (a thread function, its barrier a call the lowering marked as a cut, Markers.h):
 //   define void @__ptx_kernel_k(ptr %ctx, ptr %params) {
@@ -26,14 +28,6 @@ using namespace ptxforge::codegen;
 
 namespace {
 constexpr StringLiteral ThreadPrefix = "__ptx_kernel_", BlockPrefix = "__ptx_block_";
-
-/// The cuts the lowering marked in F.
-unsigned markedCuts(Function &F) {
-  return static_cast<unsigned>(count_if(instructions(F), [](Instruction &I) {
-    auto *CI = dyn_cast<CallInst>(&I);
-    return CI && codegen::detail::regionCutOf(CI);
-  }));
-}
 } // namespace
 
 void passes::reportRegionSplitFailure(Function &Thread, Error E) {
@@ -41,6 +35,17 @@ void passes::reportRegionSplitFailure(Function &Thread, Error E) {
   OptimizationRemarkMissed R("ptxforge-regions", "RegionSplitFailed", &Thread);
   R << "kernel runs on fibers: " << Why;
   Thread.getContext().diagnose(R);
+}
+
+PreservedAnalyses passes::rewriteMarkedFunction(Function &F, function_ref<Expected<bool>()> Rewrite) {
+  if (F.isDeclaration() || !codegen::detail::hasRegionMarks(F))
+    return PreservedAnalyses::all();
+  Expected<bool> Changed = Rewrite();
+  if (!Changed) {
+    reportRegionSplitFailure(F, Changed.takeError());
+    return PreservedAnalyses::all();
+  }
+  return *Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 }
 
 Error passes::overRegionBudget(unsigned Cuts, unsigned Budget) {
@@ -56,7 +61,7 @@ PreservedAnalyses passes::RegionBlocksPass::run(Module &M, ModuleAnalysisManager
   for (Function &F : M)
     if (!F.isDeclaration() && F.getName().starts_with(ThreadPrefix) &&
         !M.getFunction((BlockPrefix + F.getName().drop_front(ThreadPrefix.size())).str()))
-      if (unsigned Cuts = markedCuts(F))
+      if (unsigned Cuts = codegen::detail::markedCuts(F))
         Threads.push_back({&F, Cuts});
   if (Threads.empty())
     return PreservedAnalyses::all();

@@ -31,6 +31,10 @@ Expected<uint64_t> parseThreshold(StringRef Params) {
   return parseNumber<uint64_t>(Params, "threshold", ptxforge::codegen::DefaultStreamingStoreBytes);
 }
 
+Expected<unsigned> parseCutBudget(StringRef Params) {
+  return parseNumber<unsigned>(Params, "cut-budget", ptxforge::codegen::LoweringOptions().RegionCutBudget);
+}
+
 Expected<RegionBlocksOptions> parseRegionBlocksOptions(StringRef Params) {
   ptxforge::codegen::LoweringOptions Defaults;
   RegionBlocksOptions O{Defaults.LoopCuts, Defaults.RegionCutBudget};

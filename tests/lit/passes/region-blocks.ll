@@ -4,6 +4,13 @@
 ; A register read across a cut lives in a per-thread array, unless it can be computed again from the context
 ; (@reverse's %r1 is the thread id); a barrier-free inner loop is cut into regions of its own (LoopCuts.h).
 ; RUN: ptxforge-opt -passes=ptxforge-region-blocks %s -S | FileCheck %s
+; The builder reads the loop cuts' marks, not their state: loop cuts run before, as a pass of their own, give the
+; same block function (the thread function then keeps the cut edges; the copy's own loop cuts find nothing new).
+; RUN: ptxforge-opt -passes='function(ptxforge-loop-cuts),ptxforge-region-blocks' %s -S | FileCheck %s
+; Two stops of one loop cut that enter different blocks break the contract: no block function, and a remark.
+; RUN: ptxforge-opt -passes='function(ptxforge-loop-cuts)' %s -S | sed 's/!{i32 8, i32 0, i32 1}/!{i32 8, i32 0, i32 0}/' \
+; RUN:   | ptxforge-opt -passes=ptxforge-region-blocks -pass-remarks-missed=ptxforge-regions -S 2>&1 \
+; RUN:   | FileCheck %s --check-prefix=BROKEN
 ; Over the cut budget the kernel keeps running on fibers, with a missed-optimization remark.
 ; RUN: ptxforge-opt -passes='ptxforge-region-blocks<cut-budget=0>' -pass-remarks-missed=ptxforge-regions %s -S 2>&1 | FileCheck %s --check-prefix=BUDGET
 ; Without loop cuts the thread's own loop stays a scalar loop inside the region's loop over threads.
@@ -29,6 +36,9 @@
 ; BUDGET: remark: {{.*}}kernel runs on fibers: 1 barriers and collectives, more than the region budget of 0
 ; BUDGET: remark: {{.*}}kernel runs on fibers: 1 barriers and collectives, more than the region budget of 0
 ; BUDGET-NOT: define void @__ptx_block_
+
+; BROKEN: remark: {{.*}}kernel runs on fibers: region builder contract broken in __ptx_block_sum: the stops of one loop cut enter different blocks
+; BROKEN-NOT: define void @__ptx_block_sum(
 
 ; NOCUTS-NOT:   .cuts = private constant
 ; NOCUTS-LABEL: define void @__ptx_block_sum(

@@ -1,7 +1,9 @@
-// The region builder's contract with the lowering (codegen/lib/Markers.h): each rule broken on purpose gives an
-// error naming it, and a lowering that asks for it (RegionSplitFailureIsError) fails rather than quietly
-// running a kernel on fibers. The corpus sweep holds every GPU-recorded conformance kernel to that.
+// The region passes' contracts with the lowering and with each other (codegen/lib/Markers.h): each rule broken on
+// purpose gives an error naming it, and a lowering that asks for it (RegionSplitFailureIsError) fails rather than
+// quietly running a kernel on fibers. The corpus sweep holds every GPU-recorded conformance kernel to that.
+#include "LoopCuts.h"
 #include "Markers.h"
+#include "WarpRendezvous.h"
 #include "ptxforge/codegen/Lowering.h"
 #include "ptxforge/ptx/Frontend.h"
 
@@ -94,9 +96,28 @@ llvm::Function &reduceThread(Lowered &L) {
   return *F;
 }
 
-std::string contractError(llvm::Function &F) {
-  llvm::Error E = detail::checkRegionContract(F);
-  return E ? llvm::toString(std::move(E)) : std::string();
+std::string message(llvm::Error E) { return E ? llvm::toString(std::move(E)) : std::string(); }
+std::string contractError(llvm::Function &F) { return message(detail::checkThreadContract(F)); }
+std::string regionContractError(llvm::Function &F) { return message(detail::checkRegionContract(F)); }
+
+/// The thread function as the region builder takes it: the warp rendezvous and the loop cuts have run.
+void rewriteForBuilder(llvm::Function &F) {
+  llvm::StructType *Ctx = llvm::StructType::getTypeByName(F.getContext(), "ThreadContext");
+  REQUIRE(Ctx != nullptr);
+  llvm::Expected<bool> Rewritten = detail::cutAtRendezvous(F, Ctx);
+  REQUIRE(static_cast<bool>(Rewritten));
+  CHECK(*Rewritten);
+  llvm::Expected<bool> Cut = detail::cutLoops(F, LoweringOptions().RegionCutBudget);
+  REQUIRE(static_cast<bool>(Cut));
+}
+
+std::vector<llvm::BranchInst *> cutEdges(llvm::Function &F, bool LoopCuts) {
+  std::vector<llvm::BranchInst *> Edges;
+  for (llvm::BasicBlock &BB : F)
+    if (std::optional<detail::CutEdge> E = detail::cutEdgeOf(BB.getTerminator());
+        E && detail::isLoopCutEdge(*E) == LoopCuts)
+      Edges.push_back(llvm::cast<llvm::BranchInst>(BB.getTerminator()));
+  return Edges;
 }
 
 std::vector<llvm::CallInst *> markedCuts(llvm::Function &F) {
@@ -182,6 +203,62 @@ TEST_CASE("each broken rule of the contract is an error that names it") {
     llvm::Function *Other = L.LM.Module->getFunction("ptxrt_bar_sync");
     REQUIRE(Other != nullptr);
     CHECK(contractError(*Other).find("not a thread function") != std::string::npos);
+  }
+}
+
+TEST_CASE("the warp rendezvous and the loop cuts leave what the region builder reads") {
+  Lowered L = threadFunction();
+  llvm::Function &F = reduceThread(L);
+  // Before the warp rendezvous the barriers and the shuffle are calls the builder cannot cut at.
+  CHECK(regionContractError(F).find("has not cut at") != std::string::npos);
+  rewriteForBuilder(F);
+  CHECK(regionContractError(F).empty());
+  // Each rendezvous became a cut edge with its {kind, arg}, the shuffle's with slots marked for the release.
+  std::vector<llvm::BranchInst *> Rendezvous = cutEdges(F, false);
+  REQUIRE(Rendezvous.size() == 3);
+  CHECK(detail::cutEdgeOf(Rendezvous[0])->Cut.Kind == RCBarrier);
+  CHECK(detail::cutEdgeOf(Rendezvous[2])->Cut.Kind == RCShfl);
+  CHECK(detail::cutEdgeOf(Rendezvous[2])->Cut.Arg == 1);
+  CHECK(markedCuts(F).empty());
+  unsigned Slots = 0;
+  for (llvm::Instruction &I : F.getEntryBlock())
+    Slots += detail::warpSlotOf(I).has_value();
+  CHECK(Slots == 6);
+}
+
+TEST_CASE("each broken rule of the passes' own marks is an error that names it") {
+  Lowered L = threadFunction();
+  llvm::Function &F = reduceThread(L);
+  rewriteForBuilder(F);
+  llvm::BranchInst *Edge = cutEdges(F, false).back();
+  SUBCASE("a cut edge on a conditional branch") {
+    llvm::BasicBlock *Next = Edge->getSuccessor(0);
+    llvm::IRBuilder<> B(Edge);
+    llvm::BranchInst *Cond = B.CreateCondBr(B.getTrue(), Next, Next);
+    detail::markCutEdge(Cond, *detail::cutEdgeOf(Edge));
+    Edge->eraseFromParent();
+    CHECK(regionContractError(F).find("not on an unconditional branch") != std::string::npos);
+  }
+  SUBCASE("two stops of one loop cut entering different blocks") {
+    llvm::BranchInst *Other = nullptr;
+    for (llvm::BasicBlock &BB : F)
+      if (auto *Br = llvm::dyn_cast<llvm::BranchInst>(BB.getTerminator());
+          Br && Br != Edge && Br->isUnconditional() && Br->getSuccessor(0) != Edge->getSuccessor(0))
+        Other = Br;
+    REQUIRE(Other != nullptr);
+    detail::markCutEdge(Edge, {{RCLoop, 0}, 7});
+    detail::markCutEdge(Other, {{RCLoop, 0}, 7});
+    CHECK(regionContractError(F).find("enter different blocks") != std::string::npos);
+  }
+  SUBCASE("a warp slot of the wrong width") {
+    llvm::IRBuilder<> B(&F.getEntryBlock(), F.getEntryBlock().begin());
+    detail::markWarpSlot(B.CreateAlloca(B.getInt16Ty()), detail::WSMask);
+    CHECK(regionContractError(F).find("warp slot") != std::string::npos);
+  }
+  SUBCASE("a second slot for the same value") {
+    llvm::IRBuilder<> B(&F.getEntryBlock(), F.getEntryBlock().begin());
+    detail::markWarpSlot(B.CreateAlloca(B.getInt64Ty()), detail::WSValue);
+    CHECK(regionContractError(F).find("warp slot") != std::string::npos);
   }
 }
 
