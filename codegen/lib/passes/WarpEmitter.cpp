@@ -257,6 +257,39 @@ void WarpEmitter::beginLoop(Loop *L) {
     Full.NoWrap = PB.getTrue();
     Map[P] = headerPhis(*P, Full, LS.Pre);
   }
+  rematerialize(LS);
+}
+
+/// W lanes of lane 0's Scalar plus the lane number times Stride (in Scalar's type: wrapping as the lanes' own
+/// arithmetic does).
+Value *WarpEmitter::consecutiveVector(Value *Scalar, int64_t Stride) {
+  Type *T = Scalar->getType();
+  unsigned Bits = T->isPointerTy() ? 64 : T->getIntegerBitWidth();
+  SmallVector<Constant *, 64> Steps;
+  for (unsigned L = 0; L < W; ++L)
+    Steps.push_back(ConstantInt::get(B.getContext(), APInt(64, uint64_t(int64_t(L) * Stride), true).sextOrTrunc(Bits)));
+  Value *Splat = B.CreateVectorSplat(W, Scalar);
+  if (T->isPointerTy())
+    return B.CreateGEP(B.getInt8Ty(), Splat, ConstantVector::get(Steps));
+  return B.CreateAdd(Splat, ConstantVector::get(Steps));
+}
+
+/// A consecutive header phi's vector is its scalar plus the lane steps as long as no extension on the way round
+/// wrapped: derived from the scalar in each trip rather than carried round the loop, so a trip whose accesses
+/// all take the consecutive path computes no vectors (a <64 x i32> index and its <64 x i64> extension cost 12
+/// instructions per trip in a byte copy). endLoop keeps the carried vector where the back edge's may wrap.
+void WarpEmitter::rematerialize(LoopState &LS) {
+  for (PHINode *P : LS.Phis) {
+    WarpValue &WV = Map[P];
+    auto *NW = dyn_cast_or_null<PHINode>(WV.NoWrap);
+    auto *Init = NW ? dyn_cast<ConstantInt>(NW->getIncomingValue(0)) : nullptr;
+    if (!SA->of(P).isConsecutive() || !WV.Scalar || !WV.Vector || !Init || !Init->isOne() ||
+        !(P->getType()->isIntegerTy() || P->getType()->isPointerTy()))
+      continue;
+    Value *R = consecutiveVector(WV.Scalar, SA->of(P).Stride);
+    LS.Remat.push_back({P, cast<PHINode>(WV.Vector), R});
+    WV.Vector = R;
+  }
 }
 
 /// Every lane on at L's entry and, where the loop's varying header phis would be consecutive, the phis'
@@ -310,6 +343,28 @@ void WarpEmitter::endLoop(Loop *L) {
     if (LS.InFullCopy)
       NextGeneral.push_back(valuesFor(LS.GeneralPhis[K], P));
   }
+  // Back-edge values for the phis; a rematerialized vector's phi goes where the back edge's value cannot wrap
+  // (its no-wrap condition is the phi's own, true on entry), else it takes the place of the derived vector.
+  SmallVector<WarpValue, 8> Phis;
+  for (PHINode *P : LS.Phis)
+    Phis.push_back(Map[P]);
+  auto backEdge = [&](BasicBlock *End) {
+    for (auto &[P, VecPhi, Remat] : LS.Remat) {
+      size_t K = size_t(llvm::find(LS.Phis, P) - LS.Phis.begin());
+      Value *NW = Next[K].NoWrap;
+      auto *C = dyn_cast<ConstantInt>(NW);
+      if (NW == Phis[K].NoWrap || (C && C->isOne())) {
+        VecPhi->eraseFromParent();
+      } else {
+        VecPhi->addIncoming(Next[K].Vector, End);
+        Remat->replaceAllUsesWith(VecPhi);
+      }
+      Phis[K].Vector = nullptr;
+    }
+    LS.Remat.clear();
+    for (auto [K, P] : llvm::enumerate(LS.Phis))
+      addIncoming(Phis[K], Next[K], End);
+  };
   if (!LS.After)
     LS.After = BasicBlock::Create(F.getContext(), H->getName() + ".warp.done", &F);
   if (LS.InFullCopy) {
@@ -318,8 +373,7 @@ void WarpEmitter::endLoop(Loop *L) {
     BasicBlock *End = B.GetInsertBlock();
     BasicBlock *Partial = BasicBlock::Create(F.getContext(), H->getName() + ".warp.partial", &F);
     B.CreateCondBr(Full, LS.Head, Partial);
-    for (auto [K, P] : llvm::enumerate(LS.Phis))
-      addIncoming(Map[P], Next[K], End);
+    backEdge(End);
     B.SetInsertPoint(Partial);
     B.CreateCondBr(any(Again), LS.General, LS.After);
     LS.GeneralMask->addIncoming(Again, Partial);
@@ -334,8 +388,7 @@ void WarpEmitter::endLoop(Loop *L) {
   BasicBlock *End = B.GetInsertBlock();
   B.CreateCondBr(Continue, LS.Head, LS.After);
   LS.GeneralMask->addIncoming(Again, End);
-  for (auto [K, P] : llvm::enumerate(LS.Phis))
-    addIncoming(Map[P], Next[K], End);
+  backEdge(End);
   B.SetInsertPoint(LS.After);
 }
 

@@ -134,7 +134,12 @@ private:
     /// index after a remainder loop whose trip counts differ between lanes), with those phis' strides.
     std::unique_ptr<Shapes> Refined;
     llvm::SmallVector<std::pair<const llvm::PHINode *, Shape>, 2> Assumed;
+    /// Consecutive phis whose vector is derived from the scalar (rematerialize): the phi, its vector phi, the
+    /// derived vector.
+    llvm::SmallVector<std::tuple<const llvm::PHINode *, llvm::PHINode *, llvm::Value *>, 4> Remat;
   };
+  void rematerialize(LoopState &LS);
+  llvm::Value *consecutiveVector(llvm::Value *Scalar, int64_t Stride);
   llvm::DenseMap<const llvm::Loop *, LoopState> Loops;
   llvm::SmallVector<llvm::AllocaInst *, 8> Slots;
   /// Set by endLoop after a full copy: the position in Order to emit from again (the loop's header).
