@@ -16,20 +16,26 @@ using namespace ptxforge::codegen::passes::warp;
 
 WarpEmitter::WarpEmitter(const ThreadLoop &TL, const Shapes &SA, LoopInfo &LI, DominatorTree &DT,
                          PostDominatorTree &PDT, unsigned Lanes, ArrayRef<BasicBlock *> Order)
-    : TL(TL), SA(SA), LI(LI), DT(DT), PDT(PDT), W(Lanes), Order(Order), F(*TL.Header->getParent()),
+    : TL(TL), SA(&SA), Base(&SA), LI(LI), DT(DT), PDT(PDT), W(Lanes), Order(Order), F(*TL.Header->getParent()),
       B(TL.Header->getContext()) {}
 
 BasicBlock *WarpEmitter::emit(BasicBlock *Into, BodyEntry Entry) {
   B.SetInsertPoint(Into);
   EntryMask = Entry.Mask;
   Map = std::move(Entry.HeaderValues);
+  SA = Base;
   Masks.clear();
   EdgeMasks.clear();
   ExitMaskSlots.clear();
   ExitValueSlots.clear();
   Loops.clear();
-  for (BasicBlock *BB : Order)
-    emitBlock(BB);
+  for (size_t K = 0; K < Order.size(); ++K) {
+    emitBlock(Order[K]);
+    if (Rewind) {
+      K = *Rewind - 1;
+      Rewind.reset();
+    }
+  }
   return B.GetInsertBlock();
 }
 
@@ -134,7 +140,49 @@ Value *WarpEmitter::blockMask(BasicBlock *BB) {
   return M;
 }
 
+Value *WarpEmitter::all(Value *Mask) {
+  if (isAllOn(Mask))
+    return B.getTrue();
+  return B.CreateICmpEQ(B.CreateBitCast(Mask, B.getIntNTy(W)), Constant::getAllOnesValue(B.getIntNTy(W)), "all");
+}
+
+WarpValue WarpEmitter::headerPhis(const PHINode &P, const WarpValue &Init, BasicBlock *From) {
+  auto phiOf = [&](Value *V) -> Value * {
+    if (!V)
+      return nullptr;
+    PHINode *N = B.CreatePHI(V->getType(), 2, P.getName());
+    N->addIncoming(V, From);
+    return N;
+  };
+  WarpValue Phis;
+  Phis.Scalar = phiOf(Init.Scalar);
+  Phis.Vector = phiOf(Init.Vector);
+  Phis.NoWrap = phiOf(Init.NoWrap);
+  return Phis;
+}
+
+void WarpEmitter::addIncoming(const WarpValue &Phis, const WarpValue &Vals, BasicBlock *From) {
+  if (Phis.Scalar)
+    cast<PHINode>(Phis.Scalar)->addIncoming(Vals.Scalar, From);
+  if (Phis.Vector)
+    cast<PHINode>(Phis.Vector)->addIncoming(Vals.Vector, From);
+  if (Phis.NoWrap)
+    cast<PHINode>(Phis.NoWrap)->addIncoming(Vals.NoWrap, From);
+}
+
 void WarpEmitter::beginLoop(Loop *L) {
+  auto Known = Loops.find(L);
+  if (Known != Loops.end() && Known->second.General) {
+    // The general copy, after the full copy: its phis are in place.
+    LoopState &LS = Known->second;
+    B.SetInsertPoint(LS.General);
+    LS.Head = LS.General;
+    LS.Mask = LS.GeneralMask;
+    LS.General = nullptr;
+    for (auto [K, P] : llvm::enumerate(LS.Phis))
+      Map[P] = LS.GeneralPhis[K];
+    return;
+  }
   // Slots of the exits that leave L as the outermost loop they leave start empty each time L is entered.
   SmallVector<std::pair<BasicBlock *, BasicBlock *>, 4> Exits;
   L->getExitEdges(Exits);
@@ -159,7 +207,7 @@ void WarpEmitter::beginLoop(Loop *L) {
   SmallVector<std::pair<PHINode *, WarpValue>, 4> Init;
   for (PHINode &P : H->phis()) {
     Value *V = P.getIncomingValueForBlock(Pred);
-    Shape S = SA.of(&P);
+    Shape S = SA->of(&P);
     WarpValue WV;
     if (!S.isVarying())
       WV.Scalar = scalar(V);
@@ -168,28 +216,109 @@ void WarpEmitter::beginLoop(Loop *L) {
     if (S.isConsecutive())
       WV.NoWrap = noWrapOf(V) ? noWrapOf(V) : B.getTrue();
     Init.push_back({&P, WV});
+    LS.Phis.push_back(&P);
   }
+  // Innermost loops get the full copy first (grid-stride loops: every lane on until the last trips). Loops
+  // with loops inside stay single: copies of copies would grow the code exponentially with the nesting depth.
+  LS.InFullCopy = L->getSubLoops().empty();
+  Value *Enter = LS.InFullCopy ? fullCopyCondition(L, In, Init) : nullptr;
   LS.Pre = B.GetInsertBlock();
   LS.Head = BasicBlock::Create(F.getContext(), H->getName() + ".warp", &F);
-  B.CreateBr(LS.Head);
-  B.SetInsertPoint(LS.Head);
-  LS.Mask = B.CreatePHI(In->getType(), 2, "loop.mask");
-  LS.Mask->addIncoming(In, LS.Pre);
-  for (auto &[P, WV] : Init) {
-    WarpValue Phis;
-    auto phiOf = [&](Value *V) -> Value * {
-      if (!V)
-        return nullptr;
-      PHINode *N = B.CreatePHI(V->getType(), 2, P->getName());
-      N->addIncoming(V, LS.Pre);
-      return N;
-    };
-    Phis.Scalar = phiOf(WV.Scalar);
-    Phis.Vector = phiOf(WV.Vector);
-    Phis.NoWrap = phiOf(WV.NoWrap);
-    Map[P] = Phis;
-    LS.Phis.push_back(P);
+  if (LS.InFullCopy) {
+    LS.General = LS.Head;
+    LS.Head = BasicBlock::Create(F.getContext(), H->getName() + ".warp.full", &F);
+    B.CreateCondBr(Enter, LS.Head, LS.General);
+    B.SetInsertPoint(LS.General);
+    LS.GeneralMask = B.CreatePHI(In->getType(), 2, "loop.mask");
+    LS.GeneralMask->addIncoming(In, LS.Pre);
+    for (auto &[P, WV] : Init)
+      LS.GeneralPhis.push_back(headerPhis(*P, WV, LS.Pre));
+    B.SetInsertPoint(LS.Head);
+    LS.Mask = Constant::getAllOnesValue(In->getType());
+    if (LS.Refined)
+      SA = LS.Refined.get();
+  } else {
+    B.CreateBr(LS.Head);
+    B.SetInsertPoint(LS.Head);
+    LS.GeneralMask = B.CreatePHI(In->getType(), 2, "loop.mask");
+    LS.GeneralMask->addIncoming(In, LS.Pre);
+    LS.Mask = LS.GeneralMask;
   }
+  for (auto &[P, WV] : Init) {
+    auto Assumed = llvm::find_if(LS.Assumed, [&, P = P](auto &A) { return A.first == P; });
+    if (Assumed == LS.Assumed.end()) {
+      Map[P] = headerPhis(*P, WV, LS.Pre);
+      continue;
+    }
+    // Consecutive in the full copy (checked on entry): lane 0's value beside the vector.
+    WarpValue Full = WV;
+    IRBuilder<> PB(LS.Pre->getTerminator());
+    Full.Scalar = PB.CreateExtractElement(WV.Vector, uint64_t(0));
+    Full.NoWrap = PB.getTrue();
+    Map[P] = headerPhis(*P, Full, LS.Pre);
+  }
+  rematerialize(LS);
+}
+
+/// W lanes of lane 0's Scalar plus the lane number times Stride (in Scalar's type: wrapping as the lanes' own
+/// arithmetic does).
+Value *WarpEmitter::consecutiveVector(Value *Scalar, int64_t Stride) {
+  Type *T = Scalar->getType();
+  unsigned Bits = T->isPointerTy() ? 64 : T->getIntegerBitWidth();
+  SmallVector<Constant *, 64> Steps;
+  for (unsigned L = 0; L < W; ++L)
+    Steps.push_back(ConstantInt::get(B.getContext(), APInt(64, uint64_t(int64_t(L) * Stride), true).sextOrTrunc(Bits)));
+  Value *Splat = B.CreateVectorSplat(W, Scalar);
+  if (T->isPointerTy())
+    return B.CreateGEP(B.getInt8Ty(), Splat, ConstantVector::get(Steps));
+  return B.CreateAdd(Splat, ConstantVector::get(Steps));
+}
+
+/// A consecutive header phi's vector is its scalar plus the lane steps as long as no extension on the way round
+/// wrapped: derived from the scalar in each trip rather than carried round the loop, so a trip whose accesses
+/// all take the consecutive path computes no vectors (a <64 x i32> index and its <64 x i64> extension cost 12
+/// instructions per trip in a byte copy). endLoop keeps the carried vector where the back edge's may wrap.
+void WarpEmitter::rematerialize(LoopState &LS) {
+  for (PHINode *P : LS.Phis) {
+    WarpValue &WV = Map[P];
+    auto *NW = dyn_cast_or_null<PHINode>(WV.NoWrap);
+    auto *Init = NW ? dyn_cast<ConstantInt>(NW->getIncomingValue(0)) : nullptr;
+    if (!SA->of(P).isConsecutive() || !WV.Scalar || !WV.Vector || !Init || !Init->isOne() ||
+        !(P->getType()->isIntegerTy() || P->getType()->isPointerTy()))
+      continue;
+    Value *R = consecutiveVector(WV.Scalar, SA->of(P).Stride);
+    LS.Remat.push_back({P, cast<PHINode>(WV.Vector), R});
+    WV.Vector = R;
+  }
+}
+
+/// Every lane on at L's entry and, where the loop's varying header phis would be consecutive, the phis'
+/// values in fact consecutive: then the full copy runs, under those refined shapes (LS.Refined).
+Value *WarpEmitter::fullCopyCondition(Loop *L, Value *In, ArrayRef<std::pair<PHINode *, WarpValue>> Init) {
+  LoopState &LS = Loops[L];
+  for (auto &[P, WV] : Init)
+    if (Base->of(P).isVarying() && P->getType()->isIntOrPtrTy())
+      if (int64_t Stride = Base->strideBehind(P->getIncomingValueForBlock(L->getLoopPreheader())))
+        LS.Assumed.push_back({P, Shape::consecutive(Stride)});
+  if (!LS.Assumed.empty())
+    LS.Refined = Base->assuming(*L, LS.Assumed);
+  if (!LS.Refined)
+    LS.Assumed.clear();
+  Value *Enter = all(In);
+  for (auto &[P, Sh] : LS.Assumed) {
+    const WarpValue &WV = llvm::find_if(Init, [&, P = P](auto &I) { return I.first == P; })->second;
+    Value *V = B.CreateFreeze(WV.Vector);
+    if (V->getType()->isPtrOrPtrVectorTy())
+      V = B.CreatePtrToInt(V, FixedVectorType::get(B.getInt64Ty(), W));
+    Type *T = V->getType()->getScalarType();
+    SmallVector<Constant *, 64> Steps;
+    for (unsigned Lane = 0; Lane < W; ++Lane)
+      Steps.push_back(ConstantInt::get(T, int64_t(Lane) * Sh.Stride));
+    Value *Expected =
+        B.CreateAdd(B.CreateVectorSplat(W, B.CreateExtractElement(V, uint64_t(0))), ConstantVector::get(Steps));
+    Enter = B.CreateLogicalAnd(Enter, all(B.CreateICmpEQ(V, Expected)), "consecutive");
+  }
+  return Enter;
 }
 
 void WarpEmitter::endLoop(Loop *L) {
@@ -197,32 +326,77 @@ void WarpEmitter::endLoop(Loop *L) {
   BasicBlock *Latch = L->getLoopLatch(), *H = L->getHeader();
   Value *Again = EdgeMasks.lookup({Latch, H});
   // The back edge's values, computed before the branch.
-  SmallVector<std::pair<PHINode *, Value *>, 8> Incoming;
-  for (PHINode *P : LS.Phis) {
-    const WarpValue &Phis = Map[P];
+  auto valuesFor = [&](const WarpValue &Phis, PHINode *P) {
     Value *V = P->getIncomingValueForBlock(Latch);
+    WarpValue WV;
     if (Phis.Scalar)
-      Incoming.push_back({cast<PHINode>(Phis.Scalar), scalar(V)});
+      WV.Scalar = scalar(V);
     if (Phis.Vector)
-      Incoming.push_back({cast<PHINode>(Phis.Vector), vec(V)});
+      WV.Vector = vec(V);
     if (Phis.NoWrap)
-      Incoming.push_back({cast<PHINode>(Phis.NoWrap), noWrapOf(V) ? noWrapOf(V) : B.getTrue()});
+      WV.NoWrap = noWrapOf(V) ? noWrapOf(V) : B.getTrue();
+    return WV;
+  };
+  SmallVector<WarpValue, 8> Next, NextGeneral;
+  for (auto [K, P] : llvm::enumerate(LS.Phis)) {
+    Next.push_back(valuesFor(Map[P], P));
+    if (LS.InFullCopy)
+      NextGeneral.push_back(valuesFor(LS.GeneralPhis[K], P));
+  }
+  // Back-edge values for the phis; a rematerialized vector's phi goes where the back edge's value cannot wrap
+  // (its no-wrap condition is the phi's own, true on entry), else it takes the place of the derived vector.
+  SmallVector<WarpValue, 8> Phis;
+  for (PHINode *P : LS.Phis)
+    Phis.push_back(Map[P]);
+  auto backEdge = [&](BasicBlock *End) {
+    for (auto &[P, VecPhi, Remat] : LS.Remat) {
+      size_t K = size_t(llvm::find(LS.Phis, P) - LS.Phis.begin());
+      Value *NW = Next[K].NoWrap;
+      auto *C = dyn_cast<ConstantInt>(NW);
+      if (NW == Phis[K].NoWrap || (C && C->isOne())) {
+        VecPhi->eraseFromParent();
+      } else {
+        VecPhi->addIncoming(Next[K].Vector, End);
+        Remat->replaceAllUsesWith(VecPhi);
+      }
+      Phis[K].Vector = nullptr;
+    }
+    LS.Remat.clear();
+    for (auto [K, P] : llvm::enumerate(LS.Phis))
+      addIncoming(Phis[K], Next[K], End);
+  };
+  if (!LS.After)
+    LS.After = BasicBlock::Create(F.getContext(), H->getName() + ".warp.done", &F);
+  if (LS.InFullCopy) {
+    // Every lane goes round again: the full copy; some: the general copy; none: done.
+    Value *Full = all(Again);
+    BasicBlock *End = B.GetInsertBlock();
+    BasicBlock *Partial = BasicBlock::Create(F.getContext(), H->getName() + ".warp.partial", &F);
+    B.CreateCondBr(Full, LS.Head, Partial);
+    backEdge(End);
+    B.SetInsertPoint(Partial);
+    B.CreateCondBr(any(Again), LS.General, LS.After);
+    LS.GeneralMask->addIncoming(Again, Partial);
+    for (auto [K, P] : llvm::enumerate(LS.Phis))
+      addIncoming(LS.GeneralPhis[K], NextGeneral[K], Partial);
+    LS.InFullCopy = false;
+    SA = Base;
+    Rewind = size_t(llvm::find(Order, H) - Order.begin());
+    return;
   }
   Value *Continue = any(Again);
   BasicBlock *End = B.GetInsertBlock();
-  BasicBlock *After = BasicBlock::Create(F.getContext(), H->getName() + ".warp.done", &F);
-  B.CreateCondBr(Continue, LS.Head, After);
-  LS.Mask->addIncoming(Again, End);
-  for (auto &[Phi, V] : Incoming)
-    Phi->addIncoming(V, End);
-  B.SetInsertPoint(After);
+  B.CreateCondBr(Continue, LS.Head, LS.After);
+  LS.GeneralMask->addIncoming(Again, End);
+  backEdge(End);
+  B.SetInsertPoint(LS.After);
 }
 
 void WarpEmitter::emitEdgeMasks(BasicBlock *BB, Value *M) {
   Instruction *T = BB->getTerminator();
   Constant *None = Constant::getNullValue(M->getType());
   auto under = [&](Value *C) { return isAllOn(M) ? C : B.CreateSelect(M, C, None); };
-  auto cond = [&](Value *C) -> Value * { return SA.of(C).isUniform() ? B.CreateVectorSplat(W, scalar(C)) : vec(C); };
+  auto cond = [&](Value *C) -> Value * { return SA->of(C).isUniform() ? B.CreateVectorSplat(W, scalar(C)) : vec(C); };
   if (auto *Br = dyn_cast<BranchInst>(T)) {
     if (Br->isUnconditional() || Br->getSuccessor(0) == Br->getSuccessor(1)) {
       for (BasicBlock *S : successors(BB))
@@ -273,9 +447,9 @@ void WarpEmitter::emitNoReturnExit(BasicBlock *From, BasicBlock *To, Value *Edge
   // The first lane that took the edge runs the block (it does not return): its context holds its ids.
   Value *L = firstLane(EdgeMask);
   auto laneOf = [&](Value *V) -> Value * {
-    if (!SA.inBody(V))
+    if (!SA->inBody(V))
       return V;
-    return SA.of(V).isUniform() ? scalar(V) : B.CreateExtractElement(vec(V), L);
+    return SA->of(V).isUniform() ? scalar(V) : B.CreateExtractElement(vec(V), L);
   };
   for (StoreInst *St : TL.LaneStores)
     B.CreateStore(laneOf(St->getValueOperand()), scalar(St->getPointerOperand()));

@@ -8,6 +8,8 @@
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
 
+#include <optional>
+
 namespace ptxforge::codegen::passes::warp {
 
 /// A body value for W lanes. Uniform: Scalar. Consecutive: Scalar is lane 0's value, Vector every lane's, and
@@ -51,6 +53,12 @@ private:
   llvm::Value *incomingMask(const llvm::BasicBlock *Pred, const llvm::BasicBlock *BB);
   void beginLoop(llvm::Loop *L);
   void endLoop(llvm::Loop *L);
+  /// Phis in the current block for the values Init of the loop header phi P, entered from From.
+  WarpValue headerPhis(const llvm::PHINode &P, const WarpValue &Init, llvm::BasicBlock *From);
+  static void addIncoming(const WarpValue &Phis, const WarpValue &Vals, llvm::BasicBlock *From);
+  llvm::Value *all(llvm::Value *Mask);
+  llvm::Value *fullCopyCondition(llvm::Loop *L, llvm::Value *In,
+                                 llvm::ArrayRef<std::pair<llvm::PHINode *, WarpValue>> Init);
   void emitEdgeMasks(llvm::BasicBlock *BB, llvm::Value *M);
   void captureLoopExits(llvm::BasicBlock *BB);
   void emitNoReturnExit(llvm::BasicBlock *From, llvm::BasicBlock *To, llvm::Value *EdgeMask);
@@ -92,7 +100,9 @@ private:
   bool isAllOn(const llvm::Value *Mask) const;
 
   const ThreadLoop &TL;
-  const Shapes &SA;
+  /// The shapes the code being emitted follows: Base's, or an innermost loop's refined ones in its full copy.
+  const Shapes *SA;
+  const Shapes *Base;
   llvm::LoopInfo &LI;
   llvm::DominatorTree &DT;
   llvm::PostDominatorTree &PDT;
@@ -109,13 +119,31 @@ private:
   /// the value each lane brought along when it did.
   llvm::DenseMap<Edge, llvm::AllocaInst *> ExitMaskSlots;
   llvm::DenseMap<std::pair<const llvm::PHINode *, const llvm::BasicBlock *>, llvm::AllocaInst *> ExitValueSlots;
+  /// An inner loop being emitted. An innermost loop is emitted twice: first a copy whose header runs with every
+  /// lane on (plain vector accesses, no mask phi, no skip tests in the header), left for the general copy once a
+  /// lane leaves, then the general copy, entered directly when a lane is off at the loop's entry.
   struct LoopState {
-    llvm::BasicBlock *Head, *Pre;
-    llvm::PHINode *Mask = nullptr;
+    llvm::BasicBlock *Head = nullptr, *Pre = nullptr;
+    llvm::Value *Mask = nullptr;                ///< the header's mask: the general copy's phi, all-on in the full copy
     llvm::SmallVector<llvm::PHINode *, 4> Phis; ///< the original header's phis (Map holds their vector-code phis)
+    bool InFullCopy = false;
+    llvm::BasicBlock *General = nullptr, *After = nullptr; ///< the general copy's header; the block after both
+    llvm::PHINode *GeneralMask = nullptr;
+    llvm::SmallVector<WarpValue, 4> GeneralPhis; ///< per Phis entry, its phis in General
+    /// The full copy's shapes where header phis that vary in Base are consecutive at run time (a grid-stride
+    /// index after a remainder loop whose trip counts differ between lanes), with those phis' strides.
+    std::unique_ptr<Shapes> Refined;
+    llvm::SmallVector<std::pair<const llvm::PHINode *, Shape>, 2> Assumed;
+    /// Consecutive phis whose vector is derived from the scalar (rematerialize): the phi, its vector phi, the
+    /// derived vector.
+    llvm::SmallVector<std::tuple<const llvm::PHINode *, llvm::PHINode *, llvm::Value *>, 4> Remat;
   };
+  void rematerialize(LoopState &LS);
+  llvm::Value *consecutiveVector(llvm::Value *Scalar, int64_t Stride);
   llvm::DenseMap<const llvm::Loop *, LoopState> Loops;
   llvm::SmallVector<llvm::AllocaInst *, 8> Slots;
+  /// Set by endLoop after a full copy: the position in Order to emit from again (the loop's header).
+  std::optional<size_t> Rewind;
 };
 
 } // namespace ptxforge::codegen::passes::warp

@@ -10,7 +10,7 @@ using namespace llvm;
 using namespace ptxforge::codegen::passes::warp;
 
 Value *WarpEmitter::scalar(const Value *V) {
-  if (!SA.inBody(V))
+  if (!SA->inBody(V))
     return const_cast<Value *>(V);
   auto It = Map.find(V);
   assert(It != Map.end() && It->second.Scalar && "a uniform or consecutive value without its scalar");
@@ -33,7 +33,7 @@ static Value *splat(IRBuilder<> &B, unsigned W, Value *V) {
 }
 
 Value *WarpEmitter::vec(const Value *V) {
-  if (!SA.inBody(V))
+  if (!SA->inBody(V))
     return splat(B, W, const_cast<Value *>(V));
   const WarpValue &WV = Map.find(V)->second;
   if (WV.Vector)
@@ -43,7 +43,7 @@ Value *WarpEmitter::vec(const Value *V) {
 }
 
 Value *WarpEmitter::lane(const Value *V, unsigned L) {
-  if (!SA.inBody(V))
+  if (!SA->inBody(V))
     return const_cast<Value *>(V);
   const WarpValue &WV = Map.find(V)->second;
   if (!WV.Lanes.empty())
@@ -60,7 +60,7 @@ Value *WarpEmitter::lane(const Value *V, unsigned L) {
 }
 
 Value *WarpEmitter::noWrapOf(const Value *V) {
-  if (!SA.inBody(V))
+  if (!SA->inBody(V))
     return nullptr;
   auto It = Map.find(V);
   return It == Map.end() ? nullptr : It->second.NoWrap;
@@ -87,7 +87,7 @@ Value *WarpEmitter::noWrap(Instruction &I) {
                   I.getType()->getScalarSizeInBits() != I.getOperand(0)->getType()->getScalarSizeInBits())))
     return NW;
   Value *Src = I.getOperand(0);
-  Shape S = SA.of(Src);
+  Shape S = SA->of(Src);
   unsigned Bits = Src->getType()->getIntegerBitWidth();
   APInt Spread(128, uint64_t(S.Stride < 0 ? -S.Stride : S.Stride));
   Spread *= APInt(128, W - 1);
@@ -122,7 +122,7 @@ Value *WarpEmitter::widen(Instruction &I) {
   } else if (isa<FreezeInst>(I)) {
     R = B.CreateFreeze(V(0), I.getName());
   } else if (auto *S = dyn_cast<SelectInst>(&I)) {
-    Value *Cond = SA.of(S->getCondition()).isUniform()         ? scalar(S->getCondition())
+    Value *Cond = SA->of(S->getCondition()).isUniform()        ? scalar(S->getCondition())
                   : S->getCondition()->getType()->isVectorTy() ? V(0)
                                                                : maskFor(V(0), I.getType());
     R = B.CreateSelect(Cond, V(1), V(2), I.getName());
@@ -194,7 +194,7 @@ void WarpEmitter::emitInstruction(Instruction &I, Value *M) {
     cloneScalar(I);
     return;
   }
-  Shape S = SA.of(&I);
+  Shape S = SA->of(&I);
   WarpValue &WV = Map[&I];
   if (S.isUniform()) {
     WV.Scalar = cloneScalar(I);
@@ -231,7 +231,7 @@ void WarpEmitter::emitPhi(PHINode &P) {
   }
   if (Same && !Exits) {
     WarpValue WV;
-    if (SA.inBody(Same))
+    if (SA->inBody(Same))
       WV = Map.find(Same)->second;
     else
       WV.Scalar = const_cast<Value *>(Same);
@@ -371,15 +371,15 @@ Value *WarpEmitter::consecutiveAccess(Instruction &I, Value *M, Type *ElemTy, un
 }
 
 void WarpEmitter::emitLoad(LoadInst &L, Value *M) {
-  if (StoreInst *St = SA.laneStoreRead(L)) {
+  if (StoreInst *St = SA->laneStoreRead(L)) {
     const Value *V = St->getValueOperand();
-    if (SA.inBody(V))
+    if (SA->inBody(V))
       Map[&L] = Map.find(V)->second;
     else
       Map[&L].Scalar = const_cast<Value *>(V);
     return;
   }
-  Shape A = SA.of(L.getPointerOperand());
+  Shape A = SA->of(L.getPointerOperand());
   Type *T = L.getType();
   const DataLayout &DL = F.getDataLayout();
   if (!L.isSimple() || (!A.isUniform() && !widenable(T)))
@@ -404,7 +404,7 @@ void WarpEmitter::emitLoad(LoadInst &L, Value *M) {
 
 void WarpEmitter::emitStore(StoreInst &St, Value *M) {
   Value *Ptr = St.getPointerOperand(), *Val = St.getValueOperand();
-  Shape A = SA.of(Ptr), V = SA.of(Val);
+  Shape A = SA->of(Ptr), V = SA->of(Val);
   Type *T = Val->getType();
   const DataLayout &DL = F.getDataLayout();
   if (!St.isSimple() || (!(A.isUniform() && V.isUniform()) && !widenable(T)))
@@ -457,14 +457,14 @@ void WarpEmitter::emitCall(CallBase &CB, Value *M) {
   }
   if (!CB.doesNotAccessMemory())
     return emitPerLane(CB, M, !isa<IntrinsicInst>(CB));
-  if (SA.of(&CB).isUniform()) {
+  if (SA->of(&CB).isUniform()) {
     Map[&CB].Scalar = cloneScalar(CB);
     return;
   }
   Intrinsic::ID ID = CB.getIntrinsicID();
   bool Vectorizable = ID != Intrinsic::not_intrinsic && isTriviallyVectorizable(ID) && widenable(CB.getType());
   for (unsigned K = 0; Vectorizable && K < CB.arg_size(); ++K)
-    Vectorizable = isVectorIntrinsicWithScalarOpAtArg(ID, K, nullptr) ? SA.of(CB.getArgOperand(K)).isUniform()
+    Vectorizable = isVectorIntrinsicWithScalarOpAtArg(ID, K, nullptr) ? SA->of(CB.getArgOperand(K)).isUniform()
                                                                       : widenable(CB.getArgOperand(K)->getType());
   if (Vectorizable) {
     SmallVector<Type *, 2> Tys;
@@ -550,7 +550,7 @@ void WarpEmitter::emitPerLane(ArrayRef<Instruction *> Span, Value *M, bool SeesC
     WV.Vector = V;
     // A value the analysis found uniform is the same in every lane that ran it: lane 0's stands for all
     // (only lanes that are on read it).
-    if (!SA.of(I).isVarying())
+    if (!SA->of(I).isVarying())
       WV.Scalar = B.CreateExtractElement(V, firstLane(M));
   }
 }

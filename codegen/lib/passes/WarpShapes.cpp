@@ -329,9 +329,6 @@ Shape Shapes::transfer(const Instruction &I) const {
 }
 
 std::string Shapes::run() {
-  // Stores of a thread's own value to a fixed place of its context, in the header (the ids a thread loop
-  // stores for the thread's code): loads from there read the lane's value, and calls run per lane see it.
-  auto *Ctx = TL.Header->getParent()->arg_empty() ? nullptr : TL.Header->getParent()->getArg(0);
   for (const auto &[P, Step] : TL.Inductions)
     S[P] = Shape::consecutive(Step);
   for (const auto &[P, Op] : TL.Reductions)
@@ -341,6 +338,14 @@ std::string Shapes::run() {
     for (Instruction &I : *BB)
       if (!S.count(&I))
         Order.push_back(&I);
+  fixpoint(Order);
+  return privateMemory();
+}
+
+void Shapes::fixpoint(ArrayRef<Instruction *> Order) {
+  // Stores of a thread's own value to a fixed place of its context, in the header (the ids a thread loop
+  // stores for the thread's code): loads from there read the lane's value, and calls run per lane see it.
+  auto *Ctx = TL.Header->getParent()->arg_empty() ? nullptr : TL.Header->getParent()->getArg(0);
   auto &LaneStores = const_cast<ThreadLoop &>(TL).LaneStores;
   for (bool Changed = true; Changed;) {
     Changed = false;
@@ -361,7 +366,49 @@ std::string Shapes::run() {
       }
     }
   }
-  return privateMemory();
+}
+
+std::unique_ptr<Shapes> Shapes::assuming(const Loop &L, ArrayRef<std::pair<const PHINode *, Shape>> Assumed) const {
+  auto R = std::make_unique<Shapes>(*this);
+  SmallVector<Instruction *, 64> Order;
+  for (BasicBlock *BB : L.blocks())
+    for (Instruction &I : *BB) {
+      R->S.erase(&I);
+      if (!llvm::any_of(Assumed, [&](auto &A) { return A.first == &I; }))
+        Order.push_back(&I);
+    }
+  for (auto &[P, Sh] : Assumed)
+    R->S[P] = Sh;
+  R->fixpoint(Order);
+  for (auto &[P, Sh] : Assumed)
+    if (R->of(P->getIncomingValueForBlock(L.getLoopLatch())) != Sh)
+      return nullptr;
+  return R;
+}
+
+int64_t Shapes::strideBehind(const Value *V) const {
+  SmallVector<const Value *, 8> Work{V};
+  SmallPtrSet<const Value *, 16> Seen;
+  int64_t Stride = 0;
+  while (!Work.empty() && Seen.size() < 64) {
+    const Value *X = Work.pop_back_val();
+    if (!Seen.insert(X).second)
+      continue;
+    Shape Sh = of(X);
+    if (Sh.isConsecutive()) {
+      if (Stride && Stride != Sh.Stride)
+        return 0;
+      Stride = Sh.Stride;
+    } else if (auto *P = dyn_cast<PHINode>(X); P && Sh.isVarying()) {
+      Work.append(P->value_op_begin(), P->value_op_end());
+    } else if (auto *Sel = dyn_cast<SelectInst>(X); Sel && Sh.isVarying()) {
+      Work.push_back(Sel->getTrueValue());
+      Work.push_back(Sel->getFalseValue());
+    } else if (!Sh.isUniform() || !isa<Constant>(X)) {
+      return 0;
+    }
+  }
+  return Work.empty() ? Stride : 0;
 }
 
 /// ptxforge's own arrays indexed by thread (registers kept across a cut) are memory like any other. A stack slot

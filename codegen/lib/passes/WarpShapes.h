@@ -9,6 +9,7 @@
 #include "llvm/IR/Instructions.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace ptxforge::codegen::passes::warp {
@@ -70,8 +71,17 @@ public:
   /// The store a load reads a lane's own value back from (TL.LaneStores), if any.
   llvm::StoreInst *laneStoreRead(const llvm::LoadInst &L) const;
   bool inBody(const llvm::Value *V) const;
+  /// These shapes with the given header phis of the innermost loop L taken to be consecutive: L's values
+  /// recomputed, the rest kept. Null unless each assumed phi's back-edge value keeps its assumed shape (a run-time
+  /// check of the phis' values on entering L then makes the assumption true for every trip).
+  std::unique_ptr<Shapes> assuming(const llvm::Loop &L,
+                                   llvm::ArrayRef<std::pair<const llvm::PHINode *, Shape>> Assumed) const;
+  /// The one stride of the consecutive values that reach V through phis and selects of the body (the shape V
+  /// would have if its lanes had not diverged), or 0.
+  int64_t strideBehind(const llvm::Value *V) const;
 
 private:
+  void fixpoint(llvm::ArrayRef<llvm::Instruction *> Order);
   Shape transfer(const llvm::Instruction &I) const;
   Shape transferGEP(const llvm::GetElementPtrInst &G) const;
   Shape transferBinary(const llvm::BinaryOperator &BO) const;
