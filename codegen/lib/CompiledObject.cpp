@@ -10,6 +10,8 @@
 #include "ptxforge/codegen/CompiledObject.h"
 #include "ptxforge/codegen/Optimize.h"
 
+#include "DebugLocations.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
@@ -165,6 +167,9 @@ llvm::Expected<std::string> ptxforge::codegen::emitMachineCode(llvm::Module &M, 
   if (hasUnoptimizedFunction(M))
     TM.setOptLevel(llvm::CodeGenOptLevel::None);
   llvm::scope_exit RestoreLevel([&] { TM.setOptLevel(Level); });
+  // Optimization moved code between functions and made some without a location: the line table must name
+  // exactly the PTX instruction each machine instruction came from, or line 0.
+  detail::repairDebugLocations(M);
   llvm::legacy::PassManager PM;
   PM.add(new llvm::TargetLibraryInfoWrapperPass(TM.getTargetTriple()));
   if (TM.addPassesToEmitFile(PM, OS, nullptr,
