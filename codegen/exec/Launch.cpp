@@ -410,6 +410,41 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
   return {B.Error, B.Fault, B.Site};
 }
 
+/// How long a fault's replay (locateByReplay) may run: a block that ran into a fault once ends quickly in the
+/// normal case; one whose replay takes other paths (its memory changed meanwhile) must not hang the report.
+constexpr double ReplaySeconds = 10;
+
+/// Names the thread of a memory fault F in optimized code, where one instruction stands for a warp or a whole
+/// block of threads: runs block BlockId again thread by thread through the kernel's thread function (on fibers
+/// where it synchronises), as quick code runs it. The thread named is the one whose access faults at the same
+/// address, with the same signal and at the same PTX instruction as F (where F's line is known); anything else
+/// (no fault, another address, a timeout) names no thread. The launch fails anyway and its error is sticky, so
+/// what the replay writes to device memory is seen by nobody.
+void locateByReplay(const CompiledModule &M, const KernelInfo &K, const LaunchConfig &C, const char *Params,
+                    uint64_t BlockId, WorkerState &W, unsigned WorkerIndex, unsigned Workers, const Fault &F,
+                    FaultSite &Site) {
+  Site.Replay = FaultSite::ReplayResult::NotReproduced;
+  LaunchWatchdog Watchdog(ReplaySeconds);
+  Watchdog.enter();
+  std::optional<Fault> Again = runWithFaultGuard(
+      [&] { runBlock(K, M.entry(K), C, Params, BlockId, W, WorkerIndex, Workers); }, /*Install=*/false,
+      /*Interruptible=*/true);
+  Watchdog.leave();
+  CurrentRun = nullptr;
+  if (!Again || Again->Signal != F.Signal || Again->Address != F.Address)
+    return;
+  std::string Where = M.sourceLocation(Again->Pc);
+  if (!Site.Location.empty() && Where != Site.Location)
+    return;
+  uint32_t T = W.RunningThread;
+  Site.HasThread = true;
+  Site.Thread[0] = T % C.Block.X;
+  Site.Thread[1] = (T / C.Block.X) % C.Block.Y;
+  Site.Thread[2] = T / (C.Block.X * C.Block.Y);
+  Site.Location = Where;
+  Site.Replay = FaultSite::ReplayResult::Found;
+}
+
 unsigned workerCount(const LaunchConfig &C, uint64_t Blocks) {
   unsigned N = C.Workers;
   if (!N) {
@@ -544,7 +579,17 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
       Block = W.Template.Ctaid[0] + C.Grid.X * (W.Template.Ctaid[1] + uint64_t(C.Grid.Y) * W.Template.Ctaid[2]);
     else
       Thread = W.RunningThread;
-    fail(signalResult(*F, Block, Thread, C));
+    BlockResult R = signalResult(*F, Block, Thread, C);
+    if (F->Signal == SIGSEGV || F->Signal == SIGBUS) {
+      R.Site.Location = M.sourceLocation(F->Pc);
+      // Blocks that wait for each other (AllResident) cannot run alone. The other workers stop first: the
+      // launch has failed.
+      if (MyBlockFn && !AllResident && !K.MaySpin) {
+        Next = Blocks;
+        locateByReplay(M, K, C, static_cast<const char *>(Params), Block, W, Index, Workers, *F, R.Site);
+      }
+    }
+    fail(R);
   };
   runOnWorkers(Workers, Work, C.PinWorkers);
   flushDevicePrintf();

@@ -5,6 +5,7 @@
 #include "../exec/Runtime.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/DebugInfo/DWARF/DWARFContext.h"
 #include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
@@ -161,6 +162,8 @@ llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::load(const Compi
   }
   writePerfMap(**JIT, Object.ObjectCode, Perf);
   CM->JIT = std::move(*JIT);
+  CM->Imports = Imports;
+  CM->ObjectCode = Object.ObjectCode;
   return CM;
 }
 
@@ -183,6 +186,73 @@ void *CompiledModule::globalAddress(llvm::StringRef Name, uint64_t *Size) const 
       return GlobalAddrs[I];
     }
   return nullptr;
+}
+
+std::string CompiledModule::sourceLocation(uint64_t Pc) const {
+  std::string Where = ownSourceLocation(Pc);
+  if (Where.empty() && Imports)
+    return Imports->sourceLocation(Pc);
+  return Where;
+}
+
+namespace {
+/// Where Pc lies in Obj's code as JIT linked it: its section and offset there. The linker keeps each section
+/// whole, so a section's address is any exported function's address less its offset in the section; a section
+/// whose functions disagree on that (a layout this does not know) names nothing.
+std::optional<llvm::object::SectionedAddress> objectAddress(const llvm::object::ObjectFile &Obj, llvm::orc::LLJIT &JIT,
+                                                            uint64_t Pc) {
+  std::optional<llvm::object::SectionedAddress> Found;
+  std::optional<uint64_t> FoundBase;
+  for (const llvm::object::SymbolRef &Sym : Obj.symbols()) {
+    auto Type = Sym.getType();
+    auto Flags = Sym.getFlags();
+    auto Name = Sym.getName();
+    auto Sec = Sym.getSection();
+    auto Value = Sym.getValue();
+    if (!Type || !Flags || !Name || !Sec || !Value || *Type != llvm::object::SymbolRef::ST_Function ||
+        !(*Flags & llvm::object::SymbolRef::SF_Global) || *Sec == Obj.section_end()) {
+      llvm::consumeError(Type.takeError());
+      llvm::consumeError(Flags.takeError());
+      llvm::consumeError(Name.takeError());
+      llvm::consumeError(Sec.takeError());
+      llvm::consumeError(Value.takeError());
+      continue;
+    }
+    auto Addr = JIT.lookup(*Name);
+    if (!Addr) {
+      llvm::consumeError(Addr.takeError());
+      continue;
+    }
+    uint64_t Base = Addr->getValue() - *Value;
+    if (Pc < Base || Pc - Base >= (*Sec)->getSize())
+      continue;
+    if (FoundBase && *FoundBase != Base)
+      return std::nullopt;
+    FoundBase = Base;
+    Found = llvm::object::SectionedAddress{Pc - Base, (*Sec)->getIndex()};
+  }
+  return Found;
+}
+} // namespace
+
+std::string CompiledModule::ownSourceLocation(uint64_t Pc) const {
+  auto Obj = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(ObjectCode, "ptxforge-object"));
+  if (!Obj) {
+    llvm::consumeError(Obj.takeError());
+    return {};
+  }
+  std::optional<llvm::object::SectionedAddress> At = objectAddress(**Obj, *JIT, Pc);
+  if (!At)
+    return {};
+  auto Ignore = [](llvm::Error E) { llvm::consumeError(std::move(E)); }; // a library prints nothing
+  std::unique_ptr<llvm::DWARFContext> Dwarf = llvm::DWARFContext::create(
+      **Obj, llvm::DWARFContext::ProcessDebugRelocations::Process, nullptr, "", Ignore, Ignore);
+  std::optional<llvm::DILineInfo> Line =
+      Dwarf->getLineInfoForAddress(*At, llvm::DILineInfoSpecifier(llvm::DILineInfoSpecifier::FileLineInfoKind::RawValue,
+                                                                  llvm::DILineInfoSpecifier::FunctionNameKind::None));
+  if (!Line || !Line->Line || Line->FileName == llvm::DILineInfo::BadString)
+    return {};
+  return Line->FileName + ":" + std::to_string(Line->Line) + ":" + std::to_string(Line->Column);
 }
 
 llvm::Expected<std::unique_ptr<CompiledModule>> ptxforge::codegen::compilePTX(const ptx::VerifiedModule &M,

@@ -10,6 +10,8 @@
 #include "ptxforge/codegen/CompiledObject.h"
 #include "ptxforge/codegen/Optimize.h"
 
+#include "DebugLocations.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
@@ -175,6 +177,9 @@ llvm::Expected<std::string> ptxforge::codegen::emitMachineCode(llvm::Module &M, 
       return makeError("cannot make an unoptimizing code generator for " + TM.getTargetTriple().str());
   }
   llvm::TargetMachine &Emitter = Unoptimized ? *Unoptimized : TM;
+  // Optimization moved code between functions and made some without a location: the line table must name
+  // exactly the PTX instruction each machine instruction came from, or line 0.
+  detail::repairDebugLocations(M);
   llvm::legacy::PassManager PM;
   PM.add(new llvm::TargetLibraryInfoWrapperPass(Emitter.getTargetTriple()));
   if (Emitter.addPassesToEmitFile(PM, OS, nullptr,

@@ -1,6 +1,7 @@
 // Lowering of one PTX function: registers become allocas (SROA/mem2reg make them SSA), labels basic blocks,
 // guards conditional branches around the guarded instruction; the instruction families do the rest.
 #include "FunctionLowering.h"
+#include "DebugLocations.h"
 #include "Markers.h"
 #include "ProgressPoints.h"
 #include "passes/Passes.h"
@@ -502,6 +503,8 @@ void FunctionLowering::emitProgressPoint(llvm::StringRef Helper, bool Cut) {
 bool FunctionLowering::run() {
   PayloadUnobserved = detail::nanPayloadUnobserved(F);
   detail::ProgressPoints Points = detail::findProgressPoints(F);
+  if (ML.DI)
+    Subprogram = detail::attachSubprogram(*ML.DI, *LF, ML.line(F.Loc));
   prologue();
   llvm::BasicBlock *First = llvm::BasicBlock::Create(ML.Ctx, "body", LF);
   B.CreateBr(First);
@@ -517,6 +520,8 @@ bool FunctionLowering::run() {
     if (S.Kind != ptx::StatementKind::Instruction)
       continue;
     const ptx::Instruction &I = F.Instructions[S.Index];
+    if (Subprogram) // what the instruction's code does at a fault names it (CompiledModule::sourceLocation)
+      B.SetCurrentDebugLocation(ML.location(I.Loc, Subprogram));
     if (Points.LockstepBefore[S.Index] && IsKernel)
       emitProgressPoint("ptxrt_lockstep", /*Cut=*/true);
     if (Points.SpinBackEdge[S.Index])
@@ -540,6 +545,7 @@ bool FunctionLowering::run() {
     if (!ML.Error.empty())
       return false;
   }
+  B.SetCurrentDebugLocation(llvm::DebugLoc());
   if (!B.GetInsertBlock()->getTerminator())
     emitReturn();
   // Blocks left without terminators (dead code after a branch) end in unreachable.

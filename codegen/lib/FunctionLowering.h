@@ -7,6 +7,7 @@
 #include "ptxforge/ptx/Module.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/IR/DIBuilder.h"
 #include "llvm/IR/IRBuilder.h"
 
 #include <map>
@@ -43,6 +44,8 @@ struct ModuleLowering {
   bool LoopCuts = true;                           ///< LoweringOptions::LoopCuts
   unsigned RegionCutBudget = 128;                 ///< LoweringOptions::RegionCutBudget
   bool Memcheck = false;                          ///< LoweringOptions::Memcheck
+  /// The module's debug info (DebugLocations.h); null without a source to name lines in.
+  std::unique_ptr<llvm::DIBuilder> DI;
 
   ModuleLowering(const ptx::Module &M, const ptx::SourceBuffer *S, llvm::LLVMContext &C, llvm::Module &Mod)
       : M(M), Source(S), Ctx(C), Mod(Mod) {
@@ -50,6 +53,10 @@ struct ModuleLowering {
   }
   void layoutShared();
   std::string where(ptx::SourceLoc L) const;
+  /// L's line (0 where it is unknown).
+  unsigned line(ptx::SourceLoc L) const;
+  /// L as a debug location in Scope (line 0 where it is unknown).
+  llvm::DILocation *location(ptx::SourceLoc L, llvm::DIScope *Scope) const;
 };
 
 class FunctionLowering {
@@ -150,6 +157,8 @@ private:
   std::vector<bool> PayloadUnobserved;                                     ///< per RegId
   std::map<std::pair<unsigned, llvm::Type *>, llvm::AllocaInst *> Scratch; ///< (slot, type) -> its alloca
   const ptx::Instruction *Current = nullptr; ///< the instruction being lowered, for errors
+  /// The function's debug info (null without): each instruction's code gets its PTX line.
+  llvm::DISubprogram *Subprogram = nullptr;
 };
 
 // Instruction families: each returns true when it handled I (successfully or by reporting an error via

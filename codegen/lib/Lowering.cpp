@@ -1,6 +1,7 @@
 // ptx::Module -> llvm::Module: globals and the shared-memory layout, one LLVM function per PTX function, and
 // for each kernel a thread function `void K(ThreadContext *, const char *params)`.
 #include "BarrierRegions.h"
+#include "DebugLocations.h"
 #include "FunctionLowering.h"
 #include "ProgressPoints.h"
 #include "ThreadLoop.h"
@@ -25,6 +26,15 @@ std::string ModuleLowering::where(ptx::SourceLoc L) const {
     return M.SourceName;
   ptx::LineColumn LC = Source->lineColumn(L);
   return Source->name().str() + ":" + std::to_string(LC.Line) + ":" + std::to_string(LC.Column);
+}
+
+unsigned ModuleLowering::line(ptx::SourceLoc L) const { return Source && L.isValid() ? Source->lineColumn(L).Line : 0; }
+
+llvm::DILocation *ModuleLowering::location(ptx::SourceLoc L, llvm::DIScope *Scope) const {
+  if (!Source || !L.isValid())
+    return llvm::DILocation::get(Ctx, 0, 0, Scope);
+  ptx::LineColumn LC = Source->lineColumn(L);
+  return llvm::DILocation::get(Ctx, LC.Line, LC.Column, Scope);
 }
 
 namespace {
@@ -557,6 +567,8 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
   ML.LoopCuts = Options.LoopCuts;
   ML.RegionCutBudget = Options.RegionCutBudget;
   ML.Memcheck = Options.Memcheck;
+  if (Source)
+    ML.DI = beginDebugInfo(*Out.Module, Source->name());
   ML.ThreadCtxTy = threadContextType(ML.Ctx);
   declareFunctions(ML);
   defineDeviceLibrary(ML);
@@ -566,6 +578,10 @@ llvm::Expected<LoweredModule> ptxforge::codegen::lowerToLLVM(const ptx::Verified
   if (llvm::Error E = describeKernels(ML, Out, Options))
     return E;
   passes::addMemoryScopes(*Out.Module);
+  if (ML.DI) {
+    ML.DI->finalize();
+    repairDebugLocations(*Out.Module);
+  }
   if (llvm::Error E = verifyLowered(*Out.Module))
     return E;
   return Out;

@@ -83,8 +83,15 @@ std::string failureReport(llvm::StringRef Message, const codegen::FaultSite &Sit
   std::string Report = (Site.Location.empty() ? "ptxforge" : Site.Location) + ": error: " + Message.str() + "\n";
   if (Site.HasAddress)
     Report += "  " + addressDetail(Site.Address) + "\n";
-  // Optimized code runs a block as one vectorized loop: no thread, no instruction to name. Memcheck mode checks
-  // each access before it happens, with both at hand.
+  // Optimized code runs a block's threads as one vectorized loop: the launch ran the block again thread by thread.
+  using Replay = codegen::FaultSite::ReplayResult;
+  if (Site.Replay == Replay::Found)
+    Report += "  (the thread was found by running the block again thread by thread: the optimized code runs its "
+              "threads together)\n";
+  if (Site.Replay == Replay::NotReproduced)
+    Report += "  (the optimized code runs the block's threads together, and running the block again thread by "
+              "thread did not fault there: the thread is unknown)\n";
+  // A fault inside a runtime helper has no PTX line; memcheck mode checks each access before it happens.
   if (Site.HasAddress && (!Site.HasThread || Site.Location.empty()) && !processSettings().Memcheck)
     Report += "  (PTXFORGE_MEMCHECK=1 names the thread and PTX line of an access into device memory)\n";
   return Report;

@@ -511,6 +511,9 @@ void WarpEmitter::emitBlock(BasicBlock *BB) {
   for (auto It = BB->begin(); !It->isTerminator(); ++It) {
     if (isa<PHINode>(*It))
       continue;
+    // The lanes' code keeps the thread's PTX line: a fault in it names its instruction (CompiledModule::
+    // sourceLocation); the mask code between instructions has none (line 0).
+    B.SetCurrentDebugLocation(It->getDebugLoc());
     // A read-modify-write that threads ran one after another: lane by lane, from its load to its store.
     if (const MDNode *Serial = isa<LoadInst>(*It) ? ptxforge::codegen::detail::serialReadModifyWriteOf(*It) : nullptr) {
       SmallVector<Instruction *, 8> Span{&*It};
@@ -521,6 +524,7 @@ void WarpEmitter::emitBlock(BasicBlock *BB) {
     }
     emitInstruction(*It, M);
   }
+  B.SetCurrentDebugLocation(DebugLoc());
   if (Test) {
     BasicBlock *BodyEnd = B.GetInsertBlock();
     B.CreateBr(Join);

@@ -88,10 +88,19 @@ public:
   BlockRangeFunction blockEntry(const KernelInfo &K) const;
   /// Host address and size of a `.global`/`.const` variable, or null.
   void *globalAddress(llvm::StringRef Name, uint64_t *Size = nullptr) const;
+  /// The PTX file:line:col of the instruction whose code is at Pc (where a kernel faulted), as the object's line
+  /// table says (the lowering gives each instruction's code its PTX location); empty where Pc is in none of this
+  /// module's code nor its imports', or in code no single PTX instruction made (line 0). For a fault's report:
+  /// it parses the line table each time.
+  std::string sourceLocation(uint64_t Pc) const;
 
 private:
   CompiledModule() = default;
+  /// sourceLocation in this module's own code.
+  std::string ownSourceLocation(uint64_t Pc) const;
   std::unique_ptr<llvm::orc::LLJIT> JIT;
+  const CompiledModule *Imports = nullptr;
+  std::string ObjectCode; ///< what was linked, for its line table
   std::vector<KernelInfo> Kernels;
   std::vector<ThreadFunction> Entries;
   std::vector<BlockRangeFunction> BlockEntries;

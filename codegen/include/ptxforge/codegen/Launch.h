@@ -68,9 +68,15 @@ struct FaultSite {
   uint64_t Address = 0; ///< the address a load or store faulted on
   bool HasBlock = false;
   uint32_t Block[3] = {};  ///< %ctaid of the failing block
-  bool HasThread = false;  ///< false where the block ran as one (vectorized) loop over its threads
+  bool HasThread = false;  ///< false where the thread could not be told (see Replay)
   uint32_t Thread[3] = {}; ///< %tid of the failing thread
-  std::string Location;    ///< the PTX file:line:col of the failing instruction, where known (trap)
+  /// The PTX file:line:col of the failing instruction, where known: a trap's own, a memory fault's from the line
+  /// table of the code it faulted in (CompiledModule::sourceLocation).
+  std::string Location;
+  /// How a memory fault's thread was found in code that runs a block's threads as one (vectorized) loop, where
+  /// one instruction stands for many threads: the block ran again thread by thread and faulted at the same
+  /// address (and instruction) in the thread named (Found), or did not (NotReproduced: no thread is named).
+  enum class ReplayResult { None, Found, NotReproduced } Replay = ReplayResult::None;
 };
 
 class LaunchError : public llvm::ErrorInfo<LaunchError> {
