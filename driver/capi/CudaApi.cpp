@@ -2354,6 +2354,7 @@ PTXFORGE_API CUresult cuMemFree_v2(CUdeviceptr dptr) {
     if (llvm::Error E = checkUnsafeCall())
       return toResult(std::move(E));
     if (GraphMemory::isGraphAllocation(dptr)) {
+      GraphMemory::unclaim(dptr);
       Ctx->waitIdle();
       GraphMemory::free(dptr);
       return CUDA_SUCCESS;

@@ -940,9 +940,9 @@ typedef enum CUstreamCaptureStatus_enum {
   CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2
 } CUstreamCaptureStatus;
 typedef enum CUstreamCaptureMode_enum {
-    CU_STREAM_CAPTURE_MODE_GLOBAL       = 0,
+    CU_STREAM_CAPTURE_MODE_GLOBAL = 0,
     CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
-    CU_STREAM_CAPTURE_MODE_RELAXED      = 2
+    CU_STREAM_CAPTURE_MODE_RELAXED = 2
 } CUstreamCaptureMode;
 typedef enum CUstreamUpdateCaptureDependencies_flags_enum {
     CU_STREAM_ADD_CAPTURE_DEPENDENCIES = 0x0,
@@ -950,20 +950,20 @@ typedef enum CUstreamUpdateCaptureDependencies_flags_enum {
 } CUstreamUpdateCaptureDependencies_flags;
 typedef struct CUgraphExec_st *CUgraphExec;
 typedef enum CUgraphNodeType_enum {
-    CU_GRAPH_NODE_TYPE_KERNEL           = 0,
-    CU_GRAPH_NODE_TYPE_MEMCPY           = 1,
-    CU_GRAPH_NODE_TYPE_MEMSET           = 2,
-    CU_GRAPH_NODE_TYPE_HOST             = 3,
-    CU_GRAPH_NODE_TYPE_GRAPH            = 4,
-    CU_GRAPH_NODE_TYPE_EMPTY            = 5,
-    CU_GRAPH_NODE_TYPE_WAIT_EVENT       = 6,
-    CU_GRAPH_NODE_TYPE_EVENT_RECORD     = 7,
+    CU_GRAPH_NODE_TYPE_KERNEL = 0,
+    CU_GRAPH_NODE_TYPE_MEMCPY = 1,
+    CU_GRAPH_NODE_TYPE_MEMSET = 2,
+    CU_GRAPH_NODE_TYPE_HOST = 3,
+    CU_GRAPH_NODE_TYPE_GRAPH = 4,
+    CU_GRAPH_NODE_TYPE_EMPTY = 5,
+    CU_GRAPH_NODE_TYPE_WAIT_EVENT = 6,
+    CU_GRAPH_NODE_TYPE_EVENT_RECORD = 7,
     CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL = 8,
-    CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT   = 9,
-    CU_GRAPH_NODE_TYPE_MEM_ALLOC        = 10,
-    CU_GRAPH_NODE_TYPE_MEM_FREE         = 11,
-    CU_GRAPH_NODE_TYPE_BATCH_MEM_OP     = 12,
-    CU_GRAPH_NODE_TYPE_CONDITIONAL      = 13
+    CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT = 9,
+    CU_GRAPH_NODE_TYPE_MEM_ALLOC = 10,
+    CU_GRAPH_NODE_TYPE_MEM_FREE = 11,
+    CU_GRAPH_NODE_TYPE_BATCH_MEM_OP = 12,
+    CU_GRAPH_NODE_TYPE_CONDITIONAL = 13
 } CUgraphNodeType;
 typedef struct CUDA_KERNEL_NODE_PARAMS_st {
     CUfunction func;
@@ -1003,31 +1003,31 @@ typedef struct CUDA_MEMSET_NODE_PARAMS_st {
 typedef CUDA_MEMSET_NODE_PARAMS_v1 CUDA_MEMSET_NODE_PARAMS;
 typedef struct CUDA_HOST_NODE_PARAMS_st {
     CUhostFn fn;
-    void* userData;
+    void *userData;
 } CUDA_HOST_NODE_PARAMS_v1;
 typedef CUDA_HOST_NODE_PARAMS_v1 CUDA_HOST_NODE_PARAMS;
 typedef enum CUmemAllocationType_enum {
     CU_MEM_ALLOCATION_TYPE_INVALID = 0x0,
-    CU_MEM_ALLOCATION_TYPE_PINNED  = 0x1,
+    CU_MEM_ALLOCATION_TYPE_PINNED = 0x1,
     CU_MEM_ALLOCATION_TYPE_MANAGED = 0x2,
-    CU_MEM_ALLOCATION_TYPE_MAX     = 0x7FFFFFFF
+    CU_MEM_ALLOCATION_TYPE_MAX = 0x7FFFFFFF
 } CUmemAllocationType;
 typedef enum CUmemAllocationHandleType_enum {
-    CU_MEM_HANDLE_TYPE_NONE                  = 0x0,
+    CU_MEM_HANDLE_TYPE_NONE = 0x0,
     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 0x1,
-    CU_MEM_HANDLE_TYPE_WIN32                 = 0x2,
-    CU_MEM_HANDLE_TYPE_WIN32_KMT             = 0x4,
-    CU_MEM_HANDLE_TYPE_FABRIC                = 0x8,
-    CU_MEM_HANDLE_TYPE_MAX                   = 0x7FFFFFFF
+    CU_MEM_HANDLE_TYPE_WIN32 = 0x2,
+    CU_MEM_HANDLE_TYPE_WIN32_KMT = 0x4,
+    CU_MEM_HANDLE_TYPE_FABRIC = 0x8,
+    CU_MEM_HANDLE_TYPE_MAX = 0x7FFFFFFF
 } CUmemAllocationHandleType;
 typedef enum CUmemLocationType_enum {
-    CU_MEM_LOCATION_TYPE_INVALID    = 0x0,
-    CU_MEM_LOCATION_TYPE_NONE       = 0x0,
-    CU_MEM_LOCATION_TYPE_DEVICE     = 0x1,
-    CU_MEM_LOCATION_TYPE_HOST       = 0x2,
-    CU_MEM_LOCATION_TYPE_HOST_NUMA  = 0x3,
+    CU_MEM_LOCATION_TYPE_INVALID = 0x0,
+    CU_MEM_LOCATION_TYPE_NONE = 0x0,
+    CU_MEM_LOCATION_TYPE_DEVICE = 0x1,
+    CU_MEM_LOCATION_TYPE_HOST = 0x2,
+    CU_MEM_LOCATION_TYPE_HOST_NUMA = 0x3,
     CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT = 0x4,
-    CU_MEM_LOCATION_TYPE_MAX        = 0x7FFFFFFF
+    CU_MEM_LOCATION_TYPE_MAX = 0x7FFFFFFF
 } CUmemLocationType;
 typedef struct CUmemLocation_st {
     CUmemLocationType type;
@@ -1035,10 +1035,10 @@ typedef struct CUmemLocation_st {
 } CUmemLocation_v1;
 typedef CUmemLocation_v1 CUmemLocation;
 typedef enum CUmemAccess_flags_enum {
-    CU_MEM_ACCESS_FLAGS_PROT_NONE        = 0x0,
-    CU_MEM_ACCESS_FLAGS_PROT_READ        = 0x1,
-    CU_MEM_ACCESS_FLAGS_PROT_READWRITE   = 0x3,
-    CU_MEM_ACCESS_FLAGS_PROT_MAX         = 0x7FFFFFFF
+    CU_MEM_ACCESS_FLAGS_PROT_NONE = 0x0,
+    CU_MEM_ACCESS_FLAGS_PROT_READ = 0x1,
+    CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 0x3,
+    CU_MEM_ACCESS_FLAGS_PROT_MAX = 0x7FFFFFFF
 } CUmemAccess_flags;
 typedef struct CUmemAccessDesc_st {
     CUmemLocation location;
@@ -1070,10 +1070,10 @@ typedef enum CUgraphMem_attribute_enum {
     CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
 } CUgraphMem_attribute;
 typedef enum CUgraphInstantiate_flags_enum {
-    CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH  = 1,
-    CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD               = 2,
-    CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH        = 4,
-    CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY    = 8
+    CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH = 1,
+    CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD = 2,
+    CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH = 4,
+    CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY = 8
 } CUgraphInstantiate_flags;
 typedef enum CUgraphInstantiateResult_enum {
     CUDA_GRAPH_INSTANTIATE_SUCCESS = 0,
@@ -1090,15 +1090,15 @@ typedef struct CUDA_GRAPH_INSTANTIATE_PARAMS_st {
     CUgraphInstantiateResult result_out;
 } CUDA_GRAPH_INSTANTIATE_PARAMS;
 typedef enum CUgraphExecUpdateResult_enum {
-    CU_GRAPH_EXEC_UPDATE_SUCCESS                     = 0x0,
-    CU_GRAPH_EXEC_UPDATE_ERROR                       = 0x1,
-    CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED      = 0x2,
-    CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED     = 0x3,
-    CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED      = 0x4,
-    CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED    = 0x5,
-    CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED         = 0x6,
+    CU_GRAPH_EXEC_UPDATE_SUCCESS = 0x0,
+    CU_GRAPH_EXEC_UPDATE_ERROR = 0x1,
+    CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED = 0x2,
+    CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED = 0x3,
+    CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED = 0x4,
+    CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED = 0x5,
+    CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED = 0x6,
     CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE = 0x7,
-    CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED    = 0x8
+    CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED = 0x8
 } CUgraphExecUpdateResult;
 typedef struct CUgraphExecUpdateResultInfo_st {
     CUgraphExecUpdateResult result;

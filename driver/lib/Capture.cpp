@@ -348,6 +348,8 @@ llvm::Error ptxforge::driver::freeAsync(Context &Ctx, Stream *S, uint64_t Addres
     if (!A || A->Base != Address || A->Kind != MemoryKind::Device)
       return makeError(Status::InvalidValue, "not the start of a device allocation");
   }
+  if (IsGraph)
+    GraphMemory::unclaim(Address);
   Ctx.submit(S, [Address, IsGraph] {
     if (!IsGraph || !GraphMemory::free(Address))
       llvm::consumeError(DeviceMemory::get().free(Address, {MemoryKind::Device}));

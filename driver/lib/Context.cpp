@@ -83,8 +83,10 @@ void Context::releaseResources() {
   Driver &D = Driver::get();
   for (auto &E : OldEvents)
     D.Events.remove(E.get());
-  for (auto &S : OldStreams)
+  for (auto &S : OldStreams) {
     D.Streams.remove(S.get());
+    forgetStream(S.get());
+  }
   // Streams first (their workers finish what is queued), then what their work used.
   OldStreams.clear();
   OldLegacy.reset();

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <utility>
 
 using namespace ptxforge::driver;
 
@@ -22,6 +23,7 @@ struct AllocationState {
   uint64_t Bytes = 0;
   bool Live = false;     ///< its alloc node ran and nothing freed it since
   bool Orphaned = false; ///< no graph holds its alloc node: the next free gives the memory back
+  bool Claimed = false;  ///< in queue order: an alloc node was launched and no free was queued since
 };
 struct GraphMemoryTable {
   std::mutex Lock;
@@ -88,6 +90,27 @@ bool GraphMemory::free(uint64_t Address) {
   L.unlock();
   release(Address);
   return true;
+}
+
+bool GraphMemory::claim(uint64_t Address) {
+  GraphMemoryTable &T = table();
+  std::scoped_lock L(T.Lock);
+  auto It = T.Entries.find(Address);
+  return It != T.Entries.end() && !std::exchange(It->second.Claimed, true);
+}
+
+bool GraphMemory::claimed(uint64_t Address) {
+  GraphMemoryTable &T = table();
+  std::scoped_lock L(T.Lock);
+  auto It = T.Entries.find(Address);
+  return It != T.Entries.end() && It->second.Claimed;
+}
+
+void GraphMemory::unclaim(uint64_t Address) {
+  GraphMemoryTable &T = table();
+  std::scoped_lock L(T.Lock);
+  if (auto It = T.Entries.find(Address); It != T.Entries.end())
+    It->second.Claimed = false;
 }
 
 bool GraphMemory::isGraphAllocation(uint64_t Address) {
@@ -346,9 +369,11 @@ llvm::Error runNode(Context &Ctx, Stream *S, const GraphNode &N) {
     N.Ev->record(S);
     return llvm::Error::success();
   case NodeType::MemAlloc:
+    GraphMemory::claim(N.Alloc->address());
     Ctx.submit(S, [A = N.Alloc->address()] { GraphMemory::markAllocated(A); });
     return llvm::Error::success();
   case NodeType::MemFree:
+    GraphMemory::unclaim(N.FreeAddress);
     Ctx.submit(S, [A = N.FreeAddress] { GraphMemory::free(A); });
     return llvm::Error::success();
   case NodeType::ChildGraph:
@@ -371,6 +396,11 @@ llvm::Expected<std::unique_ptr<GraphExec>> GraphExec::instantiate(const Graph &G
 llvm::Error GraphExec::launch(Context &Ctx, Stream *S) const {
   if (auto E = Driver::get().checkSticky())
     return E;
+  // What an earlier launch allocated must have been freed, unless the exec frees it itself at each launch.
+  if (!(Flags & InstantiateAutoFreeOnLaunch))
+    for (const GraphNode *N : Order)
+      if (N->type() == NodeType::MemAlloc && GraphMemory::claimed(N->Alloc->address()))
+        return makeError(Status::InvalidValue, "an allocation of the graph's last launch was not freed");
   for (const GraphNode *N : Order)
     if (auto E = runNode(Ctx, S, *N))
       return E;

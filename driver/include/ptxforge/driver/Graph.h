@@ -79,6 +79,11 @@ void markAllocated(uint64_t Address);
 /// Frees the graph allocation at Address (a free node, cuMemFree, cuMemFreeAsync): false when Address is none.
 bool free(uint64_t Address);
 bool isGraphAllocation(uint64_t Address);
+/// Launch bookkeeping in the order work is queued: launching an alloc node claims its allocation (false when it
+/// was claimed already), queueing a free of it (free node, cuMemFreeAsync, cuMemFree) gives the claim up.
+bool claim(uint64_t Address);
+bool claimed(uint64_t Address);
+void unclaim(uint64_t Address);
 /// Bytes of graph allocations committed now (CU_GRAPH_MEM_ATTR_*_MEM_CURRENT).
 uint64_t committedBytes();
 /// The most committedBytes() has been (CU_GRAPH_MEM_ATTR_*_MEM_HIGH), until resetHigh().
@@ -169,12 +174,16 @@ struct GraphUpdateResult {
   const GraphNode *ErrorNode = nullptr, *ErrorFromNode = nullptr;
 };
 
+/// CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH: a launch frees what the exec's previous launch allocated.
+constexpr uint64_t InstantiateAutoFreeOnLaunch = 1;
+
 class GraphExec {
 public:
   /// Instantiates G (which stays the caller's): InvalidValue for a cycle.
   [[nodiscard]] static llvm::Expected<std::unique_ptr<GraphExec>> instantiate(const Graph &G, uint64_t Flags);
 
-  /// Queues the nodes on S (null: the legacy stream) in the flattened order.
+  /// Queues the nodes on S (null: the legacy stream) in the flattened order. InvalidValue, as on NVIDIA's
+  /// driver, when memory the previous launch allocated is not freed yet (without InstantiateAutoFreeOnLaunch).
   [[nodiscard]] llvm::Error launch(Context &Ctx, Stream *S) const;
   uint64_t flags() const { return Flags; }
   const Graph &graph() const { return *G; }
