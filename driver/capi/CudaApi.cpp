@@ -4327,6 +4327,13 @@ PTXFORGE_API CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgra
   return CUDA_SUCCESS;
 }
 
+PTXFORGE_API CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) {
+  return setEventOf(execNode(hGraphExec, hNode, NodeType::EventRecord), NodeType::EventRecord, event);
+}
+PTXFORGE_API CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) {
+  return setEventOf(execNode(hGraphExec, hNode, NodeType::WaitEvent), NodeType::WaitEvent, event);
+}
+
 PTXFORGE_API CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream) {
   Context *Ctx;
   Stream *S;

@@ -1179,6 +1179,21 @@ CUDART_API cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cuda
   return entry([&] { return drv(cuGraphEventWaitNodeGetEvent(node, event_out)); });
 }
 
+CUDART_API cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) {
+  return entry([&] { return drv(cuGraphEventRecordNodeSetEvent(node, event)); });
+}
+CUDART_API cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) {
+  return entry([&] { return drv(cuGraphEventWaitNodeSetEvent(node, event)); });
+}
+CUDART_API cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode,
+                                                            cudaEvent_t event) {
+  return entry([&] { return drv(cuGraphExecEventRecordNodeSetEvent(hGraphExec, hNode, event)); });
+}
+CUDART_API cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode,
+                                                          cudaEvent_t event) {
+  return entry([&] { return drv(cuGraphExecEventWaitNodeSetEvent(hGraphExec, hNode, event)); });
+}
+
 // cudaMemAllocNodeParams is CUDA_MEM_ALLOC_NODE_PARAMS field for field (cudaMemPoolProps is CUmemPoolProps).
 CUDART_API cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
                                                 const cudaGraphNode_t *pDependencies, size_t numDependencies,

@@ -176,6 +176,26 @@ int main(void) {
   cuGraphExecDestroy(exec);
   cuGraphDestroy(captured);
 
+  /* An event record node whose event the exec replaces: only the new event gets recorded. */
+  CUevent first, second;
+  cuEventCreate(&first, 0);
+  cuEventCreate(&second, 0);
+  CUgraph eg;
+  CUgraphNode recordNode;
+  cuGraphCreate(&eg, 0);
+  CK(cuGraphAddEventRecordNode(&recordNode, eg, NULL, 0, first), "cuGraphAddEventRecordNode");
+  CK(cuGraphInstantiate(&exec, eg, 0), "cuGraphInstantiate_event");
+  CK(cuGraphExecEventRecordNodeSetEvent(exec, recordNode, second), "cuGraphExecEventRecordNodeSetEvent");
+  CK(cuGraphLaunch(exec, s1), "cuGraphLaunch_event");
+  cuStreamSynchronize(s1);
+  float ms = -1;
+  CK(cuEventElapsedTime(&ms, second, second), "exec_event_recorded");
+  EXPECT(cuEventElapsedTime(&ms, first, first), CUDA_ERROR_INVALID_HANDLE, "graph_event_not_recorded");
+  cuGraphExecDestroy(exec);
+  cuGraphDestroy(eg);
+  cuEventDestroy(first);
+  cuEventDestroy(second);
+
   /* What a capture forbids. */
   cuStreamBeginCapture(s1, CU_STREAM_CAPTURE_MODE_GLOBAL);
   EXPECT(cuStreamSynchronize(s1), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "synchronize_capturing_stream");
