@@ -7,10 +7,12 @@
 
 #include "ptxforge/codegen/FaultGuard.h"
 #include "ptxforge/driver/Array.h"
+#include "ptxforge/driver/Capture.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Copy.h"
 #include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Driver.h"
+#include "ptxforge/driver/Graph.h"
 #include "ptxforge/driver/Launch.h"
 #include "ptxforge/driver/Library.h"
 #include "ptxforge/driver/Link.h"
@@ -118,6 +120,28 @@ CUresult toResult(Status S) {
     return CUDA_ERROR_NOT_SUPPORTED;
   case Status::NotPermitted:
     return CUDA_ERROR_NOT_PERMITTED;
+  case Status::IllegalState:
+    return CUDA_ERROR_ILLEGAL_STATE;
+  case Status::StreamCaptureUnsupported:
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  case Status::StreamCaptureInvalidated:
+    return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+  case Status::StreamCaptureMerge:
+    return CUDA_ERROR_STREAM_CAPTURE_MERGE;
+  case Status::StreamCaptureUnmatched:
+    return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
+  case Status::StreamCaptureUnjoined:
+    return CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
+  case Status::StreamCaptureIsolation:
+    return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+  case Status::StreamCaptureImplicit:
+    return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+  case Status::CapturedEvent:
+    return CUDA_ERROR_CAPTURED_EVENT;
+  case Status::StreamCaptureWrongThread:
+    return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+  case Status::GraphExecUpdateFailure:
+    return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
   case Status::Unknown:
     return CUDA_ERROR_UNKNOWN;
   }
@@ -542,7 +566,7 @@ std::optional<int> deviceAttribute(CUdevice_attribute A, const DeviceProperties 
   case CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED:
     return 0;
   case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
-    return 0; // no stream-ordered allocator yet
+    return 1; // cuMemAllocAsync/cuMemFreeAsync, captured as graph memory nodes
   case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED:
     return 0;
   case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS:
@@ -812,12 +836,10 @@ CUresult copy2D(const CUDA_MEMCPY2D *C, CUstream H, bool Async) {
   return copy(H, Async, R);
 }
 
-CUresult copy3D(const CUDA_MEMCPY3D *C, CUstream H, bool Async) {
-  if (!initialized())
-    return CUDA_ERROR_NOT_INITIALIZED;
+/// The copy a CUDA_MEMCPY3D describes.
+CUresult copyRegion3D(const CUDA_MEMCPY3D *C, CopyRegion &R) {
   if (!C || C->srcLOD || C->dstLOD || C->reserved0 || C->reserved1)
     return CUDA_ERROR_INVALID_VALUE;
-  CopyRegion R;
   R.Width = C->WidthInBytes, R.Height = C->Height, R.Depth = C->Depth;
   R.SrcPitch = C->srcPitch, R.DstPitch = C->dstPitch;
   R.SrcHeight = C->Depth > 1 || C->srcZ ? C->srcHeight : C->Height;
@@ -834,6 +856,15 @@ CUresult copy3D(const CUDA_MEMCPY3D *C, CUstream H, bool Async) {
                                    R.Dst, R.DstSide, R.DstPitch, R.DstHeight)
                        : copySide(C->dstMemoryType, C->dstHost, C->dstDevice, C->dstArray, C->dstXInBytes, C->dstY,
                                   C->dstZ, C->dstPitch, R.DstHeight, C->WidthInBytes, Rows, R.Dst, R.DstSide))
+    return E;
+  return CUDA_SUCCESS;
+}
+
+CUresult copy3D(const CUDA_MEMCPY3D *C, CUstream H, bool Async) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  CopyRegion R;
+  if (CUresult E = copyRegion3D(C, R))
     return E;
   return copy(H, Async, R);
 }
@@ -1486,6 +1517,8 @@ PTXFORGE_API CUresult cuCtxSynchronize(void) {
   if (CUresult R = current(Ctx))
     return R;
   return boundary([&] {
+    if (llvm::Error E = checkSynchronize(*Ctx, nullptr, /*WholeContext=*/true))
+      return toResult(std::move(E));
     Ctx->waitIdle();
     return sticky();
   });
@@ -2257,6 +2290,8 @@ PTXFORGE_API CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) {
   if (Driver::get().stickyError() != Status::Success)
     return sticky();
   return boundary([&] {
+    if (llvm::Error E = checkUnsafeCall())
+      return toResult(std::move(E));
     auto P = DeviceMemory::get().allocate(bytesize, MemoryKind::Device, Ctx);
     if (!P)
       return toResult(P.takeError());
@@ -2316,6 +2351,14 @@ PTXFORGE_API CUresult cuMemFree_v2(CUdeviceptr dptr) {
   if (!dptr)
     return CUDA_SUCCESS;
   return boundary([&] {
+    if (llvm::Error E = checkUnsafeCall())
+      return toResult(std::move(E));
+    if (GraphMemory::isGraphAllocation(dptr)) {
+      GraphMemory::unclaim(dptr);
+      Ctx->waitIdle();
+      GraphMemory::free(dptr);
+      return CUDA_SUCCESS;
+    }
     auto A = DeviceMemory::get().find(dptr);
     if (!A || A->Base != dptr || (A->Kind != MemoryKind::Device && A->Kind != MemoryKind::Managed))
       return CUDA_ERROR_INVALID_VALUE;
@@ -2654,12 +2697,7 @@ PTXFORGE_API CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsign
     return CUDA_ERROR_INVALID_HANDLE;
   if (Flags & ~unsigned(CU_EVENT_WAIT_EXTERNAL))
     return CUDA_ERROR_INVALID_VALUE;
-  return boundary([&] {
-    StreamPoint P = E->point();
-    if (P.Progress)
-      Ctx->submit(S, [] {}, {P});
-    return CUDA_SUCCESS;
-  });
+  return boundary([&] { return toResult(waitEvent(*Ctx, S, *E, Flags & CU_EVENT_WAIT_EXTERNAL)); });
 }
 
 PTXFORGE_API CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData,
@@ -2683,15 +2721,7 @@ PTXFORGE_API CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *user
     return R;
   if (!fn)
     return CUDA_ERROR_INVALID_VALUE;
-  if (Driver::get().stickyError() != Status::Success)
-    return sticky();
-  return boundary([&] {
-    Ctx->submit(S, [fn, userData] {
-      if (Driver::get().stickyError() == Status::Success)
-        fn(userData);
-    });
-    return CUDA_SUCCESS;
-  });
+  return boundary([&] { return toResult(launchHostFunction(*Ctx, S, fn, userData)); });
 }
 
 PTXFORGE_API CUresult cuStreamQuery(CUstream hStream) {
@@ -2700,6 +2730,8 @@ PTXFORGE_API CUresult cuStreamQuery(CUstream hStream) {
   if (CUresult R = streamTarget(hStream, Ctx, S))
     return R;
   return boundary([&] {
+    if (llvm::Error E = checkSynchronize(*Ctx, S))
+      return toResult(std::move(E));
     bool Idle = S ? S->idle() : Ctx->legacyStream().idle();
     if (Driver::get().stickyError() != Status::Success)
       return sticky();
@@ -2713,6 +2745,8 @@ PTXFORGE_API CUresult cuStreamSynchronize(CUstream hStream) {
   if (CUresult R = streamTarget(hStream, Ctx, S))
     return R;
   return boundary([&] {
+    if (llvm::Error E = checkSynchronize(*Ctx, S))
+      return toResult(std::move(E));
     (S ? S->last() : Ctx->legacyStream().last()).wait();
     return sticky();
   });
@@ -2759,10 +2793,7 @@ PTXFORGE_API CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, u
     if (&S->context() != &E->context())
       return CUDA_ERROR_INVALID_HANDLE;
   }
-  return boundary([&] {
-    E->record(S);
-    return CUDA_SUCCESS;
-  });
+  return boundary([&] { return toResult(recordEvent(E->context(), S, *E, flags & CU_EVENT_RECORD_EXTERNAL)); });
 }
 
 PTXFORGE_API CUresult cuEventRecord(CUevent hEvent, CUstream hStream) {
@@ -2775,6 +2806,8 @@ PTXFORGE_API CUresult cuEventQuery(CUevent hEvent) {
   Event *E = unwrap(hEvent);
   if (!E)
     return CUDA_ERROR_INVALID_HANDLE;
+  if (llvm::Error Err = checkEventUsable(*E))
+    return toResult(std::move(Err));
   bool Done = E->completed();
   if (Driver::get().stickyError() != Status::Success)
     return sticky();
@@ -2788,6 +2821,8 @@ PTXFORGE_API CUresult cuEventSynchronize(CUevent hEvent) {
   if (!E)
     return CUDA_ERROR_INVALID_HANDLE;
   return boundary([&] {
+    if (llvm::Error Err = checkEventUsable(*E))
+      return toResult(std::move(Err));
     E->synchronize();
     return sticky();
   });
@@ -3053,8 +3088,6 @@ PTXFORGE_API CUresult cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, u
   return cuStreamWaitEvent(perThread(hStream), hEvent, Flags);
 }
 
-// Stream capture (graphs) is not supported, so no stream is ever capturing: the queries answer "none", which
-// libraries (cuBLAS, cuSOLVER) ask before they enqueue work.
 PTXFORGE_API CUresult cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
                                                 cuuint64_t *id_out, CUgraph *graph_out,
                                                 const CUgraphNode **dependencies_out,
@@ -3065,19 +3098,33 @@ PTXFORGE_API CUresult cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptur
     return R;
   if (!captureStatus_out)
     return CUDA_ERROR_INVALID_VALUE;
-  *captureStatus_out = CU_STREAM_CAPTURE_STATUS_NONE;
-  // The other outputs are defined only while a capture is active; cleared all the same.
-  if (id_out)
-    *id_out = 0;
-  if (graph_out)
-    *graph_out = nullptr;
-  if (dependencies_out)
-    *dependencies_out = nullptr;
-  if (edgeData_out)
-    *edgeData_out = nullptr;
-  if (numDependencies_out)
-    *numDependencies_out = 0;
-  return CUDA_SUCCESS;
+  return boundary([&] {
+    // The dependency array must outlive the call: each thread keeps the one it was last given.
+    thread_local std::vector<CUgraphNode> Dependencies;
+    thread_local std::vector<CUgraphEdgeData> EdgeData;
+    CaptureInfo I = captureInfo(S);
+    if (I.Status == CaptureStatus::None && !S) {
+      // The legacy stream never captures; asking it while a blocking stream does is an implicit dependency.
+      if (llvm::Error E = captureTarget(*Ctx, nullptr).takeError())
+        return toResult(std::move(E));
+    }
+    *captureStatus_out = static_cast<CUstreamCaptureStatus>(I.Status);
+    Dependencies.assign(I.Dependencies.size(), nullptr);
+    for (size_t K = 0; K < I.Dependencies.size(); ++K)
+      Dependencies[K] = reinterpret_cast<CUgraphNode>(I.Dependencies[K]);
+    EdgeData.assign(I.Dependencies.size(), CUgraphEdgeData{});
+    if (id_out)
+      *id_out = I.Id;
+    if (graph_out)
+      *graph_out = reinterpret_cast<CUgraph>(I.G);
+    if (dependencies_out)
+      *dependencies_out = Dependencies.empty() ? nullptr : Dependencies.data();
+    if (edgeData_out)
+      *edgeData_out = EdgeData.empty() ? nullptr : EdgeData.data();
+    if (numDependencies_out)
+      *numDependencies_out = I.Dependencies.size();
+    return CUDA_SUCCESS;
+  });
 }
 
 PTXFORGE_API CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
@@ -3488,6 +3535,878 @@ PTXFORGE_API CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC *pResDesc, 
 
 // =====================================================================================================
 // Entry points not implemented: CUDA_ERROR_NOT_SUPPORTED, arguments untouched
+// =====================================================================================================
+// Graphs and stream capture (the core is lib/Graph.cpp and lib/Capture.cpp)
+// =====================================================================================================
+
+namespace {
+Registry<GraphExec> &liveExecs() {
+  static Registry<GraphExec> &R = *new Registry<GraphExec>;
+  return R;
+}
+Graph *unwrap(CUgraph H) { return Graph::isLive(H) ? reinterpret_cast<Graph *>(H) : nullptr; }
+GraphNode *unwrap(CUgraphNode H) { return GraphNode::isLive(H) ? reinterpret_cast<GraphNode *>(H) : nullptr; }
+GraphExec *unwrap(CUgraphExec H) { return liveExecs().contains(H) ? reinterpret_cast<GraphExec *>(H) : nullptr; }
+CUgraph wrap(Graph *P) { return reinterpret_cast<CUgraph>(P); }
+CUgraphNode wrap(GraphNode *P) { return reinterpret_cast<CUgraphNode>(P); }
+
+/// The nodes of G a caller names as dependencies (InvalidValue for a null array with a count, or a bogus node).
+CUresult dependencyList(const CUgraphNode *Deps, size_t Count, std::vector<GraphNode *> &Out) {
+  if (Count && !Deps)
+    return CUDA_ERROR_INVALID_VALUE;
+  for (size_t I = 0; I < Count; ++I) {
+    GraphNode *N = unwrap(Deps[I]);
+    if (!N)
+      return CUDA_ERROR_INVALID_VALUE;
+    Out.push_back(N);
+  }
+  return CUDA_SUCCESS;
+}
+
+/// Adds a node of type T to hGraph after the dependencies; Fill checks the parameters and sets the node up.
+template <class F>
+CUresult addNode(CUgraphNode *Out, CUgraph hGraph, const CUgraphNode *Deps, size_t Count, NodeType T, F &&Fill) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Graph *G = unwrap(hGraph);
+  if (!Out || !G)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    std::vector<GraphNode *> List;
+    if (CUresult R = dependencyList(Deps, Count, List))
+      return R;
+    auto N = G->addNode(T, List);
+    if (!N)
+      return toResult(N.takeError());
+    if (CUresult R = Fill(**N)) {
+      G->destroyNode(*N);
+      return R;
+    }
+    *Out = wrap(*N);
+    return CUDA_SUCCESS;
+  });
+}
+
+/// Node hNode of type T, or null.
+GraphNode *nodeOfType(CUgraphNode hNode, NodeType T) {
+  GraphNode *N = unwrap(hNode);
+  return N && N->type() == T ? N : nullptr;
+}
+
+/// A kernel node's parameters from CUDA_KERNEL_NODE_PARAMS (v1 is v2's prefix; kern and ctx only in v2).
+CUresult kernelParams(const CUDA_KERNEL_NODE_PARAMS *P, bool V2, KernelNodeParams &Out) {
+  if (!P)
+    return CUDA_ERROR_INVALID_VALUE;
+  Function *Fn = unwrap(P->func);
+  if (!P->func && V2 && P->kern)
+    Fn = unwrap(reinterpret_cast<CUfunction>(P->kern));
+  if (!Fn)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (P->kernelParams && P->extra)
+    return CUDA_ERROR_INVALID_VALUE;
+  CUresult R = CUDA_SUCCESS;
+  std::vector<char> Params;
+  if (codegen::runWithFaultGuard([&] { R = packLaunchParams(*Fn, P->kernelParams, P->extra, Params); }))
+    return CUDA_ERROR_INVALID_VALUE;
+  if (R != CUDA_SUCCESS)
+    return R;
+  codegen::LaunchConfig C;
+  C.Grid = {P->gridDimX, P->gridDimY, P->gridDimZ};
+  C.Block = {P->blockDimX, P->blockDimY, P->blockDimZ};
+  C.DynamicSharedBytes = P->sharedMemBytes;
+  if (llvm::Error E = Fn->checkLaunch(C))
+    return toResult(std::move(E));
+  Out.Fn = Fn, Out.Config = C, Out.Params = std::move(Params), Out.Kind = LaunchKind::Normal;
+  return CUDA_SUCCESS;
+}
+
+CUresult memsetParams(const CUDA_MEMSET_NODE_PARAMS *P, MemsetNodeParams &Out) {
+  if (!P)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (llvm::Error E = checkFill(P->dst, P->pitch, P->elementSize, P->width, P->height))
+    return toResult(std::move(E));
+  Out = {P->dst, P->pitch, P->value, P->elementSize, P->width, P->height};
+  return CUDA_SUCCESS;
+}
+
+CUresult memcpyParams(const CUDA_MEMCPY3D *P, CopyRegion &Out) {
+  if (CUresult R = copyRegion3D(P, Out))
+    return R;
+  return toResult(checkCopy(Out));
+}
+
+CUmemorytype memoryTypeOf(Side S) {
+  return S == Side::Host ? CU_MEMORYTYPE_HOST : S == Side::Device ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_UNIFIED;
+}
+
+/// Writes Items to Out (when given; at most *Count of them) and their number to *Count, as the graph queries do.
+template <class T, class U> CUresult listOut(const std::vector<T> &Items, U *Out, size_t *Count, U (*Conv)(const T &)) {
+  if (!Count)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (Out) {
+    for (size_t I = 0; I < Items.size() && I < *Count; ++I)
+      Out[I] = Conv(Items[I]);
+    for (size_t I = Items.size(); I < *Count; ++I)
+      Out[I] = U{};
+  }
+  *Count = Items.size();
+  return CUDA_SUCCESS;
+}
+CUgraphNode nodeHandle(GraphNode *const &N) { return wrap(N); }
+
+/// cuGraphGetEdges, cuGraphNodeGetDependencies, cuGraphNodeGetDependentNodes: edge data is all zero here.
+void zeroEdgeData(CUgraphEdgeData *Data, size_t N) {
+  if (Data)
+    std::memset(Data, 0, N * sizeof(CUgraphEdgeData));
+}
+
+CUresult captureMode(CUstreamCaptureMode M, CaptureMode &Out) {
+  if (M != CU_STREAM_CAPTURE_MODE_GLOBAL && M != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
+      M != CU_STREAM_CAPTURE_MODE_RELAXED)
+    return CUDA_ERROR_INVALID_VALUE;
+  Out = static_cast<CaptureMode>(M);
+  return CUDA_SUCCESS;
+}
+} // namespace
+
+PTXFORGE_API CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode) {
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  CaptureMode M;
+  if (CUresult R = captureMode(mode, M))
+    return R;
+  return boundary([&] { return toResult(beginCapture(S, M)); });
+}
+PTXFORGE_API CUresult cuStreamBeginCapture(CUstream hStream) {
+  return cuStreamBeginCapture_v2(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL);
+}
+PTXFORGE_SAME_ENTRY(cuStreamBeginCapture_v2_ptsz, cuStreamBeginCapture_v2)
+PTXFORGE_SAME_ENTRY(cuStreamBeginCapture_ptsz, cuStreamBeginCapture)
+
+PTXFORGE_API CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph) {
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  if (!phGraph)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    *phGraph = nullptr;
+    auto G = endCapture(S);
+    if (!G)
+      return toResult(G.takeError());
+    *phGraph = wrap(G->release());
+    return CUDA_SUCCESS;
+  });
+}
+PTXFORGE_SAME_ENTRY(cuStreamEndCapture_ptsz, cuStreamEndCapture)
+
+PTXFORGE_API CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode) {
+  if (!mode)
+    return CUDA_ERROR_INVALID_VALUE;
+  CaptureMode M;
+  if (CUresult R = captureMode(*mode, M))
+    return R;
+  *mode = static_cast<CUstreamCaptureMode>(exchangeThreadCaptureMode(M));
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuStreamUpdateCaptureDependencies_v2(CUstream hStream, CUgraphNode *dependencies,
+                                                           const CUgraphEdgeData *, size_t numDependencies,
+                                                           unsigned int flags) {
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  if (flags > CU_STREAM_SET_CAPTURE_DEPENDENCIES)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    std::vector<GraphNode *> List;
+    if (CUresult R = dependencyList(dependencies, numDependencies, List))
+      return R;
+    return toResult(updateCaptureDependencies(S, List, flags == CU_STREAM_ADD_CAPTURE_DEPENDENCIES));
+  });
+}
+PTXFORGE_API CUresult cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode *dependencies,
+                                                        size_t numDependencies, unsigned int flags) {
+  return cuStreamUpdateCaptureDependencies_v2(hStream, dependencies, nullptr, numDependencies, flags);
+}
+PTXFORGE_SAME_ENTRY(cuStreamUpdateCaptureDependencies_v2_ptsz, cuStreamUpdateCaptureDependencies_v2)
+PTXFORGE_SAME_ENTRY(cuStreamUpdateCaptureDependencies_ptsz, cuStreamUpdateCaptureDependencies)
+
+PTXFORGE_API CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream) {
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  if (!dptr || !bytesize)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    auto P = allocateAsync(*Ctx, S, bytesize);
+    if (!P)
+      return toResult(P.takeError());
+    *dptr = *P;
+    return CUDA_SUCCESS;
+  });
+}
+PTXFORGE_SAME_ENTRY(cuMemAllocAsync_ptsz, cuMemAllocAsync)
+
+PTXFORGE_API CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  if (!dptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] { return toResult(freeAsync(*Ctx, S, dptr)); });
+}
+PTXFORGE_SAME_ENTRY(cuMemFreeAsync_ptsz, cuMemFreeAsync)
+
+PTXFORGE_API CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!phGraph || flags)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    *phGraph = wrap(new Graph);
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuGraphDestroy(CUgraph hGraph) {
+  Graph *G = unwrap(hGraph);
+  if (!G)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    delete G;
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph) {
+  Graph *G = unwrap(originalGraph);
+  if (!phGraphClone || !G)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    *phGraphClone = wrap(G->clone().release());
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuGraphNodeFindInClone(CUgraphNode *phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph) {
+  Graph *G = unwrap(hClonedGraph);
+  if (!phNode || !G || !hOriginalNode)
+    return CUDA_ERROR_INVALID_VALUE;
+  GraphNode *N = G->cloneOf(reinterpret_cast<GraphNode *>(hOriginalNode));
+  if (!N)
+    return CUDA_ERROR_INVALID_VALUE;
+  *phNode = wrap(N);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                                              size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS *nodeParams) {
+  return addNode(phGraphNode, hGraph, dependencies, numDependencies, NodeType::Kernel,
+                 [&](GraphNode &N) { return kernelParams(nodeParams, true, N.Kernel); });
+}
+PTXFORGE_API CUresult cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                                           size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams) {
+  return addNode(phGraphNode, hGraph, dependencies, numDependencies, NodeType::Kernel, [&](GraphNode &N) {
+    return kernelParams(reinterpret_cast<const CUDA_KERNEL_NODE_PARAMS *>(nodeParams), false, N.Kernel);
+  });
+}
+
+namespace {
+CUresult kernelNodeGet(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS *P, bool V2) {
+  GraphNode *N = nodeOfType(hNode, NodeType::Kernel);
+  if (!N || !P)
+    return CUDA_ERROR_INVALID_VALUE;
+  const KernelNodeParams &K = N->Kernel;
+  // kernelParams points into the node's own argument buffer, one pointer per parameter, valid while the node is.
+  thread_local std::vector<void *> Pointers;
+  Pointers.clear();
+  for (const auto &Param : K.Fn->info().Params)
+    Pointers.push_back(const_cast<char *>(K.Params.data()) + Param.Offset);
+  P->func = wrap(K.Fn);
+  P->gridDimX = K.Config.Grid.X, P->gridDimY = K.Config.Grid.Y, P->gridDimZ = K.Config.Grid.Z;
+  P->blockDimX = K.Config.Block.X, P->blockDimY = K.Config.Block.Y, P->blockDimZ = K.Config.Block.Z;
+  P->sharedMemBytes = K.Config.DynamicSharedBytes;
+  P->kernelParams = Pointers.data();
+  P->extra = nullptr;
+  if (V2) {
+    P->kern = nullptr;
+    P->ctx = wrap(&K.Fn->module().context());
+  }
+  return CUDA_SUCCESS;
+}
+} // namespace
+
+PTXFORGE_API CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS *nodeParams) {
+  return boundary([&] { return kernelNodeGet(hNode, nodeParams, true); });
+}
+PTXFORGE_API CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams) {
+  return boundary([&] { return kernelNodeGet(hNode, reinterpret_cast<CUDA_KERNEL_NODE_PARAMS *>(nodeParams), false); });
+}
+PTXFORGE_API CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS *nodeParams) {
+  GraphNode *N = nodeOfType(hNode, NodeType::Kernel);
+  if (!N)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] { return kernelParams(nodeParams, true, N->Kernel); });
+}
+PTXFORGE_API CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams) {
+  GraphNode *N = nodeOfType(hNode, NodeType::Kernel);
+  if (!N)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary(
+      [&] { return kernelParams(reinterpret_cast<const CUDA_KERNEL_NODE_PARAMS *>(nodeParams), false, N->Kernel); });
+}
+
+PTXFORGE_API CUresult cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                                           size_t numDependencies, const CUDA_MEMCPY3D *copyParams, CUcontext) {
+  return addNode(phGraphNode, hGraph, dependencies, numDependencies, NodeType::Memcpy,
+                 [&](GraphNode &N) { return memcpyParams(copyParams, N.Copy); });
+}
+PTXFORGE_API CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D *nodeParams) {
+  GraphNode *N = nodeOfType(hNode, NodeType::Memcpy);
+  if (!N || !nodeParams)
+    return CUDA_ERROR_INVALID_VALUE;
+  const CopyRegion &R = N->Copy;
+  CUDA_MEMCPY3D C = {};
+  C.srcMemoryType = memoryTypeOf(R.SrcSide), C.dstMemoryType = memoryTypeOf(R.DstSide);
+  C.srcHost = reinterpret_cast<const void *>(R.Src), C.srcDevice = R.Src;
+  C.dstHost = reinterpret_cast<void *>(R.Dst), C.dstDevice = R.Dst;
+  C.srcPitch = R.SrcPitch, C.dstPitch = R.DstPitch, C.srcHeight = R.SrcHeight, C.dstHeight = R.DstHeight;
+  C.WidthInBytes = R.Width, C.Height = R.Height, C.Depth = R.Depth;
+  *nodeParams = C;
+  return CUDA_SUCCESS;
+}
+PTXFORGE_API CUresult cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D *nodeParams) {
+  GraphNode *N = nodeOfType(hNode, NodeType::Memcpy);
+  if (!N)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] { return memcpyParams(nodeParams, N->Copy); });
+}
+
+PTXFORGE_API CUresult cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                                           size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS *memsetParams_,
+                                           CUcontext) {
+  return addNode(phGraphNode, hGraph, dependencies, numDependencies, NodeType::Memset,
+                 [&](GraphNode &N) { return memsetParams(memsetParams_, N.Memset); });
+}
+PTXFORGE_API CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS *nodeParams) {
+  GraphNode *N = nodeOfType(hNode, NodeType::Memset);
+  if (!N || !nodeParams)
+    return CUDA_ERROR_INVALID_VALUE;
+  const MemsetNodeParams &M = N->Memset;
+  *nodeParams = {M.Dst, M.Pitch, M.Value, M.ElementBytes, M.Width, M.Height};
+  return CUDA_SUCCESS;
+}
+PTXFORGE_API CUresult cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS *nodeParams) {
+  GraphNode *N = nodeOfType(hNode, NodeType::Memset);
+  if (!N)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] { return memsetParams(nodeParams, N->Memset); });
+}
+
+PTXFORGE_API CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                                         size_t numDependencies, const CUDA_HOST_NODE_PARAMS *nodeParams) {
+  return addNode(phGraphNode, hGraph, dependencies, numDependencies, NodeType::Host, [&](GraphNode &N) {
+    if (!nodeParams || !nodeParams->fn)
+      return CUDA_ERROR_INVALID_VALUE;
+    N.Host = {nodeParams->fn, nodeParams->userData};
+    return CUDA_SUCCESS;
+  });
+}
+PTXFORGE_API CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS *nodeParams) {
+  GraphNode *N = nodeOfType(hNode, NodeType::Host);
+  if (!N || !nodeParams)
+    return CUDA_ERROR_INVALID_VALUE;
+  *nodeParams = {N->Host.Fn, N->Host.UserData};
+  return CUDA_SUCCESS;
+}
+PTXFORGE_API CUresult cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS *nodeParams) {
+  GraphNode *N = nodeOfType(hNode, NodeType::Host);
+  if (!N || !nodeParams || !nodeParams->fn)
+    return CUDA_ERROR_INVALID_VALUE;
+  N->Host = {nodeParams->fn, nodeParams->userData};
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                               const CUgraphNode *dependencies, size_t numDependencies,
+                                               CUgraph childGraph) {
+  Graph *Child = unwrap(childGraph);
+  return addNode(phGraphNode, hGraph, dependencies, numDependencies, NodeType::ChildGraph, [&](GraphNode &N) {
+    if (!Child || Child == &N.graph())
+      return CUDA_ERROR_INVALID_VALUE;
+    N.Child = Child->clone();
+    return CUDA_SUCCESS;
+  });
+}
+PTXFORGE_API CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph *phGraph) {
+  GraphNode *N = nodeOfType(hNode, NodeType::ChildGraph);
+  if (!N || !phGraph)
+    return CUDA_ERROR_INVALID_VALUE;
+  *phGraph = wrap(N->Child.get());
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                                          size_t numDependencies) {
+  return addNode(phGraphNode, hGraph, dependencies, numDependencies, NodeType::Empty,
+                 [](GraphNode &) { return CUDA_SUCCESS; });
+}
+
+namespace {
+CUresult addEventNode(CUgraphNode *Out, CUgraph G, const CUgraphNode *Deps, size_t Count, CUevent hEvent, NodeType T) {
+  Event *E = unwrap(hEvent);
+  return addNode(Out, G, Deps, Count, T, [&](GraphNode &N) {
+    if (!E)
+      return CUDA_ERROR_INVALID_VALUE;
+    N.Ev = E;
+    return CUDA_SUCCESS;
+  });
+}
+CUresult eventOf(CUgraphNode hNode, NodeType T, CUevent *Out) {
+  GraphNode *N = nodeOfType(hNode, T);
+  if (!N || !Out)
+    return CUDA_ERROR_INVALID_VALUE;
+  *Out = wrap(N->Ev);
+  return CUDA_SUCCESS;
+}
+CUresult setEventOf(GraphNode *N, NodeType T, CUevent hEvent) {
+  Event *E = unwrap(hEvent);
+  if (!N || N->type() != T || !E)
+    return CUDA_ERROR_INVALID_VALUE;
+  N->Ev = E;
+  return CUDA_SUCCESS;
+}
+} // namespace
+
+PTXFORGE_API CUresult cuGraphAddEventRecordNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                                const CUgraphNode *dependencies, size_t numDependencies,
+                                                CUevent event) {
+  return addEventNode(phGraphNode, hGraph, dependencies, numDependencies, event, NodeType::EventRecord);
+}
+PTXFORGE_API CUresult cuGraphAddEventWaitNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                                              size_t numDependencies, CUevent event) {
+  return addEventNode(phGraphNode, hGraph, dependencies, numDependencies, event, NodeType::WaitEvent);
+}
+PTXFORGE_API CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent *event_out) {
+  return eventOf(hNode, NodeType::EventRecord, event_out);
+}
+PTXFORGE_API CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent *event_out) {
+  return eventOf(hNode, NodeType::WaitEvent, event_out);
+}
+PTXFORGE_API CUresult cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event) {
+  return setEventOf(unwrap(hNode), NodeType::EventRecord, event);
+}
+PTXFORGE_API CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event) {
+  return setEventOf(unwrap(hNode), NodeType::WaitEvent, event);
+}
+
+PTXFORGE_API CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                                             size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams) {
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  return addNode(phGraphNode, hGraph, dependencies, numDependencies, NodeType::MemAlloc, [&](GraphNode &N) {
+    if (!nodeParams || !nodeParams->bytesize || nodeParams->poolProps.handleTypes != CU_MEM_HANDLE_TYPE_NONE ||
+        nodeParams->poolProps.allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
+        (nodeParams->accessDescCount && !nodeParams->accessDescs))
+      return CUDA_ERROR_INVALID_VALUE;
+    auto A = GraphAllocation::create(*Ctx, nodeParams->bytesize);
+    if (!A)
+      return toResult(A.takeError());
+    N.Alloc = std::move(*A);
+    nodeParams->dptr = N.Alloc->address();
+    return CUDA_SUCCESS;
+  });
+}
+PTXFORGE_API CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS *params_out) {
+  GraphNode *N = nodeOfType(hNode, NodeType::MemAlloc);
+  if (!N || !params_out)
+    return CUDA_ERROR_INVALID_VALUE;
+  *params_out = {};
+  params_out->poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  params_out->poolProps.location = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+  params_out->bytesize = N->Alloc->size();
+  params_out->dptr = N->Alloc->address();
+  return CUDA_SUCCESS;
+}
+PTXFORGE_API CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                                            size_t numDependencies, CUdeviceptr dptr) {
+  return addNode(phGraphNode, hGraph, dependencies, numDependencies, NodeType::MemFree, [&](GraphNode &N) {
+    if (!GraphMemory::isGraphAllocation(dptr))
+      return CUDA_ERROR_INVALID_VALUE;
+    N.FreeAddress = dptr;
+    return CUDA_SUCCESS;
+  });
+}
+PTXFORGE_API CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr *dptr_out) {
+  GraphNode *N = nodeOfType(hNode, NodeType::MemFree);
+  if (!N || !dptr_out)
+    return CUDA_ERROR_INVALID_VALUE;
+  *dptr_out = N->FreeAddress;
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuDeviceGraphMemTrim(CUdevice device) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  // Freed graph memory goes back to the device as soon as no graph holds its alloc node: nothing to trim.
+  return validDevice(device) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+PTXFORGE_API CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!validDevice(device))
+    return CUDA_ERROR_INVALID_DEVICE;
+  if (!value)
+    return CUDA_ERROR_INVALID_VALUE;
+  bool High = attr == CU_GRAPH_MEM_ATTR_USED_MEM_HIGH || attr == CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH;
+  if (attr > CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH)
+    return CUDA_ERROR_INVALID_VALUE;
+  put<cuuint64_t>(value, High ? GraphMemory::highBytes() : GraphMemory::committedBytes());
+  return CUDA_SUCCESS;
+}
+PTXFORGE_API CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!validDevice(device))
+    return CUDA_ERROR_INVALID_DEVICE;
+  // Only the high watermarks can be set, and only to 0 (a reset).
+  if (!value || (attr != CU_GRAPH_MEM_ATTR_USED_MEM_HIGH && attr != CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH))
+    return CUDA_ERROR_INVALID_VALUE;
+  cuuint64_t V;
+  std::memcpy(&V, value, sizeof V);
+  if (V)
+    return CUDA_ERROR_INVALID_VALUE;
+  GraphMemory::resetHigh();
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type) {
+  GraphNode *N = unwrap(hNode);
+  if (!N || !type)
+    return CUDA_ERROR_INVALID_VALUE;
+  *type = static_cast<CUgraphNodeType>(N->type());
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes) {
+  Graph *G = unwrap(hGraph);
+  if (!G)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    std::vector<GraphNode *> All;
+    for (const auto &N : G->nodes())
+      All.push_back(N.get());
+    return listOut(All, nodes, numNodes, nodeHandle);
+  });
+}
+PTXFORGE_API CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode *rootNodes, size_t *numRootNodes) {
+  Graph *G = unwrap(hGraph);
+  if (!G)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] { return listOut(G->roots(), rootNodes, numRootNodes, nodeHandle); });
+}
+PTXFORGE_API CUresult cuGraphGetEdges_v2(CUgraph hGraph, CUgraphNode *from, CUgraphNode *to, CUgraphEdgeData *edgeData,
+                                         size_t *numEdges) {
+  Graph *G = unwrap(hGraph);
+  if (!G || !numEdges || (!from != !to) || (edgeData && !from))
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    auto Edges = G->edges();
+    if (from) {
+      for (size_t I = 0; I < *numEdges; ++I) {
+        from[I] = I < Edges.size() ? wrap(Edges[I].first) : nullptr;
+        to[I] = I < Edges.size() ? wrap(Edges[I].second) : nullptr;
+      }
+      zeroEdgeData(edgeData, *numEdges);
+    }
+    *numEdges = Edges.size();
+    return CUDA_SUCCESS;
+  });
+}
+PTXFORGE_API CUresult cuGraphGetEdges(CUgraph hGraph, CUgraphNode *from, CUgraphNode *to, size_t *numEdges) {
+  return cuGraphGetEdges_v2(hGraph, from, to, nullptr, numEdges);
+}
+PTXFORGE_API CUresult cuGraphNodeGetDependencies_v2(CUgraphNode hNode, CUgraphNode *dependencies,
+                                                    CUgraphEdgeData *edgeData, size_t *numDependencies) {
+  GraphNode *N = unwrap(hNode);
+  if (!N || (edgeData && !dependencies))
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    if (numDependencies)
+      zeroEdgeData(edgeData, *numDependencies);
+    return listOut(N->dependencies(), dependencies, numDependencies, nodeHandle);
+  });
+}
+PTXFORGE_API CUresult cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode *dependencies,
+                                                 size_t *numDependencies) {
+  return cuGraphNodeGetDependencies_v2(hNode, dependencies, nullptr, numDependencies);
+}
+PTXFORGE_API CUresult cuGraphNodeGetDependentNodes_v2(CUgraphNode hNode, CUgraphNode *dependentNodes,
+                                                      CUgraphEdgeData *edgeData, size_t *numDependentNodes) {
+  GraphNode *N = unwrap(hNode);
+  if (!N || (edgeData && !dependentNodes))
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    if (numDependentNodes)
+      zeroEdgeData(edgeData, *numDependentNodes);
+    return listOut(N->dependents(), dependentNodes, numDependentNodes, nodeHandle);
+  });
+}
+PTXFORGE_API CUresult cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode *dependentNodes,
+                                                   size_t *numDependentNodes) {
+  return cuGraphNodeGetDependentNodes_v2(hNode, dependentNodes, nullptr, numDependentNodes);
+}
+
+namespace {
+/// cuGraphAddDependencies/cuGraphRemoveDependencies: every pair is checked before any is changed.
+CUresult changeEdges(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *Data,
+                     size_t Count, bool Add) {
+  Graph *G = unwrap(hGraph);
+  if (!G || (Count && (!from || !to)))
+    return CUDA_ERROR_INVALID_VALUE;
+  for (size_t I = 0; Data && I < Count; ++I)
+    if (Data[I].from_port || Data[I].to_port || Data[I].type)
+      return CUDA_ERROR_INVALID_VALUE; // only plain edges exist here
+  return boundary([&] {
+    std::vector<GraphNode *> From, To;
+    if (CUresult R = dependencyList(from, Count, From))
+      return R;
+    if (CUresult R = dependencyList(to, Count, To))
+      return R;
+    for (size_t I = 0; I < Count; ++I) {
+      bool Joined = G->contains(To[I]) && llvm::is_contained(To[I]->dependencies(), From[I]);
+      if (!G->contains(From[I]) || !G->contains(To[I]) || From[I] == To[I] || Joined == Add)
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    for (size_t I = 0; I < Count; ++I)
+      if (llvm::Error E = Add ? G->addEdge(From[I], To[I]) : G->removeEdge(From[I], To[I]))
+        return toResult(std::move(E));
+    return CUDA_SUCCESS;
+  });
+}
+} // namespace
+
+PTXFORGE_API CUresult cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to,
+                                                const CUgraphEdgeData *edgeData, size_t numDependencies) {
+  return changeEdges(hGraph, from, to, edgeData, numDependencies, true);
+}
+PTXFORGE_API CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to,
+                                             size_t numDependencies) {
+  return changeEdges(hGraph, from, to, nullptr, numDependencies, true);
+}
+PTXFORGE_API CUresult cuGraphRemoveDependencies_v2(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to,
+                                                   const CUgraphEdgeData *edgeData, size_t numDependencies) {
+  return changeEdges(hGraph, from, to, edgeData, numDependencies, false);
+}
+PTXFORGE_API CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to,
+                                                size_t numDependencies) {
+  return changeEdges(hGraph, from, to, nullptr, numDependencies, false);
+}
+
+PTXFORGE_API CUresult cuGraphDestroyNode(CUgraphNode hNode) {
+  GraphNode *N = unwrap(hNode);
+  if (!N)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    N->graph().destroyNode(N);
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Graph *G = unwrap(hGraph);
+  constexpr unsigned long long Known = CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH |
+                                       CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD | CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH |
+                                       CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
+  if (!phGraphExec || !G || (flags & ~Known))
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    auto X = GraphExec::instantiate(*G, flags);
+    if (!X)
+      return toResult(X.takeError());
+    liveExecs().add(X->get());
+    *phGraphExec = reinterpret_cast<CUgraphExec>(X->release());
+    return CUDA_SUCCESS;
+  });
+}
+PTXFORGE_API CUresult cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode,
+                                            char *logBuffer, size_t bufferSize) {
+  if (phErrorNode)
+    *phErrorNode = nullptr;
+  if (logBuffer && bufferSize)
+    logBuffer[0] = 0;
+  return cuGraphInstantiateWithFlags(phGraphExec, hGraph, 0);
+}
+PTXFORGE_API CUresult cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode,
+                                         char *logBuffer, size_t bufferSize) {
+  return cuGraphInstantiate_v2(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
+}
+PTXFORGE_API CUresult cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                                   CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams) {
+  if (!instantiateParams)
+    return CUDA_ERROR_INVALID_VALUE;
+  CUresult R = cuGraphInstantiateWithFlags(phGraphExec, hGraph, instantiateParams->flags);
+  instantiateParams->hErrNode_out = nullptr;
+  instantiateParams->result_out = R == CUDA_SUCCESS               ? CUDA_GRAPH_INSTANTIATE_SUCCESS
+                                  : R == CUDA_ERROR_INVALID_VALUE ? CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE
+                                                                  : CUDA_GRAPH_INSTANTIATE_ERROR;
+  return R;
+}
+PTXFORGE_SAME_ENTRY(cuGraphInstantiateWithParams_ptsz, cuGraphInstantiateWithParams)
+
+PTXFORGE_API CUresult cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t *flags) {
+  GraphExec *X = unwrap(hGraphExec);
+  if (!X || !flags)
+    return CUDA_ERROR_INVALID_VALUE;
+  *flags = X->flags();
+  return CUDA_SUCCESS;
+}
+
+namespace {
+/// The node of hGraphExec that instantiates hNode (a node of the graph it was made from) if it has type T.
+GraphNode *execNode(CUgraphExec hGraphExec, CUgraphNode hNode, NodeType T) {
+  GraphExec *X = unwrap(hGraphExec);
+  GraphNode *N = X && hNode ? X->nodeFor(reinterpret_cast<GraphNode *>(hNode)) : nullptr;
+  return N && N->type() == T ? N : nullptr;
+}
+} // namespace
+
+PTXFORGE_API CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                        const CUDA_KERNEL_NODE_PARAMS *nodeParams) {
+  GraphNode *N = execNode(hGraphExec, hNode, NodeType::Kernel);
+  if (!N)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    KernelNodeParams K;
+    if (CUresult R = kernelParams(nodeParams, true, K))
+      return R;
+    if (&K.Fn->module().context() != &N->Kernel.Fn->module().context())
+      return CUDA_ERROR_INVALID_VALUE; // the function may change, its context may not
+    N->Kernel = std::move(K);
+    return CUDA_SUCCESS;
+  });
+}
+PTXFORGE_API CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                     const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams) {
+  if (!nodeParams)
+    return CUDA_ERROR_INVALID_VALUE;
+  CUDA_KERNEL_NODE_PARAMS V2 = {};
+  std::memcpy(&V2, nodeParams, sizeof *nodeParams);
+  return cuGraphExecKernelNodeSetParams_v2(hGraphExec, hNode, &V2);
+}
+PTXFORGE_API CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                     const CUDA_MEMCPY3D *copyParams, CUcontext) {
+  GraphNode *N = execNode(hGraphExec, hNode, NodeType::Memcpy);
+  if (!N)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] { return memcpyParams(copyParams, N->Copy); });
+}
+PTXFORGE_API CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                     const CUDA_MEMSET_NODE_PARAMS *memsetParams_, CUcontext) {
+  GraphNode *N = execNode(hGraphExec, hNode, NodeType::Memset);
+  if (!N)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] { return memsetParams(memsetParams_, N->Memset); });
+}
+PTXFORGE_API CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                   const CUDA_HOST_NODE_PARAMS *nodeParams) {
+  GraphNode *N = execNode(hGraphExec, hNode, NodeType::Host);
+  if (!N || !nodeParams || !nodeParams->fn)
+    return CUDA_ERROR_INVALID_VALUE;
+  N->Host = {nodeParams->fn, nodeParams->userData};
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) {
+  return setEventOf(execNode(hGraphExec, hNode, NodeType::EventRecord), NodeType::EventRecord, event);
+}
+PTXFORGE_API CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) {
+  return setEventOf(execNode(hGraphExec, hNode, NodeType::WaitEvent), NodeType::WaitEvent, event);
+}
+
+PTXFORGE_API CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream) {
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  // Nothing to upload: the nodes run from host memory. Kernels still compile at their first launch.
+  return unwrap(hGraphExec) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+PTXFORGE_SAME_ENTRY(cuGraphUpload_ptsz, cuGraphUpload)
+
+PTXFORGE_API CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) {
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  GraphExec *X = unwrap(hGraphExec);
+  if (!X)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] { return toResult(launchGraph(*Ctx, S, *X)); });
+}
+PTXFORGE_SAME_ENTRY(cuGraphLaunch_ptsz, cuGraphLaunch)
+
+PTXFORGE_API CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) {
+  GraphExec *X = unwrap(hGraphExec);
+  if (!X)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    liveExecs().remove(X);
+    delete X;
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
+                                           CUgraphExecUpdateResultInfo *resultInfo) {
+  GraphExec *X = unwrap(hGraphExec);
+  Graph *G = unwrap(hGraph);
+  if (!X || !G || !resultInfo)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    GraphUpdateResult R = X->update(*G);
+    resultInfo->result = static_cast<CUgraphExecUpdateResult>(R.Result);
+    resultInfo->errorNode = wrap(const_cast<GraphNode *>(R.ErrorNode));
+    resultInfo->errorFromNode = wrap(const_cast<GraphNode *>(R.ErrorFromNode));
+    return R.Result == GraphUpdateResult::Success ? CUDA_SUCCESS : CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+  });
+}
+PTXFORGE_API CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNode *hErrorNode_out,
+                                        CUgraphExecUpdateResult *updateResult_out) {
+  if (!hErrorNode_out || !updateResult_out)
+    return CUDA_ERROR_INVALID_VALUE;
+  CUgraphExecUpdateResultInfo Info = {};
+  CUresult R = cuGraphExecUpdate_v2(hGraphExec, hGraph, &Info);
+  *hErrorNode_out = Info.errorNode;
+  *updateResult_out = Info.result;
+  return R;
+}
+
+PTXFORGE_API CUresult cuGraphDebugDotPrint(CUgraph hGraph, const char *path, unsigned int) {
+  Graph *G = unwrap(hGraph);
+  if (!G || !path)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    std::string Text = G->dot();
+    FILE *F = std::fopen(path, "w");
+    if (!F)
+      return CUDA_ERROR_OPERATING_SYSTEM;
+    bool Ok = std::fwrite(Text.data(), 1, Text.size(), F) == Text.size();
+    Ok &= std::fclose(F) == 0;
+    return Ok ? CUDA_SUCCESS : CUDA_ERROR_OPERATING_SYSTEM;
+  });
+}
+
 // =====================================================================================================
 
 namespace {

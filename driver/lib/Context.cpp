@@ -1,6 +1,7 @@
 // Contexts: the streams, events, modules and memory one context owns, and the ordering rules of the legacy
 // default stream.
 #include "ptxforge/driver/Context.h"
+#include "ptxforge/driver/Capture.h"
 #include "ptxforge/driver/Driver.h"
 #include "ptxforge/driver/Memory.h"
 #include "ptxforge/driver/Module.h"
@@ -82,8 +83,10 @@ void Context::releaseResources() {
   Driver &D = Driver::get();
   for (auto &E : OldEvents)
     D.Events.remove(E.get());
-  for (auto &S : OldStreams)
+  for (auto &S : OldStreams) {
     D.Streams.remove(S.get());
+    forgetStream(S.get());
+  }
   // Streams first (their workers finish what is queued), then what their work used.
   OldStreams.clear();
   OldLegacy.reset();
@@ -99,6 +102,14 @@ Stream &Context::legacyStream() {
   if (!Legacy)
     Legacy = std::make_unique<Stream>(*this, Stream::Kind::Legacy, 0, 0);
   return *Legacy;
+}
+
+std::vector<Stream *> Context::streams() const {
+  std::scoped_lock L(Lock);
+  std::vector<Stream *> Out;
+  for (const auto &S : Streams)
+    Out.push_back(S.get());
+  return Out;
 }
 
 llvm::Expected<Stream *> Context::createStream(Stream::Kind K, unsigned Flags, int Priority) {
@@ -123,6 +134,7 @@ llvm::Error Context::destroyStream(Stream *S) {
     Streams.erase(It);
   }
   Driver::get().Streams.remove(S);
+  forgetStream(S);
   Owned.reset(); // finishes its queued work first
   return llvm::Error::success();
 }

@@ -3,6 +3,7 @@
 // (synchronous calls return it; queued work makes it the sticky error, as a faulting DMA would).
 #include "ptxforge/driver/Copy.h"
 #include "ptxforge/codegen/FaultGuard.h"
+#include "ptxforge/driver/Capture.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Driver.h"
 #include "ptxforge/driver/Memory.h"
@@ -53,6 +54,15 @@ void copyNow(const CopyRegion &R) {
     }
 }
 
+/// Where a copy or fill on S goes (Capture.h's captureTarget); a synchronous one may not run while a capture
+/// forbids potentially unsafe calls.
+llvm::Expected<ptxforge::driver::Graph *> copyTarget(Context &Ctx, Stream *S, bool Async) {
+  if (!Async)
+    if (auto E = checkUnsafeCall())
+      return E;
+  return ptxforge::driver::captureTarget(Ctx, S);
+}
+
 /// Runs Work on S (or the legacy stream): queued when Async, else waited for. Returns the synchronous result.
 llvm::Error runOnStream(Context &Ctx, Stream *S, bool Async, llvm::unique_function<void()> Work, const char *What) {
   if (Async) {
@@ -79,9 +89,7 @@ llvm::Error runOnStream(Context &Ctx, Stream *S, bool Async, llvm::unique_functi
 
 } // namespace
 
-llvm::Error ptxforge::driver::copyMemory(Context &Ctx, Stream *S, bool Async, const CopyRegion &R) {
-  if (auto E = Driver::get().checkSticky())
-    return E;
+llvm::Error ptxforge::driver::checkCopy(const CopyRegion &R) {
   if (R.Height > 1 || R.Depth > 1) {
     if (R.SrcPitch < R.Width || R.DstPitch < R.Width)
       return makeError(Status::InvalidValue, "a pitch is smaller than the copied width");
@@ -92,16 +100,32 @@ llvm::Error ptxforge::driver::copyMemory(Context &Ctx, Stream *S, bool Async, co
     return llvm::Error::success();
   if (auto E = checkSide(R.Src, R.SrcSide, extent(R.SrcPitch, R.SrcHeight, R), "source"))
     return E;
-  if (auto E = checkSide(R.Dst, R.DstSide, extent(R.DstPitch, R.DstHeight, R), "destination"))
+  return checkSide(R.Dst, R.DstSide, extent(R.DstPitch, R.DstHeight, R), "destination");
+}
+
+llvm::Error ptxforge::driver::copyMemory(Context &Ctx, Stream *S, bool Async, const CopyRegion &R) {
+  if (auto E = Driver::get().checkSticky())
     return E;
+  auto Target = copyTarget(Ctx, S, Async);
+  if (!Target)
+    return Target.takeError();
+  if (auto E = checkCopy(R))
+    return E;
+  if (*Target)
+    return captureNode(*S, NodeType::Memcpy, [&](GraphNode &N) {
+      N.Copy = R;
+      return llvm::Error::success();
+    });
+  if (!R.Width || !R.Height || !R.Depth)
+    return llvm::Error::success();
   return runOnStream(
       Ctx, S, Async, [R] { copyNow(R); }, "copy");
 }
 
-llvm::Error ptxforge::driver::fillMemory(Context &Ctx, Stream *S, bool Async, uint64_t Dst, uint64_t Pitch,
-                                         uint32_t Value, unsigned ElementBytes, uint64_t Width, uint64_t Height) {
-  if (auto E = Driver::get().checkSticky())
-    return E;
+llvm::Error ptxforge::driver::checkFill(uint64_t Dst, uint64_t Pitch, unsigned ElementBytes, uint64_t Width,
+                                        uint64_t Height) {
+  if (ElementBytes != 1 && ElementBytes != 2 && ElementBytes != 4)
+    return makeError(Status::InvalidValue, "a fill element is 1, 2 or 4 bytes");
   uint64_t RowBytes = Width * ElementBytes;
   if (Height > 1 && Pitch < RowBytes)
     return makeError(Status::InvalidValue, "the pitch is smaller than the row");
@@ -109,9 +133,26 @@ llvm::Error ptxforge::driver::fillMemory(Context &Ctx, Stream *S, bool Async, ui
     return makeError(Status::InvalidValue, "misaligned fill");
   if (!Width || !Height)
     return llvm::Error::success();
-  uint64_t Bytes = (Height - 1) * Pitch + RowBytes;
-  if (auto E = checkSide(Dst, Side::Device, Bytes, "destination"))
+  return checkSide(Dst, Side::Device, (Height - 1) * Pitch + RowBytes, "destination");
+}
+
+llvm::Error ptxforge::driver::fillMemory(Context &Ctx, Stream *S, bool Async, uint64_t Dst, uint64_t Pitch,
+                                         uint32_t Value, unsigned ElementBytes, uint64_t Width, uint64_t Height) {
+  if (auto E = Driver::get().checkSticky())
     return E;
+  auto Target = copyTarget(Ctx, S, Async);
+  if (!Target)
+    return Target.takeError();
+  if (auto E = checkFill(Dst, Pitch, ElementBytes, Width, Height))
+    return E;
+  uint64_t RowBytes = Width * ElementBytes;
+  if (*Target)
+    return captureNode(*S, NodeType::Memset, [&](GraphNode &N) {
+      N.Memset = {Dst, Pitch, Value, ElementBytes, Width, Height};
+      return llvm::Error::success();
+    });
+  if (!Width || !Height)
+    return llvm::Error::success();
   return runOnStream(
       Ctx, S, Async,
       [=] {

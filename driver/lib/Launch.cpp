@@ -2,6 +2,7 @@
 // of its worker threads into typed LaunchErrors; a failure becomes the process's sticky error.
 // PTXFORGE_LAUNCH_WORKERS (else PTXFORGE_WORKERS) caps the workers of one launch; default: one per core.
 #include "ptxforge/driver/Launch.h"
+#include "ptxforge/driver/Capture.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Driver.h"
@@ -114,6 +115,14 @@ llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const
                                                               " blocks; the device holds " + llvm::Twine(Resident) +
                                                               " of them at once");
   }
+  auto Target = captureTarget(Ctx, S);
+  if (!Target)
+    return Target.takeError();
+  if (*Target) // compiled at the graph's first launch
+    return captureNode(*S, NodeType::Kernel, [&](GraphNode &N) {
+      N.Kernel = {&F, Config, std::move(Params), Kind};
+      return llvm::Error::success();
+    });
   auto KC = F.code(); // a lazily loaded module compiles the kernel at its first launch
   if (!KC)
     return KC.takeError();

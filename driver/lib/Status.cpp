@@ -91,6 +91,28 @@ const char *ptxforge::driver::describe(Status S) {
     return "not supported";
   case Status::NotPermitted:
     return "not permitted";
+  case Status::IllegalState:
+    return "illegal state";
+  case Status::StreamCaptureUnsupported:
+    return "operation not permitted when stream is capturing";
+  case Status::StreamCaptureInvalidated:
+    return "capture was invalidated";
+  case Status::StreamCaptureMerge:
+    return "would merge two independent captures";
+  case Status::StreamCaptureUnmatched:
+    return "capture was not begun in this stream";
+  case Status::StreamCaptureUnjoined:
+    return "a forked stream was not joined back";
+  case Status::StreamCaptureIsolation:
+    return "a dependency outside the capture";
+  case Status::StreamCaptureImplicit:
+    return "implicit dependency on a capturing stream";
+  case Status::CapturedEvent:
+    return "the event was last recorded in a capturing stream";
+  case Status::StreamCaptureWrongThread:
+    return "the capture was begun in another thread";
+  case Status::GraphExecUpdateFailure:
+    return "the graph update was not performed";
   case Status::Unknown:
     return "unknown error";
   }

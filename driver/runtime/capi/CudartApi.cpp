@@ -13,6 +13,8 @@
 
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <new>
 
 #define CUDART_API extern "C" __attribute__((visibility("default")))
@@ -301,9 +303,23 @@ CUDART_API cudaError_t cudaMalloc(void **devPtr, size_t size) {
     return cudaSuccess;
   });
 }
-CUDART_API cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t) {
-  // Memory is available at once, which satisfies the stream order trivially.
-  return cudaMalloc(devPtr, size);
+CUDART_API cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t stream) {
+  return entry([&] {
+    if (!devPtr)
+      return cudaErrorInvalidValue;
+    if (cudaError_t E = ensureContext())
+      return E;
+    *devPtr = nullptr;
+    if (size == 0)
+      return cudaSuccess;
+    // Memory is available at once, which satisfies the stream order trivially; a capturing stream gets an
+    // allocation node.
+    CUdeviceptr P = 0;
+    if (cudaError_t E = drv(cuMemAllocAsync(&P, size, stream)))
+      return E;
+    *devPtr = reinterpret_cast<void *>(P);
+    return cudaSuccess;
+  });
 }
 CUDART_API cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height) {
   return entry([&] {
@@ -338,9 +354,12 @@ CUDART_API cudaError_t cudaFree(void *devPtr) {
     return devPtr ? drv(cuMemFree(dptr(devPtr))) : cudaSuccess;
   });
 }
-CUDART_API cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t) {
-  // cuMemFree waits for the context's queued work, the stream's included: a stream-ordered free, stricter.
-  return cudaFree(devPtr);
+CUDART_API cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t stream) {
+  return entry([&] {
+    if (cudaError_t E = ensureContext())
+      return E;
+    return devPtr ? drv(cuMemFreeAsync(dptr(devPtr), stream)) : cudaSuccess;
+  });
 }
 CUDART_API cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned flags) {
   return entry([&] {
@@ -717,24 +736,6 @@ CUDART_API cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, 
     return drv(cuLaunchHostFunc(stream, fn, userData));
   });
 }
-CUDART_API cudaError_t cudaStreamIsCapturing(cudaStream_t stream, int *pCaptureStatus) {
-  return entry([&] {
-    if (!pCaptureStatus)
-      return cudaErrorInvalidValue;
-    if (cudaError_t E = ensureContext())
-      return E;
-    unsigned Flags = 0;
-    if (stream && stream != CU_STREAM_LEGACY && stream != CU_STREAM_PER_THREAD)
-      if (cudaError_t E = drv(cuStreamGetFlags(stream, &Flags)))
-        return E;
-    *pCaptureStatus = 0; // cudaStreamCaptureStatusNone: ptxforge has no graphs to capture into
-    return cudaSuccess;
-  });
-}
-CUDART_API cudaError_t cudaThreadExchangeStreamCaptureMode(int *mode) {
-  return entry([&] { return mode ? cudaSuccess : cudaErrorInvalidValue; });
-}
-
 // ---- events ----
 CUDART_API cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags) {
   return entry([&] {
@@ -876,6 +877,421 @@ CUDART_API cudaError_t cudaProfilerStart() {
 }
 CUDART_API cudaError_t cudaProfilerStop() {
   return entry([&] { return ensureContext(); });
+}
+
+// ---- graphs and stream capture: the driver's, with the runtime's parameter structs converted ----
+namespace {
+/// Runs Body with the runtime's context current (graph calls need one for kernels, copies and allocations).
+template <class F> cudaError_t inContext(F &&Body) {
+  return entry([&] {
+    if (cudaError_t E = ensureContext())
+      return E;
+    return Body();
+  });
+}
+
+/// cudaKernelNodeParams as the driver's CUDA_KERNEL_NODE_PARAMS (v2: kern and ctx null).
+cudaError_t driverKernelParams(const cudaKernelNodeParams *P, CUDA_KERNEL_NODE_PARAMS &Out) {
+  if (!P)
+    return cudaErrorInvalidValue;
+  Out = {};
+  if (cudaError_t E = functionOf(P->func, &Out.func))
+    return E;
+  Out.gridDimX = P->gridDim.x, Out.gridDimY = P->gridDim.y, Out.gridDimZ = P->gridDim.z;
+  Out.blockDimX = P->blockDim.x, Out.blockDimY = P->blockDim.y, Out.blockDimZ = P->blockDim.z;
+  Out.sharedMemBytes = P->sharedMemBytes;
+  Out.kernelParams = P->kernelParams;
+  Out.extra = P->extra;
+  return cudaSuccess;
+}
+
+/// The host stub each CUfunction a kernel node was given came from (cudaGraphKernelNodeGetParams returns it).
+std::mutex KernelStubsLock;
+std::map<CUfunction, void *> KernelStubs;
+void rememberStub(CUfunction F, void *Stub) {
+  std::scoped_lock L(KernelStubsLock);
+  KernelStubs[F] = Stub;
+}
+
+CUDA_MEMSET_NODE_PARAMS driverMemset(const cudaMemsetParams &P) {
+  return {dptr(P.dst), P.pitch, P.value, P.elementSize, P.width, P.height};
+}
+
+cudaError_t driverMemcpy3D(const cudaMemcpy3DParms *P, CUDA_MEMCPY3D &Out) {
+  CopySide Src, Dst;
+  size_t Width;
+  if (cudaError_t E = driverCopy3D(P, Src, Dst, Width))
+    return E;
+  return driverCopy(Src, Dst, Width, P->extent.height, P->extent.depth, P->kind, Out);
+}
+
+cudaError_t driverMemcpy1D(void *Dst, const void *Src, size_t Count, int Kind, CUDA_MEMCPY3D &Out) {
+  CopySide S, D;
+  S.Ptr = Src, D.Ptr = Dst;
+  return driverCopy(S, D, Count, 1, 1, Kind, Out);
+}
+} // namespace
+
+CUDART_API cudaError_t cudaStreamBeginCapture(cudaStream_t stream, int mode) {
+  return inContext([&] { return drv(cuStreamBeginCapture_v2(stream, static_cast<CUstreamCaptureMode>(mode))); });
+}
+CUDART_API cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph) {
+  return inContext([&] { return drv(cuStreamEndCapture(stream, pGraph)); });
+}
+CUDART_API cudaError_t cudaStreamIsCapturing(cudaStream_t stream, int *pCaptureStatus) {
+  return inContext(
+      [&] { return drv(cuStreamIsCapturing(stream, reinterpret_cast<CUstreamCaptureStatus *>(pCaptureStatus))); });
+}
+CUDART_API cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, int *captureStatus_out, unsigned long long *id_out,
+                                                cudaGraph_t *graph_out, const cudaGraphNode_t **dependencies_out,
+                                                const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out) {
+  return inContext([&] {
+    return drv(cuStreamGetCaptureInfo_v3(stream, reinterpret_cast<CUstreamCaptureStatus *>(captureStatus_out),
+                                         reinterpret_cast<cuuint64_t *>(id_out), graph_out, dependencies_out,
+                                         edgeData_out, numDependencies_out));
+  });
+}
+CUDART_API cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t *dependencies,
+                                                           const cudaGraphEdgeData *dependencyData,
+                                                           size_t numDependencies, unsigned flags) {
+  return inContext([&] {
+    return drv(cuStreamUpdateCaptureDependencies_v2(stream, dependencies, dependencyData, numDependencies, flags));
+  });
+}
+CUDART_API cudaError_t cudaThreadExchangeStreamCaptureMode(int *mode) {
+  return entry([&] { return drv(cuThreadExchangeStreamCaptureMode(reinterpret_cast<CUstreamCaptureMode *>(mode))); });
+}
+
+CUDART_API cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned flags) {
+  return inContext([&] { return drv(cuGraphCreate(pGraph, flags)); });
+}
+CUDART_API cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  return entry([&] { return drv(cuGraphDestroy(graph)); });
+}
+CUDART_API cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t originalGraph) {
+  return entry([&] { return drv(cuGraphClone(pGraphClone, originalGraph)); });
+}
+CUDART_API cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *pNode, cudaGraphNode_t originalNode,
+                                                cudaGraph_t clonedGraph) {
+  return entry([&] { return drv(cuGraphNodeFindInClone(pNode, originalNode, clonedGraph)); });
+}
+
+CUDART_API cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                              const cudaGraphNode_t *pDependencies, size_t numDependencies,
+                                              const cudaKernelNodeParams *pNodeParams) {
+  return inContext([&] {
+    CUDA_KERNEL_NODE_PARAMS P;
+    if (cudaError_t E = driverKernelParams(pNodeParams, P))
+      return E;
+    rememberStub(P.func, pNodeParams->func);
+    return drv(cuGraphAddKernelNode_v2(pGraphNode, graph, pDependencies, numDependencies, &P));
+  });
+}
+CUDART_API cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, cudaKernelNodeParams *pNodeParams) {
+  return entry([&] {
+    if (!pNodeParams)
+      return cudaErrorInvalidValue;
+    CUDA_KERNEL_NODE_PARAMS P;
+    if (cudaError_t E = drv(cuGraphKernelNodeGetParams_v2(node, &P)))
+      return E;
+    {
+      std::scoped_lock L(KernelStubsLock);
+      auto It = KernelStubs.find(P.func);
+      pNodeParams->func = It == KernelStubs.end() ? reinterpret_cast<void *>(P.func) : It->second;
+    }
+    pNodeParams->gridDim = {P.gridDimX, P.gridDimY, P.gridDimZ};
+    pNodeParams->blockDim = {P.blockDimX, P.blockDimY, P.blockDimZ};
+    pNodeParams->sharedMemBytes = P.sharedMemBytes;
+    pNodeParams->kernelParams = P.kernelParams;
+    pNodeParams->extra = P.extra;
+    return cudaSuccess;
+  });
+}
+CUDART_API cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const cudaKernelNodeParams *pNodeParams) {
+  return inContext([&] {
+    CUDA_KERNEL_NODE_PARAMS P;
+    if (cudaError_t E = driverKernelParams(pNodeParams, P))
+      return E;
+    rememberStub(P.func, pNodeParams->func);
+    return drv(cuGraphKernelNodeSetParams_v2(node, &P));
+  });
+}
+CUDART_API cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+                                                        const cudaKernelNodeParams *pNodeParams) {
+  return inContext([&] {
+    CUDA_KERNEL_NODE_PARAMS P;
+    if (cudaError_t E = driverKernelParams(pNodeParams, P))
+      return E;
+    rememberStub(P.func, pNodeParams->func);
+    return drv(cuGraphExecKernelNodeSetParams_v2(hGraphExec, node, &P));
+  });
+}
+
+CUDART_API cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                              const cudaGraphNode_t *pDependencies, size_t numDependencies,
+                                              const cudaMemcpy3DParms *pCopyParams) {
+  return inContext([&] {
+    CUDA_MEMCPY3D C;
+    if (cudaError_t E = driverMemcpy3D(pCopyParams, C))
+      return E;
+    return drv(cuGraphAddMemcpyNode(pGraphNode, graph, pDependencies, numDependencies, &C, nullptr));
+  });
+}
+CUDART_API cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                                const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst,
+                                                const void *src, size_t count, int kind) {
+  return inContext([&] {
+    CUDA_MEMCPY3D C;
+    if (cudaError_t E = driverMemcpy1D(dst, src, count, kind, C))
+      return E;
+    return drv(cuGraphAddMemcpyNode(pGraphNode, graph, pDependencies, numDependencies, &C, nullptr));
+  });
+}
+CUDART_API cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const cudaMemcpy3DParms *pNodeParams) {
+  return inContext([&] {
+    CUDA_MEMCPY3D C;
+    if (cudaError_t E = driverMemcpy3D(pNodeParams, C))
+      return E;
+    return drv(cuGraphMemcpyNodeSetParams(node, &C));
+  });
+}
+CUDART_API cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst, const void *src, size_t count,
+                                                      int kind) {
+  return inContext([&] {
+    CUDA_MEMCPY3D C;
+    if (cudaError_t E = driverMemcpy1D(dst, src, count, kind, C))
+      return E;
+    return drv(cuGraphMemcpyNodeSetParams(node, &C));
+  });
+}
+CUDART_API cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+                                                        const cudaMemcpy3DParms *pNodeParams) {
+  return inContext([&] {
+    CUDA_MEMCPY3D C;
+    if (cudaError_t E = driverMemcpy3D(pNodeParams, C))
+      return E;
+    return drv(cuGraphExecMemcpyNodeSetParams(hGraphExec, node, &C, nullptr));
+  });
+}
+CUDART_API cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst,
+                                                          const void *src, size_t count, int kind) {
+  return inContext([&] {
+    CUDA_MEMCPY3D C;
+    if (cudaError_t E = driverMemcpy1D(dst, src, count, kind, C))
+      return E;
+    return drv(cuGraphExecMemcpyNodeSetParams(hGraphExec, node, &C, nullptr));
+  });
+}
+
+CUDART_API cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                              const cudaGraphNode_t *pDependencies, size_t numDependencies,
+                                              const cudaMemsetParams *pMemsetParams) {
+  return inContext([&] {
+    if (!pMemsetParams)
+      return cudaErrorInvalidValue;
+    CUDA_MEMSET_NODE_PARAMS P = driverMemset(*pMemsetParams);
+    return drv(cuGraphAddMemsetNode(pGraphNode, graph, pDependencies, numDependencies, &P, nullptr));
+  });
+}
+CUDART_API cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, cudaMemsetParams *pNodeParams) {
+  return entry([&] {
+    if (!pNodeParams)
+      return cudaErrorInvalidValue;
+    CUDA_MEMSET_NODE_PARAMS P;
+    if (cudaError_t E = drv(cuGraphMemsetNodeGetParams(node, &P)))
+      return E;
+    *pNodeParams = {reinterpret_cast<void *>(P.dst), P.pitch, P.value, P.elementSize, P.width, P.height};
+    return cudaSuccess;
+  });
+}
+CUDART_API cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, const cudaMemsetParams *pNodeParams) {
+  return inContext([&] {
+    if (!pNodeParams)
+      return cudaErrorInvalidValue;
+    CUDA_MEMSET_NODE_PARAMS P = driverMemset(*pNodeParams);
+    return drv(cuGraphMemsetNodeSetParams(node, &P));
+  });
+}
+CUDART_API cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+                                                        const cudaMemsetParams *pNodeParams) {
+  return inContext([&] {
+    if (!pNodeParams)
+      return cudaErrorInvalidValue;
+    CUDA_MEMSET_NODE_PARAMS P = driverMemset(*pNodeParams);
+    return drv(cuGraphExecMemsetNodeSetParams(hGraphExec, node, &P, nullptr));
+  });
+}
+
+// cudaHostNodeParams is CUDA_HOST_NODE_PARAMS field for field.
+CUDART_API cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                            const cudaGraphNode_t *pDependencies, size_t numDependencies,
+                                            const cudaHostNodeParams *pNodeParams) {
+  return inContext([&] {
+    return drv(cuGraphAddHostNode(pGraphNode, graph, pDependencies, numDependencies,
+                                  reinterpret_cast<const CUDA_HOST_NODE_PARAMS *>(pNodeParams)));
+  });
+}
+CUDART_API cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, cudaHostNodeParams *pNodeParams) {
+  return entry(
+      [&] { return drv(cuGraphHostNodeGetParams(node, reinterpret_cast<CUDA_HOST_NODE_PARAMS *>(pNodeParams))); });
+}
+CUDART_API cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const cudaHostNodeParams *pNodeParams) {
+  return entry([&] {
+    return drv(cuGraphHostNodeSetParams(node, reinterpret_cast<const CUDA_HOST_NODE_PARAMS *>(pNodeParams)));
+  });
+}
+CUDART_API cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+                                                      const cudaHostNodeParams *pNodeParams) {
+  return entry([&] {
+    return drv(
+        cuGraphExecHostNodeSetParams(hGraphExec, node, reinterpret_cast<const CUDA_HOST_NODE_PARAMS *>(pNodeParams)));
+  });
+}
+
+CUDART_API cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                                  const cudaGraphNode_t *pDependencies, size_t numDependencies,
+                                                  cudaGraph_t childGraph) {
+  return entry(
+      [&] { return drv(cuGraphAddChildGraphNode(pGraphNode, graph, pDependencies, numDependencies, childGraph)); });
+}
+CUDART_API cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t *pGraph) {
+  return entry([&] { return drv(cuGraphChildGraphNodeGetGraph(node, pGraph)); });
+}
+CUDART_API cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                             const cudaGraphNode_t *pDependencies, size_t numDependencies) {
+  return entry([&] { return drv(cuGraphAddEmptyNode(pGraphNode, graph, pDependencies, numDependencies)); });
+}
+CUDART_API cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                                   const cudaGraphNode_t *pDependencies, size_t numDependencies,
+                                                   cudaEvent_t event) {
+  return entry(
+      [&] { return drv(cuGraphAddEventRecordNode(pGraphNode, graph, pDependencies, numDependencies, event)); });
+}
+CUDART_API cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                                 const cudaGraphNode_t *pDependencies, size_t numDependencies,
+                                                 cudaEvent_t event) {
+  return entry([&] { return drv(cuGraphAddEventWaitNode(pGraphNode, graph, pDependencies, numDependencies, event)); });
+}
+CUDART_API cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node, cudaEvent_t *event_out) {
+  return entry([&] { return drv(cuGraphEventRecordNodeGetEvent(node, event_out)); });
+}
+CUDART_API cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cudaEvent_t *event_out) {
+  return entry([&] { return drv(cuGraphEventWaitNodeGetEvent(node, event_out)); });
+}
+
+CUDART_API cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) {
+  return entry([&] { return drv(cuGraphEventRecordNodeSetEvent(node, event)); });
+}
+CUDART_API cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) {
+  return entry([&] { return drv(cuGraphEventWaitNodeSetEvent(node, event)); });
+}
+CUDART_API cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode,
+                                                            cudaEvent_t event) {
+  return entry([&] { return drv(cuGraphExecEventRecordNodeSetEvent(hGraphExec, hNode, event)); });
+}
+CUDART_API cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode,
+                                                          cudaEvent_t event) {
+  return entry([&] { return drv(cuGraphExecEventWaitNodeSetEvent(hGraphExec, hNode, event)); });
+}
+
+// cudaMemAllocNodeParams is CUDA_MEM_ALLOC_NODE_PARAMS field for field (cudaMemPoolProps is CUmemPoolProps).
+CUDART_API cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                                const cudaGraphNode_t *pDependencies, size_t numDependencies,
+                                                cudaMemAllocNodeParams *nodeParams) {
+  return inContext([&] {
+    return drv(cuGraphAddMemAllocNode(pGraphNode, graph, pDependencies, numDependencies,
+                                      reinterpret_cast<CUDA_MEM_ALLOC_NODE_PARAMS *>(nodeParams)));
+  });
+}
+CUDART_API cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, cudaMemAllocNodeParams *params_out) {
+  return entry([&] {
+    return drv(cuGraphMemAllocNodeGetParams(node, reinterpret_cast<CUDA_MEM_ALLOC_NODE_PARAMS *>(params_out)));
+  });
+}
+CUDART_API cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                               const cudaGraphNode_t *pDependencies, size_t numDependencies,
+                                               void *dptr_) {
+  return entry(
+      [&] { return drv(cuGraphAddMemFreeNode(pGraphNode, graph, pDependencies, numDependencies, dptr(dptr_))); });
+}
+CUDART_API cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void *dptr_out) {
+  return entry([&] { return drv(cuGraphMemFreeNodeGetParams(node, static_cast<CUdeviceptr *>(dptr_out))); });
+}
+CUDART_API cudaError_t cudaDeviceGraphMemTrim(int device) {
+  return inContext([&] { return drv(cuDeviceGraphMemTrim(device)); });
+}
+CUDART_API cudaError_t cudaDeviceGetGraphMemAttribute(int device, int attr, void *value) {
+  return inContext(
+      [&] { return drv(cuDeviceGetGraphMemAttribute(device, static_cast<CUgraphMem_attribute>(attr), value)); });
+}
+CUDART_API cudaError_t cudaDeviceSetGraphMemAttribute(int device, int attr, void *value) {
+  return inContext(
+      [&] { return drv(cuDeviceSetGraphMemAttribute(device, static_cast<CUgraphMem_attribute>(attr), value)); });
+}
+
+CUDART_API cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, int *pType) {
+  return entry([&] { return drv(cuGraphNodeGetType(node, reinterpret_cast<CUgraphNodeType *>(pType))); });
+}
+CUDART_API cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *numNodes) {
+  return entry([&] { return drv(cuGraphGetNodes(graph, nodes, numNodes)); });
+}
+CUDART_API cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t *pRootNodes, size_t *pNumRootNodes) {
+  return entry([&] { return drv(cuGraphGetRootNodes(graph, pRootNodes, pNumRootNodes)); });
+}
+CUDART_API cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t *from, cudaGraphNode_t *to,
+                                         cudaGraphEdgeData *edgeData, size_t *numEdges) {
+  return entry([&] { return drv(cuGraphGetEdges_v2(graph, from, to, edgeData, numEdges)); });
+}
+CUDART_API cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t *pDependencies,
+                                                    cudaGraphEdgeData *edgeData, size_t *pNumDependencies) {
+  return entry([&] { return drv(cuGraphNodeGetDependencies_v2(node, pDependencies, edgeData, pNumDependencies)); });
+}
+CUDART_API cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, cudaGraphNode_t *pDependentNodes,
+                                                      cudaGraphEdgeData *edgeData, size_t *pNumDependentNodes) {
+  return entry(
+      [&] { return drv(cuGraphNodeGetDependentNodes_v2(node, pDependentNodes, edgeData, pNumDependentNodes)); });
+}
+CUDART_API cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *from,
+                                                const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData,
+                                                size_t numDependencies) {
+  return entry([&] { return drv(cuGraphAddDependencies_v2(graph, from, to, edgeData, numDependencies)); });
+}
+CUDART_API cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t *from,
+                                                   const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData,
+                                                   size_t numDependencies) {
+  return entry([&] { return drv(cuGraphRemoveDependencies_v2(graph, from, to, edgeData, numDependencies)); });
+}
+CUDART_API cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node) {
+  return entry([&] { return drv(cuGraphDestroyNode(node)); });
+}
+
+CUDART_API cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+                                                     unsigned long long flags) {
+  return inContext([&] { return drv(cuGraphInstantiateWithFlags(pGraphExec, graph, flags)); });
+}
+CUDART_API cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags) {
+  return cudaGraphInstantiateWithFlags(pGraphExec, graph, flags);
+}
+CUDART_API cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned long long *flags) {
+  return entry([&] { return drv(cuGraphExecGetFlags(graphExec, reinterpret_cast<cuuint64_t *>(flags))); });
+}
+CUDART_API cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph,
+                                           cudaGraphExecUpdateResultInfo *resultInfo) {
+  return entry([&] {
+    return drv(cuGraphExecUpdate_v2(hGraphExec, hGraph, reinterpret_cast<CUgraphExecUpdateResultInfo *>(resultInfo)));
+  });
+}
+CUDART_API cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream) {
+  return inContext([&] { return drv(cuGraphUpload(graphExec, stream)); });
+}
+CUDART_API cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) {
+  return inContext([&] { return drv(cuGraphLaunch(graphExec, stream)); });
+}
+CUDART_API cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) {
+  return entry([&] { return drv(cuGraphExecDestroy(graphExec)); });
+}
+CUDART_API cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned flags) {
+  return entry([&] { return drv(cuGraphDebugDotPrint(graph, path, flags)); });
 }
 
 // Every entry point CudartApi.def lists is defined above.

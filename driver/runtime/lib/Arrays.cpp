@@ -126,15 +126,11 @@ cudaError_t ptxforge::runtime::arrayInfo(cudaChannelFormatDesc *Desc, cudaExtent
   return cudaSuccess;
 }
 
-cudaError_t ptxforge::runtime::copyArray(const CopySide &Src, const CopySide &Dst, size_t Width, size_t Height,
-                                         size_t Depth, int Kind, bool Async, cudaStream_t Stream) {
+cudaError_t ptxforge::runtime::driverCopy(const CopySide &Src, const CopySide &Dst, size_t Width, size_t Height,
+                                          size_t Depth, int Kind, CUDA_MEMCPY3D &C) {
   if (!validKind(Kind))
     return cudaErrorInvalidMemcpyDirection;
-  if (cudaError_t E = ensureContext())
-    return E;
-  if (!Width || !Height || !Depth)
-    return cudaSuccess;
-  CUDA_MEMCPY3D C = {};
+  C = {};
   C.WidthInBytes = Width, C.Height = Height, C.Depth = Depth;
   auto Fill = [&](const CopySide &S, bool IsDst) {
     CUmemorytype T = S.Array ? CU_MEMORYTYPE_ARRAY : memoryType(Kind, IsDst);
@@ -150,6 +146,20 @@ cudaError_t ptxforge::runtime::copyArray(const CopySide &Src, const CopySide &Ds
   };
   Fill(Src, false);
   Fill(Dst, true);
+  return cudaSuccess;
+}
+
+cudaError_t ptxforge::runtime::copyArray(const CopySide &Src, const CopySide &Dst, size_t Width, size_t Height,
+                                         size_t Depth, int Kind, bool Async, cudaStream_t Stream) {
+  if (!validKind(Kind))
+    return cudaErrorInvalidMemcpyDirection;
+  if (cudaError_t E = ensureContext())
+    return E;
+  if (!Width || !Height || !Depth)
+    return cudaSuccess;
+  CUDA_MEMCPY3D C;
+  if (cudaError_t E = driverCopy(Src, Dst, Width, Height, Depth, Kind, C))
+    return E;
   return drv(Async ? cuMemcpy3DAsync(&C, Stream) : cuMemcpy3D(&C));
 }
 
@@ -179,7 +189,8 @@ cudaError_t ptxforge::runtime::copyArrayLinear(cudaArray_const_t Array, size_t X
   return cudaSuccess;
 }
 
-cudaError_t ptxforge::runtime::copy3D(const cudaMemcpy3DParms *P, bool Async, cudaStream_t Stream) {
+cudaError_t ptxforge::runtime::driverCopy3D(const cudaMemcpy3DParms *P, CopySide &Src, CopySide &Dst,
+                                            size_t &WidthBytes) {
   if (!P || (P->srcArray && P->srcPtr.ptr) || (P->dstArray && P->dstPtr.ptr) || (!P->srcArray && !P->srcPtr.ptr) ||
       (!P->dstArray && !P->dstPtr.ptr))
     return cudaErrorInvalidValue;
@@ -196,8 +207,18 @@ cudaError_t ptxforge::runtime::copy3D(const cudaMemcpy3DParms *P, bool Async, cu
     S.Ptr = Ptr.ptr, S.Pitch = Ptr.pitch, S.Height = Ptr.ysize;
     return S;
   };
-  return copyArray(Side(P->srcArray, P->srcPos, P->srcPtr, SrcBytes), Side(P->dstArray, P->dstPos, P->dstPtr, DstBytes),
-                   P->extent.width * Unit, P->extent.height, P->extent.depth, P->kind, Async, Stream);
+  Src = Side(P->srcArray, P->srcPos, P->srcPtr, SrcBytes);
+  Dst = Side(P->dstArray, P->dstPos, P->dstPtr, DstBytes);
+  WidthBytes = P->extent.width * Unit;
+  return cudaSuccess;
+}
+
+cudaError_t ptxforge::runtime::copy3D(const cudaMemcpy3DParms *P, bool Async, cudaStream_t Stream) {
+  CopySide Src, Dst;
+  size_t Width;
+  if (cudaError_t E = driverCopy3D(P, Src, Dst, Width))
+    return E;
+  return copyArray(Src, Dst, Width, P->extent.height, P->extent.depth, P->kind, Async, Stream);
 }
 
 // ---- texture and surface objects ----

@@ -56,6 +56,8 @@ public:
   llvm::Expected<Stream *> createStream(Stream::Kind K, unsigned Flags, int Priority);
   llvm::Error destroyStream(Stream *S);
   Stream &legacyStream();
+  /// The streams created in this context (not the legacy one).
+  std::vector<Stream *> streams() const;
   /// Queues Fn on S with CUDA's implicit ordering: work on the legacy stream waits for all blocking streams,
   /// work on a blocking stream waits for the legacy stream.
   StreamPoint submit(Stream *S, llvm::unique_function<void()> Fn, std::vector<StreamPoint> Waits = {});

@@ -27,6 +27,12 @@ struct CopyRegion {
 /// legacy stream's earlier work.
 [[nodiscard]] llvm::Error copyMemory(Context &Ctx, Stream *S, bool Async, const CopyRegion &Region);
 
+/// The checks copyMemory makes before anything is queued (graph memcpy nodes make them when they are set).
+[[nodiscard]] llvm::Error checkCopy(const CopyRegion &Region);
+/// The checks fillMemory makes before anything is queued.
+[[nodiscard]] llvm::Error checkFill(uint64_t Dst, uint64_t Pitch, unsigned ElementBytes, uint64_t Width,
+                                    uint64_t Height);
+
 /// Fills Height rows (Pitch bytes apart) of Width elements of ElementBytes (1, 2 or 4) with Value.
 [[nodiscard]] llvm::Error fillMemory(Context &Ctx, Stream *S, bool Async, uint64_t Dst, uint64_t Pitch, uint32_t Value,
                                      unsigned ElementBytes, uint64_t Width, uint64_t Height);

@@ -37,6 +37,18 @@ enum class Status {
   CooperativeLaunchTooLarge,
   NotSupported,
   NotPermitted,
+  IllegalState,
+  // Stream capture and graphs.
+  StreamCaptureUnsupported,
+  StreamCaptureInvalidated,
+  StreamCaptureMerge,
+  StreamCaptureUnmatched,
+  StreamCaptureUnjoined,
+  StreamCaptureIsolation,
+  StreamCaptureImplicit,
+  CapturedEvent,
+  StreamCaptureWrongThread,
+  GraphExecUpdateFailure,
   Unknown,
 };
 

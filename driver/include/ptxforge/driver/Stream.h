@@ -19,6 +19,8 @@
 namespace ptxforge::driver {
 
 class Context;
+class GraphNode;
+struct CaptureSequence;
 
 /// How far a stream's work got. Shared, so a point stays valid after its stream is destroyed.
 struct StreamProgress {
@@ -61,6 +63,11 @@ public:
   /// The point after the latest queued work.
   StreamPoint last() const;
   bool idle() const { return last().reached(); }
+
+  /// Stream capture (Capture.cpp, under its lock): the capture S takes part in and the nodes its next
+  /// captured work depends on.
+  std::shared_ptr<CaptureSequence> Capture;
+  std::vector<GraphNode *> CaptureDeps;
 
 private:
   struct Work {
@@ -108,6 +115,11 @@ public:
     std::chrono::steady_clock::time_point When;
   };
   std::shared_ptr<Record> lastRecord() const;
+
+  /// Set when the latest record was captured (Capture.cpp, under its lock): the capture and the nodes the
+  /// record stands for.
+  std::shared_ptr<CaptureSequence> CapturedIn;
+  std::vector<GraphNode *> CapturedNodes;
 
 private:
   Context &Owner;

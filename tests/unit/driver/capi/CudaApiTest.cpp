@@ -117,9 +117,17 @@ TEST_CASE("cuGetProcAddress resolves names by version") {
   CHECK(cuGetProcAddress("cuNoSuchEntryPoint", &Fn, 13000, 0, &Status) == CUDA_ERROR_NOT_FOUND);
   CHECK(Status == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
   // Known to CUDA 13.0 but not implemented: a function that fails cleanly.
-  CHECK(cuGetProcAddress("cuGraphCreate", &Fn, 13000, 0, &Status) == CUDA_SUCCESS);
+  CHECK(cuGetProcAddress("cuUserObjectCreate", &Fn, 13000, 0, &Status) == CUDA_SUCCESS);
   REQUIRE(Fn);
   CHECK(reinterpret_cast<CUresult (*)(void *, unsigned)>(Fn)(nullptr, 0) == CUDA_ERROR_NOT_SUPPORTED);
+  // Versioned graph entry points resolve to the symbol of the version asked for.
+  CHECK(cuGetProcAddress("cuGraphInstantiate", &Fn, 13000, 0, &Status) == CUDA_SUCCESS);
+  CHECK(Fn == reinterpret_cast<void *>(&cuGraphInstantiateWithFlags));
+  CHECK(cuGetProcAddress("cuGraphAddKernelNode", &Fn, 11080, 0, &Status) == CUDA_SUCCESS);
+  CHECK(Fn == symbol<void *>("cuGraphAddKernelNode"));
+  REQUIRE(cuInit(0) == CUDA_SUCCESS);
+  CHECK(cuGetProcAddress("cuGraphCreate", &Fn, 13000, 0, &Status) == CUDA_SUCCESS);
+  CHECK(reinterpret_cast<CUresult (*)(void *, unsigned)>(Fn)(nullptr, 0) == CUDA_ERROR_INVALID_VALUE);
   auto Stub = symbol<CUresult (*)(void *, int)>("cuMemPoolCreate");
   REQUIRE(reinterpret_cast<void *>(Stub) != nullptr);
   CHECK(Stub(nullptr, 0) == CUDA_ERROR_NOT_SUPPORTED);

@@ -25,6 +25,11 @@ cudaError_t copyArray(const CopySide &Src, const CopySide &Dst, size_t Width, si
 cudaError_t copyArrayLinear(cudaArray_const_t Array, size_t X, size_t Y, void *Other, size_t Count, bool ToArray,
                             int Kind, bool Async, cudaStream_t Stream);
 cudaError_t copy3D(const cudaMemcpy3DParms *P, bool Async, cudaStream_t Stream);
+/// The driver's CUDA_MEMCPY3D for what copyArray copies (graph memcpy nodes take it).
+cudaError_t driverCopy(const CopySide &Src, const CopySide &Dst, size_t Width, size_t Height, size_t Depth, int Kind,
+                       CUDA_MEMCPY3D &Out);
+/// The two sides and the width in bytes of a cudaMemcpy3DParms.
+cudaError_t driverCopy3D(const cudaMemcpy3DParms *P, CopySide &Src, CopySide &Dst, size_t &WidthBytes);
 
 cudaError_t createTextureObject(cudaTextureObject_t *Out, const cudaResourceDesc *Res, const cudaTextureDesc *Tex,
                                 const cudaResourceViewDesc *View);

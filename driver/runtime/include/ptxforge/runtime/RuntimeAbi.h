@@ -232,6 +232,58 @@ struct cudaDeviceProp {
   int reserved[56];
 };
 
+// ---- graphs and stream capture (driver_types.h): handles are the driver's; the node parameter structs are the
+// runtime's own (host stubs for kernels, cudaMemcpy3DParms for copies) ----
+typedef struct CUgraph_st *cudaGraph_t;
+typedef struct CUgraphNode_st *cudaGraphNode_t;
+typedef struct CUgraphExec_st *cudaGraphExec_t;
+typedef CUgraphEdgeData cudaGraphEdgeData; ///< the same fields (cudaGraphEdgeData_st) and layout
+enum cudaStreamCaptureStatus {
+  cudaStreamCaptureStatusNone = 0,
+  cudaStreamCaptureStatusActive = 1,
+  cudaStreamCaptureStatusInvalidated = 2,
+};
+enum cudaStreamCaptureMode {
+  cudaStreamCaptureModeGlobal = 0,
+  cudaStreamCaptureModeThreadLocal = 1,
+  cudaStreamCaptureModeRelaxed = 2,
+};
+
+struct cudaKernelNodeParams {
+  void *func; ///< a host stub or cudaKernel_t
+  dim3 gridDim;
+  dim3 blockDim;
+  unsigned sharedMemBytes;
+  void **kernelParams;
+  void **extra;
+};
+struct cudaMemsetParams {
+  void *dst;
+  size_t pitch;
+  unsigned value;
+  unsigned elementSize;
+  size_t width;
+  size_t height;
+};
+struct cudaHostNodeParams {
+  cudaHostFn_t fn;
+  void *userData;
+};
+/// cudaMemPoolProps, cudaMemLocation and cudaMemAccessDesc have the driver structs' layouts and values.
+struct cudaMemAllocNodeParams {
+  CUmemPoolProps poolProps;
+  const CUmemAccessDesc *accessDescs;
+  size_t accessDescCount;
+  size_t bytesize;
+  void *dptr;
+};
+static_assert(sizeof(cudaMemAllocNodeParams) == sizeof(CUDA_MEM_ALLOC_NODE_PARAMS), "cudaMemAllocNodeParams layout");
+struct cudaGraphExecUpdateResultInfo {
+  int result; ///< cudaGraphExecUpdateResult: CUgraphExecUpdateResult's values
+  cudaGraphNode_t errorNode;
+  cudaGraphNode_t errorFromNode;
+};
+
 /// cudaLaunchKernelExC's configuration; attribute values are a 64-byte union.
 struct cudaLaunchAttribute {
   int id; ///< cudaLaunchAttributeID: 0 ignore, 2 cooperative, ...
