@@ -158,7 +158,8 @@ if grep -q $'\tfailed\t' "$work/results.tsv"; then
   echo
   echo "Failure classes (first error with file, line and numbers elided):"
   awk -F'\t' '$2 == "failed" { print $4 }' "$work/results.tsv" |
-    sed -E 's/^[^ :]*\.ptx:[0-9]+:[0-9]+: //; s/%[A-Za-z_][A-Za-z0-9_]*/%R/g; s/[0-9]+/N/g' |
+    sed -E 's/^ptxforge compile: error: [^ ]*: //; s/^[^ :]*\.ptx:[0-9]+:[0-9]+: //; s/%[A-Za-z_][A-Za-z0-9_]*/%R/g' |
+    sed -E 's/[0-9]+/N/g' |
     sort | uniq -c | sort -rn
   exit 1
 fi
