@@ -3,7 +3,8 @@
 // * mbarrier: the 64-bit object in (shared) memory holds the whole state, so no side table is needed (a block
 //   runs on one OS thread, so plain loads and stores suffice): bits 0-19 pending arrivals, 20-39 expected
 //   arrivals, 40-60 transaction count (signed), 61-63 phase. The state token `arrive` returns is the phase
-//   (bits 61-63) and the pending count after the arrival (bits 0-19).
+//   (bits 61-63) and the pending count before the arrival (bits 0-19), which mbarrier.pending_count gives on
+//   an H100 (conformance case mbarrier/forms_per_thread).
 // * cp.async / cp.async.bulk copy immediately, which is a legal schedule: commit/wait groups are no-ops and a
 //   bulk copy completes its transaction bytes on the mbarrier at once.
 #include "Runtime.h"
@@ -114,11 +115,11 @@ static void ptxrt_mbar_inval(uint64_t *P) { memset(P, 0, 8); }
 /// mbarrier.arrive(.expect_tx)/arrive_drop: Tx transaction bytes are expected first, then Count arrivals.
 static uint64_t ptxrt_mbar_arrive(ThreadContext *C, uint64_t *P, uint32_t Count, uint32_t Drop, uint32_t Tx) {
   Mbar M = load(P);
+  uint64_t Token = static_cast<uint64_t>(M.Phase) << 61 | M.Pending; // the GPU's pending_count: before arriving
   M.Tx += static_cast<int32_t>(Tx);
   M.Pending = Count > M.Pending ? 0 : M.Pending - Count;
   if (Drop)
     M.Expected = Count > M.Expected ? 0 : M.Expected - Count;
-  uint64_t Token = static_cast<uint64_t>(M.Phase) << 61 | M.Pending;
   BlockState *B = C ? C->Block : nullptr;
   if (B)
     ++B->Progress;
@@ -140,8 +141,12 @@ static void ptxrt_mbar_complete_tx(ThreadContext *C, uint64_t *P, uint32_t Tx) {
   store(P, M);
 }
 
-/// test_wait / try_wait. Flags: bit 0 .parity (State is the phase parity to wait for), bit 1 try_wait (blocks
-/// until the phase completes; test_wait only gives the other threads one round).
+/// test_wait / try_wait. Flags: bit 0 .parity (State is the phase parity to wait for), bit 1 try_wait. test_wait
+/// gives the other threads one round. try_wait waits while the block moves on (some thread arrives, completes,
+/// exits or passes a barrier during each round); a round in which nothing moved is its time limit running out,
+/// and it answers false as the GPU does after its suspend time. Either answer false for a phase that cannot
+/// complete now, which is no deadlock for a thread that only tests or tries: the scheduler counts these polls
+/// (Launch.cpp), so only a loop around them that cannot succeed is reported as a deadlock.
 static uint32_t ptxrt_mbar_wait(ThreadContext *C, uint64_t *P, uint64_t State, uint32_t Flags) {
   auto Done = [&] {
     Mbar M = load(P);
@@ -152,10 +157,12 @@ static uint32_t ptxrt_mbar_wait(ThreadContext *C, uint64_t *P, uint64_t State, u
   if (Done())
     return 1;
   BlockState &B = blockOf(C);
-  if (Flags & 2)
-    B.waitUntil(C->LinearTid, 0, Done);
-  else
+  uint64_t Seen;
+  do {
+    Seen = B.Progress;
+    ++B.WaitTimeouts; // this round may be the one that runs out of time
     B.pollOnce(C->LinearTid, Done);
+  } while ((Flags & 2) && B.UseFibers && !Done() && B.Progress != Seen);
   return Done();
 }
 

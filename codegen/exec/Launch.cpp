@@ -367,8 +367,12 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
   }
   uint32_t Remaining = N;
   std::string Error;
+  // Rounds in a row in which the only thing that happened was mbarrier polls answering false: each such thread
+  // moves on, so a few are progress, but threads that retry forever are deadlocked.
+  constexpr unsigned MaxTimeoutRounds = 1024;
+  unsigned TimeoutRounds = 0;
   while (Remaining) {
-    uint64_t Before = B.Progress, SpinsBefore = B.SpinYields;
+    uint64_t Before = B.Progress, SpinsBefore = B.SpinYields, TimeoutsBefore = B.WaitTimeouts;
     bool Finished = false;
     for (uint32_t T = 0; T < N; ++T) {
       if (B.Fibers[T].Done)
@@ -395,6 +399,11 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
       sched_yield();
       continue;
     }
+    if (Remaining && !Finished && B.Progress == Before && B.WaitTimeouts != TimeoutsBefore &&
+        ++TimeoutRounds < MaxTimeoutRounds)
+      continue;
+    if (B.Progress != Before || Finished)
+      TimeoutRounds = 0;
     if (Remaining && !Finished && B.Progress == Before) {
       // A whole round in which nobody moved: every live thread waits for something that cannot happen.
       Error = "barrier deadlock in block " + std::to_string(BlockId) + ": " + std::to_string(Remaining) +

@@ -138,6 +138,9 @@ struct BlockState {
   /// Spin points passed (ptxrt_spin_point) and the yields they made: a round of the scheduler in which threads
   /// only spun is no deadlock, they may wait for another block.
   uint64_t SpinPoints = 0, SpinYields = 0;
+  /// Rounds mbarrier test_wait/try_wait polls waited (each may answer false and move on): a round of only these
+  /// is no deadlock yet, since the polling threads move on, but a long run of them is.
+  uint64_t WaitTimeouts = 0;
   /// Set when a barrier or collective completes: the scheduler goes back to this thread so that the released
   /// threads run on in thread order (warp by warp, lanes in order), as close to the GPU's order as it gets.
   uint32_t RestartFrom = UINT32_MAX;

@@ -8,6 +8,7 @@
 #include "WarpCompute.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <immintrin.h>
 
@@ -101,7 +102,17 @@ void collective(ThreadContext *C, uint32_t Kind, uint32_t Mask, uint32_t Site, c
 
 // ---- element encodings for mma/wmma ----
 // The per-element helpers are forced inline: a wmma moves 1.3K elements, and calls to them were half its time.
-enum ElemType : uint32_t { ETNone, ETF16, ETBF16, ETTF32, ETF32, ETF64, ETS8, ETU8, ETS32, ETS4, ETU4 };
+enum ElemType : uint32_t { ETNone, ETF16, ETBF16, ETTF32, ETF32, ETF64, ETS8, ETU8, ETS32, ETS4, ETU4, ETE4M3, ETE5M2 };
+
+/// An fp8 value: E4M3 (bias 7, no infinities, S.1111.111 the NaN) or E5M2 (bias 15, IEEE-like). mma operands are
+/// finite by the ISA's rules, so the NaN encodings only need to decode to something.
+[[gnu::always_inline]] inline double fp8ToDouble(uint32_t Bits, bool E5M2) {
+  unsigned Man = E5M2 ? 2 : 3, Bias = E5M2 ? 15 : 7;
+  unsigned E = (Bits & 0x7f) >> Man, M = Bits & ((1u << Man) - 1);
+  double V = E ? std::ldexp(1.0 + std::ldexp(double(M), -int(Man)), int(E) - int(Bias))
+               : std::ldexp(double(M), 1 - int(Bias) - int(Man));
+  return (Bits & 0x80) ? -V : V;
+}
 
 [[gnu::always_inline]] inline unsigned elemBits(uint32_t T) {
   switch (T) {
@@ -112,6 +123,8 @@ enum ElemType : uint32_t { ETNone, ETF16, ETBF16, ETTF32, ETF32, ETF64, ETS8, ET
     return 64;
   case ETS8:
   case ETU8:
+  case ETE4M3:
+  case ETE5M2:
     return 8;
   case ETS4:
   case ETU4:
@@ -158,6 +171,9 @@ enum ElemType : uint32_t { ETNone, ETF16, ETBF16, ETTF32, ETF32, ETF64, ETS8, ET
     return Bits & 15;
   case ETS32:
     return static_cast<int32_t>(Bits);
+  case ETE4M3:
+  case ETE5M2:
+    return fp8ToDouble(static_cast<uint32_t>(Bits & 0xff), T == ETE5M2);
   default:
     return 0;
   }

@@ -1,6 +1,7 @@
 // PTX numeric literal parsing shared by the IR builder and the verifier.
 #include "Literals.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -46,10 +47,13 @@ bool ptxforge::ptx::detail::parseFloatLiteral(llvm::StringRef S, FloatLiteral &O
     return false;
   std::string Copy = S.str();
   char *End = nullptr;
+  errno = 0;
   Out.Decimal = std::strtod(Copy.c_str(), &End);
   Out.Kind = ImmediateKind::Decimal;
   std::memcpy(&Out.Bits, &Out.Decimal, 8);
-  return End && *End == 0;
+  // Past the f64 range either way: ptxas rejects 1e400 and 1e-310 alike ("Constant overflow"), not 0e-400.
+  Out.Overflow = errno == ERANGE;
+  return End && *End == 0 && !Out.Overflow;
 }
 
 uint64_t ptxforge::ptx::detail::literalBits(const FloatLiteral &L, bool Negate) {

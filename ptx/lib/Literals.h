@@ -20,6 +20,8 @@ struct FloatLiteral {
   ImmediateKind Kind = ImmediateKind::Decimal; ///< F32Bits, F64Bits or Decimal
   uint64_t Bits = 0;                           ///< raw bits for the hex forms
   double Decimal = 0;
+  bool Overflow =
+      false; ///< a decimal literal beyond the f64 range, its subnormals included (ptxas: "Constant overflow")
 };
 
 bool parseFloatLiteral(llvm::StringRef S, FloatLiteral &Out);

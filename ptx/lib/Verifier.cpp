@@ -8,6 +8,7 @@
 #include "ptxforge/ptx/Requirements.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace ptxforge::ptx;
 
@@ -129,6 +130,57 @@ private:
         for (const VariableDecl &P : F.Sig.Params)
           if (P.Space != StateSpace::Param)
             Diags.error(P.Loc, "kernel parameters must be in the '.param' state space");
+      parameterNames(F);
+      declarationTypes(F);
+    }
+    for (const VariableDecl &V : M.Globals)
+      declarationType(V.Type, V.Loc);
+  }
+
+  /// A function's parameters and return parameters share one scope (ptxas: "Duplicate definition").
+  void parameterNames(const Function &F) {
+    llvm::StringSet<> Seen;
+    for (const auto *List : {&F.Sig.Returns, &F.Sig.Params})
+      for (const VariableDecl &P : *List)
+        if (!P.Name.empty() && !Seen.insert(P.Name).second)
+          Diags.error(P.Loc, "duplicate definition of parameter '" + P.Name.str() + "'");
+  }
+
+  void declarationTypes(const Function &F) {
+    for (const auto *List : {&F.Sig.Returns, &F.Sig.Params, &F.Locals})
+      for (const VariableDecl &V : *List)
+        declarationType(V.Type, V.Loc);
+    for (const RegisterDecl &R : F.RegisterDecls)
+      declarationType(R.Type, R.Loc);
+  }
+
+  /// The types a variable or register may have: the fp8/fp6/fp4 types and the packed integer pairs exist only on
+  /// instructions, and .b128 only from PTX ISA 8.3 on (ptxas says both).
+  void declarationType(ScalarType T, SourceLoc Loc) {
+    switch (T) {
+    case ScalarType::E4M3:
+    case ScalarType::E5M2:
+    case ScalarType::E2M3:
+    case ScalarType::E3M2:
+    case ScalarType::E2M1:
+    case ScalarType::UE8M0:
+    case ScalarType::E4M3x2:
+    case ScalarType::E5M2x2:
+    case ScalarType::E2M3x2:
+    case ScalarType::E3M2x2:
+    case ScalarType::E2M1x2:
+    case ScalarType::UE8M0x2:
+    case ScalarType::S16x2:
+    case ScalarType::U16x2:
+      Diags.error(Loc, "type " + typeName(T) + " may only be used as an instruction type");
+      break;
+    case ScalarType::B128:
+      if (M.Version.Major && M.Version.value() < 83)
+        Diags.error(Loc, "type .b128 requires PTX ISA 8.3 or higher, but the module declares '.version " +
+                             ptxVersionName(M.Version.value()) + "'");
+      break;
+    default:
+      break;
     }
   }
 
@@ -317,10 +369,11 @@ private:
       }
       break;
     case OperandShape::Mov:
-      if (Ops.size() == 2 && I.typeCount() == 1 && Ops[1].Kind == OperandKind::Register &&
-          Ops[0].Kind == OperandKind::Register && I.vectorWidth() == 1) {
+      // A packing or unpacking mov ({a, b}) moves the pieces of T0's width; otherwise both sides have type T0.
+      if (Ops.size() == 2 && I.typeCount() == 1 && Ops[0].Kind == OperandKind::Register && I.vectorWidth() == 1) {
         check(0, T0);
-        check(1, T0);
+        if (Ops[1].Kind == OperandKind::Register || Ops[1].Kind == OperandKind::Immediate)
+          check(1, T0);
       }
       break;
     case OperandShape::Memory: {
@@ -335,6 +388,11 @@ private:
         for (unsigned K = 0; K < Values; ++K)
           if (Ops[K].Kind == OperandKind::Register || Ops[K].Kind == OperandKind::Vector)
             check(K, I.type(I.typeCount() - 1), /*Memory=*/true);
+      for (unsigned K = 0; K < Values; ++K)
+        if (Ops[K].Kind == OperandKind::Vector && Ops[K].Elements.size() != I.vectorWidth())
+          Diags.error(Ops[K].Loc, "operand " + std::to_string(K + 1) + " of '" + instructionName(I) + "' has " +
+                                      std::to_string(Ops[K].Elements.size()) + " elements, expected " +
+                                      std::to_string(I.vectorWidth()) + " (vector size mismatch)");
       break;
     }
     }

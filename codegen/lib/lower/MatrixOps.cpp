@@ -38,6 +38,10 @@ unsigned elemCode(ScalarType T) {
     return 9;
   case ScalarType::U4:
     return 10;
+  case ScalarType::E4M3:
+    return 11;
+  case ScalarType::E5M2:
+    return 12;
   default:
     return 0;
   }

@@ -647,6 +647,197 @@ def progress():
     c.write()
 
 
+def matrix_region(c, name):
+    """Each thread stores its four input words into its warp's 512-byte region of shared array NAME (word
+    k * 32 + lane), then %r9 = the region's address and %r8 = the row address this lane gives: row (5 * lane + 3)
+    mod 32 of the region, so matrix rows come from scattered places."""
+    c.shared.append(f".shared .align 16 .b32 {name}[256];")
+    c.emit(f"mov.u32 %r8, {name};", "shr.u32 %t1, %gt, 5;", "shl.b32 %t1, %t1, 9;", "add.u32 %r9, %r8, %t1;",
+           "and.b32 %t2, %gt, 31;", "shl.b32 %t3, %t2, 2;", "add.u32 %t3, %r9, %t3;",
+           "mad.lo.u32 %t4, %t2, 5, 3;", "and.b32 %t4, %t4, 31;", "shl.b32 %t4, %t4, 4;", "add.u32 %r8, %r9, %t4;")
+    return "%t3"
+
+
+def matrix():
+    """ldmatrix/stmatrix/movmatrix m8n8 .b16 in every count and .trans: rows gathered from (or scattered to)
+    per-lane addresses, fragments in the documented lane order."""
+    n, block = 256, 64
+    rnd = random.Random(31)
+    words = lambda: pack32(rnd.getrandbits(32) for _ in range(n))
+    forms = [("x1", 1, ""), ("x2", 2, ""), ("x4", 4, ""), ("x1", 1, ".trans"), ("x2", 2, ".trans"),
+             ("x4", 4, ".trans")]
+
+    c = Case("matrix", "ldmatrix_m8n8_b16", "ldmatrix.sync.aligned.m8n8 .x1/.x2/.x4 with and without .trans, "
+             ".shared and .shared::cta: every lane's fragment registers, rows read from scattered lane addresses",
+             "sm_75", "7.8", 75, n, block)
+    ins = [c.inp(4, words()) for _ in range(4)]
+    slot = matrix_region(c, "s_ld")
+    c.emit(*[f"st.shared.u32 [{slot}+{128 * k}], {a};" for k, a in enumerate(ins)], "bar.warp.sync -1;")
+    for k, (x, cnt, trans) in enumerate(forms):
+        outs = [c.out(4) for _ in range(cnt)]
+        space = ".shared::cta" if k % 2 else ".shared"
+        c.emit(f"ldmatrix.sync.aligned.m8n8.{x}{trans}{space}.b16 {{{', '.join(outs)}}}, [%r8];")
+    c.write()
+
+    c = Case("matrix", "stmatrix_m8n8_b16", "stmatrix.sync.aligned.m8n8 .x1/.x2/.x4 with and without .trans: "
+             "every lane's fragment registers scattered to rows at per-lane addresses, the warp's 512 bytes read "
+             "back", "sm_90", "7.8", 90, n, block)
+    ins = [c.inp(4, words()) for _ in range(4)]
+    slot = matrix_region(c, "s_st")
+    for k, (x, cnt, trans) in enumerate(forms):
+        outs = [c.out(4) for _ in range(4)]
+        space = ".shared::cta" if k % 2 else ".shared"
+        c.emit(*[f"st.shared.u32 [{slot}+{128 * j}], 0;" for j in range(4)], "bar.warp.sync -1;",
+               f"stmatrix.sync.aligned.m8n8.{x}{trans}{space}.b16 [%r8], {{{', '.join(ins[:cnt])}}};",
+               "bar.warp.sync -1;", *[f"ld.shared.u32 {o}, [{slot}+{128 * j}];" for j, o in enumerate(outs)],
+               "bar.warp.sync -1;")
+    c.write()
+
+    c = Case("matrix", "movmatrix_m8n8_trans_b16", "movmatrix.sync.aligned.m8n8.trans.b16: the warp's 8x8 matrix "
+             "of halves transposed across lanes", "sm_75", "7.8", 75, n, block)
+    a = c.inp(4, words())
+    o = c.out(4)
+    c.emit(f"movmatrix.sync.aligned.m8n8.trans.b16 {o}, {a};")
+    c.write()
+
+
+def elect():
+    """elect.sync: the leader is the lowest lane of the member mask, with a full mask and with the odd and even
+    lanes electing apart; the sink and predicate-only forms."""
+    n, block = 256, 64
+    c = Case("warp", "elect_sync", "elect.sync d|p, membermask with a full warp and with the odd and even lanes as "
+             "two separate member sets; elect.sync _|p", "sm_90", "8.0", 90, n, block)
+    o0, o1, o2 = c.out(4), c.out(4), c.out(4)
+    c.emit("elect.sync %r1|%p1, -1;", "selp.u32 %t0, 1, 0, %p1;", f"mad.lo.u32 {o0}, %r1, 2, %t0;",
+           "and.b32 %t1, %gt, 1;", "setp.ne.u32 %p2, %t1, 0;", "@%p2 bra $L_odd;",
+           "elect.sync %r2|%p3, 0x55555555;", "bra.uni $L_joined;",
+           "$L_odd:", "elect.sync %r2|%p3, 0xaaaaaaaa;",
+           "$L_joined:", "bar.warp.sync -1;", "selp.u32 %t0, 1, 0, %p3;", f"mad.lo.u32 {o1}, %r2, 2, %t0;",
+           "elect.sync _|%p4, -1;", f"selp.u32 {o2}, 7, 9, %p4;")
+    c.write()
+
+
+def mbarrier():
+    """mbarrier in all its forms. Each thread drives a barrier of its own through a fixed sequence (so results
+    do not depend on scheduling): init, arrive (with counts), expect_tx, arrive.expect_tx, complete_tx,
+    test_wait/try_wait by state and by .parity (with a time limit), arrive.noComplete, arrive_drop,
+    pending_count and inval. A second case is a real barrier of the block with a transaction count."""
+    n, block = 256, 64
+    rnd = random.Random(37)
+    c = Case("mbarrier", "forms_per_thread", "every mbarrier operation on a barrier per thread: phase completion "
+             "by arrivals and transaction bytes, waits by state and parity, noComplete, arrive_drop, pending_count "
+             "of each arrival's state, inval and re-init", "sm_90", "8.6", 90, n, block)
+    tx = c.inp(4, pack32(1 + rnd.randrange(200) for _ in range(n)))
+    cnt = c.inp(4, pack32(3 + rnd.randrange(3) for _ in range(n)))
+    outs = [c.out(4) for _ in range(6)]
+    c.shared.append(".shared .align 8 .b64 s_bar[64];")
+    c.reg(".reg .b64 %st<8>;")
+    bits = []
+
+    def test(instr):
+        bits.append(len(bits))
+        c.emit(instr, f"selp.u32 %t0, {1 << (len(bits) - 1)}, 0, %p1;", f"or.b32 %acc, %acc, %t0;")
+
+    c.emit("mov.u32 %r8, s_bar;", "shl.b32 %t1, %gt, 3;", "add.u32 %r8, %r8, %t1;", "mov.u32 %acc, 0;",
+           "sub.u32 %r7, " + cnt + ", 1;",
+           # phase 0 (cnt in 3..5): cnt arrivals (cnt - 2 of them in one arrive with a count) and tx + 4 transaction bytes
+           f"mbarrier.init.shared.b64 [%r8], {cnt};",
+           "mbarrier.arrive.shared.b64 %st0, [%r8];",
+           f"mbarrier.pending_count.b64 {outs[0]}, %st0;")
+    test("mbarrier.test_wait.shared.b64 %p1, [%r8], %st0;")
+    c.emit(f"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%r8], {tx};",
+           "sub.u32 %r6, %r7, 1;", "mbarrier.arrive.release.cta.shared::cta.b64 %st1, [%r8], %r6;",
+           "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 %st1, [%r8], 4;",
+           f"mbarrier.pending_count.b64 {outs[1]}, %st1;")
+    test("mbarrier.test_wait.shared.b64 %p1, [%r8], %st1;")
+    test("mbarrier.test_wait.parity.shared.b64 %p1, [%r8], 0;")
+    c.emit(f"mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%r8], {tx};")
+    test("mbarrier.test_wait.acquire.cta.shared::cta.b64 %p1, [%r8], %st1;")
+    c.emit("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%r8], 4;")
+    test("mbarrier.test_wait.shared.b64 %p1, [%r8], %st1;")
+    test("mbarrier.test_wait.parity.acquire.cta.shared::cta.b64 %p1, [%r8], 0;")
+    test("mbarrier.test_wait.parity.shared.b64 %p1, [%r8], 1;")
+    test("mbarrier.try_wait.shared::cta.b64 %p1, [%r8], %st1;")
+    test("mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r8], 1, 100;")
+    test("mbarrier.try_wait.relaxed.cta.shared::cta.b64 %p1, [%r8], %st0, 1000;")
+    # phase 1: an arrive_drop that does not complete, cnt - 2 arrivals without completing, then an arrive_drop
+    # completes it; phase 2 expects cnt - 2 arrivals
+    c.emit("mbarrier.arrive_drop.noComplete.shared.b64 %st4, [%r8], 1;", "sub.u32 %r6, %r7, 1;",
+           "mbarrier.arrive.noComplete.shared.b64 %st2, [%r8], %r6;",
+           f"mbarrier.pending_count.b64 {outs[2]}, %st2;")
+    test("mbarrier.test_wait.parity.shared.b64 %p1, [%r8], 1;")
+    c.emit("mbarrier.arrive_drop.shared.b64 %st3, [%r8];", f"mbarrier.pending_count.b64 {outs[3]}, %st3;")
+    test("mbarrier.test_wait.parity.shared.b64 %p1, [%r8], 1;")
+    test("mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r8], 0;")
+    c.emit("sub.u32 %r6, %r7, 2;", "setp.eq.u32 %p2, %r6, 0;", "@%p2 bra $L_phase2_left;",
+           "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r8], %r6;",
+           "$L_phase2_left:")
+    test("mbarrier.test_wait.parity.shared.b64 %p1, [%r8], 0;")
+    c.emit("mbarrier.arrive.shared.b64 %st5, [%r8];", f"mbarrier.pending_count.b64 {outs[4]}, %st5;")
+    test("mbarrier.test_wait.parity.shared.b64 %p1, [%r8], 0;")
+    test("mbarrier.test_wait.shared.b64 %p1, [%r8], %st5;")
+    # inval, then the same memory as a new barrier of one arrival
+    c.emit("mbarrier.inval.shared.b64 [%r8];", "mbarrier.init.shared::cta.b64 [%r8], 1;")
+    test("mbarrier.test_wait.parity.shared.b64 %p1, [%r8], 0;")
+    c.emit("mbarrier.arrive.expect_tx.shared.b64 %st6, [%r8], 8;",
+           f"mbarrier.complete_tx.shared::cta.b64 [%r8], 8;")
+    test("mbarrier.test_wait.parity.shared.b64 %p1, [%r8], 0;")
+    c.emit("mbarrier.inval.shared::cta.b64 [%r8];", f"mov.u32 {outs[5]}, %acc;")
+    c.write()
+
+    c = Case("mbarrier", "block_expect_tx", "an mbarrier of the whole block: thread 0 initialises it for the block "
+             "and arrives with an expected transaction count, thread 37 stores the shared data and completes the "
+             "transaction bytes, every thread waits with try_wait.parity and reads another thread's slot",
+             "sm_90", "8.0", 90, n, block)
+    a = c.inp(4, pack32(rnd.getrandbits(32) for _ in range(n)))
+    o0, o1 = c.out(4), c.out(4)
+    c.shared += [".shared .align 8 .b64 s_bbar;", ".shared .align 4 .b32 s_data[64];"]
+    c.emit("mov.u32 %r8, s_bbar;", "mov.u32 %r9, s_data;", "shl.b32 %t1, %gt, 2;", "add.u32 %r5, %r9, %t1;",
+           "setp.ne.u32 %p2, %gt, 0;", "@%p2 bra $L_inited;", "mbarrier.init.shared.b64 [%r8], 64;",
+           "$L_inited:", "bar.sync 0;",
+           f"st.shared.u32 [%r5], {a};",
+           "@%p2 bra $L_plain_arrive;", "mbarrier.arrive.expect_tx.shared.b64 %rd1, [%r8], 256;", "bra.uni $L_arrived;",
+           "$L_plain_arrive:", "mbarrier.arrive.shared.b64 %rd1, [%r8];",
+           "$L_arrived:",
+           "setp.ne.u32 %p3, %gt, 37;", "@%p3 bra $L_wait;",
+           "mbarrier.complete_tx.shared.b64 [%r8], 256;",
+           "$L_wait:", "mbarrier.try_wait.parity.shared.b64 %p1, [%r8], 0;", "@!%p1 bra $L_wait;",
+           "sub.u32 %t2, 63, %gt;", "shl.b32 %t2, %t2, 2;", "add.u32 %t2, %r9, %t2;", f"ld.shared.u32 {o0}, [%t2];",
+           "mbarrier.test_wait.parity.shared.b64 %p1, [%r8], 1;", f"selp.u32 {o1}, 1, 2, %p1;")
+    c.write()
+
+
+def fp8_bytes(rnd, kind, count):
+    """count random finite fp8 bytes of kind e4m3 or e5m2, subnormals and zeros of both signs included."""
+    out = []
+    while len(out) < count:
+        v = rnd.getrandbits(8)
+        if (kind == "e4m3" and v & 0x7f == 0x7f) or (kind == "e5m2" and v & 0x7c == 0x7c):
+            continue
+        out.append(v)
+    return out
+
+
+def mma_fp8():
+    """mma.sync m16n8k32 on fp8 (e4m3, e5m2 and mixed) into f32, as cuBLASLt uses it."""
+    n, block = 128, 64
+    rnd = random.Random(41)
+    c = Case("matrix", "mma_m16n8k32_fp8", "mma.sync.aligned.m16n8k32.row.col.f32 with .e4m3/.e5m2 A and B "
+             "(both kinds and mixed), f32 accumulators, random finite operands with subnormals", "sm_89", "8.4", 89,
+             n, block)
+    variants = [("e4m3", "e4m3"), ("e5m2", "e5m2"), ("e4m3", "e5m2")]
+    for ta, tb in variants:
+        a = [c.inp(4, bytes(fp8_bytes(rnd, ta, 4 * n))) for _ in range(4)]
+        b = [c.inp(4, bytes(fp8_bytes(rnd, tb, 4 * n))) for _ in range(2)]
+        cc = [c.inp(4, b"".join(struct.pack("<f", rnd.uniform(-4, 4)) for _ in range(n))) for _ in range(4)]
+        d = [c.out(4, "f32") for _ in range(4)]
+        for o in d:  # the GPU's fp8 accumulation truncates somewhere inside; ptxforge rounds the exact sum once
+            c.compare_extra[f"out{int(o[2:])}"] = {"rel_tol": 1e-4}
+        c.emit(f"mma.sync.aligned.m16n8k32.row.col.f32.{ta}.{tb}.f32 {{{', '.join(d)}}}, {{{', '.join(a)}}}, "
+               f"{{{', '.join(b)}}}, {{{', '.join(cc)}}};")
+    c.write()
+
+
 half_setp_scalar()
 half_setp_x2()
 half_minmax_fma()
@@ -656,6 +847,10 @@ atomic_f32_add()
 cache_policy()
 video()
 progress()
+matrix()
+elect()
+mbarrier()
+mma_fp8()
 with open(os.path.join(OUT, "index.json"), "w") as f:
     json.dump({"format": "ptx-conformance-1", "cases": sorted(cases, key=lambda c: c["name"])}, f, indent=1)
     f.write("\n")
