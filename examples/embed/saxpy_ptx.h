@@ -1,5 +1,5 @@
 // The PTX the embedding examples JIT-compile: y[i] = a * x[i] + y[i] for i < n (what nvcc emits for a saxpy,
-// trimmed), and the same module with one typo, to show the diagnostics.
+// trimmed), and a small module with two mistakes, to show the diagnostics.
 #pragma once
 
 static const char SaxpyPtx[] = ".version 8.0\n"
@@ -33,27 +33,18 @@ static const char SaxpyPtx[] = ".version 8.0\n"
                                "  ret;\n"
                                "}\n";
 
-/* Line 11 reads `ld.param.u64 %rd1, [x]` without its semicolon, and line 19 has `setp.ge.u32` misspelt. */
+/* A small module with two mistakes: line 9 lacks its semicolon, and line 11 misspells `setp.ge`. */
 static const char BrokenPtx[] = ".version 8.0\n"
                                 ".target sm_70\n"
                                 ".address_size 64\n"
-                                "\n"
-                                ".visible .entry saxpy(.param .u64 x, .param .u64 y, .param .f32 a, .param .u32 n)\n"
+                                ".visible .entry first_lanes(.param .u64 out)\n"
                                 "{\n"
-                                "  .reg .pred %p<2>;\n"
-                                "  .reg .b32 %r<5>;\n"
-                                "  .reg .f32 %f<5>;\n"
-                                "  .reg .b64 %rd<6>;\n"
-                                "  ld.param.u64 %rd1, [x]\n"
-                                "  ld.param.u64 %rd2, [y];\n"
-                                "  ld.param.f32 %f1, [a];\n"
-                                "  ld.param.u32 %r1, [n];\n"
-                                "  mov.u32 %r2, %ctaid.x;\n"
-                                "  mov.u32 %r3, %ntid.x;\n"
-                                "  mov.u32 %r4, %tid.x;\n"
-                                "  mad.lo.s32 %r2, %r2, %r3, %r4;\n"
-                                "  setp.gee.u32 %p1, %r2, %r1;\n"
-                                "  @%p1 bra DONE;\n"
-                                "DONE:\n"
+                                "  .reg .pred %p;\n"
+                                "  .reg .b32 %i;\n"
+                                "  .reg .b64 %a;\n"
+                                "  ld.param.u64 %a, [out]\n"
+                                "  mov.u32 %i, %tid.x;\n"
+                                "  setp.gee.u32 %p, %i, 4;\n"
+                                "  @%p st.global.u32 [%a], %i;\n"
                                 "  ret;\n"
                                 "}\n";

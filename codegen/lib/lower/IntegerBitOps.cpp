@@ -10,6 +10,11 @@ bool lowerIntegerBits(FunctionLowering &L, const ptx::Instruction &I); // called
 
 namespace {
 
+/// Operands a and b (1 and 2) of a two-source bit instruction, read as its type.
+std::pair<llvm::Value *, llvm::Value *> readSources(FunctionLowering &L, const ptx::Instruction &I) {
+  return {L.read(I.Operands[1], I.type()), L.read(I.Operands[2], I.type())};
+}
+
 bool isSigned(ScalarType T) { return ptx::kindOf(T) == ptx::TypeKind::Signed; }
 
 llvm::Value *cint(llvm::Type *Ty, uint64_t V) { return llvm::ConstantInt::get(Ty, V); }
@@ -110,15 +115,14 @@ bool lowerBfe(FunctionLowering &L, const ptx::Instruction &I) {
 /// bfi.type f, a, b, pos, len: the low len bits of a inserted into b at pos.
 bool lowerBfi(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
-  ScalarType T = I.type();
   auto &Ops = I.Operands;
-  llvm::Value *A = L.read(Ops[1], T), *Bv = L.read(Ops[2], T);
+  auto [A, Bv] = readSources(L, I);
   llvm::Type *Ty = A->getType();
   auto [Pos, Len] = fieldPosLen(L, Ops[3], Ops[4], Ty->getIntegerBitWidth());
   Field F = clipField(L, Pos, Len, Ty);
   llvm::Value *Mask = B.CreateShl(F.LowMask, F.Shift);
   llvm::Value *R = B.CreateOr(B.CreateAnd(Bv, B.CreateNot(Mask)), B.CreateAnd(B.CreateShl(A, F.Shift), Mask));
-  L.write(Ops[0], T, R);
+  L.write(Ops[0], I.type(), R);
   return true;
 }
 
@@ -227,9 +231,8 @@ bool lowerPrmt(FunctionLowering &L, const ptx::Instruction &I) {
 /// shf.{l,r}.{wrap,clamp}.b32 d, a, b, c: funnel shift of {b, a}.
 bool lowerShf(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
-  ScalarType T = I.type();
   auto &Ops = I.Operands;
-  llvm::Value *A = L.read(Ops[1], T), *Bv = L.read(Ops[2], T);
+  auto [A, Bv] = readSources(L, I);
   llvm::Type *Ty = A->getType();
   unsigned W = Ty->getIntegerBitWidth();
   llvm::Value *C = L.read(Ops[3], ScalarType::U32);
@@ -247,7 +250,7 @@ bool lowerShf(FunctionLowering &L, const ptx::Instruction &I) {
     R = Left ? B.CreateLShr(B.CreateShl(V, N), W) : B.CreateLShr(V, N);
     R = B.CreateTrunc(R, Ty);
   }
-  L.write(Ops[0], T, R);
+  L.write(Ops[0], I.type(), R);
   return true;
 }
 

@@ -124,14 +124,20 @@ bool linearOrder(const Loop &Scope, const LoopInfo &LI, SmallVectorImpl<BasicBlo
 unsigned warpWidth(const ThreadLoop &TL, const Shapes &SA, const DataLayout &DL, unsigned Lanes) {
   uint64_t Narrowest = 4;
   unsigned Accesses = 0, Work = 0;
+  // Whether a loop mostly moves memory is judged where its time goes: in its threads' innermost loops.
+  SmallPtrSet<const BasicBlock *, 32> Hot;
+  for (const Loop *L : TL.L->getLoopsInPreorder())
+    if (L != TL.L && L->isInnermost())
+      Hot.insert(L->block_begin(), L->block_end());
   for (BasicBlock *BB : TL.L->blocks())
     for (Instruction &I : *BB) {
       if (isa<AtomicRMWInst, AtomicCmpXchgInst>(I) || (isa<CallBase>(I) && !isa<IntrinsicInst>(I)))
         return Lanes;
       Value *Ptr = getLoadStorePointerOperand(&I);
-      if (Ptr && !SA.of(Ptr).isUniform())
+      bool InHot = Hot.contains(BB);
+      if (InHot && Ptr && !SA.of(Ptr).isUniform())
         ++Accesses;
-      else if (!Ptr && !I.getType()->isVoidTy() && !isa<PHINode>(I) && !SA.of(&I).isUniform())
+      else if (InHot && !Ptr && !I.getType()->isVoidTy() && !isa<PHINode>(I) && !SA.of(&I).isUniform())
         ++Work;
       Type *T = isa<LoadInst>(I) ? I.getType() : isa<StoreInst>(I) ? I.getOperand(0)->getType() : nullptr;
       if (!Ptr || !T || T->isVectorTy() || SA.of(Ptr).isUniform() || DL.getTypeSizeInBits(T) % 8)

@@ -134,6 +134,18 @@ ErrorCode fromStatus(driver::Status S) {
   case Status::NotInitialized:
   case Status::NotReady:
   case Status::Unknown:
+  // Stream capture and graphs, which this API does not offer: reaching one is a bug.
+  case Status::IllegalState:
+  case Status::StreamCaptureUnsupported:
+  case Status::StreamCaptureInvalidated:
+  case Status::StreamCaptureMerge:
+  case Status::StreamCaptureUnmatched:
+  case Status::StreamCaptureUnjoined:
+  case Status::StreamCaptureIsolation:
+  case Status::StreamCaptureImplicit:
+  case Status::CapturedEvent:
+  case Status::StreamCaptureWrongThread:
+  case Status::GraphExecUpdateFailure:
     return ErrorCode::Internal;
   }
   return ErrorCode::Internal;

@@ -1,7 +1,7 @@
 ; passes/WarpVectorize.cpp: a thread loop whose threads loop themselves (here each thread sums a grid-stride
-; loop of its own) runs W threads per trip as W-lane vectors: the inner loop goes round while any lane is on,
-; each lane under its mask, and the store of consecutive threads is one vector store; the last threads run in a
-; tail with the lanes past %ntid off. A thread loop without loops of its own stays LLVM's loop vectorizer's.
+; loop of its own) runs W threads per trip as W-lane vectors: the inner loop goes round unmasked while every
+; lane is on, then while any lane is on, each lane under its mask, and the store of consecutive threads is one
+; vector store; the last threads run in a tail with the lanes past %ntid off. A thread loop without loops of its own stays LLVM's loop vectorizer's.
 ; RUN: ptxforge-opt -passes='ptxforge-warp-vectorize<lanes=8>' %s -S | FileCheck %s
 
 ; CHECK-LABEL: define void @__ptx_block_k(
@@ -10,16 +10,22 @@
 ; CHECK:         [[TIDS:%.*]] = add <8 x i32> {{%.*}}, <i32 0, i32 1, i32 2, i32 3, i32 4, i32 5, i32 6, i32 7>
 ; CHECK:       warp.tail:
 ; CHECK:         icmp ult <8 x i32> <i32 0, i32 1, i32 2, i32 3, i32 4, i32 5, i32 6, i32 7>,
+; The inner loop runs unmasked while every lane is on (inner.warp.full), then under the loop mask
+; (inner.warp), which starts from the lanes still on when the full copy handed over.
 ; CHECK:       inner.warp:
-; CHECK:         [[MASK:%.*]] = phi <8 x i1> [ splat (i1 true), %warp.full ], [ [[STILL:%.*]], %inner.join ]
-; CHECK:         [[ACC:%.*]] = phi <8 x float> [ zeroinitializer, %warp.full ],
+; CHECK:         [[MASK:%.*]] = phi <8 x i1> [ [[STILL:%.*]], %inner.join ], [ [[MORE:%.*]], %inner.warp.partial ]
+; CHECK:         [[ACC:%.*]] = phi <8 x float> [ {{%.*}}, %inner.join ], [ [[FULLACC:%.*]], %inner.warp.partial ]
 ; CHECK:         [[BITS:%.*]] = bitcast <8 x i1> [[MASK]] to i8
-; CHECK-NEXT:    %any = icmp ne i8 [[BITS]], 0
+; CHECK-NEXT:    %any{{[0-9]*}} = icmp ne i8 [[BITS]], 0
+; CHECK:       inner.warp.full:
+; CHECK-NOT:     phi <8 x i1> [ splat
+; CHECK:         [[FULLACC]] = fadd <8 x float>
+; CHECK:         [[MORE]] = icmp slt <8 x i32>
+; CHECK:         [[ALLBITS:%.*]] = bitcast <8 x i1> [[MORE]] to i8
+; CHECK-NEXT:    %all = icmp eq i8 [[ALLBITS]], -1
+; CHECK-NEXT:    br i1 %all, label %inner.warp.full, label %inner.warp.partial
 ; CHECK:       inner.on:
 ; CHECK:         fadd <8 x float> [[ACC]],
-; CHECK:       inner.join:
-; CHECK:         [[STILL]] = select <8 x i1> [[MASK]],
-; CHECK:         br i1 %any{{[0-9]+}}, label %inner.warp, label %inner.warp.done
 ; CHECK:       latch.join:
 ; CHECK:         [[NEXT]] = add i32 [[X0]], 8
 ; CHECK:         br i1 {{%.*}}, label %warp.full, label %warp.tail.check, !llvm.loop

@@ -110,7 +110,7 @@ TEST_CASE("a PTX ISA newer than ptxforge knows is UnsupportedPtxVersion") {
   auto P = Program::fromText(Ptx);
   REQUIRE_FALSE(P.ok());
   CHECK(P.error().code() == ErrorCode::UnsupportedPtxVersion);
-  CHECK(maxPtxVersion() == 90);
+  CHECK(maxPtxVersion() == 91);
 }
 
 TEST_CASE("a program from a file, its kernels and version") {

@@ -11,7 +11,7 @@
 namespace ptxforge::ptx {
 
 /// The highest PTX ISA version ptxforge accepts (as major*10+minor).
-constexpr unsigned MaxSupportedPtxVersion = 90;
+constexpr unsigned MaxSupportedPtxVersion = 91;
 
 /// A module that passed verification: names resolved, every instruction legal for its `.target`/`.version`.
 class VerifiedModule {
