@@ -16,7 +16,7 @@ public:
   PtxToken(size_t Type, uint32_t Start, uint32_t Stop, uint32_t Index, const char *Source)
       : Type(static_cast<uint32_t>(Type)), Start(Start), Stop(Stop), Index(Index), Source(Source) {}
   std::string getText() const override {
-    return Type == EOF || Stop < Start ? std::string() : std::string(Source + Start, Stop - Start + 1);
+    return Type == UINT32_MAX || Stop < Start ? std::string() : std::string(Source + Start, Stop - Start + 1);
   }
   size_t getType() const override { return Type == UINT32_MAX ? EOF : Type; }
   size_t getLine() const override { return 0; }

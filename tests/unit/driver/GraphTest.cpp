@@ -39,9 +39,6 @@ GraphNode *hostNode(Graph &G, Tag &T, std::vector<GraphNode *> Deps = {}) {
   return *N;
 }
 
-size_t position(const std::vector<int> &Order, int Value) {
-  return std::find(Order.begin(), Order.end(), Value) - Order.begin();
-}
 } // namespace
 
 TEST_CASE("graph edges: duplicates, foreign nodes and cycles are refused") {
