@@ -70,6 +70,22 @@ PLUS: '+';
 MINUS: '-';
 PIPE: '|';
 EQ: '=';
+// Operators of constant expressions (`(1+2)*3`, `[%rd+4*8]`); '|', '<', '>', '!', '+' and '-' are above.
+STAR: '*';
+SLASH: '/';
+PERCENT: '%';
+AMP: '&';
+CARET: '^';
+TILDE: '~';
+QUESTION: '?';
+SHL: '<<';
+SHR: '>>';
+LE: '<=';
+GE: '>=';
+EQEQ: '==';
+NE: '!=';
+ANDAND: '&&';
+OROR: '||';
 
 WS: [ \t\r\n\f]+ -> skip;
 LINE_COMMENT: '//' ~[\n]* -> skip;

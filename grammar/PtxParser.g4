@@ -55,10 +55,14 @@ varName
 initializer
   : LBRACE                                                 { B->initListBegin($LBRACE); }
     initializer (COMMA initializer)* RBRACE                { B->initListEnd(); }
-  | m=MINUS? i=INT                                         { B->initInt($m, $i); }
-  | m=MINUS? f=FLOAT                                       { B->initFloat($m, $f); }
-  | w=IDENT LPAREN s=IDENT RPAREN (o=(PLUS | MINUS) off=INT)? { B->initSymbol($w, $s, $o, $off); }
-  | s=IDENT (o=(PLUS | MINUS) off=INT)?                    { B->initSymbol(nullptr, $s, $o, $off); }
+  | i=INT                                                  { B->exprBegin(); B->exprInt($i); }
+    exprMore?                                              { B->initExpr(); }
+  | f=FLOAT                                                { B->exprBegin(); B->exprFloat($f); }
+    exprMore?                                              { B->initExpr(); }
+  |                                                        { B->exprBegin(); }
+    exprPrefixed exprMore?                                 { B->initExpr(); }
+  | w=IDENT LPAREN s=IDENT RPAREN (o=signedOffset)?        { B->initSymbol($w, $s, $o.ctx != nullptr); }
+  | s=IDENT (o=signedOffset)?                              { B->initSymbol(nullptr, $s, $o.ctx != nullptr); }
   ;
 
 function
@@ -116,23 +120,87 @@ instruction
 
 instructionRest : (operand (COMMA operand)*)? SEMI        { B->endInstruction($SEMI); } ;
 
+// Immediates are constant expressions, folded by the actions. A leading '(' is a call's argument list or a
+// parenthesised expression: the actions tell them apart by the instruction (ParseActions::groupEnd). A plain
+// literal takes no extra rule: ANTLR allocates a context per rule invocation, and operands are most of PTX.
 operand
   : r=IDENT (PIPE r2=IDENT)?                               { B->operandName(nullptr, $r, $r2); }
-  | p=BANG r=IDENT                                         { B->operandName($p, $r, nullptr); }
+  | p=BANG ( r=IDENT                                       { B->operandName($p, $r, nullptr); }
+           |                                               { B->exprBegin(); }
+             exprAtom                                      { B->exprUnary($p); }
+             exprMore?                                     { B->operandExpr(); } )
   | m=MINUS ( r=IDENT                                      { B->operandName($m, $r, nullptr); }
-            | i=INT                                        { B->operandInt($m, $i); }
-            | f=FLOAT                                      { B->operandFloat($m, $f); } )
-  | i=INT                                                  { B->operandInt(nullptr, $i); }
-  | f=FLOAT                                                { B->operandFloat(nullptr, $f); }
+            | i=INT                                        { B->exprBegin(); B->exprInt($i); B->exprUnary($m); }
+              exprMore?                                    { B->operandExpr(); }
+            | f=FLOAT                                      { B->exprBegin(); B->exprFloat($f); B->exprUnary($m); }
+              exprMore?                                    { B->operandExpr(); }
+            |                                              { B->exprBegin(); }
+              exprPrefixed                                 { B->exprUnary($m); }
+              exprMore?                                    { B->operandExpr(); } )
+  | i=INT                                                  { B->exprBegin(); B->exprInt($i); }
+    exprMore?                                              { B->operandExpr(); }
+  | f=FLOAT                                                { B->exprBegin(); B->exprFloat($f); }
+    exprMore?                                              { B->operandExpr(); }
+  | u=(PLUS | TILDE)                                       { B->exprBegin(); }
+    exprAtom                                               { B->exprUnary($u); }
+    exprMore?                                              { B->operandExpr(); }
   | LBRACK                                                 { B->groupBegin($LBRACK); }
     address (COMMA operand)* RBRACK                        { B->groupEnd($RBRACK); }
   | LBRACE                                                 { B->groupBegin($LBRACE); }
     operand (COMMA operand)* RBRACE                        { B->groupEnd($RBRACE); }
-  | LPAREN                                                 { B->groupBegin($LPAREN); }
-    (operand (COMMA operand)*)? RPAREN                     { B->groupEnd($RPAREN); }
+  | l=LPAREN ( t=TYPE RPAREN                               { B->exprBegin(); }
+               exprAtom                                    { B->exprCast($t); }
+               exprMore?                                   { B->operandExpr(); }
+             |                                             { B->groupBegin($l); }
+               (operand (COMMA operand)*)? RPAREN          { B->groupEnd($RPAREN); }
+               (                                           { B->exprFromOperand(); }
+                exprMore                                   { B->operandExpr(); } )? )
   ;
 
 address
-  : b=IDENT (p=PLUS? m=MINUS? o=INT)?                      { B->addressBase($b, $p, $m, $o); }
-  | m=MINUS? o=INT                                         { B->addressBase(nullptr, nullptr, $m, $o); }
+  : b=IDENT ( PLUS                                         { B->exprBegin(); }
+              ( i=INT                                      { B->exprInt($i); }
+              | exprPrefixed )
+              exprMore?                                    { B->addressBase($b, true); }
+            | m=MINUS                                      { B->exprBegin(); }
+              exprAtom                                     { B->exprUnary($m); }
+              exprMore?                                    { B->addressBase($b, true); }
+            |                                              { B->addressBase($b, false); } )
+  |                                                        { B->exprBegin(); }
+    exprAtom exprMore?                                     { B->addressBase(nullptr, true); }
+  ;
+
+// `+ expr` or `- expr` after a symbol: the sign applies to the first operand, so `x - 4 + 2` is x - 2.
+signedOffset
+  : PLUS                                                   { B->exprBegin(); }
+    exprAtom exprMore?
+  | m=MINUS                                                { B->exprBegin(); }
+    exprAtom                                               { B->exprUnary($m); }
+    exprMore?
+  ;
+
+// Constant expressions with C's operators and precedence; the actions fold them as they are parsed
+// (ConstantExpression.h). The top level of an expression is closed by the action that takes its value.
+constExpr :                                                { B->exprBegin(); }
+    exprAtom exprMore?                                     { B->exprEnd(); } ;
+
+exprMore
+  : (b=(STAR | SLASH | PERCENT | PLUS | MINUS | SHL | SHR | LT | GT | LE | GE | EQEQ | NE | AMP | CARET | PIPE | ANDAND
+       | OROR)
+     { B->exprBinary($b); } exprAtom)+ exprTernary?
+  | exprTernary
+  ;
+
+exprTernary : q=QUESTION { B->exprReduce(); } constExpr COLON constExpr { B->exprTernary($q); } ;
+
+exprAtom
+  : exprPrefixed
+  | i=INT                                                  { B->exprInt($i); }
+  | f=FLOAT                                                { B->exprFloat($f); }
+  ;
+
+exprPrefixed
+  : u=(PLUS | MINUS | BANG | TILDE) exprAtom               { B->exprUnary($u); }
+  | LPAREN ( t=TYPE RPAREN exprAtom                        { B->exprCast($t); }
+           | constExpr RPAREN )
   ;

@@ -61,9 +61,9 @@ public:
   void endInit();
   void initListBegin(Tok Brace);
   void initListEnd();
-  void initInt(Tok Minus, Tok I);
-  void initFloat(Tok Minus, Tok F);
-  void initSymbol(Tok Wrapper, Tok Sym, Tok Sign, Tok Offset);
+  void initExpr();
+  /// `sym`, `generic(sym)`, with the folded offset expression when HasOffset.
+  void initSymbol(Tok Wrapper, Tok Sym, bool HasOffset);
 
   // Functions.
   void beginFunction(Tok Kw);
@@ -97,11 +97,24 @@ public:
   void beginInstruction(Tok At, Tok Bang, Tok Guard, Tok Op);
   void endInstruction(Tok Semi);
   void operandName(Tok Prefix, Tok Name, Tok Name2);
-  void operandInt(Tok Minus, Tok I);
-  void operandFloat(Tok Minus, Tok F);
+  void operandExpr();
+  /// A parenthesised immediate `(4)` followed by an operator: it becomes the expression's first operand.
+  void exprFromOperand();
   void groupBegin(Tok Open);
   void groupEnd(Tok Close);
-  void addressBase(Tok Base, Tok Plus, Tok Minus, Tok Offset);
+  /// `[base]`, `[base+expr]` or `[expr]`: the offset is the folded expression when HasOffset.
+  void addressBase(Tok Base, bool HasOffset);
+
+  // Constant expressions (ConstantExpression.h), folded as they are parsed.
+  void exprBegin();
+  void exprInt(Tok I);
+  void exprFloat(Tok F);
+  void exprUnary(Tok Op);
+  void exprCast(Tok Type);
+  void exprBinary(Tok Op);
+  void exprReduce();
+  void exprEnd();
+  void exprTernary(Tok Question);
 
 private:
   struct Impl;

@@ -3,6 +3,7 @@
 // after all chunks are merged.
 #include "ParseActions.h"
 
+#include "ConstantExpression.h"
 #include "Literals.h"
 #include "ptxforge/ptx/Opcode.h"
 
@@ -80,7 +81,10 @@ struct ParseActions::Impl {
   std::vector<Group> Groups;
   llvm::StringMap<ParsedOpcode> OpcodeCache;
 
-  Impl(llvm::StringRef Src, DiagnosticEngine &Diags, ChunkResult &Out) : Src(Src), Diags(Diags), Out(Out) {}
+  ConstExprEvaluator Expr;
+
+  Impl(llvm::StringRef Src, DiagnosticEngine &Diags, ChunkResult &Out)
+      : Src(Src), Diags(Diags), Out(Out), Expr(Diags) {}
 
   static SourceLoc loc(Tok T) { return SourceLoc{static_cast<uint32_t>(T->getStartIndex())}; }
   llvm::StringRef text(Tok T) const {
@@ -377,3 +381,5 @@ void ParseActions::pragmaMore(Tok S) {
 
 #include "ParseDeclarations.inc"
 #include "ParseInstructions.inc"
+// Uses pushOperand from the instructions.
+#include "ParseExpressions.inc"

@@ -219,7 +219,7 @@ PtxTokenSource::RawToken PtxTokenSource::lexOne() {
     while (P < N && isIdentChar(Text[P]))
       ++P;
     if (P == B + 1)
-      return make(T::ERROR_CHAR, B, B + 1);
+      return make(T::PERCENT, B, B + 1); // the remainder operator of a constant expression
     // A component (`%tid.x`) or a video instruction's byte/half selector (`%r1.b0`, `%r2.h10`, `%r3.b3210`).
     if (P + 1 < N && Text[P] == '.' && Text[P + 1] >= 'a' && Text[P + 1] <= 'z') {
       P += 2;
@@ -302,10 +302,26 @@ PtxTokenSource::RawToken PtxTokenSource::lexOne() {
     Type = T::RBRACK;
     break;
   case '<':
-    Type = T::LT;
-    break;
   case '>':
-    Type = T::GT;
+  case '=':
+  case '!':
+  case '|':
+  case '&':
+    return lexOperator(B);
+  case '*':
+    Type = T::STAR;
+    break;
+  case '/':
+    Type = T::SLASH;
+    break;
+  case '^':
+    Type = T::CARET;
+    break;
+  case '~':
+    Type = T::TILDE;
+    break;
+  case '?':
+    Type = T::QUESTION;
     break;
   case ',':
     Type = T::COMMA;
@@ -319,20 +335,11 @@ PtxTokenSource::RawToken PtxTokenSource::lexOne() {
   case '@':
     Type = T::AT;
     break;
-  case '!':
-    Type = T::BANG;
-    break;
   case '+':
     Type = T::PLUS;
     break;
   case '-':
     Type = T::MINUS;
-    break;
-  case '|':
-    Type = T::PIPE;
-    break;
-  case '=':
-    Type = T::EQ;
     break;
   default: {
     unsigned char U = static_cast<unsigned char>(C);
@@ -350,6 +357,26 @@ PtxTokenSource::RawToken PtxTokenSource::lexOne() {
   }
   }
   return make(Type, B, B + 1);
+}
+
+PtxTokenSource::RawToken PtxTokenSource::lexOperator(size_t B) {
+  // The one- and two-character operators starting with these, longest match first (`<<` before `<`).
+  char C = Text[B], D = B + 1 < Text.size() ? Text[B + 1] : 0;
+  auto Two = [&](size_t Type) { return make(Type, B, B + 2); };
+  switch (C) {
+  case '<':
+    return D == '<' ? Two(T::SHL) : D == '=' ? Two(T::LE) : make(T::LT, B, B + 1);
+  case '>':
+    return D == '>' ? Two(T::SHR) : D == '=' ? Two(T::GE) : make(T::GT, B, B + 1);
+  case '=':
+    return D == '=' ? Two(T::EQEQ) : make(T::EQ, B, B + 1);
+  case '!':
+    return D == '=' ? Two(T::NE) : make(T::BANG, B, B + 1);
+  case '|':
+    return D == '|' ? Two(T::OROR) : make(T::PIPE, B, B + 1);
+  default:
+    return D == '&' ? Two(T::ANDAND) : make(T::AMP, B, B + 1);
+  }
 }
 
 void PtxTokenSource::lexAll(std::vector<PtxToken> &Out, const char *WholeSource) {

@@ -62,6 +62,7 @@ private:
   RawToken make(size_t Type, size_t Begin, size_t End);
   size_t lexDotWord(size_t Begin);
   size_t lexNumber(size_t Begin, size_t &Type);
+  RawToken lexOperator(size_t Begin);
 
   llvm::StringRef Text;
   uint32_t Base;
