@@ -58,7 +58,15 @@ std::unique_ptr<codegen::CompiledModule> compile(const std::string &Text) {
   return std::move(*CM);
 }
 
-/// A launch of kernel "k" of its own module with its parameters bound.
+/// CPU time of the process: on a loaded machine it varies less than the wall clock (the launch's threads wait
+/// without spinning).
+double cpuMs() {
+  timespec Ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &Ts);
+  return double(Ts.tv_sec) * 1e3 + double(Ts.tv_nsec) / 1e6;
+}
+
+/// A launch of kernel "k" of its own module with its parameters bound; each launch's CPU time is kept too.
 struct Run {
   std::unique_ptr<codegen::CompiledModule> M;
   codegen::LaunchConfig Config;
@@ -72,14 +80,20 @@ struct Run {
       std::memcpy(Params.data() + K->Params[I].Offset, &Args[I], K->Params[I].Size);
     Config.Grid = Grid, Config.Block = Block, Config.Workers = Workers;
   }
+  std::vector<double> CpuMs;
+
   double ms() {
     auto T0 = Clock::now();
+    double C0 = cpuMs();
     if (auto E = codegen::launchKernel(*M, *M->kernel("k"), Config, Params.data())) {
       std::fprintf(stderr, "launch: %s\n", llvm::toString(std::move(E)).c_str());
       std::exit(1);
     }
+    CpuMs.push_back(cpuMs() - C0);
     return std::chrono::duration<double, std::milli>(Clock::now() - T0).count();
   }
+  /// The median CPU time of the launches after the first (untimed) one.
+  double cpuMedian() const { return median(std::vector<double>(CpuMs.begin() + !CpuMs.empty(), CpuMs.end())); }
 };
 
 /// Medians of A and B over Reps alternating runs (after one untimed run of each).
@@ -230,8 +244,9 @@ void benchWarpCollective(const Options &O, const char *Name, const std::string &
   Partial.ms();
   std::printf("== %s: %s over %u threads, median of %d\n", Name, Collective.substr(0, Collective.find(' ')).c_str(), N,
               O.Reps);
-  std::printf("partial mask (even lanes): %10.2f ms  %s\nfull mask:                 %10.2f ms\n", TP,
-              Check(Out) ? "ok" : "WRONG", TF);
+  std::printf("partial mask (even lanes): %10.2f ms  %10.2f cpu ms  %s\nfull mask:                 %10.2f ms  %10.2f "
+              "cpu ms\n",
+              TP, Partial.cpuMedian(), Check(Out) ? "ok" : "WRONG", TF, Full.cpuMedian());
 }
 
 void benchMatch(const Options &O) {
@@ -300,14 +315,6 @@ void benchAtomics(const Options &O) {
   std::printf("CAS-loop atomicAdd(double): %10.2f ms  (%.2fx float)  %s\natom.add.f64:               %10.2f ms  "
               "(%.2fx float)\natomicAdd(float):           %10.2f ms\n",
               TC, TC / TF, Same ? "sums equal" : "sums DIFFER", TN, TN / TF2, (TF + TF2) / 2);
-}
-
-/// CPU time of the process: on a loaded machine it varies less than the wall clock (the launch's threads wait
-/// without spinning).
-double cpuMs() {
-  timespec Ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &Ts);
-  return double(Ts.tv_sec) * 1e3 + double(Ts.tv_nsec) / 1e6;
 }
 
 /// Grid-stride copies (inputs/grid-stride-copy.cu: nvcc's PTX, its loop unrolled by four after a remainder
