@@ -164,6 +164,12 @@ static uint32_t ptxrt_tensor_tile(ThreadContext *C, const TensorMap *Map, char *
   if (M.Interleave != 0)
     raiseFault(C, LaunchFault::IllegalInstruction, "cp.async.bulk.tensor: interleaved tensor maps are not supported",
                true);
+  // The bytes of a map in device memory may have been written by anything: hold them to the encoder's limits, so
+  // a forged box cannot make the copy run unbounded.
+  for (unsigned I = 0; I < Dims; ++I)
+    if (M.BoxDim[I] == 0 || M.BoxDim[I] > 256 || M.ElementStride[I] == 0 || M.ElementStride[I] > 8 ||
+        !tensorMapElementBytes(M.DataType) || M.Swizzle > 3)
+      raiseFault(C, LaunchFault::IllegalInstruction, "cp.async.bulk.tensor: a tensor map field out of range", true);
   unsigned Elem = tensorMapElementBytes(M.DataType), Span = M.Swizzle ? 16u << M.Swizzle : 0;
   RedKind K = kindOfMapType(M.DataType);
   // An H100 ignores the element stride of dimension 0 (the box's rows are loaded whole, tma/
@@ -184,6 +190,8 @@ static uint32_t ptxrt_tensor_tile(ThreadContext *C, const TensorMap *Map, char *
         raiseFault(C, LaunchFault::IllegalInstruction,
                    "cp.async.bulk.tensor: a store or reduction box at a negative or unaligned coordinate", true);
   uint32_t Base = static_cast<uint32_t>(Smem - C->Shared);
+  if (uint64_t(Base) + Total / N[0] * Pitch > C->TotalSmemSize)
+    raiseFault(C, LaunchFault::IllegalAddress, "cp.async.bulk.tensor: the box does not fit in shared memory", true);
   uint64_t J[5] = {0, 0, 0, 0, 0};
   for (uint64_t Lin = 0; Lin < Total; ++Lin) {
     bool In = true;
