@@ -14,6 +14,8 @@ const std::vector<std::pair<std::string, void *>> &ptxforge::codegen::exec::runt
     registerIntegerHelpers(T);
     registerTextureHelpers(T);
     registerMemcheckHelpers(T);
+    registerTensorMapHelpers(T);
+    registerWarpgroupHelpers(T);
     return T;
   }();
   return Table;

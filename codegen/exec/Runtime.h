@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <csetjmp>
 #include <cstdint>
 #include <cstring>
@@ -32,6 +33,24 @@ namespace ptxforge::codegen::exec {
   return F;
 }
 
+/// A bf16 value, exactly.
+[[gnu::always_inline]] inline float bf16ToFloat(uint16_t H) {
+  uint32_t U = static_cast<uint32_t>(H) << 16;
+  float F;
+  memcpy(&F, &U, 4);
+  return F;
+}
+
+/// An fp8 value: E4M3 (bias 7, no infinities, S.1111.111 the NaN) or E5M2 (bias 15, IEEE-like). mma operands are
+/// finite by the ISA's rules, so the NaN encodings only need to decode to something.
+[[gnu::always_inline]] inline double fp8ToDouble(uint32_t Bits, bool E5M2) {
+  unsigned Man = E5M2 ? 2 : 3, Bias = E5M2 ? 15 : 7;
+  unsigned E = (Bits & 0x7f) >> Man, M = Bits & ((1u << Man) - 1);
+  double V = E ? std::ldexp(1.0 + std::ldexp(double(M), -int(Man)), int(E) - int(Bias))
+               : std::ldexp(double(M), 1 - int(Bias) - int(Man));
+  return (Bits & 0x80) ? -V : V;
+}
+
 /// Name -> address of every runtime helper.
 const std::vector<std::pair<std::string, void *>> &runtimeHelpers();
 
@@ -48,6 +67,8 @@ void registerIntegerHelpers(HelperTable &T);
 void registerWarpHelpers(HelperTable &T);    ///< WarpCollectives.cpp
 void registerAsyncHelpers(HelperTable &T);   ///< AsyncHelpers.cpp (mbarrier, cp.async, atomics on f16/bf16)
 void registerTextureHelpers(HelperTable &T); ///< TextureHelpers.cpp (tex, tld4, txq, suld, sust, sured, suq)
+void registerTensorMapHelpers(HelperTable &T); ///< TensorMapHelpers.cpp (cp.async.bulk.tensor, bulk reductions)
+void registerWarpgroupHelpers(HelperTable &T); ///< WarpgroupHelpers.cpp (wgmma)
 
 /// Ends the calling thread's block with Kind as the launch's fault (MiscHelpers.cpp). ThreadKnown: C's %tid
 /// names the thread (a call from the thread's code); Location: the PTX instruction's file:line:col, if known.
@@ -102,6 +123,12 @@ struct CollectiveSlot {
   uint64_t In[32][MaxIn];
   uint64_t Out[32][MaxOut];
 };
+
+/// A full-warp collective for helpers outside WarpCollectives.cpp: deposits this lane's In words, waits for the
+/// warp's other live lanes at the same (Kind, Site), and has the first lane to see them all call
+/// Compute(slot, Arg) once for every participant (results go wherever Compute writes them).
+void warpCollective(ThreadContext *C, uint32_t Kind, uint32_t Site, const uint64_t *In, unsigned NIn,
+                    void (*Compute)(CollectiveSlot &, void *), void *Arg);
 
 struct WarpState {
   std::vector<std::unique_ptr<CollectiveSlot>> Slots;

@@ -104,16 +104,6 @@ void collective(ThreadContext *C, uint32_t Kind, uint32_t Mask, uint32_t Site, c
 // The per-element helpers are forced inline: a wmma moves 1.3K elements, and calls to them were half its time.
 enum ElemType : uint32_t { ETNone, ETF16, ETBF16, ETTF32, ETF32, ETF64, ETS8, ETU8, ETS32, ETS4, ETU4, ETE4M3, ETE5M2 };
 
-/// An fp8 value: E4M3 (bias 7, no infinities, S.1111.111 the NaN) or E5M2 (bias 15, IEEE-like). mma operands are
-/// finite by the ISA's rules, so the NaN encodings only need to decode to something.
-[[gnu::always_inline]] inline double fp8ToDouble(uint32_t Bits, bool E5M2) {
-  unsigned Man = E5M2 ? 2 : 3, Bias = E5M2 ? 15 : 7;
-  unsigned E = (Bits & 0x7f) >> Man, M = Bits & ((1u << Man) - 1);
-  double V = E ? std::ldexp(1.0 + std::ldexp(double(M), -int(Man)), int(E) - int(Bias))
-               : std::ldexp(double(M), 1 - int(Bias) - int(Man));
-  return (Bits & 0x80) ? -V : V;
-}
-
 [[gnu::always_inline]] inline unsigned elemBits(uint32_t T) {
   switch (T) {
   case ETF16:
@@ -801,4 +791,9 @@ void ptxforge::codegen::exec::registerWarpHelpers(HelperTable &T) {
   T.push_back({"ptxrt_movmatrix", reinterpret_cast<void *>(&ptxrt_movmatrix)});
   T.push_back({"ptxrt_wmma_ldst", reinterpret_cast<void *>(&ptxrt_wmma_ldst)});
   registerRegionHelpers(T);
+}
+
+void ptxforge::codegen::exec::warpCollective(ThreadContext *C, uint32_t Kind, uint32_t Site, const uint64_t *In,
+                                             unsigned NIn, void (*Compute)(CollectiveSlot &, void *), void *Arg) {
+  collective(C, Kind, 0xffffffffu, Site, In, NIn, nullptr, 0, [&](CollectiveSlot &S) { Compute(S, Arg); });
 }

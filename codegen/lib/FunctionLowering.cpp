@@ -482,7 +482,7 @@ bool FunctionLowering::lowerInstruction(const ptx::Instruction &I) {
     checkMisalignment(*this, /*Deferrable=*/IsKernel);
   bool Lowered = lowerControl(*this, I) || lowerMemory(*this, I) || lowerInteger(*this, I) || lowerFloat(*this, I) ||
                  lowerConvert(*this, I) || lowerWarp(*this, I) || lowerAtomic(*this, I) || lowerAsync(*this, I) ||
-                 lowerMatrix(*this, I) || lowerTexture(*this, I) || unsupported(I);
+                 lowerMatrix(*this, I) || lowerTexture(*this, I) || lowerWarpgroup(*this, I) || unsupported(I);
   if (Lowered && ML.Memcheck && synchronizesOtherwise(I) && !B.GetInsertBlock()->getTerminator())
     callHelper("ptxrt_mc_barrier", B.getVoidTy(),
                {threadCtx(), llvm::ConstantPointerNull::get(B.getPtrTy()), B.getInt32(2)});

@@ -173,6 +173,9 @@ bool lowerAtomic(FunctionLowering &L, const ptx::Instruction &I);
 bool lowerAsync(FunctionLowering &L, const ptx::Instruction &I);   ///< cp.async*, mbarrier (lower/AsyncOps.cpp)
 bool lowerMatrix(FunctionLowering &L, const ptx::Instruction &I);  ///< ldmatrix/stmatrix/mma/wmma (lower/MatrixOps.cpp)
 bool lowerTexture(FunctionLowering &L, const ptx::Instruction &I); ///< tex/tld4/txq/su* (lower/TextureOps.cpp)
+/// cp.async.bulk.tensor, cp.reduce.async.bulk(.tensor), called by lowerAsync (lower/BulkCopyOps.cpp)
+bool lowerBulkCopy(FunctionLowering &L, const ptx::Instruction &I);
+bool lowerWarpgroup(FunctionLowering &L, const ptx::Instruction &I); ///< wgmma (lower/WarpgroupOps.cpp)
 /// Scratch memory for a runtime helper's in/out arrays: Count x Ty, valid from the stores before one helper
 /// call to the loads right after it. Slot S is one alloca per function (in the entry block, grown to the
 /// largest Count asked for), shared by every instruction that uses it: a fresh alloca per instruction made

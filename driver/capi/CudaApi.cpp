@@ -18,6 +18,7 @@
 #include "ptxforge/driver/Link.h"
 #include "ptxforge/driver/Memory.h"
 #include "ptxforge/driver/Module.h"
+#include "ptxforge/driver/TensorMap.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/MathExtras.h"
@@ -4513,4 +4514,60 @@ PTXFORGE_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cu
 
 PTXFORGE_API CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags) {
   return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, nullptr);
+}
+
+// ---- tensor maps (driver/lib/TensorMap.cpp): pure encodings, no context needed ----
+
+PTXFORGE_API CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType,
+                                             cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim,
+                                             const cuuint64_t *globalStrides, const cuuint32_t *boxDim,
+                                             const cuuint32_t *elementStrides, CUtensorMapInterleave interleave,
+                                             CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,
+                                             CUtensorMapFloatOOBfill oobFill) {
+  TiledTensorMapArgs A{static_cast<uint32_t>(tensorDataType),
+                       tensorRank,
+                       globalAddress,
+                       globalDim,
+                       globalStrides,
+                       boxDim,
+                       elementStrides,
+                       static_cast<uint32_t>(interleave),
+                       static_cast<uint32_t>(swizzle),
+                       static_cast<uint32_t>(l2Promotion),
+                       static_cast<uint32_t>(oobFill)};
+  return encodeTiledTensorMap(reinterpret_cast<codegen::TensorMap *>(tensorMap), A) ? CUDA_SUCCESS
+                                                                                    : CUDA_ERROR_INVALID_VALUE;
+}
+
+PTXFORGE_API CUresult cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType,
+                                              cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim,
+                                              const cuuint64_t *globalStrides, const int *pixelBoxLowerCorner,
+                                              const int *pixelBoxUpperCorner, cuuint32_t channelsPerPixel,
+                                              cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides,
+                                              CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
+                                              CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
+  Im2colTensorMapArgs A;
+  A.Common = {static_cast<uint32_t>(tensorDataType),
+              tensorRank,
+              globalAddress,
+              globalDim,
+              globalStrides,
+              nullptr,
+              elementStrides,
+              static_cast<uint32_t>(interleave),
+              static_cast<uint32_t>(swizzle),
+              static_cast<uint32_t>(l2Promotion),
+              static_cast<uint32_t>(oobFill)};
+  A.PixelBoxLowerCorner = pixelBoxLowerCorner;
+  A.PixelBoxUpperCorner = pixelBoxUpperCorner;
+  A.ChannelsPerPixel = channelsPerPixel;
+  A.PixelsPerColumn = pixelsPerColumn;
+  return encodeIm2colTensorMap(reinterpret_cast<codegen::TensorMap *>(tensorMap), A) ? CUDA_SUCCESS
+                                                                                     : CUDA_ERROR_INVALID_VALUE;
+}
+
+PTXFORGE_API CUresult cuTensorMapReplaceAddress(CUtensorMap *tensorMap, void *globalAddress) {
+  return replaceTensorMapAddress(reinterpret_cast<codegen::TensorMap *>(tensorMap), globalAddress)
+             ? CUDA_SUCCESS
+             : CUDA_ERROR_INVALID_VALUE;
 }

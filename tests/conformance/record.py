@@ -52,7 +52,23 @@ def load_module(ptx):
     return mod
 
 
+def tensor_map(m, addrs):
+    """The 128 bytes cuTensorMapEncodeTiled writes for a "tensormap" parameter (cases/README.md)."""
+    r = len(m["global_dim"])
+    buf = ctypes.create_string_buffer(128 + 64)
+    aligned = (ctypes.addressof(buf) + 63) & ~63
+    u64s, u32s = ctypes.c_uint64 * 5, ctypes.c_uint32 * 5
+    check(cu.cuTensorMapEncodeTiled(
+        ctypes.c_void_p(aligned), m["data_type"], r, ctypes.c_void_p(addrs[m["buffer"]] + m.get("offset", 0)),
+        u64s(*m["global_dim"]), u64s(*m["global_strides"]), u32s(*m["box_dim"]), u32s(*m["element_strides"]),
+        m.get("interleave", 0), m.get("swizzle", 0), m.get("l2_promotion", 0), m.get("oob_fill", 0)),
+        "cuTensorMapEncodeTiled")
+    return ctypes.string_at(aligned, 128)
+
+
 def param_bytes(p, addrs):
+    if p.get("type") == "tensormap":
+        return tensor_map(p["tensormap"], addrs)
     if "buffer" in p:
         return struct.pack("<Q", addrs[p["buffer"]] + p.get("offset", 0))
     t = p["type"]

@@ -7,6 +7,7 @@
 #include "ptxforge/codegen/Launch.h"
 #include "ptxforge/codegen/Texture.h"
 #include "ptxforge/driver/Settings.h"
+#include "ptxforge/driver/TensorMap.h"
 #include "ptxforge/ptx/Frontend.h"
 #include "ptxforge/support/InputFile.h"
 
@@ -293,10 +294,47 @@ std::string makeObjects(const json &C, std::map<std::string, Buffer> &Buffers, T
   return "";
 }
 
+/// A "tensormap" parameter (cases/README.md): the map cuTensorMapEncodeTiled makes over a case buffer.
+bool encodeTensorMap(std::vector<char> &Bytes, const json &M, std::map<std::string, Buffer> &Buffers,
+                     std::string &Err) {
+  auto It = Buffers.find(M.value("buffer", ""));
+  if (It == Buffers.end()) {
+    Err = "tensormap: unknown buffer";
+    return false;
+  }
+  auto list = [&](const char *Key, auto Zero) {
+    std::vector<decltype(Zero)> V;
+    for (const json &E : M.value(Key, json::array()))
+      V.push_back(E.get<decltype(Zero)>());
+    V.resize(5, Zero);
+    return V;
+  };
+  std::vector<uint64_t> Dims = list("global_dim", uint64_t(0)), Strides = list("global_strides", uint64_t(0));
+  std::vector<uint32_t> Box = list("box_dim", uint32_t(0)), ElemStrides = list("element_strides", uint32_t(0));
+  driver::TiledTensorMapArgs A;
+  A.DataType = M.value("data_type", 0u);
+  A.Rank = static_cast<uint32_t>(M.value("global_dim", json::array()).size());
+  A.GlobalAddress = It->second.Data + M.value("offset", 0ull);
+  A.GlobalDim = Dims.data(), A.GlobalStrides = Strides.data(), A.BoxDim = Box.data();
+  A.ElementStrides = ElemStrides.data();
+  A.Interleave = M.value("interleave", 0u), A.Swizzle = M.value("swizzle", 0u);
+  A.L2Promotion = M.value("l2_promotion", 0u), A.OobFill = M.value("oob_fill", 0u);
+  alignas(64) codegen::TensorMap Map;
+  if (!driver::encodeTiledTensorMap(&Map, A)) {
+    Err = "tensormap: cuTensorMapEncodeTiled rejects its arguments";
+    return false;
+  }
+  const char *Raw = reinterpret_cast<const char *>(&Map);
+  Bytes.insert(Bytes.end(), Raw, Raw + sizeof(Map));
+  return true;
+}
+
 /// The bytes one case.json parameter passes (FORMAT.md "params").
 bool encodeParam(std::vector<char> &Bytes, const json &P, std::map<std::string, Buffer> &Buffers,
                  const TextureResources &Tex, std::string &Err) {
   std::string T = P.value("type", "u32");
+  if (T == "tensormap")
+    return encodeTensorMap(Bytes, P["tensormap"], Buffers, Err);
   if (T == "bytes") {
     std::string Hex = P["hex"];
     for (size_t I = 0; I + 1 < Hex.size(); I += 2)

@@ -1,7 +1,8 @@
 // Asynchronous copies and mbarriers: cp.async(.ca/.cg, commit/wait groups, .mbarrier.arrive), cp.async.bulk
 // (global<->shared with mbarrier transaction counts and bulk groups) and every mbarrier operation. Copies run
 // at once (a legal schedule of an asynchronous copy), so the group operations need no code; mbarrier state
-// lives in its 64-bit object and is handled by the helpers in exec/AsyncHelpers.cpp.
+// lives in its 64-bit object and is handled by the helpers in exec/AsyncHelpers.cpp. Tensor copies and bulk
+// reductions are lower/BulkCopyOps.cpp's.
 #include "FamilyLowering.h"
 
 namespace {
@@ -44,14 +45,16 @@ bool lowerCp(FunctionLowering &L, const ptx::Instruction &I) {
   auto &Ops = I.Operands;
   if (!I.has(Modifier::Async))
     return L.unsupported(I);
-  if (I.has(Modifier::Reduce) || I.has(Modifier::Tensor) || I.has(Modifier::Multicast_Cluster))
-    return L.unsupported(I, "bulk reductions, tensor copies and multicast");
   // Group bookkeeping and prefetches: every copy has completed already.
   if (I.has(Modifier::CommitGroup) || I.has(Modifier::WaitGroup) || I.has(Modifier::WaitAll) ||
       I.has(Modifier::Prefetch)) {
     B.CreateFence(llvm::AtomicOrdering::AcquireRelease);
     return true;
   }
+  if (I.has(Modifier::Multicast_Cluster))
+    return L.unsupported(I, "multicast");
+  if (I.has(Modifier::Reduce) || I.has(Modifier::Tensor))
+    return lowerBulkCopy(L, I);
   if (I.has(Modifier::Mbarrier) && I.has(Modifier::Arrive)) {
     // cp.async.mbarrier.arrive{.noinc}{.shared}.b64 [addr]
     L.callHelper("ptxrt_mbar_cp_arrive", B.getVoidTy(),

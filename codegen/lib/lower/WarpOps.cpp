@@ -28,6 +28,8 @@ bool ptxforge::codegen::detail::synchronizesThreads(const ptx::Instruction &I) {
   case Opcode::Mma:
   case Opcode::Wmma:
     return true;
+  case Opcode::Wgmma: // a warp collective when A comes from registers
+    return I.has(Modifier::MmaAsync);
   case Opcode::Cp: // cp.async.mbarrier.arrive / bulk copies completing mbarrier transactions
     return I.has(Modifier::Mbarrier) || I.has(Modifier::Mbarrier_CompleteTx_Bytes);
   default:

@@ -12,6 +12,8 @@ import random
 import struct
 import sys
 
+import hopper
+
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
 
 # ---- edge-case values ----
@@ -851,6 +853,7 @@ matrix()
 elect()
 mbarrier()
 mma_fp8()
+hopper.generate(OUT, cases)
 with open(os.path.join(OUT, "index.json"), "w") as f:
     json.dump({"format": "ptx-conformance-1", "cases": sorted(cases, key=lambda c: c["name"])}, f, indent=1)
     f.write("\n")

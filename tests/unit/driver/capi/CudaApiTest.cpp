@@ -100,6 +100,26 @@ TEST_CASE("every device attribute has a value") {
   CHECK(std::memcmp(U1.bytes, U2.bytes, 16) == 0);
 }
 
+TEST_CASE("cuTensorMapEncodeTiled is reachable through cuGetProcAddress, as CUDA programs call it") {
+  void *Fn = nullptr;
+  CUdriverProcAddressQueryResult Status;
+  REQUIRE(cuGetProcAddress("cuTensorMapEncodeTiled", &Fn, 12000, 0, &Status) == CUDA_SUCCESS);
+  REQUIRE(Fn == reinterpret_cast<void *>(&cuTensorMapEncodeTiled));
+  alignas(16) static char Global[64 * 128];
+  CUtensorMap Map;
+  cuuint64_t Dims[2] = {64, 64}, Strides[1] = {128};
+  cuuint32_t Box[2] = {32, 8}, ElemStrides[2] = {1, 1};
+  auto Encode = reinterpret_cast<decltype(&cuTensorMapEncodeTiled)>(Fn);
+  CHECK(Encode(&Map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, Global, Dims, Strides, Box, ElemStrides,
+               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS);
+  CHECK(Encode(&Map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, Global, Dims, Strides, Box, ElemStrides,
+               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_32B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_ERROR_INVALID_VALUE); // 64-byte rows, 32-byte swizzle
+  CHECK(cuTensorMapReplaceAddress(&Map, Global + 16) == CUDA_SUCCESS);
+  CHECK(cuTensorMapReplaceAddress(&Map, Global + 8) == CUDA_ERROR_INVALID_VALUE);
+}
+
 TEST_CASE("cuGetProcAddress resolves names by version") {
   void *Fn = nullptr;
   CUdriverProcAddressQueryResult Status;

@@ -1,0 +1,117 @@
+// The Tensor Memory Accelerator's instructions: cp.async.bulk.tensor.{1..5}d (tile mode, global -> shared with
+// mbarrier::complete_tx::bytes, shared -> global with bulk_group), cp.reduce.async.bulk.tensor and the
+// non-tensor cp.reduce.async.bulk. The copy runs at once in exec/TensorMapHelpers.cpp, which returns the
+// box's bytes; a load then completes that many transaction bytes on its mbarrier, as the GPU does when the
+// data has landed. lower/AsyncOps.cpp hands these forms over (lowerCp).
+#include "FamilyLowering.h"
+
+namespace {
+
+unsigned tensorDims(const ptx::Instruction &I) {
+  static constexpr Modifier Dims[] = {Modifier::G1d, Modifier::G2d, Modifier::G3d, Modifier::G4d, Modifier::G5d};
+  for (unsigned K = 0; K < 5; ++K)
+    if (I.has(Dims[K]))
+      return K + 1;
+  return 0;
+}
+
+/// The helpers' BulkOp for a reduction's operation (0 when none is named).
+uint32_t reduceOp(const ptx::Instruction &I) {
+  static constexpr std::pair<Modifier, uint32_t> Ops[] = {{Modifier::Add, 2}, {Modifier::Min, 3}, {Modifier::Max, 4},
+                                                          {Modifier::And, 5}, {Modifier::Or, 6},  {Modifier::Xor, 7},
+                                                          {Modifier::Inc, 8}, {Modifier::Dec, 9}};
+  for (auto [M, Code] : Ops)
+    if (I.has(M))
+      return Code;
+  return 0;
+}
+
+/// A `[tensorMap, {c0, ...}]` operand: the map's address (generic: a parameter, constant or global) and the
+/// coordinates stored into a 5 x i32 scratch buffer; null when the operand has another shape.
+std::pair<llvm::Value *, llvm::Value *> mapAndCoords(FunctionLowering &L, const ptx::Operand &Op, unsigned Dims) {
+  auto &B = L.b();
+  if (Op.Kind != ptx::OperandKind::Address || Op.Elements.size() != 1)
+    return {nullptr, nullptr};
+  auto Cs = operandElements(Op.Elements[0]);
+  if (Cs.size() != Dims)
+    return {nullptr, nullptr};
+  ptx::Operand Base = Op;
+  Base.Elements = {};
+  llvm::Value *Buf = scratchBuffer(L, B.getInt32Ty(), 5, 0);
+  for (unsigned K = 0; K < Dims; ++K)
+    B.CreateStore(L.read(*Cs[K], ScalarType::B32), B.CreateConstGEP1_32(B.getInt32Ty(), Buf, K));
+  return {L.address(Base, StateSpace::Generic), Buf};
+}
+
+bool lowerTensorCopy(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  unsigned Dims = tensorDims(I);
+  if (!Dims || I.has(Modifier::Im2col) || I.has(Modifier::Multicast_Cluster))
+    return L.unsupported(I, "only tile mode without multicast");
+  bool Load = I.has(Modifier::Mbarrier_CompleteTx_Bytes) || (Ops.size() >= 2 && Ops[0].Elements.empty());
+  uint32_t Op = I.has(Modifier::Reduce) ? reduceOp(I) : Load ? 0 : 1;
+  if (I.has(Modifier::Reduce) && !Op)
+    return L.unsupported(I, "reduction operation");
+  if (Ops.size() < (Load ? 3u : 2u))
+    return L.unsupported(I, "operands");
+  // load: [dstMem], [tensorMap, coords], [mbar]{, ctaMask}{, policy}; store/reduce: [tensorMap, coords], [srcMem]
+  const ptx::Operand &MapOp = Load ? Ops[1] : Ops[0];
+  auto [Map, Coords] = mapAndCoords(L, MapOp, Dims);
+  if (!Map)
+    return L.unsupported(I, "tensor coordinates");
+  llvm::Value *Smem = L.address(Load ? Ops[0] : Ops[1], StateSpace::Shared);
+  llvm::Value *Bytes = L.callHelper("ptxrt_tensor_tile", B.getInt32Ty(),
+                                    {L.threadCtx(), Map, Smem, Coords, B.getInt32(Dims), B.getInt32(Op)});
+  if (Load)
+    L.callHelper("ptxrt_mbar_complete_tx", B.getVoidTy(),
+                 {L.threadCtx(), L.address(Ops[2], StateSpace::Shared), Bytes});
+  return true;
+}
+
+/// The helpers' RedKind of a reduction's type.
+uint32_t reduceKind(ScalarType T) {
+  switch (T) {
+  case ScalarType::S32:
+  case ScalarType::S64:
+    return 1;
+  case ScalarType::F16:
+    return 2;
+  case ScalarType::BF16:
+    return 3;
+  case ScalarType::F32:
+    return 4;
+  case ScalarType::F64:
+    return 5;
+  default:
+    return 0;
+  }
+}
+
+bool lowerBulkReduce(FunctionLowering &L, const ptx::Instruction &I) {
+  // cp.reduce.async.bulk.dst.src.completion.op.type [dstMem], [srcMem], size{, [mbar]}{, policy}
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  uint32_t Op = reduceOp(I);
+  bool Half = I.type() == ScalarType::F16 || I.type() == ScalarType::BF16;
+  if (!Op || Ops.size() < 3 || (I.has(Modifier::Noftz) && !Half))
+    return L.unsupported(I, "reduction operation or type");
+  bool ToShared = I.has(Modifier::Mbarrier_CompleteTx_Bytes);
+  llvm::Value *Dst = L.address(Ops[0], ToShared ? StateSpace::Shared : StateSpace::Global);
+  llvm::Value *Src = L.address(Ops[1], StateSpace::Shared);
+  llvm::Value *Size = L.read(Ops[2], ScalarType::U32);
+  L.callHelper(
+      "ptxrt_bulk_reduce", B.getVoidTy(),
+      {Dst, Src, Size, B.getInt32(ptx::bitWidth(I.type()) / 8), B.getInt32(reduceKind(I.type())), B.getInt32(Op)});
+  if (ToShared && Ops.size() > 3)
+    L.callHelper("ptxrt_mbar_complete_tx", B.getVoidTy(), {L.threadCtx(), L.address(Ops[3], StateSpace::Shared), Size});
+  return true;
+}
+
+} // namespace
+
+bool ptxforge::codegen::detail::lowerBulkCopy(FunctionLowering &L, const ptx::Instruction &I) {
+  if (I.has(Modifier::Tensor))
+    return lowerTensorCopy(L, I);
+  return lowerBulkReduce(L, I);
+}

@@ -1,0 +1,125 @@
+// wgmma: warpgroup matrix products (exec/WarpgroupHelpers.cpp). wgmma.mma_async hands the helper its
+// descriptors, its A registers (when A is not in shared memory) and its D registers through scratch buffers,
+// and reads D back; the product completes at once, so wgmma.fence, commit_group and wait_group only order
+// memory.
+#include "FamilyLowering.h"
+
+namespace {
+
+/// exec/WarpgroupHelpers.cpp's element type codes (as lower/MatrixOps.cpp's).
+uint32_t wgType(ScalarType T) {
+  switch (T) {
+  case ScalarType::F16:
+    return 1;
+  case ScalarType::BF16:
+    return 2;
+  case ScalarType::TF32:
+    return 3;
+  case ScalarType::F32:
+    return 4;
+  case ScalarType::S8:
+    return 6;
+  case ScalarType::U8:
+    return 7;
+  case ScalarType::S32:
+    return 8;
+  case ScalarType::E4M3:
+    return 11;
+  case ScalarType::E5M2:
+    return 12;
+  default:
+    return 0;
+  }
+}
+
+/// N of the instruction's m64nNkK shape (0 when none), from the shape modifier's spelling.
+unsigned shapeN(const ptx::Instruction &I, unsigned &K) {
+  for (const ptx::Qualifier &Q : I.Qualifiers) {
+    if (Q.K != ptx::Qualifier::Kind::Modifier)
+      continue;
+    llvm::StringRef Name = ptx::spell(static_cast<Modifier>(Q.Value));
+    unsigned N;
+    if (!Name.consume_front("m64n"))
+      continue;
+    auto Parts = Name.split('k');
+    if (Parts.first.getAsInteger(10, N) || Parts.second.getAsInteger(10, K))
+      continue;
+    return N;
+  }
+  return 0;
+}
+
+/// An immediate operand's value (the imm-scale/imm-trans operands); Default when absent.
+int64_t immediate(const ptx::Instruction &I, size_t Index, int64_t Default) {
+  if (Index >= I.Operands.size() || I.Operands[Index].Kind != ptx::OperandKind::Immediate)
+    return Default;
+  return static_cast<int64_t>(I.Operands[Index].Bits);
+}
+
+bool lowerMmaAsync(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  unsigned K = 0, N = shapeN(I, K);
+  if (I.has(Modifier::Sp) || I.typeCount() != 3 || Ops.size() < 4)
+    return L.unsupported(I, "sparse or mistyped wgmma");
+  ScalarType TD = I.type(0), TA = I.type(1), TB = I.type(2);
+  uint32_t CD = wgType(TD), CA = wgType(TA), CB = wgType(TB);
+  unsigned ABytes = CA == 1 || CA == 2 ? 2 : CA == 3 ? 4 : 1;
+  if (!N || N % 8 || N > 256 || !CD || !CA || !CB || K != 32 / ABytes || (CD != 4 && CD != 1 && CD != 8))
+    return L.unsupported(I, "wgmma shape or types");
+  auto DE = operandElements(Ops[0]);
+  unsigned DWords = CD == 1 ? N / 4 : N / 2;
+  if (DE.size() != DWords)
+    return L.unsupported(I, "wgmma D registers");
+  bool ARegs = Ops[1].Kind == ptx::OperandKind::Vector;
+  bool Int = CD == 8;
+  // Operands after b-desc: scale-d, then (floating types) imm-scale-a, imm-scale-b, then imm-trans-a (A in shared
+  // memory only) and imm-trans-b (16-bit types only).
+  size_t Next = 4;
+  uint32_t Flags = ARegs ? 1 : 0;
+  if (!Int) {
+    Flags |= immediate(I, Next++, 1) == -1 ? 8 : 0;
+    Flags |= immediate(I, Next++, 1) == -1 ? 16 : 0;
+    if (ABytes == 2) {
+      if (!ARegs)
+        Flags |= immediate(I, Next++, 0) ? 2 : 0;
+      Flags |= immediate(I, Next++, 0) ? 4 : 0;
+    }
+  }
+  if (I.has(Modifier::Satfinite))
+    Flags |= 32;
+  llvm::Value *ADesc = B.getInt64(0);
+  llvm::Value *ABuf = scratchBuffer(L, B.getInt32Ty(), 4, 3);
+  if (ARegs) {
+    auto AE = operandElements(Ops[1]);
+    if (AE.size() != 4)
+      return L.unsupported(I, "wgmma A registers");
+    for (unsigned J = 0; J < 4; ++J)
+      B.CreateStore(L.read(*AE[J], ScalarType::B32), B.CreateConstGEP1_32(B.getInt32Ty(), ABuf, J));
+  } else {
+    ADesc = L.read(Ops[1], ScalarType::B64);
+  }
+  llvm::Value *DBuf = scratchBuffer(L, B.getInt32Ty(), 128, 2);
+  for (unsigned J = 0; J < DWords; ++J)
+    B.CreateStore(L.read(*DE[J], ScalarType::B32), B.CreateConstGEP1_32(B.getInt32Ty(), DBuf, J));
+  llvm::Value *ScaleD = B.CreateZExt(L.read(Ops[3], ScalarType::Pred), B.getInt32Ty());
+  uint64_t Types = CA | CB << 8 | CD << 16 | uint64_t(Flags) << 32;
+  L.callHelper(
+      "ptxrt_wgmma", B.getVoidTy(),
+      {L.threadCtx(), B.getInt64(Types), B.getInt32(N), ADesc, ABuf, L.read(Ops[2], ScalarType::B64), ScaleD, DBuf});
+  for (unsigned J = 0; J < DWords; ++J)
+    L.write(*DE[J], ScalarType::B32, B.CreateLoad(B.getInt32Ty(), B.CreateConstGEP1_32(B.getInt32Ty(), DBuf, J)));
+  return true;
+}
+
+} // namespace
+
+bool ptxforge::codegen::detail::lowerWarpgroup(FunctionLowering &L, const ptx::Instruction &I) {
+  if (I.Op != Opcode::Wgmma)
+    return false;
+  if (I.has(Modifier::MmaAsync))
+    return lowerMmaAsync(L, I);
+  // fence / commit_group / wait_group: the products are complete already; order the registers' memory.
+  L.b().CreateFence(llvm::AtomicOrdering::AcquireRelease);
+  return true;
+}
