@@ -367,9 +367,6 @@ extern "C" uint32_t ptxrt_cvt_narrow_packed(uint32_t Code, uint32_t SrcFmt, uint
 }
 
 void ptxforge::codegen::exec::registerHalfMathHelpers(HelperTable &T) {
-  T.push_back({"ptxrt_half_op", (void *)&ptxrt_half_op});
-  T.push_back({"ptxrt_cvt_narrow_f64", (void *)&ptxrt_cvt_narrow_f64});
-  T.push_back({"ptxrt_cvt_tf32_f32", (void *)&ptxrt_cvt_tf32_f32});
-  T.push_back({"ptxrt_cvt_narrow_int", (void *)&ptxrt_cvt_narrow_int});
-  T.push_back({"ptxrt_cvt_narrow_packed", (void *)&ptxrt_cvt_narrow_packed});
+  T.insert(T.end(), {PTXRT_HELPER(ptxrt_half_op), PTXRT_HELPER(ptxrt_cvt_narrow_f64), PTXRT_HELPER(ptxrt_cvt_tf32_f32),
+                     PTXRT_HELPER(ptxrt_cvt_narrow_int), PTXRT_HELPER(ptxrt_cvt_narrow_packed)});
 }
