@@ -342,6 +342,11 @@ TEST_CASE("devices, kernels of another device, version") {
   CHECK(S->launch(kernel("stop"), {{1}, {1}}, Arguments()).error().code() == ErrorCode::InvalidArgument);
   O.CC = ComputeCapability{4, 2};
   CHECK(Device::create(O).error().code() == ErrorCode::InvalidArgument);
+  // The default device (13.0) is an entry of the architecture table, as the real ones are; 13.1 is no device.
+  O.CC = ComputeCapability{13, 0};
+  CHECK(Device::create(O).ok());
+  O.CC = ComputeCapability{13, 1};
+  CHECK(Device::create(O).error().code() == ErrorCode::InvalidArgument);
 }
 
 TEST_CASE("a failed device assert is an error value; the same kernel runs again") {
