@@ -243,10 +243,10 @@ int runObjdump(const ObjdumpOptions &O) {
 } // namespace
 
 void addObjdumpCommand(CLI::App &App, Runner &Run) {
-  auto Opts = std::make_shared<ObjdumpOptions>();
   CLI::App *Cmd = App.add_subcommand(
       "objdump", "List, dump and extract the PTX, ELF and host-native entries of fatbinaries and of ELF files "
                  "with CUDA code (cuobjdump); with no action, print every entry's header");
+  auto Opts = std::make_shared<ObjdumpOptions>();
   addInputs(*Cmd, Opts->Inputs, "fatbinary files, ELF executables, shared libraries or objects");
   Cmd->add_flag("--list-ptx", Opts->ListPtx, "list the PTX entries (cuobjdump -lptx)");
   Cmd->add_flag("--list-elf", Opts->ListElf, "list the ELF (SASS) entries (cuobjdump -lelf)");
