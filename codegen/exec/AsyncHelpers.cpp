@@ -238,16 +238,9 @@ static uint32_t ptxrt_atom_add_f32(uint32_t *P, uint32_t V, uint32_t Flush) {
 }
 
 void ptxforge::codegen::exec::registerAsyncHelpers(HelperTable &T) {
-  T.push_back({"ptxrt_mbar_init", reinterpret_cast<void *>(&ptxrt_mbar_init)});
-  T.push_back({"ptxrt_mbar_inval", reinterpret_cast<void *>(&ptxrt_mbar_inval)});
-  T.push_back({"ptxrt_mbar_arrive", reinterpret_cast<void *>(&ptxrt_mbar_arrive)});
-  T.push_back({"ptxrt_mbar_expect_tx", reinterpret_cast<void *>(&ptxrt_mbar_expect_tx)});
-  T.push_back({"ptxrt_mbar_complete_tx", reinterpret_cast<void *>(&ptxrt_mbar_complete_tx)});
-  T.push_back({"ptxrt_mbar_wait", reinterpret_cast<void *>(&ptxrt_mbar_wait)});
-  T.push_back({"ptxrt_mbar_pending_count", reinterpret_cast<void *>(&ptxrt_mbar_pending_count)});
-  T.push_back({"ptxrt_mbar_cp_arrive", reinterpret_cast<void *>(&ptxrt_mbar_cp_arrive)});
-  T.push_back({"ptxrt_cp_async", reinterpret_cast<void *>(&ptxrt_cp_async)});
-  T.push_back({"ptxrt_cp_bulk", reinterpret_cast<void *>(&ptxrt_cp_bulk)});
-  T.push_back({"ptxrt_atom_half", reinterpret_cast<void *>(&ptxrt_atom_half)});
-  T.push_back({"ptxrt_atom_add_f32", reinterpret_cast<void *>(&ptxrt_atom_add_f32)});
+  T.insert(T.end(),
+           {PTXRT_HELPER(ptxrt_mbar_init), PTXRT_HELPER(ptxrt_mbar_inval), PTXRT_HELPER(ptxrt_mbar_arrive),
+            PTXRT_HELPER(ptxrt_mbar_expect_tx), PTXRT_HELPER(ptxrt_mbar_complete_tx), PTXRT_HELPER(ptxrt_mbar_wait),
+            PTXRT_HELPER(ptxrt_mbar_pending_count), PTXRT_HELPER(ptxrt_mbar_cp_arrive), PTXRT_HELPER(ptxrt_cp_async),
+            PTXRT_HELPER(ptxrt_cp_bulk), PTXRT_HELPER(ptxrt_atom_half), PTXRT_HELPER(ptxrt_atom_add_f32)});
 }

@@ -152,6 +152,5 @@ void ptxforge::codegen::exec::flushDevicePrintf() {
 }
 
 void ptxforge::codegen::exec::registerDeviceLibrary(HelperTable &T) {
-  T.push_back({"ptxrt_vprintf", reinterpret_cast<void *>(&ptxrt_vprintf)});
-  T.push_back({"ptxrt_assertfail", reinterpret_cast<void *>(&ptxrt_assertfail)});
+  T.insert(T.end(), {PTXRT_HELPER(ptxrt_vprintf), PTXRT_HELPER(ptxrt_assertfail)});
 }

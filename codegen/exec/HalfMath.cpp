@@ -128,18 +128,78 @@ double intToOdd(uint64_t Mag, bool Neg) {
   return Neg ? -R : R;
 }
 
+/// The bits of a magnitude R that format I represents exactly (zero, subnormal or normal), shifted left by Shift.
+uint32_t encodeMagnitude(const FormatInfo &I, unsigned Shift, double R) {
+  if (R == 0)
+    return 0;
+  int E = std::ilogb(R), Emin = emin(I);
+  uint32_t Exp, Man;
+  if (E < Emin) {
+    Exp = 0;
+    Man = static_cast<uint32_t>(std::ldexp(R, I.M - Emin));
+  } else {
+    Exp = static_cast<uint32_t>(E + bias(I));
+    Man = static_cast<uint32_t>(std::ldexp(R, I.M - E)) - (1u << I.M);
+  }
+  return ((Exp << I.M) | Man) << Shift;
+}
+
+/// A finite magnitude A rounded to format I's precision with Mode (Neg: the value's sign, for the directed
+/// modes); infinity where it is certainly past the format's range.
+double roundMagnitude(const FormatInfo &I, double A, unsigned Mode, bool Neg) {
+  if (A == 0)
+    return 0;
+  int E = std::ilogb(A), Emin = emin(I), Emax = bias(I);
+  int Eq = E < Emin ? Emin : E;
+  if (Eq > Emax + 1)
+    Eq = Emax + 1; // anything this large overflows in every mode; keep the scaling exact
+  double Q = std::ldexp(A, I.M - Eq);
+  double N = std::floor(Q), Frac = Q - N;
+  bool Up = false;
+  switch (Mode) {
+  case ModeRN:
+    Up = Frac > 0.5 || (Frac == 0.5 && std::fmod(N, 2.0) != 0);
+    break;
+  case ModeRNA:
+    Up = Frac >= 0.5;
+    break;
+  case ModeRZ:
+    Up = false;
+    break;
+  case ModeRM:
+    Up = Frac > 0 && Neg;
+    break;
+  case ModeRP:
+    Up = Frac > 0 && !Neg;
+    break;
+  }
+  if (Q >= std::ldexp(1.0, I.M + 2)) // beyond the exactly scaled range: certainly overflow
+    return std::numeric_limits<double>::infinity();
+  return std::ldexp(N + (Up ? 1 : 0), Eq - I.M);
+}
+
+/// Whether a value past the largest finite one rounds to infinity in Mode (else to the largest finite value).
+bool overflowsToInfinity(unsigned Mode, bool Neg) {
+  switch (Mode) {
+  case ModeRZ:
+    return false;
+  case ModeRM:
+    return Neg;
+  case ModeRP:
+    return !Neg;
+  default:
+    return true;
+  }
+}
+
 /// Encodes X (exact, or rounded to odd) into format F with rounding mode Mode and the result flags of Code.
 uint32_t encode(double X, unsigned F, unsigned Mode, uint32_t Flags) {
   const FormatInfo &I = info(F);
   bool Tf32 = F == FmtTF32 || F == FmtF32;
   unsigned W = Tf32 ? 32 : 1 + I.E + I.M;
   unsigned Shift = Tf32 ? 23 - I.M : 0; // tf32 lives in the top 19 bits of an f32 pattern
-  uint32_t SignBit = 1u << (W - 1);
-  if (std::isnan(X)) {
-    if (Flags & FlagSat)
-      return 0;
-    return I.CanonNaN;
-  }
+  if (std::isnan(X))
+    return (Flags & FlagSat) ? 0 : I.CanonNaN;
   if (Flags & FlagSat) { // clamp to [0, 1]; -0 and NaN become +0
     if (!(X > 0))
       return 0;
@@ -149,86 +209,25 @@ uint32_t encode(double X, unsigned F, unsigned Mode, uint32_t Flags) {
   if ((Flags & FlagRelu) && std::signbit(X))
     return 0;
   bool Neg = std::signbit(X);
-  uint32_t Sign = Neg ? SignBit : 0;
+  uint32_t Sign = Neg ? 1u << (W - 1) : 0;
   double A = std::fabs(X);
-  int Bias = bias(I), Emin = emin(I);
-  int Emax = Bias;
-  // The largest finite value's bits (e4m3: exponent 1111 with mantissa 110).
-  auto encodeMag = [&](double R) -> uint32_t {
-    if (R == 0)
-      return 0;
-    int E = std::ilogb(R);
-    uint32_t Exp, Man;
-    if (E < Emin) {
-      Exp = 0;
-      Man = static_cast<uint32_t>(std::ldexp(R, I.M - Emin));
-    } else {
-      Exp = static_cast<uint32_t>(E + Bias);
-      Man = static_cast<uint32_t>(std::ldexp(R, I.M - E)) - (1u << I.M);
-    }
-    return ((Exp << I.M) | Man) << Shift;
-  };
   uint32_t InfBits = I.HasInf ? (((1u << I.E) - 1) << I.M) << Shift : I.CanonNaN;
-  uint32_t MaxBits = encodeMag(I.MaxFinite);
+  // The largest finite value's bits (e4m3: exponent 1111 with mantissa 110).
+  uint32_t MaxBits = encodeMagnitude(I, Shift, I.MaxFinite);
   if (std::isinf(A)) {
     if (Flags & FlagSatfinite)
       return Sign | MaxBits;
     return I.HasInf ? (Sign | InfBits) : I.CanonNaN;
   }
-  double R = 0;
-  if (A != 0) {
-    int E = std::ilogb(A);
-    int Eq = E < Emin ? Emin : E;
-    if (Eq > Emax + 1)
-      Eq = Emax + 1; // anything this large overflows in every mode; keep the scaling exact
-    double Q = std::ldexp(A, I.M - Eq);
-    double N = std::floor(Q), Frac = Q - N;
-    bool Up = false;
-    switch (Mode) {
-    case ModeRN:
-      Up = Frac > 0.5 || (Frac == 0.5 && std::fmod(N, 2.0) != 0);
-      break;
-    case ModeRNA:
-      Up = Frac >= 0.5;
-      break;
-    case ModeRZ:
-      Up = false;
-      break;
-    case ModeRM:
-      Up = Frac > 0 && Neg;
-      break;
-    case ModeRP:
-      Up = Frac > 0 && !Neg;
-      break;
-    }
-    if (Q >= std::ldexp(1.0, I.M + 2)) // beyond the exactly scaled range: certainly overflow
-      R = std::numeric_limits<double>::infinity();
-    else
-      R = std::ldexp(N + (Up ? 1 : 0), Eq - I.M);
-  }
+  double R = roundMagnitude(I, A, Mode, Neg);
   if (R > I.MaxFinite) {
-    bool ToInf;
-    switch (Mode) {
-    case ModeRZ:
-      ToInf = false;
-      break;
-    case ModeRM:
-      ToInf = Neg;
-      break;
-    case ModeRP:
-      ToInf = !Neg;
-      break;
-    default:
-      ToInf = true;
-      break;
-    }
-    if (!ToInf || (Flags & FlagSatfinite))
+    if (!overflowsToInfinity(Mode, Neg) || (Flags & FlagSatfinite))
       return Sign | MaxBits;
     return I.HasInf ? (Sign | InfBits) : I.CanonNaN;
   }
-  if ((Flags & FlagFtz) && R != 0 && R < std::ldexp(1.0, Emin))
+  if ((Flags & FlagFtz) && R != 0 && R < std::ldexp(1.0, emin(I)))
     R = 0;
-  return Sign | encodeMag(R);
+  return Sign | encodeMagnitude(I, Shift, R);
 }
 
 /// tf32 keeps a NaN's sign and (truncated) payload.
@@ -367,9 +366,6 @@ extern "C" uint32_t ptxrt_cvt_narrow_packed(uint32_t Code, uint32_t SrcFmt, uint
 }
 
 void ptxforge::codegen::exec::registerHalfMathHelpers(HelperTable &T) {
-  T.push_back({"ptxrt_half_op", (void *)&ptxrt_half_op});
-  T.push_back({"ptxrt_cvt_narrow_f64", (void *)&ptxrt_cvt_narrow_f64});
-  T.push_back({"ptxrt_cvt_tf32_f32", (void *)&ptxrt_cvt_tf32_f32});
-  T.push_back({"ptxrt_cvt_narrow_int", (void *)&ptxrt_cvt_narrow_int});
-  T.push_back({"ptxrt_cvt_narrow_packed", (void *)&ptxrt_cvt_narrow_packed});
+  T.insert(T.end(), {PTXRT_HELPER(ptxrt_half_op), PTXRT_HELPER(ptxrt_cvt_narrow_f64), PTXRT_HELPER(ptxrt_cvt_tf32_f32),
+                     PTXRT_HELPER(ptxrt_cvt_narrow_int), PTXRT_HELPER(ptxrt_cvt_narrow_packed)});
 }

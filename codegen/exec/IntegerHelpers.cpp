@@ -28,6 +28,4 @@ static uint32_t ptxrt_fns(uint32_t Mask, uint32_t Base, int32_t Offset) {
 }
 }
 
-void ptxforge::codegen::exec::registerIntegerHelpers(HelperTable &T) {
-  T.push_back({"ptxrt_fns", reinterpret_cast<void *>(&ptxrt_fns)});
-}
+void ptxforge::codegen::exec::registerIntegerHelpers(HelperTable &T) { T.insert(T.end(), {PTXRT_HELPER(ptxrt_fns)}); }

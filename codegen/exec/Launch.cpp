@@ -312,17 +312,9 @@ BlockResult runBlockRange(BlockRangeFunction BlockFn, const char *Params, uint64
   return {B.Error, B.Fault, B.Site};
 }
 
-/// Returns an error message, empty on success.
-BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig &C, const char *Params,
-                     uint64_t BlockId, WorkerState &W, unsigned WorkerIndex, unsigned Workers) {
-  std::optional<BlockState> Fresh;
-  BlockState &B = K.Synchronizes ? Fresh.emplace() : W.Plain;
-  if (!K.Synchronizes) { // what a block without barriers or collectives changes in it
-    B.Error.clear();
-    B.Fault = LaunchFault::Trap;
-    B.Trapped = false;
-    B.Progress = 0;
-  }
+/// Sets B up for block BlockId: one thread context per thread, each with its ids.
+void beginBlock(const KernelInfo &K, const LaunchConfig &C, BlockState &B, uint64_t BlockId, WorkerState &W,
+                unsigned WorkerIndex, unsigned Workers) {
   uint32_t N = static_cast<uint32_t>(C.Block.count());
   ThreadContext Common = launchContext(K, C, W, B, WorkerIndex, Workers);
   B.Threads.resize(N);
@@ -346,13 +338,40 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
     TC.WarpId = T / 32;
     TC.LinearTid = T;
   }
-  if (!K.Synchronizes) {
-    for (uint32_t T = 0; T < N; ++T) {
-      W.RunningThread = T;
-      runThread(B, Fn, Params, T);
+}
+
+/// One round of the fiber scheduler: each live thread of B runs until it waits or ends, in thread order (a
+/// completed barrier or collective restarts the round at the first thread it released). Says whether a thread
+/// ended; Remaining counts the live ones.
+bool runFiberRound(BlockState &B, BlockRun &Run, WorkerState &W, uint32_t &Remaining) {
+  bool Finished = false;
+  uint32_t N = static_cast<uint32_t>(B.Fibers.size());
+  for (uint32_t T = 0; T < N; ++T) {
+    if (B.Fibers[T].Done)
+      continue;
+    B.Current = T;
+    W.RunningThread = T;
+    CurrentRun = &Run;
+    bctx::transfer_t R = bctx::jump_fcontext(B.Fibers[T].Context, nullptr);
+    B.Fibers[T].Context = R.fctx;
+    if (B.Fibers[T].Done) {
+      --Remaining;
+      Finished = true;
     }
-    return {B.Error, B.Fault, B.Site};
+    if (B.RestartFrom != UINT32_MAX) {
+      uint32_t From = B.RestartFrom;
+      B.RestartFrom = UINT32_MAX;
+      if (From <= T)
+        T = From - 1; // wraps for From == 0; the loop's ++T brings it back
+    }
   }
+  return Finished;
+}
+
+/// Runs the threads of B (set up by beginBlock) as fibers, switched at barriers and collectives, until all have
+/// ended or none can move on (a deadlock).
+BlockResult runFibers(BlockState &B, ThreadFunction Fn, const char *Params, uint64_t BlockId, WorkerState &W) {
+  uint32_t N = static_cast<uint32_t>(B.Threads.size());
   B.UseFibers = true;
   B.Fibers.resize(N);
   BlockRun Run{&B, Fn, Params};
@@ -373,38 +392,18 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
   unsigned TimeoutRounds = 0;
   while (Remaining) {
     uint64_t Before = B.Progress, SpinsBefore = B.SpinYields, TimeoutsBefore = B.WaitTimeouts;
-    bool Finished = false;
-    for (uint32_t T = 0; T < N; ++T) {
-      if (B.Fibers[T].Done)
-        continue;
-      B.Current = T;
-      W.RunningThread = T;
-      CurrentRun = &Run;
-      bctx::transfer_t R = bctx::jump_fcontext(B.Fibers[T].Context, nullptr);
-      B.Fibers[T].Context = R.fctx;
-      if (B.Fibers[T].Done) {
-        --Remaining;
-        Finished = true;
-      }
-      if (B.RestartFrom != UINT32_MAX) {
-        // A barrier or collective completed: let the released threads run on in thread order.
-        uint32_t From = B.RestartFrom;
-        B.RestartFrom = UINT32_MAX;
-        if (From <= T)
-          T = From - 1; // wraps for From == 0; the loop's ++T brings it back
-      }
-    }
-    if (Remaining && !Finished && B.Progress == Before && B.SpinYields != SpinsBefore) {
+    bool Finished = runFiberRound(B, Run, W, Remaining);
+    bool Stalled = Remaining && !Finished && B.Progress == Before;
+    if (Stalled && B.SpinYields != SpinsBefore) {
       // Every live thread spins or waits: what they wait for may come from another block, on another worker.
       sched_yield();
       continue;
     }
-    if (Remaining && !Finished && B.Progress == Before && B.WaitTimeouts != TimeoutsBefore &&
-        ++TimeoutRounds < MaxTimeoutRounds)
+    if (Stalled && B.WaitTimeouts != TimeoutsBefore && ++TimeoutRounds < MaxTimeoutRounds)
       continue;
-    if (B.Progress != Before || Finished)
+    if (!Stalled)
       TimeoutRounds = 0;
-    if (Remaining && !Finished && B.Progress == Before) {
+    if (Stalled) {
       // A whole round in which nobody moved: every live thread waits for something that cannot happen.
       Error = "barrier deadlock in block " + std::to_string(BlockId) + ": " + std::to_string(Remaining) +
               " thread(s) wait at a barrier or warp collective that the others never reach";
@@ -416,6 +415,28 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
   CurrentRun = nullptr;
   if (!Error.empty())
     return {Error, LaunchFault::Deadlock, {}};
+  return {B.Error, B.Fault, B.Site};
+}
+
+/// Runs block BlockId thread by thread through the kernel's thread function: in a plain loop, or as fibers where
+/// the kernel synchronises.
+BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig &C, const char *Params,
+                     uint64_t BlockId, WorkerState &W, unsigned WorkerIndex, unsigned Workers) {
+  std::optional<BlockState> Fresh;
+  BlockState &B = K.Synchronizes ? Fresh.emplace() : W.Plain;
+  if (!K.Synchronizes) { // what a block without barriers or collectives changes in it
+    B.Error.clear();
+    B.Fault = LaunchFault::Trap;
+    B.Trapped = false;
+    B.Progress = 0;
+  }
+  beginBlock(K, C, B, BlockId, W, WorkerIndex, Workers);
+  if (K.Synchronizes)
+    return runFibers(B, Fn, Params, BlockId, W);
+  for (uint32_t T = 0; T < B.Threads.size(); ++T) {
+    W.RunningThread = T;
+    runThread(B, Fn, Params, T);
+  }
   return {B.Error, B.Fault, B.Site};
 }
 
@@ -478,31 +499,48 @@ std::vector<int> ptxforge::codegen::affinityCpus() {
   return Cpus;
 }
 
-llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const KernelInfo &K, const LaunchConfig &C,
-                                            const void *Params) {
-  if (!C.Block.count() || C.Block.count() > 1024 || C.Block.Z > 64 || !C.Grid.count())
-    return llvm::make_error<LaunchError>(LaunchFault::InvalidConfiguration, "invalid launch configuration");
-  installFaultHandlers(); // once per launch: its workers' guarded calls skip the check
-  ThreadFunction Fn = M.entry(K);
-  BlockRangeFunction BlockFn = M.blockEntry(K);
-  auto lateBlockFunction = [&] { return C.Upgrade ? C.Upgrade->Block.load(std::memory_order_acquire) : nullptr; };
-  if (!BlockFn)
-    BlockFn = lateBlockFunction();
-  uint64_t Blocks = C.Grid.count();
-  unsigned Workers = workerCount(C, Blocks);
-  // Blocks that may wait for each other run all at once, each on a worker of its own, as on a GPU that holds
-  // them all: a cooperative grid, and a grid of a kernel that may spin (KernelInfo::MaySpin) that fits the
-  // device's occupancy.
-  const bool AllResident = C.GridWorkspace || (K.MaySpin && C.CoResidentBlocks && Blocks <= C.CoResidentBlocks);
-  if (AllResident)
-    Workers = static_cast<unsigned>(Blocks);
-  // Block functions take blocks in guided chunks: each grab a quarter of the left blocks' share per worker.
-  // The first ones are long runs of consecutive blocks (a worker streams through its part of a vecadd as one
-  // loop would; with fixed chunks of 64 blocks the two workers' runs interleaved every 64 KiB, and saxpy at 2
-  // threads took ~10% longer), the last ones single blocks so that workers finish together on a shared
-  // machine; a grid of tiny blocks pays the grab's atomic and the call a few dozen times, not per block.
-  std::atomic<uint64_t> Next{0};
-  auto grab = [&](bool Guided, uint64_t &Id, uint64_t &Count) {
+namespace {
+
+/// One launch of a grid: hands its blocks to the workers and keeps the first failure.
+class GridRun {
+public:
+  GridRun(const CompiledModule &M, const KernelInfo &K, const LaunchConfig &C, const void *Params)
+      : M(M), K(K), C(C), Params(static_cast<const char *>(Params)), Fn(M.entry(K)), BlockFn(M.blockEntry(K)),
+        Blocks(C.Grid.count()), Workers(workerCount(C, Blocks)),
+        // Blocks that may wait for each other run all at once, each on a worker of its own, as on a GPU that holds
+        // them all: a cooperative grid, and a grid of a kernel that may spin (KernelInfo::MaySpin) that fits the
+        // device's occupancy.
+        AllResident(C.GridWorkspace || (K.MaySpin && C.CoResidentBlocks && Blocks <= C.CoResidentBlocks)),
+        Watchdog(C.TimeoutSeconds), Watched(C.TimeoutSeconds > 0) {
+    if (!BlockFn)
+      BlockFn = lateBlockFunction();
+    if (AllResident)
+      Workers = static_cast<unsigned>(Blocks);
+  }
+
+  /// Runs every block; the first failure.
+  llvm::Error run() {
+    runOnWorkers(
+        Workers, [this](unsigned Index) { work(Index); }, C.PinWorkers);
+    flushDevicePrintf();
+    if (!FirstError.empty())
+      return llvm::make_error<LaunchError>(FirstFault, FirstError, FirstSite);
+    return llvm::Error::success();
+  }
+
+private:
+  /// The optimized block function, once the tiered JIT has made it.
+  BlockRangeFunction lateBlockFunction() const {
+    return C.Upgrade ? C.Upgrade->Block.load(std::memory_order_acquire) : nullptr;
+  }
+
+  /// The next blocks for a worker: Count blocks from Id. Block functions take blocks in guided chunks: each grab a
+  /// quarter of the left blocks' share per worker. The first ones are long runs of consecutive blocks (a worker
+  /// streams through its part of a vecadd as one loop would; with fixed chunks of 64 blocks the two workers' runs
+  /// interleaved every 64 KiB, and saxpy at 2 threads took ~10% longer), the last ones single blocks so that
+  /// workers finish together on a shared machine; a grid of tiny blocks pays the grab's atomic and the call a few
+  /// dozen times, not per block.
+  bool grab(bool Guided, uint64_t &Id, uint64_t &Count) {
     if (AllResident) { // each worker its own block: one that took two would run the second only after the first
       uint64_t Cur = Next.fetch_add(1, std::memory_order_relaxed);
       Id = Cur, Count = 1;
@@ -517,70 +555,76 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
       }
     }
     return false;
-  };
-  std::mutex ErrorLock;
-  std::string FirstError;
-  LaunchFault FirstFault = LaunchFault::Trap;
-  FaultSite FirstSite;
-  auto fail = [&](const BlockResult &E) {
+  }
+
+  /// Records the launch's first failure and stops handing out blocks.
+  void fail(const BlockResult &E) {
     std::scoped_lock L(ErrorLock);
     if (FirstError.empty()) {
       FirstError = "kernel '" + K.Name + "': " + E.Error + siteText(E.Site);
       FirstFault = E.Fault;
       FirstSite = E.Site;
     }
-    Next = Blocks; // stop handing out blocks
-  };
-  LaunchWatchdog Watchdog(C.TimeoutSeconds);
-  const bool Watched = C.TimeoutSeconds > 0;
-  auto Work = [&](unsigned Index) {
+    Next = Blocks;
+  }
+
+  /// One worker: its blocks under one fault guard (its sigsetjmp saves the signal mask, a system call too costly
+  /// per block), so that a fault abandons the block being run and ends the launch.
+  void work(unsigned Index) {
     WorkerState W;
-    if (Watched)
-      Watchdog.enter();
     // This worker's code: quick code runs block by block until the optimized block function appears.
     BlockRangeFunction volatile MyBlockFn = nullptr; // volatile: read after a fault abandoned the loop
     volatile uint64_t Current = 0;
-    // One guarded call per worker and launch (its sigsetjmp saves the signal mask: a system call, too costly
-    // per block): a fault abandons the block being run and ends the launch.
-    std::optional<Fault> F = runWithFaultGuard(
-        [&] {
-          auto useBlockFunction = [&](BlockRangeFunction F) {
-            MyBlockFn = F;
-            BlockState &B = W.Range;
-            B.BlockLoop = true;
-            B.ExitPoints.resize(1);
-            B.Exited.assign(1, 0);
-            B.Live = static_cast<uint32_t>(C.Block.count());
-            W.Template = launchContext(K, C, W, B, Index, Workers);
-          };
-          if (BlockFn)
-            useBlockFunction(BlockFn);
-          // The last worker of a quick-code launch waits for the optimized code rather than compete with its
-          // compiler for a core (a 2-core machine: sgemm's first launch 360 -> 300 ms, as without tiers). Not
-          // where every block must run at once (AllResident): the others would wait for its block.
-          if (!MyBlockFn && C.Upgrade && !AllResident && Workers > 1 && Index == Workers - 1) {
-            while (!lateBlockFunction() && C.Upgrade->Compiling.load(std::memory_order_acquire) &&
-                   Next.load(std::memory_order_relaxed) < Blocks)
-              std::this_thread::sleep_for(std::chrono::microseconds(500));
-            if (BlockRangeFunction Late = lateBlockFunction())
-              useBlockFunction(Late);
-          }
-          for (uint64_t Id, Count; grab(MyBlockFn != nullptr, Id, Count);) {
-            Current = Id;
-            BlockResult E = MyBlockFn ? runBlockRange(MyBlockFn, static_cast<const char *>(Params), Id, Count, W)
-                                      : runBlock(K, Fn, C, static_cast<const char *>(Params), Id, W, Index, Workers);
-            if (!MyBlockFn)
-              if (BlockRangeFunction Late = lateBlockFunction())
-                useBlockFunction(Late);
-            if (!E.Error.empty())
-              fail(E);
-          }
-        },
-        /*Install=*/false, /*Interruptible=*/Watched);
+    if (Watched)
+      Watchdog.enter();
+    std::optional<Fault> F = runWithFaultGuard([&] { runBlocks(Index, W, MyBlockFn, Current); }, /*Install=*/false,
+                                               /*Interruptible=*/Watched);
     if (Watched)
       Watchdog.leave();
-    if (!F)
-      return;
+    if (F)
+      reportFault(*F, Index, W, MyBlockFn, Current);
+  }
+
+  /// Prepares W to run blocks through the block function BF.
+  void useBlockFunction(BlockRangeFunction BF, unsigned Index, WorkerState &W, BlockRangeFunction volatile &MyBlockFn) {
+    MyBlockFn = BF;
+    BlockState &B = W.Range;
+    B.BlockLoop = true;
+    B.ExitPoints.resize(1);
+    B.Exited.assign(1, 0);
+    B.Live = static_cast<uint32_t>(C.Block.count());
+    W.Template = launchContext(K, C, W, B, Index, Workers);
+  }
+
+  /// Runs the blocks worker Index grabs, noting in Current the one it runs.
+  void runBlocks(unsigned Index, WorkerState &W, BlockRangeFunction volatile &MyBlockFn, volatile uint64_t &Current) {
+    if (BlockFn)
+      useBlockFunction(BlockFn, Index, W, MyBlockFn);
+    // The last worker of a quick-code launch waits for the optimized code rather than compete with its compiler
+    // for a core (a 2-core machine: sgemm's first launch 360 -> 300 ms, as without tiers). Not where every block
+    // must run at once (AllResident): the others would wait for its block.
+    if (!MyBlockFn && C.Upgrade && !AllResident && Workers > 1 && Index == Workers - 1) {
+      while (!lateBlockFunction() && C.Upgrade->Compiling.load(std::memory_order_acquire) &&
+             Next.load(std::memory_order_relaxed) < Blocks)
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+      if (BlockRangeFunction Late = lateBlockFunction())
+        useBlockFunction(Late, Index, W, MyBlockFn);
+    }
+    for (uint64_t Id, Count; grab(MyBlockFn != nullptr, Id, Count);) {
+      Current = Id;
+      BlockResult E = MyBlockFn ? runBlockRange(MyBlockFn, Params, Id, Count, W)
+                                : runBlock(K, Fn, C, Params, Id, W, Index, Workers);
+      if (!MyBlockFn)
+        if (BlockRangeFunction Late = lateBlockFunction())
+          useBlockFunction(Late, Index, W, MyBlockFn);
+      if (!E.Error.empty())
+        fail(E);
+    }
+  }
+
+  /// Fails the launch with the fault F that abandoned worker Index's block (Current, or the block function's
+  /// %ctaid), naming the PTX instruction and, through a replay, the thread of a memory fault in optimized code.
+  void reportFault(const Fault &F, unsigned Index, WorkerState &W, BlockRangeFunction MyBlockFn, uint64_t Current) {
     CurrentRun = nullptr;
     uint64_t Block = Current;
     std::optional<uint32_t> Thread;
@@ -588,21 +632,43 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
       Block = W.Template.Ctaid[0] + C.Grid.X * (W.Template.Ctaid[1] + uint64_t(C.Grid.Y) * W.Template.Ctaid[2]);
     else
       Thread = W.RunningThread;
-    BlockResult R = signalResult(*F, Block, Thread, C);
-    if (F->Signal == SIGSEGV || F->Signal == SIGBUS) {
-      R.Site.Location = M.sourceLocation(F->Pc);
-      // Blocks that wait for each other (AllResident) cannot run alone. The other workers stop first: the
-      // launch has failed.
+    BlockResult R = signalResult(F, Block, Thread, C);
+    if (F.Signal == SIGSEGV || F.Signal == SIGBUS) {
+      R.Site.Location = M.sourceLocation(F.Pc);
+      // Blocks that wait for each other (AllResident) cannot run alone. The other workers stop first: the launch
+      // has failed.
       if (MyBlockFn && !AllResident && !K.MaySpin) {
         Next = Blocks;
-        locateByReplay(M, K, C, static_cast<const char *>(Params), Block, W, Index, Workers, *F, R.Site);
+        locateByReplay(M, K, C, Params, Block, W, Index, Workers, F, R.Site);
       }
     }
     fail(R);
-  };
-  runOnWorkers(Workers, Work, C.PinWorkers);
-  flushDevicePrintf();
-  if (!FirstError.empty())
-    return llvm::make_error<LaunchError>(FirstFault, FirstError, FirstSite);
-  return llvm::Error::success();
+  }
+
+  const CompiledModule &M;
+  const KernelInfo &K;
+  const LaunchConfig &C;
+  const char *Params;
+  ThreadFunction Fn;
+  BlockRangeFunction BlockFn;
+  uint64_t Blocks;
+  unsigned Workers;
+  const bool AllResident;
+  std::atomic<uint64_t> Next{0};
+  std::mutex ErrorLock;
+  std::string FirstError;
+  LaunchFault FirstFault = LaunchFault::Trap;
+  FaultSite FirstSite;
+  LaunchWatchdog Watchdog;
+  const bool Watched;
+};
+
+} // namespace
+
+llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const KernelInfo &K, const LaunchConfig &C,
+                                            const void *Params) {
+  if (!C.Block.count() || C.Block.count() > 1024 || C.Block.Z > 64 || !C.Grid.count())
+    return llvm::make_error<LaunchError>(LaunchFault::InvalidConfiguration, "invalid launch configuration");
+  installFaultHandlers(); // once per launch: its workers' guarded calls skip the check
+  return GridRun(M, K, C, Params).run();
 }

@@ -30,43 +30,29 @@ template <typename T> T opaque(T X) {
 }
 } // namespace
 
+#define PTXRT_DIRECTED_ARITH(MODE, FEMODE, T, SUFFIX)                                                                  \
+  extern "C" T ptxrt_add_##MODE##_##SUFFIX(T A, T B) {                                                                 \
+    return withRounding(FEMODE, [&] { return opaque(opaque(A) + opaque(B)); });                                        \
+  }                                                                                                                    \
+  extern "C" T ptxrt_sub_##MODE##_##SUFFIX(T A, T B) {                                                                 \
+    return withRounding(FEMODE, [&] { return opaque(opaque(A) - opaque(B)); });                                        \
+  }                                                                                                                    \
+  extern "C" T ptxrt_mul_##MODE##_##SUFFIX(T A, T B) {                                                                 \
+    return withRounding(FEMODE, [&] { return opaque(opaque(A) * opaque(B)); });                                        \
+  }                                                                                                                    \
+  extern "C" T ptxrt_div_##MODE##_##SUFFIX(T A, T B) {                                                                 \
+    return withRounding(FEMODE, [&] { return opaque(opaque(A) / opaque(B)); });                                        \
+  }                                                                                                                    \
+  extern "C" T ptxrt_fma_##MODE##_##SUFFIX(T A, T B, T C) {                                                            \
+    return withRounding(FEMODE, [&] { return opaque(std::fma(opaque(A), opaque(B), opaque(C))); });                    \
+  }                                                                                                                    \
+  extern "C" T ptxrt_sqrt_##MODE##_##SUFFIX(T A) {                                                                     \
+    return withRounding(FEMODE, [&] { return opaque(std::sqrt(opaque(A))); });                                         \
+  }
+
 #define PTXRT_DIRECTED(MODE, FEMODE)                                                                                   \
-  extern "C" float ptxrt_add_##MODE##_f32(float A, float B) {                                                          \
-    return withRounding(FEMODE, [&] { return opaque(opaque(A) + opaque(B)); });                                        \
-  }                                                                                                                    \
-  extern "C" float ptxrt_sub_##MODE##_f32(float A, float B) {                                                          \
-    return withRounding(FEMODE, [&] { return opaque(opaque(A) - opaque(B)); });                                        \
-  }                                                                                                                    \
-  extern "C" float ptxrt_mul_##MODE##_f32(float A, float B) {                                                          \
-    return withRounding(FEMODE, [&] { return opaque(opaque(A) * opaque(B)); });                                        \
-  }                                                                                                                    \
-  extern "C" float ptxrt_div_##MODE##_f32(float A, float B) {                                                          \
-    return withRounding(FEMODE, [&] { return opaque(opaque(A) / opaque(B)); });                                        \
-  }                                                                                                                    \
-  extern "C" float ptxrt_fma_##MODE##_f32(float A, float B, float C) {                                                 \
-    return withRounding(FEMODE, [&] { return opaque(std::fma(opaque(A), opaque(B), opaque(C))); });                    \
-  }                                                                                                                    \
-  extern "C" float ptxrt_sqrt_##MODE##_f32(float A) {                                                                  \
-    return withRounding(FEMODE, [&] { return opaque(std::sqrt(opaque(A))); });                                         \
-  }                                                                                                                    \
-  extern "C" double ptxrt_add_##MODE##_f64(double A, double B) {                                                       \
-    return withRounding(FEMODE, [&] { return opaque(opaque(A) + opaque(B)); });                                        \
-  }                                                                                                                    \
-  extern "C" double ptxrt_sub_##MODE##_f64(double A, double B) {                                                       \
-    return withRounding(FEMODE, [&] { return opaque(opaque(A) - opaque(B)); });                                        \
-  }                                                                                                                    \
-  extern "C" double ptxrt_mul_##MODE##_f64(double A, double B) {                                                       \
-    return withRounding(FEMODE, [&] { return opaque(opaque(A) * opaque(B)); });                                        \
-  }                                                                                                                    \
-  extern "C" double ptxrt_div_##MODE##_f64(double A, double B) {                                                       \
-    return withRounding(FEMODE, [&] { return opaque(opaque(A) / opaque(B)); });                                        \
-  }                                                                                                                    \
-  extern "C" double ptxrt_fma_##MODE##_f64(double A, double B, double C) {                                             \
-    return withRounding(FEMODE, [&] { return opaque(std::fma(opaque(A), opaque(B), opaque(C))); });                    \
-  }                                                                                                                    \
-  extern "C" double ptxrt_sqrt_##MODE##_f64(double A) {                                                                \
-    return withRounding(FEMODE, [&] { return opaque(std::sqrt(opaque(A))); });                                         \
-  }                                                                                                                    \
+  PTXRT_DIRECTED_ARITH(MODE, FEMODE, float, f32)                                                                       \
+  PTXRT_DIRECTED_ARITH(MODE, FEMODE, double, f64)                                                                      \
   extern "C" float ptxrt_cvt_##MODE##_f32_s64(int64_t X) {                                                             \
     return withRounding(FEMODE, [&] { return opaque(static_cast<float>(opaque(X))); });                                \
   }                                                                                                                    \
@@ -88,25 +74,15 @@ PTXRT_DIRECTED(rm, FE_DOWNWARD)
 PTXRT_DIRECTED(rp, FE_UPWARD)
 
 #define PTXRT_REGISTER_MODE(MODE)                                                                                      \
-  for (auto [N, P] : std::initializer_list<std::pair<const char *, void *>>{                                           \
-           {"ptxrt_add_" #MODE "_f32", (void *)&ptxrt_add_##MODE##_f32},                                               \
-           {"ptxrt_sub_" #MODE "_f32", (void *)&ptxrt_sub_##MODE##_f32},                                               \
-           {"ptxrt_mul_" #MODE "_f32", (void *)&ptxrt_mul_##MODE##_f32},                                               \
-           {"ptxrt_div_" #MODE "_f32", (void *)&ptxrt_div_##MODE##_f32},                                               \
-           {"ptxrt_fma_" #MODE "_f32", (void *)&ptxrt_fma_##MODE##_f32},                                               \
-           {"ptxrt_sqrt_" #MODE "_f32", (void *)&ptxrt_sqrt_##MODE##_f32},                                             \
-           {"ptxrt_add_" #MODE "_f64", (void *)&ptxrt_add_##MODE##_f64},                                               \
-           {"ptxrt_sub_" #MODE "_f64", (void *)&ptxrt_sub_##MODE##_f64},                                               \
-           {"ptxrt_mul_" #MODE "_f64", (void *)&ptxrt_mul_##MODE##_f64},                                               \
-           {"ptxrt_div_" #MODE "_f64", (void *)&ptxrt_div_##MODE##_f64},                                               \
-           {"ptxrt_fma_" #MODE "_f64", (void *)&ptxrt_fma_##MODE##_f64},                                               \
-           {"ptxrt_sqrt_" #MODE "_f64", (void *)&ptxrt_sqrt_##MODE##_f64},                                             \
-           {"ptxrt_cvt_" #MODE "_f32_s64", (void *)&ptxrt_cvt_##MODE##_f32_s64},                                       \
-           {"ptxrt_cvt_" #MODE "_f32_u64", (void *)&ptxrt_cvt_##MODE##_f32_u64},                                       \
-           {"ptxrt_cvt_" #MODE "_f64_s64", (void *)&ptxrt_cvt_##MODE##_f64_s64},                                       \
-           {"ptxrt_cvt_" #MODE "_f64_u64", (void *)&ptxrt_cvt_##MODE##_f64_u64},                                       \
-           {"ptxrt_cvt_" #MODE "_f32_f64", (void *)&ptxrt_cvt_##MODE##_f32_f64}})                                      \
-    T.push_back({N, P});
+  T.insert(T.end(), {PTXRT_HELPER(ptxrt_add_##MODE##_f32), PTXRT_HELPER(ptxrt_sub_##MODE##_f32),                       \
+                     PTXRT_HELPER(ptxrt_mul_##MODE##_f32), PTXRT_HELPER(ptxrt_div_##MODE##_f32),                       \
+                     PTXRT_HELPER(ptxrt_fma_##MODE##_f32), PTXRT_HELPER(ptxrt_sqrt_##MODE##_f32),                      \
+                     PTXRT_HELPER(ptxrt_add_##MODE##_f64), PTXRT_HELPER(ptxrt_sub_##MODE##_f64),                       \
+                     PTXRT_HELPER(ptxrt_mul_##MODE##_f64), PTXRT_HELPER(ptxrt_div_##MODE##_f64),                       \
+                     PTXRT_HELPER(ptxrt_fma_##MODE##_f64), PTXRT_HELPER(ptxrt_sqrt_##MODE##_f64),                      \
+                     PTXRT_HELPER(ptxrt_cvt_##MODE##_f32_s64), PTXRT_HELPER(ptxrt_cvt_##MODE##_f32_u64),               \
+                     PTXRT_HELPER(ptxrt_cvt_##MODE##_f64_s64), PTXRT_HELPER(ptxrt_cvt_##MODE##_f64_u64),               \
+                     PTXRT_HELPER(ptxrt_cvt_##MODE##_f32_f64)});
 
 void ptxforge::codegen::exec::registerMathHelpers(HelperTable &T) {
   registerHalfMathHelpers(T);

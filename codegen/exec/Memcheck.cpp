@@ -305,6 +305,5 @@ void exec::beginMemcheckBlock(const LaunchConfig &C, BlockState &B, uint32_t Thr
 }
 
 void exec::registerMemcheckHelpers(HelperTable &T) {
-  T.push_back({"ptxrt_mc_access", reinterpret_cast<void *>(&ptxrt_mc_access)});
-  T.push_back({"ptxrt_mc_barrier", reinterpret_cast<void *>(&ptxrt_mc_barrier)});
+  T.insert(T.end(), {PTXRT_HELPER(ptxrt_mc_access), PTXRT_HELPER(ptxrt_mc_barrier)});
 }

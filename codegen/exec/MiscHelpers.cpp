@@ -84,12 +84,7 @@ static int ptxrt_is_global(uint64_t Addr) {
 }
 
 void ptxforge::codegen::exec::registerMiscHelpers(HelperTable &T) {
-  T.push_back({"ptxrt_clock64", reinterpret_cast<void *>(&ptxrt_clock64)});
-  T.push_back({"ptxrt_globaltimer", reinterpret_cast<void *>(&ptxrt_globaltimer)});
-  T.push_back({"ptxrt_exit", reinterpret_cast<void *>(&ptxrt_exit)});
-  T.push_back({"ptxrt_trap", reinterpret_cast<void *>(&ptxrt_trap)});
-  T.push_back({"ptxrt_trap_at", reinterpret_cast<void *>(&ptxrt_trap_at)});
-  T.push_back({"ptxrt_bad_call_target", reinterpret_cast<void *>(&ptxrt_bad_call_target)});
-  T.push_back({"ptxrt_misaligned", reinterpret_cast<void *>(&ptxrt_misaligned)});
-  T.push_back({"ptxrt_is_global", reinterpret_cast<void *>(&ptxrt_is_global)});
+  T.insert(T.end(), {PTXRT_HELPER(ptxrt_clock64), PTXRT_HELPER(ptxrt_globaltimer), PTXRT_HELPER(ptxrt_exit),
+                     PTXRT_HELPER(ptxrt_trap), PTXRT_HELPER(ptxrt_trap_at), PTXRT_HELPER(ptxrt_bad_call_target),
+                     PTXRT_HELPER(ptxrt_misaligned), PTXRT_HELPER(ptxrt_is_global)});
 }

@@ -320,6 +320,5 @@ static uint32_t ptxrt_region_release(ThreadContext *C, uint32_t *State, uint32_t
 }
 
 void ptxforge::codegen::exec::registerRegionHelpers(HelperTable &T) {
-  T.push_back({"ptxrt_region_release", reinterpret_cast<void *>(&ptxrt_region_release)});
-  T.push_back({"ptxrt_region_next_loops", reinterpret_cast<void *>(&ptxrt_region_next_loops)});
+  T.insert(T.end(), {PTXRT_HELPER(ptxrt_region_release), PTXRT_HELPER(ptxrt_region_next_loops)});
 }

@@ -56,6 +56,8 @@ const std::vector<std::pair<std::string, void *>> &runtimeHelpers();
 
 /// Adds helpers to the table (each helper family registers itself from one function listed in Runtime.cpp).
 using HelperTable = std::vector<std::pair<std::string, void *>>;
+/// The table entry of helper NAME: the name the lowering calls it by (its C name) and its address.
+#define PTXRT_HELPER(NAME) ::ptxforge::codegen::exec::HelperTable::value_type(#NAME, reinterpret_cast<void *>(&NAME))
 void registerSyncHelpers(HelperTable &T);
 void registerMathHelpers(HelperTable &T);
 void registerHalfMathHelpers(HelperTable &T); ///< HalfMath.cpp, called from registerMathHelpers

@@ -173,12 +173,8 @@ static uint32_t ptxrt_region_next(ThreadContext *, const uint32_t *State, uint32
 }
 
 void ptxforge::codegen::exec::registerSyncHelpers(HelperTable &T) {
-  T.push_back({"ptxrt_region_next", reinterpret_cast<void *>(&ptxrt_region_next)});
-  T.push_back({"ptxrt_bar_sync", reinterpret_cast<void *>(&ptxrt_bar_sync)});
-  T.push_back({"ptxrt_bar_arrive", reinterpret_cast<void *>(&ptxrt_bar_arrive)});
-  T.push_back({"ptxrt_bar_red", reinterpret_cast<void *>(&ptxrt_bar_red)});
-  T.push_back({"ptxrt_spin_point", reinterpret_cast<void *>(&ptxrt_spin_point)});
-  T.push_back({"ptxrt_lockstep", reinterpret_cast<void *>(&ptxrt_lockstep)});
+  T.insert(T.end(), {PTXRT_HELPER(ptxrt_region_next), PTXRT_HELPER(ptxrt_bar_sync), PTXRT_HELPER(ptxrt_bar_arrive),
+                     PTXRT_HELPER(ptxrt_bar_red), PTXRT_HELPER(ptxrt_spin_point), PTXRT_HELPER(ptxrt_lockstep)});
   registerWarpHelpers(T);
   registerAsyncHelpers(T);
 }

@@ -580,11 +580,7 @@ void ptxrt_sured(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t Mode, uin
 } // namespace
 
 void ptxforge::codegen::exec::registerTextureHelpers(HelperTable &T) {
-  T.push_back({"ptxrt_tex", reinterpret_cast<void *>(&ptxrt_tex)});
-  T.push_back({"ptxrt_tld4", reinterpret_cast<void *>(&ptxrt_tld4)});
-  T.push_back({"ptxrt_txq", reinterpret_cast<void *>(&ptxrt_txq)});
-  T.push_back({"ptxrt_suq", reinterpret_cast<void *>(&ptxrt_suq)});
-  T.push_back({"ptxrt_suld", reinterpret_cast<void *>(&ptxrt_suld)});
-  T.push_back({"ptxrt_sust", reinterpret_cast<void *>(&ptxrt_sust)});
-  T.push_back({"ptxrt_sured", reinterpret_cast<void *>(&ptxrt_sured)});
+  T.insert(T.end(),
+           {PTXRT_HELPER(ptxrt_tex), PTXRT_HELPER(ptxrt_tld4), PTXRT_HELPER(ptxrt_txq), PTXRT_HELPER(ptxrt_suq),
+            PTXRT_HELPER(ptxrt_suld), PTXRT_HELPER(ptxrt_sust), PTXRT_HELPER(ptxrt_sured)});
 }

@@ -287,32 +287,13 @@ struct MmaShape {
 };
 
 MmaShape shapeOf(uint32_t Code) {
-  switch (Code & 15) {
-  case 1:
-    return {16, 8, 16, false};
-  case 2:
-    return {16, 8, 8, false};
-  case 3:
-    return {16, 8, 32, false};
-  case 4:
-    return {16, 8, 4, false};
-  case 5:
-    return {8, 8, 4, false};
-  case 6:
-    return {16, 16, 16, true};
-  case 7:
-    return {32, 8, 16, true};
-  case 8:
-    return {8, 32, 16, true};
-  case 9:
-    return {16, 8, 64, false};
-  case 10:
-    return {16, 16, 8, true};
-  case 11:
-    return {8, 8, 4, true};
-  default:
-    return {16, 8, 16, false};
-  }
+  // By the low four bits of the lowering's shape code; 0 and the unused codes 12-15 read as m16n8k16.
+  static constexpr MmaShape Shapes[16] = {
+      {16, 8, 16, false}, {16, 8, 16, false}, {16, 8, 8, false},  {16, 8, 32, false},
+      {16, 8, 4, false},  {8, 8, 4, false},   {16, 16, 16, true}, {32, 8, 16, true},
+      {8, 32, 16, true},  {16, 8, 64, false}, {16, 16, 8, true},  {8, 8, 4, true},
+      {16, 8, 16, false}, {16, 8, 16, false}, {16, 8, 16, false}, {16, 8, 16, false}};
+  return Shapes[Code & 15];
 }
 
 // mma.sync fragment layouts (PTX ISA "Matrix fragments for mma.m16n8k*" and m8n8k4 .f64): lane = 4 * groupID +
@@ -778,18 +759,10 @@ static void ptxrt_wmma_ldst(ThreadContext *C, uint32_t Code, uint32_t Which, uin
 }
 
 void ptxforge::codegen::exec::registerWarpHelpers(HelperTable &T) {
-  T.push_back({"ptxrt_shfl", reinterpret_cast<void *>(&ptxrt_shfl)});
-  T.push_back({"ptxrt_vote", reinterpret_cast<void *>(&ptxrt_vote)});
-  T.push_back({"ptxrt_match", reinterpret_cast<void *>(&ptxrt_match)});
-  T.push_back({"ptxrt_redux", reinterpret_cast<void *>(&ptxrt_redux)});
-  T.push_back({"ptxrt_activemask", reinterpret_cast<void *>(&ptxrt_activemask)});
-  T.push_back({"ptxrt_elect", reinterpret_cast<void *>(&ptxrt_elect)});
-  T.push_back({"ptxrt_warp_sync", reinterpret_cast<void *>(&ptxrt_warp_sync)});
-  T.push_back({"ptxrt_ldmatrix", reinterpret_cast<void *>(&ptxrt_ldmatrix)});
-  T.push_back({"ptxrt_stmatrix", reinterpret_cast<void *>(&ptxrt_stmatrix)});
-  T.push_back({"ptxrt_mma", reinterpret_cast<void *>(&ptxrt_mma)});
-  T.push_back({"ptxrt_movmatrix", reinterpret_cast<void *>(&ptxrt_movmatrix)});
-  T.push_back({"ptxrt_wmma_ldst", reinterpret_cast<void *>(&ptxrt_wmma_ldst)});
+  T.insert(T.end(), {PTXRT_HELPER(ptxrt_shfl), PTXRT_HELPER(ptxrt_vote), PTXRT_HELPER(ptxrt_match),
+                     PTXRT_HELPER(ptxrt_redux), PTXRT_HELPER(ptxrt_activemask), PTXRT_HELPER(ptxrt_elect),
+                     PTXRT_HELPER(ptxrt_warp_sync), PTXRT_HELPER(ptxrt_ldmatrix), PTXRT_HELPER(ptxrt_stmatrix),
+                     PTXRT_HELPER(ptxrt_mma), PTXRT_HELPER(ptxrt_movmatrix), PTXRT_HELPER(ptxrt_wmma_ldst)});
   registerRegionHelpers(T);
 }
 

@@ -11,6 +11,7 @@
 #include "ptxforge/codegen/Optimize.h"
 
 #include "DebugLocations.h"
+#include "MachineCodeEmitter.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -158,25 +159,30 @@ bool hasUnoptimizedFunction(const llvm::Module &M) {
 }
 } // namespace
 
-llvm::Expected<std::string> ptxforge::codegen::emitMachineCode(llvm::Module &M, llvm::TargetMachine &TM,
-                                                               bool Assembly) {
-  llvm::SmallVector<char, 0> Buffer;
-  llvm::raw_svector_ostream OS(Buffer);
-  // A function past CompileOptions::FunctionSizeBudget is past the optimizing code generator's too: the greedy
-  // register allocator and live-variable analysis are super-linear in one function's size (bar.sync x20,000 on
-  // fibers: 18 of 28 CPU seconds). Such a module gets -O0 code generation (fast instruction selection and
-  // register allocation), linear in its size.
-  // A TargetMachine of its own, made as createTargetMachine's JITTargetMachineBuilder makes one, so that the
-  // caller's keeps its level (and may be shared).
-  std::unique_ptr<llvm::TargetMachine> Unoptimized;
-  if (hasUnoptimizedFunction(M) && TM.getOptLevel() != llvm::CodeGenOptLevel::None) {
+llvm::Expected<llvm::TargetMachine &> ptxforge::codegen::detail::MachineCodeEmitter::emitterFor(const llvm::Module &M) {
+  // The greedy register allocator and live-variable analysis are super-linear in one function's size (bar.sync
+  // x20,000 on fibers: 18 of 28 CPU seconds); -O0's fast instruction selection and register allocation are
+  // linear. The twin is made as createTargetMachine's JITTargetMachineBuilder makes one, so that TM keeps its
+  // level (and may be shared).
+  if (!hasUnoptimizedFunction(M) || TM.getOptLevel() == llvm::CodeGenOptLevel::None)
+    return TM;
+  if (!Unoptimized) {
     Unoptimized.reset(TM.getTarget().createTargetMachine(
         TM.getTargetTriple(), TM.getTargetCPU(), TM.getTargetFeatureString(), TM.Options, TM.getRelocationModel(),
         TM.getCodeModel(), llvm::CodeGenOptLevel::None, /*JIT=*/true));
     if (!Unoptimized)
       return makeError("cannot make an unoptimizing code generator for " + TM.getTargetTriple().str());
   }
-  llvm::TargetMachine &Emitter = Unoptimized ? *Unoptimized : TM;
+  return *Unoptimized;
+}
+
+llvm::Expected<std::string> ptxforge::codegen::detail::MachineCodeEmitter::emit(llvm::Module &M, bool Assembly) {
+  llvm::Expected<llvm::TargetMachine &> For = emitterFor(M);
+  if (!For)
+    return For.takeError();
+  llvm::TargetMachine &Emitter = *For;
+  llvm::SmallVector<char, 0> Buffer;
+  llvm::raw_svector_ostream OS(Buffer);
   // Optimization moved code between functions and made some without a location: the line table must name
   // exactly the PTX instruction each machine instruction came from, or line 0.
   detail::repairDebugLocations(M);
@@ -193,6 +199,11 @@ llvm::Expected<std::string> ptxforge::codegen::emitMachineCode(llvm::Module &M, 
   return std::string(Buffer.begin(), Buffer.end());
 }
 
+llvm::Expected<std::string> ptxforge::codegen::emitMachineCode(llvm::Module &M, llvm::TargetMachine &TM,
+                                                               bool Assembly) {
+  return detail::MachineCodeEmitter(TM).emit(M, Assembly);
+}
+
 llvm::Error ptxforge::codegen::prepareModule(llvm::Module &M, llvm::TargetMachine &TM) {
   M.setDataLayout(TM.createDataLayout());
   M.setTargetTriple(TM.getTargetTriple());
@@ -203,13 +214,40 @@ llvm::Error ptxforge::codegen::prepareModule(llvm::Module &M, llvm::TargetMachin
   return llvm::Error::success();
 }
 
+namespace {
+/// A TargetMachine of this thread's compiles and its code generator, which keeps the -O0 twin beside it.
+struct ThreadTarget {
+  std::unique_ptr<llvm::TargetMachine> TM;
+  std::unique_ptr<detail::MachineCodeEmitter> Emitter;
+};
+
+/// This thread's TargetMachine for Options (what shapes one: the target CPU and the code generation level), made
+/// at its first compile and kept for the next, so that neither it nor its -O0 twin is made again per compile (the
+/// driver compiles a module kernel by kernel). Per thread, since compiles run on several at once and a
+/// TargetMachine is not for concurrent use.
+llvm::Expected<ThreadTarget *> threadTarget(const CompileOptions &Options) {
+  thread_local llvm::StringMap<ThreadTarget> Targets;
+  std::string Key = Options.TargetCpu + (Options.OptLevel >= 2 ? "/O2" : "/O1");
+  ThreadTarget &T = Targets[Key];
+  if (!T.TM) {
+    auto TM = createTargetMachine(Options);
+    if (!TM)
+      return TM.takeError();
+    T.TM = std::move(*TM);
+    T.Emitter = std::make_unique<detail::MachineCodeEmitter>(*T.TM);
+  }
+  return &T;
+}
+} // namespace
+
 llvm::Expected<CompiledObject> ptxforge::codegen::compileObject(LoweredModule LM, const CompileOptions &Options) {
-  auto TM = createTargetMachine(Options);
-  if (!TM)
-    return TM.takeError();
-  if (auto E = prepareModule(*LM.Module, **TM))
+  auto Target = threadTarget(Options);
+  if (!Target)
+    return Target.takeError();
+  llvm::TargetMachine &TM = *(*Target)->TM;
+  if (auto E = prepareModule(*LM.Module, TM))
     return E;
-  if (auto E = optimizeModule(*LM.Module, **TM, Options)) {
+  if (auto E = optimizeModule(*LM.Module, TM, Options)) {
     if (cancelRequested(Options.Cancel)) {
       llvm::consumeError(std::move(E));
       return dropCancelled(LM, Options.Cancel);
@@ -218,7 +256,7 @@ llvm::Expected<CompiledObject> ptxforge::codegen::compileObject(LoweredModule LM
   }
   // Code generation runs to its end once begun: skipping its optional passes (as optimization does) leaves
   // machine IR that later passes crash on. It is the shortest part of a compile.
-  auto Code = emitMachineCode(*LM.Module, **TM, /*Assembly=*/false);
+  auto Code = (*Target)->Emitter->emit(*LM.Module, /*Assembly=*/false);
   if (!Code)
     return Code.takeError();
   if (cancelRequested(Options.Cancel))
@@ -227,9 +265,9 @@ llvm::Expected<CompiledObject> ptxforge::codegen::compileObject(LoweredModule LM
   Obj.ObjectCode = std::move(*Code);
   Obj.Kernels = std::move(LM.Kernels);
   Obj.Globals = std::move(LM.Globals);
-  Obj.TargetTriple = (*TM)->getTargetTriple().str();
-  Obj.TargetCpu = (*TM)->getTargetCPU().str();
-  Obj.TargetFeatures = (*TM)->getTargetFeatureString().str();
+  Obj.TargetTriple = TM.getTargetTriple().str();
+  Obj.TargetCpu = TM.getTargetCPU().str();
+  Obj.TargetFeatures = TM.getTargetFeatureString().str();
   Obj.OptLevel = Options.OptLevel;
   return Obj;
 }

@@ -37,17 +37,22 @@ bool orderedLoad(const ptx::Instruction &I) {
          (I.has(Modifier::Volatile) || I.has(Modifier::Relaxed) || I.has(Modifier::Acquire));
 }
 
+/// Whether operand Op names register R, itself or as an element (of a vector, an address).
+bool mentionsRegister(const ptx::Operand &Op, ptx::RegId R) {
+  if (Op.Reg == R || Op.Reg2 == R)
+    return true;
+  for (const ptx::Operand *E : operandElements(Op))
+    if (E->Reg == R)
+      return true;
+  return false;
+}
+
 bool readsRegister(const ptx::Instruction &I, ptx::RegId R) {
   if (I.Guard == R)
     return true;
-  for (size_t K = 1; K < I.Operands.size(); ++K) {
-    const ptx::Operand &Op = I.Operands[K];
-    if (Op.Reg == R || Op.Reg2 == R)
+  for (size_t K = 1; K < I.Operands.size(); ++K)
+    if (mentionsRegister(I.Operands[K], R))
       return true;
-    for (const ptx::Operand *E : operandElements(Op))
-      if (E->Reg == R)
-        return true;
-  }
   return false;
 }
 
@@ -56,14 +61,7 @@ bool writesRegister(const ptx::Instruction &I, ptx::RegId R) {
   if (I.Operands.empty())
     return false;
   const ptx::Operand &D = I.Operands[0];
-  if (D.Kind == ptx::OperandKind::Address)
-    return false;
-  if (D.Reg == R || D.Reg2 == R)
-    return true;
-  for (const ptx::Operand *E : operandElements(D))
-    if (E->Reg == R)
-      return true;
-  return false;
+  return D.Kind != ptx::OperandKind::Address && mentionsRegister(D, R);
 }
 
 /// Whether the loop made of Body (the instructions from its head label to its back edge) may wait for other

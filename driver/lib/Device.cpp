@@ -4,6 +4,7 @@
 #include "ptxforge/driver/Status.h"
 
 #include "ptxforge/fatbin/Targets.h"
+#include "ptxforge/ptx/Architectures.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -14,6 +15,10 @@
 #include <unistd.h>
 
 using namespace ptxforge::driver;
+
+// The default device is the architecture table's entry: the embedding API accepts it and -arch=native plans for it
+// from there.
+static_assert(DefaultComputeCapability == ptxforge::ptx::DefaultDeviceSm);
 
 llvm::Expected<unsigned> ptxforge::driver::deviceComputeCapabilityFromEnvironment() {
   const char *E = std::getenv("PTXFORGE_DEVICE_CC");

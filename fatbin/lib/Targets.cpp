@@ -3,6 +3,7 @@
 #include "ptxforge/fatbin/Targets.h"
 
 #include "ptxforge/fatbin/Format.h"
+#include "ptxforge/ptx/Architectures.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -190,9 +191,9 @@ Expected<std::vector<Gencode>> archGencodes(StringRef Arch, StringRef Code, unsi
     if (!Code.empty())
       return makeError("Value of -arch option ('" + Arch + "') must be a virtual code architecture");
     if (Arch == "native") {
-      // A device newer than every architecture nvcc knows (ptxforge's default) runs the newest one's PTX, as a
-      // GPU newer than the toolkit JIT-compiles it.
-      if (NativeCC > SupportedArchs[std::size(SupportedArchs) - 1]) {
+      // The default device, which no `.target` names (ptx/Architectures.h), runs the newest architecture's PTX,
+      // as a GPU newer than the toolkit JIT-compiles it.
+      if (const ptx::Architecture *Native = ptx::findArchitecture(NativeCC); Native && !Native->PtxVersion) {
         GpuArch Newest{SupportedArchs[std::size(SupportedArchs) - 1], 0, true};
         Out.push_back(Gencode{Newest, {Newest}});
         return Out;

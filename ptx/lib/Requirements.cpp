@@ -1,5 +1,6 @@
 // Minimum compute capability / PTX ISA version of instructions, functions and modules, from OpcodeTable.def.
 #include "ptxforge/ptx/Requirements.h"
+#include "ptxforge/ptx/Architectures.h"
 
 #include "ptxforge/ptx/Printer.h"
 #include "ptxforge/ptx/SourceBuffer.h"
@@ -9,31 +10,20 @@
 
 using namespace ptxforge::ptx;
 
-namespace {
-struct TargetFacts {
-  unsigned Sm, Ptx;
-};
-// The PTX ISA version that introduced each target (PTX ISA "Target ISA notes").
-const TargetFacts Targets[] = {{10, 10}, {11, 10},  {12, 12},  {13, 12},  {20, 20},  {21, 20},  {30, 31}, {32, 40},
-                               {35, 31}, {37, 41},  {50, 40},  {52, 41},  {53, 42},  {60, 50},  {61, 50}, {62, 50},
-                               {70, 60}, {72, 61},  {75, 63},  {80, 70},  {86, 71},  {87, 74},  {88, 90}, {89, 78},
-                               {90, 78}, {100, 86}, {101, 86}, {103, 88}, {110, 90}, {120, 87}, {121, 88}};
-} // namespace
-
 bool ptxforge::ptx::isKnownSm(unsigned Sm) {
-  return std::any_of(std::begin(Targets), std::end(Targets), [&](const TargetFacts &T) { return T.Sm == Sm; });
+  const Architecture *A = findArchitecture(Sm);
+  return A && A->PtxVersion;
 }
 
 unsigned ptxforge::ptx::ptxVersionForTarget(unsigned Sm, char Suffix) {
-  for (const TargetFacts &T : Targets)
-    if (T.Sm == Sm) {
-      if (Suffix == 'a')
-        return std::max(T.Ptx, Sm == 90 ? 80u : T.Ptx);
-      if (Suffix == 'f')
-        return std::max(T.Ptx, 88u);
-      return T.Ptx;
-    }
-  return 0;
+  const Architecture *A = findArchitecture(Sm);
+  if (!A)
+    return 0;
+  if (Suffix == 'a')
+    return std::max(A->PtxVersion, Sm == 90 ? 80u : A->PtxVersion);
+  if (Suffix == 'f')
+    return A->PtxVersion ? std::max(A->PtxVersion, 88u) : 0;
+  return A->PtxVersion;
 }
 
 std::string ptxforge::ptx::smName(unsigned Sm, char Suffix) {

@@ -706,6 +706,60 @@ int runCompile(const CompileOptions &O) {
   return Status;
 }
 
+/// -arch, -code, -gencode: what to build (fatbin/Targets.h plans it as nvcc does).
+void addTargetOptions(CLI::App &Cmd, CompileOptions &O) {
+  Cmd.add_option("--arch,--gpu-architecture", O.Arch,
+                 "compute_XX (PTX only), sm_XX (= -gencode arch=compute_XX,code=[sm_XX,compute_XX]), native "
+                 "(PTXFORGE_DEVICE_CC, else 13.0: compute_121 PTX), all, all-major (nvcc -arch)");
+  Cmd.add_option("--code,--gpu-code", O.Code, "with -arch=compute_XX: the codes to build, e.g. sm_80,compute_80");
+  addRepeatedOption(Cmd, "--gencode,--generate-code", O.Gencodes,
+                    "arch=compute_XX,code=[sm_XX,compute_XX] (repeatable; also code=sm_XX, code=compute_XX)");
+}
+
+/// What to write, where, and for host code at which optimization level and for which CPUs.
+void addOutputOptions(CLI::App &Cmd, CompileOptions &O) {
+  Cmd.add_flag("--fatbin", O.Fatbin, "write a fatbinary (the default)");
+  Cmd.add_option("--emit", O.Emit,
+                 "fatbin (default); ptx: the PTX text for the first architecture; host code: llvm (LLVM IR after "
+                 "lowering and the -O pipeline), asm (assembly) or obj (an object file)");
+  Cmd.add_option("-o,--output-file", O.Output,
+                 "output file ('-' for standard output; default: the input's stem + .fatbin, .ptx or .o; "
+                 "standard output for llvm and asm)");
+  Cmd.add_option("-O,--optimize", O.OptLevel,
+                 "optimization level 0-3 of host code (--host-native, --emit=llvm|asm|obj; default 3; with --emit, "
+                 "-O0 is the IR as lowered)");
+  Cmd.add_option("--host-native", O.HostNative,
+                 "x86-64 ISA levels to precompile for, comma-separated: x86-64, x86-64-v2, x86-64-v3, x86-64-v4, "
+                 "or native (this CPU's highest level). Each sm_XX code gets host-native entries (ptxforge's "
+                 "SASS: compute capability XX, one per level) instead of PTX, each compute_XX code gets them "
+                 "beside its PTX; a repackaged fatbin gets them for each PTX entry. A loader runs the entry for "
+                 "its exact compute capability and the best level the CPU has, else JIT-compiles the PTX "
+                 "(CUDA_FORCE_PTX_JIT=1 always does)");
+}
+
+/// nvcc's other options that a PTX compile keeps or accepts: -v, -Xptxas, compression, -I and -D.
+void addNvccOptions(CLI::App &Cmd, CompileOptions &O) {
+  Cmd.add_flag("-v,--verbose", O.Verbose, "print each step (nvcc's #$ lines)");
+  addRepeatedOption(Cmd, "--Xptxas,--ptxas-options", O.PtxasOptions,
+                    "ptxas options, comma-separated: stored in each PTX entry (cuobjdump's ptxasOptions)");
+  Cmd.add_option("--compress-mode", O.CompressMode,
+                 "default, size, speed, balance (all zstd here) or none (PTX stored as plain text)");
+  Cmd.add_flag("--no-compress", O.NoCompress, "store PTX as plain text (= --compress-mode=none)");
+  addRepeatedOption(Cmd, "-I,--include-path", O.IncludeDirs, "ignored with a warning (PTX input has no includes)");
+  addRepeatedOption(Cmd, "-D,--define-macro", O.Defines, "ignored with a warning (PTX input has no macros)");
+}
+
+/// Whether -gencode came before -arch on the command line (its entries then come first, CompileOptions).
+bool gencodeBeforeArch(const CLI::App &Cmd) {
+  for (const CLI::Option *Opt : Cmd.parse_order()) {
+    if (Opt->check_name("--arch"))
+      return false;
+    if (Opt->check_name("--gencode"))
+      return true;
+  }
+  return false;
+}
+
 } // namespace
 
 void addCompileCommand(CLI::App &App, Runner &Run) {
@@ -716,51 +770,12 @@ void addCompileCommand(CLI::App &App, Runner &Run) {
                  "nvcc would, --host-native=LEVELS stores x86-64 code compiled ahead of time (else an sm_XX request "
                  "gets PTX for compute_XX, with a warning). --emit=llvm|asm|obj writes host code instead: the "
                  "kernels lowered as `ptxforge run` lowers them, compiled for this CPU");
-  Cmd->add_option("inputs", O->Inputs, "PTX files, fatbinaries or CUDA executables")->required();
-  Cmd->add_option("--arch,--gpu-architecture", O->Arch,
-                  "compute_XX (PTX only), sm_XX (= -gencode arch=compute_XX,code=[sm_XX,compute_XX]), native "
-                  "(PTXFORGE_DEVICE_CC, else 13.0: compute_121 PTX), all, all-major (nvcc -arch)");
-  Cmd->add_option("--code,--gpu-code", O->Code, "with -arch=compute_XX: the codes to build, e.g. sm_80,compute_80");
-  Cmd->add_option("--gencode,--generate-code", O->Gencodes,
-                  "arch=compute_XX,code=[sm_XX,compute_XX] (repeatable; also code=sm_XX, code=compute_XX)")
-      ->allow_extra_args(false);
-  Cmd->add_flag("--fatbin", O->Fatbin, "write a fatbinary (the default)");
-  Cmd->add_option("--emit", O->Emit,
-                  "fatbin (default); ptx: the PTX text for the first architecture; host code: llvm (LLVM IR after "
-                  "lowering and the -O pipeline), asm (assembly) or obj (an object file)");
-  Cmd->add_option("-o,--output-file", O->Output,
-                  "output file ('-' for standard output; default: the input's stem + .fatbin, .ptx or .o; "
-                  "standard output for llvm and asm)");
-  Cmd->add_option("-O,--optimize", O->OptLevel,
-                  "optimization level 0-3 of host code (--host-native, --emit=llvm|asm|obj; default 3; with --emit, "
-                  "-O0 is the IR as lowered)");
-  Cmd->add_option("--host-native", O->HostNative,
-                  "x86-64 ISA levels to precompile for, comma-separated: x86-64, x86-64-v2, x86-64-v3, x86-64-v4, "
-                  "or native (this CPU's highest level). Each sm_XX code gets host-native entries (ptxforge's "
-                  "SASS: compute capability XX, one per level) instead of PTX, each compute_XX code gets them "
-                  "beside its PTX; a repackaged fatbin gets them for each PTX entry. A loader runs the entry for "
-                  "its exact compute capability and the best level the CPU has, else JIT-compiles the PTX "
-                  "(CUDA_FORCE_PTX_JIT=1 always does)");
-  Cmd->add_flag("-v,--verbose", O->Verbose, "print each step (nvcc's #$ lines)");
-  Cmd->add_option("--Xptxas,--ptxas-options", O->PtxasOptions,
-                  "ptxas options, comma-separated: stored in each PTX entry (cuobjdump's ptxasOptions)")
-      ->allow_extra_args(false);
-  Cmd->add_option("--compress-mode", O->CompressMode,
-                  "default, size, speed, balance (all zstd here) or none (PTX stored as plain text)");
-  Cmd->add_flag("--no-compress", O->NoCompress, "store PTX as plain text (= --compress-mode=none)");
-  Cmd->add_option("-I,--include-path", O->IncludeDirs, "ignored with a warning (PTX input has no includes)")
-      ->allow_extra_args(false);
-  Cmd->add_option("-D,--define-macro", O->Defines, "ignored with a warning (PTX input has no macros)")
-      ->allow_extra_args(false);
+  addInputs(*Cmd, O->Inputs, "PTX files, fatbinaries or CUDA executables");
+  addTargetOptions(*Cmd, *O);
+  addOutputOptions(*Cmd, *O);
+  addNvccOptions(*Cmd, *O);
   Cmd->callback([&Run, O, Cmd] {
-    for (const CLI::Option *Opt : Cmd->parse_order()) {
-      if (Opt->check_name("--arch"))
-        break;
-      if (Opt->check_name("--gencode")) {
-        O->GencodeBeforeArch = true;
-        break;
-      }
-    }
+    O->GencodeBeforeArch = gencodeBeforeArch(*Cmd);
     Run = [O] { return runCompile(*O); };
   });
 }

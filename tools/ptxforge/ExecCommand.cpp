@@ -23,7 +23,6 @@ namespace {
 
 struct ExecOptions {
   std::string LibDir;
-  bool Memcheck = false;
 };
 
 bool holdsLibraries(llvm::StringRef Dir) {
@@ -62,8 +61,6 @@ int execProgram(const ExecOptions &Options, const std::vector<std::string> &Comm
   if (const char *Old = std::getenv("LD_LIBRARY_PATH"); Old && *Old)
     Path += std::string(":") + Old;
   setenv("LD_LIBRARY_PATH", Path.c_str(), 1);
-  if (Options.Memcheck)
-    setenv("PTXFORGE_MEMCHECK", "1", 1);
 
   std::vector<char *> Argv;
   for (const std::string &A : Command)
@@ -85,9 +82,7 @@ void ptxforge::tools::addExecCommand(CLI::App &App, Runner &Run) {
   Sub->add_option("--libdir", Options->LibDir,
                   "Directory holding ptxforge's libcudart.so.13 and libcuda.so.1 (default: beside ptxforge, in ../lib "
                   "or, installed, ../" PTXFORGE_INSTALL_LIBDIR ")");
-  Sub->add_flag("--memcheck", Options->Memcheck,
-                "Check the program's kernels as compute-sanitizer does (sets PTXFORGE_MEMCHECK=1): out-of-bounds and "
-                "uninitialized accesses, shared-memory races, divergent barriers, reported on stdout");
+  addMemcheckFlag(*Sub);
   Sub->prefix_command(); // PROGRAM and everything after it belong to the program
   Sub->callback([&Run, Sub, Options] {
     std::vector<std::string> Command = Sub->remaining();

@@ -7,6 +7,7 @@
 #include "ptxforge/fatbin/Reader.h"
 #include "ptxforge/ptx/Requirements.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Object/ObjectFile.h"
@@ -48,74 +49,78 @@ Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorC
 
 void reportError(const Twine &Msg) { WithColor::error(errs(), "ptxforge objdump") << Msg << "\n"; }
 
+/// What the dumps share: every entry's header block, each entry Dumped selects followed by what Body prints of
+/// its contents.
+Error dumpEntries(raw_ostream &OS, const Fatbinary &F, HostNativeStyle Style, function_ref<bool(const Entry &)> Dumped,
+                  function_ref<Error(const Entry &, StringRef)> Body) {
+  for (const Entry *E : F.entries()) {
+    printEntryHeader(OS, *E, Style);
+    if (!Dumped(*E))
+      continue;
+    auto Bytes = E->contents();
+    if (!Bytes)
+      return Bytes.takeError();
+    if (Error Err = Body(*E, toStringRef(*Bytes)))
+      return Err;
+  }
+  return Error::success();
+}
+
 /// `cuobjdump -ptx`: every entry's header block, each PTX one followed by its text (cuobjdump 13.0 prints
 /// the text right after the "ptxasOptions = " line).
 Error dumpPtx(raw_ostream &OS, const Fatbinary &F) {
-  for (const Entry *E : F.entries()) {
-    printEntryHeader(OS, *E);
-    if (!E->isPtx())
-      continue;
-    auto Text = E->ptxText();
-    if (!Text)
-      return Text.takeError();
-    OS << *Text;
-  }
-  return Error::success();
+  return dumpEntries(
+      OS, F, HostNativeStyle::AsCuobjdump, [](const Entry &E) { return E.isPtx(); },
+      [&](const Entry &, StringRef Bytes) {
+        OS << Bytes.take_until([](char C) { return C == 0; }); // NVIDIA's NUL terminator and padding
+        return Error::success();
+      });
 }
 
 /// `-elf`: every entry's header block, each ELF one followed by its section table. cuobjdump prints the
 /// sections' contents as well; the table is what ptxforge can show without NVIDIA's ELF knowledge.
 Error dumpElf(raw_ostream &OS, const Fatbinary &F) {
-  for (const Entry *E : F.entries()) {
-    printEntryHeader(OS, *E);
-    if (!E->isElf())
-      continue;
-    auto Bytes = E->contents();
-    if (!Bytes)
-      return Bytes.takeError();
-    StringRef Data(reinterpret_cast<const char *>(Bytes->data()), Bytes->size());
-    auto Obj = object::ObjectFile::createELFObjectFile(MemoryBufferRef(Data, E->archName()));
-    if (!Obj)
-      return makeError("cubin for " + E->archName() + ": " + toString(Obj.takeError()));
-    OS << "\nSections:\n";
-    for (const object::SectionRef &Sec : (*Obj)->sections()) {
-      Expected<StringRef> Name = Sec.getName();
-      if (!Name)
-        return Name.takeError();
-      if (Name->empty())
-        continue; // the null section
-      OS << format("  %-40s size 0x%llx\n", Name->str().c_str(), (unsigned long long)Sec.getSize());
-    }
-  }
-  return Error::success();
+  return dumpEntries(
+      OS, F, HostNativeStyle::AsCuobjdump, [](const Entry &E) { return E.isElf(); },
+      [&](const Entry &E, StringRef Data) -> Error {
+        auto Obj = object::ObjectFile::createELFObjectFile(MemoryBufferRef(Data, E.archName()));
+        if (!Obj)
+          return makeError("cubin for " + E.archName() + ": " + toString(Obj.takeError()));
+        OS << "\nSections:\n";
+        for (const object::SectionRef &Sec : (*Obj)->sections()) {
+          Expected<StringRef> Name = Sec.getName();
+          if (!Name)
+            return Name.takeError();
+          if (Name->empty())
+            continue; // the null section
+          OS << format("  %-40s size 0x%llx\n", Name->str().c_str(), (unsigned long long)Sec.getSize());
+        }
+        return Error::success();
+      });
 }
 
 /// `--dump-host` (ptxforge's own): every entry's header, host-native ones as ptxforge's (the other dumps show
 /// them as cuobjdump does, as a kind it does not know) and followed by what their compiled object holds, read
 /// back as the loader reads it.
 Error dumpHost(raw_ostream &OS, const Fatbinary &F) {
-  for (const Entry *E : F.entries()) {
-    printEntryHeader(OS, *E, HostNativeStyle::AsPtxforge);
-    if (!E->isHostNative())
-      continue;
-    auto Bytes = E->contents();
-    if (!Bytes)
-      return Bytes.takeError();
-    auto Obj = codegen::CompiledObject::deserialize(toStringRef(*Bytes));
-    if (!Obj)
-      return makeError("host code for " + E->archName() + " (" + E->Options + "): " + toString(Obj.takeError()));
-    std::vector<std::string> Kernels;
-    for (const codegen::KernelInfo &K : Obj->Kernels)
-      Kernels.push_back(K.Name);
-    OS << "target = " << Obj->TargetTriple << " " << Obj->TargetCpu << "\n";
-    OS << "optimization = -O" << Obj->OptLevel << "\n";
-    OS << "ptx = " << ptx::smName(Obj->Facts.TargetSm, Obj->Facts.TargetSuffix) << ", ISA "
-       << Obj->Facts.PtxVersion / 10 << "." << Obj->Facts.PtxVersion % 10 << "\n";
-    OS << "kernels = " << join(Kernels, ", ") << "\n";
-    OS << "object = " << Obj->ObjectCode.size() << " bytes\n";
-    OS << "runs here = " << (errorToBool(Obj->checkRunsOnHost()) ? "no" : "yes") << "\n";
-  }
-  return Error::success();
+  return dumpEntries(
+      OS, F, HostNativeStyle::AsPtxforge, [](const Entry &E) { return E.isHostNative(); },
+      [&](const Entry &E, StringRef Bytes) -> Error {
+        auto Obj = codegen::CompiledObject::deserialize(Bytes);
+        if (!Obj)
+          return makeError("host code for " + E.archName() + " (" + E.Options + "): " + toString(Obj.takeError()));
+        std::vector<std::string> Kernels;
+        for (const codegen::KernelInfo &K : Obj->Kernels)
+          Kernels.push_back(K.Name);
+        OS << "target = " << Obj->TargetTriple << " " << Obj->TargetCpu << "\n";
+        OS << "optimization = -O" << Obj->OptLevel << "\n";
+        OS << "ptx = " << ptx::smName(Obj->Facts.TargetSm, Obj->Facts.TargetSuffix) << ", ISA "
+           << Obj->Facts.PtxVersion / 10 << "." << Obj->Facts.PtxVersion % 10 << "\n";
+        OS << "kernels = " << join(Kernels, ", ") << "\n";
+        OS << "object = " << Obj->ObjectCode.size() << " bytes\n";
+        OS << "runs here = " << (errorToBool(Obj->checkRunsOnHost()) ? "no" : "yes") << "\n";
+        return Error::success();
+      });
 }
 
 /// What extracting an entry writes: PTX without NVIDIA's NUL terminator and padding; for a host-native entry the
@@ -238,11 +243,11 @@ int runObjdump(const ObjdumpOptions &O) {
 } // namespace
 
 void addObjdumpCommand(CLI::App &App, Runner &Run) {
-  auto Opts = std::make_shared<ObjdumpOptions>();
   CLI::App *Cmd = App.add_subcommand(
       "objdump", "List, dump and extract the PTX, ELF and host-native entries of fatbinaries and of ELF files "
                  "with CUDA code (cuobjdump); with no action, print every entry's header");
-  Cmd->add_option("inputs", Opts->Inputs, "fatbinary files, ELF executables, shared libraries or objects")->required();
+  auto Opts = std::make_shared<ObjdumpOptions>();
+  addInputs(*Cmd, Opts->Inputs, "fatbinary files, ELF executables, shared libraries or objects");
   Cmd->add_flag("--list-ptx", Opts->ListPtx, "list the PTX entries (cuobjdump -lptx)");
   Cmd->add_flag("--list-elf", Opts->ListElf, "list the ELF (SASS) entries (cuobjdump -lelf)");
   Cmd->add_flag("--list-host", Opts->ListHost, "list ptxforge's host-native entries (-lptx and -lelf leave them out)");
@@ -253,16 +258,12 @@ void addObjdumpCommand(CLI::App &App, Runner &Run) {
   Cmd->add_flag("--dump-host", Opts->DumpHost,
                 "print every entry's header and, for host-native entries, what their compiled code holds (target "
                 "CPU, kernels, whether this CPU runs it)");
-  // One name per occurrence, so `--extract-ptx a.ptx input.fatbin` leaves the input alone.
-  Cmd->add_option("--extract-ptx", Opts->ExtractPtx,
-                  "write the PTX entry with this listed name, or 'all' (cuobjdump -xptx)")
-      ->allow_extra_args(false);
-  Cmd->add_option("--extract-elf", Opts->ExtractElf,
-                  "write the ELF entry with this listed name, or 'all' (cuobjdump -xelf)")
-      ->allow_extra_args(false);
-  Cmd->add_option("--extract-host", Opts->ExtractHost,
-                  "write the ELF object of the host-native entry with this listed name, or 'all'")
-      ->allow_extra_args(false);
+  addRepeatedOption(*Cmd, "--extract-ptx", Opts->ExtractPtx,
+                    "write the PTX entry with this listed name, or 'all' (cuobjdump -xptx)");
+  addRepeatedOption(*Cmd, "--extract-elf", Opts->ExtractElf,
+                    "write the ELF entry with this listed name, or 'all' (cuobjdump -xelf)");
+  addRepeatedOption(*Cmd, "--extract-host", Opts->ExtractHost,
+                    "write the ELF object of the host-native entry with this listed name, or 'all'");
   Cmd->add_option("--output-dir", Opts->OutputDir, "where extracted files go (default: the current directory)");
   Cmd->callback([&Run, Opts] { Run = [Opts] { return runObjdump(*Opts); }; });
 }

@@ -37,7 +37,7 @@ struct RunOptions {
   std::vector<std::string> Filters, Args;
   std::vector<unsigned> Grid{1, 1, 1}, Block{1, 1, 1};
   unsigned Shared = 0;
-  bool Json = false, Verbose = false, Memcheck = false;
+  bool Json = false, Verbose = false;
 };
 
 /// The emulated device's compute capability (PTXFORGE_DEVICE_CC, as libcuda.so.1 reads it); nullopt after printing
@@ -349,12 +349,8 @@ void ptxforge::tools::addRunCommand(CLI::App &App, Runner &Run) {
   Cmd->add_option("--arg", O->Args,
                   "kernel argument in order: TYPE:VALUE (u32:7, f32:1.5, ...) or "
                   "buffer:BYTES[,zero|fill=N|file=PATH][,out=PATH]");
-  Cmd->add_flag("--memcheck", O->Memcheck,
-                "check every memory access and barrier as compute-sanitizer does (PTXFORGE_MEMCHECK=1): out-of-bounds "
-                "and uninitialized accesses, shared-memory races, divergent barriers");
+  addMemcheckFlag(*Cmd);
   Cmd->callback([&Run, O] {
-    if (O->Memcheck) // read with the other settings at their first use (driver::processSettings)
-      setenv("PTXFORGE_MEMCHECK", "1", 1);
     Run = [O] {
       O->Grid.resize(3, 1);
       O->Block.resize(3, 1);

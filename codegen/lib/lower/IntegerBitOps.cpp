@@ -10,9 +10,26 @@ bool lowerIntegerBits(FunctionLowering &L, const ptx::Instruction &I); // called
 
 namespace {
 
-/// Operands a and b (1 and 2) of a two-source bit instruction, read as its type.
-std::pair<llvm::Value *, llvm::Value *> readSources(FunctionLowering &L, const ptx::Instruction &I) {
-  return {L.read(I.Operands[1], I.type()), L.read(I.Operands[2], I.type())};
+/// Operand a (1) of a bit instruction, read as its type, with that type and its width.
+struct Source {
+  llvm::Value *A;
+  llvm::Type *Ty;
+  unsigned Width;
+};
+Source readSource(FunctionLowering &L, const ptx::Instruction &I) {
+  llvm::Value *A = L.read(I.Operands[1], I.type());
+  return {A, A->getType(), A->getType()->getIntegerBitWidth()};
+}
+
+/// Operands a and b (1 and 2) of a two-source bit instruction, read as its type, and that type's width.
+struct Sources {
+  llvm::Value *A, *B;
+  llvm::Type *Ty;
+  unsigned Width;
+};
+Sources readSources(FunctionLowering &L, const ptx::Instruction &I) {
+  Source S = readSource(L, I);
+  return {S.A, L.read(I.Operands[2], I.type()), S.Ty, S.Width};
 }
 
 bool isSigned(ScalarType T) { return ptx::kindOf(T) == ptx::TypeKind::Signed; }
@@ -40,9 +57,7 @@ bool lowerBfind(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   ScalarType T = I.type();
   auto &Ops = I.Operands;
-  llvm::Value *X = L.read(Ops[1], T);
-  llvm::Type *Ty = X->getType();
-  unsigned W = Ty->getIntegerBitWidth();
+  auto [X, Ty, W] = readSource(L, I);
   if (isSigned(T))
     X = B.CreateSelect(B.CreateICmpSLT(X, cint(Ty, 0)), B.CreateNot(X), X);
   llvm::Value *Lz = B.CreateZExtOrTrunc(B.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, X, B.getTrue()), B.getInt32Ty());
@@ -92,9 +107,7 @@ bool lowerBfe(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   ScalarType T = I.type();
   auto &Ops = I.Operands;
-  llvm::Value *A = L.read(Ops[1], T);
-  llvm::Type *Ty = A->getType();
-  unsigned W = Ty->getIntegerBitWidth();
+  auto [A, Ty, W] = readSource(L, I);
   auto [Pos, Len] = fieldPosLen(L, Ops[2], Ops[3], W);
   Field F = clipField(L, Pos, Len, Ty);
   llvm::Value *Shifted = B.CreateSelect(F.InRange, B.CreateLShr(A, F.Shift), cint(Ty, 0));
@@ -115,14 +128,12 @@ bool lowerBfe(FunctionLowering &L, const ptx::Instruction &I) {
 /// bfi.type f, a, b, pos, len: the low len bits of a inserted into b at pos.
 bool lowerBfi(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
-  auto &Ops = I.Operands;
-  auto [A, Bv] = readSources(L, I);
-  llvm::Type *Ty = A->getType();
-  auto [Pos, Len] = fieldPosLen(L, Ops[3], Ops[4], Ty->getIntegerBitWidth());
-  Field F = clipField(L, Pos, Len, Ty);
+  Sources S = readSources(L, I);
+  auto [Pos, Len] = fieldPosLen(L, I.Operands[3], I.Operands[4], S.Width);
+  Field F = clipField(L, Pos, Len, S.Ty);
   llvm::Value *Mask = B.CreateShl(F.LowMask, F.Shift);
-  llvm::Value *R = B.CreateOr(B.CreateAnd(Bv, B.CreateNot(Mask)), B.CreateAnd(B.CreateShl(A, F.Shift), Mask));
-  L.write(Ops[0], I.type(), R);
+  llvm::Value *R = B.CreateOr(B.CreateAnd(S.B, B.CreateNot(Mask)), B.CreateAnd(B.CreateShl(S.A, F.Shift), Mask));
+  L.write(I.Operands[0], I.type(), R);
   return true;
 }
 
@@ -231,11 +242,8 @@ bool lowerPrmt(FunctionLowering &L, const ptx::Instruction &I) {
 /// shf.{l,r}.{wrap,clamp}.b32 d, a, b, c: funnel shift of {b, a}.
 bool lowerShf(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
-  auto &Ops = I.Operands;
-  auto [A, Bv] = readSources(L, I);
-  llvm::Type *Ty = A->getType();
-  unsigned W = Ty->getIntegerBitWidth();
-  llvm::Value *C = L.read(Ops[3], ScalarType::U32);
+  auto [A, Bv, Ty, W] = readSources(L, I);
+  llvm::Value *C = L.read(I.Operands[3], ScalarType::U32);
   bool Left = I.has(Modifier::L);
   llvm::Value *R;
   if (!I.has(Modifier::Clamp)) {
@@ -250,7 +258,7 @@ bool lowerShf(FunctionLowering &L, const ptx::Instruction &I) {
     R = Left ? B.CreateLShr(B.CreateShl(V, N), W) : B.CreateLShr(V, N);
     R = B.CreateTrunc(R, Ty);
   }
-  L.write(Ops[0], I.type(), R);
+  L.write(I.Operands[0], I.type(), R);
   return true;
 }
 

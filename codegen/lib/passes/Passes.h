@@ -19,6 +19,20 @@ class PassInstrumentationCallbacks;
 
 namespace ptxforge::codegen::passes {
 
+// Each pass is a new-PM pass over a function or a module (UNIT); one whose Passes.def line takes parameters holds
+// the setting they parse to. The declarations differ in nothing else, so these two macros write them, and each
+// pass's documentation stands above its line.
+#define PTXFORGE_PASS(CLASS, UNIT)                                                                                     \
+  struct CLASS : llvm::PassInfoMixin<CLASS> {                                                                          \
+    llvm::PreservedAnalyses run(llvm::UNIT &IR, llvm::UNIT##AnalysisManager &AM);                                      \
+  };
+#define PTXFORGE_PASS_WITH_SETTING(CLASS, UNIT, TYPE, SETTING)                                                         \
+  struct CLASS : llvm::PassInfoMixin<CLASS> {                                                                          \
+    explicit CLASS(TYPE SETTING) : SETTING(SETTING) {}                                                                 \
+    llvm::PreservedAnalyses run(llvm::UNIT &IR, llvm::UNIT##AnalysisManager &AM);                                      \
+    TYPE SETTING;                                                                                                      \
+  };
+
 /// The LLVM address space of every memory access through an address PTX computes (a register, an absolute
 /// address). Address 0 is an address like any other to PTX (an access there faults: CUDA_ERROR_ILLEGAL_ADDRESS),
 /// but in address space 0 LLVM takes an access through null for undefined behaviour and deletes the path that
@@ -36,19 +50,13 @@ constexpr unsigned PtxAddressSpace = 1;
 /// (through add/sub/or-disjoint/phi/select), as `getelementptr i8, P, V - ptrtoint(P)`: the same address,
 /// now based on P. Parameters are pointers in PtxAddressSpace (they may be null); a PTX address based on
 /// ptxforge's own object (a local array, a global, the shared window) moves to that object's address space 0.
-struct PointerProvenancePass : llvm::PassInfoMixin<PointerProvenancePass> {
-  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
-};
+PTXFORGE_PASS(PointerProvenancePass, Function)
 
 /// Whole-function vectorization of each thread loop (WarpVectorize.cpp): W threads per trip as W-lane vectors,
 /// their branches and loops linearized under masks, so that threads with loops of their own vectorize too.
 /// Lanes: the vector width for 32-bit values (0: the pass does nothing). Runs before LLVM's loop vectorizer and
 /// takes the thread loops with inner loops, which that one cannot vectorize.
-struct WarpVectorizePass : llvm::PassInfoMixin<WarpVectorizePass> {
-  explicit WarpVectorizePass(unsigned Lanes) : Lanes(Lanes) {}
-  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
-  unsigned Lanes;
-};
+PTXFORGE_PASS_WITH_SETTING(WarpVectorizePass, Function, unsigned, Lanes)
 
 /// Thread loops vectorize with the thread's guard (`if (i < n)`) as a mask, so every vector load and store is
 /// masked, and masked stores cost several times a plain one (Zen 4: vecadd ran at a third of the memory
@@ -56,17 +64,13 @@ struct WarpVectorizePass : llvm::PassInfoMixin<WarpVectorizePass> {
 /// This pass versions each block's stretch of masked accesses once (a copy with plain accesses when all of
 /// their masks are all true), and gives every access left masked a plain path for its all-true mask and none
 /// for an all-false one. Runs last, after the vectorizers.
-struct UnmaskFullVectorsPass : llvm::PassInfoMixin<UnmaskFullVectorsPass> {
-  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
-};
+PTXFORGE_PASS(UnmaskFullVectorsPass, Function)
 
 /// On some targets (AVX2 hosts) the loop vectorizer builds a thread loop's vector of thread ids lane by lane:
 /// scalar id + 0, id + 1, ..., each inserted into the vector, a dozen instructions per vector where one add
 /// would do. This pass rewrites such a vector, built from lanes that are lane 0's value plus the lane number,
 /// as splat(lane 0) + <0, 1, 2, ...>. Runs after the vectorizers.
-struct LaneSequencesPass : llvm::PassInfoMixin<LaneSequencesPass> {
-  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
-};
+PTXFORGE_PASS(LaneSequencesPass, Function)
 
 /// Values live across a barrier or loop cut sit in per-thread arrays, so a thread loop that reads memory
 /// through such a register (sgemm's tile pointers, stepped once per tile) vectorizes to a gather, even where the
@@ -74,18 +78,14 @@ struct LaneSequencesPass : llvm::PassInfoMixin<LaneSequencesPass> {
 /// run time: when lane 0 is on and every active lane I points I elements past lane 0, a masked vector load or
 /// store does it instead. Runs after the vectorizers, before UnmaskFullVectorsPass (which then drops the mask of
 /// full vectors).
-struct ContiguousGathersPass : llvm::PassInfoMixin<ContiguousGathersPass> {
-  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
-};
+PTXFORGE_PASS(ContiguousGathersPass, Function)
 
 /// A gather through a stepped per-thread pointer (p += S each trip of the kernel's loop, kept in a per-thread
 /// array: sgemm's tile pointers) reads lines the hardware prefetchers do not foresee (B's tile rows are N floats
 /// apart), and the thread loop's bookkeeping leaves room in the out-of-order window for only a few such loads
 /// in flight. This pass prefetches what the same lanes will read on the next trip, lane 0's and the last lane's
 /// p + S: the block loads it a whole tile later. Runs before ContiguousGathersPass.
-struct PrefetchSteppedPointersPass : llvm::PassInfoMixin<PrefetchSteppedPointersPass> {
-  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
-};
+PTXFORGE_PASS(PrefetchSteppedPointersPass, Function)
 
 /// Alias scopes from what the lowering knows about each memory access, so LLVM can vectorize loops over
 /// threads without runtime overlap checks (which are impossible, and block vectorization, when addresses come
@@ -101,9 +101,7 @@ void markAccess(llvm::Instruction *I, MemoryClass C);
 void markReadOnlyLoad(llvm::LoadInst *L);
 void addMemoryScopes(llvm::Module &M);
 /// addMemoryScopes as a pass (`ptxforge-memory-scopes`), for running it on IR alone.
-struct MemoryScopesPass : llvm::PassInfoMixin<MemoryScopesPass> {
-  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &AM);
-};
+PTXFORGE_PASS(MemoryScopesPass, Module)
 /// Whether addMemoryScopes put I in the `.global` scope.
 bool isGlobalAccess(const llvm::Instruction &I);
 
@@ -129,45 +127,27 @@ void markThreadParallel(llvm::Instruction *I);
 /// function that run as functions of their own (BarrierRegions.cpp: outlinePieces) name theirs with this
 /// attribute (its argument number).
 inline constexpr const char *ContextArgumentAttr = "ptxforge-context-arg";
-struct StreamingStoresPass : llvm::PassInfoMixin<StreamingStoresPass> {
-  explicit StreamingStoresPass(uint64_t ThresholdBytes) : ThresholdBytes(ThresholdBytes) {}
-  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
-  uint64_t ThresholdBytes;
-};
+PTXFORGE_PASS_WITH_SETTING(StreamingStoresPass, Function, uint64_t, ThresholdBytes)
 
 /// The thread loops' vector width (optimizeModule, before LLVM's pipeline): the lowering marks each innermost
 /// loop over threads (ThreadLoop.h: ThreadLoopMarker); this pass adds `llvm.loop.vectorize.width` Lanes and
 /// `llvm.loop.interleave.count` 1 to the marked loops' `llvm.loop` (Lanes 0: the pass does nothing).
-struct WidenThreadLoopsPass : llvm::PassInfoMixin<WidenThreadLoopsPass> {
-  explicit WidenThreadLoopsPass(unsigned Lanes) : Lanes(Lanes) {}
-  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
-  unsigned Lanes;
-};
+PTXFORGE_PASS_WITH_SETTING(WidenThreadLoopsPass, Function, unsigned, Lanes)
 
 /// Functions over Budget instructions (CompileOptions::FunctionSizeBudget; 0: no limit) are left unoptimized
 /// (optnone, noinline), with a missed-optimization remark, so that no input makes the optimizer run without bound.
-struct LimitOptimizationPass : llvm::PassInfoMixin<LimitOptimizationPass> {
-  explicit LimitOptimizationPass(unsigned Budget) : Budget(Budget) {}
-  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &AM);
-  unsigned Budget;
-};
+PTXFORGE_PASS_WITH_SETTING(LimitOptimizationPass, Module, unsigned, Budget)
 
 /// The warp rendezvous (WarpRendezvous.h) over a thread function with marked cuts (Markers.h): each rendezvous
 /// call becomes a cut edge, a collective's with its inputs deposited in the warp slots. In a compile it runs on the
 /// block function's copy (emitRegionBlockFunction), never on the thread function that fibers run; alone, it is
 /// for ptxforge-opt.
-struct WarpRendezvousPass : llvm::PassInfoMixin<WarpRendezvousPass> {
-  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
-};
+PTXFORGE_PASS(WarpRendezvousPass, Function)
 
 /// The loop cuts (LoopCuts.h) over a thread function with marked cuts, within a budget of CutBudget regions
 /// (LoweringOptions::RegionCutBudget, `cut-budget=N`). Like the warp rendezvous, it runs on the block function's
 /// copy in a compile.
-struct LoopCutsPass : llvm::PassInfoMixin<LoopCutsPass> {
-  explicit LoopCutsPass(unsigned CutBudget) : CutBudget(CutBudget) {}
-  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
-  unsigned CutBudget;
-};
+PTXFORGE_PASS_WITH_SETTING(LoopCutsPass, Function, unsigned, CutBudget)
 
 /// The block functions of region kernels as a pass over lowered IR: each thread function `__ptx_kernel_K` with
 /// marked cuts (Markers.h) and no block function yet gets `__ptx_block_K`, a copy put through the warp
@@ -179,11 +159,7 @@ struct RegionBlocksOptions {
   bool LoopCuts;      ///< LoweringOptions::LoopCuts (`loop-cuts`, `no-loop-cuts`)
   unsigned CutBudget; ///< LoweringOptions::RegionCutBudget (`cut-budget=N`)
 };
-struct RegionBlocksPass : llvm::PassInfoMixin<RegionBlocksPass> {
-  explicit RegionBlocksPass(RegionBlocksOptions Options) : Options(Options) {}
-  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &AM);
-  RegionBlocksOptions Options;
-};
+PTXFORGE_PASS_WITH_SETTING(RegionBlocksPass, Module, RegionBlocksOptions, Options)
 
 /// A kernel the region builder could not split runs on fibers, correct but slow: an optimization remark
 /// (`-pass-remarks-missed=ptxforge-regions`) says so and why.
@@ -197,5 +173,8 @@ llvm::Error overRegionBudget(unsigned Cuts, unsigned Budget);
 /// Makes every pass of Passes.def known to PB by its name, so a textual pipeline can name it; with PIC, also
 /// to LLVM's instrumentation (-print-after=ptxforge-unmask-full-vectors and the like).
 void registerPasses(llvm::PassBuilder &PB, llvm::PassInstrumentationCallbacks *PIC);
+
+#undef PTXFORGE_PASS
+#undef PTXFORGE_PASS_WITH_SETTING
 
 } // namespace ptxforge::codegen::passes

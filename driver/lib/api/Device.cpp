@@ -220,25 +220,32 @@ void DeviceBuffer::release() {
   Bytes = 0;
 }
 
-Expected<void> DeviceBuffer::write(const void *Source, size_t Size, size_t Offset) {
-  if (!O || Offset > Bytes || Size > Bytes - Offset)
-    return Error(ErrorCode::InvalidArgument, "write of " + std::to_string(Size) + " bytes at offset " +
+namespace {
+/// Why a read or write (What) of Size bytes at Offset of a Bytes-byte buffer (Valid: not moved from) through
+/// the host pointer Host cannot be done, if it cannot.
+std::optional<Error> checkTransfer(const char *What, bool Valid, size_t Bytes, const void *Host, size_t Size,
+                                   size_t Offset) {
+  if (!Valid || Offset > Bytes || Size > Bytes - Offset)
+    return Error(ErrorCode::InvalidArgument, std::string(What) + " of " + std::to_string(Size) + " bytes at offset " +
                                                  std::to_string(Offset) + " of a " + std::to_string(Bytes) +
                                                  "-byte buffer");
-  if (!Source && Size)
+  if (!Host && Size)
     return Error(ErrorCode::InvalidArgument, "null host pointer");
+  return std::nullopt;
+}
+} // namespace
+
+Expected<void> DeviceBuffer::write(const void *Source, size_t Size, size_t Offset) {
+  if (auto Bad = checkTransfer("write", O != nullptr, Bytes, Source, Size, Offset))
+    return std::move(*Bad);
   auto &Dev = static_cast<Device::Impl &>(*O);
   return copy(*Dev.Ctx, Address + Offset, driver::Side::Device, reinterpret_cast<uint64_t>(Source), driver::Side::Host,
               Size);
 }
 
 Expected<void> DeviceBuffer::read(void *Destination, size_t Size, size_t Offset) const {
-  if (!O || Offset > Bytes || Size > Bytes - Offset)
-    return Error(ErrorCode::InvalidArgument, "read of " + std::to_string(Size) + " bytes at offset " +
-                                                 std::to_string(Offset) + " of a " + std::to_string(Bytes) +
-                                                 "-byte buffer");
-  if (!Destination && Size)
-    return Error(ErrorCode::InvalidArgument, "null host pointer");
+  if (auto Bad = checkTransfer("read", O != nullptr, Bytes, Destination, Size, Offset))
+    return std::move(*Bad);
   auto &Dev = static_cast<Device::Impl &>(*O);
   return copy(*Dev.Ctx, reinterpret_cast<uint64_t>(Destination), driver::Side::Host, Address + Offset,
               driver::Side::Device, Size);

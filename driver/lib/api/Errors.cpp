@@ -5,6 +5,7 @@
 #include "ptxforge/codegen/Launch.h"
 #include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Status.h"
+#include "ptxforge/ptx/Architectures.h"
 #include "ptxforge/ptx/Requirements.h"
 #include "ptxforge/ptx/Verifier.h"
 
@@ -193,8 +194,7 @@ Error ptxforge::toApiError(llvm::Error E, const std::string &Context) {
 }
 
 std::optional<Error> ptxforge::checkComputeCapability(ComputeCapability CC) {
-  // Every real architecture, and the default device that is newer than all of them (driver/Device.h).
-  if (CC.Minor <= 9 && (ptx::isKnownSm(CC.value()) || CC.value() == driver::DefaultComputeCapability))
+  if (CC.Minor <= 9 && ptx::isDeviceArchitecture(CC.value()))
     return std::nullopt;
   return Error(ErrorCode::InvalidArgument,
                "unknown compute capability " + std::to_string(CC.Major) + "." + std::to_string(CC.Minor));

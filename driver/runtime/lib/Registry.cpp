@@ -197,34 +197,42 @@ cudaError_t FatbinRegistry::moduleOf(Fatbin &F, CUmodule *Out) {
   return M.Failure;
 }
 
+cudaError_t FatbinRegistry::lookUpInModule(Fatbin &F, CUcontext Ctx, cudaError_t NotFound,
+                                           const std::function<CUresult(CUmodule)> &Lookup) {
+  for (int Attempt = 0; Attempt < 2; ++Attempt) {
+    CUmodule M = nullptr;
+    if (cudaError_t E = moduleOf(F, &M))
+      return E;
+    CUresult R = Lookup(M);
+    if (R == CUDA_SUCCESS)
+      return cudaSuccess;
+    if (R != CUDA_ERROR_INVALID_HANDLE && R != CUDA_ERROR_CONTEXT_IS_DESTROYED)
+      return R == CUDA_ERROR_NOT_FOUND ? NotFound : fromDriver(R);
+    F.PerContext.erase(Ctx); // the module went with its context: load it again
+  }
+  return cudaErrorInvalidResourceHandle;
+}
+
 cudaError_t FatbinRegistry::function(const KernelEntry &K, CUfunction *Out) {
   if (cudaError_t E = ensureContext())
     return E;
   std::scoped_lock L(Lock);
   CUcontext Ctx = nullptr;
   cuCtxGetCurrent(&Ctx);
-  for (int Attempt = 0; Attempt < 2; ++Attempt) {
-    CUmodule M = nullptr;
-    if (cudaError_t E = moduleOf(*K.Owner, &M))
-      return E;
+  return lookUpInModule(*K.Owner, Ctx, cudaErrorInvalidDeviceFunction, [&](CUmodule M) {
     Fatbin::Loaded &Loaded = K.Owner->PerContext[Ctx];
     if (auto I = Loaded.Functions.find(K.Name); I != Loaded.Functions.end()) {
       *Out = I->second;
-      return cudaSuccess;
+      return CUDA_SUCCESS;
     }
     CUfunction Fn = nullptr;
     CUresult R = cuModuleGetFunction(&Fn, M, K.Name.c_str());
     if (R == CUDA_SUCCESS) {
       Loaded.Functions.emplace(K.Name, Fn);
       *Out = Fn;
-      return cudaSuccess;
     }
-    if (R != CUDA_ERROR_INVALID_HANDLE && R != CUDA_ERROR_CONTEXT_IS_DESTROYED)
-      return R == CUDA_ERROR_NOT_FOUND ? cudaErrorInvalidDeviceFunction : fromDriver(R);
-    // The module went with its context (cuDevicePrimaryCtxReset from the driver API): load it again.
-    K.Owner->PerContext.erase(Ctx);
-  }
-  return cudaErrorInvalidResourceHandle;
+    return R;
+  });
 }
 
 cudaError_t FatbinRegistry::variable(const void *Symbol, CUdeviceptr *Address, size_t *Size) {
@@ -237,21 +245,13 @@ cudaError_t FatbinRegistry::variable(const void *Symbol, CUdeviceptr *Address, s
   const VariableEntry &V = *I->second;
   CUcontext Ctx = nullptr;
   cuCtxGetCurrent(&Ctx);
-  for (int Attempt = 0; Attempt < 2; ++Attempt) {
-    CUmodule M = nullptr;
-    if (cudaError_t E = moduleOf(*V.Owner, &M))
-      return E;
+  return lookUpInModule(*V.Owner, Ctx, cudaErrorInvalidSymbol, [&](CUmodule M) {
     size_t Bytes = 0;
     CUresult R = cuModuleGetGlobal(Address, &Bytes, M, V.Name.c_str());
-    if (R == CUDA_SUCCESS) {
+    if (R == CUDA_SUCCESS)
       *Size = Bytes;
-      return cudaSuccess;
-    }
-    if (R != CUDA_ERROR_INVALID_HANDLE && R != CUDA_ERROR_CONTEXT_IS_DESTROYED)
-      return R == CUDA_ERROR_NOT_FOUND ? cudaErrorInvalidSymbol : fromDriver(R);
-    V.Owner->PerContext.erase(Ctx);
-  }
-  return cudaErrorInvalidResourceHandle;
+    return R;
+  });
 }
 
 cudaError_t FatbinRegistry::initModule(void **Handle) {

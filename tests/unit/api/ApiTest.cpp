@@ -12,7 +12,7 @@
 #include <thread>
 
 using namespace ptxforge;
-using namespace ptxforge::test;
+using namespace ptxforge::testing;
 
 namespace {
 
@@ -25,10 +25,10 @@ Device &device() {
   return D;
 }
 
-/// KernelsPtx compiled once for the whole binary.
+/// ApiKernelsPtx compiled once for the whole binary.
 const Executable &kernels() {
   static Executable X = [] {
-    auto P = Program::fromText(KernelsPtx, "kernels.ptx");
+    auto P = Program::fromText(ApiKernelsPtx, "kernels.ptx");
     REQUIRE_MESSAGE(P.ok(), P.error().toString());
     auto E = device().compile(*P);
     REQUIRE_MESSAGE(E.ok(), E.error().toString());
@@ -105,7 +105,7 @@ TEST_CASE("garbage, empty and unreadable inputs are errors, never crashes") {
 }
 
 TEST_CASE("a PTX ISA newer than ptxforge knows is UnsupportedPtxVersion") {
-  std::string Ptx = KernelsPtx;
+  std::string Ptx = ApiKernelsPtx;
   Ptx.replace(Ptx.find(".version 8.0"), 12, ".version 9.9");
   auto P = Program::fromText(Ptx);
   REQUIRE_FALSE(P.ok());
@@ -306,7 +306,7 @@ TEST_CASE("streams from several threads") {
 }
 
 TEST_CASE("compiles from several threads") {
-  auto P = Program::fromText(KernelsPtx, "kernels.ptx");
+  auto P = Program::fromText(ApiKernelsPtx, "kernels.ptx");
   REQUIRE(P.ok());
   std::vector<std::thread> Threads;
   std::vector<int> Ok(3, 0);
@@ -341,6 +341,11 @@ TEST_CASE("devices, kernels of another device, version") {
   REQUIRE(S.ok());
   CHECK(S->launch(kernel("stop"), {{1}, {1}}, Arguments()).error().code() == ErrorCode::InvalidArgument);
   O.CC = ComputeCapability{4, 2};
+  CHECK(Device::create(O).error().code() == ErrorCode::InvalidArgument);
+  // The default device (13.0) is an entry of the architecture table, as the real ones are; 13.1 is no device.
+  O.CC = ComputeCapability{13, 0};
+  CHECK(Device::create(O).ok());
+  O.CC = ComputeCapability{13, 1};
   CHECK(Device::create(O).error().code() == ErrorCode::InvalidArgument);
 }
 

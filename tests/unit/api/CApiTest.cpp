@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string>
 
-using namespace ptxforge::test;
+using namespace ptxforge::testing;
 
 extern "C" int ptxforge_test_header_is_c(void);
 
@@ -29,7 +29,7 @@ TEST_CASE("C: the header is C, and the version") {
 
 TEST_CASE("C: invalid PTX returns a status and diagnostics") {
   ptxforge_program P = nullptr;
-  REQUIRE(load(BrokenPtx, "broken.ptx", &P) == PTXFORGE_ERROR_INVALID_PTX);
+  REQUIRE(load(BrokenPtx.c_str(), "broken.ptx", &P) == PTXFORGE_ERROR_INVALID_PTX);
   CHECK(P == nullptr);
   CHECK(std::string(ptxforge_last_error_message()).find("invalid PTX: broken.ptx") == 0);
   REQUIRE(ptxforge_last_error_diagnostic_count() >= 1);
@@ -47,7 +47,7 @@ TEST_CASE("C: invalid PTX returns a status and diagnostics") {
 
 TEST_CASE("C: requirements and the target check") {
   ptxforge_program P = nullptr;
-  REQUIRE(load(Sm80Ptx, "sum.ptx", &P) == PTXFORGE_SUCCESS);
+  REQUIRE(load(Sm80Ptx.c_str(), "sum.ptx", &P) == PTXFORGE_SUCCESS);
   unsigned Sm = 0, Ptx = 0;
   REQUIRE(ptxforge_program_requirements(P, &Sm, &Ptx) == PTXFORGE_SUCCESS);
   CHECK(Sm == 80);
@@ -74,7 +74,7 @@ TEST_CASE("C: compile, inspect, run; a fault, then a good launch") {
   ptxforge_device Dev = nullptr;
   ptxforge_executable X = nullptr;
   ptxforge_kernel Store = nullptr, Layout = nullptr;
-  REQUIRE(load(KernelsPtx, "kernels.ptx", &P) == PTXFORGE_SUCCESS);
+  REQUIRE(load(ApiKernelsPtx.c_str(), "kernels.ptx", &P) == PTXFORGE_SUCCESS);
   REQUIRE(ptxforge_device_create(nullptr, &Dev) == PTXFORGE_SUCCESS);
   REQUIRE(ptxforge_device_compile(Dev, P, nullptr, &X) == PTXFORGE_SUCCESS);
   CHECK(ptxforge_executable_kernel_count(X) == 4);
@@ -141,7 +141,7 @@ TEST_CASE("C: objects compiled ahead of time") {
   ptxforge_object Obj = nullptr;
   ptxforge_executable X = nullptr;
   ptxforge_kernel K = nullptr;
-  REQUIRE(load(KernelsPtx, "kernels.ptx", &P) == PTXFORGE_SUCCESS);
+  REQUIRE(load(ApiKernelsPtx.c_str(), "kernels.ptx", &P) == PTXFORGE_SUCCESS);
   REQUIRE(ptxforge_device_create(nullptr, &Dev) == PTXFORGE_SUCCESS);
   ptxforge_object_options O = {9, 0, 2, "x86-64-v2"};
   REQUIRE(ptxforge_object_compile(P, &O, &Obj) == PTXFORGE_SUCCESS);

@@ -60,7 +60,7 @@ TEST_CASE("compiles store into the compute cache and hit it") {
   CacheConfig Saved = Cache.config();
   std::string Dir = freshDirectory();
   REQUIRE(Cache.configure({Dir, 64 << 20, true}).ok());
-  auto P = Program::fromText(test::KernelsPtx, "kernels.ptx");
+  auto P = Program::fromText(testing::ApiKernelsPtx, "kernels.ptx");
   auto D = Device::create();
   REQUIRE(P.ok());
   REQUIRE(D.ok());

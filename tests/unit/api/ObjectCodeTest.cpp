@@ -16,7 +16,7 @@ using namespace ptxforge;
 namespace {
 
 ObjectCode baselineObject() {
-  auto P = Program::fromText(test::KernelsPtx, "kernels.ptx");
+  auto P = Program::fromText(testing::ApiKernelsPtx, "kernels.ptx");
   REQUIRE(P.ok());
   ObjectOptions O;
   O.Target = {8, 0};
@@ -53,7 +53,7 @@ TEST_CASE("an object compiled ahead of time loads and runs") {
 }
 
 TEST_CASE("objects are refused for targets the module cannot run on and CPUs that are not ISA levels") {
-  auto P = Program::fromText(test::Sm80Ptx, "sum.ptx");
+  auto P = Program::fromText(testing::Sm80Ptx, "sum.ptx");
   REQUIRE(P.ok());
   ObjectOptions O;
   O.Target = {7, 5};

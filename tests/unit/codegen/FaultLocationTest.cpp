@@ -5,8 +5,11 @@
 #include "ptxforge/codegen/Launch.h"
 #include "ptxforge/ptx/Frontend.h"
 
+#include "TestKernels.h"
+
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -15,38 +18,9 @@ using namespace ptxforge;
 
 namespace {
 
-// Thread n-1 stores one page past its element: into the inaccessible page after y's.
-const char *const StorePastEnd = R"(.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k(.param .u64 y, .param .u32 n)
-{
-	.reg .pred %p<3>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<6>;
-	ld.param.u64 %rd1, [y];
-	ld.param.u32 %r2, [n];
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mov.u32 %r1, %tid.x;
-	mad.lo.s32 %r1, %r3, %r4, %r1;
-	setp.ge.u32 %p1, %r1, %r2;
-	@%p1 bra DONE;
-	mul.wide.u32 %rd2, %r1, 4;
-	add.s64 %rd3, %rd1, %rd2;
-	add.u32 %r5, %r2, -1;
-	setp.eq.u32 %p2, %r1, %r5;
-	selp.b64 %rd4, 4096, 0, %p2;
-	add.s64 %rd3, %rd3, %rd4;
-	st.global.u32 [%rd3], %r1;
-DONE:
-	ret;
-}
-)";
-
-/// A serialized and reloaded object of StorePastEnd, compiled with or without block functions.
+/// A serialized and reloaded object of StorePastEndPtx, compiled with or without block functions.
 std::unique_ptr<codegen::CompiledModule> reloaded(bool BlockFunctions) {
-  auto Front = ptx::runFrontend(std::make_unique<ptx::SourceBuffer>("fault.ptx", StorePastEnd));
+  auto Front = ptx::runFrontend(std::make_unique<ptx::SourceBuffer>("fault.ptx", testing::StorePastEndPtx));
   REQUIRE(Front->ok());
   codegen::CompileOptions O;
   O.Lowering.BlockFunctions = BlockFunctions;
@@ -57,6 +31,16 @@ std::unique_ptr<codegen::CompiledModule> reloaded(bool BlockFunctions) {
   auto CM = codegen::CompiledModule::load(*Back);
   REQUIRE(static_cast<bool>(CM));
   return std::move(*CM);
+}
+
+/// "fault.ptx:LINE:COL" of StorePastEndPtx's faulting store.
+std::string faultLocation() {
+  const std::string &Text = testing::StorePastEndPtx;
+  size_t At = Text.find(testing::StorePastEndFault);
+  REQUIRE(At != std::string::npos);
+  size_t Line = 1 + std::count(Text.begin(), Text.begin() + At, '\n');
+  size_t Column = At - Text.rfind('\n', At);
+  return "fault.ptx:" + std::to_string(Line) + ":" + std::to_string(Column);
 }
 
 } // namespace
@@ -86,7 +70,7 @@ TEST_CASE("a memory fault names its PTX line and thread, also in reloaded optimi
       CHECK(LE.kind() == codegen::LaunchFault::IllegalAddress);
       Site = LE.site();
     });
-    CHECK(Site.Location == "fault.ptx:23:2");
+    CHECK(Site.Location == faultLocation());
     CHECK(Site.Address == reinterpret_cast<uint64_t>(Y) + 4 * (N - 1) + 4096);
     REQUIRE(Site.HasThread);
     CHECK(Site.Thread[0] == 43);

@@ -3,6 +3,7 @@
 // quietly running a kernel on fibers. The corpus sweep holds every GPU-recorded conformance kernel to that.
 #include "LoopCuts.h"
 #include "Markers.h"
+#include "TestKernels.h"
 #include "WarpRendezvous.h"
 #include "ptxforge/codegen/Lowering.h"
 #include "ptxforge/ptx/Frontend.h"
@@ -22,50 +23,6 @@ using namespace ptxforge::codegen;
 
 namespace {
 
-// A block reduction in the shape nvcc emits: a barrier in a loop, then a warp-shuffle tail.
-const char *RegionKernel = R"(.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry reduce(.param .u64 in, .param .u64 out)
-{
-  .reg .pred %p<3>;
-  .reg .b32 %r<12>;
-  .reg .b64 %rd<8>;
-  .shared .align 4 .b8 buf[1024];
-  ld.param.u64 %rd1, [in];
-  ld.param.u64 %rd2, [out];
-  mov.u32 %r1, %tid.x;
-  mul.wide.u32 %rd3, %r1, 4;
-  add.s64 %rd4, %rd1, %rd3;
-  ld.global.u32 %r2, [%rd4];
-  mov.u32 %r3, buf;
-  shl.b32 %r4, %r1, 2;
-  add.s32 %r5, %r3, %r4;
-  st.shared.u32 [%r5], %r2;
-  bar.sync 0;
-  mov.u32 %r6, 128;
-LOOP:
-  setp.ge.u32 %p1, %r1, %r6;
-  @%p1 bra SKIP;
-  shl.b32 %r7, %r6, 2;
-  add.s32 %r8, %r5, %r7;
-  ld.shared.u32 %r9, [%r8];
-  ld.shared.u32 %r10, [%r5];
-  add.s32 %r10, %r10, %r9;
-  st.shared.u32 [%r5], %r10;
-SKIP:
-  bar.sync 0;
-  shr.u32 %r6, %r6, 1;
-  setp.gt.u32 %p2, %r6, 16;
-  @%p2 bra LOOP;
-  ld.shared.u32 %r10, [%r5];
-  shfl.sync.down.b32 %r11, %r10, 16, 31, -1;
-  add.s32 %r10, %r10, %r11;
-  st.global.u32 [%rd2], %r10;
-  ret;
-}
-)";
-
 struct Lowered {
   std::unique_ptr<ptx::FrontendResult> Front;
   LoweredModule LM;
@@ -81,10 +38,10 @@ llvm::Expected<LoweredModule> lower(const std::string &Name, const std::string &
   return lowerToLLVM(*Front->Verified, Front->Source.get(), LO);
 }
 
-/// The thread function of RegionKernel, lowered without block functions so a test can break it first.
+/// The thread function of testing::BlockReducePtx, lowered without block functions so a test can break it first.
 Lowered threadFunction() {
   Lowered L;
-  auto LM = lower("reduce.ptx", RegionKernel, false, L.Front);
+  auto LM = lower("reduce.ptx", testing::BlockReducePtx, false, L.Front);
   REQUIRE(static_cast<bool>(LM));
   L.LM = std::move(*LM);
   return L;
@@ -264,7 +221,7 @@ TEST_CASE("each broken rule of the passes' own marks is an error that names it")
 
 TEST_CASE("a region kernel gets its block function when a failed split is an error") {
   std::unique_ptr<ptx::FrontendResult> Front;
-  auto LM = lower("reduce.ptx", RegionKernel, true, Front);
+  auto LM = lower("reduce.ptx", testing::BlockReducePtx, true, Front);
   REQUIRE(static_cast<bool>(LM));
   REQUIRE(LM->Kernels.size() == 1);
   CHECK(LM->Kernels[0].BlockSymbol == "__ptx_block_reduce");

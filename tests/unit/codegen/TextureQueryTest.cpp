@@ -3,6 +3,7 @@
 // queries, which answer with the OpenCL constants the PTX ISA names; suld/sust with .clamp and .zero off the
 // edge; sured.min on s32. Descriptors are registered directly, as the driver registers them.
 #include "KernelRunner.h"
+#include "TestKernels.h"
 
 #include "ptxforge/codegen/Texture.h"
 
@@ -11,55 +12,6 @@
 using namespace ptxforge;
 
 namespace {
-
-const char *Queries = R"(.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k(.param .u64 p_out, .param .u64 p_tex, .param .u64 p_surf, .param .u32 p_n)
-{
-  .reg .b32 %r<16>;
-  .reg .b64 %rd<4>;
-  ld.param.u64 %rd1, [p_out];
-  ld.param.u64 %rd2, [p_tex];
-  ld.param.u64 %rd3, [p_surf];
-  txq.width.b32 %r1, [%rd2];
-  txq.depth.b32 %r2, [%rd2];
-  txq.array_size.b32 %r3, [%rd2];
-  txq.channel_data_type.b32 %r4, [%rd2];
-  txq.channel_order.b32 %r5, [%rd2];
-  suq.channel_data_type.b32 %r6, [%rd3];
-  suq.memory_layout.b32 %r7, [%rd3];
-  suq.depth.b32 %r8, [%rd3];
-  st.global.v4.u32 [%rd1], {%r1, %r2, %r3, %r4};
-  st.global.v4.u32 [%rd1+16], {%r5, %r6, %r7, %r8};
-  ret;
-}
-)";
-
-const char *Boundaries = R"(.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k(.param .u64 p_out, .param .u64 p_surf, .param .u64 p_unused, .param .u32 p_n)
-{
-  .reg .b32 %r<16>;
-  .reg .b64 %rd<4>;
-  ld.param.u64 %rd1, [p_out];
-  ld.param.u64 %rd2, [p_surf];
-  mov.u32 %r1, 40;
-  mov.u32 %r2, -1;
-  mov.u32 %r3, 9;
-  suld.b.2d.b32.clamp {%r4}, [%rd2, {%r1, %r2}];
-  suld.b.2d.b32.zero {%r5}, [%rd2, {%r1, %r2}];
-  mov.u32 %r6, 77;
-  sust.b.2d.b32.zero [%rd2, {%r1, %r3}], {%r6};
-  sust.b.2d.b32.clamp [%rd2, {%r1, %r3}], {%r6};
-  mov.u32 %r7, 0;
-  mov.u32 %r8, -5;
-  sured.b.min.2d.s32.trap [%rd2, {%r7, %r7}], %r8;
-  st.global.v2.u32 [%rd1], {%r4, %r5};
-  ret;
-}
-)";
 
 codegen::TextureDescriptor array2D(char *Data, uint64_t W, uint64_t H, codegen::TexelFormat F, unsigned Channels) {
   codegen::TextureDescriptor D;
@@ -71,7 +23,7 @@ codegen::TextureDescriptor array2D(char *Data, uint64_t W, uint64_t H, codegen::
 } // namespace
 
 TEST_CASE("txq and suq answer depth, layers, layout and OpenCL channel constants") {
-  auto M = testing::compileKernels("queries.ptx", Queries);
+  auto M = testing::compileKernels("queries.ptx", testing::TextureQueriesPtx);
   alignas(16) uint8_t Storage[4096] = {};
   codegen::TextureDescriptor Tex = array2D(reinterpret_cast<char *>(Storage), 6, 5, codegen::TexelFormat::S16, 2);
   Tex.Layers = 3; // a layered 2D array: depth 1, three layers
@@ -98,7 +50,7 @@ TEST_CASE("txq and suq answer depth, layers, layout and OpenCL channel constants
 }
 
 TEST_CASE("surface .clamp and .zero off the edge, sured.min on s32") {
-  auto M = testing::compileKernels("boundaries.ptx", Boundaries);
+  auto M = testing::compileKernels("boundaries.ptx", testing::SurfaceBoundariesPtx);
   // 8 x 8 u32 texels; x is in bytes, so 40 is texel 10, past the right edge.
   alignas(16) int32_t Texels[64];
   for (int I = 0; I < 64; ++I)
@@ -107,7 +59,7 @@ TEST_CASE("surface .clamp and .zero off the edge, sured.min on s32") {
   D.IsSurface = true;
   uint64_t S = codegen::registerTextureObject(D);
   uint32_t Out[2] = {1, 1};
-  testing::launchOverN(*M, {Out, reinterpret_cast<void *>(S), nullptr}, 1);
+  testing::launchOverN(*M, {Out, nullptr, reinterpret_cast<void *>(S)}, 1);
   CHECK(Out[0] == 7);      // clamped to texel (7, 0)
   CHECK(Out[1] == 0);      // zero mode reads zero
   CHECK(Texels[63] == 77); // the clamped store lands on (7, 7); the zero-mode one nowhere

@@ -8,7 +8,7 @@
 #include "ptxforge/driver/Memory.h"
 #include "ptxforge/driver/Module.h"
 
-#include "ScaleKernel.h"
+#include "TestKernels.h"
 
 #include <string>
 #include <vector>

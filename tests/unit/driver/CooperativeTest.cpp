@@ -2,6 +2,7 @@
 // each other through global memory (a normal launch of more blocks than workers would never finish this
 // kernel), and a grid larger than the device holds at once is refused with CooperativeLaunchTooLarge.
 #include "TestContext.h"
+#include "TestKernels.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Copy.h"
 #include "ptxforge/driver/Device.h"
@@ -21,57 +22,12 @@
 using namespace ptxforge;
 using namespace ptxforge::driver;
 
-namespace {
-
-/// Thread 0 of each block arrives at a counter and spins until every block has; then each block records the
-/// count it saw.
-const char *GridBarrier = R"(.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry grid_barrier(.param .u64 p_counter, .param .u64 p_out)
-{
-  .reg .pred %p<3>;
-  .reg .b32 %r<8>;
-  .reg .b64 %rd<5>;
-  ld.param.u64 %rd1, [p_counter];
-  ld.param.u64 %rd2, [p_out];
-  mov.u32 %r1, %tid.x;
-  mov.u32 %r2, %nctaid.x;
-  setp.ne.u32 %p1, %r1, 0;
-  @%p1 bra ARRIVED;
-  atom.global.add.u32 %r3, [%rd1], 1;
-SPIN:
-  ld.volatile.global.u32 %r4, [%rd1];
-  setp.lt.u32 %p2, %r4, %r2;
-  @%p2 bra SPIN;
-ARRIVED:
-  bar.sync 0;
-  @%p1 bra DONE;
-  ld.volatile.global.u32 %r5, [%rd1];
-  mov.u32 %r6, %ctaid.x;
-  mul.wide.u32 %rd3, %r6, 4;
-  add.s64 %rd4, %rd2, %rd3;
-  st.global.u32 [%rd4], %r5;
-DONE:
-  ret;
-}
-)";
-
-Context &coopContext() { return ptxforge::testing::testContext(); }
-
-uint64_t zeroed(size_t Bytes) {
-  auto P = DeviceMemory::get().allocate(Bytes, MemoryKind::Device, &coopContext());
-  REQUIRE(static_cast<bool>(P));
-  std::memset(reinterpret_cast<void *>(*P), 0, Bytes);
-  return *P;
-}
-
-} // namespace
+using ptxforge::testing::testContext;
 
 TEST_CASE("a cooperative grid runs all of its blocks at once; one too large is refused") {
-  Context &Ctx = coopContext();
+  Context &Ctx = testContext();
   JitLogs Logs;
-  auto M = Module::compile(Ctx, GridBarrier, "grid_barrier.ptx", {}, Logs);
+  auto M = Module::compile(Ctx, testing::GridBarrierPtx, "grid_barrier.ptx", {}, Logs);
   INFO(Logs.Error);
   REQUIRE(static_cast<bool>(M));
   Function *F = (*M)->function("grid_barrier");
@@ -81,7 +37,7 @@ TEST_CASE("a cooperative grid runs all of its blocks at once; one too large is r
   unsigned Blocks = static_cast<unsigned>(std::min<uint64_t>(Resident, 2 * deviceProperties().MultiprocessorCount + 1));
   REQUIRE(Blocks > 1);
 
-  uint64_t Counter = zeroed(4), Out = zeroed(4 * Blocks);
+  uint64_t Counter = testing::zeroedDeviceMemory(4), Out = testing::zeroedDeviceMemory(4 * Blocks);
   void *Args[] = {&Counter, &Out};
   codegen::LaunchConfig Config;
   Config.Grid = {Blocks, 1, 1};
@@ -107,7 +63,7 @@ TEST_CASE("a cooperative grid runs all of its blocks at once; one too large is r
 }
 
 TEST_CASE("cooperative groups' grid.sync() (nvcc's PTX) waits for every block of a cooperative launch") {
-  Context &Ctx = coopContext();
+  Context &Ctx = testContext();
   // inputs/grid_sync.cu, `nvcc -ptx -arch=compute_80`: every thread adds data[i] to out[0]; after the grid
   // sync, thread 0 copies out[0] to out[1], so out[1] is the whole sum only if the sync waited for all blocks.
   std::string Path = std::string(PTXFORGE_SOURCE_DIR) + "/tests/unit/driver/inputs/grid_sync.ptx";
@@ -124,7 +80,7 @@ TEST_CASE("cooperative groups' grid.sync() (nvcc's PTX) waits for every block of
   unsigned Blocks = static_cast<unsigned>(std::min<uint64_t>(Resident, 2 * deviceProperties().MultiprocessorCount + 1));
   REQUIRE(Blocks > 1);
   int N = static_cast<int>(Blocks * 64);
-  uint64_t Data = zeroed(4 * N), Out = zeroed(8);
+  uint64_t Data = testing::zeroedDeviceMemory(4 * N), Out = testing::zeroedDeviceMemory(8);
   for (int I = 0; I < N; ++I)
     reinterpret_cast<int *>(Data)[I] = I + 1;
   void *Args[] = {&Data, &Out, &N};

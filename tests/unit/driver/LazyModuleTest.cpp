@@ -2,6 +2,7 @@
 // of a module sees the same module variables (one definition, initialised once, the address cuModuleGetGlobal
 // gives) and the same address-taken functions, and the compute cache keeps each kernel's code apart.
 #include "ComputeCacheTestSupport.h"
+#include "TestKernels.h"
 
 #include "ptxforge/driver/ComputeCache.h"
 #include "ptxforge/driver/Launch.h"
@@ -18,70 +19,6 @@ using namespace ptxforge::testing;
 
 namespace {
 
-/// `counter` starts at 5; `bump` adds its parameter to it, `fetch` copies it out, `take_address` stores the
-/// address of `twice` in `fn` and `call_fn` calls whatever `fn` points to with 21.
-const char *SharedState = R"(.version 7.5
-.target sm_75
-.address_size 64
-.visible .global .align 4 .u32 counter = 5;
-.visible .global .align 8 .u64 fn;
-
-.func (.param .b32 r) twice(.param .b32 x)
-{
-  .reg .b32 %r<3>;
-  ld.param.b32 %r1, [x];
-  add.s32 %r2, %r1, %r1;
-  st.param.b32 [r], %r2;
-  ret;
-}
-
-.visible .entry bump(.param .u32 p_by)
-{
-  .reg .b32 %r<4>;
-  ld.param.u32 %r1, [p_by];
-  ld.global.u32 %r2, [counter];
-  add.s32 %r3, %r2, %r1;
-  st.global.u32 [counter], %r3;
-  ret;
-}
-
-.visible .entry fetch(.param .u64 p_out)
-{
-  .reg .b32 %r<2>;
-  .reg .b64 %rd<2>;
-  ld.param.u64 %rd1, [p_out];
-  ld.global.u32 %r1, [counter];
-  st.global.u32 [%rd1], %r1;
-  ret;
-}
-
-.visible .entry take_address()
-{
-  .reg .b64 %rd<2>;
-  mov.u64 %rd1, twice;
-  st.global.u64 [fn], %rd1;
-  ret;
-}
-
-.visible .entry call_fn(.param .u64 p_out)
-{
-  .reg .b32 %r<2>;
-  .reg .b64 %rd<3>;
-  ld.param.u64 %rd1, [p_out];
-  ld.global.u64 %rd2, [fn];
-  {
-    .param .b32 a;
-    .param .b32 r;
-    st.param.b32 [a], 21;
-proto: .callprototype (.param .b32 _) _ (.param .b32 _);
-    call (r), %rd2, (a), proto;
-    ld.param.b32 %r1, [r];
-  }
-  st.global.u32 [%rd1], %r1;
-  ret;
-}
-)";
-
 /// Runs one thread of kernel Name with Args (kernelParams), waiting for it; empty when all went well.
 std::string runOne(Module &M, const char *Name, std::vector<void *> Args = {}) {
   if (llvm::Error E = M.materialize())
@@ -92,13 +29,7 @@ std::string runOne(Module &M, const char *Name, std::vector<void *> Args = {}) {
       F = Candidate.get();
   if (!F)
     return std::string("no kernel ") + Name;
-  auto Params = F->packParams(Args.data());
-  if (!Params)
-    return llvm::toString(Params.takeError());
-  codegen::LaunchConfig Config;
-  Config.Grid = {1, 1, 1};
-  Config.Block = {1, 1, 1};
-  if (llvm::Error E = launch(cacheTestContext(), nullptr, *F, Config, std::move(*Params)))
+  if (llvm::Error E = launchThreads(*F, std::move(Args), 1))
     return llvm::toString(std::move(E));
   cacheTestContext().waitIdle();
   return "";
@@ -106,13 +37,7 @@ std::string runOne(Module &M, const char *Name, std::vector<void *> Args = {}) {
 
 /// A u32 the kernels write through a pointer parameter.
 struct Output {
-  uint64_t Address = 0;
-  Output() {
-    auto A = DeviceMemory::get().allocate(4, MemoryKind::Device, &cacheTestContext());
-    REQUIRE(static_cast<bool>(A));
-    Address = *A;
-    std::memset(reinterpret_cast<void *>(Address), 0, 4);
-  }
+  uint64_t Address = zeroedDeviceMemory(4);
   ~Output() { llvm::consumeError(DeviceMemory::get().free(Address, {MemoryKind::Device})); }
   uint32_t value() const {
     uint32_t V;
@@ -131,7 +56,7 @@ uint32_t readGlobal(const Module::Global &G) {
 
 TEST_CASE("a lazily loaded module compiles only the kernels that are used, each at its first use") {
   GlobalCacheScope Scope;
-  auto M = loadLazily(SharedState);
+  auto M = loadLazily(SharedStatePtx);
   CHECK(M->functionCount() == 4);
   REQUIRE(!llvm::errorToBool(M->materialize()));
   CHECK(M->functions().size() == 4); // handles, without code yet
@@ -156,7 +81,7 @@ TEST_CASE("a lazily loaded module compiles only the kernels that are used, each 
 
 TEST_CASE("kernels compiled at different times share the module's variables, initialised once") {
   GlobalCacheScope Scope;
-  auto M = loadLazily(SharedState);
+  auto M = loadLazily(SharedStatePtx);
   std::optional<Module::Global> Counter = M->global("counter"); // cuModuleGetGlobal compiles no kernel
   REQUIRE(Counter);
   CHECK(Counter->Size == 4);
@@ -180,7 +105,7 @@ TEST_CASE("kernels compiled at different times share the module's variables, ini
 
 TEST_CASE("a function address taken in one lazily compiled kernel is called from another") {
   GlobalCacheScope Scope;
-  auto M = loadLazily(SharedState);
+  auto M = loadLazily(SharedStatePtx);
   CHECK(runOne(*M, "take_address") == "");
   Output Out;
   uint64_t OutPtr = Out.Address;
@@ -192,7 +117,7 @@ TEST_CASE("a function address taken in one lazily compiled kernel is called from
 TEST_CASE("the compute cache keeps each kernel's code: hits for kernels compiled before, misses for others") {
   GlobalCacheScope Scope;
   {
-    auto Cold = loadLazily(SharedState);
+    auto Cold = loadLazily(SharedStatePtx);
     Function *Bump = Cold->function("bump");
     REQUIRE(Bump != nullptr);
     CHECK_FALSE(Cold->fromComputeCache());
@@ -200,7 +125,7 @@ TEST_CASE("the compute cache keeps each kernel's code: hits for kernels compiled
     Cold->waitForBackgroundCompiles(); // the unload would cancel bump's optimized compile
   }
   ComputeCacheStats Before = Scope.cache().stats();
-  auto Warm = loadLazily(SharedState);
+  auto Warm = loadLazily(SharedStatePtx);
   Function *Bump = Warm->function("bump");
   REQUIRE(Bump != nullptr);
   CHECK(Warm->fromComputeCache());
@@ -225,7 +150,7 @@ TEST_CASE("CUDA_MODULE_LOADING=EAGER compiles every kernel at load") {
   ::setenv("CUDA_MODULE_LOADING", "EAGER", 1);
   JitLogs Logs;
   ModuleSource Source;
-  Source.Image = SharedState;
+  Source.Image = SharedStatePtx.c_str();
   auto M = Module::load(cacheTestContext(), Source, JitOptions(), Logs);
   REQUIRE_MESSAGE(static_cast<bool>(M), Logs.Error);
   CHECK((*M)->compiledFunctionCount() == 4);
@@ -237,7 +162,7 @@ TEST_CASE("CUDA_MODULE_LOADING=EAGER compiles every kernel at load") {
 
 TEST_CASE("asking a lazily loaded module for a kernel it lacks is NotFound and compiles nothing") {
   GlobalCacheScope Scope;
-  auto M = loadLazily(SharedState);
+  auto M = loadLazily(SharedStatePtx);
   auto Missing = M->loadFunction("no_such_kernel");
   REQUIRE_FALSE(static_cast<bool>(Missing));
   CHECK(takeStatus(Missing.takeError()) == Status::NotFound);

@@ -6,6 +6,7 @@
 // rdc_sass_only.rdc.fatbin the same with `-gencode arch=compute_90,code=sm_90` (SASS only).
 #include "ptxforge/driver/Link.h"
 #include "TestContext.h"
+#include "TestKernels.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Copy.h"
 #include "ptxforge/driver/Driver.h"
@@ -20,10 +21,9 @@
 
 using namespace ptxforge;
 using namespace ptxforge::driver;
+using namespace ptxforge::testing;
 
 namespace {
-
-Context &linkContext() { return ptxforge::testing::testContext(); }
 
 std::string input(const char *Name) {
   auto B = llvm::MemoryBuffer::getFile(std::string(PTXFORGE_DRIVER_TEST_INPUTS) + "/" + Name);
@@ -46,16 +46,10 @@ Status link(const std::vector<std::pair<std::string, std::string>> &Ptx, std::st
 
 std::unique_ptr<Module> load(const std::string &Image) {
   JitLogs Logs;
-  auto M = Module::compile(linkContext(), Image, "linked", {}, Logs);
+  auto M = Module::compile(testContext(), Image, "linked", {}, Logs);
   INFO(Logs.Error);
   REQUIRE(static_cast<bool>(M));
   return std::move(*M);
-}
-
-uint64_t deviceAlloc(size_t Bytes) {
-  auto P = DeviceMemory::get().allocate(Bytes, MemoryKind::Device, &linkContext());
-  REQUIRE(static_cast<bool>(P));
-  return *P;
 }
 
 template <class T> std::vector<T> readBack(uint64_t Ptr, size_t N) {
@@ -63,25 +57,20 @@ template <class T> std::vector<T> readBack(uint64_t Ptr, size_t N) {
   CopyRegion R;
   R.Dst = reinterpret_cast<uint64_t>(Host.data()), R.DstSide = Side::Host;
   R.Src = Ptr, R.SrcSide = Side::Device, R.Width = N * sizeof(T);
-  REQUIRE(takeStatus(copyMemory(linkContext(), nullptr, false, R)) == Status::Success);
+  REQUIRE(takeStatus(copyMemory(testContext(), nullptr, false, R)) == Status::Success);
   return Host;
 }
 
 void run(Module &M, const char *Kernel, std::vector<void *> Args, unsigned Threads) {
   Function *F = M.function(Kernel);
   REQUIRE(F);
-  auto Params = F->packParams(Args.data());
-  REQUIRE(static_cast<bool>(Params));
-  codegen::LaunchConfig Config;
-  Config.Grid = {(Threads + 63) / 64, 1, 1};
-  Config.Block = {64, 1, 1};
-  REQUIRE(takeStatus(launch(linkContext(), nullptr, *F, Config, std::move(*Params))) == Status::Success);
+  REQUIRE(takeStatus(launchThreads(*F, std::move(Args), Threads)) == Status::Success);
 }
 
 /// Runs link_kernel of a link of link_{main,lib,const}.ptx and checks what each extern contributed.
 void checkLinkedKernel(Module &M) {
   const int N = 100;
-  uint64_t Out = deviceAlloc(N * 4), FOut = deviceAlloc(N * 4), Count = deviceAlloc(4);
+  uint64_t Out = zeroedDeviceMemory(N * 4), FOut = zeroedDeviceMemory(N * 4), Count = zeroedDeviceMemory(4);
   int NArg = N;
   run(M, "link_kernel", {&Out, &FOut, &NArg}, N);
   run(M, "read_counter", {&Count}, 1);
@@ -179,68 +168,24 @@ TEST_CASE("relocatable fatbinaries link under the names given; one without PTX i
 }
 
 TEST_CASE("the link keeps what the kernels reach: a function nothing reaches may call what nothing defines") {
-  // As nvlink: -rdc=true keeps every .weak template instance (Thrust's device allocators call malloc, which
-  // is not there), so only references from reachable code must resolve; an unreached function is left out.
-  const char *Main = R"(.version 8.0
-.target sm_80
-.address_size 64
-.extern .func (.param .b32 r) lib_twice(.param .b32 x);
-.extern .func (.param .b64 r) malloc(.param .b64 n);
-.weak .func (.param .b64 r) unreached_alloc(.param .b64 n)
-{
-  .reg .b64 %rd<2>;
-  ld.param.u64 %rd1, [n];
-  { .param .b64 a; .param .b64 b; st.param.b64 [a], %rd1; call.uni (b), malloc, (a); ld.param.b64 %rd1, [b]; }
-  st.param.b64 [r], %rd1;
-  ret;
-}
-.visible .entry twice(.param .u64 out)
-{
-  .reg .b32 %r<2>;
-  .reg .b64 %rd<2>;
-  ld.param.u64 %rd1, [out];
-  mov.u32 %r1, 21;
-  { .param .b32 a; .param .b32 b; st.param.b32 [a], %r1; call.uni (b), lib_twice, (a); ld.param.b32 %r1, [b]; }
-  st.global.u32 [%rd1], %r1;
-  ret;
-}
-)";
-  const char *Lib = R"(.version 8.0
-.target sm_80
-.address_size 64
-.extern .func nowhere();
-.visible .func (.param .b32 r) lib_twice(.param .b32 x)
-{
-  .reg .b32 %r<2>;
-  ld.param.u32 %r1, [x];
-  add.s32 %r1, %r1, %r1;
-  st.param.b32 [r], %r1;
-  ret;
-}
-.visible .func lib_unreached()
-{
-  call.uni nowhere, ();
-  ret;
-}
-)";
   std::string Image;
   JitLogs Logs;
-  REQUIRE(link({{"main.ptx", Main}, {"lib.ptx", Lib}}, Image, Logs) == Status::Success);
+  REQUIRE(link({{"main.ptx", LinkReachMainPtx}, {"lib.ptx", LinkReachLibPtx}}, Image, Logs) == Status::Success);
   CHECK(Logs.Error.empty());
   CHECK(Image.find("unreached") == std::string::npos);
   CHECK(Image.find("malloc") == std::string::npos);
   auto M = load(Image);
-  uint64_t Out = deviceAlloc(4);
+  uint64_t Out = zeroedDeviceMemory(4);
   run(*M, "twice", {&Out}, 1);
   CHECK(readBack<int>(Out, 1)[0] == 42);
   CHECK(takeStatus(DeviceMemory::get().free(Out, {MemoryKind::Device})) == Status::Success);
 
   // One input alone is linked the same way (its text is kept only when it loses nothing).
-  std::string Reached = Lib;
+  std::string Reached = LinkReachLibPtx;
   Reached.insert(Reached.find("ld.param.u32 %r1, [x];"), "call.uni lib_unreached, ();\n");
   JitLogs Alone;
-  CHECK(link({{"lib.ptx", Lib}}, Image, Alone) == Status::Success);
-  CHECK(link({{"main.ptx", Main}, {"lib.ptx", Reached}}, Image, Alone) == Status::Unknown);
+  CHECK(link({{"lib.ptx", LinkReachLibPtx}}, Image, Alone) == Status::Success);
+  CHECK(link({{"main.ptx", LinkReachMainPtx}, {"lib.ptx", Reached}}, Image, Alone) == Status::Unknown);
   CHECK(Alone.Error.find("Undefined reference to 'nowhere' in 'lib.ptx'") != std::string::npos);
   CHECK(Alone.Error.find("malloc") == std::string::npos);
 }
@@ -257,109 +202,16 @@ TEST_CASE("malformed PTX fails when it is added, with InvalidPtx and its diagnos
 // Hand-written: both inputs have an internal `helper` and `count` (no linkage), and the first a weak `pick`
 // that the second's strong one overrides; the kernel takes helper's address, so renaming covers operands of
 // every kind.
-namespace {
-const char *First = R"(.version 8.0
-.target sm_80
-.address_size 64
-.global .align 4 .u32 count = 3;
-.extern .func (.param .b32 r) other(.param .b32 x);
-.func (.param .b32 r) helper(.param .b32 x)
-{
-  .reg .b32 %r<3>;
-  ld.param.u32 %r1, [x];
-  ld.global.u32 %r2, [count];
-  add.s32 %r1, %r1, %r2;
-  st.param.b32 [r], %r1;
-  ret;
-}
-.weak .func (.param .b32 r) pick(.param .b32 x)
-{
-  .reg .b32 %r<2>;
-  mov.u32 %r1, 0;
-  st.param.b32 [r], %r1;
-  ret;
-}
-.visible .entry collide(.param .u64 out)
-{
-  .reg .pred %p<2>;
-  .reg .b32 %r<6>;
-  .reg .b64 %rd<4>;
-  ld.param.u64 %rd1, [out];
-  mov.u32 %r1, 10;
-  {
-  .param .b32 a;
-  .param .b32 b;
-  st.param.b32 [a], %r1;
-  call (b), helper, (a);
-  ld.param.b32 %r2, [b];
-  }
-  {
-  .param .b32 a;
-  .param .b32 b;
-  st.param.b32 [a], %r1;
-  call (b), other, (a);
-  ld.param.b32 %r3, [b];
-  }
-  {
-  .param .b32 a;
-  .param .b32 b;
-  st.param.b32 [a], %r1;
-  call (b), pick, (a);
-  ld.param.b32 %r4, [b];
-  }
-  mov.u64 %rd2, helper;
-  st.global.u32 [%rd1], %r2;
-  st.global.u32 [%rd1+4], %r3;
-  st.global.u32 [%rd1+8], %r4;
-  setp.ne.u64 %p1, %rd2, 0;
-  selp.u32 %r5, 1, 0, %p1;
-  st.global.u32 [%rd1+12], %r5;
-  ret;
-}
-)";
-
-const char *Second = R"(.version 8.0
-.target sm_80
-.address_size 64
-.global .align 4 .u32 count = 1000;
-.func (.param .b32 r) helper(.param .b32 x)
-{
-  .reg .b32 %r<3>;
-  ld.param.u32 %r1, [x];
-  ld.global.u32 %r2, [count];
-  mul.lo.s32 %r1, %r1, %r2;
-  st.param.b32 [r], %r1;
-  ret;
-}
-.visible .func (.param .b32 r) other(.param .b32 x)
-{
-  .reg .b32 %r<2>;
-  .param .b32 a;
-  .param .b32 b;
-  ld.param.u32 %r1, [x];
-  st.param.b32 [a], %r1;
-  call (b), helper, (a);
-  ld.param.b32 %r1, [b];
-  st.param.b32 [r], %r1;
-  ret;
-}
-.visible .func (.param .b32 r) pick(.param .b32 x)
-{
-  .reg .b32 %r<2>;
-  mov.u32 %r1, 42;
-  st.param.b32 [r], %r1;
-  ret;
-}
-)";
-} // namespace
+namespace {} // namespace
 
 TEST_CASE("internal names that collide stay apart; a strong definition overrides a weak one") {
   std::string Image;
   JitLogs Logs;
-  REQUIRE(link({{"first.ptx", First}, {"second.ptx", Second}}, Image, Logs) == Status::Success);
+  REQUIRE(link({{"first.ptx", LinkCollideFirstPtx}, {"second.ptx", LinkCollideSecondPtx}}, Image, Logs) ==
+          Status::Success);
   INFO(Image);
   auto M = load(Image);
-  uint64_t Out = deviceAlloc(16);
+  uint64_t Out = zeroedDeviceMemory(16);
   run(*M, "collide", {&Out}, 1);
   std::vector<int> R = readBack<int>(Out, 4);
   CHECK(R[0] == 13);    // first.ptx's helper: 10 + its count (3)
@@ -382,7 +234,7 @@ TEST_CASE("each kernel of a link keeps its own input's .target as its PTX versio
   CHECK(Image.find("sm_121") != std::string::npos); // the module's target admits every input's code
   JitOptions Options;
   Options.TargetCc = 121;
-  auto M = Module::compile(linkContext(), Image, "linked", Options, Logs);
+  auto M = Module::compile(testContext(), Image, "linked", Options, Logs);
   INFO(Logs.Error);
   REQUIRE(static_cast<bool>(M));
   CHECK((*M)->ptxTarget("old_kernel") == 75);

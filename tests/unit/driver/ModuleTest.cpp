@@ -2,6 +2,7 @@
 // device, globals as device memory, and a launch on the legacy stream.
 #include "ptxforge/driver/Module.h"
 #include "TestContext.h"
+#include "TestKernels.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Copy.h"
 #include "ptxforge/driver/Driver.h"
@@ -18,36 +19,8 @@ using namespace ptxforge::driver;
 
 namespace {
 
+using ptxforge::testing::ScaleByParamPtx;
 using ptxforge::testing::testContext;
-
-const char *Scale = R"(.version 7.5
-.target sm_75
-.address_size 64
-.visible .global .align 4 .u32 calls = 5;
-.visible .entry scale(.param .u64 p_out, .param .f32 p_a, .param .u32 p_n)
-{
-  .reg .pred %p<2>;
-  .reg .b32 %r<6>;
-  .reg .f32 %f<3>;
-  .reg .b64 %rd<5>;
-  ld.param.u64 %rd1, [p_out];
-  ld.param.f32 %f1, [p_a];
-  ld.param.u32 %r1, [p_n];
-  mov.u32 %r2, %ctaid.x;
-  mov.u32 %r3, %ntid.x;
-  mov.u32 %r4, %tid.x;
-  mad.lo.s32 %r5, %r2, %r3, %r4;
-  setp.ge.u32 %p1, %r5, %r1;
-  @%p1 bra DONE;
-  cvt.rn.f32.u32 %f2, %r5;
-  mul.f32 %f2, %f2, %f1;
-  mul.wide.u32 %rd2, %r5, 4;
-  add.s64 %rd3, %rd1, %rd2;
-  st.global.f32 [%rd3], %f2;
-DONE:
-  ret;
-}
-)";
 
 llvm::Expected<std::unique_ptr<Module>> compile(const std::string &Ptx, JitLogs &Logs, JitOptions Options = {}) {
   return Module::compile(testContext(), Ptx, "test.ptx", Options, Logs);
@@ -65,7 +38,7 @@ TEST_CASE("a module compiles, exposes its kernel and globals, and runs") {
   JitLogs Logs;
   JitOptions Options;
   Options.Verbose = true;
-  auto M = compile(Scale, Logs, Options);
+  auto M = compile(ScaleByParamPtx, Logs, Options);
   REQUIRE(static_cast<bool>(M));
   CHECK(Logs.Error.empty());
   CHECK(Logs.Info.find("1 kernel(s)") != std::string::npos);
@@ -115,7 +88,7 @@ TEST_CASE("a module compiles, exposes its kernel and globals, and runs") {
 
 TEST_CASE("front-end errors are InvalidPtx with the diagnostics in the error log") {
   JitLogs Logs;
-  std::string Bad = Scale;
+  std::string Bad = ScaleByParamPtx;
   Bad.replace(Bad.find("%r5, %r1;"), 9, "%r5, %q7;");
   CHECK(loadStatus(Bad, Logs) == Status::InvalidPtx);
   CHECK(Logs.Error.find("test.ptx:") != std::string::npos);
@@ -124,7 +97,7 @@ TEST_CASE("front-end errors are InvalidPtx with the diagnostics in the error log
 
 TEST_CASE("an unknown PTX ISA version is UnsupportedPtxVersion") {
   JitLogs Logs;
-  std::string Bad = Scale;
+  std::string Bad = ScaleByParamPtx;
   Bad.replace(Bad.find("7.5"), 3, "99.9");
   CHECK(loadStatus(Bad, Logs) == Status::UnsupportedPtxVersion);
   CHECK(!Logs.Error.empty());
@@ -132,7 +105,7 @@ TEST_CASE("an unknown PTX ISA version is UnsupportedPtxVersion") {
 
 TEST_CASE("a .target above the device (or the JIT target) is InvalidPtx") {
   JitLogs Logs;
-  std::string Newer = Scale;
+  std::string Newer = ScaleByParamPtx;
   Newer.replace(Newer.find("sm_75"), 5, "sm_100");
   Newer.replace(Newer.find("7.5"), 3, "8.6");
   JitOptions Hopper; // the default device (13.0) runs sm_100
@@ -142,7 +115,7 @@ TEST_CASE("a .target above the device (or the JIT target) is InvalidPtx") {
   JitOptions Old;
   Old.TargetCc = 70;
   JitLogs Logs2;
-  CHECK(loadStatus(Scale, Logs2, Old) == Status::InvalidPtx);
+  CHECK(loadStatus(ScaleByParamPtx, Logs2, Old) == Status::InvalidPtx);
 }
 
 TEST_CASE("images are told apart by their first bytes") {

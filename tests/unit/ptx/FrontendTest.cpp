@@ -1,5 +1,6 @@
 // Unit tests of the PTX front end: the IR the parser builds, the opcode table's consistency, hostile inputs.
 #include "ptxforge/ptx/Frontend.h"
+#include "ptxforge/ptx/Architectures.h"
 #include "ptxforge/ptx/OpcodeInfo.h"
 #include "ptxforge/ptx/Printer.h"
 #include "ptxforge/ptx/Requirements.h"
@@ -142,6 +143,17 @@ TEST_CASE("one rule for a module's .target: a device runs its own architecture's
   CHECK(reasonsCannotCompile(*M->module(), MR, 90, 'a', "compute_90a").empty());
   CHECK(reasonsCannotCompile(*M->module(), MR, 90, 0, "compute_90") ==
         std::vector<std::string>{"'.target sm_90a' is specific to sm_90: it compiles only for compute_90a"});
+}
+
+TEST_CASE("the architecture table knows the default device, which no .target names") {
+  CHECK(isDeviceArchitecture(DefaultDeviceSm));
+  CHECK_FALSE(isKnownSm(DefaultDeviceSm));
+  CHECK(ptxVersionForTarget(DefaultDeviceSm, 0) == 0);
+  CHECK(isKnownSm(121));
+  CHECK(isDeviceArchitecture(121));
+  CHECK_FALSE(isDeviceArchitecture(131));
+  auto M = run(".version 9.0\n.target sm_130\n.address_size 64\n.entry k() { ret; }\n");
+  CHECK_FALSE(M->ok());
 }
 
 TEST_CASE("diagnostics are located and several are reported") {

@@ -4,6 +4,8 @@
 // bogus kernel argument pointers). The client programs in shared/clients cover the rest.
 #include <cuda.h>
 
+#include "TestKernels.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -20,23 +22,9 @@
 
 namespace {
 
-const char *Fill = R"(.version 7.5
-.target sm_75
-.address_size 64
-.visible .entry fill(.param .u64 p_out, .param .u32 p_v)
-{
-  .reg .b32 %r<4>;
-  .reg .b64 %rd<4>;
-  ld.param.u64 %rd1, [p_out];
-  ld.param.u32 %r1, [p_v];
-  mov.u32 %r2, %tid.x;
-  add.u32 %r3, %r1, %r2;
-  mul.wide.u32 %rd2, %r2, 4;
-  add.s64 %rd3, %rd1, %rd2;
-  st.global.u32 [%rd3], %r3;
-  ret;
-}
-)";
+using ptxforge::testing::CallsUndefinedPtx;
+using ptxforge::testing::FillPtx;
+using ptxforge::testing::UnsupportedWmmaPtx;
 
 /// Initialises once and makes a context current on the calling thread.
 CUcontext context() {
@@ -164,7 +152,7 @@ TEST_CASE("JIT options: logs, their sizes and the wall time are written back") {
                     Error,   reinterpret_cast<void *>(sizeof Error),
                     nullptr, reinterpret_cast<void *>(1)};
   CUmodule M = nullptr;
-  REQUIRE(cuModuleLoadDataEx(&M, Fill, 6, Keys, Values) == CUDA_SUCCESS);
+  REQUIRE(cuModuleLoadDataEx(&M, FillPtx.c_str(), 6, Keys, Values) == CUDA_SUCCESS);
   CHECK(Error[0] == 0);
   CHECK(reinterpret_cast<size_t>(Values[3]) == 0);
   CHECK(std::strlen(Info) == reinterpret_cast<size_t>(Values[1]));
@@ -177,40 +165,24 @@ TEST_CASE("JIT options: logs, their sizes and the wall time are written back") {
 
   CUjit_option Bad[] = {CU_JIT_OPTIMIZATION_LEVEL};
   void *BadValues[] = {reinterpret_cast<void *>(7)};
-  CHECK(cuModuleLoadDataEx(&M, Fill, 1, Bad, BadValues) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuModuleLoadDataEx(&M, FillPtx.c_str(), 1, Bad, BadValues) == CUDA_ERROR_INVALID_VALUE);
   CUjit_option Target[] = {CU_JIT_TARGET};
   void *Sm70[] = {reinterpret_cast<void *>(CU_TARGET_COMPUTE_70)};
-  CHECK(cuModuleLoadDataEx(&M, Fill, 1, Target, Sm70) == CUDA_ERROR_INVALID_PTX); // .target sm_75 > 7.0
+  CHECK(cuModuleLoadDataEx(&M, FillPtx.c_str(), 1, Target, Sm70) == CUDA_ERROR_INVALID_PTX); // .target sm_75 > 7.0
 }
 
 TEST_CASE("a module that calls an undefined function fails at the load, its log naming the function") {
   context();
-  // A whole-program load (ptxas's "Unresolved extern function"), lazy (the default) or not; an unused
-  // declaration is fine, and an `.extern .global` without definition only gets ptxas's warning.
-  const char *Calls = R"(.version 8.0
-.target sm_80
-.address_size 64
-.extern .func missing_fn(.param .u32 a);
-.extern .func unused_fn(.param .u32 a);
-.extern .global .u32 missing_var;
-.visible .entry k(.param .u64 p)
-{
-  .reg .b32 %r<3>;
-  .reg .b64 %rd<2>;
-  ld.global.u32 %r1, [missing_var];
-  { .param .u32 a0; st.param.u32 [a0], %r1; call missing_fn, (a0); }
-  ret;
-}
-)";
   char Error[256] = "";
   CUjit_option Keys[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *Values[] = {Error, reinterpret_cast<void *>(sizeof Error)};
   CUmodule M = nullptr;
-  CHECK(cuModuleLoadDataEx(&M, Calls, 2, Keys, Values) == CUDA_ERROR_INVALID_PTX);
+  CHECK(cuModuleLoadDataEx(&M, CallsUndefinedPtx.c_str(), 2, Keys, Values) == CUDA_ERROR_INVALID_PTX);
   CHECK(std::string(Error) == "ptxas fatal   : Unresolved extern function 'missing_fn'\n");
-  CHECK(cuModuleLoadData(&M, Calls) == CUDA_ERROR_INVALID_PTX); // no log asked for: still at the load
+  CHECK(cuModuleLoadData(&M, CallsUndefinedPtx.c_str()) ==
+        CUDA_ERROR_INVALID_PTX); // no log asked for: still at the load
 
-  std::string NoCall = Calls;
+  std::string NoCall = CallsUndefinedPtx;
   NoCall.erase(NoCall.find("call missing_fn, (a0);"), std::strlen("call missing_fn, (a0);"));
   REQUIRE(cuModuleLoadData(&M, NoCall.c_str()) == CUDA_SUCCESS);
   CUdeviceptr Var = 0;
@@ -222,24 +194,11 @@ TEST_CASE("a module that calls an undefined function fails at the load, its log 
 
 TEST_CASE("a lazy load with an error log reports what cannot be compiled in that log") {
   context();
-  // Lowering rejects this form (the runtime's f64 products round to nearest only): with an error log asked
-  // for, the load lowers the module at once, so the reason reaches the log instead of a later call.
-  const char *Unsupported = R"(.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k(.param .u64 p)
-{
-  .reg .f64 %fd<6>;
-  mov.f64 %fd1, 0d3FF0000000000000;
-  wmma.mma.sync.aligned.row.col.m8n8k4.rz.f64.f64.f64.f64 {%fd2, %fd3}, {%fd1}, {%fd1}, {%fd4, %fd5};
-  ret;
-}
-)";
   char Error[512] = "";
   CUjit_option Keys[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *Values[] = {Error, reinterpret_cast<void *>(sizeof Error)};
   CUmodule M = nullptr;
-  CHECK(cuModuleLoadDataEx(&M, Unsupported, 2, Keys, Values) == CUDA_ERROR_INVALID_PTX);
+  CHECK(cuModuleLoadDataEx(&M, UnsupportedWmmaPtx.c_str(), 2, Keys, Values) == CUDA_ERROR_INVALID_PTX);
   CHECK(std::string(Error).find("wmma rounding other than .rn") != std::string::npos);
 }
 
@@ -255,7 +214,7 @@ TEST_CASE("cuLinkAddData: bytes that are no cubin or fatbinary are an invalid im
   CHECK(cuLinkAddData(L, CU_JIT_INPUT_FATBINARY, Garbage, sizeof Garbage, "g.fatbin", 0, nullptr, nullptr) ==
         CUDA_ERROR_INVALID_IMAGE);
   // PTX text is no fatbinary either.
-  CHECK(cuLinkAddData(L, CU_JIT_INPUT_FATBINARY, const_cast<char *>(Fill), std::strlen(Fill) + 1, "f.fatbin", 0,
+  CHECK(cuLinkAddData(L, CU_JIT_INPUT_FATBINARY, const_cast<char *>(FillPtx.c_str()), FillPtx.size() + 1, "f.fatbin", 0,
                       nullptr, nullptr) == CUDA_ERROR_INVALID_IMAGE);
   // An ELF file is a cubin, whose NVIDIA SASS cannot run here.
   char Elf[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
@@ -268,12 +227,12 @@ TEST_CASE("linking one PTX input gives an image cuModuleLoadData accepts") {
   context();
   CUlinkState L = nullptr;
   REQUIRE(cuLinkCreate(0, nullptr, nullptr, &L) == CUDA_SUCCESS);
-  CHECK(cuLinkAddData(L, CU_JIT_INPUT_PTX, const_cast<char *>(Fill), std::strlen(Fill) + 1, "fill.ptx", 0, nullptr,
-                      nullptr) == CUDA_SUCCESS);
+  CHECK(cuLinkAddData(L, CU_JIT_INPUT_PTX, const_cast<char *>(FillPtx.c_str()), FillPtx.size() + 1, "fill.ptx", 0,
+                      nullptr, nullptr) == CUDA_SUCCESS);
   void *Image = nullptr;
   size_t Size = 0;
   REQUIRE(cuLinkComplete(L, &Image, &Size) == CUDA_SUCCESS);
-  CHECK(Size == std::strlen(Fill) + 1);
+  CHECK(Size == FillPtx.size() + 1);
   CUmodule M = nullptr;
   REQUIRE(cuModuleLoadData(&M, Image) == CUDA_SUCCESS);
   CHECK(cuLinkDestroy(L) == CUDA_SUCCESS);
@@ -467,7 +426,7 @@ TEST_CASE("cuMemHostRegister wants mapped memory of the access the flags say") {
 TEST_CASE("bad pointers in kernelParams or extra are an invalid value, not a crash") {
   context();
   CUmodule M = nullptr;
-  REQUIRE(cuModuleLoadData(&M, Fill) == CUDA_SUCCESS);
+  REQUIRE(cuModuleLoadData(&M, FillPtx.c_str()) == CUDA_SUCCESS);
   CUfunction F = nullptr;
   REQUIRE(cuModuleGetFunction(&F, M, "fill") == CUDA_SUCCESS);
   // (NVIDIA's driver dies of SIGSEGV on both.)
@@ -603,7 +562,7 @@ TEST_CASE("cuGetExportTable: the tools module table visits a module's functions"
       exportTable({0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d, 0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1e});
   REQUIRE(reinterpret_cast<uintptr_t>(Mod[0]) > 0x37); // what cuFFT checks before it calls slot 7
   CUmodule M = nullptr;
-  REQUIRE(cuModuleLoadData(&M, Fill) == CUDA_SUCCESS);
+  REQUIRE(cuModuleLoadData(&M, FillPtx.c_str()) == CUDA_SUCCESS);
   using Visitor = void (*)(void *, CUfunction);
   using ForEach = unsigned (*)(CUcontext, CUmodule, Visitor, void *);
   std::vector<CUfunction> Seen;
@@ -622,7 +581,7 @@ TEST_CASE("libraries: loaded at their first use, kernels usable as functions, nv
   CUlibrary L = nullptr;
   CUlibraryOption Keep = CU_LIBRARY_BINARY_IS_PRESERVED;
   void *KeepValue = reinterpret_cast<void *>(1);
-  REQUIRE(cuLibraryLoadData(&L, Fill, nullptr, nullptr, 0, &Keep, &KeepValue, 1) == CUDA_SUCCESS);
+  REQUIRE(cuLibraryLoadData(&L, FillPtx.c_str(), nullptr, nullptr, 0, &Keep, &KeepValue, 1) == CUDA_SUCCESS);
   CUkernel K = nullptr;
   CHECK(cuLibraryGetKernel(&K, L, "nope") == CUDA_ERROR_NOT_FOUND);
   REQUIRE(cuLibraryGetKernel(&K, L, "fill") == CUDA_SUCCESS);
@@ -646,7 +605,7 @@ TEST_CASE("libraries: loaded at their first use, kernels usable as functions, nv
   CHECK(cuLibraryUnload(L) == CUDA_SUCCESS);
   CHECK(cuLibraryUnload(L) == CUDA_ERROR_INVALID_HANDLE);
   // cuBLASLt names CU_LIBRARY_BINARY_IS_PRESERVED without a value array: not preserved, read at once.
-  REQUIRE(cuLibraryLoadData(&L, Fill, nullptr, nullptr, 0, &Keep, nullptr, 1) == CUDA_SUCCESS);
+  REQUIRE(cuLibraryLoadData(&L, FillPtx.c_str(), nullptr, nullptr, 0, &Keep, nullptr, 1) == CUDA_SUCCESS);
   CHECK(cuLibraryUnload(L) == CUDA_SUCCESS);
   CHECK(cuMemFree(Out) == CUDA_SUCCESS);
 
@@ -654,7 +613,7 @@ TEST_CASE("libraries: loaded at their first use, kernels usable as functions, nv
   // stands in for the container here; the loader identifies the bytes it points to).
   struct {
     uint32_t Magic = 0x466243b1, Version = 1;
-    const void *Data = Fill;
+    const void *Data = FillPtx.c_str();
     const void *Unused = nullptr;
   } Wrapper;
   CUmodule M = nullptr;

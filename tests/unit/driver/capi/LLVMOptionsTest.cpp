@@ -2,7 +2,7 @@
 // LLVM's option registry is process-global (one libLLVM per process), so ptxforge must leave it alone. This test
 // process links libLLVM, sets options of its own, then dlopens libcuda.so.1, compiles and runs a kernel through
 // it and checks that no option changed.
-#include "../ScaleKernel.h"
+#include "TestKernels.h"
 
 #include "cuda.h"
 

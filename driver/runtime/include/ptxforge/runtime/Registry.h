@@ -7,6 +7,7 @@
 
 #include "ptxforge/runtime/RuntimeAbi.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -63,6 +64,11 @@ private:
   FatbinRegistry() = default;
   /// The module of F in the current context (loaded on first use); caller holds Lock.
   cudaError_t moduleOf(Fatbin &F, CUmodule *Out);
+  /// Runs Lookup (a cuModuleGet* call) on F's module in the current context Ctx. When that module went with its
+  /// context (cuDevicePrimaryCtxReset from the driver API), loads it again and looks once more. A name the module
+  /// lacks is NotFound.
+  cudaError_t lookUpInModule(Fatbin &F, CUcontext Ctx, cudaError_t NotFound,
+                             const std::function<CUresult(CUmodule)> &Lookup);
   Fatbin *fatbin(void **Handle) const;
 
   mutable std::mutex Lock;
