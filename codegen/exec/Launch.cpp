@@ -534,6 +534,7 @@ llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const Kerne
   LaunchWatchdog Watchdog(C.TimeoutSeconds);
   const bool Watched = C.TimeoutSeconds > 0;
   auto Work = [&](unsigned Index) {
+    DeviceRuntimeScope Runtime(C.Runtime);
     WorkerState W;
     if (Watched)
       Watchdog.enter();
