@@ -81,9 +81,10 @@ bool DeviceRuntime::validStream(uint64_t Stream) const {
 }
 
 int32_t DeviceRuntime::enqueue(DeviceLaunch L) {
-  if (Depth + 1 >= MaxDepth)
+  bool Grid = L.What == DeviceLaunch::Kind::Kernel;
+  if (Grid && Depth + 1 >= MaxDepth)
     return fail(DeviceLaunchMaxDepthExceeded);
-  if (int32_t E = checkLaunch(L))
+  if (int32_t E = Grid ? checkLaunch(L) : DeviceSuccess)
     return fail(E);
   std::scoped_lock G(Lock);
   if (!validStream(L.Stream))
@@ -130,6 +131,23 @@ int32_t DeviceRuntime::launch(uint64_t KernelAddress, void *Buffer, Dim3 Grid, D
   return enqueue(std::move(D));
 }
 
+int32_t DeviceRuntime::copy(uint64_t Dst, uint64_t Src, uint64_t Bytes, int32_t Kind, uint64_t Stream) {
+  // Device code copies device memory only: cudaMemcpyDeviceToDevice or cudaMemcpyDefault.
+  if (Kind != 3 && Kind != 4)
+    return fail(DeviceInvalidValue);
+  DeviceLaunch L;
+  L.What = DeviceLaunch::Kind::Copy;
+  L.Dst = Dst, L.Src = Src, L.Bytes = Bytes, L.Stream = Stream;
+  return enqueue(std::move(L));
+}
+
+int32_t DeviceRuntime::fill(uint64_t Dst, uint8_t Value, uint64_t Bytes, uint64_t Stream) {
+  DeviceLaunch L;
+  L.What = DeviceLaunch::Kind::Fill;
+  L.Dst = Dst, L.Value = Value, L.Bytes = Bytes, L.Stream = Stream;
+  return enqueue(std::move(L));
+}
+
 int32_t DeviceRuntime::streamCreate(uint64_t &Stream) {
   std::scoped_lock L(Lock);
   Stream = NextHandle++;
@@ -166,6 +184,31 @@ std::vector<DeviceLaunch> DeviceRuntime::takeLaunches() {
   std::scoped_lock L(Lock);
   Buffers.clear(); // buffers never launched
   return std::move(Launches);
+}
+
+const char *ptxforge::codegen::deviceErrorText(int32_t E, bool Name) {
+  struct Text {
+    int32_t Code;
+    const char *Name, *String;
+  };
+  // The errors the device runtime returns, in CUDA 13's words.
+  static constexpr Text Texts[] = {
+      {DeviceSuccess, "cudaSuccess", "no error"},
+      {DeviceInvalidValue, "cudaErrorInvalidValue", "invalid argument"},
+      {DeviceMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
+      {DeviceInvalidConfiguration, "cudaErrorInvalidConfiguration", "invalid configuration argument"},
+      {DeviceLaunchMaxDepthExceeded, "cudaErrorLaunchMaxDepthExceeded",
+       "launch would exceed maximum depth of nested launches"},
+      {DeviceLaunchPendingCountExceeded, "cudaErrorLaunchPendingCountExceeded",
+       "launch failed because launch would exceed cudaLimitDevRuntimePendingLaunchCount"},
+      {DeviceInvalidDeviceFunction, "cudaErrorInvalidDeviceFunction", "invalid device function"},
+      {DeviceInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},
+      {DeviceNotSupported, "cudaErrorNotSupported", "operation not supported"},
+  };
+  for (const Text &T : Texts)
+    if (T.Code == E)
+      return Name ? T.Name : T.String;
+  return Name ? "cudaErrorUnknown" : "unrecognized error code";
 }
 
 namespace {
@@ -211,6 +254,24 @@ static void ptxrt_cdp_launch(ThreadContext *, int32_t *Ret, const uint64_t *Func
   *Ret = Current
              ? Current->launch(*Func, reinterpret_cast<void *>(*Buffer), dim3At(Grid), dim3At(Block), *Shared, *Stream)
              : DeviceNotSupported;
+}
+
+static void ptxrt_cdp_memcpy_async(ThreadContext *, int32_t *Ret, const uint64_t *Dst, const uint64_t *Src,
+                                   const uint64_t *Bytes, const uint32_t *Kind, const uint64_t *Stream) {
+  *Ret = Current ? Current->copy(*Dst, *Src, *Bytes, static_cast<int32_t>(*Kind), *Stream) : DeviceNotSupported;
+}
+
+static void ptxrt_cdp_memset_async(ThreadContext *, int32_t *Ret, const uint64_t *Dst, const uint32_t *Value,
+                                   const uint64_t *Bytes, const uint64_t *Stream) {
+  *Ret = Current ? Current->fill(*Dst, static_cast<uint8_t>(*Value), *Bytes, *Stream) : DeviceNotSupported;
+}
+
+static void ptxrt_cdp_get_error_name(ThreadContext *, uint64_t *Ret, const uint32_t *Error) {
+  *Ret = reinterpret_cast<uint64_t>(deviceErrorText(static_cast<int32_t>(*Error), /*Name=*/true));
+}
+
+static void ptxrt_cdp_get_error_string(ThreadContext *, uint64_t *Ret, const uint32_t *Error) {
+  *Ret = reinterpret_cast<uint64_t>(deviceErrorText(static_cast<int32_t>(*Error), /*Name=*/false));
 }
 
 static void ptxrt_cdp_stream_create(ThreadContext *, int32_t *Ret, const uint64_t *Stream, const uint32_t *) {
@@ -296,6 +357,10 @@ void ptxforge::codegen::exec::registerDeviceRuntime(HelperTable &T) {
   T.push_back({"ptxrt_cdp_parameter_buffer", reinterpret_cast<void *>(&ptxrt_cdp_parameter_buffer)});
   T.push_back({"ptxrt_cdp_launch_v2", reinterpret_cast<void *>(&ptxrt_cdp_launch_v2)});
   T.push_back({"ptxrt_cdp_launch", reinterpret_cast<void *>(&ptxrt_cdp_launch)});
+  T.push_back({"ptxrt_cdp_memcpy_async", reinterpret_cast<void *>(&ptxrt_cdp_memcpy_async)});
+  T.push_back({"ptxrt_cdp_memset_async", reinterpret_cast<void *>(&ptxrt_cdp_memset_async)});
+  T.push_back({"ptxrt_cdp_get_error_name", reinterpret_cast<void *>(&ptxrt_cdp_get_error_name)});
+  T.push_back({"ptxrt_cdp_get_error_string", reinterpret_cast<void *>(&ptxrt_cdp_get_error_string)});
   T.push_back({"ptxrt_cdp_stream_create", reinterpret_cast<void *>(&ptxrt_cdp_stream_create)});
   T.push_back({"ptxrt_cdp_stream_destroy", reinterpret_cast<void *>(&ptxrt_cdp_stream_destroy)});
   T.push_back({"ptxrt_cdp_event_create", reinterpret_cast<void *>(&ptxrt_cdp_event_create)});

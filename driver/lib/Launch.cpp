@@ -10,6 +10,7 @@
 #include "ptxforge/driver/Settings.h"
 
 #include "ptxforge/codegen/DeviceRuntime.h"
+#include "ptxforge/codegen/FaultGuard.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 
 using namespace ptxforge;
@@ -176,6 +178,26 @@ GridFailure failureOf(llvm::Error E) {
 
 GridFailure runGrid(Function &F, const KernelCode &Code, codegen::LaunchConfig C, const char *Params, unsigned Depth);
 
+/// A device-side cudaMemcpyAsync/cudaMemsetAsync, in its place among the launches; a bad address fails it as it
+/// would fail a kernel.
+GridFailure runCopy(const codegen::DeviceLaunch &L) {
+  std::optional<codegen::Fault> F = codegen::runWithFaultGuard([&] {
+    if (L.What == codegen::DeviceLaunch::Kind::Copy)
+      std::memmove(reinterpret_cast<void *>(L.Dst), reinterpret_cast<const void *>(L.Src), L.Bytes);
+    else
+      std::memset(reinterpret_cast<void *>(L.Dst), L.Value, L.Bytes);
+  });
+  if (!F)
+    return {};
+  codegen::FaultSite Site;
+  Site.HasAddress = true;
+  Site.Address = F->Address;
+  return {Status::IllegalAddress,
+          std::string("device-side ") +
+              (L.What == codegen::DeviceLaunch::Kind::Copy ? "cudaMemcpyAsync" : "cudaMemsetAsync") + " faulted",
+          Site};
+}
+
 /// Runs the grids a grid launched, after it: each (with what it launches in turn) before the next, the tail
 /// launches last. One grid at a time keeps every order CUDA promises (launches of one block into one stream in
 /// order, a parent complete only with its children, a tail launch after all of its parent's other work) and
@@ -185,6 +207,11 @@ GridFailure runChildren(Function &Parent, GridRuntime &R, const codegen::LaunchC
   std::stable_partition(Launches.begin(), Launches.end(),
                         [](const codegen::DeviceLaunch &L) { return L.Stream != codegen::DeviceStreamTailLaunch; });
   for (const codegen::DeviceLaunch &L : Launches) {
+    if (L.What != codegen::DeviceLaunch::Kind::Kernel) {
+      if (GridFailure G = runCopy(L); G.Result != Status::Success)
+        return G;
+      continue;
+    }
     Function *Child = Parent.module().function(L.Kernel);
     if (!Child)
       return {Status::LaunchFailed, "device-side launch of unknown kernel '" + L.Kernel + "'", {}};

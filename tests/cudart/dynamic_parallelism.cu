@@ -20,6 +20,8 @@ struct Results {
   int Errors[8];
   int Queries[8];
   int Legacy;
+  int CopySrc[4], CopyDst[8];
+  const char *ErrorText[2];
 };
 
 __device__ int next(Results *r) { return atomicAdd(&r->Sequence, 1); }
@@ -91,7 +93,7 @@ __global__ void sharedChild(Results *r) {
 }
 __global__ void launchShared(Results *r) { sharedChild<<<1, 64, 64 * sizeof(int)>>>(r); }
 
-__global__ void never(Results *r) { r->Errors[7] = 1; }
+__global__ void never(Results *r) { r->Queries[6] = 1; }
 __global__ void errorsAndQueries(Results *r) {
   never<<<1, 2048>>>(r); // more threads than a block may have
   r->Errors[0] = cudaPeekAtLastError();
@@ -116,6 +118,18 @@ __global__ void errorsAndQueries(Results *r) {
   ok = ok && cudaEventRecord(e, s) == cudaSuccess && cudaStreamWaitEvent(s, e, 0) == cudaSuccess;
   ok = ok && cudaEventDestroy(e) == cudaSuccess && cudaStreamDestroy(s) == cudaSuccess;
   r->Queries[5] = ok;
+}
+
+__global__ void copies(Results *r) {
+  // In one stream: the fill, then the copy over half of it.
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  r->Errors[7] = cudaMemsetAsync(r->CopyDst, 1, sizeof r->CopyDst, s);
+  if (r->Errors[7] == cudaSuccess)
+    r->Errors[7] = cudaMemcpyAsync(r->CopyDst, r->CopySrc, sizeof r->CopySrc, cudaMemcpyDeviceToDevice, s);
+  cudaStreamDestroy(s);
+  r->ErrorText[0] = cudaGetErrorName(cudaErrorInvalidConfiguration);
+  r->ErrorText[1] = cudaGetErrorString(cudaErrorInvalidConfiguration);
 }
 
 __global__ void legacyChild(Results *r, int v) { r->Legacy = v; }
@@ -147,6 +161,9 @@ int main() {
   launchShared<<<1, 1>>>(r);
   errorsAndQueries<<<1, 1>>>(r);
   legacyLaunch<<<1, 1>>>(r);
+  for (int i = 0; i < 4; ++i)
+    r->CopySrc[i] = 100 + i;
+  copies<<<1, 1>>>(r);
   CK(cudaGetLastError(), "launches");
   CK(cudaDeviceSynchronize(), "synchronize");
 
@@ -181,8 +198,8 @@ int main() {
   printf("OBSERVED device-side launch of 2048 threads -> %d, last error %d then %d\n", r->Errors[0], r->Errors[1],
          r->Errors[2]);
   CHECK(r->Errors[0] == cudaErrorInvalidConfiguration && r->Errors[1] == cudaErrorInvalidConfiguration &&
-            r->Errors[2] == cudaSuccess && r->Errors[7] == -1,
-        "device_last_error", "%d %d %d %d", r->Errors[0], r->Errors[1], r->Errors[2], r->Errors[7]);
+            r->Errors[2] == cudaSuccess && r->Queries[6] == 0,
+        "device_last_error", "%d %d %d %d", r->Errors[0], r->Errors[1], r->Errors[2], r->Queries[6]);
   CHECK(r->Errors[3] == cudaErrorInvalidResourceHandle && r->Errors[6] == cudaErrorInvalidResourceHandle,
         "bad_stream_handle", "%d %d", r->Errors[3], r->Errors[6]);
   CHECK(r->Queries[0] == 0 && r->Queries[1] == 1024 && r->Queries[2] == 1 && r->Queries[3] >= 13000, "device_queries",
@@ -190,6 +207,11 @@ int main() {
   CHECK(r->Queries[4] == 4096, "device_limit", "%d", r->Queries[4]);
   CHECK(r->Queries[5] == 1, "device_events", "%d", r->Queries[5]);
   CHECK(r->Legacy == 77, "get_parameter_buffer_launch_device", "%d", r->Legacy);
+  int copied = 0;
+  for (int i = 0; i < 8; ++i)
+    copied += r->CopyDst[i] == (i < 4 ? 100 + i : 0x01010101);
+  CHECK(r->Errors[7] == cudaSuccess && copied == 8, "device_memset_then_memcpy", "%d, %d of 8", r->Errors[7], copied);
+  printf("OBSERVED device-side cudaGetErrorName/String(9): %s: %s\n", r->ErrorText[0], r->ErrorText[1]);
   CK(cudaFree(r), "free");
   if (failures) {
     printf("SUMMARY dynamic_parallelism: %d failure(s)\n", failures);

@@ -54,9 +54,13 @@ struct alignas(64) DeviceParamBytes {
   unsigned char Bytes[64];
 };
 
-/// A grid launched by device code.
+/// A grid launched by device code, or a copy or fill queued into a device-side stream (cudaMemcpyAsync,
+/// cudaMemsetAsync), which runs in the stream's order as a launch does.
 struct DeviceLaunch {
-  std::string Kernel; ///< the `.entry` name
+  enum class Kind { Kernel, Copy, Fill } What = Kind::Kernel;
+  uint64_t Dst = 0, Src = 0, Bytes = 0; ///< Copy: Bytes from Src to Dst; Fill: Bytes at Dst
+  uint8_t Value = 0;                    ///< Fill: the byte
+  std::string Kernel;                   ///< the `.entry` name
   Dim3 Grid, Block;
   uint32_t SharedBytes = 0;
   uint64_t Stream = DeviceStreamNull; ///< DeviceStream* or a stream the grid created
@@ -79,7 +83,8 @@ public:
 
   /// The parameter bytes of kernel Name, or DeviceInvalidDeviceFunction when device code cannot launch it.
   virtual int32_t kernelParamBytes(llvm::StringRef Name, uint64_t &Bytes) = 0;
-  /// Checks L's configuration against the kernel's and the device's limits (DeviceInvalidConfiguration...).
+  /// Checks L's configuration (a kernel launch's) against the kernel's and the device's limits
+  /// (DeviceInvalidConfiguration...).
   virtual int32_t checkLaunch(const DeviceLaunch &L) = 0;
   /// cudaDeviceGetAttribute / cudaDeviceGetLimit of the device the grid runs on.
   virtual int32_t deviceAttribute(int32_t Attribute, int32_t &Value) = 0;
@@ -93,6 +98,9 @@ public:
   /// Queues the launch of Buffer's kernel (V2), or of the kernel at KernelAddress with this configuration (V1).
   int32_t launch(void *Buffer, uint64_t Stream);
   int32_t launch(uint64_t KernelAddress, void *Buffer, Dim3 Grid, Dim3 Block, uint32_t SharedBytes, uint64_t Stream);
+  /// Queues a copy (cudaMemcpyAsync: Kind is a cudaMemcpyKind) or a fill (cudaMemsetAsync) into Stream.
+  int32_t copy(uint64_t Dst, uint64_t Src, uint64_t Bytes, int32_t Kind, uint64_t Stream);
+  int32_t fill(uint64_t Dst, uint8_t Value, uint64_t Bytes, uint64_t Stream);
   int32_t streamCreate(uint64_t &Stream);
   int32_t streamDestroy(uint64_t Stream);
   int32_t eventCreate(uint64_t &Event);
@@ -124,6 +132,9 @@ private:
   uint64_t NextHandle = 0x1000;
   std::atomic<int32_t> LastError{DeviceSuccess};
 };
+
+/// cudaGetErrorName (Name) or cudaGetErrorString of a device runtime error, as device code gets them.
+const char *deviceErrorText(int32_t E, bool Name);
 
 /// The magic of an `.entry`'s descriptor: PTX takes a kernel's address as the address of a constant
 /// {DeviceEntryMagic, the kernel's name, NUL} the lowering emits once per kernel.
