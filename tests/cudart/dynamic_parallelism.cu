@@ -2,7 +2,9 @@
 // nested launches three deep, launches from many blocks at once, the order of launches into one stream, tail
 // launches after their parent's other work, fire-and-forget launches, created streams and events, parameters
 // of several sizes and alignments, dynamic shared memory in a child, the device-side error state and device
-// queries, and the older cudaGetParameterBuffer/cudaLaunchDevice pair.
+// queries, device-side copies and fills, and the older cudaGetParameterBuffer/cudaLaunchDevice pair. The _multi
+// build (SASS for sm_80, PTX for compute_90) uses the per-thread default stream, so its device code calls the
+// _ptsz variants of the launch, copy and event functions.
 #include <cstdio>
 #include <cuda_runtime.h>
 
@@ -116,6 +118,9 @@ __global__ void errorsAndQueries(Results *r) {
   bool ok = cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess &&
             cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess;
   ok = ok && cudaEventRecord(e, s) == cudaSuccess && cudaStreamWaitEvent(s, e, 0) == cudaSuccess;
+#ifndef CUDA_API_PER_THREAD_DEFAULT_STREAM // libcudadevrt has no _ptsz variant of it for SASS: nvlink fails
+  ok = ok && cudaEventRecordWithFlags(e, s, 0) == cudaSuccess;
+#endif
   ok = ok && cudaEventDestroy(e) == cudaSuccess && cudaStreamDestroy(s) == cudaSuccess;
   r->Queries[5] = ok;
 }
