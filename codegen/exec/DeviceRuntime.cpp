@@ -6,6 +6,8 @@
 
 #include "ptxforge/codegen/DeviceRuntime.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 using namespace ptxforge::codegen;
@@ -148,6 +150,56 @@ int32_t DeviceRuntime::fill(uint64_t Dst, uint8_t Value, uint64_t Bytes, uint64_
   return enqueue(std::move(L));
 }
 
+namespace {
+
+/// The device heap's allocations (address -> bytes) and their total.
+struct DeviceHeap {
+  std::mutex Lock;
+  std::map<uint64_t, uint64_t> Blocks;
+  uint64_t Used = 0;
+};
+
+DeviceHeap &deviceHeap() {
+  static auto *H = new DeviceHeap; // never destroyed: grids may run while the process exits
+  return *H;
+}
+
+} // namespace
+
+int32_t DeviceRuntime::allocate(uint64_t Bytes, uint64_t &Address) {
+  Address = 0;
+  uint64_t Limit = 0;
+  if (deviceLimit(/*cudaLimitMallocHeapSize=*/2, Limit) != DeviceSuccess)
+    return fail(DeviceMemoryAllocation);
+  // Aligned as cudaMalloc's (256 bytes); host memory, which kernels address as device memory.
+  uint64_t Rounded = (std::max<uint64_t>(Bytes, 1) + 255) / 256 * 256;
+  DeviceHeap &H = deviceHeap();
+  std::scoped_lock L(H.Lock);
+  if (Rounded < Bytes || H.Used + Rounded > Limit)
+    return fail(DeviceMemoryAllocation);
+  void *P = std::aligned_alloc(256, Rounded);
+  if (!P)
+    return fail(DeviceMemoryAllocation);
+  Address = reinterpret_cast<uint64_t>(P);
+  H.Blocks.emplace(Address, Rounded);
+  H.Used += Rounded;
+  return DeviceSuccess;
+}
+
+int32_t DeviceRuntime::release(uint64_t Address) {
+  if (!Address)
+    return DeviceSuccess;
+  DeviceHeap &H = deviceHeap();
+  std::scoped_lock L(H.Lock);
+  auto I = H.Blocks.find(Address);
+  if (I == H.Blocks.end())
+    return fail(DeviceInvalidValue);
+  H.Used -= I->second;
+  H.Blocks.erase(I);
+  std::free(reinterpret_cast<void *>(Address));
+  return DeviceSuccess;
+}
+
 int32_t DeviceRuntime::streamCreate(uint64_t &Stream) {
   std::scoped_lock L(Lock);
   Stream = NextHandle++;
@@ -274,6 +326,16 @@ static void ptxrt_cdp_get_error_string(ThreadContext *, uint64_t *Ret, const uin
   *Ret = reinterpret_cast<uint64_t>(deviceErrorText(static_cast<int32_t>(*Error), /*Name=*/false));
 }
 
+static void ptxrt_cdp_malloc(ThreadContext *, int32_t *Ret, const uint64_t *Where, const uint64_t *Bytes) {
+  uint64_t P = 0;
+  *Ret = Current ? Current->allocate(*Bytes, P) : DeviceNotSupported;
+  store(Where, P);
+}
+
+static void ptxrt_cdp_free(ThreadContext *, int32_t *Ret, const uint64_t *Address) {
+  *Ret = Current ? Current->release(*Address) : DeviceNotSupported;
+}
+
 static void ptxrt_cdp_stream_create(ThreadContext *, int32_t *Ret, const uint64_t *Stream, const uint32_t *) {
   uint64_t S = 0;
   *Ret = Current ? Current->streamCreate(S) : DeviceNotSupported;
@@ -357,6 +419,8 @@ void ptxforge::codegen::exec::registerDeviceRuntime(HelperTable &T) {
   T.push_back({"ptxrt_cdp_parameter_buffer", reinterpret_cast<void *>(&ptxrt_cdp_parameter_buffer)});
   T.push_back({"ptxrt_cdp_launch_v2", reinterpret_cast<void *>(&ptxrt_cdp_launch_v2)});
   T.push_back({"ptxrt_cdp_launch", reinterpret_cast<void *>(&ptxrt_cdp_launch)});
+  T.push_back({"ptxrt_cdp_malloc", reinterpret_cast<void *>(&ptxrt_cdp_malloc)});
+  T.push_back({"ptxrt_cdp_free", reinterpret_cast<void *>(&ptxrt_cdp_free)});
   T.push_back({"ptxrt_cdp_memcpy_async", reinterpret_cast<void *>(&ptxrt_cdp_memcpy_async)});
   T.push_back({"ptxrt_cdp_memset_async", reinterpret_cast<void *>(&ptxrt_cdp_memset_async)});
   T.push_back({"ptxrt_cdp_get_error_name", reinterpret_cast<void *>(&ptxrt_cdp_get_error_name)});

@@ -29,6 +29,8 @@ constexpr LibraryFunction Library[] = {
     {"__cudaCDP2LaunchDevice", "ptxrt_cdp_launch", 1, 6},
     {"__cudaCDP2LaunchDevice_ptsz", "ptxrt_cdp_launch", 1, 6},
     {"cudaLaunchDevice", "ptxrt_cdp_launch", 1, 6},
+    {"__cudaCDP2Malloc", "ptxrt_cdp_malloc", 1, 2},
+    {"__cudaCDP2Free", "ptxrt_cdp_free", 1, 1},
     {"__cudaCDP2MemcpyAsync", "ptxrt_cdp_memcpy_async", 1, 5},
     {"__cudaCDP2MemcpyAsync_ptsz", "ptxrt_cdp_memcpy_async", 1, 5},
     {"__cudaCDP2MemsetAsync", "ptxrt_cdp_memset_async", 1, 4},

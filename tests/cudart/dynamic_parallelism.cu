@@ -24,6 +24,8 @@ struct Results {
   int Legacy;
   int CopySrc[4], CopyDst[8];
   const char *ErrorText[2];
+  int *HeapTooLarge;
+  int HeapStatus, HeapRead, HeapFreed;
 };
 
 __device__ int next(Results *r) { return atomicAdd(&r->Sequence, 1); }
@@ -125,6 +127,11 @@ __global__ void errorsAndQueries(Results *r) {
   r->Queries[5] = ok;
 }
 
+__global__ void heapReader(Results *r, int *heap) {
+  r->HeapRead = heap[999];
+  r->HeapFreed = cudaFree(heap);
+}
+
 __global__ void copies(Results *r) {
   // In one stream: the fill, then the copy over half of it.
   cudaStream_t s;
@@ -133,6 +140,14 @@ __global__ void copies(Results *r) {
   if (r->Errors[7] == cudaSuccess)
     r->Errors[7] = cudaMemcpyAsync(r->CopyDst, r->CopySrc, sizeof r->CopySrc, cudaMemcpyDeviceToDevice, s);
   cudaStreamDestroy(s);
+  // The device heap: memory one grid allocates, another reads and frees.
+  int *heap = nullptr;
+  r->HeapStatus = cudaMalloc(&heap, 1000 * sizeof(int));
+  if (heap) {
+    heap[999] = 5;
+    heapReader<<<1, 1>>>(r, heap);
+  }
+  r->Queries[7] = cudaMalloc(&r->HeapTooLarge, size_t(1) << 40);
   r->ErrorText[0] = cudaGetErrorName(cudaErrorInvalidConfiguration);
   r->ErrorText[1] = cudaGetErrorString(cudaErrorInvalidConfiguration);
 }
@@ -216,6 +231,9 @@ int main() {
   for (int i = 0; i < 8; ++i)
     copied += r->CopyDst[i] == (i < 4 ? 100 + i : 0x01010101);
   CHECK(r->Errors[7] == cudaSuccess && copied == 8, "device_memset_then_memcpy", "%d, %d of 8", r->Errors[7], copied);
+  CHECK(r->HeapStatus == cudaSuccess && r->HeapRead == 5 && r->HeapFreed == cudaSuccess, "device_heap", "%d %d %d",
+        r->HeapStatus, r->HeapRead, r->HeapFreed);
+  CHECK(r->Queries[7] == cudaErrorMemoryAllocation && !r->HeapTooLarge, "device_heap_limit", "%d", r->Queries[7]);
   printf("OBSERVED device-side cudaGetErrorName/String(9): %s: %s\n", r->ErrorText[0], r->ErrorText[1]);
   CK(cudaFree(r), "free");
   if (failures) {

@@ -101,6 +101,10 @@ public:
   /// Queues a copy (cudaMemcpyAsync: Kind is a cudaMemcpyKind) or a fill (cudaMemsetAsync) into Stream.
   int32_t copy(uint64_t Dst, uint64_t Src, uint64_t Bytes, int32_t Kind, uint64_t Stream);
   int32_t fill(uint64_t Dst, uint8_t Value, uint64_t Bytes, uint64_t Stream);
+  /// Device-side cudaMalloc/cudaFree: the device heap, as large as cudaLimitMallocHeapSize (deviceLimit) says,
+  /// shared by every grid of the process (memory one grid allocates another may free).
+  int32_t allocate(uint64_t Bytes, uint64_t &Address);
+  int32_t release(uint64_t Address);
   int32_t streamCreate(uint64_t &Stream);
   int32_t streamDestroy(uint64_t Stream);
   int32_t eventCreate(uint64_t &Event);
