@@ -167,6 +167,8 @@ int main() {
   setvbuf(stdout, NULL, _IONBF, 0);
   Results *r = nullptr;
   CK(cudaMallocManaged(&r, sizeof(Results)), "malloc");
+  if (!r)
+    return 1;
   memset(r, 0, sizeof *r);
   for (int &o : r->Order)
     o = -1;
