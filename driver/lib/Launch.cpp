@@ -220,6 +220,7 @@ GridFailure runChildren(Function &Parent, GridRuntime &R, const codegen::LaunchC
       return failureOf(KC.takeError());
     codegen::LaunchConfig C = ParentConfig;
     C.Grid = L.Grid, C.Block = L.Block, C.DynamicSharedBytes = L.SharedBytes;
+    C.Workers = launchWorkers(); // a cooperative parent's one worker per block is not its children's
     C.Upgrade = Child->upgrade();
     C.CoResidentBlocks = Child->activeBlocksPerMultiprocessor(static_cast<int>(L.Block.count()), L.SharedBytes) *
                          uint64_t(deviceProperties().MultiprocessorCount);

@@ -4,6 +4,7 @@
 // after the parent's other children; nesting stops at CUDA's depth of 24 with cudaErrorLaunchMaxDepthExceeded.
 #include "TestContext.h"
 #include "ptxforge/driver/Context.h"
+#include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Driver.h"
 #include "ptxforge/driver/Launch.h"
 #include "ptxforge/driver/Memory.h"
@@ -11,6 +12,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -27,15 +29,16 @@ const char *DeviceRuntimeDecls = R"(.version 8.0
 .extern .func (.param .b32 func_retval0) __cudaCDP2LaunchDeviceV2 (.param .b64 buf, .param .b64 stream);
 )";
 
-/// `launch(CHILD, BLOCKS, THREADS)` in PTX: a parameter buffer for CHILD into %rd10, or a jump to SKIP when
-/// there is none; the caller fills it and calls launchCall.
-std::string bufferCall(const std::string &Child, unsigned Threads) {
+/// A parameter buffer for a launch of CHILD (BLOCKS x THREADS) into %rd10 (null when there is none); the caller
+/// fills it and calls launchCall.
+std::string bufferCall(const std::string &Child, unsigned Threads, unsigned Blocks = 1) {
   return "  mov.u64 %rd9, " + Child + R"(;
   {
   .param .b64 p0;
   st.param.b64 [p0], %rd9;
   .param .align 4 .b8 p1[12];
-  st.param.b32 [p1], 1;
+  st.param.b32 [p1], )" +
+         std::to_string(Blocks) + R"(;
   st.param.b32 [p1+4], 1;
   st.param.b32 [p1+8], 1;
   .param .align 4 .b8 p2[12];
@@ -138,6 +141,38 @@ std::string recursionModule() {
 )";
 }
 
+/// nsmid(out): out[0] = %nsmid (the launch's worker count); coop(out): block 0 launches nsmid(out) with 64 blocks.
+std::string workersModule() {
+  return std::string(DeviceRuntimeDecls) + R"(
+.visible .entry nsmid(.param .u64 p_out)
+{
+  .reg .b32 %r<2>;
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [p_out];
+  mov.u32 %r1, %nsmid;
+  st.global.u32 [%rd1], %r1;
+  ret;
+}
+.visible .entry coop(.param .u64 p_out)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<10>;
+  .reg .b64 %rd<11>;
+  ld.param.u64 %rd1, [p_out];
+  mov.u32 %r1, %ctaid.x;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra DONE;
+)" + bufferCall("nsmid", 1, 64) +
+         R"(  setp.eq.s64 %p1, %rd10, 0;
+  @%p1 bra DONE;
+  st.u64 [%rd10], %rd1;
+)" + launchCall(0) +
+         R"(DONE:
+  ret;
+}
+)";
+}
+
 struct Buffer {
   uint64_t Address = 0;
   explicit Buffer(size_t Bytes) {
@@ -161,14 +196,14 @@ Function &kernel(const std::string &Ptx, const char *Name, std::unique_ptr<Modul
   return *F;
 }
 
-void launchAndWait(Function &F, void **Args, unsigned Blocks) {
+void launchAndWait(Function &F, void **Args, unsigned Blocks, LaunchKind Kind = LaunchKind::Normal) {
   Context &Ctx = testing::testContext();
   codegen::LaunchConfig Config;
   Config.Grid = {Blocks, 1, 1};
   Config.Block = {1, 1, 1};
   auto Params = F.packParams(Args);
   REQUIRE(static_cast<bool>(Params));
-  REQUIRE(takeStatus(launch(Ctx, nullptr, F, Config, std::move(*Params))) == Status::Success);
+  REQUIRE(takeStatus(launch(Ctx, nullptr, F, Config, std::move(*Params), Kind)) == Status::Success);
   Ctx.waitIdle();
   REQUIRE(takeStatus(Driver::get().checkSticky()) == Status::Success);
 }
@@ -208,4 +243,20 @@ TEST_CASE("device-side launches nest 24 grids deep; the 25th is cudaErrorLaunchM
   for (unsigned D = 0; D < 23; ++D)
     CHECK(Out[32 + D] == 0); // cudaSuccess
   CHECK(Out[32 + 23] == 65); // cudaErrorLaunchMaxDepthExceeded
+}
+
+TEST_CASE("a cooperative grid's children run on the usual workers, not on one per parent block") {
+  std::unique_ptr<Module> M;
+  Function &Coop = kernel(workersModule(), "coop", M);
+  Function *Nsmid = M->function("nsmid");
+  REQUIRE(Nsmid);
+  Buffer Host(4), Device(4);
+  uint64_t HostAddress = Host.Address, DeviceAddress = Device.Address;
+  void *HostArgs[] = {&HostAddress};
+  launchAndWait(*Nsmid, HostArgs, 64); // the workers a host launch of 64 blocks gets
+  uint64_t Resident = uint64_t(Coop.activeBlocksPerMultiprocessor(1, 0)) * deviceProperties().MultiprocessorCount;
+  unsigned Blocks = static_cast<unsigned>(std::min<uint64_t>(Resident, Host[0] + 3)); // more blocks than workers
+  void *DeviceArgs[] = {&DeviceAddress};
+  launchAndWait(Coop, DeviceArgs, Blocks, LaunchKind::Cooperative);
+  CHECK(Device[0] == Host[0]);
 }
