@@ -160,7 +160,7 @@ private:
   std::thread Timer;
 };
 
-/// Fiber stacks with a guard page, reused across blocks of one worker.
+/// Fiber stacks with a guard page, reused across the blocks and launches a worker thread runs.
 class StackPool {
 public:
   ~StackPool() {
@@ -244,8 +244,16 @@ SharedWindow &threadSharedWindow() {
   return Window;
 }
 
+/// The calling worker thread's fiber stacks, kept for the thread's life like its shared window: a launch of
+/// fiber blocks mapped and unmapped one stack per thread, which cost dynamic parallelism's many small grids
+/// most of their time (cdpAdvancedQuicksort: 2/3 of it in mmap, munmap and their page faults).
+StackPool &threadStackPool() {
+  thread_local StackPool Pool;
+  return Pool;
+}
+
 struct WorkerState {
-  StackPool Stacks;
+  StackPool &Stacks = threadStackPool();
   /// The context a block range starts from; its %ctaid names the block being run.
   ThreadContext Template{};
   /// What the block ranges of this worker share (runBlockRange).
@@ -571,6 +579,7 @@ private:
   /// One worker: its blocks under one fault guard (its sigsetjmp saves the signal mask, a system call too costly
   /// per block), so that a fault abandons the block being run and ends the launch.
   void work(unsigned Index) {
+    DeviceRuntimeScope Runtime(C.Runtime);
     WorkerState W;
     // This worker's code: quick code runs block by block until the optimized block function appears.
     BlockRangeFunction volatile MyBlockFn = nullptr; // volatile: read after a fault abandoned the loop

@@ -11,6 +11,7 @@ const std::vector<std::pair<std::string, void *>> &ptxforge::codegen::exec::runt
     registerMathHelpers(T);
     registerMiscHelpers(T);
     registerDeviceLibrary(T);
+    registerDeviceRuntime(T);
     registerIntegerHelpers(T);
     registerTextureHelpers(T);
     registerMemcheckHelpers(T);

@@ -63,6 +63,18 @@ void registerMathHelpers(HelperTable &T);
 void registerHalfMathHelpers(HelperTable &T); ///< HalfMath.cpp, called from registerMathHelpers
 void registerMiscHelpers(HelperTable &T);
 void registerDeviceLibrary(HelperTable &T);
+void registerDeviceRuntime(HelperTable &T); ///< DeviceRuntime.cpp (dynamic parallelism)
+/// Makes R the device runtime of the grid the calling worker runs (null: none), until the scope ends.
+class DeviceRuntimeScope {
+public:
+  explicit DeviceRuntimeScope(DeviceRuntime *R);
+  ~DeviceRuntimeScope();
+  DeviceRuntimeScope(const DeviceRuntimeScope &) = delete;
+  DeviceRuntimeScope &operator=(const DeviceRuntimeScope &) = delete;
+
+private:
+  DeviceRuntime *Saved;
+};
 /// Writes the device printf output of the launch that just ended to stdout (DeviceLibrary.cpp).
 void flushDevicePrintf();
 void registerIntegerHelpers(HelperTable &T);

@@ -6,6 +6,7 @@
 #include "ProgressPoints.h"
 #include "passes/Passes.h"
 
+#include "ptxforge/codegen/DeviceRuntime.h"
 #include "ptxforge/ptx/Printer.h"
 #include "ptxforge/ptx/Requirements.h"
 
@@ -138,6 +139,27 @@ void FunctionLowering::prologue() {
   Labels.assign(F.Labels.size(), nullptr);
 }
 
+namespace {
+
+/// What PTX's address of a kernel is (`mov.u64 %rd, kernel;`, which device-side launches take): a constant
+/// {DeviceEntryMagic, the kernel's name, NUL} defined once per module, so that every part of a split module
+/// (SplitModule.cpp puts it in the shared part) gives the same address, and the device runtime reads back which
+/// kernel it names (exec/DeviceRuntime.cpp).
+llvm::GlobalVariable *entryDescriptor(ModuleLowering &ML, const ptx::Function &F) {
+  std::string Name = "__ptx_entry_" + F.Name.str();
+  if (llvm::GlobalVariable *G = ML.Mod.getNamedGlobal(Name))
+    return G;
+  llvm::Constant *Magic = llvm::ConstantInt::get(llvm::Type::getInt64Ty(ML.Ctx), DeviceEntryMagic);
+  llvm::Constant *Text = llvm::ConstantDataArray::getString(ML.Ctx, F.Name, /*AddNull=*/true);
+  llvm::Constant *Init = llvm::ConstantStruct::getAnon({Magic, Text});
+  auto *G = new llvm::GlobalVariable(ML.Mod, Init->getType(), /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
+                                     Init, Name);
+  G->setAlignment(llvm::Align(8));
+  return G;
+}
+
+} // namespace
+
 llvm::Value *FunctionLowering::symbolPointer(const ptx::Operand &Op) {
   switch (Op.Target.Kind) {
   case ptx::SymbolKind::Variable: {
@@ -159,6 +181,8 @@ llvm::Value *FunctionLowering::symbolPointer(const ptx::Operand &Op) {
   case ptx::SymbolKind::ReturnParam:
     return ParamPtrs[Op.Target.Index];
   case ptx::SymbolKind::Function:
+    if (ML.M.Functions[Op.Target.Index]->IsEntry)
+      return entryDescriptor(ML, *ML.M.Functions[Op.Target.Index]);
     return ML.Functions[Op.Target.Index];
   default:
     return llvm::ConstantPointerNull::get(B.getPtrTy());

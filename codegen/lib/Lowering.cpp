@@ -9,6 +9,7 @@
 
 #include "llvm/Transforms/Utils/Cloning.h"
 
+#include "ptxforge/codegen/DeviceRuntime.h"
 #include "ptxforge/ptx/Printer.h"
 
 #include "llvm/IR/Verifier.h"
@@ -382,23 +383,22 @@ bool definedInModule(const ptx::Module &M, llvm::StringRef Name) {
   return false;
 }
 
-/// The device library (`.extern .func vprintf` / `__assertfail`) forwards to the runtime, unless the module
-/// defines the function itself.
+/// The device library (`.extern .func vprintf`, `__assertfail`, the device runtime's `__cudaCDP2*`: see
+/// deviceLibraryHelper) forwards to the runtime, unless the module defines the function itself.
 void defineDeviceLibrary(ModuleLowering &ML) {
   for (size_t FI = 0; FI < ML.M.Functions.size(); ++FI) {
     const ptx::Function &F = *ML.M.Functions[FI];
     llvm::Function *LF = ML.Functions[FI];
-    if (F.HasBody || !LF->empty() || (F.Name != "vprintf" && F.Name != "__assertfail"))
-      continue;
-    if (definedInModule(ML.M, F.Name))
+    const char *HelperName = F.HasBody || !LF->empty() ? nullptr : deviceLibraryHelper(F);
+    if (!HelperName || definedInModule(ML.M, F.Name))
       continue;
     llvm::IRBuilder<> B(llvm::BasicBlock::Create(ML.Ctx, "entry", LF));
     std::vector<llvm::Value *> Args;
     for (llvm::Argument &A : LF->args())
       Args.push_back(&A);
     std::vector<llvm::Type *> Tys(Args.size(), B.getPtrTy());
-    llvm::FunctionCallee Helper = ML.Mod.getOrInsertFunction(F.Name == "vprintf" ? "ptxrt_vprintf" : "ptxrt_assertfail",
-                                                             llvm::FunctionType::get(B.getVoidTy(), Tys, false));
+    llvm::FunctionCallee Helper =
+        ML.Mod.getOrInsertFunction(HelperName, llvm::FunctionType::get(B.getVoidTy(), Tys, false));
     B.CreateCall(Helper, Args);
     B.CreateRetVoid();
   }

@@ -1143,6 +1143,8 @@ PTXFORGE_API CUresult cuGetErrorName(CUresult error, const char **pStr) {
 PTXFORGE_API CUresult cuInit(unsigned int Flags) {
   if (Flags)
     return CUDA_ERROR_INVALID_VALUE;
+  // Kernels' device-side cudaDeviceGetAttribute answers as cuDeviceGetAttribute does.
+  DeviceAttributeQuery = [](int A) { return deviceAttribute(static_cast<CUdevice_attribute>(A), deviceProperties()); };
   return boundary([&] { return toResult(Driver::get().initialize()); });
 }
 

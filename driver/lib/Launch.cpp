@@ -9,11 +9,16 @@
 #include "ptxforge/driver/Memory.h"
 #include "ptxforge/driver/Settings.h"
 
+#include "ptxforge/codegen/DeviceRuntime.h"
+#include "ptxforge/codegen/FaultGuard.h"
+
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 
 using namespace ptxforge;
@@ -98,7 +103,147 @@ std::string failureReport(llvm::StringRef Message, const codegen::FaultSite &Sit
   return Report;
 }
 
+/// The failure of a grid: its status, message and where it happened.
+struct GridFailure {
+  Status Result = Status::Success;
+  std::string Message;
+  codegen::FaultSite Site;
+};
+
+/// Dynamic parallelism: the device runtime of one grid of a module's kernel (codegen/DeviceRuntime.h). Its
+/// children are the module's kernels (nvcc links every translation unit into one module).
+class GridRuntime final : public codegen::DeviceRuntime {
+public:
+  GridRuntime(Function &F, unsigned Depth)
+      : DeviceRuntime(Depth, F.module().context().limit(Limit::DevRuntimePendingLaunchCount)), Parent(F) {}
+
+  int32_t kernelParamBytes(llvm::StringRef Name, uint64_t &Bytes) override {
+    llvm::Expected<Function *> Child = Parent.module().findFunction(Name);
+    if (!Child) {
+      llvm::consumeError(Child.takeError());
+      return codegen::DeviceInvalidDeviceFunction;
+    }
+    Bytes = (*Child)->info().ParamBytes;
+    return codegen::DeviceSuccess;
+  }
+
+  int32_t checkLaunch(const codegen::DeviceLaunch &L) override {
+    llvm::Expected<Function *> Child = Parent.module().findFunction(L.Kernel);
+    if (!Child) {
+      llvm::consumeError(Child.takeError());
+      return codegen::DeviceInvalidDeviceFunction;
+    }
+    codegen::LaunchConfig C;
+    C.Grid = L.Grid, C.Block = L.Block, C.DynamicSharedBytes = L.SharedBytes;
+    if (llvm::Error E = (*Child)->checkLaunch(C)) {
+      llvm::consumeError(std::move(E));
+      return codegen::DeviceInvalidConfiguration;
+    }
+    return codegen::DeviceSuccess;
+  }
+
+  int32_t deviceAttribute(int32_t Attribute, int32_t &Value) override {
+    std::optional<int> V = DeviceAttributeQuery ? DeviceAttributeQuery(Attribute) : std::nullopt;
+    if (!V)
+      return codegen::DeviceInvalidValue;
+    Value = *V;
+    return codegen::DeviceSuccess;
+  }
+
+  int32_t deviceLimit(int32_t Which, uint64_t &Value) override {
+    // cudaLimit's values are the driver's CUlimit values, in the order of Limit.
+    if (Which < 0 || Which >= static_cast<int32_t>(Limit::Count))
+      return codegen::DeviceInvalidValue;
+    Value = Parent.module().context().limit(static_cast<Limit>(Which));
+    return codegen::DeviceSuccess;
+  }
+
+private:
+  Function &Parent;
+};
+
+GridFailure failureOf(llvm::Error E) {
+  GridFailure F;
+  F.Result = Status::LaunchFailed;
+  llvm::handleAllErrors(
+      std::move(E),
+      [&](const codegen::LaunchError &LE) {
+        F.Message = LE.message();
+        F.Result = launchStatus(LE.kind());
+        F.Site = LE.site();
+      },
+      [&](const llvm::ErrorInfoBase &EI) { F.Message = EI.message(); });
+  return F;
+}
+
+GridFailure runGrid(Function &F, const KernelCode &Code, codegen::LaunchConfig C, const char *Params, unsigned Depth);
+
+/// A device-side cudaMemcpyAsync/cudaMemsetAsync, in its place among the launches; a bad address fails it as it
+/// would fail a kernel.
+GridFailure runCopy(const codegen::DeviceLaunch &L) {
+  std::optional<codegen::Fault> F = codegen::runWithFaultGuard([&] {
+    if (L.What == codegen::DeviceLaunch::Kind::Copy)
+      std::memmove(reinterpret_cast<void *>(L.Dst), reinterpret_cast<const void *>(L.Src), L.Bytes);
+    else
+      std::memset(reinterpret_cast<void *>(L.Dst), L.Value, L.Bytes);
+  });
+  if (!F)
+    return {};
+  codegen::FaultSite Site;
+  Site.HasAddress = true;
+  Site.Address = F->Address;
+  return {Status::IllegalAddress,
+          std::string("device-side ") +
+              (L.What == codegen::DeviceLaunch::Kind::Copy ? "cudaMemcpyAsync" : "cudaMemsetAsync") + " faulted",
+          Site};
+}
+
+/// Runs the grids a grid launched, after it: each (with what it launches in turn) before the next, the tail
+/// launches last. One grid at a time keeps every order CUDA promises (launches of one block into one stream in
+/// order, a parent complete only with its children, a tail launch after all of its parent's other work) and
+/// lets each grid use every worker.
+GridFailure runChildren(Function &Parent, GridRuntime &R, const codegen::LaunchConfig &ParentConfig) {
+  std::vector<codegen::DeviceLaunch> Launches = R.takeLaunches();
+  std::stable_partition(Launches.begin(), Launches.end(),
+                        [](const codegen::DeviceLaunch &L) { return L.Stream != codegen::DeviceStreamTailLaunch; });
+  for (const codegen::DeviceLaunch &L : Launches) {
+    if (L.What != codegen::DeviceLaunch::Kind::Kernel) {
+      if (GridFailure G = runCopy(L); G.Result != Status::Success)
+        return G;
+      continue;
+    }
+    Function *Child = Parent.module().function(L.Kernel);
+    if (!Child)
+      return {Status::LaunchFailed, "device-side launch of unknown kernel '" + L.Kernel + "'", {}};
+    llvm::Expected<KernelCode> KC = Child->code();
+    if (!KC)
+      return failureOf(KC.takeError());
+    codegen::LaunchConfig C = ParentConfig;
+    C.Grid = L.Grid, C.Block = L.Block, C.DynamicSharedBytes = L.SharedBytes;
+    C.Workers = launchWorkers(); // a cooperative parent's one worker per block is not its children's
+    C.Upgrade = Child->upgrade();
+    C.CoResidentBlocks = Child->activeBlocksPerMultiprocessor(static_cast<int>(L.Block.count()), L.SharedBytes) *
+                         uint64_t(deviceProperties().MultiprocessorCount);
+    GridFailure G = runGrid(*Child, *KC, C, L.params(), R.depth() + 1);
+    if (G.Result != Status::Success)
+      return G;
+  }
+  return {};
+}
+
+/// Runs a grid and then the grids it launched (dynamic parallelism), recursively.
+GridFailure runGrid(Function &F, const KernelCode &Code, codegen::LaunchConfig C, const char *Params, unsigned Depth) {
+  GridRuntime R(F, Depth);
+  C.Runtime = &R;
+  if (llvm::Error E = codegen::launchKernel(*Code.Code, *Code.Kernel, C, Params))
+    return failureOf(std::move(E));
+  C.GridWorkspace = nullptr; // children are never cooperative
+  return runChildren(F, R, C);
+}
+
 } // namespace
+
+std::optional<int> (*ptxforge::driver::DeviceAttributeQuery)(int) = nullptr;
 
 llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const codegen::LaunchConfig &Config,
                                      std::vector<char> Params, LaunchKind Kind) {
@@ -135,7 +280,8 @@ llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const
   C.Upgrade = F.upgrade();
   C.CoResidentBlocks = Resident; // blocks of a kernel that may spin wait for each other only within these
   bool Cooperative = Kind == LaunchKind::Cooperative;
-  Ctx.submit(S, [Code, K, C, Cooperative, Params = std::move(Params)]() mutable {
+  Function *Fn = &F;
+  Ctx.submit(S, [Fn, Code, K, C, Cooperative, Params = std::move(Params)]() mutable {
     Driver &D = Driver::get();
     if (D.stickyError() != Status::Success)
       return; // a faulted device runs nothing more
@@ -154,25 +300,12 @@ llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const
     alignas(8) uint64_t GridWorkspace[2] = {0, 0};
     if (Cooperative)
       C.GridWorkspace = GridWorkspace;
-    Status Result = Status::Success;
-    std::string Message;
-    codegen::FaultSite Site;
-    if (llvm::Error E = codegen::launchKernel(*Code, *K, C, Params.empty() ? nullptr : Params.data())) {
-      Result = Status::LaunchFailed;
-      llvm::handleAllErrors(
-          std::move(E),
-          [&](const codegen::LaunchError &LE) {
-            Message = LE.message();
-            Result = launchStatus(LE.kind());
-            Site = LE.site();
-          },
-          [&](const llvm::ErrorInfoBase &EI) { Message = EI.message(); });
-    }
-    if (Result == Status::Success)
+    GridFailure G = runGrid(*Fn, {Code, K}, C, Params.empty() ? nullptr : Params.data(), 0);
+    if (G.Result == Status::Success)
       return;
     if (verbose())
-      std::fputs(failureReport(Message, Site).c_str(), stderr);
-    D.setStickyError(Result, Message);
+      std::fputs(failureReport(G.Message, G.Site).c_str(), stderr);
+    D.setStickyError(G.Result, G.Message);
   });
   return llvm::Error::success();
 }

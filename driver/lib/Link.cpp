@@ -5,6 +5,7 @@
 // before the variable), then the function bodies in input order. `.file`/`.loc`/debug sections are dropped:
 // file indices are per input and the printed text has its own lines anyway.
 #include "ptxforge/driver/Link.h"
+#include "ptxforge/codegen/DeviceRuntime.h"
 #include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Status.h"
 
@@ -26,7 +27,12 @@ using namespace ptxforge::driver;
 namespace {
 
 /// `.extern .func`s the runtime provides (codegen forwards them to its device library).
-bool isDeviceLibraryFunction(llvm::StringRef Name) { return Name == "vprintf" || Name == "__assertfail"; }
+bool isDeviceLibraryFunction(const ptx::Function &F) { return codegen::deviceLibraryHelper(F) != nullptr; }
+
+/// The device runtime's functions (dynamic parallelism) are ptxforge's own: libcudadevrt's PTX (which nvcc links
+/// into every -rdc=true program, with PTX for sm_121) defines them over system calls of NVIDIA's driver, so its
+/// definitions give way to the runtime's.
+bool isRuntimeProvided(const ptx::Function &F) { return !F.IsEntry && codegen::isDeviceRuntimeFunction(F); }
 
 bool isExternalDefinition(ptx::Linkage L) {
   return L == ptx::Linkage::Visible || L == ptx::Linkage::Weak || L == ptx::Linkage::Common;
@@ -92,7 +98,7 @@ bool definesFunction(const ptx::Module &M, llvm::StringRef Name) {
 std::vector<llvm::StringRef> unresolvedFunctions(const ptx::Module &M, const llvm::StringSet<> &Used) {
   std::vector<llvm::StringRef> Out;
   for (const auto &F : M.Functions)
-    if (!F->HasBody && Used.contains(F->Name) && !isDeviceLibraryFunction(F->Name) && !definesFunction(M, F->Name))
+    if (!F->HasBody && Used.contains(F->Name) && !isDeviceLibraryFunction(*F) && !definesFunction(M, F->Name))
       Out.push_back(F->Name);
   return Out;
 }
@@ -170,6 +176,8 @@ private:
           define(M.Globals[G].Name, {I, false, G});
       for (uint32_t F = 0; F < M.Functions.size(); ++F) {
         const ptx::Function &Fn = *M.Functions[F];
+        if (Fn.HasBody && isRuntimeProvided(Fn))
+          continue;
         if (Fn.HasBody && (Fn.IsEntry || isExternalDefinition(Fn.Link)))
           define(Fn.Name, {I, true, F});
         else if (Fn.HasBody)
@@ -401,7 +409,7 @@ private:
           continue;
         if (!F->HasBody) {
           // Declarations of what a prototype above or the device library provides, once.
-          bool Unused = !isDeviceLibraryFunction(F->Name); // checkReferences() failed the link otherwise
+          bool Unused = !isDeviceLibraryFunction(*F); // checkReferences() failed the link otherwise
           if (Declared.contains(F->Name) || External.count(F->Name) || Unused || !Declared.insert(F->Name).second)
             continue;
         }

@@ -141,9 +141,10 @@ CUresult linkAndLoad(const std::vector<const void *> &Units, const std::string &
   return R;
 }
 
-/// Whether a failed link's log names the device runtime's entry points (what dynamic parallelism calls).
+/// Whether a failed link's log names what libcudadevrt's functions call in NVIDIA's driver: a device runtime
+/// function ptxforge does not provide (codegen::deviceLibraryHelper lists those it does) was reached.
 bool needsDeviceRuntime(const std::string &Log) {
-  for (const char *Prefix : {"'__cudaCDP", "'__cuda_syscall_", "'cudaGetParameterBuffer", "'cudaLaunchDevice"})
+  for (const char *Prefix : {"'__cudaCDP", "'__cuda_syscall_", "'cnp"})
     if (Log.find(std::string("Undefined reference to ") + Prefix) != std::string::npos)
       return true;
   return false;
@@ -191,8 +192,8 @@ cudaError_t FatbinRegistry::moduleOf(Fatbin &F, CUmodule *Out) {
   else
     std::fprintf(stderr, "ptxforge: %s the kernels of %s failed (%s)%s%s%s\n", Linked ? "linking" : "loading",
                  F.Origin.c_str(), errorName(M.Failure), Sep, Log.c_str(),
-                 needsDeviceRuntime(Log) ? "\nptxforge: device-side launches (dynamic parallelism, libcudadevrt) "
-                                           "are not supported"
+                 needsDeviceRuntime(Log) ? "\nptxforge: the program calls a device runtime function (libcudadevrt) "
+                                           "that ptxforge does not provide"
                                          : "");
   return M.Failure;
 }

@@ -190,6 +190,48 @@ TEST_CASE("the link keeps what the kernels reach: a function nothing reaches may
   CHECK(Alone.Error.find("malloc") == std::string::npos);
 }
 
+TEST_CASE("the device runtime's functions are ptxforge's, whatever a linked input (libcudadevrt) defines") {
+  // libcudadevrt's PTX defines __cudaCDP2GetLastError over a system call of NVIDIA's driver; a program's call
+  // must reach ptxforge's runtime instead, and the input's definition must not need what it calls.
+  const char *Main = R"(.version 8.0
+.target sm_80
+.address_size 64
+.extern .func (.param .b32 r) __cudaCDP2GetLastError();
+.visible .entry last_error(.param .u64 out)
+{
+  .reg .b32 %r<2>;
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [out];
+  { .param .b32 b; call.uni (b), __cudaCDP2GetLastError, (); ld.param.b32 %r1, [b]; }
+  st.global.u32 [%rd1], %r1;
+  ret;
+}
+)";
+  const char *Devrt = R"(.version 8.0
+.target sm_80
+.address_size 64
+.extern .func (.param .b32 r) __cuda_syscall_cnpv2GetLastError();
+.visible .func (.param .b32 r) __cudaCDP2GetLastError()
+{
+  .reg .b32 %r<2>;
+  { .param .b32 b; call.uni (b), __cuda_syscall_cnpv2GetLastError, (); ld.param.b32 %r1, [b]; }
+  st.param.b32 [r], %r1;
+  ret;
+}
+)";
+  std::string Image;
+  JitLogs Logs;
+  REQUIRE(link({{"main.ptx", Main}, {"cudadevrt.ptx", Devrt}}, Image, Logs) == Status::Success);
+  CHECK(Logs.Error.empty());
+  CHECK(Image.find("__cuda_syscall") == std::string::npos);
+  auto M = load(Image);
+  uint64_t Out = deviceAlloc(4);
+  std::memset(reinterpret_cast<void *>(Out), 0xff, 4);
+  run(*M, "last_error", {&Out}, 1);
+  CHECK(readBack<int>(Out, 1)[0] == 0); // cudaSuccess: no device-side call failed
+  CHECK(takeStatus(DeviceMemory::get().free(Out, {MemoryKind::Device})) == Status::Success);
+}
+
 TEST_CASE("malformed PTX fails when it is added, with InvalidPtx and its diagnostics") {
   Linker L({});
   JitLogs Logs;

@@ -12,6 +12,8 @@
 
 namespace ptxforge::codegen {
 
+class DeviceRuntime;
+
 struct Dim3 {
   uint32_t X = 1, Y = 1, Z = 1;
   uint64_t count() const { return uint64_t(X) * Y * Z; }
@@ -48,6 +50,10 @@ struct LaunchConfig {
   /// write to; both outlive the launch. Null: the checks pass everything and log nothing.
   const MemcheckMemory *Memcheck = nullptr;
   MemcheckLog *MemcheckFindings = nullptr;
+  /// Dynamic parallelism: where the grid's threads' device-side launches, streams and errors go
+  /// (DeviceRuntime.h); the launcher runs the launched grids after this one. Null: device-side launches fail
+  /// with cudaErrorNotSupported.
+  DeviceRuntime *Runtime = nullptr;
 };
 
 /// Why a launch failed; the driver maps each to the CUresult NVIDIA's driver gives.

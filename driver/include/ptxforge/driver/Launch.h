@@ -8,6 +8,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ enum class LaunchKind {
   /// (occupancy per multiprocessor x multiprocessors) fails with CooperativeLaunchTooLarge, as on the GPU.
   Cooperative,
 };
+
+/// Dynamic parallelism's device-side cudaDeviceGetAttribute: the attribute's value (a CUdevice_attribute) for the
+/// device, or nothing for an unknown one. Set by the C API at cuInit (it knows the attributes); null: none.
+extern std::optional<int> (*DeviceAttributeQuery)(int Attribute);
 
 /// Queues F with Config and the packed parameter buffer on S (null: the legacy default stream).
 [[nodiscard]] llvm::Error launch(Context &Ctx, Stream *S, Function &F, const codegen::LaunchConfig &Config,
