@@ -146,6 +146,60 @@ Value *WarpEmitter::all(Value *Mask) {
   return B.CreateICmpEQ(B.CreateBitCast(Mask, B.getIntNTy(W)), Constant::getAllOnesValue(B.getIntNTy(W)), "all");
 }
 
+/// A latch that compares a consecutive value with a uniform one (a grid-stride loop's `i < n`) decides for all
+/// lanes from lane 0's and the last lane's values: where the lanes' values do not wrap between the two, they are
+/// monotone, and a threshold holds for every lane when it holds for both ends. Two scalar compares instead of a
+/// vector compare and its reduction per trip (16 of each for 256 lanes of i32); where the lanes might wrap, the
+/// vector's test, with the vector rebuilt there, so the trip's own vector is computed only when a lane leaves.
+Value *WarpEmitter::allAgain(Loop *L, Value *Again) {
+  auto *Br = dyn_cast<BranchInst>(L->getLoopLatch()->getTerminator());
+  auto *Cmp = Br && Br->isConditional() ? dyn_cast<ICmpInst>(Br->getCondition()) : nullptr;
+  // Lanes that left by another exit in this trip are off at the latch: then the compare alone does not say.
+  if (!Cmp || Cmp->isEquality() || !Cmp->getOperand(0)->getType()->isIntegerTy() || !SA->inBody(Cmp) ||
+      !isAllOn(Masks.lookup(L->getLoopLatch())))
+    return all(Again);
+  Value *A = Cmp->getOperand(0), *U = Cmp->getOperand(1);
+  CmpInst::Predicate P = Cmp->getPredicate();
+  if (SA->of(A).isUniform()) {
+    std::swap(A, U);
+    P = CmpInst::getSwappedPredicate(P);
+  }
+  Shape SAs = SA->of(A);
+  if (!SAs.isConsecutive() || !SA->of(U).isUniform())
+    return all(Again);
+  if (Br->getSuccessor(0) != L->getHeader())
+    P = CmpInst::getInversePredicate(P); // going round: P(lane's value, U)
+  unsigned Bits = A->getType()->getIntegerBitWidth();
+  APInt Span = APInt(128, uint64_t(SAs.Stride < 0 ? -SAs.Stride : SAs.Stride)) * APInt(128, W - 1);
+  if (Span.getActiveBits() >= Bits)
+    return all(Again);
+  Span = Span.trunc(Bits);
+  bool Signed = ICmpInst::isSigned(P);
+  Value *A0 = scalar(A), *Un = scalar(U);
+  Value *Last = B.CreateAdd(
+      A0, ConstantInt::get(A0->getType(), APInt(64, uint64_t(SAs.Stride * int64_t(W - 1)), true).sextOrTrunc(Bits)));
+  APInt Bound = SAs.Stride > 0 ? (Signed ? APInt::getSignedMaxValue(Bits) : APInt::getMaxValue(Bits)) - Span
+                               : (Signed ? APInt::getSignedMinValue(Bits) : APInt::getZero(Bits)) + Span;
+  Value *NoWrap = SAs.Stride > 0 ? B.CreateICmp(Signed ? ICmpInst::ICMP_SLE : ICmpInst::ICMP_ULE, A0, B.getInt(Bound))
+                                 : B.CreateICmp(Signed ? ICmpInst::ICMP_SGE : ICmpInst::ICMP_UGE, A0, B.getInt(Bound));
+  if (Value *NW = noWrapOf(A); NW && !isa<Constant>(NW))
+    NoWrap = B.CreateAnd(NoWrap, NW);
+  Value *Ends = B.CreateAnd(B.CreateICmp(P, A0, Un), B.CreateICmp(P, Last, Un), "all.ends");
+  BasicBlock *From = B.GetInsertBlock();
+  BasicBlock *Lanes = BasicBlock::Create(F.getContext(), "all.lanes", &F);
+  BasicBlock *Join = BasicBlock::Create(F.getContext(), "all.join", &F);
+  B.CreateCondBr(NoWrap, Join, Lanes);
+  B.SetInsertPoint(Lanes);
+  Value *V = noWrapOf(A) && !isa<Constant>(noWrapOf(A)) ? vec(A) : consecutiveVector(A0, SAs.Stride);
+  Value *ByLane = all(B.CreateICmp(P, V, B.CreateVectorSplat(W, Un)));
+  B.CreateBr(Join);
+  B.SetInsertPoint(Join);
+  PHINode *R = B.CreatePHI(B.getInt1Ty(), 2, "all");
+  R->addIncoming(Ends, From);
+  R->addIncoming(ByLane, Lanes);
+  return R;
+}
+
 WarpValue WarpEmitter::headerPhis(const PHINode &P, const WarpValue &Init, BasicBlock *From) {
   auto phiOf = [&](Value *V) -> Value * {
     if (!V)
@@ -369,12 +423,13 @@ void WarpEmitter::endLoop(Loop *L) {
     LS.After = BasicBlock::Create(F.getContext(), H->getName() + ".warp.done", &F);
   if (LS.InFullCopy) {
     // Every lane goes round again: the full copy; some: the general copy; none: done.
-    Value *Full = all(Again);
+    Value *Full = allAgain(L, Again);
     BasicBlock *End = B.GetInsertBlock();
     BasicBlock *Partial = BasicBlock::Create(F.getContext(), H->getName() + ".warp.partial", &F);
     B.CreateCondBr(Full, LS.Head, Partial);
     backEdge(End);
     B.SetInsertPoint(Partial);
+    captureLoopExits(Latch);
     B.CreateCondBr(any(Again), LS.General, LS.After);
     LS.GeneralMask->addIncoming(Again, Partial);
     for (auto [K, P] : llvm::enumerate(LS.Phis))
@@ -534,7 +589,10 @@ void WarpEmitter::emitBlock(BasicBlock *BB) {
   if (BB == TL.Latch)
     return;
   emitEdgeMasks(BB, M);
-  captureLoopExits(BB);
+  // A full copy's trip that goes round with every lane leaves by none of its latch's exits: endLoop records
+  // those exits where a lane leaves, so the trip computes no exit masks.
+  if (L == TL.L || L->getLoopLatch() != BB || !Loops[L].InFullCopy)
+    captureLoopExits(BB);
   for (BasicBlock *S : successors(BB))
     if (TL.NoReturnExits.count(S))
       emitNoReturnExit(BB, S, EdgeMasks.lookup({BB, S}));

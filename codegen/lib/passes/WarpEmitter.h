@@ -39,6 +39,7 @@ public:
   /// then available through value().
   llvm::BasicBlock *emit(llvm::BasicBlock *Into, BodyEntry Entry);
   const WarpValue &value(const llvm::Value *V) const { return Map.find(V)->second; }
+  unsigned lanes() const { return W; }
   /// V for every lane (a splat where V is uniform).
   llvm::Value *vec(const llvm::Value *V);
   /// The allocas the emitter used for values that cross loop exits; the caller promotes them.
@@ -57,6 +58,8 @@ private:
   WarpValue headerPhis(const llvm::PHINode &P, const WarpValue &Init, llvm::BasicBlock *From);
   static void addIncoming(const WarpValue &Phis, const WarpValue &Vals, llvm::BasicBlock *From);
   llvm::Value *all(llvm::Value *Mask);
+  /// Whether every lane goes round L's full copy again (Again: the lanes that do).
+  llvm::Value *allAgain(llvm::Loop *L, llvm::Value *Again);
   llvm::Value *fullCopyCondition(llvm::Loop *L, llvm::Value *In,
                                  llvm::ArrayRef<std::pair<llvm::PHINode *, WarpValue>> Init);
   void emitEdgeMasks(llvm::BasicBlock *BB, llvm::Value *M);
@@ -85,6 +88,10 @@ private:
   /// A consecutive access through Ptr (vector load or store of W elements at lane 0's address), or a gather or
   /// scatter where NoWrap fails at run time.
   llvm::Value *consecutiveAccess(llvm::Instruction &I, llvm::Value *M, llvm::Type *ElemTy, unsigned Spread = 1);
+  /// A gather (Value null) or scatter through the pointer vector Ptrs under Mask (null: every lane); metadata
+  /// from I (its access group too where InGroup).
+  llvm::Value *gatherScatter(llvm::Instruction &I, llvm::Type *VecTy, llvm::Value *Ptrs, llvm::Align A,
+                             llvm::Value *Mask, llvm::Value *Value, bool InGroup = false);
   llvm::Value *spreadAccess(llvm::Instruction &I, llvm::Value *LaneMask, llvm::Type *T, unsigned Spread);
 
   llvm::Value *scalar(const llvm::Value *V);

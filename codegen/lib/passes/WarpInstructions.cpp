@@ -317,6 +317,66 @@ static unsigned spreadOf(const DataLayout &DL, Type *T, Shape A) {
   return A.Stride > Size && A.Stride % Size == 0 && A.Stride / Size <= 4 ? unsigned(A.Stride / Size) : 0;
 }
 
+/// Lanes past this many gather and scatter bytes and halves in a loop over the lanes instead of one instruction:
+/// x86 has no gather of them, and LLVM expands one into a load and a branch per lane, so a lockstep warp's (256
+/// lanes) fallback paths alone grew a byte copy's code 3x and its compile time 5x. These paths (an index wrapping
+/// inside the warp) are rare; the loop costs little more than the expansion where they run. 32- and 64-bit
+/// elements keep the instruction (AVX-512 gathers them; as a loop a u32 copy's code grew by half).
+constexpr unsigned MaxGatherLanes = 64;
+
+Value *WarpEmitter::gatherScatter(Instruction &I, Type *VecTy, Value *Ptrs, Align A, Value *Mask, Value *Val,
+                                  bool InGroup) {
+  unsigned N = cast<FixedVectorType>(Ptrs->getType())->getNumElements();
+  if (N <= MaxGatherLanes || F.getDataLayout().getTypeStoreSize(VecTy->getScalarType()) >= 4) {
+    Instruction *R = Val ? B.CreateMaskedScatter(Val, Ptrs, A, Mask) : B.CreateMaskedGather(VecTy, Ptrs, A, Mask);
+    R->copyMetadata(I, {LLVMContext::MD_alias_scope, LLVMContext::MD_noalias, LLVMContext::MD_tbaa});
+    if (InGroup)
+      R->copyMetadata(I, {LLVMContext::MD_access_group});
+    return R;
+  }
+  Type *ElemTy = cast<FixedVectorType>(VecTy)->getElementType();
+  Type *PtrTy = cast<FixedVectorType>(Ptrs->getType())->getElementType();
+  IRBuilder<> EB(&*F.getEntryBlock().getFirstInsertionPt());
+  AllocaInst *PtrArr = EB.CreateAlloca(Ptrs->getType(), nullptr, "lanes.ptrs");
+  AllocaInst *ValArr = EB.CreateAlloca(VecTy, nullptr, "lanes.values");
+  AllocaInst *MaskArr = Mask ? EB.CreateAlloca(FixedVectorType::get(B.getInt8Ty(), N), nullptr, "lanes.mask") : nullptr;
+  B.CreateStore(Ptrs, PtrArr);
+  if (Val)
+    B.CreateStore(Val, ValArr);
+  if (Mask)
+    B.CreateStore(B.CreateZExt(Mask, FixedVectorType::get(B.getInt8Ty(), N)), MaskArr);
+  BasicBlock *Pre = B.GetInsertBlock();
+  BasicBlock *Loop = BasicBlock::Create(F.getContext(), "lanes", &F);
+  BasicBlock *On = BasicBlock::Create(F.getContext(), "lanes.on", &F);
+  BasicBlock *Next = BasicBlock::Create(F.getContext(), "lanes.next", &F);
+  BasicBlock *Done = BasicBlock::Create(F.getContext(), "lanes.done", &F);
+  B.CreateBr(Loop);
+  B.SetInsertPoint(Loop);
+  PHINode *L = B.CreatePHI(B.getInt32Ty(), 2, "lane");
+  L->addIncoming(B.getInt32(0), Pre);
+  if (Mask)
+    B.CreateCondBr(
+        B.CreateICmpNE(B.CreateLoad(B.getInt8Ty(), B.CreateInBoundsGEP(B.getInt8Ty(), MaskArr, L)), B.getInt8(0)), On,
+        Next);
+  else
+    B.CreateBr(On);
+  B.SetInsertPoint(On);
+  Value *P = B.CreateLoad(PtrTy, B.CreateInBoundsGEP(PtrTy, PtrArr, L));
+  Value *Slot = B.CreateInBoundsGEP(ElemTy, ValArr, L);
+  Instruction *Access = Val ? static_cast<Instruction *>(B.CreateAlignedStore(B.CreateLoad(ElemTy, Slot), P, A))
+                            : B.CreateAlignedLoad(ElemTy, P, A);
+  Access->copyMetadata(I, {LLVMContext::MD_alias_scope, LLVMContext::MD_noalias, LLVMContext::MD_tbaa});
+  if (!Val)
+    B.CreateStore(Access, Slot);
+  B.CreateBr(Next);
+  B.SetInsertPoint(Next);
+  Value *L1 = B.CreateAdd(L, B.getInt32(1));
+  L->addIncoming(L1, Next);
+  B.CreateCondBr(B.CreateICmpULT(L1, B.getInt32(N)), Loop, Done);
+  B.SetInsertPoint(Done);
+  return Val ? nullptr : B.CreateLoad(VecTy, ValArr);
+}
+
 Value *WarpEmitter::consecutiveAccess(Instruction &I, Value *M, Type *ElemTy, unsigned Spread) {
   auto *St = dyn_cast<StoreInst>(&I);
   Value *Ptr = getLoadStorePointerOperand(&I);
@@ -339,13 +399,9 @@ Value *WarpEmitter::consecutiveAccess(Instruction &I, Value *M, Type *ElemTy, un
                         LLVMContext::MD_nontemporal, LLVMContext::MD_access_group});
     return R;
   };
-  auto gatherScatter = [&]() -> Value * {
-    Instruction *R =
-        St ? B.CreateMaskedScatter(vec(St->getValueOperand()), elementPointers(Ptr, ValTy), A, Full ? nullptr : M)
-           : B.CreateMaskedGather(vecTy(ElemTy), elementPointers(Ptr, ValTy), A, Full ? nullptr : M);
-    R->copyMetadata(
-        I, {LLVMContext::MD_alias_scope, LLVMContext::MD_noalias, LLVMContext::MD_tbaa, LLVMContext::MD_access_group});
-    return R;
+  auto gatherScatterAccess = [&]() -> Value * {
+    return gatherScatter(I, vecTy(ValTy), elementPointers(Ptr, ValTy), A, Full ? nullptr : M,
+                         St ? vec(St->getValueOperand()) : nullptr, /*InGroup=*/true);
   };
   Value *NW = noWrapOf(Ptr);
   if (!NW)
@@ -357,16 +413,18 @@ Value *WarpEmitter::consecutiveAccess(Instruction &I, Value *M, Type *ElemTy, un
   B.CreateCondBr(NW, Fast, Slow);
   B.SetInsertPoint(Fast);
   Value *VF = vectorAccess();
+  BasicBlock *FastEnd = B.GetInsertBlock();
   B.CreateBr(Join);
   B.SetInsertPoint(Slow);
-  Value *VS = gatherScatter();
+  Value *VS = gatherScatterAccess();
+  BasicBlock *SlowEnd = B.GetInsertBlock(); // past the lane loop of a wide warp's gather
   B.CreateBr(Join);
   B.SetInsertPoint(Join);
   if (St)
     return nullptr;
   PHINode *P = B.CreatePHI(VF->getType(), 2);
-  P->addIncoming(VF, Fast);
-  P->addIncoming(VS, Slow);
+  P->addIncoming(VF, FastEnd);
+  P->addIncoming(VS, SlowEnd);
   return P;
 }
 
@@ -396,10 +454,8 @@ void WarpEmitter::emitLoad(LoadInst &L, Value *M) {
     Map[&L].Vector = consecutiveAccess(L, M, T, Spread);
     return;
   }
-  Instruction *G = B.CreateMaskedGather(vecTy(T), elementPointers(L.getPointerOperand(), T), L.getAlign(),
-                                        isAllOn(M) ? nullptr : maskFor(M, T));
-  G->copyMetadata(L, {LLVMContext::MD_alias_scope, LLVMContext::MD_noalias, LLVMContext::MD_tbaa});
-  Map[&L].Vector = G;
+  Map[&L].Vector = gatherScatter(L, vecTy(T), elementPointers(L.getPointerOperand(), T), L.getAlign(),
+                                 isAllOn(M) ? nullptr : maskFor(M, T), nullptr);
 }
 
 void WarpEmitter::emitStore(StoreInst &St, Value *M) {
@@ -435,9 +491,7 @@ void WarpEmitter::emitStore(StoreInst &St, Value *M) {
     consecutiveAccess(St, M, T, Spread);
     return;
   }
-  Instruction *S =
-      B.CreateMaskedScatter(vec(Val), elementPointers(Ptr, T), St.getAlign(), isAllOn(M) ? nullptr : maskFor(M, T));
-  S->copyMetadata(St, {LLVMContext::MD_alias_scope, LLVMContext::MD_noalias, LLVMContext::MD_tbaa});
+  gatherScatter(St, vecTy(T), elementPointers(Ptr, T), St.getAlign(), isAllOn(M) ? nullptr : maskFor(M, T), vec(Val));
 }
 
 void WarpEmitter::emitCall(CallBase &CB, Value *M) {

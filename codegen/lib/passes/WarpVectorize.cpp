@@ -14,6 +14,8 @@
 //               on, each lane under its mask; a[%i] is one vector load of W floats at a[lane 0's %i]
 //               br (%ntid.x - %x0.next >= W), %warp.full, %warp.tail.check
 //   warp.tail:  the body once more for the last threads, lanes past %ntid.x off
+// A loop that only moves whole elements of up to 4 bytes runs lockstep warps first (warp.lockstep: 256 threads a
+// trip, see warpWidths), so that each step of its threads' grid-stride loops covers a block's consecutive elements.
 //
 // LLVM's loop vectorizer takes only innermost loops whose bodies if-convert, so a thread with a loop of its own
 // (the grid-stride loop, a row's dot product, an iteration to convergence) ran scalar, thread after thread,
@@ -116,28 +118,64 @@ bool linearOrder(const Loop &Scope, const LoopInfo &LI, SmallVectorImpl<BasicBlo
   return true;
 }
 
-/// Lanes per warp for this loop: Lanes 32-bit values fill a vector register, and a loop whose threads move
-/// narrower elements (bytes, halves) takes as many more threads per trip as fit the same registers, up to 64, so
-/// that a trip's bookkeeping (masks, loop control) is paid for a register's worth of data; a loop that mostly
-/// moves memory takes 64 (below). Loops that run anything lane by lane (atomics, calls) keep Lanes: each such
-/// operation is a branch per lane.
-unsigned warpWidth(const ThreadLoop &TL, const Shapes &SA, const DataLayout &DL, unsigned Lanes) {
-  uint64_t Narrowest = 4;
+/// Threads of a lockstep trip (WarpWidths::Lockstep): a block of 256 threads, the most common size.
+constexpr unsigned LockstepThreads = 256;
+
+/// The loop's warp widths. Lanes 32-bit values fill a vector register, and a loop whose threads move narrower
+/// elements (bytes, halves) takes as many more threads per trip as fit the same registers, up to 64, so that a
+/// trip's bookkeeping (masks, loop control) is paid for a register's worth of data; a loop that mostly moves
+/// memory takes 64 (below). Loops that run anything lane by lane (atomics, calls) keep Lanes: each such
+/// operation is a branch per lane. Lockstep: see WarpWidths::Lockstep (0: none).
+struct WarpWidths {
+  unsigned Warp;
+  /// Threads a trip of the lockstep loop runs before the loop of Warp-wide warps takes the rest: the warps of a
+  /// block side by side, each step of the threads' inner loops covering all of their lanes (see warpWidths).
+  unsigned Lockstep;
+};
+
+WarpWidths warpWidths(const ThreadLoop &TL, const Shapes &SA, const DataLayout &DL, unsigned Lanes) {
+  uint64_t Narrowest = 4, Widest = 0;
   unsigned Accesses = 0, Work = 0;
-  // Whether a loop mostly moves memory is judged where its time goes: in its threads' innermost loops.
+  bool Whole = true; // every access of the threads' inner loops moves whole consecutive scalar elements
+  // Whether a loop mostly moves memory is judged where its time goes: in its threads' innermost loops, whose
+  // full copies run under shapes refined by their entry checks (WarpEmitter::fullCopyCondition: an index that
+  // lanes' different trip counts of an earlier loop left varying is consecutive there).
   SmallPtrSet<const BasicBlock *, 32> Hot;
-  for (const Loop *L : TL.L->getLoopsInPreorder())
-    if (L != TL.L && L->isInnermost())
-      Hot.insert(L->block_begin(), L->block_end());
+  DenseMap<const BasicBlock *, const Shapes *> HotShapes;
+  SmallVector<std::unique_ptr<Shapes>, 2> Refined;
+  for (const Loop *L : TL.L->getLoopsInPreorder()) {
+    if (L == TL.L || !L->isInnermost())
+      continue;
+    Hot.insert(L->block_begin(), L->block_end());
+    SmallVector<std::pair<const PHINode *, Shape>, 2> Assumed;
+    if (BasicBlock *Pre = L->getLoopPreheader())
+      for (PHINode &P : L->getHeader()->phis())
+        if (SA.of(&P).isVarying() && P.getType()->isIntOrPtrTy())
+          if (int64_t Stride = SA.strideBehind(P.getIncomingValueForBlock(Pre)))
+            Assumed.push_back({&P, Shape::consecutive(Stride)});
+    const Shapes *In = &SA;
+    if (!Assumed.empty())
+      if (std::unique_ptr<Shapes> R = SA.assuming(*L, Assumed)) {
+        Refined.push_back(std::move(R));
+        In = Refined.back().get();
+      }
+    for (const BasicBlock *BB : L->blocks())
+      HotShapes[BB] = In;
+  }
   for (BasicBlock *BB : TL.L->blocks())
     for (Instruction &I : *BB) {
       if (isa<AtomicRMWInst, AtomicCmpXchgInst>(I) || (isa<CallBase>(I) && !isa<IntrinsicInst>(I)))
-        return Lanes;
+        return {Lanes, 0};
       Value *Ptr = getLoadStorePointerOperand(&I);
       bool InHot = Hot.contains(BB);
-      if (InHot && Ptr && !SA.of(Ptr).isUniform())
+      if (InHot && Ptr && !SA.of(Ptr).isUniform()) {
         ++Accesses;
-      else if (InHot && !Ptr && !I.getType()->isVoidTy() && !isa<PHINode>(I) && !SA.of(&I).isUniform())
+        Type *AT = getLoadStoreType(&I);
+        Shape A = HotShapes.lookup(BB)->of(Ptr);
+        Whole &= !AT->isVectorTy() && A.isConsecutive() && DL.getTypeSizeInBits(AT) % 8 == 0 &&
+                 A.Stride == int64_t(DL.getTypeStoreSize(AT));
+        Widest = std::max<uint64_t>(Widest, DL.getTypeStoreSize(AT));
+      } else if (InHot && !Ptr && !I.getType()->isVoidTy() && !isa<PHINode>(I) && !SA.of(&I).isUniform())
         ++Work;
       Type *T = isa<LoadInst>(I) ? I.getType() : isa<StoreInst>(I) ? I.getOperand(0)->getType() : nullptr;
       if (!Ptr || !T || T->isVectorTy() || SA.of(Ptr).isUniform() || DL.getTypeSizeInBits(T) % 8)
@@ -151,17 +189,25 @@ unsigned warpWidth(const ThreadLoop &TL, const Shapes &SA, const DataLayout &DL,
   // A loop that does little besides moving memory (at most 8 lane-varying instructions per access: address
   // arithmetic, a conversion) and whose threads' loops step an index each (grid-stride loops: their lanes run
   // alike, where a loop over a per-thread range would pay for the longest of more lanes) takes four registers'
-  // worth of threads per trip: its warps each walk the data a grid's width apart, and more bytes per visit let
-  // the prefetchers follow. alignedTypes' shape (bench_micro gridstride, 1 worker, CPU-time GB/s), 16 -> 64
-  // lanes: u32 3.8 -> 4.9, 8-byte structures 2.4 -> 6.3, 12-byte 4.1 -> 7.5.
+  // worth of threads per trip: more bytes per visit let the prefetchers follow. alignedTypes' shape
+  // (bench_micro gridstride, 1 worker, CPU-time GB/s), 16 -> 64 lanes: u32 3.8 -> 4.9, 8-byte structures 2.4 ->
+  // 6.3, 12-byte 4.1 -> 7.5.
   if (Accesses && Work <= 8 * Accesses && llvm::all_of(TL.L->getLoopsInPreorder(), [&](const Loop *L) {
         BasicBlock *Pre = L->getLoopPreheader();
         return L == TL.L || (Pre && llvm::any_of(L->getHeader()->phis(), [&](const PHINode &P) {
                                return SA.of(&P).isConsecutive() || SA.strideBehind(P.getIncomingValueForBlock(Pre));
                              }));
-      }))
-    return std::min<unsigned>(64, Lanes * 4);
-  return std::min<unsigned>(64, Lanes * unsigned(4 / Narrowest));
+      })) {
+    // Such a loop's warps would each walk the data a grid's width apart, one after another, so consecutive
+    // elements are touched by different warps a whole walk apart: the warps of a block run side by side
+    // instead (threads of a barrier-free loop may run in any order; each lockstep trip keeps every 32-lane
+    // warp's lanes together), and each step of a thread's loop then covers LockstepThreads consecutive
+    // threads' elements.
+    unsigned Lockstep = std::min<unsigned>(LockstepThreads, Lanes * 16);
+    unsigned Warp = std::min<unsigned>(64, Lanes * 4);
+    return {Warp, Lockstep > Warp && Whole && Widest <= 4 ? Lockstep : 0};
+  }
+  return {std::min<unsigned>(64, Lanes * unsigned(4 / Narrowest)), 0};
 }
 
 Value *reduce(IRBuilder<> &B, ReductionOp Op, Value *V) {
@@ -185,31 +231,51 @@ Value *reduce(IRBuilder<> &B, ReductionOp Op, Value *V) {
 /// Rewrites one thread loop (see the top of the file).
 class LoopRewriter {
 public:
-  LoopRewriter(ThreadLoop &TL, const Shapes &SA, LoopInfo &LI, DominatorTree &DT, PostDominatorTree &PDT, unsigned W,
-               ArrayRef<BasicBlock *> Order)
-      : TL(TL), F(*TL.Header->getParent()), W(W), Em(TL, SA, LI, DT, PDT, W, Order), B(F.getContext()) {}
+  LoopRewriter(ThreadLoop &TL, const Shapes &SA, LoopInfo &LI, DominatorTree &DT, PostDominatorTree &PDT,
+               WarpWidths Widths, ArrayRef<BasicBlock *> Order)
+      : TL(TL), F(*TL.Header->getParent()), Em(TL, SA, LI, DT, PDT, Widths.Warp, Order), B(F.getContext()) {
+    if (Widths.Lockstep)
+      Lockstep.emplace(TL, SA, LI, DT, PDT, Widths.Lockstep, Order);
+  }
 
   void run();
-  ArrayRef<AllocaInst *> slots() const { return Em.slots(); }
+  SmallVector<AllocaInst *, 8> slots() const {
+    SmallVector<AllocaInst *, 8> S(Em.slots().begin(), Em.slots().end());
+    if (Lockstep)
+      S.append(Lockstep->slots().begin(), Lockstep->slots().end());
+    return S;
+  }
 
 private:
-  /// The header phis' values for a copy of the body whose lane 0 is the thread with the inductions' Bases.
-  BodyEntry entry(Value *Mask, ArrayRef<Value *> Bases, ArrayRef<Value *> Reductions);
-  /// Phis in BB for the inductions and reductions, with their values on entering the loop from Pre.
-  void startPhis(BasicBlock *BB, SmallVectorImpl<PHINode *> &Bases, SmallVectorImpl<PHINode *> &Reds);
-  void addNext(BasicBlock *From, ArrayRef<PHINode *> Bases, ArrayRef<PHINode *> Reds);
+  /// The header phis' values for a copy of the body for E's lanes whose lane 0 is the thread with the
+  /// inductions' Bases; each reduction starts from Reductions' value in every lane.
+  BodyEntry entry(WarpEmitter &E, Value *Mask, ArrayRef<Value *> Bases, ArrayRef<Value *> Reductions);
+  /// Whole warps of E's lanes in Loop, from the threads and reduction values in Bases and Reds (available at the
+  /// end of From, which this terminates) while that many threads are left; then After (left unterminated), where
+  /// Bases and Reds are updated to the values there.
+  void wholeWarps(WarpEmitter &E, BasicBlock *Loop, BasicBlock *After, BasicBlock *From,
+                  SmallVectorImpl<Value *> &Bases, SmallVectorImpl<Value *> &Reds);
+  /// The reductions' scalar values after a copy of the body emitted by E (at the insertion point).
+  SmallVector<Value *, 4> reduced(WarpEmitter &E);
   BasicBlock *block(const char *Name) { return BasicBlock::Create(F.getContext(), Name, &F); }
+  unsigned ivIndex() const {
+    unsigned K = 0;
+    while (TL.Inductions[K].first != TL.IV)
+      ++K;
+    return K;
+  }
 
   ThreadLoop &TL;
   Function &F;
-  unsigned W;
   WarpEmitter Em;
+  std::optional<WarpEmitter> Lockstep;
   IRBuilder<> B;
 };
 
-BodyEntry LoopRewriter::entry(Value *Mask, ArrayRef<Value *> Bases, ArrayRef<Value *> Reductions) {
-  BodyEntry E;
-  E.Mask = Mask;
+BodyEntry LoopRewriter::entry(WarpEmitter &E, Value *Mask, ArrayRef<Value *> Bases, ArrayRef<Value *> Reductions) {
+  BodyEntry BE;
+  BE.Mask = Mask;
+  unsigned W = E.lanes();
   for (auto [K, Ind] : llvm::enumerate(TL.Inductions)) {
     Type *T = Ind.first->getType();
     SmallVector<Constant *, 16> Steps;
@@ -218,102 +284,113 @@ BodyEntry LoopRewriter::entry(Value *Mask, ArrayRef<Value *> Bases, ArrayRef<Val
     WarpValue WV;
     WV.Scalar = Bases[K];
     WV.Vector = B.CreateAdd(B.CreateVectorSplat(W, Bases[K]), ConstantVector::get(Steps));
-    E.HeaderValues[Ind.first] = WV;
+    BE.HeaderValues[Ind.first] = WV;
   }
   for (auto [K, Red] : llvm::enumerate(TL.Reductions))
-    E.HeaderValues[Red.first].Vector = Reductions[K];
-  return E;
+    BE.HeaderValues[Red.first].Vector = Reductions[K];
+  return BE;
 }
 
-void LoopRewriter::startPhis(BasicBlock *BB, SmallVectorImpl<PHINode *> &Bases, SmallVectorImpl<PHINode *> &Reds) {
-  B.SetInsertPoint(BB);
-  for (auto &[P, Step] : TL.Inductions) {
-    Bases.push_back(B.CreatePHI(P->getType(), 2, P->getName() + ".warp"));
-    Bases.back()->addIncoming(P->getIncomingValueForBlock(TL.Preheader), TL.Preheader);
-  }
-  for (auto &[P, Op] : TL.Reductions) {
-    Reds.push_back(B.CreatePHI(FixedVectorType::get(P->getType(), W), 2, P->getName() + ".warp"));
-    Value *Init = P->getIncomingValueForBlock(TL.Preheader);
-    IRBuilder<> PB(TL.Preheader->getTerminator());
-    Reds.back()->addIncoming(PB.CreateVectorSplat(W, Init), TL.Preheader);
-  }
+SmallVector<Value *, 4> LoopRewriter::reduced(WarpEmitter &E) {
+  SmallVector<Value *, 4> R;
+  for (auto &[P, Op] : TL.Reductions)
+    R.push_back(reduce(B, Op, E.vec(P->getIncomingValueForBlock(TL.Latch))));
+  return R;
 }
 
-void LoopRewriter::addNext(BasicBlock *From, ArrayRef<PHINode *> Bases, ArrayRef<PHINode *> Reds) {
-  for (auto [K, Ind] : llvm::enumerate(TL.Inductions))
-    Bases[K]->addIncoming(B.CreateAdd(Bases[K], ConstantInt::get(Ind.first->getType(), int64_t(W) * Ind.second)), From);
-  for (auto [K, Red] : llvm::enumerate(TL.Reductions))
-    Reds[K]->addIncoming(Em.vec(Red.first->getIncomingValueForBlock(TL.Latch)), From);
-}
-
-void LoopRewriter::run() {
+void LoopRewriter::wholeWarps(WarpEmitter &E, BasicBlock *Loop, BasicBlock *After, BasicBlock *From,
+                              SmallVectorImpl<Value *> &Bases, SmallVectorImpl<Value *> &Reds) {
+  unsigned W = E.lanes(), IVK = ivIndex();
   Type *T = TL.IV->getType();
-  unsigned IVK = 0;
-  while (TL.Inductions[IVK].first != TL.IV)
-    ++IVK;
   Value *Wc = ConstantInt::get(T, W);
-  BasicBlock *Full = block("warp.full"), *TailCheck = block("warp.tail.check"), *Tail = block("warp.tail"),
-             *Done = block("warp.done");
-  Instruction *PreTerm = TL.Preheader->getTerminator();
-  B.SetInsertPoint(PreTerm);
-  B.CreateCondBr(B.CreateICmpUGE(B.CreateSub(TL.End, TL.Start), Wc), Full, TailCheck);
-  PreTerm->eraseFromParent();
+  B.SetInsertPoint(From);
+  SmallVector<Value *, 4> Splats;
+  for (Value *R : Reds)
+    Splats.push_back(B.CreateVectorSplat(W, R));
+  B.CreateCondBr(B.CreateICmpUGE(B.CreateSub(TL.End, Bases[IVK]), Wc), Loop, After);
 
-  // Whole warps: every lane on.
-  SmallVector<PHINode *, 4> FullBases, FullReds;
-  startPhis(Full, FullBases, FullReds);
+  B.SetInsertPoint(Loop);
+  SmallVector<PHINode *, 4> LBases, LReds;
+  for (Value *V : Bases) {
+    LBases.push_back(B.CreatePHI(V->getType(), 2, "warp.base"));
+    LBases.back()->addIncoming(V, From);
+  }
+  for (Value *V : Splats) {
+    LReds.push_back(B.CreatePHI(V->getType(), 2, "warp.red"));
+    LReds.back()->addIncoming(V, From);
+  }
   Constant *AllOn = Constant::getAllOnesValue(FixedVectorType::get(B.getInt1Ty(), W));
-  BodyEntry FE = entry(AllOn, SmallVector<Value *>(FullBases.begin(), FullBases.end()),
-                       SmallVector<Value *>(FullReds.begin(), FullReds.end()));
-  BasicBlock *FullEnd = Em.emit(Full, std::move(FE));
-  B.SetInsertPoint(FullEnd);
-  addNext(FullEnd, FullBases, FullReds);
-  Value *Next = FullBases[IVK]->getIncomingValueForBlock(FullEnd);
-  BranchInst *Back = B.CreateCondBr(B.CreateICmpUGE(B.CreateSub(TL.End, Next), Wc), Full, TailCheck);
+  BasicBlock *End = E.emit(Loop, entry(E, AllOn, SmallVector<Value *>(LBases.begin(), LBases.end()),
+                                       SmallVector<Value *>(LReds.begin(), LReds.end())));
+  B.SetInsertPoint(End);
+  SmallVector<Value *, 4> NextBases;
+  for (auto [K, Ind] : llvm::enumerate(TL.Inductions)) {
+    NextBases.push_back(B.CreateAdd(LBases[K], ConstantInt::get(Ind.first->getType(), int64_t(W) * Ind.second)));
+    LBases[K]->addIncoming(NextBases.back(), End);
+  }
+  for (auto [K, Red] : llvm::enumerate(TL.Reductions))
+    LReds[K]->addIncoming(E.vec(Red.first->getIncomingValueForBlock(TL.Latch)), End);
+  SmallVector<Value *, 4> Out = reduced(E);
+  BranchInst *Back = B.CreateCondBr(B.CreateICmpUGE(B.CreateSub(TL.End, NextBases[IVK]), Wc), Loop, After);
   LLVMContext &C = F.getContext();
   Back->setMetadata(LLVMContext::MD_loop,
                     ptxforge::codegen::detail::loopId(
                         C, {ptxforge::codegen::detail::loopProperty(C, "llvm.loop.vectorize.enable", 0)}));
 
+  B.SetInsertPoint(After);
+  auto merge = [&](Value *Before, Value *Loop) {
+    PHINode *P = B.CreatePHI(Before->getType(), 2);
+    P->addIncoming(Before, From);
+    P->addIncoming(Loop, End);
+    return P;
+  };
+  for (size_t K = 0; K < Bases.size(); ++K)
+    Bases[K] = merge(Bases[K], NextBases[K]);
+  for (size_t K = 0; K < Reds.size(); ++K)
+    Reds[K] = merge(Reds[K], Out[K]);
+}
+
+void LoopRewriter::run() {
+  unsigned W = Em.lanes(), IVK = ivIndex();
+  Type *T = TL.IV->getType();
+  SmallVector<Value *, 4> Bases, Reds;
+  for (auto &[P, Step] : TL.Inductions)
+    Bases.push_back(P->getIncomingValueForBlock(TL.Preheader));
+  for (auto &[P, Op] : TL.Reductions)
+    Reds.push_back(P->getIncomingValueForBlock(TL.Preheader));
+  TL.Preheader->getTerminator()->eraseFromParent();
+  // Lockstep warps first (a block's warps side by side), then whole warps, then the last threads.
+  BasicBlock *LockLoop = Lockstep ? block("warp.lockstep") : nullptr;
+  BasicBlock *LockDone = Lockstep ? block("warp.lockstep.done") : nullptr;
+  BasicBlock *Full = block("warp.full"), *Cur = block("warp.tail.check"), *Tail = block("warp.tail"),
+             *Done = block("warp.done");
+  if (Lockstep)
+    wholeWarps(*Lockstep, LockLoop, LockDone, TL.Preheader, Bases, Reds);
+  wholeWarps(Em, Full, Cur, Lockstep ? LockDone : TL.Preheader, Bases, Reds);
+
   // The last threads, fewer than W.
-  SmallVector<PHINode *, 4> TailBases, TailReds;
-  B.SetInsertPoint(TailCheck);
-  for (auto [K, Ind] : llvm::enumerate(TL.Inductions)) {
-    PHINode *P = B.CreatePHI(Ind.first->getType(), 2);
-    P->addIncoming(Ind.first->getIncomingValueForBlock(TL.Preheader), TL.Preheader);
-    P->addIncoming(FullBases[K]->getIncomingValueForBlock(FullEnd), FullEnd);
-    TailBases.push_back(P);
-  }
-  for (auto [K, Red] : llvm::enumerate(TL.Reductions)) {
-    PHINode *P = B.CreatePHI(FullReds[K]->getType(), 2);
-    P->addIncoming(FullReds[K]->getIncomingValueForBlock(TL.Preheader), TL.Preheader);
-    P->addIncoming(FullReds[K]->getIncomingValueForBlock(FullEnd), FullEnd);
-    TailReds.push_back(P);
-  }
-  Value *Left = B.CreateSub(TL.End, TailBases[IVK]);
+  B.SetInsertPoint(Cur);
+  Value *Left = B.CreateSub(TL.End, Bases[IVK]);
+  SmallVector<Value *, 4> Splats;
+  for (Value *R : Reds)
+    Splats.push_back(B.CreateVectorSplat(W, R));
   B.CreateCondBr(B.CreateICmpNE(Left, ConstantInt::get(T, 0)), Tail, Done);
   B.SetInsertPoint(Tail);
   Value *Mask = B.CreateICmpULT(B.CreateStepVector(FixedVectorType::get(T, W)), B.CreateVectorSplat(W, Left));
-  BodyEntry TE = entry(Mask, SmallVector<Value *>(TailBases.begin(), TailBases.end()),
-                       SmallVector<Value *>(TailReds.begin(), TailReds.end()));
-  BasicBlock *TailEnd = Em.emit(Tail, std::move(TE));
+  BasicBlock *TailEnd = Em.emit(Tail, entry(Em, Mask, Bases, Splats));
   B.SetInsertPoint(TailEnd);
-  SmallVector<Value *, 4> TailOut;
-  for (auto &[P, Op] : TL.Reductions)
-    TailOut.push_back(Em.vec(P->getIncomingValueForBlock(TL.Latch)));
+  SmallVector<Value *, 4> TailOut = reduced(Em);
   B.CreateBr(Done);
 
   // The reductions' results, where the loop's exit used the last thread's.
   B.SetInsertPoint(Done);
-  SmallVector<PHINode *, 4> Lanes;
-  for (auto [K, Red] : llvm::enumerate(TL.Reductions)) {
-    Lanes.push_back(B.CreatePHI(TailReds[K]->getType(), 2));
-    Lanes.back()->addIncoming(TailReds[K], TailCheck);
-    Lanes.back()->addIncoming(TailOut[K], TailEnd);
-  }
   DenseMap<Value *, Value *> Results;
-  for (auto [K, Red] : llvm::enumerate(TL.Reductions))
-    Results[Red.first->getIncomingValueForBlock(TL.Latch)] = reduce(B, Red.second, Lanes[K]);
+  for (auto [K, Red] : llvm::enumerate(TL.Reductions)) {
+    PHINode *P = B.CreatePHI(Reds[K]->getType(), 2);
+    P->addIncoming(Reds[K], Cur);
+    P->addIncoming(TailOut[K], TailEnd);
+    Results[Red.first->getIncomingValueForBlock(TL.Latch)] = P;
+  }
   B.CreateBr(TL.Exit);
   for (PHINode &P : TL.Exit->phis()) {
     int K = P.getBasicBlockIndex(TL.Latch);
@@ -359,9 +436,10 @@ PreservedAnalyses passes::WarpVectorizePass::run(Function &F, FunctionAnalysisMa
         continue;
       }
       PostDominatorTree PDT(F);
-      LoopRewriter R(TL, SA, LI, DT, PDT, warpWidth(TL, SA, F.getDataLayout(), Lanes), Order);
+      LoopRewriter R(TL, SA, LI, DT, PDT, warpWidths(TL, SA, F.getDataLayout(), Lanes), Order);
       R.run();
-      Slots.append(R.slots().begin(), R.slots().end());
+      for (AllocaInst *A : R.slots())
+        Slots.push_back(A);
       // The old loop is unreachable now; its edges go first (the exit's phis already name the new loop).
       for (BasicBlock *BB : L->blocks()) {
         BB->getTerminator()->eraseFromParent();

@@ -21,9 +21,11 @@
 ; CHECK-NOT:     phi <8 x i1> [ splat
 ; CHECK:         [[FULLACC]] = fadd <8 x float>
 ; CHECK:         [[MORE]] = icmp slt <8 x i32>
-; CHECK:         [[ALLBITS:%.*]] = bitcast <8 x i1> [[MORE]] to i8
-; CHECK-NEXT:    %all = icmp eq i8 [[ALLBITS]], -1
-; CHECK-NEXT:    br i1 %all, label %inner.warp.full, label %inner.warp.partial
+; Whether every lane goes round again: lane 0's and lane 7's %j.next against %n (where they do not wrap).
+; CHECK:         %all.ends = and i1
+; CHECK:       all.join:
+; CHECK-NEXT:    %all{{[0-9]*}} = phi i1 [ %all.ends,
+; CHECK-NEXT:    br i1 %all{{[0-9]*}}, label %inner.warp.full, label %inner.warp.partial
 ; CHECK:       inner.on:
 ; CHECK:         fadd <8 x float> [[ACC]],
 ; CHECK:       latch.join:
