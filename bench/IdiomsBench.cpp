@@ -689,7 +689,7 @@ json runKernel(const Options &O, const Idiom &W) {
     return Fail("error", E);
   double FirstMs = 0;
   if (std::string E = Cuda.run(FirstMs); !E.empty())
-    return Fail("error", "first run (quick code): " + E);
+    return Fail("error", "first run (quick code, optimized from the block it lands at): " + E);
   R["load_ms"] = Cuda.LoadMs, R["first_ms"] = FirstMs, R["native_first_ms"] = NativeFirst;
   std::vector<Host> Keep;
   Ptrs Got;
