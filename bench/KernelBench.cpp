@@ -4,7 +4,9 @@
 // in one run; all outputs verified against the native twin; per-kernel medians at 1 thread and at all threads,
 // ratios ptxforge/native and ptxforge/PoCL with geometric means, and the bar (issue): ptxforge at least as fast
 // as PoCL on every kernel, geomean ptxforge/native <= 1.5. Also ptxforge's JIT time per kernel beside
-// `ptxas -O3` on the same PTX when ptxas is present.
+// `ptxas -O3` on the same PTX when ptxas is present. A fourth implementation, libcuda, runs the same PTX through
+// libcuda.so.1 (harness/CudaRunner.h: the driver API, tiered JIT included), its bar (issue 18): each kernel <= 1.0x
+// native.
 //
 // Process layout: the parent measures JIT times, then runs one child process per (thread count, kernel) with
 // the thread-count environment set before anything starts (POCL_MAX_PTHREAD_COUNT is read when PoCL creates its
