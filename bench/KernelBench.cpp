@@ -4,12 +4,16 @@
 // in one run; all outputs verified against the native twin; per-kernel medians at 1 thread and at all threads,
 // ratios ptxforge/native and ptxforge/PoCL with geometric means, and the bar (issue): ptxforge at least as fast
 // as PoCL on every kernel, geomean ptxforge/native <= 1.5. Also ptxforge's JIT time per kernel beside
-// `ptxas -O3` on the same PTX when ptxas is present.
+// `ptxas -O3` on the same PTX when ptxas is present. A fourth implementation, libcuda, runs the same PTX through
+// libcuda.so.1 (harness/CudaRunner.h: the driver API, tiered JIT included), its bar (issue 18): each kernel <= 1.0x
+// native.
 //
 // Process layout: the parent measures JIT times, then runs one child process per (thread count, kernel) with
 // the thread-count environment set before anything starts (POCL_MAX_PTHREAD_COUNT is read when PoCL creates its
 // platform; OMP_* when libgomp starts), collects each child's JSON result and prints the tables. A child that
 // crashes in ptxforge is rerun without ptxforge so native and PoCL still get measured.
+#include "harness/BenchUtil.h"
+#include "harness/CudaRunner.h"
 #include "native/NativeKernels.h"
 
 #include "ptxforge/codegen/Launch.h"
@@ -54,6 +58,7 @@
 extern char **environ;
 
 using namespace ptxforge;
+using namespace ptxforge::bench;
 using nlohmann::json;
 namespace nat = ptxforge::bench::native;
 using Clock = std::chrono::steady_clock;
@@ -77,7 +82,7 @@ struct Options {
   int JitReps = -1; ///< -1: 3 (1 with --quick)
   std::vector<std::string> Kernels;
   std::vector<int> Threads; ///< empty: 1 and all
-  bool NoPocl = false, NoJit = false, Verbose = false;
+  bool NoPocl = false, NoJit = false, NoLibcuda = false, Verbose = false;
   unsigned Timeout = 1800; ///< seconds per child
   std::string JsonOut;
   std::string PtxDir = PTXFORGE_SHARED_DIR "/bench/cuda";
@@ -102,6 +107,7 @@ void usage() {
               "  --threads L  thread counts to measure (default: 1 and all CPUs of this process's affinity mask)\n"
               "  --kernels L  only these kernels (names as in the table)\n"
               "  --no-pocl    skip PoCL;  --no-jit: skip the JIT/ptxas compile-time table\n"
+              "  --no-libcuda skip the run through libcuda.so.1 (the driver API, tiered JIT; column 'libcuda')\n"
               "  --timeout S  seconds allowed per (kernel, thread count) child (default 1800)\n"
               "  --json FILE  also write every measurement as JSON\n"
               "  --ptx-dir D  read <kernel>.ptx from D instead of ../shared/bench/cuda (e.g. PTX of another nvcc)\n");
@@ -146,6 +152,8 @@ bool parseOptions(int Argc, char **Argv, Options &O) {
       O.NoPocl = true;
     else if (A == "--no-jit")
       O.NoJit = true;
+    else if (A == "--no-libcuda")
+      O.NoLibcuda = true;
     else if (A == "--timeout")
       O.Timeout = static_cast<unsigned>(std::max(1, std::atoi(Next().c_str())));
     else if (A == "--json")
@@ -223,15 +231,7 @@ Storage allocate(size_t Bytes, bool Device = false) {
   return S;
 }
 
-enum class Elem { F32, U32, U8 };
 enum class Role { In, Out, InOut };
-
-size_t elemSize(Elem E) { return E == Elem::U8 ? 1 : 4; }
-
-/// |got - ref| <= Abs + Rel * |ref| (integers: exact).
-struct Tolerance {
-  double Abs = 0, Rel = 0;
-};
 
 struct Buffer {
   std::string Name;
@@ -244,22 +244,12 @@ struct Buffer {
   size_t bytes() const { return Count * elemSize(Type); }
 };
 
-struct Arg {
-  int Buf = -1; ///< index into Buffers, or -1 for a scalar
-  std::vector<char> Bytes;
-  static Arg buffer(int I) { return Arg{I, {}}; }
-  template <class T> static Arg value(T V) {
-    Arg A;
-    A.Bytes.resize(sizeof(T));
-    std::memcpy(A.Bytes.data(), &V, sizeof(T));
-    return A;
-  }
-};
-
-struct LaunchSpec {
-  codegen::Dim3 Grid, Block;
-  std::vector<Arg> Args;
-};
+/// A launch of the workload's entry (Arg, Dim3: harness/CudaRunner.h).
+LaunchSpec launch(Dim3 Grid, Dim3 Block, std::vector<Arg> Args) {
+  LaunchSpec L;
+  L.Grid = Grid, L.Block = Block, L.Args = std::move(Args);
+  return L;
+}
 
 struct Workload {
   std::string Name; ///< the `.entry` name
@@ -320,7 +310,7 @@ void addImageKernel(Workload &W, int Width, int Height, int TileRows, Tolerance 
   W.Buffers.push_back(output("out", N, Out));
   std::vector<Arg> Args{Arg::buffer(0), Arg::buffer(1), Arg::value<int32_t>(Width), Arg::value<int32_t>(Height)};
   Args.insert(Args.end(), Scalars.begin(), Scalars.end());
-  W.Launches.push_back({{uint32_t(Width / 32), uint32_t(Height / TileRows), 1}, {32, 8, 1}, std::move(Args)});
+  W.Launches.push_back(launch({uint32_t(Width / 32), uint32_t(Height / TileRows), 1}, {32, 8, 1}, std::move(Args)));
   W.Work = 8.0 * Width * Height;
   W.Shape = std::to_string(Width) + "x" + std::to_string(Height);
 }
@@ -332,7 +322,7 @@ std::unique_ptr<Workload> makeWorkload(const std::string &Name, bool Quick) {
   W->Name = Name;
   std::mt19937 G(12345);
   const Tolerance Exact{0, 0}, Rounding{1e-6, 1e-6};
-  auto grid1 = [](uint32_t X) { return codegen::Dim3{X, 1, 1}; };
+  auto grid1 = [](uint32_t X) { return Dim3{X, 1, 1}; };
   if (Name == "vecadd" || Name == "saxpy") {
     int N = Quick ? 1 << 16 : 1 << 24;
     W->File = Name;
@@ -340,8 +330,8 @@ std::unique_ptr<Workload> makeWorkload(const std::string &Name, bool Quick) {
     if (Name == "vecadd") {
       W->Buffers.push_back(input("b", N, uniformFloats(N, -1, 1, G)));
       W->Buffers.push_back(output("c", N, Exact));
-      W->Launches.push_back(
-          {grid1(N / 256), {256, 1, 1}, {Arg::buffer(0), Arg::buffer(1), Arg::buffer(2), Arg::value<int32_t>(N)}});
+      W->Launches.push_back(launch(grid1(N / 256), {256, 1, 1},
+                                   {Arg::buffer(0), Arg::buffer(1), Arg::buffer(2), Arg::value<int32_t>(N)}));
       W->Native = [N](const std::vector<void *> &P) {
         nat::vecadd(as<float>(P[0]), as<float>(P[1]), as<float>(P[2]), N);
       };
@@ -349,8 +339,8 @@ std::unique_ptr<Workload> makeWorkload(const std::string &Name, bool Quick) {
       Buffer Y = input("y", N, uniformFloats(N, -1, 1, G));
       Y.Kind = Role::InOut, Y.Tol = Rounding;
       W->Buffers.push_back(std::move(Y));
-      W->Launches.push_back(
-          {grid1(N / 256), {256, 1, 1}, {Arg::buffer(0), Arg::buffer(1), Arg::value(2.0f), Arg::value<int32_t>(N)}});
+      W->Launches.push_back(launch(grid1(N / 256), {256, 1, 1},
+                                   {Arg::buffer(0), Arg::buffer(1), Arg::value(2.0f), Arg::value<int32_t>(N)}));
       W->Native = [N](const std::vector<void *> &P) { nat::saxpy(as<float>(P[0]), as<float>(P[1]), 2.0f, N); };
     }
     W->Work = 12.0 * N;
@@ -361,8 +351,8 @@ std::unique_ptr<Workload> makeWorkload(const std::string &Name, bool Quick) {
     W->Buffers.push_back(input("in", N, uniformFloats(N, 0, 1, G)));
     W->Buffers.push_back(output("partial", Blocks, {1e-6, 1e-5}));
     W->Buffers.push_back(output("out", 1, {0, 1e-5}));
-    W->Launches.push_back({grid1(Blocks), {256, 1, 1}, {Arg::buffer(0), Arg::buffer(1), Arg::value<int32_t>(N)}});
-    W->Launches.push_back({grid1(1), {256, 1, 1}, {Arg::buffer(1), Arg::buffer(2), Arg::value<int32_t>(Blocks)}});
+    W->Launches.push_back(launch(grid1(Blocks), {256, 1, 1}, {Arg::buffer(0), Arg::buffer(1), Arg::value<int32_t>(N)}));
+    W->Launches.push_back(launch(grid1(1), {256, 1, 1}, {Arg::buffer(1), Arg::buffer(2), Arg::value<int32_t>(Blocks)}));
     W->Native = [N, Blocks](const std::vector<void *> &P) {
       nat::reduceSum(as<float>(P[0]), as<float>(P[1]), as<float>(P[2]), N, Blocks);
     };
@@ -383,10 +373,9 @@ std::unique_ptr<Workload> makeWorkload(const std::string &Name, bool Quick) {
     W->Buffers.push_back(input("B", size_t(K) * N, uniformFloats(size_t(K) * N, -1, 1, G)));
     // Same summation order in all three; fused vs separate multiply-add leaves ~K ulps of |a||b| at worst.
     W->Buffers.push_back(output("C", size_t(M) * N, {2e-6 * K, 1e-5}));
-    W->Launches.push_back({{uint32_t(N / 16), uint32_t(M / 16), 1},
-                           {16, 16, 1},
-                           {Arg::buffer(0), Arg::buffer(1), Arg::buffer(2), Arg::value<int32_t>(M),
-                            Arg::value<int32_t>(N), Arg::value<int32_t>(K)}});
+    W->Launches.push_back(launch({uint32_t(N / 16), uint32_t(M / 16), 1}, {16, 16, 1},
+                                 {Arg::buffer(0), Arg::buffer(1), Arg::buffer(2), Arg::value<int32_t>(M),
+                                  Arg::value<int32_t>(N), Arg::value<int32_t>(K)}));
     W->Native = [M, N, K](const std::vector<void *> &P) {
       nat::sgemmTiled(as<float>(P[0]), as<float>(P[1]), as<float>(P[2]), M, N, K);
     };
@@ -433,7 +422,7 @@ std::unique_ptr<Workload> makeWorkload(const std::string &Name, bool Quick) {
     Buffer H = output("hist", 256, Exact, Elem::U32);
     H.ZeroBeforeRun = true;
     W->Buffers.push_back(std::move(H));
-    W->Launches.push_back({grid1(1024), {256, 1, 1}, {Arg::buffer(0), Arg::buffer(1), Arg::value<int32_t>(N)}});
+    W->Launches.push_back(launch(grid1(1024), {256, 1, 1}, {Arg::buffer(0), Arg::buffer(1), Arg::value<int32_t>(N)}));
     W->Native = [N](const std::vector<void *> &P) {
       nat::histogram256(as<unsigned char>(P[0]), as<unsigned>(P[1]), N, 1024);
     };
@@ -455,10 +444,9 @@ std::unique_ptr<Workload> makeWorkload(const std::string &Name, bool Quick) {
     // 1/sqrtf by a few ulps per term, summed over N terms whose magnitudes reach 1/eps^3 = 1000 before * dt.
     W->Buffers.push_back(output("newPos", 4 * size_t(N), {1e-5, 1e-4}));
     W->Buffers.push_back(output("newVel", 4 * size_t(N), {1e-3, 1e-4}));
-    W->Launches.push_back({grid1(N / 256),
-                           {256, 1, 1},
-                           {Arg::buffer(0), Arg::buffer(1), Arg::buffer(2), Arg::buffer(3), Arg::value<int32_t>(N),
-                            Arg::value(0.01f), Arg::value(0.01f)}});
+    W->Launches.push_back(launch(grid1(N / 256), {256, 1, 1},
+                                 {Arg::buffer(0), Arg::buffer(1), Arg::buffer(2), Arg::buffer(3),
+                                  Arg::value<int32_t>(N), Arg::value(0.01f), Arg::value(0.01f)}));
     W->Native = [N](const std::vector<void *> &P) {
       nat::nbodyStep(as<float>(P[0]), as<float>(P[1]), as<float>(P[2]), as<float>(P[3]), N, 0.01f, 0.01f);
     };
@@ -474,10 +462,9 @@ std::unique_ptr<Workload> makeWorkload(const std::string &Name, bool Quick) {
     W->Buffers.push_back(input("S", N, uniformFloats(N, 5, 30, G)));
     W->Buffers.push_back(input("X", N, uniformFloats(N, 1, 100, G)));
     W->Buffers.push_back(input("T", N, uniformFloats(N, 0.25f, 10, G)));
-    W->Launches.push_back({grid1(N / 256),
-                           {256, 1, 1},
-                           {Arg::buffer(0), Arg::buffer(1), Arg::buffer(2), Arg::buffer(3), Arg::buffer(4),
-                            Arg::value(0.02f), Arg::value(0.30f), Arg::value<int32_t>(N)}});
+    W->Launches.push_back(launch(grid1(N / 256), {256, 1, 1},
+                                 {Arg::buffer(0), Arg::buffer(1), Arg::buffer(2), Arg::buffer(3), Arg::buffer(4),
+                                  Arg::value(0.02f), Arg::value(0.30f), Arg::value<int32_t>(N)}));
     W->Native = [N](const std::vector<void *> &P) {
       nat::blackScholes(as<float>(P[0]), as<float>(P[1]), as<float>(P[2]), as<float>(P[3]), as<float>(P[4]), 0.02f,
                         0.30f, N);
@@ -513,62 +500,18 @@ std::string clPath(const Workload &W) { return std::string(PTXFORGE_BENCH_OPENCL
 // ---------------------------------------------------------------------------------------------------------------
 // Verification
 
-struct CheckResult {
-  bool Ok = true;
-  std::string Message;
-  double MaxErr = 0; ///< largest |got - ref| (floats)
-};
-
+/// Buffer B of Got against Ref.
 CheckResult compareBuffer(const Buffer &B, const void *Got, const void *Ref) {
-  CheckResult R;
-  size_t Bad = 0, First = 0;
-  double MaxErr = 0;
-  if (B.Type == Elem::F32) {
-    const float *G = static_cast<const float *>(Got), *F = static_cast<const float *>(Ref);
-    for (size_t I = 0; I < B.Count; ++I) {
-      double Gv = G[I], Rv = F[I];
-      if (std::isnan(Gv) && std::isnan(Rv))
-        continue;
-      double Err = std::fabs(Gv - Rv);
-      if (!(Err <= B.Tol.Abs + B.Tol.Rel * std::fabs(Rv))) { // NaN-safe
-        if (!Bad++)
-          First = I;
-      }
-      if (!std::isnan(Err))
-        MaxErr = std::max(MaxErr, Err);
-      else
-        MaxErr = INFINITY;
-    }
-    if (Bad) {
-      char Buf[256];
-      std::snprintf(Buf, sizeof Buf, "%s: %zu of %zu differ (first [%zu] = %.9g, expected %.9g; max |err| %.3g)",
-                    B.Name.c_str(), Bad, B.Count, First, G[First], F[First], MaxErr);
-      R.Message = Buf;
-    }
-  } else {
-    size_t Sz = elemSize(B.Type);
-    const unsigned char *G = static_cast<const unsigned char *>(Got), *F = static_cast<const unsigned char *>(Ref);
-    for (size_t I = 0; I < B.Count; ++I)
-      if (std::memcmp(G + I * Sz, F + I * Sz, Sz) && !Bad++)
-        First = I;
-    if (Bad) {
-      uint32_t Gv = 0, Fv = 0;
-      std::memcpy(&Gv, G + First * Sz, Sz);
-      std::memcpy(&Fv, F + First * Sz, Sz);
-      R.Message = B.Name + ": " + std::to_string(Bad) + " of " + std::to_string(B.Count) + " differ (first [" +
-                  std::to_string(First) + "] = " + std::to_string(Gv) + ", expected " + std::to_string(Fv) + ")";
-    }
-  }
-  R.Ok = Bad == 0;
-  R.MaxErr = MaxErr;
-  return R;
+  return ptxforge::bench::compareBuffer(B.Name, B.Type, B.Count, B.Tol, Got, Ref);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // The three implementations of one workload, in a child process.
 
-enum ImplId { Ptx = 0, Native = 1, Pocl = 2, NumImpls = 3 };
-const char *ImplNames[NumImpls] = {"ptxforge", "native", "pocl"};
+/// ptxforge: the PTX through the compiler and launcher linked into this program; libcuda: the same PTX through
+/// libcuda.so.1 (harness/CudaRunner.h: the driver API, tiered JIT included, timed once the optimized code is in).
+enum ImplId { Ptx = 0, Native = 1, Pocl = 2, Cuda = 3, NumImpls = 4 };
+const char *ImplNames[NumImpls] = {"ptxforge", "native", "pocl", "libcuda"};
 
 struct ImplState {
   bool Available = false;
@@ -579,14 +522,6 @@ struct ImplState {
   std::vector<Storage> Own;    ///< this implementation's outputs
   std::vector<Storage> Result; ///< PoCL: outputs read back after the runs
 };
-
-double median(std::vector<double> V) {
-  if (V.empty())
-    return NAN;
-  std::sort(V.begin(), V.end());
-  size_t N = V.size();
-  return N % 2 ? V[N / 2] : 0.5 * (V[N / 2 - 1] + V[N / 2]);
-}
 
 /// Device: every buffer in ptxforge's device memory, inputs copied in (cuMemcpyHtoD's part, untimed); otherwise
 /// inputs are read where they were made.
@@ -666,7 +601,7 @@ struct PtxforgeRunner {
         std::memcpy(P.data() + PI.Offset, Bytes.data(), Bytes.size());
       }
       codegen::LaunchConfig C;
-      C.Grid = L.Grid, C.Block = L.Block, C.Workers = Threads;
+      C.Grid = {L.Grid.X, L.Grid.Y, L.Grid.Z}, C.Block = {L.Block.X, L.Block.Y, L.Block.Z}, C.Workers = Threads;
       Params.push_back(std::move(P));
       Configs.push_back(C);
     }
@@ -974,11 +909,39 @@ int runChild(const Options &O) {
   S[Pocl].Message = "built without OpenCL headers/library (install ocl-icd-opencl-dev opencl-headers, reconfigure)";
 #endif
 
+  // libcuda.so.1: load, first use (quick code) and one run on it, then the wait for the optimized code.
+  CudaRunner CR;
+  std::vector<Storage> CudaOut;
+  if (O.NoLibcuda) {
+    S[Cuda].Status = "unavailable", S[Cuda].Message = "--no-libcuda";
+  } else if (O.SkipPtxforge) {
+    S[Cuda].Status = "crashed", S[Cuda].Message = "the run with ptxforge died; this is a rerun without it";
+  } else {
+    bool Ok;
+    std::string Text = readFile(ptxPath(*W), Ok);
+    std::vector<DeviceBufferSpec> Specs;
+    for (const Buffer &B : W->Buffers)
+      Specs.push_back({B.Init.get(), B.bytes(), B.Kind == Role::InOut, B.ZeroBeforeRun});
+    double FirstMs = 0;
+    std::string E = !Ok ? "cannot read " + ptxPath(*W) : CR.setup(Text, W->Name, Specs, W->Launches);
+    if (E.empty())
+      E = CR.run(FirstMs);
+    if (E.empty())
+      E = CR.waitForOptimizedCode();
+    if (!E.empty())
+      S[Cuda].Status = "run error", S[Cuda].Message = E;
+    else
+      S[Cuda].Available = true;
+    R["libcuda_load_ms"] = CR.LoadMs, R["libcuda_first_ms"] = FirstMs, R["libcuda_wait_ms"] = CR.WaitMs;
+  }
+
   // One run of implementation I; returns milliseconds or NaN on failure (recorded in S[I]).
   auto runOnce = [&](int I) -> double {
     std::string E;
     double Ms = NAN;
-    if (I == Pocl) {
+    if (I == Cuda) {
+      E = CR.run(Ms);
+    } else if (I == Pocl) {
 #if PTXFORGE_BENCH_HAVE_OPENCL
       E = CL->reset(*W);
       if (E.empty()) {
@@ -1039,6 +1002,17 @@ int runChild(const Options &O) {
   for (int I : {Ptx, Native})
     if (S[I].Available)
       Views[I] = S[I].Ptrs;
+  if (S[Cuda].Available)
+    for (size_t B = 0; B < W->Buffers.size(); ++B) {
+      if (W->Buffers[B].Kind == Role::In) {
+        Views[Cuda].push_back(W->Buffers[B].Init.get());
+        continue;
+      }
+      CudaOut.push_back(allocate(W->Buffers[B].bytes()));
+      if (std::string E = CR.download(B, CudaOut.back().get()); !E.empty())
+        S[Cuda].Available = false, S[Cuda].Status = "run error", S[Cuda].Message = E;
+      Views[Cuda].push_back(CudaOut.back().get());
+    }
 #if PTXFORGE_BENCH_HAVE_OPENCL
   if (S[Pocl].Available)
     if (std::string E = CL->readBack(*W, Views[Pocl], S[Pocl].Result); !E.empty())
@@ -1054,7 +1028,7 @@ int runChild(const Options &O) {
     }
   if (NativeOk)
     S[Native].Status = "ok";
-  for (int I : {Ptx, Pocl}) {
+  for (int I : {Ptx, Pocl, Cuda}) {
     if (!S[I].Available)
       continue;
     std::string Msgs;
@@ -1103,56 +1077,6 @@ std::string findPtxas() {
       return P;
   }
   return "";
-}
-
-/// Runs Argv with Env, stdout/stderr optionally to /dev/null; returns the wait status (or -1).
-int spawnWait(const std::vector<std::string> &Argv, const std::vector<std::string> &Env, bool Quiet) {
-  std::vector<char *> A, E;
-  for (const std::string &S : Argv)
-    A.push_back(const_cast<char *>(S.c_str()));
-  A.push_back(nullptr);
-  for (const std::string &S : Env)
-    E.push_back(const_cast<char *>(S.c_str()));
-  E.push_back(nullptr);
-  posix_spawn_file_actions_t FA;
-  posix_spawn_file_actions_init(&FA);
-  if (Quiet) {
-    posix_spawn_file_actions_addopen(&FA, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&FA, 2, "/dev/null", O_WRONLY, 0);
-  }
-  pid_t Pid;
-  int Rc = posix_spawn(&Pid, A[0], &FA, nullptr, A.data(), E.data());
-  posix_spawn_file_actions_destroy(&FA);
-  if (Rc != 0)
-    return -1;
-  int Status = 0;
-  while (waitpid(Pid, &Status, 0) < 0)
-    if (errno != EINTR)
-      return -1;
-  return Status;
-}
-
-std::vector<std::string> currentEnv() {
-  std::vector<std::string> Env;
-  for (char **P = environ; *P; ++P)
-    Env.push_back(*P);
-  return Env;
-}
-
-void setEnv(std::vector<std::string> &Env, const std::string &Key, const std::string &Value) {
-  std::string Prefix = Key + "=";
-  Env.erase(std::remove_if(Env.begin(), Env.end(), [&](const std::string &S) { return S.rfind(Prefix, 0) == 0; }),
-            Env.end());
-  Env.push_back(Prefix + Value);
-}
-
-double geomean(const std::vector<double> &V) {
-  if (V.empty())
-    return NAN;
-  double L = 0;
-  for (double X : V)
-    L += std::log(X);
-  return std::exp(L / V.size());
 }
 
 /// What an application waits for before its first launch: cuModuleLoadData and cuModuleGetFunction of W's PTX
@@ -1285,6 +1209,15 @@ json measureJit(const Options &O, const std::vector<std::string> &Kernels) {
   return Rows;
 }
 
+/// libcuda.so.1's first use: load + quick compile ms / first run (quick code) ms.
+std::string firstUse(const json &R) {
+  if (!R.contains("libcuda_load_ms"))
+    return "-";
+  char Buf[48];
+  std::snprintf(Buf, sizeof Buf, "%.0f/%.0f", R["libcuda_load_ms"].get<double>(), R.value("libcuda_first_ms", 0.0));
+  return Buf;
+}
+
 std::string fmtMs(const json &Impl) {
   if (!Impl.contains("median_ms"))
     return "-";
@@ -1297,16 +1230,21 @@ std::string fmtMs(const json &Impl) {
 bool usable(const json &Impl) { return Impl.value("status", "") == "ok" && Impl.contains("median_ms"); }
 
 struct PhaseSummary {
-  std::vector<double> VsNative, VsPocl;
-  std::vector<std::string> SlowerThanPocl, Missing;
+  std::vector<double> VsNative, VsPocl, CudaVsNative;
+  std::vector<std::string> SlowerThanPocl, Missing, CudaOverNative;
 };
+
+/// Implementations that may be absent without failing the run.
+bool optionalImpl(const std::string &I, const std::string &Status) {
+  return (I == "pocl" || I == "libcuda") && Status == "unavailable";
+}
 
 /// The PoCL bar (issue 3): within 5% where both sit at the memory bandwidth, at least as fast elsewhere.
 bool atBandwidth(const std::string &Kernel) { return Kernel == "vecadd" || Kernel == "saxpy" || Kernel == "stencil5"; }
 double poclAllowance(const std::string &Kernel) { return atBandwidth(Kernel) ? 1.05 : 1.0; }
 
 void printRow(const json &R, PhaseSummary &Sum, bool Timed, bool Verbose) {
-  const json &P = R["ptxforge"], &N = R["native"], &C = R["pocl"];
+  const json &P = R["ptxforge"], &N = R["native"], &C = R["pocl"], &L = R["libcuda"];
   double Work = R["work"].get<double>();
   bool Flops = R["flops"].get<bool>();
   auto rate = [&](const json &I) -> std::string {
@@ -1316,42 +1254,51 @@ void printRow(const json &R, PhaseSummary &Sum, bool Timed, bool Verbose) {
     std::snprintf(Buf, sizeof Buf, "%.1f", Work / (I["median_ms"].get<double>() * 1e-3) / 1e9);
     return Buf;
   };
-  auto ratio = [&](const json &Other, std::vector<double> &Into) -> std::string {
-    if (!usable(P) || !usable(Other))
+  auto ratio = [&](const json &Other, std::vector<double> &Into, const json &Mine) -> std::string {
+    if (!usable(Mine) || !usable(Other))
       return "-";
-    double Rt = P["median_ms"].get<double>() / Other["median_ms"].get<double>();
+    double Rt = Mine["median_ms"].get<double>() / Other["median_ms"].get<double>();
     Into.push_back(Rt);
     char Buf[32];
     std::snprintf(Buf, sizeof Buf, "%.2f", Rt);
     return Buf;
   };
   std::string K = R["kernel"];
-  std::string RNat = ratio(N, Sum.VsNative), RPocl = ratio(C, Sum.VsPocl);
+  std::string RNat = ratio(N, Sum.VsNative, P), RPocl = ratio(C, Sum.VsPocl, P), RCuda = ratio(N, Sum.CudaVsNative, L);
+  if (usable(L) && usable(N) && L["median_ms"].get<double>() > N["median_ms"].get<double>())
+    Sum.CudaOverNative.push_back(K + " x" + RCuda);
   if (usable(P) && usable(C) && P["median_ms"].get<double>() > C["median_ms"].get<double>() * poclAllowance(K))
     Sum.SlowerThanPocl.push_back(K + " x" + RPocl);
   std::string Check;
-  for (const char *I : {"ptxforge", "native", "pocl"}) {
+  for (const char *I : {"ptxforge", "native", "pocl", "libcuda"}) {
     std::string St = R[I]["status"];
-    if (St == "ok" || (std::string(I) == "pocl" && St == "unavailable"))
+    if (St == "ok" || optionalImpl(I, St))
       continue;
     Check += std::string(Check.empty() ? "" : ", ") + I + ": " + St;
   }
-  if (Check.empty())
-    Check = R["pocl"]["status"] == "ok" ? "ok (3 agree)" : "ok (ptxforge = native)";
+  if (Check.empty()) {
+    Check = "ok (";
+    bool First = true;
+    for (const char *I : {"ptxforge", "libcuda", "pocl"})
+      if (R[I]["status"] == "ok")
+        Check += std::string(First ? "" : ", ") + I, First = false;
+    Check += " = native)";
+  }
   std::string Rates = rate(P) + "/" + rate(N) + "/" + rate(C) + (Flops ? " GFLOP/s" : " GB/s");
   if (Timed)
-    std::printf("%-14s %-10s %11s %10s %10s %8s %8s  %-28s %s\n", K.c_str(), R["shape"].get<std::string>().c_str(),
-                fmtMs(P).c_str(), fmtMs(N).c_str(), fmtMs(C).c_str(), RNat.c_str(), RPocl.c_str(), Rates.c_str(),
+    std::printf("%-14s %-10s %11s %10s %10s %8s %8s %10s %8s %9s  %-28s %s\n", K.c_str(),
+                R["shape"].get<std::string>().c_str(), fmtMs(P).c_str(), fmtMs(N).c_str(), fmtMs(C).c_str(),
+                RNat.c_str(), RPocl.c_str(), fmtMs(L).c_str(), RCuda.c_str(), firstUse(R).c_str(), Rates.c_str(),
                 Check.c_str());
   else
     std::printf("%-14s %-10s %s\n", K.c_str(), R["shape"].get<std::string>().c_str(), Check.c_str());
-  for (const char *I : {"ptxforge", "native", "pocl"}) {
+  for (const char *I : {"ptxforge", "native", "pocl", "libcuda"}) {
     std::string St = R[I]["status"], Msg = R[I]["message"];
-    if (St != "ok" && !Msg.empty() && !(std::string(I) == "pocl" && St == "unavailable"))
+    if (St != "ok" && !Msg.empty() && !optionalImpl(I, St))
       std::printf("    %s %s: %s\n", I, St.c_str(), Msg.substr(0, 600).c_str());
   }
   if (Verbose)
-    for (const char *I : {"ptxforge", "native", "pocl"}) {
+    for (const char *I : {"ptxforge", "native", "pocl", "libcuda"}) {
       std::printf("    %-8s", I);
       if (R[I].contains("max_abs_err"))
         std::printf(" max |err| vs native %s;", R[I]["max_abs_err"].dump().c_str());
@@ -1426,8 +1373,9 @@ int runParent(const Options &O, const char *Argv0) {
                     A.c_str(), B.c_str(), C.c_str(), AllCpus - T);
     }
     if (Timed)
-      std::printf("%-14s %-10s %11s %10s %10s %8s %8s  %-28s %s\n", "kernel", "size", "ptxforge ms", "native ms",
-                  "PoCL ms", "ptx/nat", "ptx/PoCL", "rate ptxforge/native/PoCL", "check");
+      std::printf("%-14s %-10s %11s %10s %10s %8s %8s %10s %8s %9s  %-28s %s\n", "kernel", "size", "ptxforge ms",
+                  "native ms", "PoCL ms", "ptx/nat", "ptx/PoCL", "libcuda ms", "cuda/nat", "1st use",
+                  "rate ptxforge/native/PoCL", "check");
     std::fflush(stdout);
     PhaseSummary Sum;
     std::string PoclLine;
@@ -1444,6 +1392,7 @@ int runParent(const Options &O, const char *Argv0) {
       setEnv(Env, "OMP_PROC_BIND", "close");
       setEnv(Env, "OMP_PLACES", "cores");
       setEnv(Env, "PTXFORGE_WORKERS", std::to_string(T));
+      setEnv(Env, "CUDA_CACHE_DISABLE", "1"); // libcuda's first use is a cold compile, its quick code
       std::vector<std::string> Args{Self,
                                     "--phase",
                                     std::to_string(T),
@@ -1463,6 +1412,8 @@ int runParent(const Options &O, const char *Argv0) {
         Args.push_back("--quick");
       if (O.NoPocl)
         Args.push_back("--no-pocl");
+      if (O.NoLibcuda)
+        Args.push_back("--no-libcuda");
       Args.insert(Args.end(), {"--ptx-dir", O.PtxDir, "--cpus", cpuList(allowedCpus())});
       json R;
       std::string Crash;
@@ -1492,9 +1443,9 @@ int runParent(const Options &O, const char *Argv0) {
         R["ptxforge"]["message"] = "the benchmark process " + Crash + " with ptxforge; native/PoCL from a rerun";
       }
       printRow(R, Sum, Timed, O.Verbose);
-      for (const char *I : {"ptxforge", "native", "pocl"}) {
+      for (const char *I : {"ptxforge", "native", "pocl", "libcuda"}) {
         std::string St = R[I]["status"];
-        if (St != "ok" && !(std::string(I) == "pocl" && St == "unavailable"))
+        if (St != "ok" && !optionalImpl(I, St))
           Failed = true;
       }
       if (PoclLine.empty()) {
@@ -1507,10 +1458,10 @@ int runParent(const Options &O, const char *Argv0) {
       Rows.push_back(R);
     }
     if (Timed) {
-      double GNat = geomean(Sum.VsNative), GPocl = geomean(Sum.VsPocl);
-      std::printf("%-14s %-10s %11s %10s %10s %8s %8s\n", "geomean", "", "", "", "",
-                  std::isnan(GNat) ? "-" : fmtSize(std::round(GNat * 100) / 100).c_str(),
-                  std::isnan(GPocl) ? "-" : fmtSize(std::round(GPocl * 100) / 100).c_str());
+      double GNat = geomean(Sum.VsNative), GPocl = geomean(Sum.VsPocl), GCuda = geomean(Sum.CudaVsNative);
+      auto fmt2 = [](double G) { return std::isnan(G) ? std::string("-") : fmtSize(std::round(G * 100) / 100); };
+      std::printf("%-14s %-10s %11s %10s %10s %8s %8s %10s %8s\n", "geomean", "", "", "", "", fmt2(GNat).c_str(),
+                  fmt2(GPocl).c_str(), "", fmt2(GCuda).c_str());
       if (!PoclLine.empty())
         std::printf("%s\n", PoclLine.c_str());
       std::printf("bar: geomean ptxforge/native <= 1.5: %s (%s over %zu kernels)\n",
@@ -1521,6 +1472,15 @@ int runParent(const Options &O, const char *Argv0) {
       if (Sum.VsNative.size() != Kernels.size())
         std::printf("     (only %zu of %zu kernels have a ptxforge time: the others failed, see above)\n",
                     Sum.VsNative.size(), Kernels.size());
+      if (!Sum.CudaVsNative.empty()) {
+        std::string List;
+        for (const std::string &S : Sum.CudaOverNative)
+          List += (List.empty() ? "" : ", ") + S;
+        bool All = Sum.CudaVsNative.size() == Kernels.size();
+        std::printf("bar (issue 18): through libcuda.so.1 every kernel <= 1.0x native: %s%s (geomean %s over %zu)\n",
+                    List.empty() && All ? "MET" : "NOT MET", List.empty() ? "" : (" (over on " + List + ")").c_str(),
+                    fmtSize(std::round(GCuda * 1000) / 1000).c_str(), Sum.CudaVsNative.size());
+      }
       if (Sum.VsPocl.empty())
         std::printf("bar: ptxforge at least as fast as PoCL on every kernel: n/a (%s)\n",
                     PoclLine.rfind("PoCL: not", 0) == 0 ? "PoCL not available" : "no kernel ran on both");
@@ -1548,6 +1508,7 @@ int runParent(const Options &O, const char *Argv0) {
     Ph["kernels"] = Rows;
     Ph["geomean_vs_native"] = geomean(Sum.VsNative);
     Ph["geomean_vs_pocl"] = geomean(Sum.VsPocl);
+    Ph["geomean_libcuda_vs_native"] = geomean(Sum.CudaVsNative);
     Phases.push_back(Ph);
   }
   All["phases"] = Phases;

@@ -5,6 +5,7 @@
 #include <cuda.h>
 
 #include "TestKernels.h"
+#include "ptxforge/driver/PtxforgeExportTable.h"
 
 #include <doctest/doctest.h>
 
@@ -475,6 +476,28 @@ TEST_CASE("cuGetExportTable: known tables start with their size, unknown ones ar
   unsigned long long Token[2] = {};
   CHECK(reinterpret_cast<Check>(Slots[1])(13000, 0, &Token) == CUDA_SUCCESS);
   CHECK(Token[0] == 0x3341181C03CB675Cull);
+}
+
+TEST_CASE("cuGetExportTable: ptxforge's table waits for a module's optimized code") {
+  context();
+  CUuuid Id;
+  std::copy(ptxforge::driver::PtxforgeExportTableUuid.begin(), ptxforge::driver::PtxforgeExportTableUuid.end(),
+            Id.bytes);
+  const void *Table = nullptr;
+  REQUIRE(cuGetExportTable(&Table, &Id) == CUDA_SUCCESS);
+  const auto *Slots = static_cast<void *const *>(Table);
+  CHECK(reinterpret_cast<uintptr_t>(Slots[0]) == 2 * sizeof(void *));
+  auto Wait = reinterpret_cast<CUresult (*)(CUmodule)>(Slots[ptxforge::driver::PtxforgeWaitForOptimizedCodeSlot]);
+  CUmodule M = nullptr;
+  REQUIRE(cuModuleLoadData(&M, FillPtx.c_str()) == CUDA_SUCCESS);
+  CHECK(Wait(M) == CUDA_SUCCESS); // no kernel used yet: nothing to wait for
+  CUfunction F = nullptr;
+  REQUIRE(cuModuleGetFunction(&F, M, "fill") == CUDA_SUCCESS); // starts the optimized compile
+  CHECK(Wait(M) == CUDA_SUCCESS);
+  CHECK(Wait(nullptr) == CUDA_ERROR_INVALID_HANDLE);
+  CHECK(Wait(reinterpret_cast<CUmodule>(&Id)) == CUDA_ERROR_INVALID_HANDLE);
+  CHECK(cuModuleUnload(M) == CUDA_SUCCESS);
+  CHECK(Wait(M) == CUDA_ERROR_INVALID_HANDLE);
 }
 
 TEST_CASE("cuGetExportTable: context-local storage of the current context") {

@@ -1,0 +1,42 @@
+// What bench_kernels and bench_idioms share besides the driver-API harness: output verification, medians and
+// geometric means, and starting the child processes each (thread count, kernel) runs in.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace ptxforge::bench {
+
+enum class Elem { F32, F64, U32, U8 };
+size_t elemSize(Elem E);
+
+/// |got - ref| <= Abs + Rel * |ref| for floats (integers: exact). BadFraction: the share of elements allowed to
+/// miss that (kernels whose float rounding can flip a discrete outcome, e.g. an escape-time iteration count).
+struct Tolerance {
+  double Abs = 0, Rel = 0, BadFraction = 0;
+};
+
+struct CheckResult {
+  bool Ok = true;
+  std::string Message;
+  double MaxErr = 0; ///< largest |got - ref| (floats)
+};
+
+/// Compares Count elements of Type named Name.
+CheckResult compareBuffer(const std::string &Name, Elem Type, size_t Count, const Tolerance &Tol, const void *Got,
+                          const void *Ref);
+
+double median(std::vector<double> V);
+double geomean(const std::vector<double> &V);
+
+/// Runs Argv with Env, stdout/stderr optionally to /dev/null; returns the wait status (or -1).
+int spawnWait(const std::vector<std::string> &Argv, const std::vector<std::string> &Env, bool Quiet);
+std::vector<std::string> currentEnv();
+void setEnv(std::vector<std::string> &Env, const std::string &Key, const std::string &Value);
+/// This executable's path (/proc/self/exe), else Argv0.
+std::string selfPath(const char *Argv0);
+/// The 1-, 5- and 15-minute load averages, as /proc/loadavg gives them.
+std::string loadAverage();
+
+} // namespace ptxforge::bench
