@@ -102,7 +102,8 @@ WarpStops releaseWarp(const uint32_t *State, uint32_t W, uint32_t Lanes, const R
   // The common case first: every live lane waits at one collective whose member mask holds them all (a
   // converged warp, or the lanes of a partial mask with the others exited), released in one call.
   // Branch-free scans: a partial mask's lanes alternate between waiting and exited.
-  const uint32_t *Masks = IO.Mask + W * 32;
+  // Kernels whose only warp-level cuts are lockstep points pass no mask array: their lanes meet as a whole warp.
+  auto maskOf = [&](uint32_t L) { return IO.Mask ? IO.Mask[W * 32 + L] : ~0u; };
   // The live lanes' states and masks are all alike when their ANDs equal their ORs.
   uint32_t AndS = ~0u, OrS = 0, AndM = ~0u, OrM = 0;
   for (uint32_t L = 0; L < Lanes; ++L) {
@@ -110,7 +111,8 @@ WarpStops releaseWarp(const uint32_t *State, uint32_t W, uint32_t Lanes, const R
     bool Live = S != 0;
     R.Live |= static_cast<uint32_t>(Live) << L;
     AndS &= Live ? S : ~0u, OrS |= Live ? S : 0;
-    AndM &= Live ? Masks[L] : ~0u, OrM |= Live ? Masks[L] : 0;
+    uint32_t M = maskOf(L);
+    AndM &= Live ? M : ~0u, OrM |= Live ? M : 0;
   }
   if (!R.Live)
     return R;
@@ -131,7 +133,7 @@ WarpStops releaseWarp(const uint32_t *State, uint32_t W, uint32_t Lanes, const R
       continue;
     }
     // A lane outside its own member mask is undefined behaviour: it takes part, as in the fiber mode.
-    Key[L] = meetingKey(Cuts[S], Masks[L] | 1u << L);
+    Key[L] = meetingKey(Cuts[S], maskOf(L) | 1u << L);
     Waiting |= 1u << L;
   }
   while (Waiting) {

@@ -229,6 +229,5 @@ static void ptxrt_bulk_reduce(char *Dst, const char *Src, uint32_t Size, uint32_
 }
 
 void ptxforge::codegen::exec::registerTensorMapHelpers(HelperTable &T) {
-  T.push_back({"ptxrt_tensor_tile", reinterpret_cast<void *>(&ptxrt_tensor_tile)});
-  T.push_back({"ptxrt_bulk_reduce", reinterpret_cast<void *>(&ptxrt_bulk_reduce)});
+  T.insert(T.end(), {PTXRT_HELPER(ptxrt_tensor_tile), PTXRT_HELPER(ptxrt_bulk_reduce)});
 }

@@ -241,5 +241,5 @@ static void ptxrt_wgmma(ThreadContext *C, uint64_t Types, uint32_t N, uint64_t A
 }
 
 void ptxforge::codegen::exec::registerWarpgroupHelpers(HelperTable &T) {
-  T.push_back({"ptxrt_wgmma", reinterpret_cast<void *>(&ptxrt_wgmma)});
+  T.insert(T.end(), {PTXRT_HELPER(ptxrt_wgmma)});
 }

@@ -10,3 +10,9 @@ using ptx::Modifier;
 using ptx::Opcode;
 using ptx::ScalarType;
 using ptx::StateSpace;
+
+namespace ptxforge::codegen::detail {
+/// The matrix helpers' element-type code (exec/WarpCollectives.cpp ElemType, exec/WarpgroupHelpers.cpp), 0 for
+/// types no matrix instruction takes.
+unsigned matrixElementCode(ptx::ScalarType T);
+} // namespace ptxforge::codegen::detail

@@ -15,38 +15,6 @@ ptx::StateSpace matrixSpace(const ptx::Instruction &I) {
 
 unsigned matrixCount(const ptx::Instruction &I) { return I.has(Modifier::X4) ? 4 : I.has(Modifier::X2) ? 2 : 1; }
 
-/// Runtime element-type code (exec/WarpCollectives.cpp ElemType), 0 when unsupported.
-unsigned elemCode(ScalarType T) {
-  switch (T) {
-  case ScalarType::F16:
-    return 1;
-  case ScalarType::BF16:
-    return 2;
-  case ScalarType::TF32:
-    return 3;
-  case ScalarType::F32:
-    return 4;
-  case ScalarType::F64:
-    return 5;
-  case ScalarType::S8:
-    return 6;
-  case ScalarType::U8:
-    return 7;
-  case ScalarType::S32:
-    return 8;
-  case ScalarType::S4:
-    return 9;
-  case ScalarType::U4:
-    return 10;
-  case ScalarType::E4M3:
-    return 11;
-  case ScalarType::E5M2:
-    return 12;
-  default:
-    return 0;
-  }
-}
-
 bool lowerLdmatrix(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   if (!I.has(Modifier::M8n8) || I.type() != ScalarType::B16 || I.Operands.size() != 2)
@@ -124,11 +92,11 @@ bool lowerMma(FunctionLowering &L, const ptx::Instruction &I) {
     Shape = 9;
   else
     return L.unsupported(I, "mma shape");
-  if (!elemCode(TD) || !elemCode(TA) || !elemCode(TB) || !elemCode(TC) || !I.has(Modifier::Row) ||
-      !I.has(Modifier::Col))
+  if (!matrixElementCode(TD) || !matrixElementCode(TA) || !matrixElementCode(TB) || !matrixElementCode(TC) ||
+      !I.has(Modifier::Row) || !I.has(Modifier::Col))
     return L.unsupported(I, "mma types");
-  uint32_t Code = Shape | elemCode(TA) << 4 | elemCode(TB) << 8 | elemCode(TC) << 12 | elemCode(TD) << 16 |
-                  (I.has(Modifier::Satfinite) ? 1u << 20 : 0);
+  uint32_t Code = Shape | matrixElementCode(TA) << 4 | matrixElementCode(TB) << 8 | matrixElementCode(TC) << 12 |
+                  matrixElementCode(TD) << 16 | (I.has(Modifier::Satfinite) ? 1u << 20 : 0);
   emitMma(L, Code, I.Operands[0], I.Operands[1], I.Operands[2], I.Operands[3], TD, TA, TB, TC);
   return true;
 }
@@ -171,17 +139,17 @@ bool lowerWmma(FunctionLowering &L, const ptx::Instruction &I) {
     } else {
       return L.unsupported(I, "wmma types");
     }
-    if (Ops.size() != 4 || !elemCode(TD) || !elemCode(TA) || !elemCode(TC))
+    if (Ops.size() != 4 || !matrixElementCode(TD) || !matrixElementCode(TA) || !matrixElementCode(TC))
       return L.unsupported(I, "wmma types");
-    uint32_t Code = Shape | elemCode(TA) << 4 | elemCode(TB) << 8 | elemCode(TC) << 12 | elemCode(TD) << 16 |
-                    (I.has(Modifier::Satfinite) ? 1u << 20 : 0) | 1u << 23;
+    uint32_t Code = Shape | matrixElementCode(TA) << 4 | matrixElementCode(TB) << 8 | matrixElementCode(TC) << 12 |
+                    matrixElementCode(TD) << 16 | (I.has(Modifier::Satfinite) ? 1u << 20 : 0) | 1u << 23;
     emitMma(L, Code, Ops[0], Ops[1], Ops[2], Ops[3], TD, TA, TB, TC);
     return true;
   }
   bool Store = I.has(Modifier::Store);
   unsigned Which = Store ? 3 : I.has(Modifier::A) ? 0 : I.has(Modifier::B) ? 1 : 2;
   ScalarType T = I.type();
-  if (!elemCode(T) || Ops.size() < 2)
+  if (!matrixElementCode(T) || Ops.size() < 2)
     return L.unsupported(I, "wmma type");
   const ptx::Operand &Frag = Store ? Ops[1] : Ops[0];
   const ptx::Operand &Addr = Store ? Ops[0] : Ops[1];
@@ -201,8 +169,8 @@ bool lowerWmma(FunctionLowering &L, const ptx::Instruction &I) {
     for (unsigned J = 0; J < Regs.size(); ++J)
       B.CreateStore(B.CreateZExt(L.read(*Regs[J], RT), B.getInt64Ty()), B.CreateConstGEP1_32(B.getInt64Ty(), Buf, J));
   L.callHelper("ptxrt_wmma_ldst", B.getVoidTy(),
-               {L.threadCtx(), B.getInt32(Shape), B.getInt32(Which), B.getInt32(elemCode(T)), B.getInt32(ColMajor), Ptr,
-                Stride, B.getInt32(Regs.size()), Buf});
+               {L.threadCtx(), B.getInt32(Shape), B.getInt32(Which), B.getInt32(matrixElementCode(T)),
+                B.getInt32(ColMajor), Ptr, Stride, B.getInt32(Regs.size()), Buf});
   if (!Store)
     for (unsigned J = 0; J < Regs.size(); ++J) {
       llvm::Value *V = B.CreateLoad(B.getInt64Ty(), B.CreateConstGEP1_32(B.getInt64Ty(), Buf, J));
@@ -233,5 +201,36 @@ bool ptxforge::codegen::detail::lowerMatrix(FunctionLowering &L, const ptx::Inst
     return lowerWmma(L, I);
   default:
     return false;
+  }
+}
+
+unsigned ptxforge::codegen::detail::matrixElementCode(ScalarType T) {
+  switch (T) {
+  case ScalarType::F16:
+    return 1;
+  case ScalarType::BF16:
+    return 2;
+  case ScalarType::TF32:
+    return 3;
+  case ScalarType::F32:
+    return 4;
+  case ScalarType::F64:
+    return 5;
+  case ScalarType::S8:
+    return 6;
+  case ScalarType::U8:
+    return 7;
+  case ScalarType::S32:
+    return 8;
+  case ScalarType::S4:
+    return 9;
+  case ScalarType::U4:
+    return 10;
+  case ScalarType::E4M3:
+    return 11;
+  case ScalarType::E5M2:
+    return 12;
+  default:
+    return 0;
   }
 }

@@ -6,30 +6,10 @@
 
 namespace {
 
-/// exec/WarpgroupHelpers.cpp's element type codes (as lower/MatrixOps.cpp's).
+/// The element codes wgmma takes: the matrix helpers' codes without f64 and the 4-bit integers.
 uint32_t wgType(ScalarType T) {
-  switch (T) {
-  case ScalarType::F16:
-    return 1;
-  case ScalarType::BF16:
-    return 2;
-  case ScalarType::TF32:
-    return 3;
-  case ScalarType::F32:
-    return 4;
-  case ScalarType::S8:
-    return 6;
-  case ScalarType::U8:
-    return 7;
-  case ScalarType::S32:
-    return 8;
-  case ScalarType::E4M3:
-    return 11;
-  case ScalarType::E5M2:
-    return 12;
-  default:
-    return 0;
-  }
+  unsigned C = matrixElementCode(T);
+  return T == ScalarType::F64 || T == ScalarType::S4 || T == ScalarType::U4 ? 0 : C;
 }
 
 /// N of the instruction's m64nNkK shape (0 when none), from the shape modifier's spelling.
