@@ -3281,11 +3281,13 @@ CUresult createArray(CUarray *Out, const CUDA_ARRAY3D_DESCRIPTOR *D) {
   ArrayShape S;
   if (!Out || !D || !texelFormat(D->Format, S.Format))
     return CUDA_ERROR_INVALID_VALUE;
-  // Cubemaps, sparse and deferred-mapping arrays (and flags CUDA does not define) are not implemented.
-  if (D->Flags & ~unsigned(CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_SURFACE_LDST | CUDA_ARRAY3D_TEXTURE_GATHER))
+  // Sparse and deferred-mapping arrays (and flags CUDA does not define) are not implemented.
+  if (D->Flags &
+      ~unsigned(CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_SURFACE_LDST | CUDA_ARRAY3D_TEXTURE_GATHER | CUDA_ARRAY3D_CUBEMAP))
     return D->Flags & ~0x1ffu ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED;
   S.Channels = D->NumChannels, S.Width = D->Width, S.Height = D->Height, S.Depth = D->Depth;
   S.Layered = D->Flags & CUDA_ARRAY3D_LAYERED, S.SurfaceLoadStore = D->Flags & CUDA_ARRAY3D_SURFACE_LDST;
+  S.Cubemap = D->Flags & CUDA_ARRAY3D_CUBEMAP;
   S.TextureGather = D->Flags & CUDA_ARRAY3D_TEXTURE_GATHER;
   if (S.TextureGather && (!S.Height || S.Depth))
     return CUDA_ERROR_INVALID_VALUE; // gather needs a 2D array
@@ -3445,9 +3447,9 @@ PTXFORGE_API CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR *pArrayD
   *pArrayDescriptor = {};
   pArrayDescriptor->Width = S.Width, pArrayDescriptor->Height = S.Height, pArrayDescriptor->Depth = S.Depth;
   pArrayDescriptor->Format = arrayFormat(S.Format), pArrayDescriptor->NumChannels = S.Channels;
-  pArrayDescriptor->Flags = (S.Layered ? CUDA_ARRAY3D_LAYERED : 0) |
-                            (S.SurfaceLoadStore ? CUDA_ARRAY3D_SURFACE_LDST : 0) |
-                            (S.TextureGather ? CUDA_ARRAY3D_TEXTURE_GATHER : 0);
+  pArrayDescriptor->Flags =
+      (S.Layered ? CUDA_ARRAY3D_LAYERED : 0) | (S.SurfaceLoadStore ? CUDA_ARRAY3D_SURFACE_LDST : 0) |
+      (S.TextureGather ? CUDA_ARRAY3D_TEXTURE_GATHER : 0) | (S.Cubemap ? CUDA_ARRAY3D_CUBEMAP : 0);
   return CUDA_SUCCESS;
 }
 
