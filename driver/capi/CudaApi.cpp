@@ -16,6 +16,7 @@
 #include "ptxforge/driver/Launch.h"
 #include "ptxforge/driver/Library.h"
 #include "ptxforge/driver/Link.h"
+#include "ptxforge/driver/MemPool.h"
 #include "ptxforge/driver/Memory.h"
 #include "ptxforge/driver/Module.h"
 
@@ -980,7 +981,7 @@ CUresult pointerAttribute(void *Data, CUpointer_attribute Attr, CUdeviceptr Ptr)
     put<unsigned>(Data, 3);
     break; // read and write
   case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
-    put<void *>(Data, nullptr);
+    put<void *>(Data, A->Pool);
     break;
   case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
     put<size_t>(Data, A->Size);
@@ -3746,7 +3747,7 @@ PTXFORGE_API CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstre
   if (!dptr || !bytesize)
     return CUDA_ERROR_INVALID_VALUE;
   return boundary([&] {
-    auto P = allocateAsync(*Ctx, S, bytesize);
+    auto P = allocateAsync(*Ctx, S, bytesize, MemPool::current(Ctx->device()));
     if (!P)
       return toResult(P.takeError());
     *dptr = *P;
@@ -3754,6 +3755,281 @@ PTXFORGE_API CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstre
   });
 }
 PTXFORGE_SAME_ENTRY(cuMemAllocAsync_ptsz, cuMemAllocAsync)
+
+PTXFORGE_API CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream) {
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  MemPool *Pool = MemPool::lookup(pool);
+  if (!dptr || !bytesize || !Pool)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    auto P = allocateAsync(*Ctx, S, bytesize, *Pool);
+    if (!P)
+      return toResult(P.takeError());
+    *dptr = *P;
+    return CUDA_SUCCESS;
+  });
+}
+PTXFORGE_SAME_ENTRY(cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync)
+
+// ---- managed memory hints: device memory is the host's, so nothing moves; the arguments are checked ----
+namespace {
+
+/// [P, P+Count) must lie in one managed allocation (Count 0: P starts one), as the hints require.
+CUresult managedRange(CUdeviceptr P, size_t Count) {
+  auto A = DeviceMemory::get().find(P);
+  if (!A || A->Kind != MemoryKind::Managed || (Count ? !A->contains(P, Count) : A->Base != P))
+    return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+CUresult hintLocation(const CUmemLocation &L) {
+  if (L.type == CU_MEM_LOCATION_TYPE_HOST || L.type == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT ||
+      (L.type == CU_MEM_LOCATION_TYPE_HOST_NUMA && L.id == 0))
+    return CUDA_SUCCESS;
+  if (L.type != CU_MEM_LOCATION_TYPE_DEVICE)
+    return CUDA_ERROR_INVALID_VALUE;
+  return validDevice(L.id) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+CUmemLocation deviceLocation(CUdevice D) {
+  CUmemLocation L;
+  L.type = D == CU_DEVICE_CPU ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE;
+  L.id = D == CU_DEVICE_CPU ? 0 : D;
+  return L;
+}
+
+} // namespace
+
+PTXFORGE_API CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags) {
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST && flags != CU_MEM_ATTACH_SINGLE)
+    return CUDA_ERROR_INVALID_VALUE;
+  // The length is 0 or the whole allocation (CUDA's rule); single-stream attachment needs a stream.
+  auto A = DeviceMemory::get().find(dptr);
+  if (!A || A->Kind != MemoryKind::Managed || A->Base != dptr || (length && length != A->Size) ||
+      (flags == CU_MEM_ATTACH_SINGLE && !S))
+    return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+PTXFORGE_SAME_ENTRY(cuStreamAttachMemAsync_ptsz, cuStreamAttachMemAsync)
+
+PTXFORGE_API CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location,
+                                            unsigned int flags, CUstream hStream) {
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  if (flags || !count)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult R = hintLocation(location))
+    return R;
+  return managedRange(devPtr, count);
+}
+PTXFORGE_SAME_ENTRY(cuMemPrefetchAsync_v2_ptsz, cuMemPrefetchAsync_v2)
+
+PTXFORGE_API CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream) {
+  return cuMemPrefetchAsync_v2(devPtr, count, deviceLocation(dstDevice), 0, hStream);
+}
+PTXFORGE_SAME_ENTRY(cuMemPrefetchAsync_ptsz, cuMemPrefetchAsync)
+
+PTXFORGE_API CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (advice < CU_MEM_ADVISE_SET_READ_MOSTLY || advice > CU_MEM_ADVISE_UNSET_ACCESSED_BY || !count)
+    return CUDA_ERROR_INVALID_VALUE;
+  // Read-mostly advice ignores the location; the others name one.
+  if (advice != CU_MEM_ADVISE_SET_READ_MOSTLY && advice != CU_MEM_ADVISE_UNSET_READ_MOSTLY)
+    if (CUresult R = hintLocation(location))
+      return R;
+  return managedRange(devPtr, count);
+}
+
+PTXFORGE_API CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUdevice device) {
+  return cuMemAdvise_v2(devPtr, count, advice, deviceLocation(device));
+}
+
+// ---- memory pools (MemPool.h: a pool keeps no memory of its own, so reserved = used) ----
+namespace {
+
+CUresult poolArg(CUmemoryPool H, MemPool *&Out) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Out = MemPool::lookup(H);
+  return Out ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/// A pool location must name a device (host pools are not implemented).
+CUresult poolLocation(const CUmemLocation &L) {
+  if (L.type == CU_MEM_LOCATION_TYPE_HOST || L.type == CU_MEM_LOCATION_TYPE_HOST_NUMA ||
+      L.type == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  return L.type == CU_MEM_LOCATION_TYPE_DEVICE && validDevice(L.id) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+} // namespace
+
+PTXFORGE_API CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!pool_out)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!validDevice(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  *pool_out = reinterpret_cast<CUmemoryPool>(&MemPool::defaultPool(dev));
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!pool)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!validDevice(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  *pool = reinterpret_cast<CUmemoryPool>(&MemPool::current(dev));
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) {
+  MemPool *P;
+  if (CUresult R = poolArg(pool, P))
+    return R;
+  if (!validDevice(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  if (P->device() != dev)
+    return CUDA_ERROR_INVALID_VALUE; // a pool serves the device it lives on
+  MemPool::setCurrent(dev, *P);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!pool || !poolProps || poolProps->allocType != CU_MEM_ALLOCATION_TYPE_PINNED)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult R = poolLocation(poolProps->location))
+    return R;
+  if (poolProps->handleTypes != CU_MEM_HANDLE_TYPE_NONE)
+    return CUDA_ERROR_NOT_SUPPORTED; // IPC: nothing to share memory with
+  *pool = reinterpret_cast<CUmemoryPool>(MemPool::create(poolProps->location.id));
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuMemPoolDestroy(CUmemoryPool pool) {
+  MemPool *P;
+  if (CUresult R = poolArg(pool, P))
+    return R;
+  return toResult(MemPool::destroy(*P));
+}
+
+PTXFORGE_API CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value) {
+  MemPool *P;
+  if (CUresult R = poolArg(pool, P))
+    return R;
+  if (!value)
+    return CUDA_ERROR_INVALID_VALUE;
+  MemPool::Policy Pol = P->policy();
+  int Flag = *static_cast<int *>(value);
+  switch (attr) {
+  case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+    Pol.FollowEventDependencies = Flag != 0;
+    break;
+  case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+    Pol.AllowOpportunistic = Flag != 0;
+    break;
+  case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+    Pol.AllowInternalDependencies = Flag != 0;
+    break;
+  case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+    Pol.ReleaseThreshold = *static_cast<cuuint64_t *>(value);
+    break;
+  case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+  case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+    // Only a reset to zero is allowed; it restarts the high-water mark at the current use.
+    if (*static_cast<cuuint64_t *>(value) != 0)
+      return CUDA_ERROR_INVALID_VALUE;
+    P->resetHigh();
+    return CUDA_SUCCESS;
+  default:
+    return CUDA_ERROR_INVALID_VALUE; // the current amounts are read-only
+  }
+  P->setPolicy(Pol);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value) {
+  MemPool *P;
+  if (CUresult R = poolArg(pool, P))
+    return R;
+  if (!value)
+    return CUDA_ERROR_INVALID_VALUE;
+  MemPool::Policy Pol = P->policy();
+  MemPool::Usage U = P->used();
+  switch (attr) {
+  case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+    return put<int>(value, Pol.FollowEventDependencies), CUDA_SUCCESS;
+  case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+    return put<int>(value, Pol.AllowOpportunistic), CUDA_SUCCESS;
+  case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+    return put<int>(value, Pol.AllowInternalDependencies), CUDA_SUCCESS;
+  case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+    return put<cuuint64_t>(value, Pol.ReleaseThreshold), CUDA_SUCCESS;
+  case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
+  case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
+    return put<cuuint64_t>(value, U.Current), CUDA_SUCCESS;
+  case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+  case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+    return put<cuuint64_t>(value, U.High), CUDA_SUCCESS;
+  default:
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+PTXFORGE_API CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t) {
+  MemPool *P;
+  return poolArg(pool, P); // nothing is reserved beyond what allocations use
+}
+
+PTXFORGE_API CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count) {
+  MemPool *P;
+  if (CUresult R = poolArg(pool, P))
+    return R;
+  if (count && !map)
+    return CUDA_ERROR_INVALID_VALUE;
+  for (size_t I = 0; I < count; ++I) {
+    if (CUresult R = poolLocation(map[I].location))
+      return R;
+    unsigned F = map[I].flags;
+    if (F != CU_MEM_ACCESS_FLAGS_PROT_NONE && F != CU_MEM_ACCESS_FLAGS_PROT_READ &&
+        F != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+      return CUDA_ERROR_INVALID_VALUE;
+    // The pool's own device always has read-write access.
+    if (map[I].location.id == P->device() && F != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+      return CUDA_ERROR_INVALID_DEVICE;
+  }
+  for (size_t I = 0; I < count; ++I)
+    if (map[I].location.id != P->device())
+      P->setAccess(map[I].location.id, map[I].flags);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool, CUmemLocation *location) {
+  MemPool *P;
+  if (CUresult R = poolArg(memPool, P))
+    return R;
+  if (!flags || !location)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult R = poolLocation(*location))
+    return R;
+  *flags = static_cast<CUmemAccess_flags>(P->access(location->id));
+  return CUDA_SUCCESS;
+}
 
 PTXFORGE_API CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
   Context *Ctx;

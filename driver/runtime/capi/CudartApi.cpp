@@ -321,6 +321,105 @@ CUDART_API cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t 
     return cudaSuccess;
   });
 }
+// Memory pools are the driver's (driver/README.md): cudaMemPoolAttr, cudaMemPoolProps, cudaMemLocation and
+// cudaMemAccessDesc have the driver's values and layouts.
+CUDART_API cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) {
+  return entry([&] {
+    if (!ptr)
+      return cudaErrorInvalidValue;
+    if (cudaError_t E = ensureContext())
+      return E;
+    *ptr = nullptr;
+    if (size == 0)
+      return cudaSuccess;
+    CUdeviceptr P = 0;
+    if (cudaError_t E = drv(cuMemAllocFromPoolAsync(&P, size, memPool, stream)))
+      return E;
+    *ptr = reinterpret_cast<void *>(P);
+    return cudaSuccess;
+  });
+}
+CUDART_API cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool,
+                                                    cudaStream_t stream) {
+  return cudaMallocFromPoolAsync(ptr, size, memPool, stream ? stream : CU_STREAM_PER_THREAD);
+}
+// Managed memory is the host's: attaching, prefetching and advice check their arguments (the driver's) only.
+CUDART_API cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *devPtr, size_t length, unsigned flags) {
+  return entry([&] {
+    if (cudaError_t E = ensureContext())
+      return E;
+    return drv(cuStreamAttachMemAsync(stream, dptr(devPtr), length, flags));
+  });
+}
+CUDART_API cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t stream, void *devPtr, size_t length, unsigned flags) {
+  return cudaStreamAttachMemAsync(stream ? stream : CU_STREAM_PER_THREAD, devPtr, length, flags);
+}
+CUDART_API cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, CUmemLocation location, unsigned flags,
+                                            cudaStream_t stream) {
+  return entry([&] {
+    if (cudaError_t E = ensureContext())
+      return E;
+    return drv(cuMemPrefetchAsync_v2(dptr(devPtr), count, location, flags, stream));
+  });
+}
+CUDART_API cudaError_t cudaMemPrefetchAsync_ptsz(const void *devPtr, size_t count, CUmemLocation location,
+                                                 unsigned flags, cudaStream_t stream) {
+  return cudaMemPrefetchAsync(devPtr, count, location, flags, stream ? stream : CU_STREAM_PER_THREAD);
+}
+CUDART_API cudaError_t cudaMemAdvise(const void *devPtr, size_t count, int advice, CUmemLocation location) {
+  return entry([&] {
+    if (cudaError_t E = ensureContext())
+      return E;
+    return drv(cuMemAdvise_v2(dptr(devPtr), count, static_cast<CUmem_advise>(advice), location));
+  });
+}
+CUDART_API cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device) {
+  return entry([&] {
+    if (cudaError_t E = checkDevice(device))
+      return E;
+    return drv(cuDeviceGetDefaultMemPool(memPool, device));
+  });
+}
+CUDART_API cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device) {
+  return entry([&] {
+    if (cudaError_t E = checkDevice(device))
+      return E;
+    return drv(cuDeviceGetMemPool(memPool, device));
+  });
+}
+CUDART_API cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool) {
+  return entry([&] {
+    if (cudaError_t E = checkDevice(device))
+      return E;
+    return drv(cuDeviceSetMemPool(device, memPool));
+  });
+}
+CUDART_API cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const CUmemPoolProps *poolProps) {
+  return entry([&] {
+    if (cudaError_t E = initDriver())
+      return E;
+    return drv(cuMemPoolCreate(memPool, poolProps));
+  });
+}
+CUDART_API cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool) {
+  return entry([&] { return drv(cuMemPoolDestroy(memPool)); });
+}
+CUDART_API cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, int attr, void *value) {
+  return entry([&] { return drv(cuMemPoolSetAttribute(memPool, static_cast<CUmemPool_attribute>(attr), value)); });
+}
+CUDART_API cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, int attr, void *value) {
+  return entry([&] { return drv(cuMemPoolGetAttribute(memPool, static_cast<CUmemPool_attribute>(attr), value)); });
+}
+CUDART_API cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep) {
+  return entry([&] { return drv(cuMemPoolTrimTo(memPool, minBytesToKeep)); });
+}
+CUDART_API cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const CUmemAccessDesc *descList, size_t count) {
+  return entry([&] { return drv(cuMemPoolSetAccess(memPool, descList, count)); });
+}
+CUDART_API cudaError_t cudaMemPoolGetAccess(int *flags, cudaMemPool_t memPool, CUmemLocation *location) {
+  return entry(
+      [&] { return drv(cuMemPoolGetAccess(reinterpret_cast<CUmemAccess_flags *>(flags), memPool, location)); });
+}
 CUDART_API cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height) {
   return entry([&] {
     if (!devPtr || !pitch)
