@@ -3747,7 +3747,7 @@ PTXFORGE_API CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstre
   if (!dptr || !bytesize)
     return CUDA_ERROR_INVALID_VALUE;
   return boundary([&] {
-    auto P = allocateAsync(*Ctx, S, bytesize, MemPool::current(Ctx->device()));
+    auto P = allocateAsync(*Ctx, S, bytesize);
     if (!P)
       return toResult(P.takeError());
     *dptr = *P;
@@ -3765,7 +3765,7 @@ PTXFORGE_API CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize
   if (!dptr || !bytesize || !Pool)
     return CUDA_ERROR_INVALID_VALUE;
   return boundary([&] {
-    auto P = allocateAsync(*Ctx, S, bytesize, *Pool);
+    auto P = allocateAsync(*Ctx, S, bytesize, Pool);
     if (!P)
       return toResult(P.takeError());
     *dptr = *P;

@@ -81,8 +81,8 @@ void forgetStream(Stream *S);
 /// cuGraphLaunch: a child graph node when S captures, else the exec's nodes queued on S.
 [[nodiscard]] llvm::Error launchGraph(Context &Ctx, Stream *S, const GraphExec &Exec);
 /// cuMemAllocAsync/cuMemAllocFromPoolAsync/cuMemFreeAsync: alloc and free nodes when S captures, else memory now
-/// (counted as Pool's until freed).
-[[nodiscard]] llvm::Expected<uint64_t> allocateAsync(Context &Ctx, Stream *S, uint64_t Bytes, MemPool &Pool);
+/// (counted as Pool's until freed; no Pool: the current pool of Ctx's device).
+[[nodiscard]] llvm::Expected<uint64_t> allocateAsync(Context &Ctx, Stream *S, uint64_t Bytes, MemPool *Pool = nullptr);
 [[nodiscard]] llvm::Error freeAsync(Context &Ctx, Stream *S, uint64_t Address);
 
 } // namespace ptxforge::driver
