@@ -12,6 +12,7 @@
 #   --only A,B,...  run only these samples (as SAMPLE arguments do)
 #   --skip A,B,...  leave these samples out
 #   --skip-build    build nothing: run the binaries WORK already holds (a sample without one is NOBUILD)
+#   --devices LIST  run with PTXFORGE_DEVICE_CC=LIST, e.g. 13.0,13.0 for two devices (simpleP2P waives on one)
 #   --timeout S     wall-clock limit of one run in seconds (default 120)
 #   --work DIR      where binaries and logs go (default /tmp/ptxforge-samples)
 #   --lib DIR       ptxforge's library directory (default: build/lib of this checkout)
@@ -28,7 +29,7 @@
 # sample's files is not built again. Not part of CI: the repository holds no sample code.
 set -u
 
-usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 rdc_modes=(no)
@@ -52,6 +53,7 @@ while [ $# -gt 0 ]; do
     --only) IFS=, read -r -a more <<<"$2"; names+=("${more[@]}"); shift ;;
     --skip) IFS=, read -r -a more <<<"$2"; skips+=("${more[@]}"); shift ;;
     --skip-build) skip_build=yes ;;
+    --devices) export PTXFORGE_DEVICE_CC=$2; shift ;;
     --timeout) timeout_s=$2; shift ;;
     --work) work=$2; shift ;;
     --lib) libdir=$2; shift ;;

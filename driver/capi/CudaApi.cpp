@@ -163,7 +163,7 @@ template <class F> CUresult boundary(F &&Body) noexcept {
 }
 
 bool initialized() { return Driver::get().initialized(); }
-bool validDevice(CUdevice D) { return D >= 0 && D < DeviceCount; }
+bool validDevice(CUdevice D) { return D >= 0 && D < deviceCount(); }
 
 /// The calling thread's current context, or the error for a call that needs one.
 CUresult current(Context *&Out) {
@@ -1173,7 +1173,7 @@ PTXFORGE_API CUresult cuDeviceGetCount(int *count) {
     return CUDA_ERROR_NOT_INITIALIZED;
   if (!count)
     return CUDA_ERROR_INVALID_VALUE;
-  *count = DeviceCount;
+  *count = deviceCount();
   return CUDA_SUCCESS;
 }
 
@@ -1184,7 +1184,7 @@ PTXFORGE_API CUresult cuDeviceGetName(char *name, int len, CUdevice dev) {
     return CUDA_ERROR_INVALID_VALUE;
   if (!validDevice(dev))
     return CUDA_ERROR_INVALID_DEVICE;
-  const std::string &N = deviceProperties().Name;
+  const std::string &N = deviceProperties(dev).Name;
   size_t Bytes = std::min(N.size(), size_t(len) - 1);
   std::memcpy(name, N.data(), Bytes);
   name[Bytes] = 0;
@@ -1198,7 +1198,7 @@ PTXFORGE_API CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev) {
     return CUDA_ERROR_INVALID_VALUE;
   if (!validDevice(dev))
     return CUDA_ERROR_INVALID_DEVICE;
-  std::memcpy(uuid->bytes, deviceProperties().Uuid.data(), 16);
+  std::memcpy(uuid->bytes, deviceProperties(dev).Uuid.data(), 16);
   return CUDA_SUCCESS;
 }
 
@@ -1211,7 +1211,7 @@ PTXFORGE_API CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev) {
     return CUDA_ERROR_INVALID_VALUE;
   if (!validDevice(dev))
     return CUDA_ERROR_INVALID_DEVICE;
-  *bytes = deviceProperties().TotalMemory;
+  *bytes = deviceProperties(dev).TotalMemory;
   return CUDA_SUCCESS;
 }
 
@@ -1222,7 +1222,7 @@ PTXFORGE_API CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, C
     return CUDA_ERROR_INVALID_VALUE;
   if (!validDevice(dev))
     return CUDA_ERROR_INVALID_DEVICE;
-  std::optional<int> V = deviceAttribute(attrib, deviceProperties());
+  std::optional<int> V = deviceAttribute(attrib, deviceProperties(dev));
   if (!V)
     return CUDA_ERROR_INVALID_VALUE;
   *pi = *V;
@@ -1236,8 +1236,8 @@ PTXFORGE_API CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevice
     return CUDA_ERROR_INVALID_VALUE;
   if (!validDevice(dev))
     return CUDA_ERROR_INVALID_DEVICE;
-  *major = static_cast<int>(deviceProperties().CcMajor);
-  *minor = static_cast<int>(deviceProperties().CcMinor);
+  *major = static_cast<int>(deviceProperties(dev).CcMajor);
+  *minor = static_cast<int>(deviceProperties(dev).CcMinor);
   return CUDA_SUCCESS;
 }
 
@@ -1248,7 +1248,7 @@ PTXFORGE_API CUresult cuDeviceGetProperties(CUdevprop *prop, CUdevice dev) {
     return CUDA_ERROR_INVALID_VALUE;
   if (!validDevice(dev))
     return CUDA_ERROR_INVALID_DEVICE;
-  const DeviceProperties &P = deviceProperties();
+  const DeviceProperties &P = deviceProperties(dev);
   prop->maxThreadsPerBlock = static_cast<int>(P.MaxThreadsPerBlock);
   for (int I = 0; I < 3; ++I) {
     prop->maxThreadsDim[I] = static_cast<int>(P.MaxBlockDim[I]);
@@ -1271,7 +1271,7 @@ PTXFORGE_API CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
     return CUDA_ERROR_INVALID_VALUE;
   if (!validDevice(dev))
     return CUDA_ERROR_INVALID_DEVICE;
-  const DeviceProperties &P = deviceProperties();
+  const DeviceProperties &P = deviceProperties(dev);
   std::snprintf(pciBusId, size_t(len), "%08X:%02X:%02X.0", P.PciDomain, P.PciBus, P.PciDevice);
   return CUDA_SUCCESS;
 }
@@ -1282,12 +1282,14 @@ PTXFORGE_API CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
   if (!dev || !pciBusId)
     return CUDA_ERROR_INVALID_VALUE;
   unsigned Domain = 0, Bus = 0, Device = 0, Fn = 0;
-  const DeviceProperties &P = deviceProperties();
   if (std::sscanf(pciBusId, "%x:%x:%x.%x", &Domain, &Bus, &Device, &Fn) == 4 ||
       (Domain = 0, std::sscanf(pciBusId, "%x:%x.%x", &Bus, &Device, &Fn) == 3)) {
-    if (Domain == P.PciDomain && Bus == P.PciBus && Device == P.PciDevice) {
-      *dev = 0;
-      return CUDA_SUCCESS;
+    for (int D = 0; D < deviceCount(); ++D) {
+      const DeviceProperties &P = deviceProperties(D);
+      if (Domain == P.PciDomain && Bus == P.PciBus && Device == P.PciDevice) {
+        *dev = D;
+        return CUDA_SUCCESS;
+      }
     }
     return CUDA_ERROR_INVALID_DEVICE;
   }
@@ -1301,8 +1303,54 @@ PTXFORGE_API CUresult cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CU
     return CUDA_ERROR_INVALID_VALUE;
   if (!validDevice(dev) || !validDevice(peerDev))
     return CUDA_ERROR_INVALID_DEVICE;
-  *canAccessPeer = 0; // a device is not its own peer, and there is only one
+  *canAccessPeer = dev != peerDev; // every device is the same host memory; a device is not its own peer
   return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdevice srcDevice,
+                                              CUdevice dstDevice) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!value)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!validDevice(srcDevice) || !validDevice(dstDevice) || srcDevice == dstDevice)
+    return CUDA_ERROR_INVALID_DEVICE;
+  switch (attrib) {
+  case CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK:
+    *value = 0; // the same memory: no link is better than another
+    return CUDA_SUCCESS;
+  case CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED:
+  case CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED:
+  case CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED:
+    *value = 1;
+    return CUDA_SUCCESS;
+  default:
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+PTXFORGE_API CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) {
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  Context *Peer = unwrap(peerContext);
+  if (!Peer || Peer->isDestroyed())
+    return CUDA_ERROR_INVALID_CONTEXT;
+  if (Flags)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (Peer->device() == Ctx->device())
+    return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED; // cuDeviceCanAccessPeer says no for a device and itself
+  return Ctx->enablePeer(*Peer) ? CUDA_SUCCESS : CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+}
+
+PTXFORGE_API CUresult cuCtxDisablePeerAccess(CUcontext peerContext) {
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  Context *Peer = unwrap(peerContext);
+  if (!Peer || Peer->isDestroyed())
+    return CUDA_ERROR_INVALID_CONTEXT;
+  return Ctx->disablePeer(*Peer) ? CUDA_SUCCESS : CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
 }
 
 // =====================================================================================================
@@ -2176,6 +2224,8 @@ PTXFORGE_API CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *opt
     auto S = std::make_unique<LinkSession>();
     if (CUresult R = S->Opts.parse(numOptions, options, optionValues))
       return R;
+    if (!S->Opts.Options.TargetCc) // the inputs are chosen for the current context's device
+      S->Opts.Options.TargetCc = deviceProperties(Ctx->device()).computeCapability();
     S->L = std::make_unique<Linker>(S->Opts.Options);
     Linker *L = S->L.get();
     {
@@ -2485,6 +2535,31 @@ PTXFORGE_API CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCoun
 
 PTXFORGE_API CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
   return boundary([&] { return copy(hStream, true, linear(dst, Side::Unified, src, Side::Unified, ByteCount)); });
+}
+
+namespace {
+/// cuMemcpyPeer's contexts: both live. Every device's memory is the same host memory, so the copy itself is a
+/// unified one.
+CUresult peerContexts(CUcontext Dst, CUcontext Src) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Context *D = unwrap(Dst), *S = unwrap(Src);
+  return D && S && !D->isDestroyed() && !S->isDestroyed() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+} // namespace
+
+PTXFORGE_API CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                                   CUcontext srcContext, size_t ByteCount) {
+  if (CUresult R = peerContexts(dstContext, srcContext))
+    return R;
+  return cuMemcpy(dstDevice, srcDevice, ByteCount);
+}
+
+PTXFORGE_API CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                                        CUcontext srcContext, size_t ByteCount, CUstream hStream) {
+  if (CUresult R = peerContexts(dstContext, srcContext))
+    return R;
+  return cuMemcpyAsync(dstDevice, srcDevice, ByteCount, hStream);
 }
 
 PTXFORGE_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount) {
@@ -3040,6 +3115,11 @@ PTXFORGE_API CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const voi
 }
 PTXFORGE_SAME_ENTRY(cuMemcpyHtoD_v2_ptds, cuMemcpyHtoD_v2)
 PTXFORGE_SAME_ENTRY(cuMemcpy_ptds, cuMemcpy)
+PTXFORGE_SAME_ENTRY(cuMemcpyPeer_ptds, cuMemcpyPeer)
+PTXFORGE_API CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                                             CUcontext srcContext, size_t ByteCount, CUstream hStream) {
+  return cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, ByteCount, perThread(hStream));
+}
 PTXFORGE_API CUresult cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream) {
   return cuMemsetD16Async(dstDevice, us, N, perThread(hStream));
 }
@@ -3206,7 +3286,7 @@ PTXFORGE_API CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSme
   Function *F = unwrap(func);
   if (!F)
     return CUDA_ERROR_INVALID_HANDLE;
-  const DeviceProperties &P = deviceProperties();
+  const DeviceProperties &P = deviceProperties(F->module().context().device());
   uint64_t PerBlock = P.SharedMemoryPerMultiprocessor / uint64_t(numBlocks);
   uint64_t Used = F->staticSharedBytes() + P.ReservedSharedMemoryPerBlock;
   uint64_t Avail = PerBlock > Used ? PerBlock - Used : 0;

@@ -201,8 +201,41 @@ CUDART_API cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, i
       return cudaErrorInvalidValue;
     if (cudaError_t E = checkDevice(device); E || (E = checkDevice(peerDevice)))
       return E;
-    *canAccessPeer = 0; // one device: no peers
-    return cudaSuccess;
+    return drv(cuDeviceCanAccessPeer(canAccessPeer, device, peerDevice));
+  });
+}
+CUDART_API cudaError_t cudaDeviceGetP2PAttribute(int *value, int attr, int srcDevice, int dstDevice) {
+  return entry([&] {
+    if (cudaError_t E = checkDevice(srcDevice); E || (E = checkDevice(dstDevice)))
+      return E;
+    // cudaDeviceP2PAttr numbers are CUdevice_P2PAttribute's.
+    return drv(cuDeviceGetP2PAttribute(value, static_cast<CUdevice_P2PAttribute>(attr), srcDevice, dstDevice));
+  });
+}
+// Peer access is between the current device's primary context and the peer device's.
+CUDART_API cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned flags) {
+  return entry([&] {
+    CUcontext Peer = nullptr;
+    if (cudaError_t E = ensureContext(); E || (E = primaryContext(peerDevice, &Peer)))
+      return E;
+    return drv(cuCtxEnablePeerAccess(Peer, flags));
+  });
+}
+CUDART_API cudaError_t cudaDeviceDisablePeerAccess(int peerDevice) {
+  return entry([&] {
+    CUcontext Peer = nullptr;
+    if (cudaError_t E = ensureContext(); E || (E = primaryContext(peerDevice, &Peer)))
+      return E;
+    return drv(cuCtxDisablePeerAccess(Peer));
+  });
+}
+// Every device's memory is the same host memory: a peer copy is a unified one (the devices are checked).
+CUDART_API cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count,
+                                           cudaStream_t stream) {
+  return entry([&] {
+    if (cudaError_t E = checkDevice(dstDevice); E || (E = checkDevice(srcDevice)) || (E = ensureContext()))
+      return E;
+    return drv(cuMemcpyAsync(dptr(dst), dptr(src), count, stream));
   });
 }
 CUDART_API cudaError_t cudaSetDeviceFlags(unsigned flags) {
