@@ -2,8 +2,9 @@
 // __cudaRegisterManagedVar + __cudaInitModule), cudaMallocManaged, pitched memory with cudaMemcpy2D and
 // cudaMemset2D, async symbol copies, cudaLaunchKernel by host function, cudaPointerGetAttributes,
 // occupancy (cudaOccupancyMaxPotentialBlockSize), cudaGetDriverEntryPointByVersion, cudaDeviceGetLimit, managed
-// memory hints (attach, prefetch, advise) and memory pools.
+// memory hints (attach, prefetch, advise), memory pools and cudaFuncGetName.
 #include <cstdio>
+#include <cstring>
 #include <cuda_runtime.h>
 
 #include "check.h"
@@ -137,6 +138,12 @@ int main() {
   CHECK(block > 0 && block <= 1024 && minGrid > 0, "block_size_sane", "grid %d block %d", minGrid, block);
   int active = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&active, fill, 256, 0), "max_active_blocks");
+  const char *fname = nullptr;
+  CK(cudaFuncGetName(&fname, (const void *)fill), "cudaFuncGetName");
+  CHECK(fname && strcmp(fname, "_Z4fillPii") == 0, "function_name_mangled", "%s", fname ? fname : "(null)");
+  cudaError_t bad = cudaFuncGetName(&fname, (const void *)&active);
+  CHECK(bad == cudaErrorInvalidDeviceFunction, "function_name_not_a_kernel", "%s", cudaGetErrorName(bad));
+  cudaGetLastError();
   CHECK(active > 0, "active_blocks_positive", "%d", active);
   void *fn = nullptr;
   cudaDriverEntryPointQueryResult q;

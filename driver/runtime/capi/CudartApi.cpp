@@ -915,6 +915,18 @@ CUDART_API cudaError_t cudaEventDestroy(cudaEvent_t event) {
 }
 
 // ---- kernels: attributes, occupancy ----
+// The kernel's name as registered (its mangled device name), as cuFuncGetName gives it; nothing is loaded.
+CUDART_API cudaError_t cudaFuncGetName(const char **name, const void *func) {
+  return entry([&] {
+    if (!name)
+      return cudaErrorInvalidValue;
+    const KernelEntry *K = FatbinRegistry::get().kernel(func);
+    if (!K)
+      return cudaErrorInvalidDeviceFunction;
+    *name = K->Name.c_str();
+    return cudaSuccess;
+  });
+}
 CUDART_API cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, const void *func) {
   return entry([&] {
     if (!attr)
