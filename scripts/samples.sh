@@ -141,7 +141,14 @@ build_sample() {
     (cd "$dir" && "$nvcc" "${flags[@]}" -fatbin "$kernel" -o "$(dirname "$out")/$fatbin") || return 1
   fi
   if [ -n "$kernel" ] && [ -n "$ptx" ]; then
-    (cd "$dir" && "$nvcc" "${flags[@]}" -ptx "$kernel" -o "$(dirname "$out")/$ptx") || return 1
+    # nvcc -ptx takes one architecture: the PTX targets of the flags (code=compute_*), the last one.
+    local ptxflags=("${flags[@]}") ptxtarget
+    ptxtarget=$(echo "$gencode" | grep -o 'arch=[a-z_0-9]*,code=compute_[0-9a-z]*' | tail -1)
+    if [ -n "$ptxtarget" ]; then
+      mapfile -t ptxflags < <(printf '%s\n' "${flags[@]}" | grep -v -e '^-gencode$' -e '^arch=')
+      ptxflags+=(-gencode "$ptxtarget")
+    fi
+    (cd "$dir" && "$nvcc" "${ptxflags[@]}" -ptx "$kernel" -o "$(dirname "$out")/$ptx") || return 1
   fi
   # shellcheck disable=SC2086 # libs are words
   (cd "$dir" && "$nvcc" "${flags[@]}" "${srcs[@]}" -o "$out" $libs)
