@@ -7,6 +7,12 @@
 #   --rdc           build with separate compilation (-rdc=true), as the samples' own CMakeLists do
 #   --both          run every sample twice: without and with -rdc=true
 #   --gencode FLAGS the nvcc target flags (default: -gencode arch=compute_80,code=compute_80)
+#   --multi-arch    the target flags of a multi-arch build: sm_80 SASS and compute_90 PTX (the loader must
+#                   pick the PTX); its binaries go to WORK/multi[-rdc]
+#   --only A,B,...  run only these samples (as SAMPLE arguments do)
+#   --skip A,B,...  leave these samples out
+#   --skip-build    build nothing: run the binaries WORK already holds (a sample without one is NOBUILD)
+#   --devices LIST  run with PTXFORGE_DEVICE_CC=LIST, e.g. 13.0,13.0 for two devices (simpleP2P waives on one)
 #   --timeout S     wall-clock limit of one run in seconds (default 120)
 #   --work DIR      where binaries and logs go (default /tmp/ptxforge-samples)
 #   --lib DIR       ptxforge's library directory (default: build/lib of this checkout)
@@ -23,7 +29,7 @@
 # sample's files is not built again. Not part of CI: the repository holds no sample code.
 set -u
 
-usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 rdc_modes=(no)
@@ -36,11 +42,18 @@ nvcc=/usr/local/cuda/bin/nvcc
 [ -x "$nvcc" ] || nvcc=$(command -v nvcc || true)
 samples_dir=
 names=()
+skips=()
+skip_build=no
 while [ $# -gt 0 ]; do
   case $1 in
     --rdc) rdc_modes=(yes) ;;
     --both) rdc_modes=(no yes) ;;
     --gencode) gencode=$2; shift ;;
+    --multi-arch) gencode="-gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90" ;;
+    --only) IFS=, read -r -a more <<<"$2"; names+=("${more[@]}"); shift ;;
+    --skip) IFS=, read -r -a more <<<"$2"; skips+=("${more[@]}"); shift ;;
+    --skip-build) skip_build=yes ;;
+    --devices) export PTXFORGE_DEVICE_CC=$2; shift ;;
     --timeout) timeout_s=$2; shift ;;
     --work) work=$2; shift ;;
     --lib) libdir=$2; shift ;;
@@ -128,7 +141,14 @@ build_sample() {
     (cd "$dir" && "$nvcc" "${flags[@]}" -fatbin "$kernel" -o "$(dirname "$out")/$fatbin") || return 1
   fi
   if [ -n "$kernel" ] && [ -n "$ptx" ]; then
-    (cd "$dir" && "$nvcc" "${flags[@]}" -ptx "$kernel" -o "$(dirname "$out")/$ptx") || return 1
+    # nvcc -ptx takes one architecture: the PTX targets of the flags (code=compute_*), the last one.
+    local ptxflags=("${flags[@]}") ptxtarget
+    ptxtarget=$(echo "$gencode" | grep -o 'arch=[a-z_0-9]*,code=compute_[0-9a-z]*' | tail -1)
+    if [ -n "$ptxtarget" ]; then
+      mapfile -t ptxflags < <(printf '%s\n' "${flags[@]}" | grep -v -e '^-gencode$' -e '^arch=')
+      ptxflags+=(-gencode "$ptxtarget")
+    fi
+    (cd "$dir" && "$nvcc" "${ptxflags[@]}" -ptx "$kernel" -o "$(dirname "$out")/$ptx") || return 1
   fi
   # shellcheck disable=SC2086 # libs are words
   (cd "$dir" && "$nvcc" "${flags[@]}" "${srcs[@]}" -o "$out" $libs)
@@ -138,10 +158,15 @@ passed=0 failed=0 timeouts=0 nobuild=0 waived=0 total_s=0
 for rdc in "${rdc_modes[@]}"; do
   # Binaries of other target flags go to a folder of their own (a built binary is reused).
   variant=ptx
-  [ "$gencode" = "$default_gencode" ] || variant=gencode-$(echo "$gencode" | md5sum | cut -c1-8)
+  case $gencode in
+    "$default_gencode") ;;
+    "-gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90") variant=multi ;;
+    *) variant=gencode-$(echo "$gencode" | md5sum | cut -c1-8) ;;
+  esac
   [ "$rdc" = yes ] && variant=$variant-rdc
   mkdir -p "$work/$variant"
   for name in "${names[@]}"; do
+    [[ " ${skips[*]} " == *" $name "* ]] && continue
     dir=$(find "$samples_dir/Samples" -mindepth 2 -maxdepth 2 -type d -name "$name" | head -1)
     label="$name"; [ ${#rdc_modes[@]} -gt 1 ] && label="$name [$variant]"
     if [ -z "$dir" ]; then
@@ -149,7 +174,10 @@ for rdc in "${rdc_modes[@]}"; do
     fi
     bin=$work/$variant/$name/$name
     mkdir -p "$(dirname "$bin")"
-    if [ ! -x "$bin" ] || [ -n "$(find "$dir" -newer "$bin" -type f -print -quit)" ]; then
+    if [ $skip_build = yes ] && [ ! -x "$bin" ]; then
+      printf '%-44s NOBUILD %7s  (--skip-build: no %s)\n' "$label" - "$bin"; nobuild=$((nobuild + 1)); continue
+    fi
+    if [ $skip_build = no ] && { [ ! -x "$bin" ] || [ -n "$(find "$dir" -newer "$bin" -type f -print -quit)" ]; }; then
       if ! build_sample "$name" "$dir" "$bin" "$rdc" >"$work/$variant/$name.build.log" 2>&1; then
         rm -f "$bin"
         printf '%-44s NOBUILD %7s  (%s)\n' "$label" - "$work/$variant/$name.build.log"; nobuild=$((nobuild + 1)); continue

@@ -86,8 +86,9 @@ const TextureDescriptor *ptxforge::codegen::findTextureObject(uint64_t H) {
 // ---- texel access ----
 namespace {
 
-/// The geometry operand of the helpers: the dimension count, and Layered for a1d/a2d.
+/// The geometry operand of the helpers: the dimension count, Layered for a1d/a2d/acube, Cube for cube/acube.
 constexpr uint32_t Layered = 0x10;
+constexpr uint32_t Cube = 0x20;
 
 /// What a result register holds: a float, or the stored integer (signed or unsigned).
 enum ResultKind : uint32_t { ResultF32 = 0, ResultS32 = 1, ResultU32 = 2 };
@@ -351,6 +352,42 @@ uint64_t layerOf(const TextureDescriptor &D, uint32_t Bits) {
   return D.Layers ? static_cast<uint64_t>(std::clamp<int64_t>(L, 0, static_cast<int64_t>(D.Layers) - 1)) : 0;
 }
 
+/// The cubemap face (0..5: +x, -x, +y, -y, +z, -z) direction (X, Y, Z) points at, and the face coordinates S
+/// (0..1 across it), as CUDA's programming guide tabulates them (its cubemap fetch table). The major axis is
+/// the one of largest magnitude; ties go to x, then y.
+unsigned cubeFace(float X, float Y, float Z, float S[2]) {
+  float AX = std::fabs(X), AY = std::fabs(Y), AZ = std::fabs(Z);
+  unsigned Face;
+  float M, SC, TC;
+  if (AX >= AY && AX >= AZ)
+    Face = X >= 0 ? 0 : 1, M = AX, SC = X >= 0 ? -Z : Z, TC = -Y;
+  else if (AY >= AZ)
+    Face = Y >= 0 ? 2 : 3, M = AY, SC = X, TC = Y >= 0 ? Z : -Z;
+  else
+    Face = Z >= 0 ? 4 : 5, M = AZ, SC = Z >= 0 ? X : -X, TC = -Y;
+  S[0] = (SC / M + 1) * 0.5f, S[1] = (TC / M + 1) * 0.5f;
+  return Face;
+}
+
+/// tex.cube/acube: Coords holds {cubemap index, x, y, z}; the face is a layer of D (six per cubemap), sampled
+/// at normalized face coordinates.
+Texel sampleCube(const TextureDescriptor &D, uint32_t Geom, const uint32_t *Coords, bool AsFloat) {
+  float S[2];
+  uint64_t Face = cubeFace(asFloat(Coords[1]), asFloat(Coords[2]), asFloat(Coords[3]), S);
+  uint64_t Cubes = D.Layers / 6 ? D.Layers / 6 : 1;
+  uint64_t Index = (Geom & Layered) ? static_cast<uint64_t>(std::clamp<int64_t>(static_cast<int32_t>(Coords[0]), 0,
+                                                                                static_cast<int64_t>(Cubes) - 1))
+                                    : 0;
+  uint64_t Layer = D.Layers ? std::min(Index * 6 + Face, D.Layers - 1) : 0;
+  const float Size[2] = {static_cast<float>(D.Width), static_cast<float>(D.Height)};
+  if (D.Filter == TexFilterMode::Linear && AsFloat) {
+    float U[3] = {S[0] * Size[0] - 0.5f, S[1] * Size[1] - 0.5f, 0};
+    return filterLinear(D, U, Layer);
+  }
+  int64_t Idx[3] = {floorIndex(S[0] * Size[0]), floorIndex(S[1] * Size[1]), 0};
+  return fetch(D, Idx, Layer, AsFloat, true);
+}
+
 /// tex: Coords holds {layer, x, y, z} (float bits unless IntCoords).
 void ptxrt_tex(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t IntCoords, const uint32_t *Coords, uint32_t *Out,
                const char *Loc) {
@@ -358,7 +395,9 @@ void ptxrt_tex(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t IntCoords, 
   bool AsFloat = readsFloat(D);
   uint64_t Layer = (Geom & Layered) ? layerOf(D, Coords[0]) : 0;
   Texel T;
-  if (D.Resource == TexResource::Linear) {
+  if (Geom & Cube) {
+    T = sampleCube(D, Geom, Coords, AsFloat);
+  } else if (D.Resource == TexResource::Linear) {
     // Linear memory takes integer texel indices; outside it reads zeros.
     int64_t X = IntCoords ? static_cast<int32_t>(Coords[1]) : floorIndex(asFloat(Coords[1]));
     if (X < 0 || static_cast<uint64_t>(X) >= D.Width) {

@@ -16,6 +16,7 @@
 #include "ptxforge/driver/Launch.h"
 #include "ptxforge/driver/Library.h"
 #include "ptxforge/driver/Link.h"
+#include "ptxforge/driver/MemPool.h"
 #include "ptxforge/driver/Memory.h"
 #include "ptxforge/driver/Module.h"
 #include "ptxforge/driver/TensorMap.h"
@@ -163,7 +164,7 @@ template <class F> CUresult boundary(F &&Body) noexcept {
 }
 
 bool initialized() { return Driver::get().initialized(); }
-bool validDevice(CUdevice D) { return D >= 0 && D < DeviceCount; }
+bool validDevice(CUdevice D) { return D >= 0 && D < deviceCount(); }
 
 /// The calling thread's current context, or the error for a call that needs one.
 CUresult current(Context *&Out) {
@@ -981,7 +982,7 @@ CUresult pointerAttribute(void *Data, CUpointer_attribute Attr, CUdeviceptr Ptr)
     put<unsigned>(Data, 3);
     break; // read and write
   case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
-    put<void *>(Data, nullptr);
+    put<void *>(Data, A->Pool);
     break;
   case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
     put<size_t>(Data, A->Size);
@@ -1175,7 +1176,7 @@ PTXFORGE_API CUresult cuDeviceGetCount(int *count) {
     return CUDA_ERROR_NOT_INITIALIZED;
   if (!count)
     return CUDA_ERROR_INVALID_VALUE;
-  *count = DeviceCount;
+  *count = deviceCount();
   return CUDA_SUCCESS;
 }
 
@@ -1186,7 +1187,7 @@ PTXFORGE_API CUresult cuDeviceGetName(char *name, int len, CUdevice dev) {
     return CUDA_ERROR_INVALID_VALUE;
   if (!validDevice(dev))
     return CUDA_ERROR_INVALID_DEVICE;
-  const std::string &N = deviceProperties().Name;
+  const std::string &N = deviceProperties(dev).Name;
   size_t Bytes = std::min(N.size(), size_t(len) - 1);
   std::memcpy(name, N.data(), Bytes);
   name[Bytes] = 0;
@@ -1200,7 +1201,7 @@ PTXFORGE_API CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev) {
     return CUDA_ERROR_INVALID_VALUE;
   if (!validDevice(dev))
     return CUDA_ERROR_INVALID_DEVICE;
-  std::memcpy(uuid->bytes, deviceProperties().Uuid.data(), 16);
+  std::memcpy(uuid->bytes, deviceProperties(dev).Uuid.data(), 16);
   return CUDA_SUCCESS;
 }
 
@@ -1213,7 +1214,7 @@ PTXFORGE_API CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev) {
     return CUDA_ERROR_INVALID_VALUE;
   if (!validDevice(dev))
     return CUDA_ERROR_INVALID_DEVICE;
-  *bytes = deviceProperties().TotalMemory;
+  *bytes = deviceProperties(dev).TotalMemory;
   return CUDA_SUCCESS;
 }
 
@@ -1224,7 +1225,7 @@ PTXFORGE_API CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, C
     return CUDA_ERROR_INVALID_VALUE;
   if (!validDevice(dev))
     return CUDA_ERROR_INVALID_DEVICE;
-  std::optional<int> V = deviceAttribute(attrib, deviceProperties());
+  std::optional<int> V = deviceAttribute(attrib, deviceProperties(dev));
   if (!V)
     return CUDA_ERROR_INVALID_VALUE;
   *pi = *V;
@@ -1238,8 +1239,8 @@ PTXFORGE_API CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevice
     return CUDA_ERROR_INVALID_VALUE;
   if (!validDevice(dev))
     return CUDA_ERROR_INVALID_DEVICE;
-  *major = static_cast<int>(deviceProperties().CcMajor);
-  *minor = static_cast<int>(deviceProperties().CcMinor);
+  *major = static_cast<int>(deviceProperties(dev).CcMajor);
+  *minor = static_cast<int>(deviceProperties(dev).CcMinor);
   return CUDA_SUCCESS;
 }
 
@@ -1250,7 +1251,7 @@ PTXFORGE_API CUresult cuDeviceGetProperties(CUdevprop *prop, CUdevice dev) {
     return CUDA_ERROR_INVALID_VALUE;
   if (!validDevice(dev))
     return CUDA_ERROR_INVALID_DEVICE;
-  const DeviceProperties &P = deviceProperties();
+  const DeviceProperties &P = deviceProperties(dev);
   prop->maxThreadsPerBlock = static_cast<int>(P.MaxThreadsPerBlock);
   for (int I = 0; I < 3; ++I) {
     prop->maxThreadsDim[I] = static_cast<int>(P.MaxBlockDim[I]);
@@ -1273,7 +1274,7 @@ PTXFORGE_API CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
     return CUDA_ERROR_INVALID_VALUE;
   if (!validDevice(dev))
     return CUDA_ERROR_INVALID_DEVICE;
-  const DeviceProperties &P = deviceProperties();
+  const DeviceProperties &P = deviceProperties(dev);
   std::snprintf(pciBusId, size_t(len), "%08X:%02X:%02X.0", P.PciDomain, P.PciBus, P.PciDevice);
   return CUDA_SUCCESS;
 }
@@ -1284,12 +1285,14 @@ PTXFORGE_API CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
   if (!dev || !pciBusId)
     return CUDA_ERROR_INVALID_VALUE;
   unsigned Domain = 0, Bus = 0, Device = 0, Fn = 0;
-  const DeviceProperties &P = deviceProperties();
   if (std::sscanf(pciBusId, "%x:%x:%x.%x", &Domain, &Bus, &Device, &Fn) == 4 ||
       (Domain = 0, std::sscanf(pciBusId, "%x:%x.%x", &Bus, &Device, &Fn) == 3)) {
-    if (Domain == P.PciDomain && Bus == P.PciBus && Device == P.PciDevice) {
-      *dev = 0;
-      return CUDA_SUCCESS;
+    for (int D = 0; D < deviceCount(); ++D) {
+      const DeviceProperties &P = deviceProperties(D);
+      if (Domain == P.PciDomain && Bus == P.PciBus && Device == P.PciDevice) {
+        *dev = D;
+        return CUDA_SUCCESS;
+      }
     }
     return CUDA_ERROR_INVALID_DEVICE;
   }
@@ -1303,8 +1306,54 @@ PTXFORGE_API CUresult cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CU
     return CUDA_ERROR_INVALID_VALUE;
   if (!validDevice(dev) || !validDevice(peerDev))
     return CUDA_ERROR_INVALID_DEVICE;
-  *canAccessPeer = 0; // a device is not its own peer, and there is only one
+  *canAccessPeer = dev != peerDev; // every device is the same host memory; a device is not its own peer
   return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdevice srcDevice,
+                                              CUdevice dstDevice) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!value)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!validDevice(srcDevice) || !validDevice(dstDevice) || srcDevice == dstDevice)
+    return CUDA_ERROR_INVALID_DEVICE;
+  switch (attrib) {
+  case CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK:
+    *value = 0; // the same memory: no link is better than another
+    return CUDA_SUCCESS;
+  case CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED:
+  case CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED:
+  case CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED:
+    *value = 1;
+    return CUDA_SUCCESS;
+  default:
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+PTXFORGE_API CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) {
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  Context *Peer = unwrap(peerContext);
+  if (!Peer || Peer->isDestroyed())
+    return CUDA_ERROR_INVALID_CONTEXT;
+  if (Flags)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (Peer->device() == Ctx->device())
+    return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED; // cuDeviceCanAccessPeer says no for a device and itself
+  return Ctx->enablePeer(*Peer) ? CUDA_SUCCESS : CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+}
+
+PTXFORGE_API CUresult cuCtxDisablePeerAccess(CUcontext peerContext) {
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  Context *Peer = unwrap(peerContext);
+  if (!Peer || Peer->isDestroyed())
+    return CUDA_ERROR_INVALID_CONTEXT;
+  return Ctx->disablePeer(*Peer) ? CUDA_SUCCESS : CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
 }
 
 // =====================================================================================================
@@ -2178,6 +2227,8 @@ PTXFORGE_API CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *opt
     auto S = std::make_unique<LinkSession>();
     if (CUresult R = S->Opts.parse(numOptions, options, optionValues))
       return R;
+    if (!S->Opts.Options.TargetCc) // the inputs are chosen for the current context's device
+      S->Opts.Options.TargetCc = deviceProperties(Ctx->device()).computeCapability();
     S->L = std::make_unique<Linker>(S->Opts.Options);
     Linker *L = S->L.get();
     {
@@ -2487,6 +2538,31 @@ PTXFORGE_API CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCoun
 
 PTXFORGE_API CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
   return boundary([&] { return copy(hStream, true, linear(dst, Side::Unified, src, Side::Unified, ByteCount)); });
+}
+
+namespace {
+/// cuMemcpyPeer's contexts: both live. Every device's memory is the same host memory, so the copy itself is a
+/// unified one.
+CUresult peerContexts(CUcontext Dst, CUcontext Src) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Context *D = unwrap(Dst), *S = unwrap(Src);
+  return D && S && !D->isDestroyed() && !S->isDestroyed() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+} // namespace
+
+PTXFORGE_API CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                                   CUcontext srcContext, size_t ByteCount) {
+  if (CUresult R = peerContexts(dstContext, srcContext))
+    return R;
+  return cuMemcpy(dstDevice, srcDevice, ByteCount);
+}
+
+PTXFORGE_API CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                                        CUcontext srcContext, size_t ByteCount, CUstream hStream) {
+  if (CUresult R = peerContexts(dstContext, srcContext))
+    return R;
+  return cuMemcpyAsync(dstDevice, srcDevice, ByteCount, hStream);
 }
 
 PTXFORGE_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount) {
@@ -3042,6 +3118,11 @@ PTXFORGE_API CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const voi
 }
 PTXFORGE_SAME_ENTRY(cuMemcpyHtoD_v2_ptds, cuMemcpyHtoD_v2)
 PTXFORGE_SAME_ENTRY(cuMemcpy_ptds, cuMemcpy)
+PTXFORGE_SAME_ENTRY(cuMemcpyPeer_ptds, cuMemcpyPeer)
+PTXFORGE_API CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                                             CUcontext srcContext, size_t ByteCount, CUstream hStream) {
+  return cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, ByteCount, perThread(hStream));
+}
 PTXFORGE_API CUresult cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream) {
   return cuMemsetD16Async(dstDevice, us, N, perThread(hStream));
 }
@@ -3208,7 +3289,7 @@ PTXFORGE_API CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSme
   Function *F = unwrap(func);
   if (!F)
     return CUDA_ERROR_INVALID_HANDLE;
-  const DeviceProperties &P = deviceProperties();
+  const DeviceProperties &P = deviceProperties(F->module().context().device());
   uint64_t PerBlock = P.SharedMemoryPerMultiprocessor / uint64_t(numBlocks);
   uint64_t Used = F->staticSharedBytes() + P.ReservedSharedMemoryPerBlock;
   uint64_t Avail = PerBlock > Used ? PerBlock - Used : 0;
@@ -3284,11 +3365,13 @@ CUresult createArray(CUarray *Out, const CUDA_ARRAY3D_DESCRIPTOR *D) {
   ArrayShape S;
   if (!Out || !D || !texelFormat(D->Format, S.Format))
     return CUDA_ERROR_INVALID_VALUE;
-  // Cubemaps, sparse and deferred-mapping arrays (and flags CUDA does not define) are not implemented.
-  if (D->Flags & ~unsigned(CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_SURFACE_LDST | CUDA_ARRAY3D_TEXTURE_GATHER))
+  // Sparse and deferred-mapping arrays (and flags CUDA does not define) are not implemented.
+  if (D->Flags &
+      ~unsigned(CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_SURFACE_LDST | CUDA_ARRAY3D_TEXTURE_GATHER | CUDA_ARRAY3D_CUBEMAP))
     return D->Flags & ~0x1ffu ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED;
   S.Channels = D->NumChannels, S.Width = D->Width, S.Height = D->Height, S.Depth = D->Depth;
   S.Layered = D->Flags & CUDA_ARRAY3D_LAYERED, S.SurfaceLoadStore = D->Flags & CUDA_ARRAY3D_SURFACE_LDST;
+  S.Cubemap = D->Flags & CUDA_ARRAY3D_CUBEMAP;
   S.TextureGather = D->Flags & CUDA_ARRAY3D_TEXTURE_GATHER;
   if (S.TextureGather && (!S.Height || S.Depth))
     return CUDA_ERROR_INVALID_VALUE; // gather needs a 2D array
@@ -3448,9 +3531,9 @@ PTXFORGE_API CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR *pArrayD
   *pArrayDescriptor = {};
   pArrayDescriptor->Width = S.Width, pArrayDescriptor->Height = S.Height, pArrayDescriptor->Depth = S.Depth;
   pArrayDescriptor->Format = arrayFormat(S.Format), pArrayDescriptor->NumChannels = S.Channels;
-  pArrayDescriptor->Flags = (S.Layered ? CUDA_ARRAY3D_LAYERED : 0) |
-                            (S.SurfaceLoadStore ? CUDA_ARRAY3D_SURFACE_LDST : 0) |
-                            (S.TextureGather ? CUDA_ARRAY3D_TEXTURE_GATHER : 0);
+  pArrayDescriptor->Flags =
+      (S.Layered ? CUDA_ARRAY3D_LAYERED : 0) | (S.SurfaceLoadStore ? CUDA_ARRAY3D_SURFACE_LDST : 0) |
+      (S.TextureGather ? CUDA_ARRAY3D_TEXTURE_GATHER : 0) | (S.Cubemap ? CUDA_ARRAY3D_CUBEMAP : 0);
   return CUDA_SUCCESS;
 }
 
@@ -3755,6 +3838,281 @@ PTXFORGE_API CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstre
   });
 }
 PTXFORGE_SAME_ENTRY(cuMemAllocAsync_ptsz, cuMemAllocAsync)
+
+PTXFORGE_API CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream) {
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  MemPool *Pool = MemPool::lookup(pool);
+  if (!dptr || !bytesize || !Pool)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    auto P = allocateAsync(*Ctx, S, bytesize, Pool);
+    if (!P)
+      return toResult(P.takeError());
+    *dptr = *P;
+    return CUDA_SUCCESS;
+  });
+}
+PTXFORGE_SAME_ENTRY(cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync)
+
+// ---- managed memory hints: device memory is the host's, so nothing moves; the arguments are checked ----
+namespace {
+
+/// [P, P+Count) must lie in one managed allocation (Count 0: P starts one), as the hints require.
+CUresult managedRange(CUdeviceptr P, size_t Count) {
+  auto A = DeviceMemory::get().find(P);
+  if (!A || A->Kind != MemoryKind::Managed || (Count ? !A->contains(P, Count) : A->Base != P))
+    return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+CUresult hintLocation(const CUmemLocation &L) {
+  if (L.type == CU_MEM_LOCATION_TYPE_HOST || L.type == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT ||
+      (L.type == CU_MEM_LOCATION_TYPE_HOST_NUMA && L.id == 0))
+    return CUDA_SUCCESS;
+  if (L.type != CU_MEM_LOCATION_TYPE_DEVICE)
+    return CUDA_ERROR_INVALID_VALUE;
+  return validDevice(L.id) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+CUmemLocation deviceLocation(CUdevice D) {
+  CUmemLocation L;
+  L.type = D == CU_DEVICE_CPU ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE;
+  L.id = D == CU_DEVICE_CPU ? 0 : D;
+  return L;
+}
+
+} // namespace
+
+PTXFORGE_API CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags) {
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST && flags != CU_MEM_ATTACH_SINGLE)
+    return CUDA_ERROR_INVALID_VALUE;
+  // The length is 0 or the whole allocation (CUDA's rule); single-stream attachment needs a stream.
+  auto A = DeviceMemory::get().find(dptr);
+  if (!A || A->Kind != MemoryKind::Managed || A->Base != dptr || (length && length != A->Size) ||
+      (flags == CU_MEM_ATTACH_SINGLE && !S))
+    return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+PTXFORGE_SAME_ENTRY(cuStreamAttachMemAsync_ptsz, cuStreamAttachMemAsync)
+
+PTXFORGE_API CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location,
+                                            unsigned int flags, CUstream hStream) {
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  if (flags || !count)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult R = hintLocation(location))
+    return R;
+  return managedRange(devPtr, count);
+}
+PTXFORGE_SAME_ENTRY(cuMemPrefetchAsync_v2_ptsz, cuMemPrefetchAsync_v2)
+
+PTXFORGE_API CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream) {
+  return cuMemPrefetchAsync_v2(devPtr, count, deviceLocation(dstDevice), 0, hStream);
+}
+PTXFORGE_SAME_ENTRY(cuMemPrefetchAsync_ptsz, cuMemPrefetchAsync)
+
+PTXFORGE_API CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (advice < CU_MEM_ADVISE_SET_READ_MOSTLY || advice > CU_MEM_ADVISE_UNSET_ACCESSED_BY || !count)
+    return CUDA_ERROR_INVALID_VALUE;
+  // Read-mostly advice ignores the location; the others name one.
+  if (advice != CU_MEM_ADVISE_SET_READ_MOSTLY && advice != CU_MEM_ADVISE_UNSET_READ_MOSTLY)
+    if (CUresult R = hintLocation(location))
+      return R;
+  return managedRange(devPtr, count);
+}
+
+PTXFORGE_API CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUdevice device) {
+  return cuMemAdvise_v2(devPtr, count, advice, deviceLocation(device));
+}
+
+// ---- memory pools (MemPool.h: a pool keeps no memory of its own, so reserved = used) ----
+namespace {
+
+CUresult poolArg(CUmemoryPool H, MemPool *&Out) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Out = MemPool::lookup(H);
+  return Out ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/// A pool location must name a device (host pools are not implemented).
+CUresult poolLocation(const CUmemLocation &L) {
+  if (L.type == CU_MEM_LOCATION_TYPE_HOST || L.type == CU_MEM_LOCATION_TYPE_HOST_NUMA ||
+      L.type == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  return L.type == CU_MEM_LOCATION_TYPE_DEVICE && validDevice(L.id) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+} // namespace
+
+PTXFORGE_API CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!pool_out)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!validDevice(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  *pool_out = reinterpret_cast<CUmemoryPool>(&MemPool::defaultPool(dev));
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!pool)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!validDevice(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  *pool = reinterpret_cast<CUmemoryPool>(&MemPool::current(dev));
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) {
+  MemPool *P;
+  if (CUresult R = poolArg(pool, P))
+    return R;
+  if (!validDevice(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  if (P->device() != dev)
+    return CUDA_ERROR_INVALID_VALUE; // a pool serves the device it lives on
+  MemPool::setCurrent(dev, *P);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!pool || !poolProps || poolProps->allocType != CU_MEM_ALLOCATION_TYPE_PINNED)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult R = poolLocation(poolProps->location))
+    return R;
+  if (poolProps->handleTypes != CU_MEM_HANDLE_TYPE_NONE)
+    return CUDA_ERROR_NOT_SUPPORTED; // IPC: nothing to share memory with
+  *pool = reinterpret_cast<CUmemoryPool>(MemPool::create(poolProps->location.id));
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuMemPoolDestroy(CUmemoryPool pool) {
+  MemPool *P;
+  if (CUresult R = poolArg(pool, P))
+    return R;
+  return toResult(MemPool::destroy(*P));
+}
+
+PTXFORGE_API CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value) {
+  MemPool *P;
+  if (CUresult R = poolArg(pool, P))
+    return R;
+  if (!value)
+    return CUDA_ERROR_INVALID_VALUE;
+  MemPool::Policy Pol = P->policy();
+  int Flag = *static_cast<int *>(value);
+  switch (attr) {
+  case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+    Pol.FollowEventDependencies = Flag != 0;
+    break;
+  case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+    Pol.AllowOpportunistic = Flag != 0;
+    break;
+  case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+    Pol.AllowInternalDependencies = Flag != 0;
+    break;
+  case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+    Pol.ReleaseThreshold = *static_cast<cuuint64_t *>(value);
+    break;
+  case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+  case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+    // Only a reset to zero is allowed; it restarts the high-water mark at the current use.
+    if (*static_cast<cuuint64_t *>(value) != 0)
+      return CUDA_ERROR_INVALID_VALUE;
+    P->resetHigh();
+    return CUDA_SUCCESS;
+  default:
+    return CUDA_ERROR_INVALID_VALUE; // the current amounts are read-only
+  }
+  P->setPolicy(Pol);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value) {
+  MemPool *P;
+  if (CUresult R = poolArg(pool, P))
+    return R;
+  if (!value)
+    return CUDA_ERROR_INVALID_VALUE;
+  MemPool::Policy Pol = P->policy();
+  MemPool::Usage U = P->used();
+  switch (attr) {
+  case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+    return put<int>(value, Pol.FollowEventDependencies), CUDA_SUCCESS;
+  case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+    return put<int>(value, Pol.AllowOpportunistic), CUDA_SUCCESS;
+  case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+    return put<int>(value, Pol.AllowInternalDependencies), CUDA_SUCCESS;
+  case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+    return put<cuuint64_t>(value, Pol.ReleaseThreshold), CUDA_SUCCESS;
+  case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
+  case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
+    return put<cuuint64_t>(value, U.Current), CUDA_SUCCESS;
+  case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+  case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+    return put<cuuint64_t>(value, U.High), CUDA_SUCCESS;
+  default:
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+PTXFORGE_API CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t) {
+  MemPool *P;
+  return poolArg(pool, P); // nothing is reserved beyond what allocations use
+}
+
+PTXFORGE_API CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count) {
+  MemPool *P;
+  if (CUresult R = poolArg(pool, P))
+    return R;
+  if (count && !map)
+    return CUDA_ERROR_INVALID_VALUE;
+  for (size_t I = 0; I < count; ++I) {
+    if (CUresult R = poolLocation(map[I].location))
+      return R;
+    unsigned F = map[I].flags;
+    if (F != CU_MEM_ACCESS_FLAGS_PROT_NONE && F != CU_MEM_ACCESS_FLAGS_PROT_READ &&
+        F != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+      return CUDA_ERROR_INVALID_VALUE;
+    // The pool's own device always has read-write access.
+    if (map[I].location.id == P->device() && F != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+      return CUDA_ERROR_INVALID_DEVICE;
+  }
+  for (size_t I = 0; I < count; ++I)
+    if (map[I].location.id != P->device())
+      P->setAccess(map[I].location.id, map[I].flags);
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool, CUmemLocation *location) {
+  MemPool *P;
+  if (CUresult R = poolArg(memPool, P))
+    return R;
+  if (!flags || !location)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult R = poolLocation(*location))
+    return R;
+  *flags = static_cast<CUmemAccess_flags>(P->access(location->id));
+  return CUDA_SUCCESS;
+}
 
 PTXFORGE_API CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
   Context *Ctx;

@@ -115,7 +115,7 @@ CUresult primaryContext(CUcontext *Ctx, CUdevice Dev) {
     return CUDA_ERROR_INVALID_VALUE;
   if (!Driver::get().initialized())
     return CUDA_ERROR_NOT_INITIALIZED;
-  if (Dev < 0 || Dev >= DeviceCount)
+  if (Dev < 0 || Dev >= deviceCount())
     return CUDA_ERROR_INVALID_DEVICE;
   // The runtime's own handle to the primary context, which it activates with cuDevicePrimaryCtxRetain; this
   // call neither retains nor activates it.
@@ -415,9 +415,10 @@ CUresult integrityCheck(uint32_t RuntimeVersion, uint64_t UnixSeconds, uint64_t 
   In.RuntimeTable = RuntimeInterfaceTable;
   In.IntegrityTable = IntegrityTable;
   In.CheckFunction = IntegrityTable[1];
-  const DeviceProperties &P = deviceProperties();
-  for (int D = 0; D < DeviceCount; ++D)
+  for (int D = 0; D < deviceCount(); ++D) {
+    const DeviceProperties &P = deviceProperties(D);
     In.Devices.push_back({P.Uuid, int32_t(P.PciDomain), int32_t(P.PciBus), int32_t(P.PciDevice)});
+  }
   std::array<uint64_t, 2> Token = integrityToken(In);
   (*Result)[0] = Token[0], (*Result)[1] = Token[1];
   return CUDA_SUCCESS;

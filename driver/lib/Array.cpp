@@ -26,6 +26,8 @@ std::set<const void *> &liveArrays() {
 /// Whether Shape's extents fit the device (the limits cuDeviceGetAttribute reports for sm_90-class devices).
 bool withinLimits(const ArrayShape &S) {
   uint64_t W = S.Width, H = S.Height, D = S.Depth;
+  if (S.Cubemap) // square faces, six per cubemap
+    return W == H && W <= 32768 && D && D % 6 == 0 && (S.Layered ? D / 6 <= 2046 : D == 6);
   if (S.Layered)
     return H ? W <= 32768 && H <= 32768 && D <= 2048 : W <= 32768 && D <= 2048;
   if (D)
@@ -79,9 +81,9 @@ codegen::TextureDescriptor Array::resource() const {
   D.Data = reinterpret_cast<char *>(Base);
   D.Format = Shape.Format, D.Channels = Shape.Channels;
   D.Width = Shape.Width, D.Height = rows();
-  D.Dims = Shape.Height ? (Shape.Depth && !Shape.Layered ? 3 : 2) : 1;
-  D.Depth = Shape.Layered ? 1 : slices();
-  D.Layers = Shape.Layered ? slices() : 0;
+  D.Dims = Shape.Height ? (Shape.Depth && !Shape.hasLayers() ? 3 : 2) : 1;
+  D.Depth = Shape.hasLayers() ? 1 : slices();
+  D.Layers = Shape.hasLayers() ? slices() : 0;
   D.RowPitch = rowBytes(), D.SlicePitch = rowBytes() * rows();
   return D;
 }

@@ -3,6 +3,7 @@
 #include "ptxforge/driver/Capture.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Driver.h"
+#include "ptxforge/driver/MemPool.h"
 #include "ptxforge/driver/Memory.h"
 #include "ptxforge/driver/Stream.h"
 
@@ -312,12 +313,16 @@ llvm::Error ptxforge::driver::launchGraph(Context &Ctx, Stream *S, const GraphEx
   return Exec.launch(Ctx, S);
 }
 
-llvm::Expected<uint64_t> ptxforge::driver::allocateAsync(Context &Ctx, Stream *S, uint64_t Bytes) {
+llvm::Expected<uint64_t> ptxforge::driver::allocateAsync(Context &Ctx, Stream *S, uint64_t Bytes, MemPool *Pool) {
   auto G = captureTarget(Ctx, S);
   if (!G)
     return G.takeError();
-  if (!*G)
-    return DeviceMemory::get().allocate(Bytes, MemoryKind::Device, &Ctx);
+  if (!*G) {
+    auto P = DeviceMemory::get().allocate(Bytes, MemoryKind::Device, &Ctx);
+    if (P)
+      DeviceMemory::get().assignPool(*P, Pool ? *Pool : MemPool::current(Ctx.device()));
+    return P;
+  }
   auto A = GraphAllocation::create(Ctx, Bytes);
   if (!A)
     return A.takeError();

@@ -1,10 +1,13 @@
 // Contexts: the streams, events, modules and memory one context owns, and the ordering rules of the legacy
 // default stream.
 #include "ptxforge/driver/Context.h"
+
 #include "ptxforge/driver/Capture.h"
 #include "ptxforge/driver/Driver.h"
 #include "ptxforge/driver/Memory.h"
 #include "ptxforge/driver/Module.h"
+
+#include <algorithm>
 
 using namespace ptxforge::driver;
 
@@ -30,7 +33,28 @@ void Context::destroy() {
   waitIdle();
   runLocalDestructors();
   releaseResources();
+  {
+    std::scoped_lock L(Lock);
+    Peers.clear();
+  }
   Destroyed = true;
+}
+
+bool Context::enablePeer(const Context &Peer) {
+  std::scoped_lock L(Lock);
+  if (std::find(Peers.begin(), Peers.end(), Peer.id()) != Peers.end())
+    return false;
+  Peers.push_back(Peer.id());
+  return true;
+}
+
+bool Context::disablePeer(const Context &Peer) {
+  std::scoped_lock L(Lock);
+  auto It = std::find(Peers.begin(), Peers.end(), Peer.id());
+  if (It == Peers.end())
+    return false;
+  Peers.erase(It);
+  return true;
 }
 
 void Context::putLocal(void *Key, void *Value, LocalDestructor Destructor) {

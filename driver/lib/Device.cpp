@@ -20,15 +20,31 @@ using namespace ptxforge::driver;
 // from there.
 static_assert(DefaultComputeCapability == ptxforge::ptx::DefaultDeviceSm);
 
-llvm::Expected<unsigned> ptxforge::driver::deviceComputeCapabilityFromEnvironment() {
+llvm::Expected<std::vector<unsigned>> ptxforge::driver::deviceComputeCapabilitiesFromEnvironment() {
   const char *E = std::getenv("PTXFORGE_DEVICE_CC");
   if (!E)
-    return DefaultComputeCapability;
-  auto CC = fatbin::parseComputeCapability(E);
-  if (!CC)
+    return std::vector<unsigned>{DefaultComputeCapability};
+  llvm::SmallVector<llvm::StringRef, 4> Parts;
+  llvm::StringRef(E).split(Parts, ',');
+  if (Parts.size() > MaxDevices)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "PTXFORGE_DEVICE_CC: " + llvm::toString(CC.takeError()));
-  return *CC;
+                                   "PTXFORGE_DEVICE_CC: more than " + std::to_string(MaxDevices) + " devices");
+  std::vector<unsigned> CCs;
+  for (llvm::StringRef Part : Parts) {
+    auto CC = fatbin::parseComputeCapability(Part.trim());
+    if (!CC)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "PTXFORGE_DEVICE_CC: " + llvm::toString(CC.takeError()));
+    CCs.push_back(*CC);
+  }
+  return CCs;
+}
+
+llvm::Expected<unsigned> ptxforge::driver::deviceComputeCapabilityFromEnvironment() {
+  auto CCs = deviceComputeCapabilitiesFromEnvironment();
+  if (!CCs)
+    return CCs.takeError();
+  return CCs->front();
 }
 
 namespace {
@@ -78,7 +94,7 @@ std::string machineId() {
 
 } // namespace
 
-DeviceProperties ptxforge::driver::makeDeviceProperties(unsigned Major, unsigned Minor) {
+DeviceProperties ptxforge::driver::makeDeviceProperties(unsigned Major, unsigned Minor, int Ordinal) {
   DeviceProperties P;
   P.CcMajor = Major;
   P.CcMinor = Minor;
@@ -121,6 +137,9 @@ DeviceProperties ptxforge::driver::makeDeviceProperties(unsigned Major, unsigned
 
   // A UUID that stays the same on this machine for this compute capability (FNV-1a over the machine id).
   std::string Seed = machineId() + "/ptxforge/" + std::to_string(CC);
+  if (Ordinal) // device 0 keeps the UUID it had before several devices could be listed
+    Seed += "/" + std::to_string(Ordinal);
+  P.PciBus = static_cast<uint32_t>(Ordinal);
   uint64_t H1 = 1469598103934665603ull, H2 = 1099511628211ull * 31;
   for (char C : Seed) {
     H1 = (H1 ^ uint8_t(C)) * 1099511628211ull;
@@ -135,14 +154,28 @@ DeviceProperties ptxforge::driver::makeDeviceProperties(unsigned Major, unsigned
   return P;
 }
 
-const DeviceProperties &ptxforge::driver::deviceProperties() {
-  static const DeviceProperties Props = [] {
-    unsigned CC = DefaultComputeCapability;
-    if (auto FromEnvironment = deviceComputeCapabilityFromEnvironment())
-      CC = *FromEnvironment;
+namespace {
+
+const std::vector<DeviceProperties> &allDeviceProperties() {
+  static const std::vector<DeviceProperties> All = [] {
+    std::vector<unsigned> CCs{DefaultComputeCapability};
+    if (auto FromEnvironment = deviceComputeCapabilitiesFromEnvironment())
+      CCs = *FromEnvironment;
     else
       llvm::consumeError(FromEnvironment.takeError()); // Driver::initialize reports it
-    return makeDeviceProperties(CC / 10, CC % 10);
+    std::vector<DeviceProperties> Props;
+    for (unsigned I = 0; I < CCs.size(); ++I)
+      Props.push_back(makeDeviceProperties(CCs[I] / 10, CCs[I] % 10, static_cast<int>(I)));
+    return Props;
   }();
-  return Props;
+  return All;
 }
+
+} // namespace
+
+const DeviceProperties &ptxforge::driver::deviceProperties(int Device) {
+  const auto &All = allDeviceProperties();
+  return All[Device >= 0 && static_cast<size_t>(Device) < All.size() ? Device : 0];
+}
+
+int ptxforge::driver::deviceCount() { return static_cast<int>(allDeviceProperties().size()); }

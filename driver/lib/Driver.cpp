@@ -21,17 +21,18 @@ llvm::Error Driver::initialize() {
   std::scoped_lock L(Lock);
   if (Initialized)
     return llvm::Error::success();
-  if (auto CC = deviceComputeCapabilityFromEnvironment(); !CC)
-    return makeError(Status::NoDevice, llvm::toString(CC.takeError()));
+  if (auto CCs = deviceComputeCapabilitiesFromEnvironment(); !CCs)
+    return makeError(Status::NoDevice, llvm::toString(CCs.takeError()));
   (void)processSettings(); // the environment's codegen settings, read once (Settings.h)
-  const DeviceProperties &P = deviceProperties();
   if (!DeviceMemory::get().reservationSize())
     return makeError(Status::OutOfMemory, "no address space for device memory");
-  (void)P;
   ptxforge::codegen::installFaultHandlers();
-  Primary = std::make_unique<Context>(0, 0, /*Primary=*/true);
-  Primary->destroy(); // inactive until retained
-  Contexts.add(Primary.get());
+  for (int D = 0; D < deviceCount(); ++D) {
+    Primary.push_back(std::make_unique<Context>(D, 0, /*Primary=*/true));
+    Primary.back()->destroy(); // inactive until retained
+    Contexts.add(Primary.back().get());
+  }
+  PrimaryInfo.resize(Primary.size());
   Initialized = true;
   return llvm::Error::success();
 }
@@ -55,53 +56,55 @@ llvm::Error Driver::checkSticky() const {
   return makeError(S, "an earlier kernel failed: " + stickyMessage());
 }
 
-Context &Driver::primaryContext(int Device) { return *Primary; }
+Context &Driver::primaryContext(int Device) { return *Primary[Device]; }
 
 llvm::Expected<Context *> Driver::retainPrimary(int Device) {
   if (auto E = checkSticky())
     return E;
   std::scoped_lock L(Lock);
-  if (!PrimaryInfo.Active) {
-    Primary->revive(PrimaryInfo.Flags);
-    PrimaryInfo.Active = true;
+  PrimaryState &Info = PrimaryInfo[Device];
+  if (!Info.Active) {
+    Primary[Device]->revive(Info.Flags);
+    Info.Active = true;
   }
-  ++PrimaryInfo.RefCount;
-  return Primary.get();
+  ++Info.RefCount;
+  return Primary[Device].get();
 }
 
 llvm::Error Driver::releasePrimary(int Device) {
   bool Destroy = false;
   {
     std::scoped_lock L(Lock);
-    if (!PrimaryInfo.RefCount)
+    PrimaryState &Info = PrimaryInfo[Device];
+    if (!Info.RefCount)
       return makeError(Status::InvalidContext, "the primary context is not retained");
-    Destroy = --PrimaryInfo.RefCount == 0;
+    Destroy = --Info.RefCount == 0;
     if (Destroy)
-      PrimaryInfo.Active = false;
+      Info.Active = false;
   }
   if (Destroy)
-    Primary->destroy();
+    Primary[Device]->destroy();
   return llvm::Error::success();
 }
 
 void Driver::resetPrimary(int Device) {
   {
     std::scoped_lock L(Lock);
-    PrimaryInfo.RefCount = 0;
-    PrimaryInfo.Active = false;
+    PrimaryInfo[Device].RefCount = 0;
+    PrimaryInfo[Device].Active = false;
   }
-  Primary->destroy();
+  Primary[Device]->destroy();
 }
 
 Driver::PrimaryState Driver::primaryState(int Device) {
   std::scoped_lock L(Lock);
-  return PrimaryInfo;
+  return PrimaryInfo[Device];
 }
 
 llvm::Error Driver::setPrimaryFlags(int Device, unsigned Flags) {
   std::scoped_lock L(Lock);
-  PrimaryInfo.Flags = Flags;
-  Primary->setFlags(Flags);
+  PrimaryInfo[Device].Flags = Flags;
+  Primary[Device]->setFlags(Flags);
   return llvm::Error::success();
 }
 

@@ -1,6 +1,7 @@
 // A kernel of a loaded module (driver::Function): its host code (compiled at its first use when the module
 // was loaded lazily), the attributes cuFuncGetAttribute/SetAttribute read and change, occupancy by the GPU
 // generation's rules, and the checks and parameter packing of a launch.
+#include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Device.h"
 #include "ptxforge/driver/Module.h"
 #include "ptxforge/driver/Settings.h"
@@ -14,10 +15,15 @@
 using namespace ptxforge;
 using namespace ptxforge::driver;
 
+namespace {
+/// The properties of the device whose context loaded M: a kernel's limits are its device's.
+const DeviceProperties &deviceOf(const Module &M) { return deviceProperties(M.context().device()); }
+} // namespace
+
 Function::Function(Module &Parent, const codegen::KernelInfo &Info, KernelCode Code)
     : Parent(Parent), Info(Info), Code(Code), Ready(Code.Code != nullptr),
       FromCache(Code.Code && Parent.fromComputeCache()) {
-  const DeviceProperties &P = deviceProperties();
+  const DeviceProperties &P = deviceOf(Parent);
   uint64_t Static = Info.StaticSharedBytes;
   MaxDynamicShared = Static >= P.SharedMemoryPerBlock ? 0 : static_cast<unsigned>(P.SharedMemoryPerBlock - Static);
 }
@@ -44,7 +50,7 @@ unsigned Function::maxThreadsPerBlock() const {
       N *= D[I] ? D[I] : 1;
     return N;
   };
-  uint64_t Limit = deviceProperties().MaxThreadsPerBlock;
+  uint64_t Limit = deviceOf(Parent).MaxThreadsPerBlock;
   if (Info.ReqNtid[0])
     Limit = std::min(Limit, Product(Info.ReqNtid));
   else if (Info.MaxNtid[0])
@@ -53,7 +59,7 @@ unsigned Function::maxThreadsPerBlock() const {
 }
 
 llvm::Error Function::setMaxDynamicSharedBytes(int Bytes) {
-  const DeviceProperties &P = deviceProperties();
+  const DeviceProperties &P = deviceOf(Parent);
   if (Bytes < 0 || uint64_t(Bytes) + Info.StaticSharedBytes > P.SharedMemoryPerBlockOptin)
     return makeError(Status::InvalidValue, "more shared memory than the device offers per block");
   MaxDynamicShared = static_cast<unsigned>(Bytes);
@@ -73,13 +79,13 @@ unsigned Function::numRegisters() const {
   // ptxas fits a kernel's registers to its launch bound (.maxntid/.reqntid, else the device's block limit), so a
   // block of maxThreadsPerBlock() threads always gets its registers; the count from the PTX is an estimate
   // (CUB's kernels declare thousands) that would otherwise make the occupancy of launchable blocks 0.
-  const DeviceProperties &P = deviceProperties();
+  const DeviceProperties &P = deviceOf(Parent);
   unsigned Bound = (maxThreadsPerBlock() + P.WarpSize - 1) / P.WarpSize * P.WarpSize;
   return std::max(1u, std::min(Parent.registerCount(Info.Name), P.RegistersPerMultiprocessor / Bound));
 }
 
 int Function::activeBlocksPerMultiprocessor(int BlockSize, uint64_t DynamicShared) const {
-  const DeviceProperties &P = deviceProperties();
+  const DeviceProperties &P = deviceOf(Parent);
   if (BlockSize <= 0 || unsigned(BlockSize) > maxThreadsPerBlock())
     return 0;
   unsigned Warps = (unsigned(BlockSize) + P.WarpSize - 1) / P.WarpSize;
@@ -106,12 +112,12 @@ Function::BlockSuggestion Function::suggestBlockSize(llvm::function_ref<uint64_t
       BestBlocks = Blocks;
     }
   }
-  Best.MinGridSize = BestBlocks * static_cast<int>(deviceProperties().MultiprocessorCount);
+  Best.MinGridSize = BestBlocks * static_cast<int>(deviceOf(Parent).MultiprocessorCount);
   return Best;
 }
 
 llvm::Error Function::checkLaunch(const codegen::LaunchConfig &C) const {
-  const DeviceProperties &P = deviceProperties();
+  const DeviceProperties &P = deviceOf(Parent);
   const codegen::Dim3 &B = C.Block, &G = C.Grid;
   if (!B.X || !B.Y || !B.Z || B.X > P.MaxBlockDim[0] || B.Y > P.MaxBlockDim[1] || B.Z > P.MaxBlockDim[2])
     return makeError(Status::InvalidValue, "block dimensions out of range");

@@ -253,7 +253,7 @@ llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const
     return E;
   uint64_t Blocks = Config.Grid.count();
   uint64_t PerSm = F.activeBlocksPerMultiprocessor(static_cast<int>(Config.Block.count()), Config.DynamicSharedBytes);
-  uint64_t Resident = PerSm * deviceProperties().MultiprocessorCount;
+  uint64_t Resident = PerSm * deviceProperties(Ctx.device()).MultiprocessorCount;
   if (Kind == LaunchKind::Cooperative) {
     if (Blocks > Resident)
       return makeError(Status::CooperativeLaunchTooLarge, "a cooperative grid of " + llvm::Twine(Blocks) +

@@ -2,6 +2,7 @@
 // with mprotect and given back (and made inaccessible again) by mapping fresh PROT_NONE pages over them.
 #include "ptxforge/driver/Memory.h"
 #include "ptxforge/driver/Device.h"
+#include "ptxforge/driver/MemPool.h"
 #include "ptxforge/driver/Settings.h"
 #include "ptxforge/driver/Status.h"
 #include "ptxforge/support/InputFile.h"
@@ -125,6 +126,15 @@ llvm::Expected<uint64_t> DeviceMemory::allocate(uint64_t Bytes, MemoryKind Kind,
   return makeError(Status::OutOfMemory, "device address space exhausted");
 }
 
+void DeviceMemory::assignPool(uint64_t Base, MemPool &Pool) {
+  std::scoped_lock L(Lock);
+  auto It = Live.find(Base);
+  if (It == Live.end() || It->second.Pool)
+    return;
+  It->second.Pool = &Pool;
+  Pool.allocated(It->second.Size);
+}
+
 llvm::Error DeviceMemory::free(uint64_t Address, std::initializer_list<MemoryKind> Kinds) {
   std::scoped_lock L(Lock);
   auto It = Live.find(Address);
@@ -133,6 +143,8 @@ llvm::Error DeviceMemory::free(uint64_t Address, std::initializer_list<MemoryKin
       std::find(Kinds.begin(), Kinds.end(), It->second.Kind) == Kinds.end())
     return makeError(Status::InvalidValue, "not the start of a live allocation");
   uint64_t Need = llvm::alignTo(It->second.Size, PageBytes);
+  if (It->second.Pool)
+    It->second.Pool->released(It->second.Size);
   // Fresh inaccessible pages replace the old ones: the memory goes back to the host and use-after-free faults.
   mmap(reinterpret_cast<void *>(Address), Need, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
        0);

@@ -177,7 +177,7 @@ llvm::Expected<std::unique_ptr<Module>> Module::load(Context &Ctx, const ModuleS
                                                      const JitOptions &Options, JitLogs &Logs) {
   if (auto E = Driver::get().checkSticky())
     return E;
-  unsigned CC = Options.TargetCc.value_or(deviceProperties().computeCapability());
+  unsigned CC = Options.TargetCc.value_or(deviceProperties(Ctx.device()).computeCapability());
   auto Start = std::chrono::steady_clock::now();
   auto Selected = selectPtx(Source, CC, Logs);
   if (!Selected)
@@ -212,7 +212,7 @@ llvm::Expected<std::unique_ptr<Module>> Module::compile(Context &Ctx, std::strin
 llvm::Expected<std::unique_ptr<Module>> Module::fromPtx(Context &Ctx, std::string Ptx, std::string Name,
                                                         const JitOptions &Options, JitLogs &Logs, ModuleLoading Mode) {
   auto Start = std::chrono::steady_clock::now();
-  unsigned CC = Options.TargetCc.value_or(deviceProperties().computeCapability());
+  unsigned CC = Options.TargetCc.value_or(deviceProperties(Ctx.device()).computeCapability());
   auto Front = ptx::runFrontend(std::make_unique<ptx::SourceBuffer>(Name, std::move(Ptx)));
   if (!Front->ok()) {
     Logs.Error = formatDiagnostics(*Front) + "ptxforge: PTX JIT compilation of " + Name + " failed\n";

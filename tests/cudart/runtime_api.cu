@@ -1,8 +1,10 @@
 // runtime_api: runtime calls the shared/clients programs do not make: __managed__ variables (nvcc's
 // __cudaRegisterManagedVar + __cudaInitModule), cudaMallocManaged, pitched memory with cudaMemcpy2D and
 // cudaMemset2D, async symbol copies, cudaLaunchKernel by host function, cudaPointerGetAttributes,
-// occupancy (cudaOccupancyMaxPotentialBlockSize), cudaGetDriverEntryPointByVersion, cudaDeviceGetLimit.
+// occupancy (cudaOccupancyMaxPotentialBlockSize), cudaGetDriverEntryPointByVersion, cudaDeviceGetLimit, managed
+// memory hints (attach, prefetch, advise), memory pools and cudaFuncGetName.
 #include <cstdio>
+#include <cstring>
 #include <cuda_runtime.h>
 
 #include "check.h"
@@ -52,7 +54,55 @@ int main() {
   int local = 0;
   CK(cudaPointerGetAttributes(&pa, &local), "pointer_attributes_unregistered");
   CHECK(pa.type == cudaMemoryTypeUnregistered, "pointer_type_unregistered", "%d", (int)pa.type);
+  // Managed memory hints (UnifiedMemoryStreams' calls): accepted, and the data stays where it is.
+  cudaStream_t ms;
+  cudaStreamCreate(&ms);
+  CK(cudaStreamAttachMemAsync(ms, um, 0, cudaMemAttachSingle), "cudaStreamAttachMemAsync");
+  cudaMemLocation loc = {};
+  loc.type = cudaMemLocationTypeDevice;
+  loc.id = 0;
+  CK(cudaMemPrefetchAsync(um, 1000 * sizeof(int), loc, 0, ms), "cudaMemPrefetchAsync");
+  CK(cudaMemAdvise(um, 1000 * sizeof(int), cudaMemAdviseSetReadMostly, loc), "cudaMemAdvise");
+  CK(cudaStreamAttachMemAsync(ms, um, 0, cudaMemAttachHost), "cudaStreamAttachMemAsync_host");
+  CK(cudaStreamSynchronize(ms), "sync_attached");
+  CHECK(um[999] == 2997, "managed_after_hints", "%d", um[999]);
+  cudaStreamDestroy(ms);
   cudaFree(um);
+
+  // Memory pools (streamOrderedAllocation's calls): the default pool's release threshold, a pool of one's own
+  // with allocations from it counted in its usage.
+  cudaMemPool_t pool = nullptr, cur = nullptr;
+  CK(cudaDeviceGetDefaultMemPool(&pool, 0), "cudaDeviceGetDefaultMemPool");
+  CK(cudaDeviceGetMemPool(&cur, 0), "cudaDeviceGetMemPool");
+  CHECK(pool == cur, "default_pool_is_current", "%p %p", (void *)pool, (void *)cur);
+  unsigned long long threshold = ~0ull, got = 0;
+  CK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold), "cudaMemPoolSetAttribute");
+  CK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &got), "cudaMemPoolGetAttribute");
+  CHECK(got == threshold, "release_threshold_kept", "%llu", got);
+  cudaMemPoolProps props = {};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = 0;
+  cudaMemPool_t mine = nullptr;
+  CK(cudaMemPoolCreate(&mine, &props), "cudaMemPoolCreate");
+  CK(cudaDeviceSetMemPool(0, mine), "cudaDeviceSetMemPool");
+  int *pa1 = nullptr, *pa2 = nullptr;
+  CK(cudaMallocFromPoolAsync((void **)&pa1, 1024, mine, 0), "cudaMallocFromPoolAsync");
+  CK(cudaMallocAsync((void **)&pa2, 1024, 0), "cudaMallocAsync_current_pool");
+  CK(cudaMemPoolGetAttribute(mine, cudaMemPoolAttrUsedMemCurrent, &got), "pool_used_current");
+  CHECK(got == 2048, "pool_used_bytes", "%llu", got);
+  int access = 0;
+  CK(cudaMemPoolGetAccess((cudaMemAccessFlags *)&access, mine, &props.location), "cudaMemPoolGetAccess");
+  CHECK(access == cudaMemAccessFlagsProtReadWrite, "pool_access_owner", "%d", access);
+  cudaMemAccessDesc desc = {props.location, cudaMemAccessFlagsProtReadWrite};
+  CK(cudaMemPoolSetAccess(mine, &desc, 1), "cudaMemPoolSetAccess");
+  cudaFreeAsync(pa1, 0);
+  cudaFreeAsync(pa2, 0);
+  CK(cudaDeviceSynchronize(), "pool_frees_done");
+  CK(cudaMemPoolTrimTo(mine, 0), "cudaMemPoolTrimTo");
+  CK(cudaMemPoolDestroy(mine), "cudaMemPoolDestroy");
+  CK(cudaDeviceGetMemPool(&cur, 0), "cudaDeviceGetMemPool_after_destroy");
+  CHECK(cur == pool, "default_pool_current_again", "%p %p", (void *)pool, (void *)cur);
 
   // pitched 2-D memory
   const int w = 100, h = 7;
@@ -88,6 +138,12 @@ int main() {
   CHECK(block > 0 && block <= 1024 && minGrid > 0, "block_size_sane", "grid %d block %d", minGrid, block);
   int active = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&active, fill, 256, 0), "max_active_blocks");
+  const char *fname = nullptr;
+  CK(cudaFuncGetName(&fname, (const void *)fill), "cudaFuncGetName");
+  CHECK(fname && strcmp(fname, "_Z4fillPii") == 0, "function_name_mangled", "%s", fname ? fname : "(null)");
+  cudaError_t bad = cudaFuncGetName(&fname, (const void *)&active);
+  CHECK(bad == cudaErrorInvalidDeviceFunction, "function_name_not_a_kernel", "%s", cudaGetErrorName(bad));
+  cudaGetLastError();
   CHECK(active > 0, "active_blocks_positive", "%d", active);
   void *fn = nullptr;
   cudaDriverEntryPointQueryResult q;

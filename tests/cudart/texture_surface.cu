@@ -1,7 +1,8 @@
 // texture_surface: CUDA arrays, texture objects and surface objects through the runtime API, the way image
 // programs use them: a 2D float image in an array sampled through a texture (point and bilinear, normalized
 // coordinates, wrap), a surface kernel writing an array read back with cudaMemcpy2DFromArray, a 3D array
-// filled with cudaMemcpy3D and fetched with tex3D, tex1Dfetch from linear memory, cudaMemcpyToArray/FromArray
+// filled with cudaMemcpy3D and fetched with tex3D, cubemaps (plain and layered) along each face's direction,
+// tex1Dfetch from linear memory, cudaMemcpyToArray/FromArray
 // across rows, stream-ordered and array-to-array copies, the descriptor queries, and the error codes for bad
 // arguments.
 #include <cstdio>
@@ -35,6 +36,18 @@ __global__ void fetch3d(cudaTextureObject_t t, float *out, int n) {
   int i = threadIdx.x;
   if (i < n)
     out[i] = tex3D<float>(t, i % 4 + 0.5f, i / 4 % 3 + 0.5f, i / 12 + 0.5f);
+}
+
+// Looks up each face's centre texel (1, 1) of a 2 x 2 cubemap (and of the second cubemap of a layered one) along
+// the direction the programming guide's face table gives for it.
+__global__ void cube_centres(cudaTextureObject_t t, cudaTextureObject_t layered, float *out) {
+  const float q = 0.5f; // texel 1 of 2 spans face coordinates 0.5..1; its centre is at 0.75 = (q + 1) / 2
+  const float dir[6][3] = {{1, -q, -q}, {-1, -q, q}, {q, 1, q}, {q, -1, -q}, {q, -q, 1}, {-q, -q, -1}};
+  int f = threadIdx.x;
+  if (f < 6) {
+    out[f] = texCubemap<float>(t, dir[f][0], dir[f][1], dir[f][2]);
+    out[6 + f] = texCubemapLayered<float>(layered, dir[f][0], dir[f][1], dir[f][2], 1);
+  }
 }
 
 __global__ void fetch1d(cudaTextureObject_t t, int *out, int n) {
@@ -202,6 +215,51 @@ static void texture3d_and_linear() {
   cudaFree(d_got);
 }
 
+// A cubemap and a layered cubemap (two cubemaps) of 2 x 2 faces, texel (x, y) of face f (layer l) holding
+// l * 100 + f * 10 + y * 2 + x; point sampling along each face's direction reads its centre texel (1, 1).
+static void cubemaps() {
+  float host[12][2][2], out[12];
+  for (int l = 0; l < 12; ++l)
+    for (int y = 0; y < 2; ++y)
+      for (int x = 0; x < 2; ++x)
+        host[l][y][x] = l / 6 * 100 + l % 6 * 10 + y * 2 + x;
+  cudaChannelFormatDesc desc = cudaCreateChannelDesc<float>();
+  cudaArray_t cube, layered;
+  CK(cudaMalloc3DArray(&cube, &desc, make_cudaExtent(2, 2, 6), cudaArrayCubemap), "cudaMalloc3DArray_cubemap");
+  CK(cudaMalloc3DArray(&layered, &desc, make_cudaExtent(2, 2, 12), cudaArrayCubemap | cudaArrayLayered),
+     "cudaMalloc3DArray_cubemap_layered");
+  cudaTextureObject_t t[2];
+  cudaArray_t arrays[2] = {cube, layered};
+  for (int k = 0; k < 2; ++k) {
+    cudaMemcpy3DParms p = {};
+    p.srcPtr = make_cudaPitchedPtr(host, 2 * sizeof(float), 2, 2);
+    p.dstArray = arrays[k];
+    p.extent = make_cudaExtent(2, 2, k ? 12 : 6);
+    p.kind = cudaMemcpyHostToDevice;
+    CK(cudaMemcpy3D(&p), "cudaMemcpy3D_cubemap");
+    cudaResourceDesc res = {};
+    res.resType = cudaResourceTypeArray;
+    res.res.array.array = arrays[k];
+    cudaTextureDesc td = {};
+    td.normalizedCoords = 1;
+    td.readMode = cudaReadModeElementType;
+    CK(cudaCreateTextureObject(&t[k], &res, &td, nullptr), "cudaCreateTextureObject_cubemap");
+  }
+  float *d_out;
+  cudaMalloc(&d_out, sizeof out);
+  cube_centres<<<1, 6>>>(t[0], t[1], d_out);
+  cudaMemcpy(out, d_out, sizeof out, cudaMemcpyDeviceToHost);
+  bool ok = true;
+  for (int f = 0; f < 6; ++f)
+    ok = ok && out[f] == f * 10 + 3 && out[6 + f] == 100 + f * 10 + 3;
+  CHECK(ok, "texCubemap_faces", "%g %g %g %g %g %g / %g", out[0], out[1], out[2], out[3], out[4], out[5], out[6]);
+  cudaDestroyTextureObject(t[0]);
+  cudaDestroyTextureObject(t[1]);
+  cudaFreeArray(cube);
+  cudaFreeArray(layered);
+  cudaFree(d_out);
+}
+
 // The stream-ordered and array-to-array copies: a 2D array filled asynchronously, copied into a second array,
 // read back asynchronously; a 3D copy out of the second array on the same stream.
 static void async_and_array_to_array() {
@@ -270,6 +328,7 @@ int main() {
   texture2d();
   surface2d();
   texture3d_and_linear();
+  cubemaps();
   async_and_array_to_array();
   bad_arguments();
   printf("%s\n", failures ? "FAILED" : "ALL PASSED");

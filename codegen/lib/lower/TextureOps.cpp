@@ -1,16 +1,19 @@
 // Texture and surface instructions on object handles (the unified mode: the texture operand is a 64-bit handle
 // in a register): tex, tld4, txq, suld.b, sust.b, sured.b and suq. Each calls a helper of
 // exec/TextureHelpers.cpp with the handle, which finds the descriptor the driver registered; coordinates go
-// in, and results come back, through the function's scratch buffers. Texture references (a `.texref` symbol
-// as the operand), the independent mode's separate sampler, mipmap levels and gradients, offsets, depth
-// compare and formatted stores (sust.p) are reported as unsupported.
+// in, and results come back, through the function's scratch buffers (tex.cube/acube pass their direction as
+// three coordinates). Texture references (a `.texref` symbol as the operand), the independent mode's separate
+// sampler, mipmap levels and gradients, offsets, depth compare and formatted stores (sust.p) are reported as
+// unsupported.
 #include "FamilyLowering.h"
 
 namespace {
 
-constexpr uint32_t Layered = 0x10; // exec/TextureHelpers.cpp's geometry flag
+constexpr uint32_t Layered = 0x10; // exec/TextureHelpers.cpp's geometry flags
+constexpr uint32_t Cube = 0x20;
 
-/// The geometry (dimension count, | Layered for a1d/a2d); 0 when I names none this lowering handles.
+/// The geometry (dimension count, | Layered for a1d/a2d/acube, | Cube for cube/acube: a direction of three
+/// coordinates); 0 when I names none this lowering handles.
 uint32_t geometry(const ptx::Instruction &I) {
   if (I.has(Modifier::G1d))
     return 1;
@@ -22,6 +25,10 @@ uint32_t geometry(const ptx::Instruction &I) {
     return 1 | Layered;
   if (I.has(Modifier::A2d))
     return 2 | Layered;
+  if (I.has(Modifier::Cube))
+    return 3 | Cube;
+  if (I.has(Modifier::Acube))
+    return 3 | Cube | Layered;
   return 0;
 }
 
@@ -76,7 +83,10 @@ bool lowerTex(FunctionLowering &L, const ptx::Instruction &I) {
   if (!Geom || I.vectorWidth() != 4 || I.Operands.size() != 2 || I.has(Modifier::Level) || I.has(Modifier::Grad) ||
       (DType != ScalarType::F32 && DType != ScalarType::S32 && DType != ScalarType::U32) ||
       (CType != ScalarType::F32 && CType != ScalarType::S32))
-    return L.unsupported(I, "only tex.{1d,2d,3d,a1d,a2d}.v4.{f32,s32,u32}.{f32,s32} on a texture object handle");
+    return L.unsupported(I, "only tex.{1d,2d,3d,a1d,a2d,cube,acube}.v4.{f32,s32,u32}.{f32,s32} on a texture object "
+                            "handle");
+  if ((Geom & Cube) && CType != ScalarType::F32)
+    return L.unsupported(I, "cubemap coordinates must be .f32");
   llvm::Value *H = handle(L, I.Operands[1]);
   llvm::Value *Coords = H ? coordinates(L, I.Operands[1], Geom, CType) : nullptr;
   if (!Coords)
@@ -136,7 +146,7 @@ uint32_t boundary(const ptx::Instruction &I) { return I.has(Modifier::Clamp) ? 1
 /// suld.b / sust.b: bytes of one access (vector width x element), or 0 for forms this lowering lacks.
 unsigned surfaceBytes(const ptx::Instruction &I) {
   unsigned Elem = ptx::bitWidth(I.type()) / 8;
-  if (!I.has(Modifier::B) || !geometry(I) || !Elem)
+  if (!I.has(Modifier::B) || !geometry(I) || (geometry(I) & Cube) || !Elem)
     return 0;
   return Elem * I.vectorWidth();
 }
@@ -187,9 +197,10 @@ bool lowerSured(FunctionLowering &L, const ptx::Instruction &I) {
              : T == ScalarType::S64                         ? 3
                                                             : -1;
   uint32_t Geom = geometry(I);
-  llvm::Value *H = I.Operands.size() == 2 && I.has(Modifier::B) && Op >= 0 && Type >= 0 && Geom && !(Geom & Layered)
-                       ? handle(L, I.Operands[0])
-                       : nullptr;
+  llvm::Value *H =
+      I.Operands.size() == 2 && I.has(Modifier::B) && Op >= 0 && Type >= 0 && Geom && !(Geom & (Layered | Cube))
+          ? handle(L, I.Operands[0])
+          : nullptr;
   llvm::Value *Coords = H ? coordinates(L, I.Operands[0], Geom, ScalarType::S32) : nullptr;
   if (!Coords)
     return L.unsupported(I, "only sured.b.{add,min,max,and,or}.{1d,2d,3d} on a surface object handle");

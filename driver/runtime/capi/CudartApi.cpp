@@ -201,8 +201,41 @@ CUDART_API cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, i
       return cudaErrorInvalidValue;
     if (cudaError_t E = checkDevice(device); E || (E = checkDevice(peerDevice)))
       return E;
-    *canAccessPeer = 0; // one device: no peers
-    return cudaSuccess;
+    return drv(cuDeviceCanAccessPeer(canAccessPeer, device, peerDevice));
+  });
+}
+CUDART_API cudaError_t cudaDeviceGetP2PAttribute(int *value, int attr, int srcDevice, int dstDevice) {
+  return entry([&] {
+    if (cudaError_t E = checkDevice(srcDevice); E || (E = checkDevice(dstDevice)))
+      return E;
+    // cudaDeviceP2PAttr numbers are CUdevice_P2PAttribute's.
+    return drv(cuDeviceGetP2PAttribute(value, static_cast<CUdevice_P2PAttribute>(attr), srcDevice, dstDevice));
+  });
+}
+// Peer access is between the current device's primary context and the peer device's.
+CUDART_API cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned flags) {
+  return entry([&] {
+    CUcontext Peer = nullptr;
+    if (cudaError_t E = ensureContext(); E || (E = primaryContext(peerDevice, &Peer)))
+      return E;
+    return drv(cuCtxEnablePeerAccess(Peer, flags));
+  });
+}
+CUDART_API cudaError_t cudaDeviceDisablePeerAccess(int peerDevice) {
+  return entry([&] {
+    CUcontext Peer = nullptr;
+    if (cudaError_t E = ensureContext(); E || (E = primaryContext(peerDevice, &Peer)))
+      return E;
+    return drv(cuCtxDisablePeerAccess(Peer));
+  });
+}
+// Every device's memory is the same host memory: a peer copy is a unified one (the devices are checked).
+CUDART_API cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count,
+                                           cudaStream_t stream) {
+  return entry([&] {
+    if (cudaError_t E = checkDevice(dstDevice); E || (E = checkDevice(srcDevice)) || (E = ensureContext()))
+      return E;
+    return drv(cuMemcpyAsync(dptr(dst), dptr(src), count, stream));
   });
 }
 CUDART_API cudaError_t cudaSetDeviceFlags(unsigned flags) {
@@ -320,6 +353,105 @@ CUDART_API cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t 
     *devPtr = reinterpret_cast<void *>(P);
     return cudaSuccess;
   });
+}
+// Memory pools are the driver's (driver/README.md): cudaMemPoolAttr, cudaMemPoolProps, cudaMemLocation and
+// cudaMemAccessDesc have the driver's values and layouts.
+CUDART_API cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) {
+  return entry([&] {
+    if (!ptr)
+      return cudaErrorInvalidValue;
+    if (cudaError_t E = ensureContext())
+      return E;
+    *ptr = nullptr;
+    if (size == 0)
+      return cudaSuccess;
+    CUdeviceptr P = 0;
+    if (cudaError_t E = drv(cuMemAllocFromPoolAsync(&P, size, memPool, stream)))
+      return E;
+    *ptr = reinterpret_cast<void *>(P);
+    return cudaSuccess;
+  });
+}
+CUDART_API cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool,
+                                                    cudaStream_t stream) {
+  return cudaMallocFromPoolAsync(ptr, size, memPool, stream ? stream : CU_STREAM_PER_THREAD);
+}
+// Managed memory is the host's: attaching, prefetching and advice check their arguments (the driver's) only.
+CUDART_API cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *devPtr, size_t length, unsigned flags) {
+  return entry([&] {
+    if (cudaError_t E = ensureContext())
+      return E;
+    return drv(cuStreamAttachMemAsync(stream, dptr(devPtr), length, flags));
+  });
+}
+CUDART_API cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t stream, void *devPtr, size_t length, unsigned flags) {
+  return cudaStreamAttachMemAsync(stream ? stream : CU_STREAM_PER_THREAD, devPtr, length, flags);
+}
+CUDART_API cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, CUmemLocation location, unsigned flags,
+                                            cudaStream_t stream) {
+  return entry([&] {
+    if (cudaError_t E = ensureContext())
+      return E;
+    return drv(cuMemPrefetchAsync_v2(dptr(devPtr), count, location, flags, stream));
+  });
+}
+CUDART_API cudaError_t cudaMemPrefetchAsync_ptsz(const void *devPtr, size_t count, CUmemLocation location,
+                                                 unsigned flags, cudaStream_t stream) {
+  return cudaMemPrefetchAsync(devPtr, count, location, flags, stream ? stream : CU_STREAM_PER_THREAD);
+}
+CUDART_API cudaError_t cudaMemAdvise(const void *devPtr, size_t count, int advice, CUmemLocation location) {
+  return entry([&] {
+    if (cudaError_t E = ensureContext())
+      return E;
+    return drv(cuMemAdvise_v2(dptr(devPtr), count, static_cast<CUmem_advise>(advice), location));
+  });
+}
+CUDART_API cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device) {
+  return entry([&] {
+    if (cudaError_t E = checkDevice(device))
+      return E;
+    return drv(cuDeviceGetDefaultMemPool(memPool, device));
+  });
+}
+CUDART_API cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device) {
+  return entry([&] {
+    if (cudaError_t E = checkDevice(device))
+      return E;
+    return drv(cuDeviceGetMemPool(memPool, device));
+  });
+}
+CUDART_API cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool) {
+  return entry([&] {
+    if (cudaError_t E = checkDevice(device))
+      return E;
+    return drv(cuDeviceSetMemPool(device, memPool));
+  });
+}
+CUDART_API cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const CUmemPoolProps *poolProps) {
+  return entry([&] {
+    if (cudaError_t E = initDriver())
+      return E;
+    return drv(cuMemPoolCreate(memPool, poolProps));
+  });
+}
+CUDART_API cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool) {
+  return entry([&] { return drv(cuMemPoolDestroy(memPool)); });
+}
+CUDART_API cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, int attr, void *value) {
+  return entry([&] { return drv(cuMemPoolSetAttribute(memPool, static_cast<CUmemPool_attribute>(attr), value)); });
+}
+CUDART_API cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, int attr, void *value) {
+  return entry([&] { return drv(cuMemPoolGetAttribute(memPool, static_cast<CUmemPool_attribute>(attr), value)); });
+}
+CUDART_API cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep) {
+  return entry([&] { return drv(cuMemPoolTrimTo(memPool, minBytesToKeep)); });
+}
+CUDART_API cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const CUmemAccessDesc *descList, size_t count) {
+  return entry([&] { return drv(cuMemPoolSetAccess(memPool, descList, count)); });
+}
+CUDART_API cudaError_t cudaMemPoolGetAccess(int *flags, cudaMemPool_t memPool, CUmemLocation *location) {
+  return entry(
+      [&] { return drv(cuMemPoolGetAccess(reinterpret_cast<CUmemAccess_flags *>(flags), memPool, location)); });
 }
 CUDART_API cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height) {
   return entry([&] {
@@ -783,6 +915,18 @@ CUDART_API cudaError_t cudaEventDestroy(cudaEvent_t event) {
 }
 
 // ---- kernels: attributes, occupancy ----
+// The kernel's name as registered (its mangled device name), as cuFuncGetName gives it; nothing is loaded.
+CUDART_API cudaError_t cudaFuncGetName(const char **name, const void *func) {
+  return entry([&] {
+    if (!name)
+      return cudaErrorInvalidValue;
+    const KernelEntry *K = FatbinRegistry::get().kernel(func);
+    if (!K)
+      return cudaErrorInvalidDeviceFunction;
+    *name = K->Name.c_str();
+    return cudaSuccess;
+  });
+}
 CUDART_API cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, const void *func) {
   return entry([&] {
     if (!attr)

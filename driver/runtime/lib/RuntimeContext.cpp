@@ -3,6 +3,7 @@
 #include "ptxforge/runtime/Errors.h"
 #include "ptxforge/runtime/Registry.h"
 
+#include <map>
 #include <mutex>
 
 namespace ptxforge::runtime {
@@ -10,10 +11,10 @@ namespace ptxforge::runtime {
 namespace {
 thread_local int ThreadDevice = 0;
 
-/// The primary contexts the runtime holds a reference on (one per device; ptxforge has one device).
+/// The primary contexts the runtime holds a reference on, by device.
 struct PrimaryContexts {
   std::mutex Lock;
-  CUcontext Retained = nullptr;
+  std::map<int, CUcontext> Retained;
 };
 PrimaryContexts &primaries() {
   static auto *P = new PrimaryContexts; // never destroyed: atexit handlers still use it
@@ -23,13 +24,14 @@ PrimaryContexts &primaries() {
 cudaError_t retainPrimary(int Device, CUcontext *Out) {
   PrimaryContexts &P = primaries();
   std::scoped_lock L(P.Lock);
-  if (!P.Retained) {
+  CUcontext &Held = P.Retained[Device];
+  if (!Held) {
     CUcontext C = nullptr;
     if (CUresult R = cuDevicePrimaryCtxRetain(&C, Device); R != CUDA_SUCCESS)
       return fromDriver(R);
-    P.Retained = C;
+    Held = C;
   }
-  *Out = P.Retained;
+  *Out = Held;
   return cudaSuccess;
 }
 
@@ -72,6 +74,12 @@ cudaError_t checkDevice(int D) {
   return D >= 0 && D < Count ? cudaSuccess : cudaErrorInvalidDevice;
 }
 
+cudaError_t primaryContext(int D, CUcontext *Out) {
+  if (cudaError_t E = checkDevice(D))
+    return E;
+  return retainPrimary(D, Out);
+}
+
 cudaError_t setDevice(int D) {
   if (cudaError_t E = checkDevice(D))
     return E;
@@ -99,17 +107,20 @@ cudaError_t getDevice(int *D) {
 cudaError_t resetDevice() {
   if (cudaError_t E = initDriver())
     return E;
+  int Device = 0;
+  getDevice(&Device);
   PrimaryContexts &P = primaries();
   std::scoped_lock L(P.Lock);
-  if (!P.Retained)
+  auto It = P.Retained.find(Device);
+  if (It == P.Retained.end() || !It->second)
     return cudaSuccess;
   CUcontext Current = nullptr;
   cuCtxGetCurrent(&Current);
-  CUcontext Primary = P.Retained;
+  CUcontext Primary = It->second;
   FatbinRegistry::get().forgetContext(Primary);
-  cuDevicePrimaryCtxRelease(ThreadDevice);
-  CUresult R = cuDevicePrimaryCtxReset(ThreadDevice);
-  P.Retained = nullptr;
+  cuDevicePrimaryCtxRelease(Device);
+  CUresult R = cuDevicePrimaryCtxReset(Device);
+  P.Retained.erase(It);
   if (Current == Primary)
     cuCtxSetCurrent(nullptr);
   return fromDriver(R);

@@ -18,6 +18,10 @@ struct ArrayShape {
   unsigned Channels = 1;
   uint64_t Width = 0, Height = 0, Depth = 0; ///< as CUDA gives them: 0 for absent dimensions
   bool Layered = false, SurfaceLoadStore = false, TextureGather = false;
+  /// Six square faces per cubemap, stored as layers (Depth is 6, or 6 x the cubemaps of a layered one).
+  bool Cubemap = false;
+  /// Whether Depth counts layers (layered arrays and cubemaps) rather than slices.
+  bool hasLayers() const { return Layered || Cubemap; }
 };
 
 class Array {

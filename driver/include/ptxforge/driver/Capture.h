@@ -15,6 +15,7 @@
 #include <vector>
 
 namespace ptxforge::driver {
+class MemPool;
 
 /// CUstreamCaptureMode's values.
 enum class CaptureMode { Global = 0, ThreadLocal = 1, Relaxed = 2 };
@@ -79,8 +80,9 @@ void forgetStream(Stream *S);
 [[nodiscard]] llvm::Error launchHostFunction(Context &Ctx, Stream *S, void (*Fn)(void *), void *UserData);
 /// cuGraphLaunch: a child graph node when S captures, else the exec's nodes queued on S.
 [[nodiscard]] llvm::Error launchGraph(Context &Ctx, Stream *S, const GraphExec &Exec);
-/// cuMemAllocAsync/cuMemFreeAsync: alloc and free nodes when S captures, else memory now.
-[[nodiscard]] llvm::Expected<uint64_t> allocateAsync(Context &Ctx, Stream *S, uint64_t Bytes);
+/// cuMemAllocAsync/cuMemAllocFromPoolAsync/cuMemFreeAsync: alloc and free nodes when S captures, else memory now
+/// (counted as Pool's until freed; no Pool: the current pool of Ctx's device).
+[[nodiscard]] llvm::Expected<uint64_t> allocateAsync(Context &Ctx, Stream *S, uint64_t Bytes, MemPool *Pool = nullptr);
 [[nodiscard]] llvm::Error freeAsync(Context &Ctx, Stream *S, uint64_t Address);
 
 } // namespace ptxforge::driver

@@ -89,9 +89,15 @@ public:
   bool eraseLocal(void *Key);
   std::optional<void *> getLocal(void *Key) const;
 
+  /// Peer access (cuCtxEnablePeerAccess): every device is the same host memory, so this only records which
+  /// contexts were granted access, for the error codes. False when Peer already was (or, for disable, was not).
+  bool enablePeer(const Context &Peer);
+  bool disablePeer(const Context &Peer);
+
 private:
   void releaseResources();
   void runLocalDestructors();
+  std::vector<uint64_t> Peers; ///< ids of the contexts with peer access enabled; cleared by destroy()
 
   int Device;
   unsigned Flags;

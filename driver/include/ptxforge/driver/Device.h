@@ -1,6 +1,6 @@
-// The one device ptxforge emulates: "ptxforge CPU (sm_XY)", its compute capability (PTXFORGE_DEVICE_CC,
-// default 13.0) and the limits kernels see. Values a GPU of that compute capability reports where they
-// matter to programs (block and grid limits, shared memory), the host's where the host is what runs.
+// The devices ptxforge emulates (one unless PTXFORGE_DEVICE_CC lists several): "ptxforge CPU (sm_XY)", its compute
+// capability (PTXFORGE_DEVICE_CC, default 13.0) and the limits kernels see. Values a GPU of that compute capability
+// reports where they matter to programs (block and grid limits, shared memory), the host's where the host is what runs.
 #pragma once
 
 #include "llvm/Support/Error.h"
@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ptxforge::driver {
 
@@ -49,16 +50,20 @@ struct DeviceProperties {
 
 /// PTXFORGE_DEVICE_CC as major*10+minor (its spellings: fatbin::parseComputeCapability), DefaultComputeCapability
 /// when unset. Errors name the variable and its value; cuInit turns one into CUDA_ERROR_NO_DEVICE, the CLI into its
-/// exit status 2.
+/// exit status 2. With several devices listed, the first one's.
 llvm::Expected<unsigned> deviceComputeCapabilityFromEnvironment();
-
-/// Properties for a compute capability on this host (the environment read once by deviceProperties()).
-DeviceProperties makeDeviceProperties(unsigned Major, unsigned Minor);
-
-/// The device's properties; read the environment (PTXFORGE_DEVICE_CC, PTXFORGE_DEVICE_MEMORY) on first use.
-const DeviceProperties &deviceProperties();
-
-/// How many devices there are (always 1).
-constexpr int DeviceCount = 1;
-
+/// The most devices PTXFORGE_DEVICE_CC may list.
+inline constexpr int MaxDevices = 16;
+/// PTXFORGE_DEVICE_CC as one compute capability per device, comma-separated ("9.0,9.0": two devices; at most
+/// MaxDevices); one DefaultComputeCapability device when unset.
+llvm::Expected<std::vector<unsigned>> deviceComputeCapabilitiesFromEnvironment();
+/// Properties for a compute capability on this host; Ordinal (the device's number) makes its UUID and PCI bus
+/// number its own.
+DeviceProperties makeDeviceProperties(unsigned Major, unsigned Minor, int Ordinal = 0);
+/// Device's properties (0 <= Device < deviceCount()); reads the environment (PTXFORGE_DEVICE_CC,
+/// PTXFORGE_DEVICE_MEMORY) on first use.
+const DeviceProperties &deviceProperties(int Device = 0);
+/// How many devices there are: as many as PTXFORGE_DEVICE_CC lists (1 when it is unset or invalid). Every device
+/// is the same host: memory is shared (unified addressing), so every device can access every other's.
+int deviceCount();
 } // namespace ptxforge::driver

@@ -86,8 +86,8 @@ private:
   std::atomic<Status> Sticky{Status::Success};
   std::string StickyText;
   std::vector<std::unique_ptr<Context>> AllContexts; ///< destroyed ones too: handles stay unique
-  std::unique_ptr<Context> Primary;
-  PrimaryState PrimaryInfo;
+  std::vector<std::unique_ptr<Context>> Primary;     ///< one per device
+  std::vector<PrimaryState> PrimaryInfo;
 };
 
 /// The calling thread's context stack.

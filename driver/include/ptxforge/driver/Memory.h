@@ -20,6 +20,7 @@
 namespace ptxforge::driver {
 
 class Context;
+class MemPool;
 
 enum class MemoryKind {
   Device,         ///< cuMemAlloc, cuMemAllocPitch
@@ -33,8 +34,9 @@ struct Allocation {
   uint64_t Base = 0, Size = 0;
   MemoryKind Kind = MemoryKind::Device;
   Context *Owner = nullptr;
-  uint64_t BufferId = 0;  ///< unique for the process lifetime
-  unsigned HostFlags = 0; ///< CU_MEMHOSTALLOC_* / CU_MEMHOSTREGISTER_* as given
+  uint64_t BufferId = 0;   ///< unique for the process lifetime
+  unsigned HostFlags = 0;  ///< CU_MEMHOSTALLOC_* / CU_MEMHOSTREGISTER_* as given
+  MemPool *Pool = nullptr; ///< the pool a stream-ordered allocation came from
 
   bool isHost() const { return Kind == MemoryKind::Host || Kind == MemoryKind::HostRegistered; }
   bool contains(uint64_t Address, uint64_t Bytes = 1) const {
@@ -56,6 +58,8 @@ public:
   /// when the range is exhausted.
   [[nodiscard]] llvm::Expected<uint64_t> allocate(uint64_t Bytes, MemoryKind Kind, Context *Owner,
                                                   unsigned HostFlags = 0);
+  /// Counts the allocation at Base (made by allocate) as Pool's until it is freed.
+  void assignPool(uint64_t Base, MemPool &Pool);
   /// Frees the allocation starting at Base if it has one of the given kinds; InvalidValue otherwise.
   [[nodiscard]] llvm::Error free(uint64_t Base, std::initializer_list<MemoryKind> Kinds);
 

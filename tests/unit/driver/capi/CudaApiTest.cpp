@@ -137,7 +137,7 @@ TEST_CASE("cuGetProcAddress resolves names by version") {
   REQUIRE(cuInit(0) == CUDA_SUCCESS);
   CHECK(cuGetProcAddress("cuGraphCreate", &Fn, 13000, 0, &Status) == CUDA_SUCCESS);
   CHECK(reinterpret_cast<CUresult (*)(void *, unsigned)>(Fn)(nullptr, 0) == CUDA_ERROR_INVALID_VALUE);
-  auto Stub = symbol<CUresult (*)(void *, int)>("cuMemPoolCreate");
+  auto Stub = symbol<CUresult (*)(void *, int)>("cuIpcGetMemHandle");
   REQUIRE(reinterpret_cast<void *>(Stub) != nullptr);
   CHECK(Stub(nullptr, 0) == CUDA_ERROR_NOT_SUPPORTED);
 }

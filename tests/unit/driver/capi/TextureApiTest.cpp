@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <initializer_list>
 
 namespace {
 
@@ -56,8 +57,33 @@ TEST_CASE("cuArray3DCreate checks its descriptor") {
   CHECK(cuArray3DCreate(&A, &S) == CUDA_ERROR_INVALID_VALUE); // past the 1D limit
   S = shape(4, 4, 0, CUDA_ARRAY3D_LAYERED);
   CHECK(cuArray3DCreate(&A, &S) == CUDA_ERROR_INVALID_VALUE); // layered with no layers
-  S = shape(4, 4, 6, CUDA_ARRAY3D_CUBEMAP);
+  S = shape(4, 2, 6, CUDA_ARRAY3D_CUBEMAP);
+  CHECK(cuArray3DCreate(&A, &S) == CUDA_ERROR_INVALID_VALUE); // faces not square
+  S = shape(4, 4, 5, CUDA_ARRAY3D_CUBEMAP);
+  CHECK(cuArray3DCreate(&A, &S) == CUDA_ERROR_INVALID_VALUE); // not six faces
+  S = shape(4, 4, 12, CUDA_ARRAY3D_CUBEMAP);
+  CHECK(cuArray3DCreate(&A, &S) == CUDA_ERROR_INVALID_VALUE); // two cubemaps need CUDA_ARRAY3D_LAYERED
+  S = shape(4, 4, 0, 0x40);                                   // CUDA_ARRAY3D_SPARSE
   CHECK(cuArray3DCreate(&A, &S) == CUDA_ERROR_NOT_SUPPORTED);
+}
+
+TEST_CASE("cubemap arrays: six faces, or six per cubemap when layered") {
+  context();
+  for (unsigned Flags : {unsigned(CUDA_ARRAY3D_CUBEMAP), unsigned(CUDA_ARRAY3D_CUBEMAP | CUDA_ARRAY3D_LAYERED)}) {
+    CUarray A = nullptr;
+    CUDA_ARRAY3D_DESCRIPTOR S = shape(4, 4, Flags & CUDA_ARRAY3D_LAYERED ? 12 : 6, Flags);
+    REQUIRE(cuArray3DCreate(&A, &S) == CUDA_SUCCESS);
+    CUDA_ARRAY3D_DESCRIPTOR Got = {};
+    CHECK(cuArray3DGetDescriptor(&Got, A) == CUDA_SUCCESS);
+    CHECK(std::memcmp(&Got, &S, sizeof S) == 0);
+    CUDA_RESOURCE_DESC Res = arrayResource(A);
+    CUDA_TEXTURE_DESC Tex = {};
+    Tex.flags = CU_TRSF_NORMALIZED_COORDINATES;
+    CUtexObject T = 0;
+    CHECK(cuTexObjectCreate(&T, &Res, &Tex, nullptr) == CUDA_SUCCESS);
+    CHECK(cuTexObjectDestroy(T) == CUDA_SUCCESS);
+    CHECK(cuArrayDestroy(A) == CUDA_SUCCESS);
+  }
 }
 
 TEST_CASE("arrays: descriptors, destroy, copies inside the array only") {

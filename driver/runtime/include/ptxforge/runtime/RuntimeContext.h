@@ -21,6 +21,8 @@ cudaError_t setDevice(int D);
 cudaError_t getDevice(int *D);
 /// A valid device ordinal (cudaErrorInvalidDevice otherwise), with the driver initialised.
 cudaError_t checkDevice(int D);
+/// Device D's primary context, retained by the runtime (once) and not made current.
+cudaError_t primaryContext(int D, CUcontext *Out);
 
 /// cudaDeviceReset: waits for the work, then resets the primary context of the thread's device (its modules,
 /// memory, streams and events go); the next runtime call starts a fresh one.
