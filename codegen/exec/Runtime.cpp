@@ -14,6 +14,7 @@ const std::vector<std::pair<std::string, void *>> &ptxforge::codegen::exec::runt
     registerIntegerHelpers(T);
     registerTextureHelpers(T);
     registerMemcheckHelpers(T);
+    registerClusterHelpers(T);
     return T;
   }();
   return Table;

@@ -48,6 +48,7 @@ void registerIntegerHelpers(HelperTable &T);
 void registerWarpHelpers(HelperTable &T);    ///< WarpCollectives.cpp
 void registerAsyncHelpers(HelperTable &T);   ///< AsyncHelpers.cpp (mbarrier, cp.async, atomics on f16/bf16)
 void registerTextureHelpers(HelperTable &T); ///< TextureHelpers.cpp (tex, tld4, txq, suld, sust, sured, suq)
+void registerClusterHelpers(HelperTable &T); ///< ClusterHelpers.cpp (barrier.cluster, generic-address mapa)
 
 /// Ends the calling thread's block with Kind as the launch's fault (MiscHelpers.cpp). ThreadKnown: C's %tid
 /// names the thread (a call from the thread's code); Location: the PTX instruction's file:line:col, if known.
