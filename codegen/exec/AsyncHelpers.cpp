@@ -1,7 +1,8 @@
 // Asynchronous copies and the barriers that track them, plus f16/bf16 atomics.
 //
-// * mbarrier: the 64-bit object in (shared) memory holds the whole state, so no side table is needed (a block
-//   runs on one OS thread, so plain loads and stores suffice): bits 0-19 pending arrivals, 20-39 expected
+// * mbarrier: the 64-bit object in (shared) memory holds the whole state, so no side table is needed; each
+//   change is one compare-and-swap of it, since a block of a cluster may arrive on another block's barrier from
+//   another worker (.shared::cluster): bits 0-19 pending arrivals, 20-39 expected
 //   arrivals, 40-60 transaction count (signed), 61-63 phase. The state token `arrive` returns is the phase
 //   (bits 61-63) and the pending count before the arrival (bits 0-19), which mbarrier.pending_count gives on
 //   an H100 (conformance case mbarrier/forms_per_thread).
@@ -24,9 +25,7 @@ struct Mbar {
   int32_t Tx;
 };
 
-Mbar load(const uint64_t *P) {
-  uint64_t V;
-  memcpy(&V, P, 8);
+Mbar decode(uint64_t V) {
   Mbar M;
   M.Pending = V & 0xfffff;
   M.Expected = (V >> 20) & 0xfffff;
@@ -36,20 +35,35 @@ Mbar load(const uint64_t *P) {
   return M;
 }
 
-void store(uint64_t *P, const Mbar &M) {
-  uint64_t V = (M.Pending & 0xfffffull) | (M.Expected & 0xfffffull) << 20 |
-               (static_cast<uint64_t>(static_cast<uint32_t>(M.Tx)) & 0x1fffff) << 40 |
-               static_cast<uint64_t>(M.Phase & 7) << 61;
-  memcpy(P, &V, 8);
+Mbar load(uint64_t *P) { return decode(__atomic_load_n(P, __ATOMIC_ACQUIRE)); }
+
+uint64_t encode(const Mbar &M) {
+  return (M.Pending & 0xfffffull) | (M.Expected & 0xfffffull) << 20 |
+         (static_cast<uint64_t>(static_cast<uint32_t>(M.Tx)) & 0x1fffff) << 40 |
+         static_cast<uint64_t>(M.Phase & 7) << 61;
+}
+
+void store(uint64_t *P, const Mbar &M) { __atomic_store_n(P, encode(M), __ATOMIC_RELEASE); }
+
+/// Applies Change to the barrier's state atomically; returns the state before. Whether the change completed
+/// the phase is read from the state after, once (the block's progress counts it).
+template <class F> Mbar update(uint64_t *P, BlockState *B, F &&Change) {
+  uint64_t Old = __atomic_load_n(P, __ATOMIC_RELAXED);
+  Mbar Before, After;
+  do {
+    Before = After = decode(Old);
+    Change(After);
+  } while (!__atomic_compare_exchange_n(P, &Old, encode(After), false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+  if (B && After.Phase != Before.Phase)
+    ++B->Progress;
+  return Before;
 }
 
 /// Completes the current phase when nothing is pending any more.
-void maybeComplete(Mbar &M, BlockState *B) {
+void maybeComplete(Mbar &M) {
   if (M.Pending == 0 && M.Tx == 0) {
     M.Phase = (M.Phase + 1) & 7;
     M.Pending = M.Expected;
-    if (B)
-      ++B->Progress;
   }
 }
 
@@ -114,31 +128,28 @@ static void ptxrt_mbar_inval(uint64_t *P) { memset(P, 0, 8); }
 
 /// mbarrier.arrive(.expect_tx)/arrive_drop: Tx transaction bytes are expected first, then Count arrivals.
 static uint64_t ptxrt_mbar_arrive(ThreadContext *C, uint64_t *P, uint32_t Count, uint32_t Drop, uint32_t Tx) {
-  Mbar M = load(P);
-  uint64_t Token = static_cast<uint64_t>(M.Phase) << 61 | M.Pending; // the GPU's pending_count: before arriving
-  M.Tx += static_cast<int32_t>(Tx);
-  M.Pending = Count > M.Pending ? 0 : M.Pending - Count;
-  if (Drop)
-    M.Expected = Count > M.Expected ? 0 : M.Expected - Count;
   BlockState *B = C ? C->Block : nullptr;
   if (B)
     ++B->Progress;
-  maybeComplete(M, B);
-  store(P, M);
-  return Token;
+  Mbar Before = update(P, B, [&](Mbar &M) {
+    M.Tx += static_cast<int32_t>(Tx);
+    M.Pending = Count > M.Pending ? 0 : M.Pending - Count;
+    if (Drop)
+      M.Expected = Count > M.Expected ? 0 : M.Expected - Count;
+    maybeComplete(M);
+  });
+  return static_cast<uint64_t>(Before.Phase) << 61 | Before.Pending; // the GPU's pending_count: before arriving
 }
 
 static void ptxrt_mbar_expect_tx(uint64_t *P, uint32_t Tx) {
-  Mbar M = load(P);
-  M.Tx += static_cast<int32_t>(Tx);
-  store(P, M);
+  update(P, nullptr, [&](Mbar &M) { M.Tx += static_cast<int32_t>(Tx); });
 }
 
 static void ptxrt_mbar_complete_tx(ThreadContext *C, uint64_t *P, uint32_t Tx) {
-  Mbar M = load(P);
-  M.Tx -= static_cast<int32_t>(Tx);
-  maybeComplete(M, C ? C->Block : nullptr);
-  store(P, M);
+  update(P, C ? C->Block : nullptr, [&](Mbar &M) {
+    M.Tx -= static_cast<int32_t>(Tx);
+    maybeComplete(M);
+  });
 }
 
 /// test_wait / try_wait. Flags: bit 0 .parity (State is the phase parity to wait for), bit 1 try_wait. test_wait
@@ -160,7 +171,9 @@ static uint32_t ptxrt_mbar_wait(ThreadContext *C, uint64_t *P, uint64_t State, u
   uint64_t Seen;
   do {
     Seen = B.Progress;
-    ++B.WaitTimeouts; // this round may be the one that runs out of time
+    // This round may be the one that runs out of time; in a cluster the phase may be completed by another
+    // block, on another worker, so the scheduler lets it spin as a loop waiting for another block does.
+    ++(C->Cluster ? B.SpinYields : B.WaitTimeouts);
     B.pollOnce(C->LinearTid, Done);
   } while ((Flags & 2) && B.UseFibers && !Done() && B.Progress != Seen);
   return Done();

@@ -4,6 +4,7 @@
 #include "ptxforge/codegen/Launch.h"
 #include "ptxforge/codegen/FaultGuard.h"
 
+#include "Cluster.h"
 #include "Memcheck.h"
 #include "Runtime.h"
 #include "WorkerPool.h"
@@ -263,6 +264,8 @@ struct WorkerState {
   /// The state of the blocks this worker runs thread by thread without fibers (runBlock), reused: a fresh one
   /// per block cost its vectors' allocations, most of a tiny block's time.
   BlockState Plain;
+  /// The cluster of the block being run (Cluster.h); its Shared table is what ThreadContext::ClusterShared names.
+  ClusterState Cluster;
 };
 
 struct BlockRun {
@@ -305,6 +308,13 @@ ThreadContext launchContext(const KernelInfo &K, const LaunchConfig &C, WorkerSt
   TC.NSmId = Workers;
   TC.TotalSmemSize = static_cast<uint32_t>(SharedBytes);
   TC.GridWorkspace = reinterpret_cast<uint64_t>(C.GridWorkspace);
+  TC.ClusterDim[0] = C.Cluster.X, TC.ClusterDim[1] = C.Cluster.Y, TC.ClusterDim[2] = C.Cluster.Z;
+  TC.ClusterFlags = C.ExplicitCluster ? 1 : 0;
+  W.Cluster.Shared[0] = TC.Shared;
+  if (!W.Cluster.Group) // a cluster of its own: rank 0 is the block itself
+    W.Cluster.Shared[1] = TC.Shared;
+  TC.ClusterShared = W.Cluster.Shared;
+  TC.Cluster = W.Cluster.Group ? &W.Cluster : nullptr;
   return TC;
 }
 
@@ -509,6 +519,52 @@ std::vector<int> ptxforge::codegen::affinityCpus() {
 
 namespace {
 
+/// The launch's cluster shape: the one it names, else the kernel's .reqnctapercluster, else 1x1x1.
+LaunchConfig withClusterShape(const KernelInfo &K, const LaunchConfig &Config) {
+  LaunchConfig C = Config;
+  if (!C.Cluster.X && K.ReqClusterDim[0]) {
+    C.Cluster = {K.ReqClusterDim[0], std::max(1u, K.ReqClusterDim[1]), std::max(1u, K.ReqClusterDim[2])};
+    C.ExplicitCluster = true;
+  } else if (!C.Cluster.X) {
+    C.Cluster = {1, 1, 1};
+  }
+  return C;
+}
+
+bool validClusterShape(const LaunchConfig &C) {
+  const Dim3 &D = C.Cluster, &G = C.Grid;
+  return D.X && D.Y && D.Z && D.count() < ClusterWindows && G.X % D.X == 0 && G.Y % D.Y == 0 && G.Z % D.Z == 0;
+}
+
+/// The linear block id of rank Rank of cluster Cl (both counted x first, as %cluster_ctarank and the clusters of
+/// the grid are).
+uint64_t clusterBlock(const LaunchConfig &C, uint64_t Cl, uint32_t Rank) {
+  const Dim3 &D = C.Cluster, &G = C.Grid;
+  uint64_t NX = G.X / D.X, NY = G.Y / D.Y;
+  uint64_t X = Cl % NX * D.X + Rank % D.X, Y = Cl / NX % NY * D.Y + Rank / D.X % D.Y,
+           Z = Cl / (NX * NY) * D.Z + Rank / (D.X * D.Y);
+  return X + G.X * (Y + G.Y * Z);
+}
+
+/// Makes W rank Rank of group G: publishes the worker's shared window and waits until every worker of the group
+/// has, so that each finds the others' windows (ThreadContext::ClusterShared) from its first block on.
+void joinCluster(WorkerState &W, ClusterGroup &G, uint32_t Rank, uint64_t First, uint64_t Stride, const LaunchConfig &C,
+                 uint64_t SharedBytes) {
+  ClusterState &S = W.Cluster;
+  S.Group = &G;
+  S.Rank = Rank;
+  S.First = First;
+  S.Stride = Stride;
+  S.WindowBytes = SharedBytes;
+  S.ArrivePhase.assign(C.Block.count(), 0);
+  G.Bases[Rank] = threadSharedWindow().window(SharedBytes);
+  G.Published.fetch_add(1, std::memory_order_acq_rel);
+  while (G.Published.load(std::memory_order_acquire) < G.Size)
+    sched_yield();
+  for (uint32_t R = 0; R < G.Size; ++R)
+    S.Shared[1 + R] = G.Bases[R];
+}
+
 /// One launch of a grid: hands its blocks to the workers and keeps the first failure.
 class GridRun {
 public:
@@ -524,6 +580,8 @@ public:
       BlockFn = lateBlockFunction();
     if (AllResident)
       Workers = static_cast<unsigned>(Blocks);
+    if (Clustered)
+      makeClusterGroups();
   }
 
   /// Runs every block; the first failure.
@@ -537,6 +595,28 @@ public:
   }
 
 private:
+  /// Clusters of several blocks run on groups of workers, one worker per rank (Cluster.h).
+  void makeClusterGroups() {
+    uint64_t N = AllResident ? Clusters : std::clamp<uint64_t>(Workers / ClusterSize, 1, Clusters);
+    for (uint64_t G = 0; G < N; ++G) {
+      Groups.push_back(std::make_unique<ClusterGroup>(ClusterSize));
+      Groups.back()->Threads = static_cast<uint32_t>(ClusterSize * C.Block.count());
+      Groups.back()->Stop = &Failed;
+    }
+    Workers = static_cast<unsigned>(N * ClusterSize);
+  }
+
+  /// The group's next cluster for W, W's rank of it.
+  bool grabCluster(WorkerState &W, uint64_t &Id, uint64_t &Count) {
+    ClusterState &S = W.Cluster;
+    if (S.Running)
+      S.Group->Finished[S.Rank].store(++S.Sequence, std::memory_order_release);
+    uint64_t Cl = S.First + S.Sequence * S.Stride;
+    S.Running = Cl < Clusters && Next.load(std::memory_order_relaxed) < Blocks;
+    Id = S.Running ? clusterBlock(C, Cl, S.Rank) : 0, Count = 1;
+    return S.Running;
+  }
+
   /// The optimized block function, once the tiered JIT has made it.
   BlockRangeFunction lateBlockFunction() const {
     return C.Upgrade ? C.Upgrade->Block.load(std::memory_order_acquire) : nullptr;
@@ -548,7 +628,9 @@ private:
   /// interleaved every 64 KiB, and saxpy at 2 threads took ~10% longer), the last ones single blocks so that
   /// workers finish together on a shared machine; a grid of tiny blocks pays the grab's atomic and the call a few
   /// dozen times, not per block.
-  bool grab(bool Guided, uint64_t &Id, uint64_t &Count) {
+  bool grab(WorkerState &W, bool Guided, uint64_t &Id, uint64_t &Count) {
+    if (Clustered)
+      return grabCluster(W, Id, Count);
     if (AllResident) { // each worker its own block: one that took two would run the second only after the first
       uint64_t Cur = Next.fetch_add(1, std::memory_order_relaxed);
       Id = Cur, Count = 1;
@@ -574,6 +656,7 @@ private:
       FirstSite = E.Site;
     }
     Next = Blocks;
+    Failed = true;
   }
 
   /// One worker: its blocks under one fault guard (its sigsetjmp saves the signal mask, a system call too costly
@@ -581,6 +664,9 @@ private:
   void work(unsigned Index) {
     DeviceRuntimeScope Runtime(C.Runtime);
     WorkerState W;
+    if (Clustered)
+      joinCluster(W, *Groups[Index / ClusterSize], Index % ClusterSize, Index / ClusterSize, Groups.size(), C,
+                  K.StaticSharedBytes + C.DynamicSharedBytes);
     // This worker's code: quick code runs block by block until the optimized block function appears.
     BlockRangeFunction volatile MyBlockFn = nullptr; // volatile: read after a fault abandoned the loop
     volatile uint64_t Current = 0;
@@ -612,14 +698,14 @@ private:
     // The last worker of a quick-code launch waits for the optimized code rather than compete with its compiler
     // for a core (a 2-core machine: sgemm's first launch 360 -> 300 ms, as without tiers). Not where every block
     // must run at once (AllResident): the others would wait for its block.
-    if (!MyBlockFn && C.Upgrade && !AllResident && Workers > 1 && Index == Workers - 1) {
+    if (!MyBlockFn && C.Upgrade && !AllResident && !Clustered && Workers > 1 && Index == Workers - 1) {
       while (!lateBlockFunction() && C.Upgrade->Compiling.load(std::memory_order_acquire) &&
              Next.load(std::memory_order_relaxed) < Blocks)
         std::this_thread::sleep_for(std::chrono::microseconds(500));
       if (BlockRangeFunction Late = lateBlockFunction())
         useBlockFunction(Late, Index, W, MyBlockFn);
     }
-    for (uint64_t Id, Count; grab(MyBlockFn != nullptr, Id, Count);) {
+    for (uint64_t Id, Count; grab(W, MyBlockFn != nullptr, Id, Count);) {
       Current = Id;
       BlockResult E = MyBlockFn ? runBlockRange(MyBlockFn, Params, Id, Count, W)
                                 : runBlock(K, Fn, C, Params, Id, W, Index, Workers);
@@ -646,7 +732,7 @@ private:
       R.Site.Location = M.sourceLocation(F.Pc);
       // Blocks that wait for each other (AllResident) cannot run alone. The other workers stop first: the launch
       // has failed.
-      if (MyBlockFn && !AllResident && !K.MaySpin) {
+      if (MyBlockFn && !AllResident && !Clustered && !K.MaySpin) {
         Next = Blocks;
         locateByReplay(M, K, C, Params, Block, W, Index, Workers, F, R.Site);
       }
@@ -663,6 +749,11 @@ private:
   uint64_t Blocks;
   unsigned Workers;
   const bool AllResident;
+  const uint32_t ClusterSize = static_cast<uint32_t>(C.Cluster.count());
+  const bool Clustered = ClusterSize > 1;
+  const uint64_t Clusters = Blocks / ClusterSize;
+  std::vector<std::unique_ptr<ClusterGroup>> Groups;
+  std::atomic<bool> Failed{false};
   std::atomic<uint64_t> Next{0};
   std::mutex ErrorLock;
   std::string FirstError;
@@ -674,9 +765,10 @@ private:
 
 } // namespace
 
-llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const KernelInfo &K, const LaunchConfig &C,
+llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const KernelInfo &K, const LaunchConfig &Config,
                                             const void *Params) {
-  if (!C.Block.count() || C.Block.count() > 1024 || C.Block.Z > 64 || !C.Grid.count())
+  const LaunchConfig C = withClusterShape(K, Config);
+  if (!C.Block.count() || C.Block.count() > 1024 || C.Block.Z > 64 || !C.Grid.count() || !validClusterShape(C))
     return llvm::make_error<LaunchError>(LaunchFault::InvalidConfiguration, "invalid launch configuration");
   installFaultHandlers(); // once per launch: its workers' guarded calls skip the check
   return GridRun(M, K, C, Params).run();

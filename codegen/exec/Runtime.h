@@ -78,11 +78,12 @@ private:
 /// Writes the device printf output of the launch that just ended to stdout (DeviceLibrary.cpp).
 void flushDevicePrintf();
 void registerIntegerHelpers(HelperTable &T);
-void registerWarpHelpers(HelperTable &T);    ///< WarpCollectives.cpp
-void registerAsyncHelpers(HelperTable &T);   ///< AsyncHelpers.cpp (mbarrier, cp.async, atomics on f16/bf16)
-void registerTextureHelpers(HelperTable &T); ///< TextureHelpers.cpp (tex, tld4, txq, suld, sust, sured, suq)
+void registerWarpHelpers(HelperTable &T);      ///< WarpCollectives.cpp
+void registerAsyncHelpers(HelperTable &T);     ///< AsyncHelpers.cpp (mbarrier, cp.async, atomics on f16/bf16)
+void registerTextureHelpers(HelperTable &T);   ///< TextureHelpers.cpp (tex, tld4, txq, suld, sust, sured, suq)
 void registerTensorMapHelpers(HelperTable &T); ///< TensorMapHelpers.cpp (cp.async.bulk.tensor, bulk reductions)
 void registerWarpgroupHelpers(HelperTable &T); ///< WarpgroupHelpers.cpp (wgmma)
+void registerClusterHelpers(HelperTable &T);   ///< ClusterHelpers.cpp (barrier.cluster, generic-address mapa)
 
 /// Ends the calling thread's block with Kind as the launch's fault (MiscHelpers.cpp). ThreadKnown: C's %tid
 /// names the thread (a call from the thread's code); Location: the PTX instruction's file:line:col, if known.

@@ -437,6 +437,10 @@ void RegionBuilder::hoistBlockConstants() {
     case TCNSmId:
     case TCTotalSmemSize:
     case TCGridWorkspace:
+    case TCClusterDim:
+    case TCClusterFlags:
+    case TCClusterShared:
+    case TCCluster:
       return true;
     default:
       return false;

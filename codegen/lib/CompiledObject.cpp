@@ -360,6 +360,8 @@ struct KernelFields {
   bool ExitInCallee;
   bool MaySpin;
   uint32_t ReqNtid[3], MaxNtid[3];
+  uint32_t ReqClusterDim[3], MaxClusterRank;
+  bool ExplicitCluster;
 };
 static_assert(sizeof(ParamInfo) == sizeof(ParamFields),
               "ParamInfo changed: serialize the new field (CompiledObject.cpp)");
@@ -457,6 +459,10 @@ void writePayload(ByteWriter &W, const CompiledObject &O) {
       W.num<uint32_t>(V);
     for (uint32_t V : K.MaxNtid)
       W.num<uint32_t>(V);
+    for (uint32_t V : K.ReqClusterDim)
+      W.num<uint32_t>(V);
+    W.num<uint32_t>(K.MaxClusterRank);
+    W.num<uint8_t>(K.ExplicitCluster);
   }
   W.count(O.Globals.size());
   for (const GlobalInfo &G : O.Globals) {
@@ -514,6 +520,10 @@ void readPayload(ByteReader &R, CompiledObject &O) {
       V = R.num<uint32_t>();
     for (uint32_t &V : K.MaxNtid)
       V = R.num<uint32_t>();
+    for (uint32_t &V : K.ReqClusterDim)
+      V = R.num<uint32_t>();
+    K.MaxClusterRank = R.num<uint32_t>();
+    K.ExplicitCluster = R.num<uint8_t>() != 0;
     O.Kernels.push_back(std::move(K));
   }
   uint32_t NG = R.count(2 * StrMin + 8);

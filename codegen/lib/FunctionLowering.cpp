@@ -246,6 +246,8 @@ llvm::Value *FunctionLowering::address(const ptx::Operand &Op, ptx::StateSpace S
   }
   if (Op.Bits)
     Base = B.CreateAdd(Base, B.getInt64(Op.Bits));
+  if (S == ptx::StateSpace::Shared && Current && Current->has(ptx::Modifier::Shared_Cluster))
+    return detail::clusterSharedPointer(*this, Base); // another block's shared memory, maybe
   if (S == ptx::StateSpace::Shared)
     return B.CreateGEP(B.getInt8Ty(), sharedBase(), B.CreateAnd(Base, B.getInt64(0xffffffffu)));
   // Any other computed address may be 0, which faults on the GPU: see passes::PtxAddressSpace.
@@ -384,6 +386,8 @@ llvm::Value *FunctionLowering::readSpecial(const ptx::Operand &Op) {
     return B.CreateTrunc(Op.Sreg == ptx::SpecialReg::Envreg1 ? B.CreateLShr(WS, 32) : WS, B.getInt32Ty());
   }
   default:
+    if (llvm::Value *V = detail::readClusterSpecial(*this, Op))
+      return V;
     return B.getInt32(0);
   }
 }
@@ -504,9 +508,10 @@ bool FunctionLowering::lowerInstruction(const ptx::Instruction &I) {
   // is where the barrier's other side begins.
   if (I.Op == ptx::Opcode::Bar || I.Op == ptx::Opcode::Barrier || I.Op == ptx::Opcode::Mbarrier)
     checkMisalignment(*this, /*Deferrable=*/IsKernel);
-  bool Lowered = lowerControl(*this, I) || lowerMemory(*this, I) || lowerInteger(*this, I) || lowerFloat(*this, I) ||
-                 lowerConvert(*this, I) || lowerWarp(*this, I) || lowerAtomic(*this, I) || lowerAsync(*this, I) ||
-                 lowerMatrix(*this, I) || lowerTexture(*this, I) || lowerWarpgroup(*this, I) || unsupported(I);
+  bool Lowered = lowerCluster(*this, I) || lowerControl(*this, I) || lowerMemory(*this, I) || lowerInteger(*this, I) ||
+                 lowerFloat(*this, I) || lowerConvert(*this, I) || lowerWarp(*this, I) || lowerAtomic(*this, I) ||
+                 lowerAsync(*this, I) || lowerMatrix(*this, I) || lowerTexture(*this, I) || lowerWarpgroup(*this, I) ||
+                 unsupported(I);
   if (Lowered && ML.Memcheck && synchronizesOtherwise(I) && !B.GetInsertBlock()->getTerminator())
     callHelper("ptxrt_mc_barrier", B.getVoidTy(),
                {threadCtx(), llvm::ConstantPointerNull::get(B.getPtrTy()), B.getInt32(2)});

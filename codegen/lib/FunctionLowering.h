@@ -11,6 +11,7 @@
 #include "llvm/IR/IRBuilder.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -44,6 +45,7 @@ struct ModuleLowering {
   bool LoopCuts = true;                           ///< LoweringOptions::LoopCuts
   unsigned RegionCutBudget = 128;                 ///< LoweringOptions::RegionCutBudget
   bool Memcheck = false;                          ///< LoweringOptions::Memcheck
+  std::optional<bool> DistributedShared;          ///< see detail::distributedShared
   /// The module's debug info (DebugLocations.h); null without a source to name lines in.
   std::unique_ptr<llvm::DIBuilder> DI;
 
@@ -176,6 +178,14 @@ bool lowerTexture(FunctionLowering &L, const ptx::Instruction &I); ///< tex/tld4
 /// cp.async.bulk.tensor, cp.reduce.async.bulk(.tensor), called by lowerAsync (lower/BulkCopyOps.cpp)
 bool lowerBulkCopy(FunctionLowering &L, const ptx::Instruction &I);
 bool lowerWarpgroup(FunctionLowering &L, const ptx::Instruction &I); ///< wgmma (lower/WarpgroupOps.cpp)
+bool lowerCluster(FunctionLowering &L, const ptx::Instruction &I);   ///< mapa/getctarank/barrier.cluster/multimem...
+/// The host pointer of a shared::cluster address (lower/ClusterOps.cpp; the encoding: exec/Cluster.h).
+llvm::Value *clusterSharedPointer(FunctionLowering &L, llvm::Value *Address);
+/// Whether the module reaches other blocks' shared memory (mapa, .shared::cluster): its `.shared` atomics must
+/// then be atomic, since another worker may update the same word.
+bool distributedShared(ModuleLowering &ML);
+/// %clusterid, %cluster_ctarank and the other cluster registers; null for any other register.
+llvm::Value *readClusterSpecial(FunctionLowering &L, const ptx::Operand &Op);
 /// Scratch memory for a runtime helper's in/out arrays: Count x Ty, valid from the stores before one helper
 /// call to the loads right after it. Slot S is one alloca per function (in the entry block, grown to the
 /// largest Count asked for), shared by every instruction that uses it: a fresh alloca per instruction made

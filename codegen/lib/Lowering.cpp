@@ -490,15 +490,23 @@ llvm::Expected<llvm::Function *> emitBlockFunction(ModuleLowering &ML, size_t FI
   return Block;
 }
 
-/// .reqntid / .maxntid.
+/// .reqntid / .maxntid, and the cluster directives (.reqnctapercluster's missing dimensions are 1).
 void readLaunchBounds(const ptx::Function &F, KernelInfo &K) {
-  for (const ptx::PerfDirective &P : F.Perf)
+  for (const ptx::PerfDirective &P : F.Perf) {
+    if (P.Kind == ptx::PerfDirectiveKind::Reqnctapercluster && !P.Values.empty())
+      K.ReqClusterDim[1] = K.ReqClusterDim[2] = 1;
+    if (P.Kind == ptx::PerfDirectiveKind::Maxclusterrank && !P.Values.empty())
+      K.MaxClusterRank = static_cast<uint32_t>(P.Values[0]);
+    K.ExplicitCluster |= P.Kind == ptx::PerfDirectiveKind::Explicitcluster;
     for (size_t D = 0; D < P.Values.size() && D < 3; ++D) {
       if (P.Kind == ptx::PerfDirectiveKind::Reqntid)
         K.ReqNtid[D] = static_cast<uint32_t>(P.Values[D]);
       if (P.Kind == ptx::PerfDirectiveKind::Maxntid)
         K.MaxNtid[D] = static_cast<uint32_t>(P.Values[D]);
+      if (P.Kind == ptx::PerfDirectiveKind::Reqnctapercluster)
+        K.ReqClusterDim[D] = static_cast<uint32_t>(P.Values[D]);
     }
+  }
 }
 
 /// What the driver needs to launch kernel FI, and its block function.

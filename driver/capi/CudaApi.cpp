@@ -116,6 +116,8 @@ CUresult toResult(Status S) {
     return CUDA_ERROR_ILLEGAL_INSTRUCTION;
   case Status::CooperativeLaunchTooLarge:
     return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+  case Status::InvalidClusterSize:
+    return CUDA_ERROR_INVALID_CLUSTER_SIZE;
   case Status::MisalignedAddress:
     return CUDA_ERROR_MISALIGNED_ADDRESS;
   case Status::NotSupported:
@@ -1081,7 +1083,7 @@ bool argumentsOnThisStack(const Function &Fn, void **KernelParams) {
 
 CUresult launchKernel(CUfunction F, unsigned Gx, unsigned Gy, unsigned Gz, unsigned Bx, unsigned By, unsigned Bz,
                       unsigned SharedBytes, CUstream H, void **KernelParams, void **Extra,
-                      LaunchKind Kind = LaunchKind::Normal) {
+                      LaunchKind Kind = LaunchKind::Normal, const codegen::Dim3 *Cluster = nullptr) {
   if (!initialized())
     return CUDA_ERROR_NOT_INITIALIZED;
   Function *Fn = unwrap(F);
@@ -1109,6 +1111,10 @@ CUresult launchKernel(CUfunction F, unsigned Gx, unsigned Gy, unsigned Gz, unsig
   Config.Grid = {Gx, Gy, Gz};
   Config.Block = {Bx, By, Bz};
   Config.DynamicSharedBytes = SharedBytes;
+  if (Cluster) {
+    Config.Cluster = *Cluster;
+    Config.ExplicitCluster = true;
+  }
   return toResult(launch(*Ctx, S, *Fn, Config, std::move(Params), Kind));
 }
 
@@ -1841,12 +1847,18 @@ PTXFORGE_API CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, C
     *pi = F->preferredCarveout();
     break;
   case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET:
+    *pi = F->info().ExplicitCluster;
+    break;
   case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
   case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
   case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+    *pi = int(F->requiredClusterDim(attrib - CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH));
+    break;
   case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+    *pi = F->nonPortableClusterSizeAllowed();
+    break;
   case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
-    *pi = 0;
+    *pi = F->clusterSchedulingPolicy();
     break;
   default:
     return CUDA_ERROR_INVALID_VALUE;
@@ -1866,12 +1878,13 @@ PTXFORGE_API CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute 
   case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
     return toResult(F->setPreferredCarveout(value));
   case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+    return toResult(F->setNonPortableClusterSizeAllowed(value));
   case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
-    return CUDA_SUCCESS; // hints without clusters
+    return toResult(F->setClusterSchedulingPolicy(value));
   case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
   case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
   case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
-    return CUDA_ERROR_NOT_SUPPORTED;
+    return toResult(F->setRequiredClusterDim(attrib - CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, value));
   default:
     return CUDA_ERROR_INVALID_VALUE;
   }
@@ -2979,6 +2992,7 @@ struct LaunchAttributeAbi {
     struct {
       unsigned X, Y, Z;
     } ClusterDim;
+    int ClusterSchedulingPolicy;
   } Value;
 };
 static_assert(sizeof(LaunchAttributeAbi) == 72, "CUlaunchAttribute is 72 bytes");
@@ -2993,16 +3007,18 @@ enum : int {
   LaunchAttributeIgnore = 0,
   LaunchAttributeCooperative = 2,
   LaunchAttributeClusterDimension = 4,
+  LaunchAttributeClusterSchedulingPolicy = 5,
   LaunchAttributeProgrammaticEvent = 7,
   LaunchAttributePreferredClusterDimension = 11,
   LaunchAttributeCompletionEvent = 12,
   LaunchAttributeLast = 13,
 };
 
-/// The launch kind cuLaunchKernelEx's attributes ask for. Hints (access policy, priority, sync domains,
-/// scheduling preferences) and relaxations of stream order (programmatic serialization) change nothing here:
-/// streams stay in order. Thread block clusters and the event-recording attributes are not modelled.
-CUresult launchKindOf(const LaunchConfigAbi &C, LaunchKind &Kind) {
+/// The launch kind and cluster shape cuLaunchKernelEx's attributes ask for (Cluster: set when an attribute gives
+/// one). Hints (access policy, priority, sync domains, scheduling preferences, a preferred cluster shape: the
+/// blocks run in clusters of the required one) and relaxations of stream order (programmatic serialization)
+/// change nothing here: streams stay in order. The event-recording attributes are not modelled.
+CUresult launchKindOf(const LaunchConfigAbi &C, LaunchKind &Kind, std::optional<codegen::Dim3> &Cluster) {
   if (C.NumAttrs && !C.Attrs)
     return CUDA_ERROR_INVALID_VALUE;
   Kind = LaunchKind::Normal;
@@ -3014,9 +3030,13 @@ CUresult launchKindOf(const LaunchConfigAbi &C, LaunchKind &Kind) {
         Kind = LaunchKind::Cooperative;
       break;
     case LaunchAttributeClusterDimension:
-    case LaunchAttributePreferredClusterDimension:
-      if (A.Value.ClusterDim.X * A.Value.ClusterDim.Y * A.Value.ClusterDim.Z > 1)
-        return CUDA_ERROR_NOT_SUPPORTED;
+      Cluster = codegen::Dim3{A.Value.ClusterDim.X, A.Value.ClusterDim.Y, A.Value.ClusterDim.Z};
+      if (!Cluster->count())
+        return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+      break;
+    case LaunchAttributeClusterSchedulingPolicy:
+      if (A.Value.ClusterSchedulingPolicy < 0 || A.Value.ClusterSchedulingPolicy > 2)
+        return CUDA_ERROR_INVALID_VALUE;
       break;
     case LaunchAttributeProgrammaticEvent:
     case LaunchAttributeCompletionEvent:
@@ -3037,14 +3057,68 @@ PTXFORGE_API CUresult cuLaunchKernelEx(const LaunchConfigAbi *config, CUfunction
     return CUDA_ERROR_INVALID_VALUE;
   return boundary([&] {
     LaunchKind Kind;
-    if (CUresult R = launchKindOf(*config, Kind))
+    std::optional<codegen::Dim3> Cluster;
+    if (CUresult R = launchKindOf(*config, Kind, Cluster))
       return R;
     if (Kind == LaunchKind::Cooperative && extra)
       return CUDA_ERROR_INVALID_VALUE; // as cuLaunchCooperativeKernel: kernelParams only
     const LaunchConfigAbi &C = *config;
     return launchKernel(f, C.GridDimX, C.GridDimY, C.GridDimZ, C.BlockDimX, C.BlockDimY, C.BlockDimZ, C.SharedMemBytes,
-                        C.Stream, kernelParams, extra, Kind);
+                        C.Stream, kernelParams, extra, Kind, Cluster ? &*Cluster : nullptr);
   });
+}
+
+namespace {
+/// The launch configuration of an occupancy query on clusters (cuOccupancyMaxActiveClusters and
+/// cuOccupancyMaxPotentialClusterSize read the block, the shared memory and the cluster attribute).
+CUresult occupancyQuery(const LaunchConfigAbi *config, CUfunction func, Function *&F, codegen::LaunchConfig &Q) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!config)
+    return CUDA_ERROR_INVALID_VALUE;
+  F = unwrap(func);
+  if (!F)
+    return CUDA_ERROR_INVALID_HANDLE;
+  LaunchKind Kind;
+  std::optional<codegen::Dim3> Cluster;
+  if (CUresult R = launchKindOf(*config, Kind, Cluster))
+    return R;
+  Q.Grid = {config->GridDimX, config->GridDimY, config->GridDimZ};
+  Q.Block = {config->BlockDimX, config->BlockDimY, config->BlockDimZ};
+  Q.DynamicSharedBytes = config->SharedMemBytes;
+  if (Cluster)
+    Q.Cluster = *Cluster;
+  return CUDA_SUCCESS;
+}
+} // namespace
+
+PTXFORGE_API CUresult cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const LaunchConfigAbi *config) {
+  Function *F;
+  codegen::LaunchConfig Q;
+  if (CUresult R = occupancyQuery(config, func, F, Q))
+    return R;
+  if (!numClusters)
+    return CUDA_ERROR_INVALID_VALUE;
+  llvm::Expected<int> N = F->maxActiveClusters(Q);
+  if (!N)
+    return toResult(N.takeError());
+  *numClusters = *N;
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction func,
+                                                         const LaunchConfigAbi *config) {
+  Function *F;
+  codegen::LaunchConfig Q;
+  if (CUresult R = occupancyQuery(config, func, F, Q))
+    return R;
+  if (!clusterSize)
+    return CUDA_ERROR_INVALID_VALUE;
+  llvm::Expected<int> N = F->maxPotentialClusterSize(Q);
+  if (!N)
+    return toResult(N.takeError());
+  *clusterSize = *N;
+  return CUDA_SUCCESS;
 }
 
 // The per-thread default stream variants (_ptsz): a null stream means CU_STREAM_PER_THREAD, which ptxforge

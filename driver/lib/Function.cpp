@@ -26,6 +26,7 @@ Function::Function(Module &Parent, const codegen::KernelInfo &Info, KernelCode C
   const DeviceProperties &P = deviceOf(Parent);
   uint64_t Static = Info.StaticSharedBytes;
   MaxDynamicShared = Static >= P.SharedMemoryPerBlock ? 0 : static_cast<unsigned>(P.SharedMemoryPerBlock - Static);
+  std::copy(Info.ReqClusterDim, Info.ReqClusterDim + 3, RequiredCluster);
 }
 
 llvm::Expected<KernelCode> Function::code() {
@@ -116,6 +117,79 @@ Function::BlockSuggestion Function::suggestBlockSize(llvm::function_ref<uint64_t
   return Best;
 }
 
+llvm::Error Function::setNonPortableClusterSizeAllowed(int Value) {
+  NonPortableClusters = Value != 0; // an H100 takes any value and reads back 0 or 1
+  return llvm::Error::success();
+}
+
+llvm::Error Function::setClusterSchedulingPolicy(int Policy) {
+  if (Policy < 0 || Policy > 2)
+    return makeError(Status::InvalidValue, "the cluster scheduling policy is 0, 1 or 2");
+  ClusterPolicy = Policy;
+  return llvm::Error::success();
+}
+
+llvm::Error Function::setRequiredClusterDim(unsigned Dim, int Value) {
+  if (Info.ReqClusterDim[0] || Dim > 2 || Value < 0)
+    return makeError(Status::InvalidValue, "the kernel's .reqnctapercluster fixes its cluster shape");
+  RequiredCluster[Dim] = static_cast<uint32_t>(Value);
+  return llvm::Error::success();
+}
+
+unsigned Function::maxClusterSize() const {
+  unsigned Limit = NonPortableClusters ? 16 : 8;
+  return Info.MaxClusterRank ? std::min(Limit, Info.MaxClusterRank) : Limit;
+}
+
+codegen::Dim3 Function::clusterShape(const codegen::LaunchConfig &C) const {
+  if (C.Cluster.X)
+    return C.Cluster;
+  return {RequiredCluster[0], RequiredCluster[1], RequiredCluster[2]};
+}
+
+/// What NVIDIA's driver refuses with CUDA_ERROR_INVALID_CLUSTER_SIZE: a cluster larger than the kernel allows,
+/// a shape other than its required one (.reqnctapercluster or the REQUIRED_CLUSTER_* attributes), no shape for
+/// an .explicitcluster kernel, and (WholeGrid) a grid that is not a whole number of clusters.
+llvm::Error Function::checkClusterShape(const codegen::LaunchConfig &C, bool WholeGrid) const {
+  codegen::Dim3 D = clusterShape(C);
+  if (!D.X && !D.Y && !D.Z) {
+    if (Info.ExplicitCluster)
+      return makeError(Status::InvalidClusterSize, "the kernel is .explicitcluster: the launch needs a cluster shape");
+    return llvm::Error::success();
+  }
+  if (!D.count())
+    return makeError(Status::InvalidClusterSize, "a cluster dimension is 0");
+  if (D.count() > maxClusterSize())
+    return makeError(Status::InvalidClusterSize, "a cluster of " + llvm::Twine(D.count()) +
+                                                     " blocks; the kernel allows " + llvm::Twine(maxClusterSize()));
+  if (RequiredCluster[0] && (D.X != RequiredCluster[0] || D.Y != RequiredCluster[1] || D.Z != RequiredCluster[2]))
+    return makeError(Status::InvalidClusterSize, "the cluster is not the kernel's required cluster shape");
+  if (WholeGrid && (C.Grid.X % D.X || C.Grid.Y % D.Y || C.Grid.Z % D.Z))
+    return makeError(Status::InvalidClusterSize, "the grid is not a whole number of clusters");
+  return llvm::Error::success();
+}
+
+llvm::Expected<int> Function::maxActiveClusters(const codegen::LaunchConfig &C) const {
+  if (llvm::Error E = checkClusterShape(C, /*WholeGrid=*/false))
+    return std::move(E);
+  codegen::Dim3 D = clusterShape(C);
+  int PerSm = activeBlocksPerMultiprocessor(static_cast<int>(C.Block.count()), C.DynamicSharedBytes);
+  if (!D.X || PerSm <= 0) // no cluster shape at all: no clusters (as an H100 answers)
+    return 0;
+  // ptxforge runs a cluster's blocks on workers of their own, so any cluster the kernel allows fits at least
+  // once, whatever the host's core count (the modelled multiprocessors).
+  uint64_t Blocks = uint64_t(PerSm) * deviceProperties().MultiprocessorCount;
+  return static_cast<int>(std::max<uint64_t>(1, Blocks / D.count()));
+}
+
+llvm::Expected<int> Function::maxPotentialClusterSize(const codegen::LaunchConfig &C) const {
+  if (llvm::Error E = checkClusterShape(C, /*WholeGrid=*/false))
+    return std::move(E);
+  if (activeBlocksPerMultiprocessor(static_cast<int>(C.Block.count()), C.DynamicSharedBytes) <= 0)
+    return 0;
+  return NonPortableClusters ? 16 : 8; // an H100's answer, whatever the required shape or .maxclusterrank
+}
+
 llvm::Error Function::checkLaunch(const codegen::LaunchConfig &C) const {
   const DeviceProperties &P = deviceOf(Parent);
   const codegen::Dim3 &B = C.Block, &G = C.Grid;
@@ -131,7 +205,7 @@ llvm::Error Function::checkLaunch(const codegen::LaunchConfig &C) const {
   if (C.DynamicSharedBytes > MaxDynamicShared ||
       Info.StaticSharedBytes + C.DynamicSharedBytes > P.SharedMemoryPerBlockOptin)
     return makeError(Status::InvalidValue, "more dynamic shared memory than the kernel allows");
-  return llvm::Error::success();
+  return checkClusterShape(C, /*WholeGrid=*/true);
 }
 
 llvm::Expected<std::vector<char>> Function::packParams(void *const *KernelParams) const {

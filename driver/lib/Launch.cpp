@@ -274,6 +274,10 @@ llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const
   const codegen::CompiledModule *Code = KC->Code;
   const codegen::KernelInfo *K = KC->Kernel;
   codegen::LaunchConfig C = Config;
+  if (!C.Cluster.X && F.clusterShape(C).X) { // the kernel's required cluster shape
+    C.Cluster = F.clusterShape(C);
+    C.ExplicitCluster = true;
+  }
   C.Workers = Kind == LaunchKind::Cooperative ? static_cast<unsigned>(Blocks) : launchWorkers();
   C.PinWorkers = processSettings().PinWorkers;
   C.TimeoutSeconds = processSettings().LaunchTimeoutSeconds;

@@ -87,6 +87,8 @@ const char *ptxforge::driver::describe(Status S) {
     return "misaligned address";
   case Status::CooperativeLaunchTooLarge:
     return "cooperative launch too large";
+  case Status::InvalidClusterSize:
+    return "invalid cluster size";
   case Status::NotSupported:
     return "not supported";
   case Status::NotPermitted:

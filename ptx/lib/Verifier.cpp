@@ -249,6 +249,36 @@ private:
       resolveOperands(F, Labels, I.Operands);
       instruction(F, I);
     }
+    clusterDirectives(F);
+  }
+
+  /// .reqnctapercluster, .maxclusterrank and .explicitcluster: kernels of sm_90 and PTX ISA 7.8 on, and not the
+  /// first two together (ptxas: "Conflicting directives").
+  void clusterDirectives(const Function &F) {
+    const PerfDirective *Req = nullptr, *Max = nullptr;
+    for (const PerfDirective &P : F.Perf) {
+      if (P.Kind != PerfDirectiveKind::Reqnctapercluster && P.Kind != PerfDirectiveKind::Maxclusterrank &&
+          P.Kind != PerfDirectiveKind::Explicitcluster)
+        continue;
+      std::string Name = "'." + spell(P.Kind).str() + "'";
+      if (P.Kind == PerfDirectiveKind::Reqnctapercluster)
+        Req = &P;
+      if (P.Kind == PerfDirectiveKind::Maxclusterrank)
+        Max = &P;
+      if (!F.IsEntry)
+        Diags.error(P.Loc, Name + " applies to kernels (.entry) only");
+      if (M.Tgt.Sm && M.Tgt.Sm < 90)
+        Diags.error(P.Loc,
+                    Name + " requires sm_90 or higher, but the module targets " + smName(M.Tgt.Sm, M.Tgt.Suffix));
+      if (M.Version.Major && M.Version.value() < 78)
+        Diags.error(P.Loc, Name + " requires PTX ISA 7.8 or higher, but the module declares '.version " +
+                               ptxVersionName(M.Version.value()) + "'");
+      size_t Want = P.Kind == PerfDirectiveKind::Explicitcluster ? 0 : 1;
+      if (P.Values.size() < Want || (P.Kind != PerfDirectiveKind::Reqnctapercluster && P.Values.size() > Want))
+        Diags.error(P.Loc, Name + " takes " + (Want ? "one value" : "no value"));
+    }
+    if (Req && Max)
+      Diags.error(Req->Loc, "conflicting directives: .reqnctapercluster and .maxclusterrank cannot both be specified");
   }
 
   void operandType(const Function &F, const Operand &Op, ScalarType T, bool Memory, const Instruction &I,

@@ -36,6 +36,7 @@ struct RunOptions {
   std::string Case, Cases, ExpectedFailures, File, Entry;
   std::vector<std::string> Filters, Args;
   std::vector<unsigned> Grid{1, 1, 1}, Block{1, 1, 1};
+  std::vector<unsigned> Cluster; ///< empty: the kernel's .reqnctapercluster, else none
   unsigned Shared = 0;
   bool Json = false, Verbose = false;
 };
@@ -306,6 +307,10 @@ int runAdHoc(const RunOptions &O) {
   C.Grid = {O.Grid[0], O.Grid[1], O.Grid[2]};
   C.Block = {O.Block[0], O.Block[1], O.Block[2]};
   C.DynamicSharedBytes = O.Shared;
+  if (!O.Cluster.empty()) {
+    C.Cluster = {O.Cluster[0], O.Cluster[1], O.Cluster[2]};
+    C.ExplicitCluster = true;
+  }
   std::vector<codegen::MemcheckAllocation> Known;
   for (const auto &B : Buffers)
     Known.push_back({reinterpret_cast<uint64_t>(B->Data), B->Size, B->Initialized.data()});
@@ -346,6 +351,9 @@ void ptxforge::tools::addRunCommand(CLI::App &App, Runner &Run) {
   Cmd->add_option("--grid", O->Grid, "grid dimensions X,Y,Z")->delimiter(',')->expected(1, 3);
   Cmd->add_option("--block", O->Block, "block dimensions X,Y,Z")->delimiter(',')->expected(1, 3);
   Cmd->add_option("--shared", O->Shared, "dynamic shared memory bytes");
+  Cmd->add_option("--cluster", O->Cluster, "thread-block cluster dimensions X,Y,Z (as cuLaunchKernelEx's attribute)")
+      ->delimiter(',')
+      ->expected(1, 3);
   Cmd->add_option("--arg", O->Args,
                   "kernel argument in order: TYPE:VALUE (u32:7, f32:1.5, ...) or "
                   "buffer:BYTES[,zero|fill=N|file=PATH][,out=PATH]");
@@ -354,6 +362,8 @@ void ptxforge::tools::addRunCommand(CLI::App &App, Runner &Run) {
     Run = [O] {
       O->Grid.resize(3, 1);
       O->Block.resize(3, 1);
+      if (!O->Cluster.empty())
+        O->Cluster.resize(3, 1);
       if (!O->Case.empty() || !O->Cases.empty())
         return runCases(*O);
       if (O->File.empty()) {

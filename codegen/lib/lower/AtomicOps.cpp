@@ -1,7 +1,8 @@
 // atom/red on global, shared and generic addresses: host atomic read-modify-write (blocks run in parallel).
 // An explicitly .shared atomic is a plain read-modify-write: a block never spans OS threads (its threads run in
 // loops or as fibers switched only at barriers and collectives), so nothing can come between the load and the
-// store, and a lock-prefixed instruction per access would make shared-memory histograms many times slower.
+// store, and a lock-prefixed instruction per access would make shared-memory histograms many times slower. In a
+// module that reaches other blocks' shared memory (thread-block clusters) shared atomics are host atomics.
 // f32 adds on global memory flush subnormals as the GPU does (recorded: tests/conformance/cases/atomic/
 // f32_add_subnormal); the vector forms (.v2/.v4/.v8, sm_90) are one atomic access per element.
 #include "../Markers.h"
@@ -138,9 +139,11 @@ bool ptxforge::codegen::detail::lowerAtomic(FunctionLowering &L, const ptx::Inst
   if (T == ScalarType::None)
     return false;
   const ptx::Operand &Addr = Red ? Ops[0] : Ops[1];
-  ptx::StateSpace S =
-      I.has(Modifier::Shared) || I.has(Modifier::Shared_Cta) ? ptx::StateSpace::Shared : ptx::StateSpace::Global;
-  bool Plain = S == ptx::StateSpace::Shared;
+  // .shared::cluster may name another block's shared memory, which another worker updates at the same time.
+  bool Cluster = I.has(Modifier::Shared_Cluster);
+  ptx::StateSpace S = I.has(Modifier::Shared) || I.has(Modifier::Shared_Cta) || Cluster ? ptx::StateSpace::Shared
+                                                                                        : ptx::StateSpace::Global;
+  bool Plain = S == ptx::StateSpace::Shared && !Cluster && !distributedShared(L.module());
   llvm::Value *P = L.address(Addr, S);
   unsigned First = Red ? 1 : 2;
   if (Ops.size() <= First)

@@ -74,7 +74,8 @@ bool knownAligned(FunctionLowering &L, const ptx::Operand &Addr, unsigned Bytes)
 /// sanitizer reports every faulting thread. Local, const and param accesses are not checked.
 llvm::Value *checkedAccess(FunctionLowering &L, const ptx::Instruction &I, llvm::Value *P, unsigned Bytes, bool Load) {
   StateSpace S = spaceOf(I);
-  if (!L.module().Memcheck || (S != StateSpace::Global && S != StateSpace::Shared && S != StateSpace::Generic))
+  if (!L.module().Memcheck || (S != StateSpace::Global && S != StateSpace::Shared && S != StateSpace::Generic) ||
+      I.has(Modifier::Shared_Cluster)) // another block's shared memory: its shadow is not this worker's
     return P;
   auto &B = L.b();
   unsigned Flags = (Load ? 0u : 1u) |
@@ -205,6 +206,10 @@ bool lowerIsspacep(FunctionLowering &L, const ptx::Instruction &I) {
   llvm::Value *Size = B.CreateZExt(L.ctxField(codegen::TCTotalSmemSize), B.getInt64Ty());
   llvm::Value *InShared = B.CreateAnd(B.CreateICmpUGE(X, Base), B.CreateICmpULT(X, B.CreateAdd(Base, Size)));
   llvm::Value *R;
+  // Another block of the cluster's shared memory is neither global nor local memory either.
+  if (!I.has(Modifier::Shared) && !I.has(Modifier::Shared_Cta) && distributedShared(L.module()))
+    InShared =
+        B.CreateICmpNE(L.callHelper("ptxrt_cluster_is_shared", B.getInt32Ty(), {L.threadCtx(), X}), B.getInt32(0));
   if (I.has(Modifier::Shared) || I.has(Modifier::Shared_Cta))
     R = InShared;
   else if (I.has(Modifier::Global))

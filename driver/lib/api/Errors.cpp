@@ -123,6 +123,7 @@ ErrorCode fromStatus(driver::Status S) {
     return ErrorCode::Assert;
   case Status::LaunchOutOfResources:
   case Status::CooperativeLaunchTooLarge:
+  case Status::InvalidClusterSize:
     return ErrorCode::InvalidLaunch;
   case Status::NotSupported:
   case Status::JitCompilationDisabled:

@@ -115,14 +115,9 @@ CUDART_API cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, con
   return entry([&] {
     if (!config || (config->numAttrs && !config->attrs))
       return cudaErrorInvalidValue;
-    // Launch attributes tune scheduling on a GPU (priorities, clusters, programmatic serialisation); the CPU
-    // runs the grid the same way under all of them but the cooperative one (all blocks resident, grid sync).
-    bool Cooperative = false;
-    for (unsigned I = 0; I < config->numAttrs; ++I)
-      if (config->attrs[I].id == cudaLaunchAttributeCooperative)
-        Cooperative = config->attrs[I].val.cooperative != 0;
-    return launchKernel(FatbinRegistry::get().kernel(func), config->gridDim, config->blockDim, args,
-                        config->dynamicSmemBytes, config->stream, Cooperative);
+    // The driver reads the attributes (cluster shapes, cooperative launches, hints): cudaLaunchAttribute is
+    // CUlaunchAttribute's layout, with the same ids.
+    return launchKernelEx(FatbinRegistry::get().kernel(func), *config, args);
   });
 }
 CUDART_API cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
@@ -950,6 +945,12 @@ CUDART_API cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, const voi
     attr->cacheModeCA = Get(CU_FUNC_ATTRIBUTE_CACHE_MODE_CA);
     attr->maxDynamicSharedSizeBytes = Get(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
     attr->preferredShmemCarveout = Get(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT);
+    attr->clusterDimMustBeSet = Get(CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET);
+    attr->requiredClusterWidth = Get(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH);
+    attr->requiredClusterHeight = Get(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT);
+    attr->requiredClusterDepth = Get(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH);
+    attr->clusterSchedulingPolicyPreference = Get(CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE);
+    attr->nonPortableClusterSizeAllowed = Get(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED);
     return cudaSuccess;
   });
 }
@@ -1004,6 +1005,30 @@ CUDART_API cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(in
 CUDART_API cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize,
                                                                      size_t dynamicSMemSize) {
   return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize, dynamicSMemSize, 0);
+}
+CUDART_API cudaError_t cudaOccupancyMaxActiveClusters(int *numClusters, const void *func,
+                                                      const cudaLaunchConfig_t *launchConfig) {
+  return entry([&] {
+    CUfunction F = nullptr;
+    if (cudaError_t E = functionOf(func, &F))
+      return E;
+    if (!launchConfig)
+      return cudaErrorInvalidValue;
+    DriverLaunchConfig C = driverLaunchConfig(*launchConfig);
+    return drv(cuOccupancyMaxActiveClusters(numClusters, F, &C));
+  });
+}
+CUDART_API cudaError_t cudaOccupancyMaxPotentialClusterSize(int *clusterSize, const void *func,
+                                                            const cudaLaunchConfig_t *launchConfig) {
+  return entry([&] {
+    CUfunction F = nullptr;
+    if (cudaError_t E = functionOf(func, &F))
+      return E;
+    if (!launchConfig)
+      return cudaErrorInvalidValue;
+    DriverLaunchConfig C = driverLaunchConfig(*launchConfig);
+    return drv(cuOccupancyMaxPotentialClusterSize(clusterSize, F, &C));
+  });
 }
 CUDART_API cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, const void *func,
                                                                  int numBlocks, int blockSize) {

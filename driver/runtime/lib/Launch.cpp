@@ -48,4 +48,34 @@ cudaError_t launchKernel(const KernelEntry *K, dim3 Grid, dim3 Block, void **Arg
   return E;
 }
 
+DriverLaunchConfig driverLaunchConfig(const cudaLaunchConfig_t &C) {
+  return {C.gridDim.x,
+          C.gridDim.y,
+          C.gridDim.z,
+          C.blockDim.x,
+          C.blockDim.y,
+          C.blockDim.z,
+          static_cast<unsigned>(C.dynamicSmemBytes),
+          C.stream,
+          C.attrs,
+          C.numAttrs};
+}
+
+cudaError_t launchKernelEx(const KernelEntry *K, const cudaLaunchConfig_t &Config, void **Args) {
+  if (!K)
+    return cudaErrorInvalidDeviceFunction;
+  CUfunction F = nullptr;
+  if (cudaError_t E = FatbinRegistry::get().function(*K, &F))
+    return E;
+  if (Config.dynamicSmemBytes > 0xffffffffu)
+    return cudaErrorInvalidValue;
+  DriverLaunchConfig C = driverLaunchConfig(Config);
+  cudaError_t E = fromDriver(cuLaunchKernelEx(&C, F, Args, nullptr));
+  if (verbose())
+    std::fprintf(stderr, "ptxforge cudart: launch %s grid (%u,%u,%u) block (%u,%u,%u) smem %zu, %u attributes: %s\n",
+                 K->Name.c_str(), C.GridDimX, C.GridDimY, C.GridDimZ, C.BlockDimX, C.BlockDimY, C.BlockDimZ,
+                 Config.dynamicSmemBytes, C.NumAttrs, errorName(E));
+  return E;
+}
+
 } // namespace ptxforge::runtime

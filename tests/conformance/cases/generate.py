@@ -840,6 +840,191 @@ def mma_fp8():
     c.write()
 
 
+def raw_case(cat, name, desc, ptx, grid, block, params, buffers, inputs=()):
+    """A case whose kernel.ptx is written out whole: params in .entry order, buffers as case.json has them,
+    inputs (file name, bytes) written beside it."""
+    d = os.path.join(OUT, cat, name)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "kernel.ptx"), "w") as f:
+        f.write(ptx)
+    for fname, data in inputs:
+        with open(os.path.join(d, fname), "wb") as f:
+            f.write(data)
+    case = {"name": f"{cat}/{name}", "description": desc, "ptx": "kernel.ptx", "entry": f"k_{name}", "min_sm": 90,
+            "grid": list(grid), "block": list(block), "dynamic_shared_bytes": 0, "params": params,
+            "buffers": buffers}
+    with open(os.path.join(d, "case.json"), "w") as f:
+        json.dump(case, f, indent=1)
+    cases.append({"name": case["name"], "dir": f"{cat}/{name}", "min_sm": 90, "ptx_version": "8.0",
+                  "target": "sm_90", "description": desc})
+
+
+CLUSTER_HEADER = ["//", "// ptxforge conformance case (tests/conformance/cases/generate.py): thread-block clusters", "//",
+                  ".version 8.0", ".target sm_90", ".address_size 64", ""]
+# Stores %r<k> to out[k * N + gid] (gid in %gid, N threads in the grid, out's address in %out).
+def store_outputs(regs, n):
+    L = []
+    for k, r in enumerate(regs):
+        L += [f"\tmad.lo.u32 %t0, {k}, {n}, %gid;", "\tmul.wide.u32 %ta, %t0, 4;", "\tadd.u64 %ta, %out, %ta;",
+              f"\tst.global.u32 [%ta], {r};"]
+    return L
+
+
+def cluster_kernel(name, directive, shared, body, outs, n, extra_params=()):
+    params = ["\t.param .u64 p_out"] + [f"\t.param .u64 {p}" for p in extra_params]
+    L = CLUSTER_HEADER + shared + [f".visible .entry k_{name}(", ",\n".join(params), f"){directive}", "{",
+                                   "\t.reg .pred %p<8>;", "\t.reg .b32 %r<48>, %t<4>, %gid, %tx, %rank, %peer;",
+                                   "\t.reg .b64 %rd<16>, %ta, %out;",
+                                   "\tmov.u32 %tx, %tid.x;", "\tmov.u32 %t1, %ntid.x;",
+                                   "\tmov.u32 %t2, %ctaid.y;", "\tmov.u32 %t3, %nctaid.x;",
+                                   "\tmov.u32 %t0, %ctaid.z;", "\tmov.u32 %gid, %nctaid.y;",
+                                   "\tmad.lo.u32 %t2, %t0, %gid, %t2;",
+                                   "\tmov.u32 %t0, %ctaid.x;", "\tmad.lo.u32 %t0, %t2, %t3, %t0;",
+                                   "\tmad.lo.u32 %gid, %t0, %t1, %tx;",
+                                   "\tld.param.u64 %out, [p_out];", "\tcvta.to.global.u64 %out, %out;",
+                                   "\tmov.u32 %rank, %cluster_ctarank;"]
+    L += [f"\t{b}" if not b.endswith(":") else b for b in body]
+    L += store_outputs(outs, n)
+    L += ["\tret;", "}", ""]
+    return "\n".join(L)
+
+
+def out_buffer(nouts, n):
+    return {"bytes": 4 * nouts * n, "init": {"fill_byte": 205}, "expect": "out.expect.bin", "compare": {"as": "u32"}}
+
+
+CLUSTER_SREGS = ["%cluster_ctarank", "%cluster_nctarank", "%cluster_ctaid.x", "%cluster_ctaid.y", "%cluster_ctaid.z",
+                 "%cluster_nctaid.x", "%cluster_nctaid.y", "%cluster_nctaid.z", "%clusterid.x", "%clusterid.y",
+                 "%clusterid.z", "%nclusterid.x", "%nclusterid.y", "%nclusterid.z", "%is_explicit_cluster"]
+
+
+def clusters():
+    """Thread-block clusters (.reqnctapercluster, so a plain cuLaunchKernel launches them): distributed shared
+    memory through mapa and .shared::cluster accesses and atomics, barrier.cluster, generic addresses of another
+    block's shared memory, getctarank, isspacep and cvta, the cluster registers, and a remote mbarrier arrive."""
+    rnd = random.Random(53)
+    # -- a cluster of 2: each block reads its peer's data, writes into its peer's inbox, updates its counters
+    n, block = 512, 64
+    body = ["mov.u32 %r5, s_data;", "shl.b32 %r6, %tx, 2;", "add.u32 %r7, %r5, %r6;",
+            "ld.param.u64 %rd1, [p_in];", "cvta.to.global.u64 %rd1, %rd1;", "mul.wide.u32 %rd2, %gid, 4;",
+            "add.u64 %rd1, %rd1, %rd2;", "ld.global.u32 %r4, [%rd1];", "st.shared.u32 [%r7], %r4;",
+            "setp.ne.u32 %p1, %tx, 0;", "@%p1 bra $L_zeroed;", "st.shared.u32 [s_count], 0;",
+            "st.shared.u32 [s_ticket], 0;", "st.shared.u32 [s_mask], 0;", "st.shared.u32 [s_mask+4], 0;",
+            "$L_zeroed:",
+            "barrier.cluster.arrive.release.aligned;", "barrier.cluster.wait.acquire.aligned;",
+            "xor.b32 %peer, %rank, 1;",
+            "sub.u32 %r10, 63, %tx;", "shl.b32 %r10, %r10, 2;", "add.u32 %r10, %r5, %r10;",
+            "mapa.shared::cluster.u32 %r11, %r10, %peer;", "ld.shared::cluster.u32 %r12, [%r11];",
+            "getctarank.shared::cluster.u32 %r13, %r11;",
+            "mov.u32 %r14, s_inbox;", "add.u32 %r14, %r14, %r6;", "mapa.shared::cluster.u32 %r15, %r14, %peer;",
+            "mad.lo.u32 %r16, %rank, 1000, %r4;", "st.shared::cluster.u32 [%r15], %r16;",
+            "mov.u32 %r17, s_count;", "mapa.shared::cluster.u32 %r18, %r17, %peer;", "add.u32 %r19, %tx, 1;",
+            "red.shared::cluster.add.u32 [%r18], %r19;", "atom.shared.add.u32 %r20, [s_count], 2;",
+            "atom.shared::cluster.max.u32 %r20, [%r18], 0;",
+            # tickets: each thread takes one from the peer's counter (atom.shared::cluster's old value) and sets
+            # that bit of the peer's mask: all 64 bits are set exactly when the tickets are 0..63
+            "mov.u32 %r21, s_ticket;", "mapa.shared::cluster.u32 %r21, %r21, %peer;",
+            "atom.shared::cluster.add.u32 %r30, [%r21], 1;", "shr.u32 %r31, %r30, 5;", "shl.b32 %r31, %r31, 2;",
+            "mov.u32 %r32, s_mask;", "add.u32 %r32, %r32, %r31;", "mapa.shared::cluster.u32 %r32, %r32, %peer;",
+            "and.b32 %r33, %r30, 31;", "shl.b32 %r33, 1, %r33;", "atom.shared::cluster.or.b32 %r34, [%r32], %r33;",
+            "barrier.cluster.arrive.aligned;", "barrier.cluster.wait.aligned;",
+            "ld.shared.u32 %r22, [%r14];", "ld.shared.u32 %r23, [s_count];", "ld.shared.u32 %r24, [s_ticket];",
+            "getctarank.shared::cluster.u32 %r25, %r7;", "and.b32 %r35, %tx, 1;", "shl.b32 %r35, %r35, 2;",
+            "mov.u32 %r36, s_mask;", "add.u32 %r36, %r36, %r35;", "ld.shared.u32 %r26, [%r36];"]
+    shared = [".shared .align 4 .b32 s_data[64];", ".shared .align 4 .b32 s_inbox[64];",
+              ".shared .align 4 .b32 s_count;", ".shared .align 4 .b32 s_ticket;", ".shared .align 4 .b32 s_mask[2];",
+              ""]
+    outs = ["%r12", "%r13", "%r22", "%r23", "%r24", "%r25", "%rank", "%peer", "%r26"]
+    ptx = cluster_kernel("dsmem_exchange_2", " .reqnctapercluster 2, 1, 1", shared, body, outs, n, ["p_in"])
+    data = pack32(rnd.getrandbits(20) for _ in range(n))
+    raw_case("cluster", "dsmem_exchange_2", "a cluster of 2 blocks: each reads its peer's shared memory (mapa, "
+             "ld.shared::cluster), writes into the peer's (st.shared::cluster), updates the peer's counters "
+             "(red/atom.shared::cluster, beside the peer's own atom.shared; unique atom tickets), barrier.cluster between; "
+             "getctarank",
+             ptx, [n // block, 1, 1], [block, 1, 1], [{"type": "u64", "buffer": "out"}, {"type": "u64", "buffer": "in"}],
+             {"out": out_buffer(len(outs), n), "in": {"bytes": 4 * n, "init": "in.bin"}}, [("in.bin", data)])
+
+    # -- clusters of 2x2 in a 4x4 grid: the registers, and the next rank's memory through generic addresses
+    n, block = 16 * 32, 32
+    body = ["mad.lo.u32 %r4, %t2, 100, %tx;", "mov.u32 %t0, %ctaid.x;", "mad.lo.u32 %r4, %t0, 1000, %r4;",
+            "mov.u32 %r5, s_val;", "shl.b32 %r6, %tx, 2;", "add.u32 %r7, %r5, %r6;", "st.shared.u32 [%r7], %r4;",
+            "barrier.cluster.arrive;", "barrier.cluster.wait;",
+            "mov.u32 %r8, %cluster_nctarank;", "add.u32 %peer, %rank, 1;", "rem.u32 %peer, %peer, %r8;",
+            "mov.u64 %rd0, s_val;", "cvta.shared.u64 %rd1, %rd0;",
+            "mul.wide.u32 %rd2, %tx, 4;", "add.u64 %rd1, %rd1, %rd2;",
+            "mapa.u64 %rd3, %rd1, %peer;", "ld.u32 %r10, [%rd3];", "getctarank.u64 %r11, %rd3;",
+            "isspacep.shared::cluster %p1, %rd3;", "selp.u32 %r12, 1, 0, %p1;",
+            "isspacep.global %p2, %rd3;", "selp.u32 %r13, 1, 0, %p2;",
+            "isspacep.shared::cluster %p3, %rd1;", "selp.u32 %r14, 1, 0, %p3;",
+            "cvta.to.shared::cluster.u64 %rd4, %rd3;", "ld.shared::cluster.u32 %r15, [%rd4];",
+            "getctarank.shared::cluster.u64 %r16, %rd4;",
+            "mapa.shared::cluster.u32 %r17, %r7, %peer;",
+            "cvt.u64.u32 %rd5, %r17;", "cvta.shared::cluster.u64 %rd6, %rd5;", "ld.u32 %r19, [%rd6];",
+            "getctarank.u64 %r20, %rd1;",
+            "barrier.cluster.arrive.release;", "barrier.cluster.wait.acquire;"]
+    sreg_regs = []
+    for k, sreg in enumerate(CLUSTER_SREGS):
+        body.append(f"mov.pred %p7, {sreg};" if sreg == "%is_explicit_cluster" else f"mov.u32 %r{21 + k}, {sreg};")
+        if sreg == "%is_explicit_cluster":
+            body.append(f"selp.u32 %r{21 + k}, 1, 0, %p7;")
+        sreg_regs.append(f"%r{21 + k}")
+    outs = ["%r10", "%r11", "%r12", "%r13", "%r14", "%r15", "%r16", "%r19", "%r20"] + sreg_regs
+    ptx = cluster_kernel("dsmem_ring_2x2", " .reqnctapercluster 2, 2, 1", [".shared .align 4 .b32 s_val[32];", ""],
+                         body, outs, n)
+    raw_case("cluster", "dsmem_ring_2x2", "clusters of 2x2 blocks in a 4x4 grid: the cluster registers; each "
+             "block reads the next rank's shared memory through generic addresses (mapa.u64, ld), and back through "
+             "cvta.to.shared::cluster and cvta.shared::cluster; getctarank and isspacep.shared::cluster on them",
+             ptx, [4, 4, 1], [block, 1, 1], [{"type": "u64", "buffer": "out"}], {"out": out_buffer(len(outs), n)})
+
+    # -- no cluster launch: every block a cluster of its own
+    n, block = 6 * 32, 32
+    body = ["mov.u32 %r5, s_val;", "shl.b32 %r6, %tx, 2;", "add.u32 %r7, %r5, %r6;", "st.shared.u32 [%r7], %gid;",
+            "barrier.cluster.arrive;", "barrier.cluster.wait;",
+            "xor.b32 %r8, %tx, 31;", "shl.b32 %r8, %r8, 2;", "add.u32 %r8, %r5, %r8;",
+            "mapa.shared::cluster.u32 %r9, %r8, 0;", "ld.shared::cluster.u32 %r10, [%r9];",
+            "getctarank.shared::cluster.u32 %r11, %r9;", "barrier.cluster.arrive;", "barrier.cluster.wait;"]
+    sreg_regs = []
+    for k, sreg in enumerate(CLUSTER_SREGS):
+        body.append(f"mov.pred %p7, {sreg};" if sreg == "%is_explicit_cluster" else f"mov.u32 %r{21 + k}, {sreg};")
+        if sreg == "%is_explicit_cluster":
+            body.append(f"selp.u32 %r{21 + k}, 1, 0, %p7;")
+        sreg_regs.append(f"%r{21 + k}")
+    outs = ["%r10", "%r11"] + sreg_regs
+    ptx = cluster_kernel("no_cluster", "", [".shared .align 4 .b32 s_val[32];", ""], body, outs, n)
+    raw_case("cluster", "no_cluster", "a launch without clusters (3x2 blocks): each block is a cluster of 1 for "
+             "the cluster registers, mapa to rank 0, getctarank and barrier.cluster", ptx, [3, 2, 1], [block, 1, 1],
+             [{"type": "u64", "buffer": "out"}], {"out": out_buffer(len(outs), n)})
+    # the same kernel in clusters of 2x2x2 (a 4x2x2 grid): every block reads rank 0's memory
+    n = 16 * 32
+    ptx = cluster_kernel("rank0_2x2x2", " .reqnctapercluster 2, 2, 2", [".shared .align 4 .b32 s_val[32];", ""],
+                         body, outs, n)
+    raw_case("cluster", "rank0_2x2x2", "clusters of 2x2x2 blocks in a 4x2x2 grid: the cluster registers in three "
+             "dimensions; every block reads rank 0's shared memory (mapa, ld.shared::cluster, getctarank)", ptx,
+             [4, 2, 2], [block, 1, 1], [{"type": "u64", "buffer": "out"}], {"out": out_buffer(len(outs), n)})
+
+    # -- a cluster of 4: ranks 1-3 store into rank 0's shared memory and arrive on its mbarrier remotely
+    n, block = 8 * 32, 32
+    body = ["mov.u32 %r5, s_bar;", "mov.u32 %r6, s_slot;", "setp.ne.u32 %p1, %tx, 0;", "@%p1 bra $L_inited;",
+            "mbarrier.init.shared::cta.b64 [%r5], 4;", "$L_inited:", "fence.mbarrier_init.release.cluster;",
+            "barrier.cluster.arrive.relaxed.aligned;", "barrier.cluster.wait.aligned;",
+            "@%p1 bra $L_arrived;", "shl.b32 %r7, %rank, 2;", "add.u32 %r7, %r6, %r7;",
+            "mapa.shared::cluster.u32 %r8, %r7, 0;", "mov.u32 %t0, %ctaid.x;", "mad.lo.u32 %r9, %t0, 7, 1;",
+            "st.shared::cluster.u32 [%r8], %r9;", "mapa.shared::cluster.u32 %r10, %r5, 0;",
+            "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r10];", "$L_arrived:",
+            "mov.u32 %r12, 0;", "setp.ne.u32 %p2, %rank, 0;", "@%p2 bra $L_done;",
+            "$L_wait:", "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 %p3, [%r5], 0;",
+            "@!%p3 bra $L_wait;", "and.b32 %r11, %tx, 3;", "shl.b32 %r11, %r11, 2;", "add.u32 %r11, %r6, %r11;",
+            "ld.shared.u32 %r12, [%r11];", "$L_done:", "barrier.cluster.arrive.aligned;",
+            "barrier.cluster.wait.aligned;"]
+    outs = ["%r12"]
+    ptx = cluster_kernel("mbarrier_remote_arrive", " .reqnctapercluster 4, 1, 1",
+                         [".shared .align 8 .b64 s_bar;", ".shared .align 4 .b32 s_slot[4];", ""], body, outs, n)
+    raw_case("cluster", "mbarrier_remote_arrive", "clusters of 4: thread 0 of each block stores into rank 0's "
+             "shared memory and arrives on rank 0's mbarrier (mbarrier.arrive.release.cluster.shared::cluster); "
+             "rank 0 waits with try_wait.parity.acquire.cluster and reads the 4 slots", ptx, [8, 1, 1], [block, 1, 1],
+             [{"type": "u64", "buffer": "out"}], {"out": out_buffer(len(outs), n)})
+
+
 half_setp_scalar()
 half_setp_x2()
 half_minmax_fma()
@@ -854,6 +1039,7 @@ elect()
 mbarrier()
 mma_fp8()
 hopper.generate(OUT, cases)
+clusters()
 with open(os.path.join(OUT, "index.json"), "w") as f:
     json.dump({"format": "ptx-conformance-1", "cases": sorted(cases, key=lambda c: c["name"])}, f, indent=1)
     f.write("\n")

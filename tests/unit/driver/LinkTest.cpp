@@ -225,7 +225,7 @@ TEST_CASE("the device runtime's functions are ptxforge's, whatever a linked inpu
   CHECK(Logs.Error.empty());
   CHECK(Image.find("__cuda_syscall") == std::string::npos);
   auto M = load(Image);
-  uint64_t Out = deviceAlloc(4);
+  uint64_t Out = zeroedDeviceMemory(4);
   std::memset(reinterpret_cast<void *>(Out), 0xff, 4);
   run(*M, "last_error", {&Out}, 1);
   CHECK(readBack<int>(Out, 1)[0] == 0); // cudaSuccess: no device-side call failed

@@ -33,6 +33,9 @@ void checkSame(const CompiledObject &A, const CompiledObject &B) {
     CHECK(X.ExitInCallee == Y.ExitInCallee);
     CHECK(std::memcmp(X.ReqNtid, Y.ReqNtid, sizeof X.ReqNtid) == 0);
     CHECK(std::memcmp(X.MaxNtid, Y.MaxNtid, sizeof X.MaxNtid) == 0);
+    CHECK(std::memcmp(X.ReqClusterDim, Y.ReqClusterDim, sizeof X.ReqClusterDim) == 0);
+    CHECK(X.MaxClusterRank == Y.MaxClusterRank);
+    CHECK(X.ExplicitCluster == Y.ExplicitCluster);
     REQUIRE(X.Params.size() == Y.Params.size());
     for (size_t J = 0; J < X.Params.size(); ++J) {
       CHECK(X.Params[J].Name == Y.Params[J].Name);

@@ -41,6 +41,11 @@ struct LaunchConfig {
   /// reports it; 0: unknown). A grid of a kernel that may spin (KernelInfo::MaySpin) no larger than this runs
   /// every block at once, so that blocks waiting for each other all make progress.
   uint64_t CoResidentBlocks = 0;
+  /// Thread-block clusters: the launch's cluster shape; (0,0,0) takes the kernel's `.reqnctapercluster`, else
+  /// every block is a cluster of its own. ExplicitCluster: a launch attribute gave the shape. The blocks of a
+  /// cluster run at once, each on a worker of its own, with each other's shared memory in reach.
+  Dim3 Cluster{0, 0, 0};
+  bool ExplicitCluster = false;
   /// Tiered JIT: the kernel's optimized code on its way (see TierUp). Null: the code launched is all there is.
   const TierUp *Upgrade = nullptr;
   /// The watchdog (PTXFORGE_LAUNCH_TIMEOUT at the edges): a launch still running after this many seconds is

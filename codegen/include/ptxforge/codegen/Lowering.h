@@ -46,6 +46,10 @@ struct KernelInfo {
   /// threads run as fibers, and a grid that fits the device's occupancy runs all its blocks at once.
   bool MaySpin = false;
   uint32_t ReqNtid[3] = {0, 0, 0}, MaxNtid[3] = {0, 0, 0};
+  /// Thread-block clusters: `.reqnctapercluster` (0: none; a launch without cluster dimensions uses it),
+  /// `.maxclusterrank` (0: none) and `.explicitcluster` (launches must give cluster dimensions).
+  uint32_t ReqClusterDim[3] = {0, 0, 0}, MaxClusterRank = 0;
+  bool ExplicitCluster = false;
 };
 
 struct GlobalInfo {

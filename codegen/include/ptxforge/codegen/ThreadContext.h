@@ -10,7 +10,8 @@ namespace ptxforge::codegen {
 
 namespace exec {
 struct BlockState;
-}
+struct ClusterState;
+} // namespace exec
 
 struct ThreadContext {
   uint32_t Tid[3];
@@ -34,6 +35,14 @@ struct ThreadContext {
   /// Cooperative launches: the zeroed grid-sync workspace CUDA's grid.sync() finds in %envreg1:%envreg2
   /// (null otherwise, where grid.sync() traps as on the GPU).
   uint64_t GridWorkspace;
+  /// Thread-block clusters (codegen/README.md, "Clusters"): the cluster's shape, (1,1,1) outside a cluster
+  /// launch (every block a cluster of its own, as on the GPU), and bit 0 of ClusterFlags: %is_explicit_cluster.
+  uint32_t ClusterDim[3];
+  uint32_t ClusterFlags;
+  /// The shared windows a shared::cluster address names by its bits 24-31: entry 0 this block's, entry 1 + r the
+  /// window of the cluster's rank r; 256 entries, null past the cluster's size.
+  char *const *ClusterShared;
+  exec::ClusterState *Cluster; ///< barrier.cluster's state; null where the block is a cluster of its own
 };
 
 /// ThreadContext's fields in declaration order. The IR struct type is made from this list and the fields' C++
@@ -41,8 +50,10 @@ struct ThreadContext {
 /// in order, so the two layouts agree by construction.
 #define PTXFORGE_THREAD_CONTEXT_FIELDS(X)                                                                              \
   X(Tid)                                                                                                               \
-  X(Ntid) X(Ctaid) X(Nctaid) X(LaneId) X(WarpId) X(NWarpId) X(DynamicSmemSize) X(Shared) X(Block) X(LinearTid) X(SmId) \
-      X(NSmId) X(TotalSmemSize) X(DeferChecks) X(MisalignedBits) X(GridWorkspace)
+  X(Ntid)                                                                                                              \
+  X(Ctaid) X(Nctaid) X(LaneId) X(WarpId) X(NWarpId) X(DynamicSmemSize) X(Shared) X(Block) X(LinearTid) X(SmId)         \
+      X(NSmId) X(TotalSmemSize) X(DeferChecks) X(MisalignedBits) X(GridWorkspace) X(ClusterDim) X(ClusterFlags)        \
+          X(ClusterShared) X(Cluster)
 
 /// Field indices of ThreadContext in the IR struct type.
 enum ThreadContextField : unsigned {

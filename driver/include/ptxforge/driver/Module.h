@@ -108,8 +108,29 @@ public:
   };
   BlockSuggestion suggestBlockSize(llvm::function_ref<uint64_t(int)> DynamicShared, int Limit) const;
 
-  /// Checks a launch configuration against the device's and this kernel's limits (InvalidValue).
+  /// Checks a launch configuration against the device's and this kernel's limits (InvalidValue), its cluster
+  /// shape against the kernel's cluster directives and attributes (InvalidClusterSize).
   [[nodiscard]] llvm::Error checkLaunch(const codegen::LaunchConfig &Config) const;
+
+  /// Thread-block clusters: CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED (clusters of up to 16 blocks
+  /// instead of 8), CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE (a hint) and the required cluster
+  /// shape (REQUIRED_CLUSTER_WIDTH/HEIGHT/DEPTH: the kernel's .reqnctapercluster, else settable).
+  bool nonPortableClusterSizeAllowed() const { return NonPortableClusters; }
+  [[nodiscard]] llvm::Error setNonPortableClusterSizeAllowed(int Value);
+  int clusterSchedulingPolicy() const { return ClusterPolicy; }
+  [[nodiscard]] llvm::Error setClusterSchedulingPolicy(int Policy);
+  unsigned requiredClusterDim(unsigned Dim) const { return Dim < 3 ? RequiredCluster[Dim] : 0; }
+  [[nodiscard]] llvm::Error setRequiredClusterDim(unsigned Dim, int Value);
+  /// The largest cluster the kernel may be launched with: .maxclusterrank, else 8 or 16 blocks.
+  unsigned maxClusterSize() const;
+  /// The cluster shape a launch of Config gets: its attribute's, else the required one; (0,0,0): none.
+  codegen::Dim3 clusterShape(const codegen::LaunchConfig &Config) const;
+  /// Clusters of Config's shape that the device holds at once (0 without a shape, or where one block cannot
+  /// be resident); InvalidClusterSize for a shape the kernel cannot be launched with.
+  llvm::Expected<int> maxActiveClusters(const codegen::LaunchConfig &Config) const;
+  /// The largest cluster of Config's blocks that can run: 8, or 16 with non-portable sizes allowed (0 where one
+  /// block cannot be resident).
+  llvm::Expected<int> maxPotentialClusterSize(const codegen::LaunchConfig &Config) const;
   /// The parameter buffer from cuLaunchKernel's kernelParams: one pointer per parameter.
   [[nodiscard]] llvm::Expected<std::vector<char>> packParams(void *const *KernelParams) const;
   /// The parameter buffer from cuLaunchKernel's `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE).
@@ -133,6 +154,10 @@ private:
   unsigned MaxDynamicShared;
   int Carveout = -1;
   int CacheConfig = 0;
+  bool NonPortableClusters = false;
+  int ClusterPolicy = 0;
+  uint32_t RequiredCluster[3] = {0, 0, 0};
+  [[nodiscard]] llvm::Error checkClusterShape(const codegen::LaunchConfig &C, bool WholeGrid) const;
 };
 
 /// NVIDIA's CUDA_MODULE_LOADING: Lazy (the default; also what DEFAULT means since CUDA 12.2) compiles one

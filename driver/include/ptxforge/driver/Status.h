@@ -35,6 +35,7 @@ enum class Status {
   IllegalInstruction,
   MisalignedAddress,
   CooperativeLaunchTooLarge,
+  InvalidClusterSize,
   NotSupported,
   NotPermitted,
   IllegalState,

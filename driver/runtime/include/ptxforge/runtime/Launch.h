@@ -6,6 +6,19 @@
 #include "ptxforge/runtime/Registry.h"
 
 namespace ptxforge::runtime {
+struct DriverLaunchConfig;
+}
+extern "C" {
+// libcuda.so.1's, with CUDA's CUlaunchConfig (ptxforge::runtime::DriverLaunchConfig).
+CUresult cuLaunchKernelEx(const ptxforge::runtime::DriverLaunchConfig *config, CUfunction f, void **kernelParams,
+                          void **extra);
+CUresult cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func,
+                                      const ptxforge::runtime::DriverLaunchConfig *config);
+CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction func,
+                                            const ptxforge::runtime::DriverLaunchConfig *config);
+}
+
+namespace ptxforge::runtime {
 
 struct CallConfiguration {
   dim3 Grid, Block;
@@ -24,5 +37,17 @@ bool verbose();
 /// configuration is cudaErrorInvalidValue (CUDA 13, as the driver reports it).
 cudaError_t launchKernel(const KernelEntry *K, dim3 Grid, dim3 Block, void **Args, size_t SharedBytes,
                          cudaStream_t Stream, bool Cooperative = false);
+/// cudaLaunchKernelExC: the driver's cuLaunchKernelEx with the same attributes (cluster shapes, cooperative).
+cudaError_t launchKernelEx(const KernelEntry *K, const cudaLaunchConfig_t &Config, void **Args);
+
+/// cuLaunchKernelEx's and the cluster occupancy functions' CUlaunchConfig, as CUDA's cuda.h lays it out
+/// (ptxforge's cuda.h does not declare it); the attributes are cudaLaunchAttribute's layout, CUlaunchAttribute's.
+struct DriverLaunchConfig {
+  unsigned GridDimX, GridDimY, GridDimZ, BlockDimX, BlockDimY, BlockDimZ, SharedMemBytes;
+  CUstream Stream;
+  const cudaLaunchAttribute *Attrs;
+  unsigned NumAttrs;
+};
+DriverLaunchConfig driverLaunchConfig(const cudaLaunchConfig_t &C);
 
 } // namespace ptxforge::runtime
