@@ -13,6 +13,7 @@ import struct
 import sys
 
 import hopper
+import hopper_pipeline
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
 
@@ -1039,6 +1040,7 @@ elect()
 mbarrier()
 mma_fp8()
 hopper.generate(OUT, cases)
+hopper_pipeline.generate(OUT, cases)
 clusters()
 with open(os.path.join(OUT, "index.json"), "w") as f:
     json.dump({"format": "ptx-conformance-1", "cases": sorted(cases, key=lambda c: c["name"])}, f, indent=1)
