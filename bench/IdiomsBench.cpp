@@ -69,26 +69,10 @@ void usage() {
       "                 exit status is 0 if only they fail (one that verifies is reported as XPASS)\n");
 }
 
-std::vector<std::string> splitList(const std::string &S) {
-  std::vector<std::string> Out;
-  std::stringstream SS(S);
-  std::string Part;
-  while (std::getline(SS, Part, ','))
-    if (!Part.empty())
-      Out.push_back(Part);
-  return Out;
-}
-
 bool parseOptions(int Argc, char **Argv, Options &O) {
   for (int I = 1; I < Argc; ++I) {
     std::string A = Argv[I];
-    auto Next = [&]() -> std::string {
-      if (I + 1 >= Argc) {
-        std::fprintf(stderr, "bench_idioms: %s needs a value\n", A.c_str());
-        std::exit(2);
-      }
-      return Argv[++I];
-    };
+    auto Next = [&] { return optionValue(Argc, Argv, I, "bench_idioms"); };
     if (A == "--threads")
       for (const std::string &T : splitList(Next()))
         O.Threads.push_back(std::max(1, std::atoi(T.c_str())));

@@ -113,26 +113,10 @@ void usage() {
               "  --ptx-dir D  read <kernel>.ptx from D instead of ../shared/bench/cuda (e.g. PTX of another nvcc)\n");
 }
 
-std::vector<std::string> splitList(const std::string &S) {
-  std::vector<std::string> Out;
-  std::stringstream SS(S);
-  std::string Part;
-  while (std::getline(SS, Part, ','))
-    if (!Part.empty())
-      Out.push_back(Part);
-  return Out;
-}
-
 bool parseOptions(int Argc, char **Argv, Options &O) {
   for (int I = 1; I < Argc; ++I) {
     std::string A = Argv[I];
-    auto Next = [&]() -> std::string {
-      if (I + 1 >= Argc) {
-        std::fprintf(stderr, "bench_kernels: %s needs a value\n", A.c_str());
-        std::exit(2);
-      }
-      return Argv[++I];
-    };
+    auto Next = [&] { return optionValue(Argc, Argv, I, "bench_kernels"); };
     if (A == "--quick")
       O.Quick = true;
     else if (A == "--reps")

@@ -6,10 +6,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
 #include <spawn.h>
+#include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -150,3 +152,21 @@ std::string loadAverage() {
 }
 
 } // namespace ptxforge::bench
+
+std::vector<std::string> ptxforge::bench::splitList(const std::string &S) {
+  std::vector<std::string> Out;
+  std::stringstream SS(S);
+  std::string Part;
+  while (std::getline(SS, Part, ','))
+    if (!Part.empty())
+      Out.push_back(Part);
+  return Out;
+}
+
+std::string ptxforge::bench::optionValue(int Argc, char **Argv, int &I, const char *Tool) {
+  if (I + 1 >= Argc) {
+    std::fprintf(stderr, "%s: %s needs a value\n", Tool, Argv[I]);
+    std::exit(2);
+  }
+  return Argv[++I];
+}

@@ -39,4 +39,9 @@ std::string selfPath(const char *Argv0);
 /// The 1-, 5- and 15-minute load averages, as /proc/loadavg gives them.
 std::string loadAverage();
 
+/// "a,b,c" -> {a, b, c}, empty parts dropped (the benchmarks' list options).
+std::vector<std::string> splitList(const std::string &S);
+/// The value after option Argv[I], I moved onto it; without one, Tool's complaint and exit status 2.
+std::string optionValue(int Argc, char **Argv, int &I, const char *Tool);
+
 } // namespace ptxforge::bench
