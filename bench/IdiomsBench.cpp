@@ -567,14 +567,6 @@ std::unique_ptr<Idiom> makeIdiom(const std::string &Name, double Scale) {
 // ---------------------------------------------------------------------------------------------------------------
 // Child: one kernel, or the probes, at one thread count.
 
-std::string readFile(const std::string &Path, bool &Ok) {
-  std::ifstream In(Path, std::ios::binary);
-  Ok = static_cast<bool>(In);
-  std::stringstream SS;
-  SS << In.rdbuf();
-  return SS.str();
-}
-
 /// Compares ptxforge's outputs (Got) with the twin's (Ref): "" when they agree.
 std::string verify(const Idiom &W, const Ptrs &Got, const Ptrs &Ref) {
   if (W.Check)

@@ -468,14 +468,6 @@ std::unique_ptr<Workload> makeWorkload(const std::string &Name, bool Quick) {
   return W;
 }
 
-std::string readFile(const std::string &Path, bool &Ok) {
-  std::ifstream In(Path, std::ios::binary);
-  Ok = static_cast<bool>(In);
-  std::stringstream SS;
-  SS << In.rdbuf();
-  return SS.str();
-}
-
 std::string ptxPath(const Workload &W) { return PtxDir + "/" + W.File + ".ptx"; }
 #if PTXFORGE_BENCH_HAVE_OPENCL
 std::string clPath(const Workload &W) { return std::string(PTXFORGE_BENCH_OPENCL_DIR) + "/" + W.File + ".cl"; }

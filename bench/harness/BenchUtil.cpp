@@ -170,3 +170,11 @@ std::string ptxforge::bench::optionValue(int Argc, char **Argv, int &I, const ch
   }
   return Argv[++I];
 }
+
+std::string ptxforge::bench::readFile(const std::string &Path, bool &Ok) {
+  std::ifstream In(Path, std::ios::binary);
+  Ok = static_cast<bool>(In);
+  std::stringstream SS;
+  SS << In.rdbuf();
+  return SS.str();
+}

@@ -39,6 +39,8 @@ std::string selfPath(const char *Argv0);
 /// The 1-, 5- and 15-minute load averages, as /proc/loadavg gives them.
 std::string loadAverage();
 
+/// The whole file at Path; Ok says whether it could be opened.
+std::string readFile(const std::string &Path, bool &Ok);
 /// "a,b,c" -> {a, b, c}, empty parts dropped (the benchmarks' list options).
 std::vector<std::string> splitList(const std::string &S);
 /// The value after option Argv[I], I moved onto it; without one, Tool's complaint and exit status 2.

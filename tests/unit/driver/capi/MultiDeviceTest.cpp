@@ -4,26 +4,14 @@
 // codes, and peer copies work between contexts of different devices.
 #include <cuda.h>
 
+#include "TestKernels.h"
+
 #include <doctest/doctest.h>
 
 #include <cstring>
 #include <string>
 
 namespace {
-
-const char *Store = R"(.version 7.0
-.target sm_80
-.address_size 64
-.visible .entry store(.param .u64 p_out, .param .u32 p_v)
-{
-  .reg .b32 %r<2>;
-  .reg .b64 %rd<2>;
-  ld.param.u64 %rd1, [p_out];
-  ld.param.u32 %r1, [p_v];
-  st.global.u32 [%rd1], %r1;
-  ret;
-}
-)";
 
 void init() { REQUIRE(cuInit(0) == CUDA_SUCCESS); }
 
@@ -75,7 +63,7 @@ TEST_CASE("each device has its own primary context; modules load for their conte
   REQUIRE(cuMemAlloc(&Out, 4) == CUDA_SUCCESS);
   REQUIRE(cuCtxSetCurrent(C1) == CUDA_SUCCESS);
   CUmodule M = nullptr;
-  REQUIRE(cuModuleLoadData(&M, Store) == CUDA_SUCCESS);
+  REQUIRE(cuModuleLoadData(&M, ptxforge::testing::ApiKernelsPtx.c_str()) == CUDA_SUCCESS);
   CUfunction F = nullptr;
   REQUIRE(cuModuleGetFunction(&F, M, "store") == CUDA_SUCCESS);
   unsigned V = 1234;
