@@ -200,30 +200,26 @@ int32_t DeviceRuntime::release(uint64_t Address) {
   return DeviceSuccess;
 }
 
-int32_t DeviceRuntime::streamCreate(uint64_t &Stream) {
+int32_t DeviceRuntime::createHandle(std::set<uint64_t> &Set, uint64_t &Handle) {
   std::scoped_lock L(Lock);
-  Stream = NextHandle++;
-  Streams.insert(Stream);
+  Handle = NextHandle++;
+  Set.insert(Handle);
   return DeviceSuccess;
 }
 
-int32_t DeviceRuntime::streamDestroy(uint64_t Stream) {
+int32_t DeviceRuntime::destroyHandle(std::set<uint64_t> &Set, uint64_t Handle) {
   std::scoped_lock L(Lock);
-  // The stream's launches still run (in order) after it is destroyed, as CUDA promises.
-  return Streams.erase(Stream) ? DeviceSuccess : fail(DeviceInvalidResourceHandle);
+  return Set.erase(Handle) ? DeviceSuccess : fail(DeviceInvalidResourceHandle);
 }
 
-int32_t DeviceRuntime::eventCreate(uint64_t &Event) {
-  std::scoped_lock L(Lock);
-  Event = NextHandle++;
-  Events.insert(Event);
-  return DeviceSuccess;
-}
+int32_t DeviceRuntime::streamCreate(uint64_t &Stream) { return createHandle(Streams, Stream); }
 
-int32_t DeviceRuntime::eventDestroy(uint64_t Event) {
-  std::scoped_lock L(Lock);
-  return Events.erase(Event) ? DeviceSuccess : fail(DeviceInvalidResourceHandle);
-}
+// The stream's launches still run (in order) after it is destroyed, as CUDA promises.
+int32_t DeviceRuntime::streamDestroy(uint64_t Stream) { return destroyHandle(Streams, Stream); }
+
+int32_t DeviceRuntime::eventCreate(uint64_t &Event) { return createHandle(Events, Event); }
+
+int32_t DeviceRuntime::eventDestroy(uint64_t Event) { return destroyHandle(Events, Event); }
 
 int32_t DeviceRuntime::eventUse(uint64_t Event, uint64_t Stream) {
   std::scoped_lock L(Lock);

@@ -122,6 +122,10 @@ public:
   std::vector<DeviceLaunch> takeLaunches();
 
 private:
+  /// A new stream or event handle in Set.
+  int32_t createHandle(std::set<uint64_t> &Set, uint64_t &Handle);
+  /// Forgets Handle from Set; an unknown one is the device runtime's invalid-handle error.
+  int32_t destroyHandle(std::set<uint64_t> &Set, uint64_t Handle);
   struct Pending;
   bool validStream(uint64_t Stream) const;
   int32_t enqueue(DeviceLaunch L);
