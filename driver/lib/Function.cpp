@@ -171,7 +171,7 @@ llvm::Error Function::checkClusterShape(const codegen::LaunchConfig &C, bool Who
 
 llvm::Expected<int> Function::maxActiveClusters(const codegen::LaunchConfig &C) const {
   if (llvm::Error E = checkClusterShape(C, /*WholeGrid=*/false))
-    return std::move(E);
+    return E;
   codegen::Dim3 D = clusterShape(C);
   int PerSm = activeBlocksPerMultiprocessor(static_cast<int>(C.Block.count()), C.DynamicSharedBytes);
   if (!D.X || PerSm <= 0) // no cluster shape at all: no clusters (as an H100 answers)
@@ -184,7 +184,7 @@ llvm::Expected<int> Function::maxActiveClusters(const codegen::LaunchConfig &C) 
 
 llvm::Expected<int> Function::maxPotentialClusterSize(const codegen::LaunchConfig &C) const {
   if (llvm::Error E = checkClusterShape(C, /*WholeGrid=*/false))
-    return std::move(E);
+    return E;
   if (activeBlocksPerMultiprocessor(static_cast<int>(C.Block.count()), C.DynamicSharedBytes) <= 0)
     return 0;
   return NonPortableClusters ? 16 : 8; // an H100's answer, whatever the required shape or .maxclusterrank
