@@ -1006,8 +1006,9 @@ CUDART_API cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlo
                                                                      size_t dynamicSMemSize) {
   return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize, dynamicSMemSize, 0);
 }
-CUDART_API cudaError_t cudaOccupancyMaxActiveClusters(int *numClusters, const void *func,
-                                                      const cudaLaunchConfig_t *launchConfig) {
+/// A cluster occupancy query: the driver's Query on func's CUfunction and launchConfig in the driver's terms.
+template <class Query>
+static cudaError_t clusterQuery(int *out, const void *func, const cudaLaunchConfig_t *launchConfig, Query Q) {
   return entry([&] {
     CUfunction F = nullptr;
     if (cudaError_t E = functionOf(func, &F))
@@ -1015,20 +1016,16 @@ CUDART_API cudaError_t cudaOccupancyMaxActiveClusters(int *numClusters, const vo
     if (!launchConfig)
       return cudaErrorInvalidValue;
     DriverLaunchConfig C = driverLaunchConfig(*launchConfig);
-    return drv(cuOccupancyMaxActiveClusters(numClusters, F, &C));
+    return drv(Q(out, F, &C));
   });
+}
+CUDART_API cudaError_t cudaOccupancyMaxActiveClusters(int *numClusters, const void *func,
+                                                      const cudaLaunchConfig_t *launchConfig) {
+  return clusterQuery(numClusters, func, launchConfig, cuOccupancyMaxActiveClusters);
 }
 CUDART_API cudaError_t cudaOccupancyMaxPotentialClusterSize(int *clusterSize, const void *func,
                                                             const cudaLaunchConfig_t *launchConfig) {
-  return entry([&] {
-    CUfunction F = nullptr;
-    if (cudaError_t E = functionOf(func, &F))
-      return E;
-    if (!launchConfig)
-      return cudaErrorInvalidValue;
-    DriverLaunchConfig C = driverLaunchConfig(*launchConfig);
-    return drv(cuOccupancyMaxPotentialClusterSize(clusterSize, F, &C));
-  });
+  return clusterQuery(clusterSize, func, launchConfig, cuOccupancyMaxPotentialClusterSize);
 }
 CUDART_API cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, const void *func,
                                                                  int numBlocks, int blockSize) {
