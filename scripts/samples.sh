@@ -70,7 +70,9 @@ done
 [ -e "$libdir/libcudart.so.13" ] || { echo "samples.sh: no libcudart.so.13 in $libdir (build ptxforge first)" >&2; exit 2; }
 samples_dir=$(cd "$samples_dir" && pwd)
 libdir=$(cd "$libdir" && pwd)
-cuda_home=$(dirname "$(dirname "$nvcc")")
+# The toolkit's root as nvcc itself reports it (TOP), so that an nvcc reached through a wrapper or symlink works.
+cuda_home=$("$nvcc" --dryrun -x cu /dev/null -c -o /dev/null 2>&1 | sed -n 's/^#\$ TOP=//p' | head -1)
+[ -n "$cuda_home" ] && cuda_home=$(cd "$cuda_home" && pwd) || cuda_home=$(dirname "$(dirname "$nvcc")")
 
 if [ ${#names[@]} -eq 0 ]; then
   names=(vectorAdd matrixMul simpleTemplates simpleAtomicIntrinsics simpleVoteIntrinsics simplePrintf simpleStreams
