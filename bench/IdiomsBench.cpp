@@ -42,17 +42,12 @@ namespace {
 /// workers would share their CPUs with that spin (bench/README.md, bench_kernels).
 constexpr int QuietMs = 20;
 
-struct Options {
-  std::vector<int> Threads; ///< empty: 1 and all
+struct Options : SharedOptions {
   double Scale = 1;
   int Reps = 7;
-  bool VerifyOnly = false, Verbose = false;
+  bool VerifyOnly = false;
   std::vector<std::string> Filter;
-  unsigned Timeout = 900;
-  std::string JsonOut, Ptx = PTXFORGE_IDIOMS_PTX, ExpectedFailures;
-  // Child mode.
-  int Phase = 0;
-  std::string Kernel, ResultFile;
+  std::string Ptx = PTXFORGE_IDIOMS_PTX, ExpectedFailures;
 };
 
 void usage() {
@@ -70,13 +65,8 @@ void usage() {
 }
 
 bool parseOptions(int Argc, char **Argv, Options &O) {
-  for (int I = 1; I < Argc; ++I) {
-    std::string A = Argv[I];
-    auto Next = [&] { return optionValue(Argc, Argv, I, "bench_idioms"); };
-    if (A == "--threads")
-      for (const std::string &T : splitList(Next()))
-        O.Threads.push_back(std::max(1, std::atoi(T.c_str())));
-    else if (A == "--scale")
+  return parseCommandLine(Argc, Argv, "bench_idioms", usage, O, [&](const std::string &A, const auto &Next) {
+    if (A == "--scale")
       O.Scale = std::max(1e-6, std::atof(Next().c_str()));
     else if (A == "--reps")
       O.Reps = std::max(1, std::atoi(Next().c_str()));
@@ -84,32 +74,14 @@ bool parseOptions(int Argc, char **Argv, Options &O) {
       O.Filter = splitList(Next());
     else if (A == "--verify-only")
       O.VerifyOnly = true;
-    else if (A == "--timeout")
-      O.Timeout = unsigned(std::max(1, std::atoi(Next().c_str())));
-    else if (A == "--json")
-      O.JsonOut = Next();
     else if (A == "--ptx")
       O.Ptx = Next();
     else if (A == "--expected-failures")
       O.ExpectedFailures = Next();
-    else if (A == "-v" || A == "--verbose")
-      O.Verbose = true;
-    else if (A == "--phase")
-      O.Phase = std::max(1, std::atoi(Next().c_str()));
-    else if (A == "--kernel")
-      O.Kernel = Next();
-    else if (A == "--result-file")
-      O.ResultFile = Next();
-    else if (A == "-h" || A == "--help") {
-      usage();
-      std::exit(0);
-    } else {
-      std::fprintf(stderr, "bench_idioms: unknown option '%s'\n", A.c_str());
-      usage();
+    else
       return false;
-    }
-  }
-  return true;
+    return true;
+  });
 }
 
 // ---------------------------------------------------------------------------------------------------------------

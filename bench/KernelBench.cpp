@@ -72,7 +72,8 @@ constexpr int MaxReps = 40;
 // ---------------------------------------------------------------------------------------------------------------
 // Options
 
-struct Options {
+struct Options : SharedOptions {
+  Options() { Timeout = 1800; }
   bool Quick = false;
   int Reps = 5;
   /// Short kernels repeat past Reps until each implementation has this much timed work (at most MaxReps runs):
@@ -81,14 +82,9 @@ struct Options {
   int Warmup = -1;  ///< -1: 1 (0 with --quick)
   int JitReps = -1; ///< -1: 3 (1 with --quick)
   std::vector<std::string> Kernels;
-  std::vector<int> Threads; ///< empty: 1 and all
-  bool NoPocl = false, NoJit = false, NoLibcuda = false, Verbose = false;
-  unsigned Timeout = 1800; ///< seconds per child
-  std::string JsonOut;
+  bool NoPocl = false, NoJit = false, NoLibcuda = false;
   std::string PtxDir = PTXFORGE_SHARED_DIR "/bench/cuda";
   // Child mode.
-  int PhaseThreads = 0;
-  std::string Kernel, ResultFile;
   std::vector<int> Cpus; ///< the parent's CPUs
   bool SkipPtxforge = false;
 };
@@ -114,9 +110,7 @@ void usage() {
 }
 
 bool parseOptions(int Argc, char **Argv, Options &O) {
-  for (int I = 1; I < Argc; ++I) {
-    std::string A = Argv[I];
-    auto Next = [&] { return optionValue(Argc, Argv, I, "bench_kernels"); };
+  bool Ok = parseCommandLine(Argc, Argv, "bench_kernels", usage, O, [&](const std::string &A, const auto &Next) {
     if (A == "--quick")
       O.Quick = true;
     else if (A == "--reps")
@@ -127,9 +121,6 @@ bool parseOptions(int Argc, char **Argv, Options &O) {
       O.Warmup = std::max(0, std::atoi(Next().c_str()));
     else if (A == "--jit-reps")
       O.JitReps = std::max(1, std::atoi(Next().c_str()));
-    else if (A == "--threads")
-      for (const std::string &T : splitList(Next()))
-        O.Threads.push_back(std::max(1, std::atoi(T.c_str())));
     else if (A == "--kernels")
       O.Kernels = splitList(Next());
     else if (A == "--no-pocl")
@@ -138,34 +129,19 @@ bool parseOptions(int Argc, char **Argv, Options &O) {
       O.NoJit = true;
     else if (A == "--no-libcuda")
       O.NoLibcuda = true;
-    else if (A == "--timeout")
-      O.Timeout = static_cast<unsigned>(std::max(1, std::atoi(Next().c_str())));
-    else if (A == "--json")
-      O.JsonOut = Next();
     else if (A == "--ptx-dir")
       O.PtxDir = Next();
-    else if (A == "-v" || A == "--verbose")
-      O.Verbose = true;
-    else if (A == "--phase")
-      O.PhaseThreads = std::max(1, std::atoi(Next().c_str()));
-    else if (A == "--kernel")
-      O.Kernel = Next();
-    else if (A == "--result-file")
-      O.ResultFile = Next();
     else if (A == "--cpus")
       for (const std::string &C : splitList(Next()))
         O.Cpus.push_back(std::atoi(C.c_str()));
     else if (A == "--skip-ptxforge")
       O.SkipPtxforge = true;
-    else if (A == "-h" || A == "--help") {
-      usage();
-      std::exit(0);
-    } else {
-      std::fprintf(stderr, "bench_kernels: unknown option '%s'\n", A.c_str());
-      usage();
+    else
       return false;
-    }
-  }
+    return true;
+  });
+  if (!Ok)
+    return false;
   if (O.Warmup < 0)
     O.Warmup = O.Quick ? 0 : 1;
   if (O.JitReps < 0)
@@ -815,12 +791,12 @@ struct Placement {
 Placement placeChild(const Options &O) {
   Placement P;
   std::vector<int> Parent = O.Cpus.empty() ? allowedCpus() : O.Cpus;
-  P.Phase.assign(Parent.begin(), Parent.begin() + std::min<size_t>(Parent.size(), O.PhaseThreads));
+  P.Phase.assign(Parent.begin(), Parent.begin() + std::min<size_t>(Parent.size(), O.Phase));
   P.Omp = codegen::affinityCpus(); // libgomp's binding of the main thread, if any
   bool OmpInside = !P.Omp.empty() && std::all_of(P.Omp.begin(), P.Omp.end(), [&](int C) {
     return std::find(P.Phase.begin(), P.Phase.end(), C) != P.Phase.end();
   });
-  if (!OmpInside || O.PhaseThreads == 1)
+  if (!OmpInside || O.Phase == 1)
     P.Omp = P.Phase;
   P.forPtxforgeAndPocl();
   return P;
@@ -830,11 +806,11 @@ int runChild(const Options &O) {
   alarm(O.Timeout);
   json R;
   R["kernel"] = O.Kernel;
-  R["threads"] = O.PhaseThreads;
+  R["threads"] = O.Phase;
   Placement Place = placeChild(O);
   R["cpus"] = cpuList(Place.Phase);
   R["native_main_thread_cpus"] = cpuList(Place.Omp);
-  nat::setThreads(O.PhaseThreads);
+  nat::setThreads(O.Phase);
   std::unique_ptr<Workload> W = makeWorkload(O.Kernel, O.Quick);
   if (!W) {
     std::fprintf(stderr, "bench_kernels: unknown kernel '%s'\n", O.Kernel.c_str());
@@ -854,7 +830,7 @@ int runChild(const Options &O) {
     S[Ptx].Status = "compile error", S[Ptx].Message = E;
   } else {
     setupBuffers(*W, S[Ptx], /*Device=*/true);
-    if (std::string E = PR.prepare(*W, S[Ptx].Ptrs, O.PhaseThreads); !E.empty())
+    if (std::string E = PR.prepare(*W, S[Ptx].Ptrs, O.Phase); !E.empty())
       S[Ptx].Status = "launch error", S[Ptx].Message = E;
     else
       S[Ptx].Available = true;
@@ -1501,7 +1477,7 @@ int main(int Argc, char **Argv) {
   Options O;
   if (!parseOptions(Argc, Argv, O))
     return 2;
-  if (O.PhaseThreads)
+  if (O.Phase)
     return runChild(O);
   return runParent(O, Argv[0]);
 }

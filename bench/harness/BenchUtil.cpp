@@ -171,6 +171,50 @@ std::string ptxforge::bench::optionValue(int Argc, char **Argv, int &I, const ch
   return Argv[++I];
 }
 
+namespace {
+
+bool parseSharedOption(const std::string &A, const std::function<std::string()> &Next,
+                       ptxforge::bench::SharedOptions &O) {
+  if (A == "--threads")
+    for (const std::string &T : ptxforge::bench::splitList(Next()))
+      O.Threads.push_back(std::max(1, std::atoi(T.c_str())));
+  else if (A == "--timeout")
+    O.Timeout = static_cast<unsigned>(std::max(1, std::atoi(Next().c_str())));
+  else if (A == "--json")
+    O.JsonOut = Next();
+  else if (A == "-v" || A == "--verbose")
+    O.Verbose = true;
+  else if (A == "--phase")
+    O.Phase = std::max(1, std::atoi(Next().c_str()));
+  else if (A == "--kernel")
+    O.Kernel = Next();
+  else if (A == "--result-file")
+    O.ResultFile = Next();
+  else
+    return false;
+  return true;
+}
+
+} // namespace
+
+bool ptxforge::bench::parseCommandLine(int Argc, char **Argv, const char *Tool, void (*Usage)(), SharedOptions &O,
+                                       const OptionParser &Own) {
+  for (int I = 1; I < Argc; ++I) {
+    std::string A = Argv[I];
+    std::function<std::string()> Next = [&] { return optionValue(Argc, Argv, I, Tool); };
+    if (parseSharedOption(A, Next, O) || Own(A, Next))
+      continue;
+    if (A == "-h" || A == "--help") {
+      Usage();
+      std::exit(0);
+    }
+    std::fprintf(stderr, "%s: unknown option '%s'\n", Tool, A.c_str());
+    Usage();
+    return false;
+  }
+  return true;
+}
+
 std::string ptxforge::bench::readFile(const std::string &Path, bool &Ok) {
   std::ifstream In(Path, std::ios::binary);
   Ok = static_cast<bool>(In);

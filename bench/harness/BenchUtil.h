@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,5 +46,23 @@ std::string readFile(const std::string &Path, bool &Ok);
 std::vector<std::string> splitList(const std::string &S);
 /// The value after option Argv[I], I moved onto it; without one, Tool's complaint and exit status 2.
 std::string optionValue(int Argc, char **Argv, int &I, const char *Tool);
+
+/// The options both benchmarks take: thread counts, the report, and the protocol between the parent and the child
+/// process that runs one (thread count, kernel) phase.
+struct SharedOptions {
+  std::vector<int> Threads; ///< empty: 1 and all
+  unsigned Timeout = 900;   ///< seconds per child
+  bool Verbose = false;
+  std::string JsonOut;
+  // Child mode.
+  int Phase = 0; ///< the phase's thread count
+  std::string Kernel, ResultFile;
+};
+/// A benchmark's own options: takes option A (its value from Next) and says whether it was one of them.
+using OptionParser = std::function<bool(const std::string &A, const std::function<std::string()> &Next)>;
+/// Parses Argv into O (SharedOptions) and through Own; -h prints Usage and exits 0; an unknown option is Tool's
+/// complaint, Usage, and false.
+bool parseCommandLine(int Argc, char **Argv, const char *Tool, void (*Usage)(), SharedOptions &O,
+                      const OptionParser &Own);
 
 } // namespace ptxforge::bench

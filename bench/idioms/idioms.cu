@@ -361,35 +361,35 @@ extern "C" __global__ void compact_ballot(const int *in, int *out, unsigned *cou
 // ---------------------------------------------------------------------------------------------------------------
 // A cooperative-groups reduction: grid-stride partial sums, a block tree into partial[blockIdx.x], grid.sync(),
 // then block 0 sums the partials. Launched cooperatively with as many blocks as are resident at once.
-extern "C" __global__ void grid_sync_reduce(const float *in, float *partial, float *out, size_t n) {
-  cg::grid_group grid = cg::this_grid();
-  __shared__ float s[256];
-  float sum = 0.0f;
-  for (size_t i = grid.thread_rank(); i < n; i += grid.size())
-    sum += in[i];
-  s[threadIdx.x] = sum;
+/// The sum of the block's v, through s (blockDim.x floats, a power of two): a tree, valid in thread 0.
+__device__ float blockTreeSum(float *s, float v) {
+  s[threadIdx.x] = v;
   __syncthreads();
   for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
     if (threadIdx.x < stride)
       s[threadIdx.x] += s[threadIdx.x + stride];
     __syncthreads();
   }
+  return s[0];
+}
+
+extern "C" __global__ void grid_sync_reduce(const float *in, float *partial, float *out, size_t n) {
+  cg::grid_group grid = cg::this_grid();
+  __shared__ float s[256];
+  float sum = 0.0f;
+  for (size_t i = grid.thread_rank(); i < n; i += grid.size())
+    sum += in[i];
+  float blockSum = blockTreeSum(s, sum);
   if (threadIdx.x == 0)
-    partial[blockIdx.x] = s[0];
+    partial[blockIdx.x] = blockSum;
   grid.sync();
   if (blockIdx.x == 0) {
     float t = 0.0f;
     for (int b = threadIdx.x; b < gridDim.x; b += blockDim.x)
       t += partial[b];
-    s[threadIdx.x] = t;
-    __syncthreads();
-    for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
-      if (threadIdx.x < stride)
-        s[threadIdx.x] += s[threadIdx.x + stride];
-      __syncthreads();
-    }
+    float total = blockTreeSum(s, t);
     if (threadIdx.x == 0)
-      *out = s[0];
+      *out = total;
   }
 }
 

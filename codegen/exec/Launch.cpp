@@ -376,6 +376,8 @@ bool runFiberRound(BlockState &B, BlockRun &Run, WorkerState &W, uint32_t &Remai
       --Remaining;
       Finished = true;
     }
+    if (B.Trapped) // a fault ends the block: the other threads must not run on (they may wait for the dead one)
+      return Finished;
     if (B.RestartFrom != UINT32_MAX) {
       uint32_t From = B.RestartFrom;
       B.RestartFrom = UINT32_MAX;
@@ -408,7 +410,7 @@ BlockResult runFibers(BlockState &B, ThreadFunction Fn, const char *Params, uint
   // moves on, so a few are progress, but threads that retry forever are deadlocked.
   constexpr unsigned MaxTimeoutRounds = 1024;
   unsigned TimeoutRounds = 0;
-  while (Remaining) {
+  while (Remaining && !B.Trapped) {
     uint64_t Before = B.Progress, SpinsBefore = B.SpinYields, TimeoutsBefore = B.WaitTimeouts;
     bool Finished = runFiberRound(B, Run, W, Remaining);
     bool Stalled = Remaining && !Finished && B.Progress == Before;

@@ -38,8 +38,9 @@ llvm::Expected<KernelCode> Function::code() {
   if (C && processSettings().Verbose)
     std::fprintf(stderr, "ptxforge: JIT: %s ready in %.0f ms%s\n", Info.Name.c_str(),
                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Start).count(),
-                 FromCache   ? " (compute cache)"
-                 : upgrade() ? " (quick code; optimized code compiling)"
+                 upgrade()   ? (FromCache ? " (quick code from the compute cache; optimized code compiling)"
+                                          : " (quick code; optimized code compiling)")
+                 : FromCache ? " (compute cache)"
                              : "");
   return C;
 }

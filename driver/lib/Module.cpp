@@ -436,13 +436,14 @@ llvm::Expected<KernelCode> Module::compileFunction(Function &F) {
     Part = cachedPart(Key, Load);
   bool Quick = Tiered && !Part;
   if (Quick) {
-    auto QuickObject = P.compileKernel(F.name(), /*Quick=*/true);
-    if (!QuickObject)
-      return Fail(QuickObject.takeError());
-    auto QuickCode = Load(*QuickObject);
-    if (!QuickCode)
-      return Fail(QuickCode.takeError());
-    Part = LoadedPart{std::move(*QuickObject), std::move(*QuickCode), false};
+    // The quick code is cached too: a program that ends before its optimized compiles do (they are cancelled at
+    // exit) would otherwise compile every kernel's quick code again at each run.
+    auto QuickPart = loadPart(
+        P.key(BinaryVersion, "kernel=" + F.name().str() + " quick"),
+        [&] { return P.compileKernel(F.name(), /*Quick=*/true); }, Load);
+    if (!QuickPart)
+      return Fail(QuickPart.takeError());
+    Part = std::move(*QuickPart);
   }
   if (!Part) {
     auto Loaded = loadPart(Key, Compile, Load);

@@ -1,7 +1,7 @@
 // Processes sharing one compute cache: eight compute_cache_worker processes start at once on an empty cache
 // directory and each load, run and check the same three modules three times. Every result must be right, no
-// process may ever read a partial or corrupt entry, and the directory ends with exactly the six entries (each
-// module loads lazily: its shared part, and its kernel).
+// process may ever read a partial or corrupt entry, and the directory ends with exactly the nine entries (each
+// module loads lazily: its shared part, and its kernel's quick and optimized code).
 #include "ComputeCacheTestSupport.h"
 
 #include <doctest/doctest.h>
@@ -42,15 +42,17 @@ TEST_CASE("eight processes loading the same modules into one empty cache all get
     CHECK(Out.find("corrupt=0") != std::string::npos);
     unsigned long long H = 0, M = 0, S = 0, C = 0;
     REQUIRE(std::sscanf(Out.c_str(), "hits=%llu misses=%llu stores=%llu corrupt=%llu", &H, &M, &S, &C) == 4);
-    // Nine loads per process, two entries each; at most the first load of each module can miss.
-    CHECK(H + M == 18);
+    // Nine loads per process, two lookups each (the shared part, the optimized kernel), and a third (the quick
+    // code) where the optimized code is not stored yet; at most the first load of each module can miss.
+    CHECK(H + M >= 18);
+    CHECK(H + M <= 27);
     CHECK(H >= 12);
     Hits += H;
   }
-  MESSAGE(Processes << " processes, " << Hits << " cache hits out of " << 18 * Processes << " lookups");
+  MESSAGE(Processes << " processes, " << Hits << " cache hits");
   std::vector<std::string> Left = listNames(Cache);
   Left.erase(std::remove(Left.begin(), Left.end(), "lock"), Left.end());
-  CHECK(Left.size() == 6); // the six entries, no temporary file left behind
+  CHECK(Left.size() == 9); // the nine entries, no temporary file left behind
   for (const std::string &Name : Left)
     CHECK(Name.size() == 32 + 6);
 }

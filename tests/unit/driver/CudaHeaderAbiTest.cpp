@@ -20,7 +20,8 @@ TEST_CASE("our cuda.h describes the layouts programs rely on") {
 
 TEST_CASE("our cuda.h is ABI-identical to NVIDIA's") {
 #ifndef PTXFORGE_HAVE_NVIDIA_CUDA_H
-  MESSAGE("skipped: NVIDIA's cuda.h was not found when configuring (cmake/PtxforgeCudaToolkit.cmake found no CUDA toolkit)");
+  MESSAGE("skipped: NVIDIA's cuda.h was not found when configuring (cmake/PtxforgeCudaToolkit.cmake found no CUDA "
+          "toolkit)");
 #else
   AbiFacts Ours = ourCudaHeaderFacts(), Theirs = nvidiaCudaHeaderFacts();
   REQUIRE(Ours.size() == Theirs.size());

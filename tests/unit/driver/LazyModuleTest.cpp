@@ -67,8 +67,8 @@ TEST_CASE("a lazily loaded module compiles only the kernels that are used, each 
   REQUIRE(Bump != nullptr);
   CHECK(Bump->compiledCode() != nullptr);
   CHECK(M->compiledFunctionCount() == 1);
-  M->waitForBackgroundCompiles(); // the optimized code reaches the cache (tiered JIT)
-  CHECK(Scope.cache().stats().Stores == 2);
+  M->waitForBackgroundCompiles(); // the quick code, then the optimized code reach the cache (tiered JIT)
+  CHECK(Scope.cache().stats().Stores == 3);
 
   Output Out;
   uint64_t OutPtr = Out.Address;
@@ -76,7 +76,7 @@ TEST_CASE("a lazily loaded module compiles only the kernels that are used, each 
   CHECK(M->compiledFunctionCount() == 2);
   CHECK(Out.value() == 5);
   M->waitForBackgroundCompiles();
-  CHECK(Scope.cache().stats().Stores == 3);
+  CHECK(Scope.cache().stats().Stores == 5);
 }
 
 TEST_CASE("kernels compiled at different times share the module's variables, initialised once") {
@@ -137,7 +137,7 @@ TEST_CASE("the compute cache keeps each kernel's code: hits for kernels compiled
   REQUIRE(Fetch != nullptr);
   CHECK_FALSE(Fetch->fromComputeCache());
   Warm->waitForBackgroundCompiles();
-  CHECK(Scope.cache().stats().Stores == Before.Stores + 1);
+  CHECK(Scope.cache().stats().Stores == Before.Stores + 2); // its quick and optimized code
   Output Out;
   uint64_t OutPtr = Out.Address;
   CHECK(runOne(*Warm, "fetch", {&OutPtr}) == "");

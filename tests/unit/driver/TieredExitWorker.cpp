@@ -84,15 +84,17 @@ int main(int argc, char **argv) {
     return fail("load scale: " + Error);
   if (std::string Why = runScale(**Ctx, *Small, 5.0f, /*WaitForOptimizedCode=*/false); !Why.empty())
     return fail(Why);
-  size_t Optimized = 0;
-  for (size_t K = 0; K < Kernels; ++K)
+  size_t Optimized = 0, Compiled = 0;
+  for (size_t K = 0; K < Kernels; ++K) {
     Optimized += Functions[K]->upgrade() && Functions[K]->upgrade()->Block.load() != nullptr;
+    Compiled += !Functions[K]->fromComputeCache(); // its first code (quick or optimized) compiled here
+  }
   if (Mode == "unload")
     Big.reset(), Small.reset();
   ComputeCacheStats S = ComputeCache::global().stats();
   timespec Now;
   ::clock_gettime(CLOCK_MONOTONIC, &Now);
-  std::printf("optimized=%zu stores=%llu corrupt=%llu last_call_ns=%lld\n", Optimized,
+  std::printf("optimized=%zu compiled=%zu stores=%llu corrupt=%llu last_call_ns=%lld\n", Optimized, Compiled,
               static_cast<unsigned long long>(S.Stores), static_cast<unsigned long long>(S.Corrupt),
               static_cast<long long>(Now.tv_sec) * 1000000000LL + Now.tv_nsec);
   std::fflush(stdout);
