@@ -61,8 +61,8 @@ Event *unwrap(CUevent H) { return Driver::get().Events.contains(H) ? reinterpret
 Registry<Linker> Linkers;
 Linker *unwrap(CUlinkState H) { return Linkers.contains(H) ? reinterpret_cast<Linker *>(H) : nullptr; }
 
-/// NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are the legacy default stream (per-thread default streams
-/// are not separate yet: stricter ordering, same results).
+/// NULL and CU_STREAM_LEGACY are the legacy default stream, CU_STREAM_PER_THREAD the calling thread's own default
+/// stream (Context::perThreadStream): no handle of a stream made by cuStreamCreate.
 bool isDefaultStream(CUstream H) { return !H || H == CU_STREAM_LEGACY || H == CU_STREAM_PER_THREAD; }
 
 // ---- results ----
@@ -180,13 +180,19 @@ CUresult current(Context *&Out) {
 }
 
 /// The context and stream work on H goes to: the stream's own context, or the current context's legacy
-/// default stream (null Stream).
+/// default stream (null Stream) or the calling thread's per-thread default stream.
 CUresult streamTarget(CUstream H, Context *&Ctx, Stream *&S) {
   if (!initialized())
     return CUDA_ERROR_NOT_INITIALIZED;
   if (isDefaultStream(H)) {
     S = nullptr;
-    return current(Ctx);
+    if (CUresult R = current(Ctx); R != CUDA_SUCCESS || H != CU_STREAM_PER_THREAD)
+      return R;
+    auto Own = Ctx->perThreadStream();
+    if (!Own)
+      return toResult(Own.takeError());
+    S = *Own;
+    return CUDA_SUCCESS;
   }
   if (!Driver::get().Streams.contains(H))
     return CUDA_ERROR_INVALID_HANDLE;
@@ -890,6 +896,8 @@ CUresult hostAlloc(void **Out, size_t Bytes, unsigned Flags) {
     return R;
   if (Driver::get().stickyError() != Status::Success)
     return sticky();
+  if (llvm::Error E = checkUnsafeCall()) // page-locked host memory is one of the capture's unsafe calls
+    return toResult(std::move(E));
   auto P = DeviceMemory::get().allocate(Bytes, MemoryKind::Host, Ctx, Flags);
   if (!P)
     return toResult(P.takeError());
@@ -2415,11 +2423,11 @@ PTXFORGE_API CUresult cuMemFree_v2(CUdeviceptr dptr) {
   Context *Ctx;
   if (CUresult R = current(Ctx))
     return R;
-  if (!dptr)
-    return CUDA_SUCCESS;
   return boundary([&] {
-    if (llvm::Error E = checkUnsafeCall())
+    if (llvm::Error E = checkUnsafeCall()) // before any check of dptr, as on NVIDIA's driver
       return toResult(std::move(E));
+    if (!dptr)
+      return CUDA_SUCCESS;
     if (GraphMemory::isGraphAllocation(dptr)) {
       GraphMemory::unclaim(dptr);
       Ctx->waitIdle();
@@ -2877,14 +2885,13 @@ PTXFORGE_API CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, u
     return CUDA_ERROR_INVALID_HANDLE;
   if (flags & ~unsigned(CU_EVENT_RECORD_EXTERNAL))
     return CUDA_ERROR_INVALID_VALUE;
-  Stream *S = nullptr;
-  if (!isDefaultStream(hStream)) {
-    if (!Driver::get().Streams.contains(hStream))
-      return CUDA_ERROR_INVALID_HANDLE;
-    S = reinterpret_cast<Stream *>(hStream);
-    if (&S->context() != &E->context())
-      return CUDA_ERROR_INVALID_HANDLE;
-  }
+  Context *Ctx = nullptr;
+  Stream *S = nullptr; // the legacy stream of the event's own context
+  if (CUresult R =
+          isDefaultStream(hStream) && hStream != CU_STREAM_PER_THREAD ? CUDA_SUCCESS : streamTarget(hStream, Ctx, S))
+    return R;
+  if (S && &S->context() != &E->context())
+    return CUDA_ERROR_INVALID_HANDLE;
   return boundary([&] { return toResult(recordEvent(E->context(), S, *E, flags & CU_EVENT_RECORD_EXTERNAL)); });
 }
 
@@ -3121,8 +3128,7 @@ PTXFORGE_API CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfun
   return CUDA_SUCCESS;
 }
 
-// The per-thread default stream variants (_ptsz): a null stream means CU_STREAM_PER_THREAD, which ptxforge
-// orders as the legacy stream (stricter than CUDA, same results).
+// The per-thread default stream variants (_ptsz): a null stream means CU_STREAM_PER_THREAD.
 namespace {
 CUstream perThread(CUstream H) { return H ? H : CU_STREAM_PER_THREAD; }
 } // namespace

@@ -102,6 +102,7 @@ void Context::releaseResources() {
     OldModules = std::move(Modules);
     OldEvents = std::move(Events);
     OldStreams = std::move(Streams);
+    PerThread.clear();
     OldLegacy = std::move(Legacy);
   }
   Driver &D = Driver::get();
@@ -145,6 +146,21 @@ llvm::Expected<Stream *> Context::createStream(Stream::Kind K, unsigned Flags, i
   }
   Driver::get().Streams.add(P);
   return P;
+}
+
+llvm::Expected<Stream *> Context::perThreadStream() {
+  std::thread::id Me = std::this_thread::get_id();
+  {
+    std::scoped_lock L(Lock);
+    if (auto It = PerThread.find(Me); It != PerThread.end())
+      return It->second;
+  }
+  auto S = createStream(Stream::Kind::Blocking, 0, 0); // only this thread makes its own
+  if (!S)
+    return S.takeError();
+  std::scoped_lock L(Lock);
+  PerThread[Me] = *S;
+  return *S;
 }
 
 llvm::Error Context::destroyStream(Stream *S) {

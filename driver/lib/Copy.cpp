@@ -54,15 +54,6 @@ void copyNow(const CopyRegion &R) {
     }
 }
 
-/// Where a copy or fill on S goes (Capture.h's captureTarget); a synchronous one may not run while a capture
-/// forbids potentially unsafe calls.
-llvm::Expected<ptxforge::driver::Graph *> copyTarget(Context &Ctx, Stream *S, bool Async) {
-  if (!Async)
-    if (auto E = checkUnsafeCall())
-      return E;
-  return ptxforge::driver::captureTarget(Ctx, S);
-}
-
 /// Runs Work on S (or the legacy stream): queued when Async, else waited for. Returns the synchronous result.
 llvm::Error runOnStream(Context &Ctx, Stream *S, bool Async, llvm::unique_function<void()> Work, const char *What) {
   if (Async) {
@@ -106,7 +97,9 @@ llvm::Error ptxforge::driver::checkCopy(const CopyRegion &R) {
 llvm::Error ptxforge::driver::copyMemory(Context &Ctx, Stream *S, bool Async, const CopyRegion &R) {
   if (auto E = Driver::get().checkSticky())
     return E;
-  auto Target = copyTarget(Ctx, S, Async);
+  // A synchronous copy or fill is no "potentially unsafe" call (an H100 runs one during a global-mode capture):
+  // on the legacy stream it is refused only where it would wait for a capturing blocking stream (_IMPLICIT).
+  auto Target = captureTarget(Ctx, S);
   if (!Target)
     return Target.takeError();
   if (auto E = checkCopy(R))
@@ -140,7 +133,9 @@ llvm::Error ptxforge::driver::fillMemory(Context &Ctx, Stream *S, bool Async, ui
                                          uint32_t Value, unsigned ElementBytes, uint64_t Width, uint64_t Height) {
   if (auto E = Driver::get().checkSticky())
     return E;
-  auto Target = copyTarget(Ctx, S, Async);
+  // A synchronous copy or fill is no "potentially unsafe" call (an H100 runs one during a global-mode capture):
+  // on the legacy stream it is refused only where it would wait for a capturing blocking stream (_IMPLICIT).
+  auto Target = captureTarget(Ctx, S);
   if (!Target)
     return Target.takeError();
   if (auto E = checkFill(Dst, Pitch, ElementBytes, Width, Height))

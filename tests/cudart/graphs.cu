@@ -285,10 +285,20 @@ static void captureErrors(int *d) {
         (void *)g);
   cudaGetLastError();
 
+  // A synchronous copy is no "potentially unsafe" call (an H100 runs it during a global-mode capture of a
+  // non-blocking stream), but on the legacy stream it would wait for s1, a blocking stream: _IMPLICIT. cudaMalloc
+  // is potentially unsafe. Either invalidates the capture.
   cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal);
-  CHECK(cudaMemcpy(h.data(), d, sizeof(int), cudaMemcpyDeviceToHost) == cudaErrorStreamCaptureUnsupported,
-        "sync_memcpy_during_capture", "a synchronous copy ran during a global capture");
+  CHECK(cudaMemcpy(h.data(), d, sizeof(int), cudaMemcpyDeviceToHost) == cudaErrorStreamCaptureImplicit,
+        "sync_memcpy_during_capture", "a synchronous copy on the legacy stream ran while a blocking stream captured");
   CHECK(cudaStreamEndCapture(s1, &g) == cudaErrorStreamCaptureInvalidated, "end_after_sync_memcpy",
+        "the capture was not invalidated");
+  cudaGetLastError();
+  cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal);
+  int *extra = nullptr;
+  CHECK(cudaMalloc(&extra, 64) == cudaErrorStreamCaptureUnsupported, "malloc_during_capture",
+        "cudaMalloc ran during a global capture");
+  CHECK(cudaStreamEndCapture(s1, &g) == cudaErrorStreamCaptureInvalidated, "end_after_malloc",
         "the capture was not invalidated");
   cudaGetLastError();
 

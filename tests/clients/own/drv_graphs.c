@@ -200,12 +200,34 @@ int main(void) {
   cuStreamBeginCapture(s1, CU_STREAM_CAPTURE_MODE_GLOBAL);
   EXPECT(cuStreamSynchronize(s1), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "synchronize_capturing_stream");
   EXPECT(cuStreamEndCapture(s1, &captured), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "end_invalidated_capture");
+  cuStreamBeginCapture(s1, CU_STREAM_CAPTURE_MODE_GLOBAL); /* a synchronous copy is no unsafe call; an alloc is */
+  EXPECT(cuMemcpyDtoH(h, x, sizeof(int)), CUDA_SUCCESS, "sync_copy_during_capture");
+  CK(cuStreamEndCapture(s1, &captured), "end_after_sync_copy");
+  cuGraphDestroy(captured);
   cuStreamBeginCapture(s1, CU_STREAM_CAPTURE_MODE_GLOBAL);
-  EXPECT(cuMemcpyDtoH(h, x, sizeof(int)), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "sync_copy_during_capture");
-  EXPECT(cuStreamEndCapture(s1, &captured), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "end_after_sync_copy");
+  CUdeviceptr z = 0;
+  EXPECT(cuMemAlloc(&z, 64), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "alloc_during_capture");
+  EXPECT(cuStreamEndCapture(s1, &captured), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "end_after_alloc");
   EXPECT(cuStreamEndCapture(s1, &captured), CUDA_ERROR_ILLEGAL_STATE, "end_not_capturing");
   EXPECT(cuStreamBeginCapture(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
          "capture_legacy_stream");
+
+  /* The per-thread default stream is a stream of its own, which captures (as on NVIDIA's driver). */
+  a = 5, b = 0;
+  CK(cuStreamBeginCapture(CU_STREAM_PER_THREAD, CU_STREAM_CAPTURE_MODE_RELAXED), "capture_per_thread_stream");
+  cuLaunchKernel(f, (N + 127) / 128, 1, 1, 128, 1, 1, 0, CU_STREAM_PER_THREAD, args, NULL);
+  cuMemcpyDtoHAsync(h, x, N * sizeof(int), CU_STREAM_PER_THREAD);
+  CK(cuStreamEndCapture(CU_STREAM_PER_THREAD, &captured), "end_capture_per_thread_stream");
+  count = 0;
+  cuGraphGetNodes(captured, NULL, &count);
+  check(count == 2, "per_thread_captured_node_count", CUDA_SUCCESS);
+  CK(cuGraphInstantiate(&exec, captured, 0), "cuGraphInstantiate_per_thread");
+  CK(cuMemsetD32(x, 1, N), "cuMemsetD32_legacy"); /* the legacy stream's work comes first */
+  CK(cuGraphLaunch(exec, CU_STREAM_PER_THREAD), "cuGraphLaunch_per_thread");
+  CK(cuStreamSynchronize(CU_STREAM_PER_THREAD), "cuStreamSynchronize_per_thread");
+  check(all(h, 5), "per_thread_graph_results", CUDA_SUCCESS);
+  cuGraphExecDestroy(exec);
+  cuGraphDestroy(captured);
   CK(cuCtxSynchronize(), "cuCtxSynchronize");
 
   cuEventDestroy(fork);

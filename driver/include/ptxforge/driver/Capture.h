@@ -64,8 +64,9 @@ void forgetStream(Stream *S);
 /// A call that waits for S (null: the legacy stream) or its context: StreamCaptureUnsupported, invalidating
 /// the capture, when S (or, for a context-wide wait, any stream of Ctx) is capturing.
 [[nodiscard]] llvm::Error checkSynchronize(Context &Ctx, Stream *S, bool WholeContext = false);
-/// A "potentially unsafe" call (synchronous copies and fills, allocation and freeing) under CUDA's capture
-/// mode rules: StreamCaptureUnsupported while the calling thread, or (in global mode) any thread, captures.
+/// A "potentially unsafe" call (allocating and freeing device or page-locked host memory; synchronous copies and
+/// fills are not, as an H100 shows: tests/clients/own/drv_capture_rules.c) under CUDA's capture mode rules:
+/// StreamCaptureUnsupported while the calling thread, or (in global mode) any thread, captures.
 [[nodiscard]] llvm::Error checkUnsafeCall();
 /// cuEventQuery/cuEventSynchronize: CapturedEvent when E was last recorded in a capturing stream.
 [[nodiscard]] llvm::Error checkEventUsable(const Event &E);

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <vector>
 
 namespace ptxforge::driver {
@@ -56,7 +57,10 @@ public:
   llvm::Expected<Stream *> createStream(Stream::Kind K, unsigned Flags, int Priority);
   llvm::Error destroyStream(Stream *S);
   Stream &legacyStream();
-  /// The streams created in this context (not the legacy one).
+  /// The calling thread's per-thread default stream (CU_STREAM_PER_THREAD), made at its first use: a blocking
+  /// stream of its own, ordered with the legacy stream and not with other streams, which can capture.
+  llvm::Expected<Stream *> perThreadStream();
+  /// The streams created in this context (not the legacy one), per-thread default streams included.
   std::vector<Stream *> streams() const;
   /// Queues Fn on S with CUDA's implicit ordering: work on the legacy stream waits for all blocking streams,
   /// work on a blocking stream waits for the legacy stream.
@@ -107,6 +111,7 @@ private:
   mutable std::mutex Lock; ///< guards the lists below and the ordering of submissions
   std::unique_ptr<Stream> Legacy;
   std::vector<std::unique_ptr<Stream>> Streams;
+  std::map<std::thread::id, Stream *> PerThread; ///< per-thread default streams, owned in Streams
   std::vector<std::unique_ptr<Event>> Events;
   std::vector<std::unique_ptr<Module>> Modules;
   std::array<size_t, static_cast<size_t>(Limit::Count)> Limits;
