@@ -84,6 +84,8 @@ void registerTextureHelpers(HelperTable &T);   ///< TextureHelpers.cpp (tex, tld
 void registerTensorMapHelpers(HelperTable &T); ///< TensorMapHelpers.cpp (cp.async.bulk.tensor, bulk reductions)
 void registerWarpgroupHelpers(HelperTable &T); ///< WarpgroupHelpers.cpp (wgmma)
 void registerClusterHelpers(HelperTable &T);   ///< ClusterHelpers.cpp (barrier.cluster, generic-address mapa)
+/// SparseMatrixHelpers.cpp (mma.sp)
+void registerSparseMatrixHelpers(HelperTable &T);
 
 /// Ends the calling thread's block with Kind as the launch's fault (MiscHelpers.cpp). ThreadKnown: C's %tid
 /// names the thread (a call from the thread's code); Location: the PTX instruction's file:line:col, if known.
@@ -121,7 +123,8 @@ enum CollectiveKind : uint32_t {
   CKLdmatrix,
   CKStmatrix,
   CKMma,
-  CKWmma
+  CKWmma,
+  CKMmaSp ///< mma.sp (SparseMatrixHelpers.cpp)
 };
 
 /// One warp collective in flight: lanes deposit their inputs, the first lane to see every required lane
