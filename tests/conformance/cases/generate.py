@@ -14,6 +14,7 @@ import sys
 
 import hopper
 import hopper_pipeline
+import hopper_isa
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
 
@@ -1137,6 +1138,7 @@ mma_fp8()
 mma_sparse()
 hopper.generate(OUT, cases)
 hopper_pipeline.generate(OUT, cases)
+hopper_isa.generate(OUT, cases)
 clusters()
 with open(os.path.join(OUT, "index.json"), "w") as f:
     json.dump({"format": "ptx-conformance-1", "cases": sorted(cases, key=lambda c: c["name"])}, f, indent=1)
