@@ -15,7 +15,9 @@
 #include "llvm/ADT/bit.h"
 
 #include <cmath>
+#include <cstddef>
 #include <cstring>
+#include <iterator>
 
 using namespace ptxforge::codegen;
 using namespace ptxforge::codegen::exec;
@@ -132,8 +134,8 @@ void fillElement(char *Dst, unsigned Bytes, const TensorMap &M) {
   case RBF16:
     memcpy(Dst, "\xff\x7f", 2);
     return;
-  case RF32:
-    memcpy(Dst, "\xff\xff\xff\x7f", 4);
+  case RF32: // the NaN an H100 writes (tma/tile_2d_f32_nan_fill, tma/tensormap_replace_fill_mode)
+    memcpy(Dst, "\xf7\x7f\xf7\x7f", 4);
     return;
   case RF64:
     memcpy(Dst, "\xff\xff\xff\xff\xff\xff\xff\x7f", 8);
@@ -311,6 +313,53 @@ static void ptxrt_tensor_load(ThreadContext *C, const TensorMap *Map, char *Smem
       loadInto(Window);
 }
 
+/// tensormap.replace.tile: Field (1 global_address, 2 rank, 3 box_dim, 4 global_dim, 5 global_stride,
+/// 6 element_stride, 7 elemtype, 8 interleave_layout, 9 swizzle_mode, 10 swizzle_atomicity, 11 fill_mode) of the
+/// map at Map becomes Value; Ord names the dimension of fields 3-6. The values are the ISA's, as an H100 reads them
+/// (tests/conformance/cases/tma/tensormap_replace_*): dimensions, box sizes, strides in bytes and element strides
+/// as themselves, the rank less one, swizzle 1-3 for 32, 64 and 128 bytes, fill 1 for NaN. Only the field's own
+/// bytes are written, so lanes replacing different fields of one map do not race. An ordinal past the field's
+/// dimensions changes nothing (the GPU's result is undefined).
+static void ptxrt_tensormap_replace(char *Map, uint32_t Field, uint32_t Ord, uint64_t Value) {
+  auto put = [&](size_t Offset, auto V) { memcpy(Map + Offset, &V, sizeof V); };
+  // The ISA's elemtype numbering (.u8 .u16 .u32 .s32 .u64 .s64 .f16 .f32 .f32.ftz .f64 .bf16 .tf32 .tf32.ftz);
+  // the sub-byte types of later GPUs are no type here, so a copy through such a map faults.
+  static constexpr uint8_t ElemTypes[] = {TMU8,  TMU16,    TMU32, TMS32,  TMU64,  TMS64,    TMF16,
+                                          TMF32, TMF32Ftz, TMF64, TMBF16, TMTF32, TMTF32Ftz};
+  switch (Field) {
+  case 1:
+    return put(offsetof(TensorMap, GlobalAddress), Value);
+  case 2:
+    return put(offsetof(TensorMap, Rank), static_cast<uint8_t>(Value + 1));
+  case 3:
+    if (Ord < 5)
+      put(offsetof(TensorMap, BoxDim) + 2 * Ord, static_cast<uint16_t>(Value));
+    return;
+  case 4:
+    if (Ord < 5)
+      put(offsetof(TensorMap, GlobalDim) + 4 * Ord, static_cast<uint32_t>(Value));
+    return;
+  case 5:
+    if (Ord < 4)
+      put(offsetof(TensorMap, GlobalStride) + 8 * Ord, Value);
+    return;
+  case 6:
+    if (Ord < 5)
+      put(offsetof(TensorMap, ElementStride) + Ord, static_cast<uint8_t>(Value));
+    return;
+  case 7:
+    return put(offsetof(TensorMap, DataType), Value < std::size(ElemTypes) ? ElemTypes[Value] : uint8_t(0xff));
+  case 8:
+    return put(offsetof(TensorMap, Interleave), static_cast<uint8_t>(Value));
+  case 9:
+    return put(offsetof(TensorMap, Swizzle), static_cast<uint8_t>(Value));
+  case 11:
+    return put(offsetof(TensorMap, OobFill), static_cast<uint8_t>(Value));
+  default: // swizzle_atomicity: sm_90 has 16-byte atomicity only, which copies here need not model
+    return;
+  }
+}
+
 /// cp.reduce.async.bulk (not tensor): Size bytes of elements of Bytes bytes and kind Kind (RedKind), Dst op= Src.
 static void ptxrt_bulk_reduce(char *Dst, const char *Src, uint32_t Size, uint32_t Bytes, uint32_t Kind, uint32_t Op) {
   for (uint32_t I = 0; I + Bytes <= Size; I += Bytes)
@@ -319,6 +368,6 @@ static void ptxrt_bulk_reduce(char *Dst, const char *Src, uint32_t Size, uint32_
 }
 
 void ptxforge::codegen::exec::registerTensorMapHelpers(HelperTable &T) {
-  T.insert(T.end(),
-           {PTXRT_HELPER(ptxrt_tensor_tile), PTXRT_HELPER(ptxrt_tensor_load), PTXRT_HELPER(ptxrt_bulk_reduce)});
+  T.insert(T.end(), {PTXRT_HELPER(ptxrt_tensor_tile), PTXRT_HELPER(ptxrt_tensor_load), PTXRT_HELPER(ptxrt_bulk_reduce),
+                     PTXRT_HELPER(ptxrt_tensormap_replace)});
 }

@@ -161,6 +161,8 @@ bool ptxforge::codegen::detail::lowerAsync(FunctionLowering &L, const ptx::Instr
     return lowerCp(L, I);
   case Opcode::Mbarrier:
     return lowerMbarrier(L, I);
+  case Opcode::Tensormap:
+    return lowerTensormap(L, I);
   default:
     return false;
   }

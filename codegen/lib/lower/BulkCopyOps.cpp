@@ -2,7 +2,8 @@
 // shared with mbarrier::complete_tx::bytes, to one block or multicast to a cluster's blocks; tile mode shared ->
 // global with bulk_group), cp.reduce.async.bulk.tensor and the non-tensor cp.reduce.async.bulk. The copy runs at
 // once in exec/TensorMapHelpers.cpp; a load then completes the box's bytes on its mbarrier, as the GPU does when
-// the data has landed. lower/AsyncOps.cpp hands these forms over (lowerCp).
+// the data has landed. lower/AsyncOps.cpp hands these forms over (lowerCp), and tensormap.replace /
+// tensormap.cp_fenceproxy, which edit and publish maps in memory.
 #include "FamilyLowering.h"
 
 namespace {
@@ -144,4 +145,55 @@ bool ptxforge::codegen::detail::lowerBulkCopy(FunctionLowering &L, const ptx::In
   if (I.has(Modifier::Tensor))
     return lowerTensorCopy(L, I);
   return lowerBulkReduce(L, I);
+}
+
+namespace {
+
+/// tensormap.replace's fields, the helper's numbering (exec/TensorMapHelpers.cpp ptxrt_tensormap_replace).
+uint32_t replacedField(const ptx::Instruction &I) {
+  static constexpr Modifier Fields[] = {Modifier::GlobalAddress, Modifier::Rank,
+                                        Modifier::BoxDim,        Modifier::GlobalDim,
+                                        Modifier::GlobalStride,  Modifier::ElementStride,
+                                        Modifier::Elemtype,      Modifier::InterleaveLayout,
+                                        Modifier::SwizzleMode,   Modifier::SwizzleAtomicity,
+                                        Modifier::FillMode};
+  for (uint32_t K = 0; K < std::size(Fields); ++K)
+    if (I.has(Fields[K]))
+      return K + 1;
+  return 0;
+}
+
+StateSpace mapSpace(const ptx::Instruction &I) {
+  return I.has(Modifier::Shared_Cta) ? StateSpace::Shared
+         : I.has(Modifier::Global)   ? StateSpace::Global
+                                     : StateSpace::Generic;
+}
+
+} // namespace
+
+bool ptxforge::codegen::detail::lowerTensormap(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  if (I.has(Modifier::CpFenceproxy)) {
+    // tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope.sync.aligned [dst], [src], 128:
+    // every lane of the warp copies the same bytes, then the release orders them before later tensor copies.
+    if (Ops.size() != 3)
+      return L.unsupported(I, "operands");
+    B.CreateMemCpy(L.address(Ops[0], StateSpace::Global), llvm::MaybeAlign(1), L.address(Ops[1], StateSpace::Shared),
+                   llvm::MaybeAlign(1), B.CreateZExt(L.read(Ops[2], ScalarType::U32), B.getInt64Ty()));
+    B.CreateFence(llvm::AtomicOrdering::Release);
+    return true;
+  }
+  uint32_t Field = replacedField(I);
+  if (!I.has(Modifier::Replace) || !I.has(Modifier::Tile) || !Field)
+    return L.unsupported(I, "tensormap form");
+  // [addr], new_val, or [addr], ord, new_val for the per-dimension fields
+  bool PerDim = Field >= 3 && Field <= 6;
+  if (Ops.size() != 2u + PerDim)
+    return L.unsupported(I, "operands");
+  llvm::Value *Ord = PerDim ? L.read(Ops[1], ScalarType::U32) : B.getInt32(0);
+  llvm::Value *Value = L.read(Ops.back(), ScalarType::U64);
+  L.callHelper("ptxrt_tensormap_replace", B.getVoidTy(),
+               {L.address(Ops[0], mapSpace(I)), B.getInt32(Field), Ord, Value});
+  return true;
 }

@@ -1,5 +1,6 @@
 """Issue 20's Hopper ISA breadth for generate.py: the Tensor Memory Accelerator's im2col mode (3D-5D, with im2col
-offsets, traversal strides, corners on both sides) and multicast copies to a cluster's CTAs (tensor and bulk).
+offsets, traversal strides, corners on both sides), multicast copies to a cluster's CTAs (tensor and bulk), and
+tensormap.replace of a map in global or shared memory (tensormap.cp_fenceproxy, fence.proxy.tensormap::generic).
 Every wait on an mbarrier is bounded and its outcome stored, so a transaction count the GPU disagreed with shows
 as a 0 flag rather than a hang."""
 import random
@@ -183,6 +184,89 @@ def multicast(out, cases):
                {"src.bin": src, "bulk.bin": bulk, "masks.bin": masks})
 
 
+# ---- tensormap.replace: block b copies the parameter map (2D u32, 64x32 over `a`, box 16x8) to a 128-byte slot
+# of global (or shared) memory, replaces fields as REPLACE[b] says, publishes it to the tensormap proxy and loads
+# a box at (4, 2) through it.
+G = "tensormap.replace.tile.{f}.global.b1024.{t} [{{m}}], {v};"
+S = "tensormap.replace.tile.{f}.shared::cta.b1024.{t} [{{m}}], {v};"
+REPLACE = [  # (name, description, replacement instructions with {m} the map's address, transaction bytes, space)
+    ("none", "no field replaced", [], 512, "global"),
+    ("global_address", "global_address <- b", [G.format(f="global_address", t="b64", v="%rd20")], 512, "global"),
+    ("global_stride", "global_address <- b, global_stride 0 <- 512",
+     [G.format(f="global_address", t="b64", v="%rd20"), G.format(f="global_stride", t="b64", v="0, 512")], 512, "global"),
+    ("swizzle", "swizzle_mode <- 1 (32B), box_dim 0 <- 8",
+     [G.format(f="swizzle_mode", t="b32", v="1"), G.format(f="box_dim", t="b32", v="0, 8")], 256, "global"),
+    ("fill_mode", "elemtype <- 7 (f32), fill_mode <- 1 (NaN), global_dim 0 <- 10",
+     [G.format(f="elemtype", t="b32", v="7"), G.format(f="fill_mode", t="b32", v="1"),
+      G.format(f="global_dim", t="b32", v="0, 10")], 512, "global"),
+    ("box_dim", "box_dim 0 <- 8, box_dim 1 <- 4",
+     [G.format(f="box_dim", t="b32", v="0, 8"), G.format(f="box_dim", t="b32", v="1, 4")], 128, "global"),
+    ("global_dim", "global_dim 0 <- 14, global_dim 1 <- 6",
+     [G.format(f="global_dim", t="b32", v="0, 14"), G.format(f="global_dim", t="b32", v="1, 6")], 512, "global"),
+    ("element_stride", "element_stride 1 <- 2", [G.format(f="element_stride", t="b32", v="1, 2")], 256, "global"),
+    ("rank", "rank <- 1", [G.format(f="rank", t="b32", v="1")], 512, "global"),
+    ("shared_global_address", "global_address <- b", [S.format(f="global_address", t="b64", v="%rd20")], 512,
+     "shared"),
+    ("shared_box_dim", "box_dim 1 <- 4", [S.format(f="box_dim", t="b32", v="1, 4")], 256, "shared"),
+]
+
+
+def replace_ptx(instrs, space):
+    """Warp 0 copies the parameter map to a global slot and to shared memory; lane 0 replaces fields (instrs, {m}
+    the map's address in space) and publishes the map to the tensormap proxy (tensormap.cp_fenceproxy from shared
+    memory, a whole warp's instruction), then loads a box at (4, 2) through it."""
+    m = "%rd10" if space == "global" else "%r14"
+    L = HEADER + [
+        ".visible .entry k_tensormap_replace(", "\t.param .align 64 .b8 p_map[128],", "\t.param .u64 p_b,",
+        "\t.param .u64 p_maps,", "\t.param .u32 p_tx,", "\t.param .u64 p_out", ")", "{", "\t.reg .pred %p<8>;",
+        "\t.reg .b32 %r<40>;", "\t.reg .b64 %rd<32>;", "\t.shared .align 1024 .b8 s_box[4096];",
+        "\t.shared .align 128 .b8 s_map[128];", "\t.shared .align 8 .b64 s_bar;", "\tmov.u32 %r1, %tid.x;",
+        "\tmov.u32 %r3, s_bar;", "\tmov.u32 %r4, s_box;"] + fill_shared("%r4", 4096, "-842150451") + [
+        "\tld.param.u32 %r2, [p_tx];", "\tld.param.u64 %rd20, [p_b];", "\tld.param.u64 %rd10, [p_maps];",
+        "\tcvta.to.global.u64 %rd10, %rd10;", "\tmov.u32 %r14, s_map;", "\tbar.sync 0;",
+        "\tsetp.ge.u32 %p7, %r1, 32;", "\t@%p7 bra $L_wait;", "\tsetp.ne.u32 %p1, %r1, 0;", "\t@%p1 bra $L_replaced;"]
+    for k in range(16):
+        L += [f"\tld.param.b64 %rd12, [p_map+{8 * k}];", f"\tst.global.b64 [%rd10+{8 * k}], %rd12;",
+              f"\tst.shared.b64 [%r14+{8 * k}], %rd12;"]
+    L += ["\tmbarrier.init.shared::cta.b64 [%r3], 1;", "\tfence.proxy.async.shared::cta;"]
+    L += ["\t" + i.format(m=m) for i in instrs]
+    if space == "global":
+        L += ["\tfence.proxy.tensormap::generic.release.gpu;"]
+    L += ["$L_replaced:", "\tbar.warp.sync -1;"]
+    if space == "shared":
+        L += ["\ttensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned "
+              "[%rd10], [%r14], 128;"]
+    L += ["\t@%p1 bra $L_wait;", "\tfence.proxy.tensormap::generic.acquire.gpu [%rd10], 128;",
+          "\tmbarrier.arrive.expect_tx.shared::cta.b64 %rd13, [%r3], %r2;", "\tmov.u32 %r5, 4;", "\tmov.u32 %r6, 2;",
+          "\tcp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r4], "
+          "[%rd10, {%r5, %r6}], [%r3];",
+          "$L_wait:", "\tbar.sync 0;"] + bounded_wait("%r3", "%r17") + [
+          "\tld.param.u64 %rd9, [p_out];", "\tcvta.to.global.u64 %rd9, %rd9;", "\tmov.u32 %r18, 1024;"] + \
+        copy_out("%r4", "%r18", "%rd9", "%r17") + ["\tret;", "}", ""]
+    return "\n".join(L)
+
+
+def tensormap_replace(out, cases):
+    rnd = random.Random(306)
+    a = b"".join(struct.pack("<I", rnd.getrandbits(32)) for _ in range(64 * 32))
+    # The GPU recorded these with b 128 KiB long, in case it read strides in other units than bytes; the loads
+    # read 4.7 KiB of it at most, so the cases keep the first 8 KiB.
+    b = b"".join(struct.pack("<I", rnd.getrandbits(32)) for _ in range(32768))[:8192]
+    for tag, desc, instrs, tx, space in REPLACE:
+        params = [tmap("a", 2, [64, 32], [256], [16, 8]), {"type": "u64", "buffer": "b"},
+                  {"type": "u64", "buffer": "maps"}, {"type": "u32", "value": tx}, {"type": "u64", "buffer": "out"}]
+        buffers = {"a": {"bytes": len(a), "init": "a.bin"}, "b": {"bytes": len(b), "init": "b.bin"},
+                   "maps": {"bytes": 128, "init": "zero"},
+                   "out": {"bytes": 8192, "init": {"fill_byte": 205}, "expect": "out.expect.bin",
+                           "compare": {"as": "u32"}}}
+        write_case(out, cases, "tma", f"tensormap_replace_{tag}",
+                   f"tensormap.replace on a copy of a 2D u32 map (64x32 over a, box 16x8) in {space} memory ({desc}), "
+                   f"published to the tensormap proxy, then a TMA load of the box at (4, 2) through it",
+                   replace_ptx(instrs, space), "k_tensormap_replace", [1, 1, 1], [128, 1, 1], params, buffers,
+                   {"a.bin": a, "b.bin": b})
+
+
 def generate(out, cases):
     im2col(out, cases)
     multicast(out, cases)
+    tensormap_replace(out, cases)
