@@ -1,7 +1,8 @@
-// The Tensor Memory Accelerator's copies: cp.async.bulk.tensor (tile mode) between global memory, described by
-// a tensor map (codegen/TensorMap.h), and shared memory, and the bulk reductions (cp.reduce.async.bulk, tensor
-// or not). Like every asynchronous copy here they complete at once, a legal schedule; the lowering completes
-// the transaction bytes on the mbarrier with the byte count these helpers return.
+// The Tensor Memory Accelerator's copies: cp.async.bulk.tensor (tile and im2col mode, loads multicast to a
+// cluster's blocks) between global memory, described by a tensor map (codegen/TensorMap.h), and shared memory,
+// the bulk reductions (cp.reduce.async.bulk, tensor or not), and tensormap.replace's edits of a map. Like every
+// asynchronous copy here they complete at once, a legal schedule: a load completes its bytes on the receiving
+// block's mbarrier before it returns.
 //
 // A box lands in shared memory densely, dimension 0 innermost, ceil(boxDim[i] / elementStride[i]) elements per
 // dimension (dimension 0 whole); out-of-bound elements read as zeros (or NaN where the map asks for it) and are
