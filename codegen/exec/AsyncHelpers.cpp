@@ -117,6 +117,13 @@ uint16_t halfOp(uint16_t Old, uint16_t V, bool BF, uint32_t Op) {
 
 } // namespace
 
+void ptxforge::codegen::exec::mbarCompleteTx(ThreadContext *C, uint64_t *P, uint32_t Tx) {
+  update(P, C ? C->Block : nullptr, [&](Mbar &M) {
+    M.Tx -= static_cast<int32_t>(Tx);
+    maybeComplete(M);
+  });
+}
+
 extern "C" {
 
 static void ptxrt_mbar_init(uint64_t *P, uint32_t Count) {
@@ -145,12 +152,7 @@ static void ptxrt_mbar_expect_tx(uint64_t *P, uint32_t Tx) {
   update(P, nullptr, [&](Mbar &M) { M.Tx += static_cast<int32_t>(Tx); });
 }
 
-static void ptxrt_mbar_complete_tx(ThreadContext *C, uint64_t *P, uint32_t Tx) {
-  update(P, C ? C->Block : nullptr, [&](Mbar &M) {
-    M.Tx -= static_cast<int32_t>(Tx);
-    maybeComplete(M);
-  });
-}
+static void ptxrt_mbar_complete_tx(ThreadContext *C, uint64_t *P, uint32_t Tx) { mbarCompleteTx(C, P, Tx); }
 
 /// test_wait / try_wait. Flags: bit 0 .parity (State is the phase parity to wait for), bit 1 try_wait. test_wait
 /// gives the other threads one round. try_wait waits while the block moves on (some thread arrives, completes,
@@ -195,6 +197,21 @@ static void ptxrt_cp_async(char *Dst, const char *Src, uint32_t CpSize, uint32_t
     memcpy(Dst, Src, N);
   if (N < CpSize)
     memset(Dst + N, 0, CpSize - N);
+}
+
+/// cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster: the Size bytes land at
+/// Dst's offset in the shared memory of every block of the cluster in Mask, each completing them on its mbarrier
+/// at Mbar's offset.
+static void ptxrt_cp_bulk_multicast(ThreadContext *C, char *Dst, const char *Src, uint32_t Size, uint64_t *MbarP,
+                                    uint32_t Mask) {
+  char *DstWindow = sharedWindowOf(C, Dst), *BarWindow = sharedWindowOf(C, reinterpret_cast<char *>(MbarP));
+  if (!DstWindow || !BarWindow)
+    raiseFault(C, LaunchFault::IllegalAddress, "cp.async.bulk.multicast::cluster: not a shared-memory address", true);
+  for (uint32_t R = 0; R < 16; ++R)
+    if (char *Window = Mask >> R & 1 ? clusterWindow(C, R) : nullptr) {
+      memmove(Window + (Dst - DstWindow), Src, Size);
+      mbarCompleteTx(C, reinterpret_cast<uint64_t *>(Window + (reinterpret_cast<char *>(MbarP) - BarWindow)), Size);
+    }
 }
 
 /// cp.async.bulk: copies Size bytes, then (Mbar non-null) completes Size transaction bytes on the mbarrier.
@@ -253,7 +270,8 @@ static uint32_t ptxrt_atom_add_f32(uint32_t *P, uint32_t V, uint32_t Flush) {
 void ptxforge::codegen::exec::registerAsyncHelpers(HelperTable &T) {
   T.insert(T.end(),
            {PTXRT_HELPER(ptxrt_mbar_init), PTXRT_HELPER(ptxrt_mbar_inval), PTXRT_HELPER(ptxrt_mbar_arrive),
-            PTXRT_HELPER(ptxrt_mbar_expect_tx), PTXRT_HELPER(ptxrt_mbar_complete_tx), PTXRT_HELPER(ptxrt_mbar_wait),
+            PTXRT_HELPER(ptxrt_mbar_expect_tx), PTXRT_HELPER(ptxrt_mbar_complete_tx),
+            PTXRT_HELPER(ptxrt_cp_bulk_multicast), PTXRT_HELPER(ptxrt_mbar_wait),
             PTXRT_HELPER(ptxrt_mbar_pending_count), PTXRT_HELPER(ptxrt_mbar_cp_arrive), PTXRT_HELPER(ptxrt_cp_async),
             PTXRT_HELPER(ptxrt_cp_bulk), PTXRT_HELPER(ptxrt_atom_half), PTXRT_HELPER(ptxrt_atom_add_f32)});
 }

@@ -118,6 +118,17 @@ static uint32_t ptxrt_cluster_is_shared(ThreadContext *C, uint64_t P) { return w
 
 } // extern "C"
 
+char *ptxforge::codegen::exec::clusterWindow(const ThreadContext *C, uint32_t Rank) {
+  return Rank < clusterSize(C) && Rank + 1 < ClusterWindows ? C->ClusterShared[1 + Rank] : nullptr;
+}
+
+char *ptxforge::codegen::exec::sharedWindowOf(const ThreadContext *C, const char *P) {
+  if (static_cast<uint64_t>(P - C->ClusterShared[0]) < C->TotalSmemSize)
+    return C->ClusterShared[0];
+  int W = windowOf(C, reinterpret_cast<uint64_t>(P));
+  return W < 0 ? nullptr : C->ClusterShared[1 + W];
+}
+
 void ptxforge::codegen::exec::registerClusterHelpers(HelperTable &T) {
   T.push_back({"ptxrt_cluster_arrive", reinterpret_cast<void *>(&ptxrt_cluster_arrive)});
   T.push_back({"ptxrt_cluster_wait", reinterpret_cast<void *>(&ptxrt_cluster_wait)});

@@ -17,6 +17,7 @@ const std::vector<std::pair<std::string, void *>> &ptxforge::codegen::exec::runt
     registerMemcheckHelpers(T);
     registerTensorMapHelpers(T);
     registerWarpgroupHelpers(T);
+    registerSparseMatrixHelpers(T);
     registerClusterHelpers(T);
     return T;
   }();

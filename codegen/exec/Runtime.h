@@ -84,6 +84,15 @@ void registerTextureHelpers(HelperTable &T);   ///< TextureHelpers.cpp (tex, tld
 void registerTensorMapHelpers(HelperTable &T); ///< TensorMapHelpers.cpp (cp.async.bulk.tensor, bulk reductions)
 void registerWarpgroupHelpers(HelperTable &T); ///< WarpgroupHelpers.cpp (wgmma)
 void registerClusterHelpers(HelperTable &T);   ///< ClusterHelpers.cpp (barrier.cluster, generic-address mapa)
+/// SparseMatrixHelpers.cpp (mma.sp)
+void registerSparseMatrixHelpers(HelperTable &T);
+/// Rank Rank's shared window in the caller's cluster (outside a cluster launch, rank 0 is the caller's own);
+/// null for a rank outside the cluster (ClusterHelpers.cpp).
+char *clusterWindow(const ThreadContext *C, uint32_t Rank);
+/// The shared window holding host address P: the caller's own or one of its cluster's; null for none.
+char *sharedWindowOf(const ThreadContext *C, const char *P);
+/// mbarrier.complete_tx of Tx bytes on the mbarrier at P, which may be another block's (AsyncHelpers.cpp).
+void mbarCompleteTx(ThreadContext *C, uint64_t *P, uint32_t Tx);
 
 /// Ends the calling thread's block with Kind as the launch's fault (MiscHelpers.cpp). ThreadKnown: C's %tid
 /// names the thread (a call from the thread's code); Location: the PTX instruction's file:line:col, if known.
@@ -121,7 +130,8 @@ enum CollectiveKind : uint32_t {
   CKLdmatrix,
   CKStmatrix,
   CKMma,
-  CKWmma
+  CKWmma,
+  CKMmaSp ///< mma.sp (SparseMatrixHelpers.cpp)
 };
 
 /// One warp collective in flight: lanes deposit their inputs, the first lane to see every required lane

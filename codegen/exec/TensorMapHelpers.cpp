@@ -1,7 +1,8 @@
-// The Tensor Memory Accelerator's copies: cp.async.bulk.tensor (tile mode) between global memory, described by
-// a tensor map (codegen/TensorMap.h), and shared memory, and the bulk reductions (cp.reduce.async.bulk, tensor
-// or not). Like every asynchronous copy here they complete at once, a legal schedule; the lowering completes
-// the transaction bytes on the mbarrier with the byte count these helpers return.
+// The Tensor Memory Accelerator's copies: cp.async.bulk.tensor (tile and im2col mode, loads multicast to a
+// cluster's blocks) between global memory, described by a tensor map (codegen/TensorMap.h), and shared memory,
+// the bulk reductions (cp.reduce.async.bulk, tensor or not), and tensormap.replace's edits of a map. Like every
+// asynchronous copy here they complete at once, a legal schedule: a load completes its bytes on the receiving
+// block's mbarrier before it returns.
 //
 // A box lands in shared memory densely, dimension 0 innermost, ceil(boxDim[i] / elementStride[i]) elements per
 // dimension (dimension 0 whole); out-of-bound elements read as zeros (or NaN where the map asks for it) and are
@@ -15,7 +16,9 @@
 #include "llvm/ADT/bit.h"
 
 #include <cmath>
+#include <cstddef>
 #include <cstring>
+#include <iterator>
 
 using namespace ptxforge::codegen;
 using namespace ptxforge::codegen::exec;
@@ -132,8 +135,8 @@ void fillElement(char *Dst, unsigned Bytes, const TensorMap &M) {
   case RBF16:
     memcpy(Dst, "\xff\x7f", 2);
     return;
-  case RF32:
-    memcpy(Dst, "\xff\xff\xff\x7f", 4);
+  case RF32: // the NaN an H100 writes (tma/tile_2d_f32_nan_fill, tma/tensormap_replace_fill_mode)
+    memcpy(Dst, "\xf7\x7f\xf7\x7f", 4);
     return;
   case RF64:
     memcpy(Dst, "\xff\xff\xff\xff\xff\xff\xff\x7f", 8);
@@ -145,33 +148,62 @@ void fillElement(char *Dst, unsigned Bytes, const TensorMap &M) {
 
 uint64_t dimOf(const TensorMap &M, unsigned I) { return M.GlobalDim[I] ? M.GlobalDim[I] : 1ull << 32; }
 
-} // namespace
-
-extern "C" {
-
-/// cp.async.bulk.tensor.{Dims}d.tile / cp.reduce.async.bulk.tensor: Op 0 loads the box at Coords into Smem,
-/// 1 stores it, 2.. reduces it into global memory (BulkOp). Returns the box's bytes (the transaction count).
-static uint32_t ptxrt_tensor_tile(ThreadContext *C, const TensorMap *Map, char *Smem, const int32_t *Coords,
-                                  uint32_t Dims, uint32_t Op) {
+/// The map at Map, checked against what the instruction says (Dims, im2col or tile mode) and held to the
+/// encoder's limits: the bytes of a map in device memory may have been written by anything, and a forged box must
+/// not make a copy run unbounded.
+TensorMap checkedMap(ThreadContext *C, const TensorMap *Map, uint32_t Dims, bool Im2col) {
   TensorMap M;
   memcpy(&M, Map, sizeof M);
   if (M.Magic != TensorMap::MagicValue)
     raiseFault(C, LaunchFault::IllegalInstruction, "cp.async.bulk.tensor: not a tensor map cuTensorMapEncode made",
                true);
-  if (M.Mode != static_cast<uint8_t>(TensorMapMode::Tiled) || M.Rank != Dims)
+  auto Mode = Im2col ? TensorMapMode::Im2col : TensorMapMode::Tiled;
+  if (M.Mode != static_cast<uint8_t>(Mode) || M.Rank != Dims || (Im2col && Dims < 3))
     raiseFault(C, LaunchFault::IllegalInstruction,
                "cp.async.bulk.tensor: the tensor map's mode or rank differs from the instruction's", true);
   if (M.Interleave != 0)
     raiseFault(C, LaunchFault::IllegalInstruction, "cp.async.bulk.tensor: interleaved tensor maps are not supported",
                true);
-  // The bytes of a map in device memory may have been written by anything: hold them to the encoder's limits, so
-  // a forged box cannot make the copy run unbounded.
-  for (unsigned I = 0; I < Dims; ++I)
-    if (M.BoxDim[I] == 0 || M.BoxDim[I] > 256 || M.ElementStride[I] == 0 || M.ElementStride[I] > 8 ||
+  for (unsigned I = 0; I < Dims; ++I) {
+    unsigned MaxBox = Im2col && I == 1 ? 1024 : 256; // im2col: [0] channels per pixel, [1] pixels per column
+    bool BoxUsed = !Im2col || I < 2;
+    if ((BoxUsed && (M.BoxDim[I] == 0 || M.BoxDim[I] > MaxBox)) || M.ElementStride[I] == 0 || M.ElementStride[I] > 8 ||
         !tensorMapElementBytes(M.DataType) || M.Swizzle > 3)
       raiseFault(C, LaunchFault::IllegalInstruction, "cp.async.bulk.tensor: a tensor map field out of range", true);
+  }
+  return M;
+}
+
+/// Where a box of Rows rows of RowBytes bytes lands: rows narrower than the swizzle span still start a span apart
+/// (tma/tile_2d_swizzle_128b_box64b). Faults when the rows do not fit the window from Base on.
+uint64_t rowPitch(ThreadContext *C, const TensorMap &M, uint64_t RowBytes, uint64_t Rows, uint32_t Base) {
+  unsigned Span = M.Swizzle ? 16u << M.Swizzle : 0;
+  uint64_t Pitch = Span ? (RowBytes + Span - 1) / Span * Span : RowBytes;
+  if (uint64_t(Base) + Rows * Pitch > C->TotalSmemSize)
+    raiseFault(C, LaunchFault::IllegalAddress, "cp.async.bulk.tensor: the box does not fit in shared memory", true);
+  return Pitch;
+}
+
+/// One element between global memory (G, In: inside the tensor) and shared memory (S) for BulkOp Op.
+void moveElement(const TensorMap &M, uint32_t Op, char *S, char *G, bool In, unsigned Elem) {
+  if (Op == OpLoad) {
+    if (In)
+      memcpy(S, G, Elem);
+    else
+      fillElement(S, Elem, M);
+  } else if (In) {
+    if (Op == OpStore)
+      memcpy(G, S, Elem);
+    else
+      reduceElement(G, S, Elem, kindOfMapType(M.DataType), Op);
+  }
+}
+
+/// Tile mode: the box at Coords between global memory and the shared window Window from offset Base on; returns
+/// the box's bytes (the transaction count).
+uint32_t copyTile(ThreadContext *C, const TensorMap &M, char *Window, uint32_t Base, const int32_t *Coords,
+                  uint32_t Dims, uint32_t Op) {
   unsigned Elem = tensorMapElementBytes(M.DataType), Span = M.Swizzle ? 16u << M.Swizzle : 0;
-  RedKind K = kindOfMapType(M.DataType);
   // An H100 ignores the element stride of dimension 0 (the box's rows are loaded whole, tma/
   // tile_2d_f32_inner_element_stride); the other dimensions take every stride-th index, as the ISA says.
   uint64_t N[5] = {1, 1, 1, 1, 1}, Step[5] = {1, 1, 1, 1, 1}, Total = 1;
@@ -180,8 +212,6 @@ static uint32_t ptxrt_tensor_tile(ThreadContext *C, const TensorMap *Map, char *
     N[I] = (M.BoxDim[I] + Step[I] - 1) / Step[I];
     Total *= N[I];
   }
-  // Rows narrower than the swizzle span still start a span apart (tma/tile_2d_swizzle_128b_box64b).
-  uint64_t RowBytes = N[0] * Elem, Pitch = Span ? (RowBytes + Span - 1) / Span * Span : RowBytes;
   // An H100 faults a store at a negative coordinate, and a reduction whose box starts at a byte offset that is
   // not a multiple of 16 (conformance cases tma/store_*, tma/reduce_add_2d: README.md).
   if (Op != OpLoad)
@@ -189,9 +219,7 @@ static uint32_t ptxrt_tensor_tile(ThreadContext *C, const TensorMap *Map, char *
       if (Coords[I] < 0 || (Op != OpStore && I == 0 && (int64_t(Coords[0]) * Elem) % 16))
         raiseFault(C, LaunchFault::IllegalInstruction,
                    "cp.async.bulk.tensor: a store or reduction box at a negative or unaligned coordinate", true);
-  uint32_t Base = static_cast<uint32_t>(Smem - C->Shared);
-  if (uint64_t(Base) + Total / N[0] * Pitch > C->TotalSmemSize)
-    raiseFault(C, LaunchFault::IllegalAddress, "cp.async.bulk.tensor: the box does not fit in shared memory", true);
+  uint64_t Pitch = rowPitch(C, M, N[0] * Elem, Total / N[0], Base);
   uint64_t J[5] = {0, 0, 0, 0, 0};
   for (uint64_t Lin = 0; Lin < Total; ++Lin) {
     bool In = true;
@@ -202,23 +230,135 @@ static uint32_t ptxrt_tensor_tile(ThreadContext *C, const TensorMap *Map, char *
       Off += I == 0 ? uint64_t(G) * Elem : uint64_t(G) * M.GlobalStride[I - 1];
     }
     uint64_t SmemOff = (Lin / N[0]) * Pitch + (Lin % N[0]) * Elem;
-    char *S = C->Shared + swizzleSharedOffset(Base + static_cast<uint32_t>(SmemOff), Span);
-    char *G = reinterpret_cast<char *>(M.GlobalAddress + Off);
-    if (Op == OpLoad) {
-      if (In)
-        memcpy(S, G, Elem);
-      else
-        fillElement(S, Elem, M);
-    } else if (In) {
-      if (Op == OpStore)
-        memcpy(G, S, Elem);
-      else
-        reduceElement(G, S, Elem, K, Op);
-    }
+    moveElement(M, Op, Window + swizzleSharedOffset(Base + static_cast<uint32_t>(SmemOff), Span),
+                reinterpret_cast<char *>(M.GlobalAddress + Off), In, Elem);
     for (unsigned I = 0; I < Dims && ++J[I] == N[I]; ++I)
       J[I] = 0;
   }
   return static_cast<uint32_t>(Total * Elem);
+}
+
+/// Im2col mode (a load): BoxDim[1] pixels of BoxDim[0] channels from channel Coords[0] on. The pixels are the
+/// positions of the bounding box (spatial dimension i from PixelBoxLower[i] to its size - 1 + PixelBoxUpper[i],
+/// stepping by its element stride) from Coords[1..] on, dimension 1 fastest, the image index (the last dimension)
+/// advancing after the box's last position; each is read at its position plus the instruction's im2col offsets
+/// (Offsets, dimension 1 first). What falls outside the tensor reads as the out-of-bound fill
+/// (tests/conformance/cases/tma/im2col_*).
+uint32_t copyIm2col(ThreadContext *C, const TensorMap &M, char *Window, uint32_t Base, const int32_t *Coords,
+                    const uint16_t *Offsets, uint32_t Dims) {
+  unsigned Elem = tensorMapElementBytes(M.DataType), Span = M.Swizzle ? 16u << M.Swizzle : 0;
+  unsigned Channels = M.BoxDim[0], Pixels = M.BoxDim[1], Spatial = Dims - 2;
+  uint64_t Pitch = rowPitch(C, M, uint64_t(Channels) * Elem, Pixels, Base);
+  int64_t Pos[5];
+  for (unsigned I = 1; I < Dims; ++I)
+    Pos[I] = Coords[I];
+  for (unsigned P = 0; P < Pixels; ++P) {
+    bool PixelIn = true;
+    uint64_t Off = 0;
+    for (unsigned I = 1; I < Dims; ++I) {
+      int64_t G = Pos[I] + (I <= Spatial ? Offsets[I - 1] : 0);
+      PixelIn &= G >= 0 && uint64_t(G) < dimOf(M, I);
+      Off += uint64_t(G) * M.GlobalStride[I - 1];
+    }
+    for (unsigned K = 0; K < Channels; ++K) {
+      int64_t Ch = int64_t(Coords[0]) + K;
+      bool In = PixelIn && Ch >= 0 && uint64_t(Ch) < dimOf(M, 0);
+      uint64_t SmemOff = P * Pitch + uint64_t(K) * Elem;
+      moveElement(M, OpLoad, Window + swizzleSharedOffset(Base + static_cast<uint32_t>(SmemOff), Span),
+                  reinterpret_cast<char *>(M.GlobalAddress + Off + uint64_t(Ch) * Elem), In, Elem);
+    }
+    // The next position: dimension 1 first, wrapping to the box's lower corner into the next dimension.
+    for (unsigned I = 1; I < Dims; ++I) {
+      Pos[I] += M.ElementStride[I];
+      if (I > Spatial || Pos[I] <= int64_t(dimOf(M, I)) - 1 + M.PixelBoxUpper[I - 1])
+        break;
+      Pos[I] = M.PixelBoxLower[I - 1];
+    }
+  }
+  return Channels * Pixels * Elem;
+}
+
+} // namespace
+
+extern "C" {
+
+/// cp.reduce.async.bulk.tensor and tensor stores: Op 1 stores the box at Coords from Smem, 2.. reduces it into
+/// global memory (BulkOp). Returns the box's bytes.
+static uint32_t ptxrt_tensor_tile(ThreadContext *C, const TensorMap *Map, char *Smem, const int32_t *Coords,
+                                  uint32_t Dims, uint32_t Op) {
+  TensorMap M = checkedMap(C, Map, Dims, false);
+  return copyTile(C, M, C->Shared, static_cast<uint32_t>(Smem - C->Shared), Coords, Dims, Op);
+}
+
+/// cp.async.bulk.tensor loads: the box at Coords (tile mode) or the im2col column at Coords with the offsets in
+/// Coords[5..7] (Im2col) lands at Smem's offset in the shared memory of every block of the cluster in CtaMask
+/// (0: Smem's own block alone), each completing its bytes on its mbarrier at Mbar's offset.
+static void ptxrt_tensor_load(ThreadContext *C, const TensorMap *Map, char *Smem, uint64_t *Mbar, const int32_t *Coords,
+                              uint32_t Dims, uint32_t Im2col, uint32_t CtaMask) {
+  TensorMap M = checkedMap(C, Map, Dims, Im2col);
+  char *SmemWindow = sharedWindowOf(C, Smem), *BarWindow = sharedWindowOf(C, reinterpret_cast<char *>(Mbar));
+  if (!SmemWindow || !BarWindow)
+    raiseFault(C, LaunchFault::IllegalAddress, "cp.async.bulk.tensor: not a shared-memory address", true);
+  uint16_t Offsets[3] = {static_cast<uint16_t>(Coords[5]), static_cast<uint16_t>(Coords[6]),
+                         static_cast<uint16_t>(Coords[7])};
+  auto loadInto = [&](char *Window) {
+    uint32_t Base = static_cast<uint32_t>(Smem - SmemWindow);
+    uint32_t Bytes = Im2col ? copyIm2col(C, M, Window, Base, Coords, Offsets, Dims)
+                            : copyTile(C, M, Window, Base, Coords, Dims, OpLoad);
+    mbarCompleteTx(C, reinterpret_cast<uint64_t *>(Window + (reinterpret_cast<char *>(Mbar) - BarWindow)), Bytes);
+  };
+  if (!CtaMask)
+    return loadInto(SmemWindow);
+  for (uint32_t R = 0; R < 16; ++R)
+    if (char *Window = CtaMask >> R & 1 ? clusterWindow(C, R) : nullptr)
+      loadInto(Window);
+}
+
+/// tensormap.replace.tile: Field (1 global_address, 2 rank, 3 box_dim, 4 global_dim, 5 global_stride,
+/// 6 element_stride, 7 elemtype, 8 interleave_layout, 9 swizzle_mode, 10 swizzle_atomicity, 11 fill_mode) of the
+/// map at Map becomes Value; Ord names the dimension of fields 3-6. The values are the ISA's, as an H100 reads them
+/// (tests/conformance/cases/tma/tensormap_replace_*): dimensions, box sizes, strides in bytes and element strides
+/// as themselves, the rank less one, swizzle 1-3 for 32, 64 and 128 bytes, fill 1 for NaN. Only the field's own
+/// bytes are written, so lanes replacing different fields of one map do not race. An ordinal past the field's
+/// dimensions changes nothing (the GPU's result is undefined).
+static void ptxrt_tensormap_replace(char *Map, uint32_t Field, uint32_t Ord, uint64_t Value) {
+  auto put = [&](size_t Offset, auto V) { memcpy(Map + Offset, &V, sizeof V); };
+  // The ISA's elemtype numbering (.u8 .u16 .u32 .s32 .u64 .s64 .f16 .f32 .f32.ftz .f64 .bf16 .tf32 .tf32.ftz);
+  // the sub-byte types of later GPUs are no type here, so a copy through such a map faults.
+  static constexpr uint8_t ElemTypes[] = {TMU8,  TMU16,    TMU32, TMS32,  TMU64,  TMS64,    TMF16,
+                                          TMF32, TMF32Ftz, TMF64, TMBF16, TMTF32, TMTF32Ftz};
+  switch (Field) {
+  case 1:
+    return put(offsetof(TensorMap, GlobalAddress), Value);
+  case 2:
+    return put(offsetof(TensorMap, Rank), static_cast<uint8_t>(Value + 1));
+  case 3:
+    if (Ord < 5)
+      put(offsetof(TensorMap, BoxDim) + 2 * Ord, static_cast<uint16_t>(Value));
+    return;
+  case 4:
+    if (Ord < 5)
+      put(offsetof(TensorMap, GlobalDim) + 4 * Ord, static_cast<uint32_t>(Value));
+    return;
+  case 5:
+    if (Ord < 4)
+      put(offsetof(TensorMap, GlobalStride) + 8 * Ord, Value);
+    return;
+  case 6:
+    if (Ord < 5)
+      put(offsetof(TensorMap, ElementStride) + Ord, static_cast<uint8_t>(Value));
+    return;
+  case 7:
+    return put(offsetof(TensorMap, DataType), Value < std::size(ElemTypes) ? ElemTypes[Value] : uint8_t(0xff));
+  case 8:
+    return put(offsetof(TensorMap, Interleave), static_cast<uint8_t>(Value));
+  case 9:
+    return put(offsetof(TensorMap, Swizzle), static_cast<uint8_t>(Value));
+  case 11:
+    return put(offsetof(TensorMap, OobFill), static_cast<uint8_t>(Value));
+  default: // swizzle_atomicity: sm_90 has 16-byte atomicity only, which copies here need not model
+    return;
+  }
 }
 
 /// cp.reduce.async.bulk (not tensor): Size bytes of elements of Bytes bytes and kind Kind (RedKind), Dst op= Src.
@@ -229,5 +369,6 @@ static void ptxrt_bulk_reduce(char *Dst, const char *Src, uint32_t Size, uint32_
 }
 
 void ptxforge::codegen::exec::registerTensorMapHelpers(HelperTable &T) {
-  T.insert(T.end(), {PTXRT_HELPER(ptxrt_tensor_tile), PTXRT_HELPER(ptxrt_bulk_reduce)});
+  T.insert(T.end(), {PTXRT_HELPER(ptxrt_tensor_tile), PTXRT_HELPER(ptxrt_tensor_load), PTXRT_HELPER(ptxrt_bulk_reduce),
+                     PTXRT_HELPER(ptxrt_tensormap_replace)});
 }

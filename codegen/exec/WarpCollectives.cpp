@@ -4,6 +4,7 @@
 // exited lanes) has deposited its inputs. The first lane to see the slot complete computes every lane's
 // outputs at once, so memory read or written by the warp as a whole (ldmatrix/stmatrix) is accessed in one
 // step, as on the GPU.
+#include "MatrixCompute.h"
 #include "Runtime.h"
 #include "WarpCompute.h"
 
@@ -769,4 +770,23 @@ void ptxforge::codegen::exec::registerWarpHelpers(HelperTable &T) {
 void ptxforge::codegen::exec::warpCollective(ThreadContext *C, uint32_t Kind, uint32_t Site, const uint64_t *In,
                                              unsigned NIn, void (*Compute)(CollectiveSlot &, void *), void *Arg) {
   collective(C, Kind, 0xffffffffu, Site, In, NIn, nullptr, 0, [&](CollectiveSlot &S) { Compute(S, Arg); });
+}
+
+unsigned ptxforge::codegen::exec::matrixElementBits(uint32_t T) { return elemBits(T); }
+
+double ptxforge::codegen::exec::decodeMatrixElement(uint32_t T, uint64_t Bits) { return decode(T, Bits); }
+
+void ptxforge::codegen::exec::mmaProduct(uint32_t Code, unsigned M, unsigned N, unsigned K, const double *A,
+                                         const double *B, const double *C, uint64_t *D) {
+  MmaShape Sh{M, N, K, false};
+  uint32_t TD = (Code >> 16) & 15;
+  bool Int = TD == ETS32;
+  MmaMatrices Mx;
+  std::copy(A, A + M * K, Mx.A);
+  std::copy(B, B + K * N, Mx.B);
+  std::copy(C, C + M * N, Mx.C);
+  int64_t DI[256];
+  multiply(Sh, Int, Code >> 20 & 1, Mx, DI);
+  for (unsigned I = 0; I < M * N; ++I)
+    D[I] = Int ? static_cast<uint32_t>(DI[I]) : encodeFloat(TD, Mx.D[I]);
 }

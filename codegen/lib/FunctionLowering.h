@@ -177,6 +177,10 @@ bool lowerMatrix(FunctionLowering &L, const ptx::Instruction &I);  ///< ldmatrix
 bool lowerTexture(FunctionLowering &L, const ptx::Instruction &I); ///< tex/tld4/txq/su* (lower/TextureOps.cpp)
 /// cp.async.bulk.tensor, cp.reduce.async.bulk(.tensor), called by lowerAsync (lower/BulkCopyOps.cpp)
 bool lowerBulkCopy(FunctionLowering &L, const ptx::Instruction &I);
+/// tensormap.replace and tensormap.cp_fenceproxy, called by lowerAsync (lower/BulkCopyOps.cpp)
+bool lowerTensormap(FunctionLowering &L, const ptx::Instruction &I);
+/// mma.sp(::ordered_metadata), called by lowerMatrix (lower/SparseMatrixOps.cpp)
+bool lowerSparseMma(FunctionLowering &L, const ptx::Instruction &I);
 bool lowerWarpgroup(FunctionLowering &L, const ptx::Instruction &I); ///< wgmma (lower/WarpgroupOps.cpp)
 bool lowerCluster(FunctionLowering &L, const ptx::Instruction &I);   ///< mapa/getctarank/barrier.cluster/multimem...
 /// The host pointer of a shared::cluster address (lower/ClusterOps.cpp; the encoding: exec/Cluster.h).

@@ -55,6 +55,8 @@ def load_module(ptx):
 def tensor_map(m, addrs):
     """The 128 bytes cuTensorMapEncodeTiled writes for a "tensormap" parameter (cases/README.md)."""
     r = len(m["global_dim"])
+    if m.get("mode") == "im2col":
+        return im2col_map(m, addrs)
     buf = ctypes.create_string_buffer(128 + 64)
     aligned = (ctypes.addressof(buf) + 63) & ~63
     u64s, u32s = ctypes.c_uint64 * 5, ctypes.c_uint32 * 5
@@ -63,6 +65,20 @@ def tensor_map(m, addrs):
         u64s(*m["global_dim"]), u64s(*m["global_strides"]), u32s(*m["box_dim"]), u32s(*m["element_strides"]),
         m.get("interleave", 0), m.get("swizzle", 0), m.get("l2_promotion", 0), m.get("oob_fill", 0)),
         "cuTensorMapEncodeTiled")
+    return ctypes.string_at(aligned, 128)
+
+
+def im2col_map(m, addrs):
+    """cuTensorMapEncodeIm2col's 128 bytes for an im2col "tensormap" parameter (cases/README.md)."""
+    r = len(m["global_dim"])
+    buf = ctypes.create_string_buffer(128 + 64)
+    aligned = (ctypes.addressof(buf) + 63) & ~63
+    u64s, u32s, i32s = ctypes.c_uint64 * 5, ctypes.c_uint32 * 5, ctypes.c_int * 3
+    check(cu.cuTensorMapEncodeIm2col(
+        ctypes.c_void_p(aligned), m["data_type"], r, ctypes.c_void_p(addrs[m["buffer"]] + m.get("offset", 0)),
+        u64s(*m["global_dim"]), u64s(*m["global_strides"]), i32s(*m["lower_corner"]), i32s(*m["upper_corner"]),
+        m["channels_per_pixel"], m["pixels_per_column"], u32s(*m["element_strides"]), m.get("interleave", 0),
+        m.get("swizzle", 0), m.get("l2_promotion", 0), m.get("oob_fill", 0)), "cuTensorMapEncodeIm2col")
     return ctypes.string_at(aligned, 128)
 
 

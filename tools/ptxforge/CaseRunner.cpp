@@ -294,7 +294,8 @@ std::string makeObjects(const json &C, std::map<std::string, Buffer> &Buffers, T
   return "";
 }
 
-/// A "tensormap" parameter (cases/README.md): the map cuTensorMapEncodeTiled makes over a case buffer.
+/// A "tensormap" parameter (cases/README.md): the map cuTensorMapEncodeTiled (or, with "mode": "im2col",
+/// cuTensorMapEncodeIm2col) makes over a case buffer.
 bool encodeTensorMap(std::vector<char> &Bytes, const json &M, std::map<std::string, Buffer> &Buffers,
                      std::string &Err) {
   auto It = Buffers.find(M.value("buffer", ""));
@@ -320,7 +321,17 @@ bool encodeTensorMap(std::vector<char> &Bytes, const json &M, std::map<std::stri
   A.Interleave = M.value("interleave", 0u), A.Swizzle = M.value("swizzle", 0u);
   A.L2Promotion = M.value("l2_promotion", 0u), A.OobFill = M.value("oob_fill", 0u);
   alignas(64) codegen::TensorMap Map;
-  if (!driver::encodeTiledTensorMap(&Map, A)) {
+  if (M.value("mode", "tiled") == "im2col") {
+    std::vector<int> Lower = list("lower_corner", 0), Upper = list("upper_corner", 0);
+    driver::Im2colTensorMapArgs I;
+    I.Common = A;
+    I.PixelBoxLowerCorner = Lower.data(), I.PixelBoxUpperCorner = Upper.data();
+    I.ChannelsPerPixel = M.value("channels_per_pixel", 0u), I.PixelsPerColumn = M.value("pixels_per_column", 0u);
+    if (!driver::encodeIm2colTensorMap(&Map, I)) {
+      Err = "tensormap: cuTensorMapEncodeIm2col rejects its arguments";
+      return false;
+    }
+  } else if (!driver::encodeTiledTensorMap(&Map, A)) {
     Err = "tensormap: cuTensorMapEncodeTiled rejects its arguments";
     return false;
   }

@@ -51,8 +51,6 @@ bool lowerCp(FunctionLowering &L, const ptx::Instruction &I) {
     B.CreateFence(llvm::AtomicOrdering::AcquireRelease);
     return true;
   }
-  if (I.has(Modifier::Multicast_Cluster))
-    return L.unsupported(I, "multicast");
   if (I.has(Modifier::Reduce) || I.has(Modifier::Tensor))
     return lowerBulkCopy(L, I);
   if (I.has(Modifier::Mbarrier) && I.has(Modifier::Arrive)) {
@@ -72,6 +70,14 @@ bool lowerCp(FunctionLowering &L, const ptx::Instruction &I) {
     llvm::Value *Mbar = llvm::ConstantPointerNull::get(B.getPtrTy());
     if (I.has(Modifier::Mbarrier_CompleteTx_Bytes) && Ops.size() > 3)
       Mbar = L.address(Ops[3], StateSpace::Shared);
+    if (I.has(Modifier::Multicast_Cluster)) { // ..., [mbar], ctaMask{, policy}
+      if (Ops.size() < 5 || !I.has(Modifier::Mbarrier_CompleteTx_Bytes))
+        return L.unsupported(I, "multicast operands");
+      L.callHelper(
+          "ptxrt_cp_bulk_multicast", B.getVoidTy(),
+          {L.threadCtx(), Dst, Src, Size, Mbar, B.CreateZExt(L.read(Ops[4], ScalarType::B16), B.getInt32Ty())});
+      return true;
+    }
     L.callHelper("ptxrt_cp_bulk", B.getVoidTy(), {L.threadCtx(), Dst, Src, Size, Mbar});
     return true;
   }
@@ -155,6 +161,8 @@ bool ptxforge::codegen::detail::lowerAsync(FunctionLowering &L, const ptx::Instr
     return lowerCp(L, I);
   case Opcode::Mbarrier:
     return lowerMbarrier(L, I);
+  case Opcode::Tensormap:
+    return lowerTensormap(L, I);
   default:
     return false;
   }

@@ -1,8 +1,9 @@
-// The Tensor Memory Accelerator's instructions: cp.async.bulk.tensor.{1..5}d (tile mode, global -> shared with
-// mbarrier::complete_tx::bytes, shared -> global with bulk_group), cp.reduce.async.bulk.tensor and the
-// non-tensor cp.reduce.async.bulk. The copy runs at once in exec/TensorMapHelpers.cpp, which returns the
-// box's bytes; a load then completes that many transaction bytes on its mbarrier, as the GPU does when the
-// data has landed. lower/AsyncOps.cpp hands these forms over (lowerCp).
+// The Tensor Memory Accelerator's instructions: cp.async.bulk.tensor.{1..5}d (tile and im2col mode, global ->
+// shared with mbarrier::complete_tx::bytes, to one block or multicast to a cluster's blocks; tile mode shared ->
+// global with bulk_group), cp.reduce.async.bulk.tensor and the non-tensor cp.reduce.async.bulk. The copy runs at
+// once in exec/TensorMapHelpers.cpp; a load then completes the box's bytes on its mbarrier, as the GPU does when
+// the data has landed. lower/AsyncOps.cpp hands these forms over (lowerCp), and tensormap.replace /
+// tensormap.cp_fenceproxy, which edit and publish maps in memory.
 #include "FamilyLowering.h"
 
 namespace {
@@ -27,7 +28,8 @@ uint32_t reduceOp(const ptx::Instruction &I) {
 }
 
 /// A `[tensorMap, {c0, ...}]` operand: the map's address (generic: a parameter, constant or global) and the
-/// coordinates stored into a 5 x i32 scratch buffer; null when the operand has another shape.
+/// coordinates stored into an 8 x i32 scratch buffer (entries 5-7 left for im2col offsets); null when the operand
+/// has another shape.
 std::pair<llvm::Value *, llvm::Value *> mapAndCoords(FunctionLowering &L, const ptx::Operand &Op, unsigned Dims) {
   auto &B = L.b();
   if (Op.Kind != ptx::OperandKind::Address || Op.Elements.size() != 1)
@@ -37,35 +39,64 @@ std::pair<llvm::Value *, llvm::Value *> mapAndCoords(FunctionLowering &L, const 
     return {nullptr, nullptr};
   ptx::Operand Base = Op;
   Base.Elements = {};
-  llvm::Value *Buf = scratchBuffer(L, B.getInt32Ty(), 5, 0);
+  llvm::Value *Buf = scratchBuffer(L, B.getInt32Ty(), 8, 0);
   for (unsigned K = 0; K < Dims; ++K)
     B.CreateStore(L.read(*Cs[K], ScalarType::B32), B.CreateConstGEP1_32(B.getInt32Ty(), Buf, K));
   return {L.address(Base, StateSpace::Generic), Buf};
+}
+
+/// A load: [dstMem], [tensorMap, coords], [mbar]{, im2colOffsets}{, ctaMask}{, policy}. The copy lands in the
+/// executing block or, with .multicast::cluster, in every block of ctaMask, completing on each one's mbarrier
+/// (exec/TensorMapHelpers.cpp ptxrt_tensor_load).
+bool lowerTensorLoad(FunctionLowering &L, const ptx::Instruction &I, unsigned Dims) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  bool Im2col = I.has(Modifier::Im2col), Multicast = I.has(Modifier::Multicast_Cluster);
+  if (I.has(Modifier::Im2col_W) || I.has(Modifier::Im2col_W_128) || I.has(Modifier::Im2colNoOffs) ||
+      I.has(Modifier::Tile_Gather4) || (Im2col && Dims < 3))
+    return L.unsupported(I, "tensor load mode");
+  unsigned Next = 3 + Im2col;
+  if (Ops.size() < Next + Multicast)
+    return L.unsupported(I, "operands");
+  auto [Map, Coords] = mapAndCoords(L, Ops[1], Dims);
+  if (!Map)
+    return L.unsupported(I, "tensor coordinates");
+  if (Im2col) {
+    auto Offs = operandElements(Ops[3]);
+    if (Offs.size() != Dims - 2)
+      return L.unsupported(I, "im2col offsets");
+    for (unsigned K = 0; K < Offs.size(); ++K)
+      B.CreateStore(B.CreateZExt(L.read(*Offs[K], ScalarType::B16), B.getInt32Ty()),
+                    B.CreateConstGEP1_32(B.getInt32Ty(), Coords, 5 + K));
+  }
+  llvm::Value *Mask = Multicast ? B.CreateZExt(L.read(Ops[Next], ScalarType::B16), B.getInt32Ty()) : B.getInt32(0);
+  L.callHelper("ptxrt_tensor_load", B.getVoidTy(),
+               {L.threadCtx(), Map, L.address(Ops[0], StateSpace::Shared), L.address(Ops[2], StateSpace::Shared),
+                Coords, B.getInt32(Dims), B.getInt32(Im2col), Mask});
+  return true;
 }
 
 bool lowerTensorCopy(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   auto &Ops = I.Operands;
   unsigned Dims = tensorDims(I);
-  if (!Dims || I.has(Modifier::Im2col) || I.has(Modifier::Multicast_Cluster))
-    return L.unsupported(I, "only tile mode without multicast");
-  bool Load = I.has(Modifier::Mbarrier_CompleteTx_Bytes) || (Ops.size() >= 2 && Ops[0].Elements.empty());
-  uint32_t Op = I.has(Modifier::Reduce) ? reduceOp(I) : Load ? 0 : 1;
+  if (!Dims)
+    return L.unsupported(I, "tensor dimensions");
+  if (I.has(Modifier::Mbarrier_CompleteTx_Bytes) || (Ops.size() >= 2 && Ops[0].Elements.empty()))
+    return lowerTensorLoad(L, I, Dims);
+  if (I.has(Modifier::Im2col) || I.has(Modifier::Multicast_Cluster))
+    return L.unsupported(I, "im2col or multicast store");
+  uint32_t Op = I.has(Modifier::Reduce) ? reduceOp(I) : 1;
   if (I.has(Modifier::Reduce) && !Op)
     return L.unsupported(I, "reduction operation");
-  if (Ops.size() < (Load ? 3u : 2u))
+  if (Ops.size() < 2)
     return L.unsupported(I, "operands");
-  // load: [dstMem], [tensorMap, coords], [mbar]{, ctaMask}{, policy}; store/reduce: [tensorMap, coords], [srcMem]
-  const ptx::Operand &MapOp = Load ? Ops[1] : Ops[0];
-  auto [Map, Coords] = mapAndCoords(L, MapOp, Dims);
+  // store/reduce: [tensorMap, coords], [srcMem]
+  auto [Map, Coords] = mapAndCoords(L, Ops[0], Dims);
   if (!Map)
     return L.unsupported(I, "tensor coordinates");
-  llvm::Value *Smem = L.address(Load ? Ops[0] : Ops[1], StateSpace::Shared);
-  llvm::Value *Bytes = L.callHelper("ptxrt_tensor_tile", B.getInt32Ty(),
-                                    {L.threadCtx(), Map, Smem, Coords, B.getInt32(Dims), B.getInt32(Op)});
-  if (Load)
-    L.callHelper("ptxrt_mbar_complete_tx", B.getVoidTy(),
-                 {L.threadCtx(), L.address(Ops[2], StateSpace::Shared), Bytes});
+  L.callHelper("ptxrt_tensor_tile", B.getInt32Ty(),
+               {L.threadCtx(), Map, L.address(Ops[1], StateSpace::Shared), Coords, B.getInt32(Dims), B.getInt32(Op)});
   return true;
 }
 
@@ -114,4 +145,55 @@ bool ptxforge::codegen::detail::lowerBulkCopy(FunctionLowering &L, const ptx::In
   if (I.has(Modifier::Tensor))
     return lowerTensorCopy(L, I);
   return lowerBulkReduce(L, I);
+}
+
+namespace {
+
+/// tensormap.replace's fields, the helper's numbering (exec/TensorMapHelpers.cpp ptxrt_tensormap_replace).
+uint32_t replacedField(const ptx::Instruction &I) {
+  static constexpr Modifier Fields[] = {Modifier::GlobalAddress, Modifier::Rank,
+                                        Modifier::BoxDim,        Modifier::GlobalDim,
+                                        Modifier::GlobalStride,  Modifier::ElementStride,
+                                        Modifier::Elemtype,      Modifier::InterleaveLayout,
+                                        Modifier::SwizzleMode,   Modifier::SwizzleAtomicity,
+                                        Modifier::FillMode};
+  for (uint32_t K = 0; K < std::size(Fields); ++K)
+    if (I.has(Fields[K]))
+      return K + 1;
+  return 0;
+}
+
+StateSpace mapSpace(const ptx::Instruction &I) {
+  return I.has(Modifier::Shared_Cta) ? StateSpace::Shared
+         : I.has(Modifier::Global)   ? StateSpace::Global
+                                     : StateSpace::Generic;
+}
+
+} // namespace
+
+bool ptxforge::codegen::detail::lowerTensormap(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  if (I.has(Modifier::CpFenceproxy)) {
+    // tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope.sync.aligned [dst], [src], 128:
+    // every lane of the warp copies the same bytes, then the release orders them before later tensor copies.
+    if (Ops.size() != 3)
+      return L.unsupported(I, "operands");
+    B.CreateMemCpy(L.address(Ops[0], StateSpace::Global), llvm::MaybeAlign(1), L.address(Ops[1], StateSpace::Shared),
+                   llvm::MaybeAlign(1), B.CreateZExt(L.read(Ops[2], ScalarType::U32), B.getInt64Ty()));
+    B.CreateFence(llvm::AtomicOrdering::Release);
+    return true;
+  }
+  uint32_t Field = replacedField(I);
+  if (!I.has(Modifier::Replace) || !I.has(Modifier::Tile) || !Field)
+    return L.unsupported(I, "tensormap form");
+  // [addr], new_val, or [addr], ord, new_val for the per-dimension fields
+  bool PerDim = Field >= 3 && Field <= 6;
+  if (Ops.size() != 2u + PerDim)
+    return L.unsupported(I, "operands");
+  llvm::Value *Ord = PerDim ? L.read(Ops[1], ScalarType::U32) : B.getInt32(0);
+  llvm::Value *Value = L.read(Ops.back(), ScalarType::U64);
+  L.callHelper("ptxrt_tensormap_replace", B.getVoidTy(),
+               {L.address(Ops[0], mapSpace(I)), B.getInt32(Field), Ord, Value});
+  return true;
 }

@@ -196,7 +196,7 @@ bool ptxforge::codegen::detail::lowerMatrix(FunctionLowering &L, const ptx::Inst
     return true;
   }
   case Opcode::Mma:
-    return lowerMma(L, I);
+    return I.has(Modifier::Sp) || I.has(Modifier::Sp_OrderedMetadata) ? lowerSparseMma(L, I) : lowerMma(L, I);
   case Opcode::Wmma:
     return lowerWmma(L, I);
   default:

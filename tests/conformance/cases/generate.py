@@ -14,6 +14,7 @@ import sys
 
 import hopper
 import hopper_pipeline
+import hopper_isa
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
 
@@ -841,6 +842,101 @@ def mma_fp8():
     c.write()
 
 
+def sparse_meta(rnd, kind, n):
+    """n random 32-bit sparsity metadata words, every 4-bit field valid: two increasing 2-bit indices for 2:4
+    sparsity (0b0100, 0b1000, 0b1100, 0b1001, 0b1101, 0b1110), 0b0100 or 0b1110 for tf32's 1:2."""
+    fields = [0x4, 0xE] if kind == "tf32" else [0x4, 0x8, 0xC, 0x9, 0xD, 0xE]
+    return [sum(rnd.choice(fields) << (4 * k) for k in range(8)) for _ in range(n)]
+
+
+def sparse_values(rnd, t, count):
+    """count non-zero elements of type t as bits: multiples of 1/8 in [-2, 2] (every product and sum exact) for
+    f16/bf16/tf32, random bytes for the integer types, random finite fp8."""
+    if t in ("s8", "u8"):
+        return [rnd.getrandbits(8) for _ in range(count)]
+    if t in ("e4m3", "e5m2"):
+        return fp8_bytes(rnd, t, count)
+    vals = [rnd.choice([v for v in range(-16, 17) if v]) / 8 for _ in range(count)]
+    if t == "f16":
+        return [struct.unpack("<H", struct.pack("<e", v))[0] for v in vals]
+    bits = [struct.unpack("<I", struct.pack("<f", v))[0] for v in vals]
+    return [b >> 16 for b in bits] if t == "bf16" else bits
+
+
+def pack_regs(vals, bits):
+    per = 32 // bits
+    return [sum(v << (bits * k) for k, v in enumerate(vals[i:i + per])) for i in range(0, len(vals), per)]
+
+
+SPARSE_SHAPES = {  # (shape, A type) -> (A registers, B registers)
+    ("m16n8k16", "f16"): (2, 2), ("m16n8k32", "f16"): (4, 4), ("m16n8k8", "tf32"): (2, 2),
+    ("m16n8k16", "tf32"): (4, 4), ("m16n8k32", "s8"): (2, 2), ("m16n8k64", "s8"): (4, 4), ("m16n8k64", "e4m3"): (4, 4)}
+
+
+def mma_sparse_case(name, desc, target, version, min_sm, variants, seed, tol=None):
+    """One warp-level case of mma.sp variants (form, shape, dtype, atype, btype, ctype, selector): each lane
+    loads its A, B, C fragments and metadata word, every lane's metadata valid (unselected lanes' too)."""
+    n, block = 128, 64
+    rnd = random.Random(seed)
+    c = Case("matrix", name, desc, target, version, min_sm, n, block)
+    bits = {"f16": 16, "bf16": 16, "tf32": 32, "s8": 8, "u8": 8, "e4m3": 8, "e5m2": 8}
+    for form, shape, td, ta, tb, tc, sel in variants:
+        key = (shape, {"bf16": "f16", "u8": "s8", "e5m2": "e4m3"}.get(ta, ta))
+        na, nb = SPARSE_SHAPES[key]
+        def frag(t, nregs):
+            words = [pack_regs(sparse_values(rnd, t, 32 // bits[t]), bits[t])[0] for _ in range(nregs * n)]
+            return [c.inp(4, pack32(words[k * n:(k + 1) * n])) for k in range(nregs)]
+        a, b = frag(ta, na), frag(tb, nb)
+        if tc == "f16":
+            cc = [c.inp(4, pack32(pack_regs(sparse_values(rnd, "f16", 2 * n), 16))) for _ in range(2)]
+        elif tc == "s32":
+            cc = [c.inp(4, pack32([rnd.randrange(-2**31, 2**31) if sat else rnd.randrange(-5000, 5000)
+                                   for _ in range(n)])) for sat in [form.endswith("satfinite")] * 4]
+        else:
+            cc = [c.inp(4, pack32(sparse_values(rnd, "tf32", n))) for _ in range(4)]
+        e = c.inp(4, pack32(sparse_meta(rnd, "tf32" if ta == "tf32" else "24", n)))
+        d = [c.out(4, "f32" if td == "f32" else td if td == "s32" else "u32") for _ in range(len(cc))]
+        if tol:
+            for o in d:
+                c.compare_extra[f"out{int(o[2:])}"] = tol
+        mod, sat = form.split(".")[0], ".satfinite" if form.endswith("satfinite") else ""
+        c.emit(f"mma.{mod}.sync.aligned.{shape}.row.col{sat}.{td}.{ta}.{tb}.{tc} {{{', '.join(d)}}}, "
+               f"{{{', '.join(a)}}}, {{{', '.join(b)}}}, {{{', '.join(cc)}}}, {e}, {sel};")
+    c.write()
+
+
+def mma_sparse():
+    """mma.sp and mma.sp::ordered_metadata (2:4 / 1:2 structured-sparse A with its metadata and sparsity
+    selector) for every shape and type cuSPARSELt and CUTLASS use up to sm_90."""
+    O = "sp::ordered_metadata"
+    mma_sparse_case("mma_sp_m16n8k16_f16", "mma.sp(::ordered_metadata) m16n8k16 f16/bf16 A and B, f32 and f16 "
+                    "accumulators, sparsity selectors 0-3", "sm_80", "8.5", 80,
+                    [("sp", "m16n8k16", "f32", "f16", "f16", "f32", 0), ("sp", "m16n8k16", "f32", "f16", "f16", "f32", 1),
+                     (O, "m16n8k16", "f32", "f16", "f16", "f32", 2), (O, "m16n8k16", "f32", "bf16", "bf16", "f32", 3),
+                     ("sp", "m16n8k16", "f16", "f16", "f16", "f16", 2), (O, "m16n8k16", "f32", "bf16", "bf16", "f32", 0)],
+                    201)
+    mma_sparse_case("mma_sp_m16n8k32_f16", "mma.sp(::ordered_metadata) m16n8k32 f16/bf16 A and B, f32 and f16 "
+                    "accumulators, sparsity selectors 0 and 1", "sm_80", "8.5", 80,
+                    [("sp", "m16n8k32", "f32", "f16", "f16", "f32", 0), (O, "m16n8k32", "f32", "f16", "f16", "f32", 1),
+                     (O, "m16n8k32", "f32", "bf16", "bf16", "f32", 0), ("sp", "m16n8k32", "f16", "f16", "f16", "f16", 1)],
+                    202)
+    mma_sparse_case("mma_sp_tf32", "mma.sp(::ordered_metadata) m16n8k8 and m16n8k16 tf32 (1:2 sparsity), f32 "
+                    "accumulators, sparsity selectors 0-3 and 0-1", "sm_80", "8.5", 80,
+                    [("sp", "m16n8k8", "f32", "tf32", "tf32", "f32", 0), (O, "m16n8k8", "f32", "tf32", "tf32", "f32", 3),
+                     ("sp", "m16n8k16", "f32", "tf32", "tf32", "f32", 0), (O, "m16n8k16", "f32", "tf32", "tf32", "f32", 1)],
+                    203)
+    mma_sparse_case("mma_sp_int8", "mma.sp(::ordered_metadata) m16n8k32 and m16n8k64 s8/u8 A and B (mixed too), "
+                    "s32 accumulators, .satfinite, sparsity selectors 0-1 and 0", "sm_80", "8.5", 80,
+                    [("sp", "m16n8k32", "s32", "s8", "s8", "s32", 0), (O, "m16n8k32", "s32", "u8", "u8", "s32", 1),
+                     (O + ".satfinite", "m16n8k32", "s32", "s8", "u8", "s32", 1),
+                     ("sp", "m16n8k64", "s32", "s8", "s8", "s32", 0), (O, "m16n8k64", "s32", "u8", "s8", "s32", 0),
+                     (O + ".satfinite", "m16n8k64", "s32", "u8", "u8", "s32", 0)], 204)
+    mma_sparse_case("mma_sp_fp8", "mma.sp::ordered_metadata m16n8k64 e4m3/e5m2 A and B (mixed too), f32 "
+                    "accumulators, random finite operands", "sm_89", "8.5", 89,
+                    [(O, "m16n8k64", "f32", "e4m3", "e4m3", "f32", 0), (O, "m16n8k64", "f32", "e5m2", "e5m2", "f32", 0),
+                     (O, "m16n8k64", "f32", "e4m3", "e5m2", "f32", 0)], 205, tol={"rel_tol": 1e-4})
+
+
 def raw_case(cat, name, desc, ptx, grid, block, params, buffers, inputs=()):
     """A case whose kernel.ptx is written out whole: params in .entry order, buffers as case.json has them,
     inputs (file name, bytes) written beside it."""
@@ -1039,8 +1135,10 @@ matrix()
 elect()
 mbarrier()
 mma_fp8()
+mma_sparse()
 hopper.generate(OUT, cases)
 hopper_pipeline.generate(OUT, cases)
+hopper_isa.generate(OUT, cases)
 clusters()
 with open(os.path.join(OUT, "index.json"), "w") as f:
     json.dump({"format": "ptx-conformance-1", "cases": sorted(cases, key=lambda c: c["name"])}, f, indent=1)

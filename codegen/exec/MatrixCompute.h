@@ -1,0 +1,21 @@
+// Private to codegen/exec: the dense mma.sync arithmetic of WarpCollectives.cpp, for matrix helpers that build
+// their operands another way (SparseMatrixHelpers.cpp expands mma.sp's sparse A). Element types use the
+// lowering's numbering (lower/MatrixOps.cpp matrixElementCode); Code is ptxrt_mma's (bits 4-7 A type, 8-11 B,
+// 12-15 C, 16-19 D, 20 satfinite).
+#pragma once
+
+#include <cstdint>
+
+namespace ptxforge::codegen::exec {
+
+/// Bits of one element of type T.
+unsigned matrixElementBits(uint32_t T);
+/// The value of an element of type T (its low bits in Bits), exact in a double.
+double decodeMatrixElement(uint32_t T, uint64_t Bits);
+/// D = A * B + C for an M x N x K product (M * K <= 1024, K * N <= 512, M * N <= 256) as mma.sync computes it:
+/// A row-major M x K, B row-major K x N, C row-major M x N, all decoded; D receives each element's bits in the D
+/// type, row-major.
+void mmaProduct(uint32_t Code, unsigned M, unsigned N, unsigned K, const double *A, const double *B, const double *C,
+                uint64_t *D);
+
+} // namespace ptxforge::codegen::exec
