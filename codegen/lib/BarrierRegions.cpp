@@ -250,23 +250,25 @@ void RegionBuilder::collectRegions() {
   }
 }
 
-/// Registers written once, in region 0, with a value computed only from the thread's ids, the launch shape,
-/// kernel parameters and constants (addresses, loop bounds, indices: most of what crosses barriers) are
-/// recomputed at the start of every later region instead of living in per-thread arrays: the region loops
-/// then see them as functions of the loop's thread id, so accesses through them stay consecutive and the
-/// loops can vectorize.
+/// Registers written by one store, with a value computed only from the thread's ids, the launch shape, kernel
+/// parameters and constants (addresses, loop bounds, indices, constants nvcc moves into registers inside a loop:
+/// most of what crosses barriers) are recomputed at the start of every later region that reads them instead of
+/// living in per-thread arrays: the region loops then see them as functions of the loop's thread id, so accesses
+/// through them stay consecutive and the loops can vectorize. The store may be anywhere, even in a loop: every
+/// execution of it stores the same value, and a read that no store precedes reads an uninitialized register,
+/// whose value PTX leaves open.
 class Rematerializer {
 public:
   Rematerializer(llvm::Function &F, llvm::Value *Ctx, llvm::ArrayRef<Region> Regions)
       : Ctx(Ctx), Params(F.getArg(1)), Regions(Regions) {}
 
-  /// Registers of Setup (the entry block's allocas) stored once, by a plain store in region 0 only.
+  /// Registers of Setup (the entry block's allocas) with one store, a plain one.
   void findSingleStores(llvm::BasicBlock &Setup) {
     for (llvm::Instruction &I : Setup) {
       auto *A = llvm::dyn_cast<llvm::AllocaInst>(&I);
       if (!A || A == Ctx)
         continue;
-      if (llvm::StoreInst *Only = onlyStore(A); Only && inRegionZeroOnly(Only->getParent())) {
+      if (llvm::StoreInst *Only = onlyStore(A)) {
         OnlyStore[A] = Only;
         Order.push_back(A);
       }
@@ -313,15 +315,6 @@ private:
         return nullptr;
     }
     return Only;
-  }
-
-  bool inRegionZeroOnly(llvm::BasicBlock *BB) const {
-    if (!Regions[0].Blocks.count(BB))
-      return false;
-    for (size_t R = 1; R < Regions.size(); ++R)
-      if (Regions[R].Blocks.count(BB))
-        return false;
-    return true;
   }
 
   bool recomputable(llvm::AllocaInst *A) {
@@ -921,7 +914,9 @@ void RegionBuilder::emitVersionedLoops(std::vector<llvm::BasicBlock *> &Fast) {
   // A loop region whose counters may be the same in every thread: a scan picks the version that reads them once.
   llvm::DenseMap<llvm::AllocaInst *, bool> FromThreadId; // dependsOnThreadId's answers so far
   for (size_t R = 1; R < Regions.size(); ++R) {
-    if (Cuts[R].Kind != RCLoop || Cuts[R].Arg) // lockstep points are no loop
+    // Loop cuts, and barriers: a barrier in a loop leaves the loop's counters (a scan's offset, a sort's stage)
+    // the same in every thread as well. Lockstep points and collectives are entered by parts of the block.
+    if (!(Cuts[R].Kind == RCLoop && !Cuts[R].Arg) && Cuts[R].Kind != RCBarrier)
       continue;
     std::vector<llvm::AllocaInst *> Uniform = uniformCandidates(
         Regions[R].Blocks.getArrayRef(),
