@@ -259,22 +259,32 @@ static uint32_t ptxrt_region_next_loops(ThreadContext *, uint32_t *State, uint32
 /// After a loop over the block's N threads (State[t]: 0 exited, K waiting to enter region K, Cuts[K] saying
 /// at what): releases what can go on and marks the others RegionBlocked. Returns 0 when every thread exited,
 /// K when every live thread was released into region K and the live threads are the whole block or, in a
-/// one-dimensional block, the run Span = {first, end} of it (which it then narrows to), ~0 otherwise (the
-/// generic loop runs the released threads). Threads outside Span have exited.
+/// one-dimensional block, a run of it, ~0 otherwise (the generic loop runs the released threads). Span:
+/// {first, end} of the threads the next region loop covers, then {first, end} of the live threads (threads
+/// outside it have exited), both of which it narrows. K also when, in a one-dimensional block, the threads
+/// released are a run that all enter region K and every other live thread waits at the barrier: the covered
+/// span is that run (a warp of warp sums goes through its shuffles alone, in region loops).
 static uint32_t ptxrt_region_release(ThreadContext *C, uint32_t *State, uint32_t N, uint32_t *Span,
                                      const RegionCut *Cuts, const uint64_t *Value, const uint32_t *Bv,
                                      const uint32_t *Cv, const uint32_t *Mask, uint32_t *Out, uint32_t *Pred) {
   const bool OneD = oneDimensional(C);
+  Span[0] = Span[2], Span[1] = Span[3]; // the covered threads were a part of the live ones at most
   uint32_t Begin = OneD ? Span[0] & ~31u : 0, End = OneD ? Span[1] : N;
   uint32_t LiveWarps;
   if (uint32_t R = releaseLoops(State, Begin, End, Cuts, LiveWarps); R != NotLoops) {
-    if (uint32_t Run = R == ~0u && OneD ? sameLoopCutRun(State, Begin, End, Cuts, Span) : 0)
+    if (uint32_t Run = R == ~0u && OneD ? sameLoopCutRun(State, Begin, End, Cuts, Span) : 0) {
+      Span[2] = Span[0], Span[3] = Span[1];
       return Run;
+    }
     return R;
   }
   WarpIO IO{Value, Bv, Cv, Mask, Out, Pred};
   uint32_t Live = 0, AtBarrier = 0, Released = 0, LiveFirst = End, LiveEnd = 0, Same = ~0u;
   bool Uniform = true;
+  // The released threads alone: all entering one region (RunSame), as one run [RunFirst, RunEnd), while every
+  // other live thread waits at the barrier (Parked).
+  uint32_t RunFirst = End, RunEnd = 0, RunSame = ~0u;
+  bool RunUniform = true, Parked = true;
   for (uint32_t W = Begin / 32; W * 32 < End; ++W) {
     if (!(LiveWarps >> W & 1)) // exited
       continue;
@@ -286,9 +296,16 @@ static uint32_t ptxrt_region_release(ThreadContext *C, uint32_t *State, uint32_t
     Released += __builtin_popcount(Stops.Released);
     LiveFirst = std::min<uint32_t>(LiveFirst, W * 32 + __builtin_ctz(Stops.Live));
     LiveEnd = W * 32 + 32 - __builtin_clz(Stops.Live);
+    Parked &= !(Stops.Live & ~Stops.Released & ~Stops.AtBarrier);
+    if (Stops.Released) {
+      RunFirst = std::min<uint32_t>(RunFirst, W * 32 + __builtin_ctz(Stops.Released));
+      RunEnd = W * 32 + 32 - __builtin_clz(Stops.Released);
+    }
     if (Stops.Same != ~0u && Stops.Released == Stops.Live) { // releaseLoops cleared the RegionBlocked marks
       Uniform &= Stops.Same == Same || Same == ~0u;
       Same = Stops.Same;
+      RunUniform &= Stops.Same == RunSame || RunSame == ~0u;
+      RunSame = Stops.Same;
       continue;
     }
     for (uint32_t G = Stops.Live; G; G &= G - 1) {
@@ -296,9 +313,19 @@ static uint32_t ptxrt_region_release(ThreadContext *C, uint32_t *State, uint32_t
       S &= ~RegionBlocked;
       Uniform &= S == Same || Same == ~0u;
       Same = S;
-      if (!(Stops.Released >> __builtin_ctz(G) & 1))
+      if (!(Stops.Released >> __builtin_ctz(G) & 1)) {
         S |= RegionBlocked;
+        continue;
+      }
+      RunUniform &= S == RunSame || RunSame == ~0u;
+      RunSame = S;
     }
+  }
+  if (OneD && Live) // threads outside have exited
+    Span[0] = Span[2] = LiveFirst, Span[1] = Span[3] = LiveEnd;
+  if (OneD && Released && Released != Live && Parked && RunUniform && RunEnd - RunFirst == Released) {
+    Span[0] = RunFirst, Span[1] = RunEnd;
+    return RunSame;
   }
   if (!Live)
     return 0;
@@ -313,11 +340,7 @@ static uint32_t ptxrt_region_release(ThreadContext *C, uint32_t *State, uint32_t
     return ~0u;
   if (Live == N)
     return Same;
-  if (!OneD)
-    return ~0u;
-  Span[0] = LiveFirst;
-  Span[1] = LiveEnd;
-  return Same;
+  return OneD ? Same : ~0u;
 }
 }
 

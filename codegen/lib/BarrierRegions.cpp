@@ -160,8 +160,10 @@ private:
   /// they say without a scan that every thread stopped at the same place.
   llvm::AllocaInst *MinState = nullptr, *MaxState = nullptr;
   llvm::PHINode *StoppedAt = nullptr; ///< the current loop's latch: where the thread stopped
-  /// Kernels with collectives: {first, end} of the threads still alive in a one-dimensional block, which the
-  /// region loops cover (the dispatcher narrows it once warps exited, as a reduction's tail leaves one warp).
+  /// Kernels with collectives, one-dimensional blocks: {first, end} of the threads the region loops cover, then
+  /// {first, end} of the threads still alive. The dispatcher narrows the live span once warps exited (a
+  /// reduction's tail leaves one warp), and the covered span to the threads it released into one region while
+  /// all the other live ones wait at the barrier (a scan's warp of warp sums goes through its shuffles alone).
   llvm::AllocaInst *Span = nullptr;
   std::vector<llvm::AllocaInst *> Allocas;
   llvm::DenseMap<llvm::AllocaInst *, unsigned> AllocaIndex;    ///< position in Allocas
@@ -250,23 +252,25 @@ void RegionBuilder::collectRegions() {
   }
 }
 
-/// Registers written once, in region 0, with a value computed only from the thread's ids, the launch shape,
-/// kernel parameters and constants (addresses, loop bounds, indices: most of what crosses barriers) are
-/// recomputed at the start of every later region instead of living in per-thread arrays: the region loops
-/// then see them as functions of the loop's thread id, so accesses through them stay consecutive and the
-/// loops can vectorize.
+/// Registers written by one store, with a value computed only from the thread's ids, the launch shape, kernel
+/// parameters and constants (addresses, loop bounds, indices, constants nvcc moves into registers inside a loop:
+/// most of what crosses barriers) are recomputed at the start of every later region that reads them instead of
+/// living in per-thread arrays: the region loops then see them as functions of the loop's thread id, so accesses
+/// through them stay consecutive and the loops can vectorize. The store may be anywhere, even in a loop: every
+/// execution of it stores the same value, and a read that no store precedes reads an uninitialized register,
+/// whose value PTX leaves open.
 class Rematerializer {
 public:
   Rematerializer(llvm::Function &F, llvm::Value *Ctx, llvm::ArrayRef<Region> Regions)
       : Ctx(Ctx), Params(F.getArg(1)), Regions(Regions) {}
 
-  /// Registers of Setup (the entry block's allocas) stored once, by a plain store in region 0 only.
+  /// Registers of Setup (the entry block's allocas) with one store, a plain one.
   void findSingleStores(llvm::BasicBlock &Setup) {
     for (llvm::Instruction &I : Setup) {
       auto *A = llvm::dyn_cast<llvm::AllocaInst>(&I);
       if (!A || A == Ctx)
         continue;
-      if (llvm::StoreInst *Only = onlyStore(A); Only && inRegionZeroOnly(Only->getParent())) {
+      if (llvm::StoreInst *Only = onlyStore(A)) {
         OnlyStore[A] = Only;
         Order.push_back(A);
       }
@@ -313,15 +317,6 @@ private:
         return nullptr;
     }
     return Only;
-  }
-
-  bool inRegionZeroOnly(llvm::BasicBlock *BB) const {
-    if (!Regions[0].Blocks.count(BB))
-      return false;
-    for (size_t R = 1; R < Regions.size(); ++R)
-      if (Regions[R].Blocks.count(BB))
-        return false;
-    return true;
   }
 
   bool recomputable(llvm::AllocaInst *A) {
@@ -921,7 +916,9 @@ void RegionBuilder::emitVersionedLoops(std::vector<llvm::BasicBlock *> &Fast) {
   // A loop region whose counters may be the same in every thread: a scan picks the version that reads them once.
   llvm::DenseMap<llvm::AllocaInst *, bool> FromThreadId; // dependsOnThreadId's answers so far
   for (size_t R = 1; R < Regions.size(); ++R) {
-    if (Cuts[R].Kind != RCLoop || Cuts[R].Arg) // lockstep points are no loop
+    // Loop cuts, and barriers: a barrier in a loop leaves the loop's counters (a scan's offset, a sort's stage)
+    // the same in every thread as well. Lockstep points and collectives are entered by parts of the block.
+    if (!(Cuts[R].Kind == RCLoop && !Cuts[R].Arg) && Cuts[R].Kind != RCBarrier)
       continue;
     std::vector<llvm::AllocaInst *> Uniform = uniformCandidates(
         Regions[R].Blocks.getArrayRef(),
@@ -987,11 +984,25 @@ void RegionBuilder::emitDispatch(llvm::ArrayRef<llvm::BasicBlock *> Fast, llvm::
   B.SetInsertPoint(Known);
   llvm::Value *Rows = HasCollectives ? B.CreateMul(NY, NZ) : nullptr;
   llvm::SwitchInst *AtOne = B.CreateSwitch(First, Ask);
-  AtOne->addCase(B.getInt32(0), Done);
+  // Covering part of the live threads, the others waiting at the barrier: the covered threads' collectives and
+  // loop cuts go on among them, but their barrier (or end) is the runtime's to release.
+  auto unlessWaiting = [&](llvm::BasicBlock *Target) {
+    if (!Span)
+      return Target;
+    llvm::BasicBlock *Check = llvm::BasicBlock::Create(ML.Ctx, "dispatch.waiting", F);
+    llvm::IRBuilder<> CB(Check);
+    auto word = [&](unsigned K) { return CB.CreateLoad(I32, CB.CreateConstInBoundsGEP1_32(I32, Span, K)); };
+    llvm::Value *Whole = CB.CreateAnd(CB.CreateICmpEQ(word(0), word(2)), CB.CreateICmpEQ(word(1), word(3)));
+    CB.CreateCondBr(Whole, Target, Ask);
+    return Check;
+  };
+  AtOne->addCase(B.getInt32(0), unlessWaiting(Done));
   for (size_t R = 1; R < Regions.size(); ++R) {
     llvm::BasicBlock *Next = nullptr;
-    if (Cuts[R].Kind == RCLoop || Cuts[R].Kind == RCBarrier)
+    if (Cuts[R].Kind == RCLoop)
       Next = Fast[R];
+    else if (Cuts[R].Kind == RCBarrier)
+      Next = unlessWaiting(Fast[R]);
     else if (HasCollectives) { // warps whose lanes all wait at one shuffle need no runtime round
       Next = Warp->emitWarpRelease(Cuts[R], Span, Rows, PerThread, Fast[R], Ask);
       if (Next)
@@ -1055,9 +1066,9 @@ llvm::Error RegionBuilder::build() {
   }
   if (HasCollectives) {
     llvm::IRBuilder<> IB(Setup->getTerminator());
-    Span = IB.CreateAlloca(IB.getInt32Ty(), IB.getInt32(2), "live.span");
-    IB.CreateStore(IB.getInt32(0), Span);
-    IB.CreateStore(NX, IB.CreateConstInBoundsGEP1_32(IB.getInt32Ty(), Span, 1));
+    Span = IB.CreateAlloca(IB.getInt32Ty(), IB.getInt32(4), "live.span");
+    for (unsigned K = 0; K < 4; ++K)
+      IB.CreateStore(K % 2 ? NX : IB.getInt32(0), K ? IB.CreateConstInBoundsGEP1_32(IB.getInt32Ty(), Span, K) : Span);
   }
   Dispatch = llvm::BasicBlock::Create(ML.Ctx, "dispatch", F);
   llvm::BasicBlock *Done = llvm::BasicBlock::Create(ML.Ctx, "done", F);

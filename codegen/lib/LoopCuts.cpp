@@ -206,10 +206,15 @@ llvm::GlobalVariable *ptxforge::codegen::detail::emitCutTable(llvm::Module &M, l
 
 namespace {
 
+/// How many instructions and registers apart a counter and the address it feeds may be: each PTX instruction
+/// is a load, an operation (a shift two: the lowering's select) and a store to a register, so 12 missed a scan's
+/// offset (`sub` index, `shl` by 2, `add` the array's base, the shared window's zext, mask and GEP).
+constexpr unsigned MaxAddressDepth = 32;
+
 /// Whether V, a register's value, feeds an address through arithmetic and other registers: a loop counter or
 /// an index.
 bool feedsAddress(llvm::Value *V, llvm::SmallPtrSetImpl<llvm::Value *> &Seen, unsigned Depth = 0) {
-  if (Depth > 12 || !Seen.insert(V).second)
+  if (Depth > MaxAddressDepth || !Seen.insert(V).second)
     return false;
   for (llvm::User *U : V->users()) {
     if (auto *L = llvm::dyn_cast<llvm::LoadInst>(U); L && L->getPointerOperand() == V)

@@ -44,13 +44,14 @@ public:
   /// The slots' registers: they must live per thread even where no IR reads them (the runtime does).
   const std::vector<llvm::AllocaInst *> &registers() const { return Registers; }
   /// Calls the dispatcher after a loop over the block's N threads; PerThread maps registers to their arrays.
-  /// Span: the live threads' {first, end}, which the dispatcher reads and narrows (one-dimensional blocks).
+  /// Span: {first, end} of the threads the region loops cover, then of the live threads, which the dispatcher
+  /// reads and narrows (one-dimensional blocks; ptxrt_region_release says when).
   llvm::Value *emitRelease(llvm::IRBuilder<> &B, llvm::Value *Ctx, llvm::Value *States, llvm::Value *N,
                            llvm::Value *Span, llvm::ArrayRef<RegionCut> Cuts,
                            const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread);
 
-  /// When every live thread stopped at Cut (a shuffle, a vote, an integer reduction or bar.warp.sync): a block
-  /// that computes each warp's outputs in place, a loop over the threads of Span (see emitRelease; Rows:
+  /// When every covered thread stopped at Cut (a shuffle, a vote, an integer reduction or bar.warp.sync): a block
+  /// that computes each warp's outputs in place, a loop over the covered threads (see emitRelease; Rows:
   /// %ntid.y * %ntid.z) or over its warps as 32-lane vectors, then continues at Released, or at Otherwise when
   /// the span holds a partial warp or a member mask is not full (the dispatcher's cases). Null for other cuts.
   llvm::BasicBlock *emitWarpRelease(const RegionCut &Cut, llvm::Value *Span, llvm::Value *Rows,
