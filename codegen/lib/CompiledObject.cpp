@@ -12,6 +12,7 @@
 
 #include "DebugLocations.h"
 #include "MachineCodeEmitter.h"
+#include "passes/Passes.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -155,10 +156,12 @@ llvm::Expected<std::unique_ptr<llvm::TargetMachine>> ptxforge::codegen::createTa
 }
 
 namespace {
-/// True when optimizeModule left a function unoptimized (optnone: its size budget, Optimize.cpp).
+/// True when optimizeModule left a function unoptimized for its size (optnone: the budget, Optimize.cpp). Replay-only
+/// functions (passes::isReplayOnly) are optnone too, but small enough for the module's own code generator, which
+/// takes its fast path for them.
 bool hasUnoptimizedFunction(const llvm::Module &M) {
   for (const llvm::Function &F : M)
-    if (!F.isDeclaration() && F.hasFnAttribute(llvm::Attribute::OptimizeNone))
+    if (!F.isDeclaration() && F.hasFnAttribute(llvm::Attribute::OptimizeNone) && !passes::isReplayOnly(F))
       return true;
   return false;
 }
