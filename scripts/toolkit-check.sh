@@ -11,7 +11,7 @@
 #   --work DIR        where the PTX is extracted and results kept (default: /tmp/ptxforge-toolkit-check)
 #   --libs REGEX      only libraries whose file name matches (e.g. 'cublas|curand')
 #   --sample N        only every N-th module (in a fixed order), for a quick estimate of a long sweep
-#   --opt LEVEL       -O level of the host code (default 0: the quick tier's pipeline)
+#   --opt LEVEL       -O level of the host code (default 0: no optimization, LLVM's -O0 code generator)
 #   --timeout S       per-module limit of each compiler in seconds (default 1800); a module past it fails
 #   --ptxas           also run ptxas on every checked module (skipped with a note where it is absent)
 #   --no-extract      reuse the PTX already extracted under --work

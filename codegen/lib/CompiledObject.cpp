@@ -12,6 +12,7 @@
 
 #include "DebugLocations.h"
 #include "MachineCodeEmitter.h"
+#include "passes/Passes.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -145,15 +146,22 @@ llvm::Expected<std::unique_ptr<llvm::TargetMachine>> ptxforge::codegen::createTa
   // code in the small code model, calls to far symbols through stubs the linker makes.
   JTMB.setRelocationModel(llvm::Reloc::PIC_);
   JTMB.setCodeModel(llvm::CodeModel::Small);
-  JTMB.setCodeGenOptLevel(O.OptLevel >= 2 ? llvm::CodeGenOptLevel::Default : llvm::CodeGenOptLevel::Less);
+  // -O0 gets LLVM's -O0 code generator (fast instruction selection and register allocation, no scheduler): on
+  // unoptimized IR the -O1 one spent 5x as long (SelectionDAG and the greedy allocator over every register's
+  // loads and stores), which made sweeping the CUDA libraries (scripts/toolkit-check.sh) infeasible.
+  JTMB.setCodeGenOptLevel(O.OptLevel >= 2   ? llvm::CodeGenOptLevel::Default
+                          : O.OptLevel == 1 ? llvm::CodeGenOptLevel::Less
+                                            : llvm::CodeGenOptLevel::None);
   return JTMB.createTargetMachine();
 }
 
 namespace {
-/// True when optimizeModule left a function unoptimized (optnone: its size budget, Optimize.cpp).
+/// True when optimizeModule left a function unoptimized for its size (optnone: the budget, Optimize.cpp). Replay-only
+/// functions (passes::isReplayOnly) are optnone too, but small enough for the module's own code generator, which
+/// takes its fast path for them.
 bool hasUnoptimizedFunction(const llvm::Module &M) {
   for (const llvm::Function &F : M)
-    if (!F.isDeclaration() && F.hasFnAttribute(llvm::Attribute::OptimizeNone))
+    if (!F.isDeclaration() && F.hasFnAttribute(llvm::Attribute::OptimizeNone) && !passes::isReplayOnly(F))
       return true;
   return false;
 }
@@ -227,7 +235,7 @@ struct ThreadTarget {
 /// TargetMachine is not for concurrent use.
 llvm::Expected<ThreadTarget *> threadTarget(const CompileOptions &Options) {
   thread_local llvm::StringMap<ThreadTarget> Targets;
-  std::string Key = Options.TargetCpu + (Options.OptLevel >= 2 ? "/O2" : "/O1");
+  std::string Key = Options.TargetCpu + "/O" + std::to_string(std::min(Options.OptLevel, 2u));
   ThreadTarget &T = Targets[Key];
   if (!T.TM) {
     auto TM = createTargetMachine(Options);

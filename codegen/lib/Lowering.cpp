@@ -531,6 +531,7 @@ llvm::Expected<KernelInfo> describeKernel(ModuleLowering &ML, size_t FI, const L
   if (!Block)
     return Block.takeError();
   if (*Block) {
+    passes::markReplayOnly(*ML.Functions[FI]); // the block function has its own copy of the thread's code
     K.BlockSymbol = (*Block)->getName().str();
     wrapBlockRange(ML, *Block); // renames the block function: its name is read first
   }

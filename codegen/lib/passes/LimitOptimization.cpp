@@ -16,16 +16,27 @@
 
 using namespace llvm;
 
+namespace {
+void leaveUnoptimized(Function &F) {
+  F.removeFnAttr(Attribute::AlwaysInline);
+  F.addFnAttr(Attribute::NoInline);
+  F.addFnAttr(Attribute::OptimizeNone);
+}
+} // namespace
+
 PreservedAnalyses ptxforge::codegen::passes::LimitOptimizationPass::run(Module &M, ModuleAnalysisManager &) {
-  if (!Budget)
-    return PreservedAnalyses::all();
   bool Changed = false;
   for (Function &F : M) {
-    if (F.isDeclaration() || F.getInstructionCount() <= Budget)
+    if (F.isDeclaration() || F.hasOptNone())
       continue;
-    F.removeFnAttr(Attribute::AlwaysInline);
-    F.addFnAttr(Attribute::NoInline);
-    F.addFnAttr(Attribute::OptimizeNone);
+    if (isReplayOnly(F)) {
+      leaveUnoptimized(F);
+      Changed = true;
+      continue;
+    }
+    if (!Budget || F.getInstructionCount() <= Budget)
+      continue;
+    leaveUnoptimized(F);
     OptimizationRemarkMissed R("ptxforge-budget", "FunctionTooLarge", &F);
     R << F.getName() << " is compiled without optimization: " << std::to_string(F.getInstructionCount())
       << " instructions, more than the budget of " << std::to_string(Budget);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/IR/Function.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/PassManager.h"
 #include "llvm/Support/Error.h"
@@ -136,7 +137,17 @@ PTXFORGE_PASS_WITH_SETTING(WidenThreadLoopsPass, Function, unsigned, Lanes)
 
 /// Functions over Budget instructions (CompileOptions::FunctionSizeBudget; 0: no limit) are left unoptimized
 /// (optnone, noinline), with a missed-optimization remark, so that no input makes the optimizer run without bound.
+/// So are replay-only functions (isReplayOnly), without a remark.
 PTXFORGE_PASS_WITH_SETTING(LimitOptimizationPass, Module, unsigned, Budget)
+
+/// The thread function of a kernel that the lowering gave a block function: every launch runs the block function
+/// (with its own copy of the thread's code), and the thread function runs only when a launch has faulted, to
+/// replay the faulting block thread by thread and name the thread (exec/Launch.cpp: locateByReplay). Its speed
+/// does not matter, so it is compiled without optimization (LimitOptimizationPass), by the code generator's fast
+/// path for optnone functions: optimized, it was a fifth of a module's code and of its compile time.
+inline constexpr const char *ReplayOnlyAttr = "ptxforge-replay-only";
+inline void markReplayOnly(llvm::Function &F) { F.addFnAttr(ReplayOnlyAttr); }
+inline bool isReplayOnly(const llvm::Function &F) { return F.hasFnAttribute(ReplayOnlyAttr); }
 
 /// The warp rendezvous (WarpRendezvous.h) over a thread function with marked cuts (Markers.h): each rendezvous
 /// call becomes a cut edge, a collective's with its inputs deposited in the warp slots. In a compile it runs on the
