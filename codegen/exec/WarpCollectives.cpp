@@ -4,6 +4,7 @@
 // exited lanes) has deposited its inputs. The first lane to see the slot complete computes every lane's
 // outputs at once, so memory read or written by the warp as a whole (ldmatrix/stmatrix) is accessed in one
 // step, as on the GPU.
+#include "MatrixProduct.h"
 #include "Runtime.h"
 #include "WarpCompute.h"
 
@@ -239,6 +240,24 @@ void decodeFragment(uint32_t T, const uint64_t *R, unsigned NRegs, double *Out) 
     for (unsigned I = 0; I < 4 * NRegs; ++I)
       Out[I] = static_cast<uint8_t>(R[I >> 2] >> (8 * (I & 3)));
     return;
+  case ETBF16:
+    for (unsigned I = 0; I < NRegs; ++I) {
+      Out[2 * I] = bf16ToFloat(static_cast<uint16_t>(R[I]));
+      Out[2 * I + 1] = bf16ToFloat(static_cast<uint16_t>(R[I] >> 16));
+    }
+    return;
+  case ETTF32:
+    for (unsigned I = 0; I < NRegs; ++I)
+      Out[I] = decode(ETTF32, R[I]);
+    return;
+  case ETF32:
+    for (unsigned I = 0; I < NRegs; ++I)
+      Out[I] = decode(ETF32, R[I]);
+    return;
+  case ETF64:
+    for (unsigned I = 0; I < NRegs; ++I)
+      Out[I] = decode(ETF64, R[I]);
+    return;
   default:
     for (unsigned I = 0, E = fragElems(T, NRegs); I < E; ++I)
       Out[I] = decode(T, fragElem(R, T, I));
@@ -397,47 +416,15 @@ void gatherFragment(const MmaShape &Sh, unsigned Frag, uint32_t T, uint32_t L, c
   }
 }
 
-/// D += A * B for rows of N elements (0: Sh.N, not known at compile time).
-template <unsigned N> void multiplyRows(const MmaShape &Sh, MmaMatrices &M) {
-  unsigned Cols = N ? N : Sh.N;
-  for (unsigned I = 0; I < Sh.M; ++I)
-    for (unsigned K = 0; K < Sh.K; ++K) {
-      double A = M.A[I * Sh.K + K], *D = M.D + I * Cols;
-      const double *B = M.B + K * Cols;
-      for (unsigned J = 0; J < Cols; ++J)
-        D[J] += A * B[J];
-    }
-}
-
-/// D = A * B + C, each element summed in k order from C: in double for floating types (exact for f16, bf16
-/// and tf32 products), in 64-bit integers for integer types (saturated to s32 when Sat).
-void multiply(const MmaShape &Sh, bool Int, bool Sat, MmaMatrices &M, int64_t *DI) {
-  unsigned MN = Sh.M * Sh.N;
-  if (Int) {
-    for (unsigned I = 0; I < MN; ++I)
-      DI[I] = static_cast<int64_t>(M.C[I]);
-    for (unsigned I = 0; I < Sh.M; ++I)
-      for (unsigned K = 0; K < Sh.K; ++K) {
-        int64_t A = static_cast<int64_t>(M.A[I * Sh.K + K]);
-        for (unsigned J = 0; J < Sh.N; ++J)
-          DI[I * Sh.N + J] += A * static_cast<int64_t>(M.B[K * Sh.N + J]);
-      }
-    if (Sat)
-      for (unsigned I = 0; I < MN; ++I)
-        DI[I] = std::clamp<int64_t>(DI[I], INT32_MIN, INT32_MAX);
+/// D = A * B + C, each element summed in k order from C in double (multiplyMatrices); for integer types the sums
+/// are exact integers (below 2^53), truncated to s32 or saturated when Sat.
+void multiply(const MmaShape &Sh, bool Int, bool Sat, bool ExactProducts, MmaMatrices &M, int64_t *DI) {
+  multiplyMatrices(Sh.M, Sh.N, Sh.K, M.A, M.B, M.C, M.D, ExactProducts);
+  if (!Int)
     return;
-  }
-  std::copy(M.C, M.C + MN, M.D);
-  switch (Sh.N) { // a row length known at compile time lets the compiler vectorize the rows
-  case 8:
-    return multiplyRows<8>(Sh, M);
-  case 16:
-    return multiplyRows<16>(Sh, M);
-  case 32:
-    return multiplyRows<32>(Sh, M);
-  default:
-    return multiplyRows<0>(Sh, M);
-  }
+  for (unsigned I = 0, MN = Sh.M * Sh.N; I < MN; ++I)
+    DI[I] =
+        Sat ? std::clamp<int64_t>(static_cast<int64_t>(M.D[I]), INT32_MIN, INT32_MAX) : static_cast<int64_t>(M.D[I]);
 }
 
 /// Lane L's ND D registers from the product, in the fragment layout.
@@ -459,42 +446,108 @@ void scatterD(const MmaShape &Sh, uint32_t TD, bool Int, uint32_t L, unsigned ND
   }
 }
 
+/// Lane L's input register K (A's, then B's, then C's registers).
+[[gnu::always_inline]] inline uint64_t inputRegister(const CollectiveSlot &S, const MmaCall &Call, uint32_t L,
+                                                     unsigned K) {
+  return Call.Pack ? (S.In[L][K / 2] >> (32 * (K & 1))) & 0xffffffffu : S.In[L][K];
+}
+
+/// A full warp's wmma fragment Frag (0 A, 1 B, 2 C: type T, NRegs registers from input register First) decoded
+/// into Out in the fragment's order (row-major A and C, column-major B). Lanes L0... hold the last whole copy of
+/// the matrix, in order: what gatherFragment leaves, lane by lane, when every lane takes part. False for a
+/// fragment whose elements do not tile the matrix.
+bool warpFragment(const CollectiveSlot &S, const MmaCall &Call, const MmaShape &Sh, unsigned Frag, uint32_t T,
+                  unsigned First, unsigned NRegs, double *Out) {
+  unsigned Total = (Frag == 1 ? Sh.K : Sh.M) * (Frag == 0 ? Sh.K : Sh.N), E = fragElems(T, NRegs);
+  if (!E || NRegs > 16 || Total % E || (32 * E) % Total)
+    return false;
+  unsigned L0 = 32 - Total / E;
+  if (T == ETF16) { // the common case, converted 16 halves at a time
+    uint16_t Halves[1024];
+    for (unsigned L = L0; L < 32; ++L)
+      for (unsigned R = 0; R < NRegs; ++R) {
+        uint32_t W = static_cast<uint32_t>(inputRegister(S, Call, L, First + R));
+        unsigned At = ((L - L0) * NRegs + R) * 2;
+        Halves[At] = static_cast<uint16_t>(W), Halves[At + 1] = static_cast<uint16_t>(W >> 16);
+      }
+    halvesToDoubles(Halves, Total, Out);
+    return true;
+  }
+  for (unsigned L = L0; L < 32; ++L) {
+    uint64_t Regs[16];
+    for (unsigned R = 0; R < NRegs; ++R)
+      Regs[R] = inputRegister(S, Call, L, First + R);
+    decodeFragment(T, Regs, NRegs, Out + (L - L0) * E);
+  }
+  return true;
+}
+
+/// The A, B and C matrices of a wmma in which every lane takes part, from whole copies of the fragments; false
+/// where only the lane-by-lane gather knows the layout.
+bool gatherWarpWmma(const CollectiveSlot &S, const MmaCall &Call, const MmaShape &Sh, uint32_t TA, uint32_t TB,
+                    uint32_t TC, MmaMatrices &M) {
+  if (!Sh.Wmma || S.Participants != 0xffffffffu)
+    return false;
+  double BCols[512];
+  if (!warpFragment(S, Call, Sh, 0, TA, 0, Call.NA, M.A) ||
+      !warpFragment(S, Call, Sh, 1, TB, Call.NA, Call.NB, BCols) ||
+      !warpFragment(S, Call, Sh, 2, TC, Call.NA + Call.NB, Call.NC, M.C))
+    return false;
+  for (unsigned J = 0; J < Sh.N; ++J) // column-major fragment -> the row-major B the product takes
+    for (unsigned K = 0; K < Sh.K; ++K)
+      M.B[K * Sh.N + J] = BCols[J * Sh.K + K];
+  return true;
+}
+
 /// The product of one mma for every lane of the slot: gathers the fragments, multiplies, writes each lane's D.
 void computeMma(CollectiveSlot &S, const MmaCall &Call) {
   MmaShape Sh = shapeOf(Call.Code);
   uint32_t TA = (Call.Code >> 4) & 15, TB = (Call.Code >> 8) & 15, TC = (Call.Code >> 12) & 15,
            TD = (Call.Code >> 16) & 15;
   bool Sat = Call.Code >> 20 & 1, Int = TD == ETS32;
-  MmaMatrices M; // zero where no lane (an exited one) provides an element
-  std::fill(M.A, M.A + Sh.M * Sh.K, 0.0);
-  std::fill(M.B, M.B + Sh.K * Sh.N, 0.0);
-  std::fill(M.C, M.C + Sh.M * Sh.N, 0.0);
-  auto regs = [&](uint32_t L, unsigned First, unsigned Count, uint64_t *Dst) {
-    for (unsigned I = 0; I < Count; ++I) {
-      unsigned K = First + I;
-      Dst[I] = Call.Pack ? (S.In[L][K / 2] >> (32 * (K & 1))) & 0xffffffffu : S.In[L][K];
-    }
-  };
-  unsigned NA = std::min(Call.NA, 16u), NB = std::min(Call.NB, 16u), NC = std::min(Call.NC, 16u);
-  forLanes(S.Participants, [&](uint32_t L) {
-    uint64_t RA[16] = {}, RB[16] = {}, RC[16] = {};
-    regs(L, 0, NA, RA);
-    regs(L, Call.NA, NB, RB);
-    regs(L, Call.NA + Call.NB, NC, RC);
-    gatherFragment(Sh, 0, TA, L, RA, NA, M);
-    gatherFragment(Sh, 1, TB, L, RB, NB, M);
-    gatherFragment(Sh, 2, TC, L, RC, NC, M);
-  });
+  MmaMatrices M;
+  if (!gatherWarpWmma(S, Call, Sh, TA, TB, TC, M)) {
+    // zero where no lane (an exited one) provides an element
+    std::fill(M.A, M.A + Sh.M * Sh.K, 0.0);
+    std::fill(M.B, M.B + Sh.K * Sh.N, 0.0);
+    std::fill(M.C, M.C + Sh.M * Sh.N, 0.0);
+    unsigned NA = std::min(Call.NA, 16u), NB = std::min(Call.NB, 16u), NC = std::min(Call.NC, 16u);
+    forLanes(S.Participants, [&](uint32_t L) {
+      uint64_t RA[16] = {}, RB[16] = {}, RC[16] = {};
+      for (unsigned I = 0; I < NA; ++I)
+        RA[I] = inputRegister(S, Call, L, I);
+      for (unsigned I = 0; I < NB; ++I)
+        RB[I] = inputRegister(S, Call, L, Call.NA + I);
+      for (unsigned I = 0; I < NC; ++I)
+        RC[I] = inputRegister(S, Call, L, Call.NA + Call.NB + I);
+      gatherFragment(Sh, 0, TA, L, RA, NA, M);
+      gatherFragment(Sh, 1, TB, L, RB, NB, M);
+      gatherFragment(Sh, 2, TC, L, RC, NC, M);
+    });
+  }
   int64_t DI[256];
-  multiply(Sh, Int, Sat, M, DI);
+  multiply(Sh, Int, Sat, TA != ETF64, M, DI);
   unsigned ND = std::min<unsigned>(Call.ND, CollectiveSlot::MaxOut * 2);
+  // wmma: every element encoded once, each lane's registers a run of them (ED consecutive elements).
+  unsigned MN = Sh.M * Sh.N, ED = fragElems(TD, ND), DBits = elemBits(TD);
+  bool Runs = Sh.Wmma && ED && MN % ED == 0 && (DBits == 16 || DBits == 32 || DBits == 64);
+  uint64_t Enc[256];
+  if (Runs)
+    for (unsigned I = 0; I < MN; ++I)
+      Enc[I] = Int ? static_cast<uint32_t>(DI[I]) : encodeFloat(TD, M.D[I]);
   forLanes(S.Participants, [&](uint32_t L) {
     uint64_t RD[CollectiveSlot::MaxOut * 2] = {};
-    scatterD(Sh, TD, Int, L, ND, M, DI, RD);
+    if (Runs) {
+      const uint64_t *First = Enc + ((L * ED) & (MN - 1));
+      for (unsigned I = 0; I < ND; ++I)
+        RD[I] = DBits == 16 ? First[2 * I] | First[2 * I + 1] << 16 : First[I];
+    } else {
+      scatterD(Sh, TD, Int, L, ND, M, DI, RD);
+    }
     // D registers go back two per word when there are more than MaxOut of them.
     if (ND > CollectiveSlot::MaxOut)
-      for (unsigned I = 0; I < ND; ++I)
-        S.Out[L][I / 2] = (I & 1) ? (S.Out[L][I / 2] | (RD[I] & 0xffffffffu) << 32) : (RD[I] & 0xffffffffu);
+      for (unsigned I = 0; I < ND; I += 2)
+        S.Out[L][I / 2] = (RD[I] & 0xffffffffu) | (I + 1 < ND ? (RD[I + 1] & 0xffffffffu) << 32 : 0);
     else
       for (unsigned I = 0; I < ND; ++I)
         S.Out[L][I] = RD[I];
@@ -710,12 +763,14 @@ static void ptxrt_mma(ThreadContext *C, uint32_t Code, uint32_t NA, uint32_t NB,
   uint64_t Packed[CollectiveSlot::MaxIn] = {};
   unsigned N = NA + NB + NC;
   bool Pack = N > CollectiveSlot::MaxIn;
-  for (unsigned I = 0; I < N && I < 2 * CollectiveSlot::MaxIn; ++I) {
-    if (Pack)
-      Packed[I / 2] |= (In[I] & 0xffffffffu) << (32 * (I & 1));
-    else
-      Packed[I] = In[I];
-  }
+  N = std::min(N, 2 * CollectiveSlot::MaxIn);
+  if (Pack) // whole words, not an OR into memory per register: that chain of stores and loads was most of the call
+    for (unsigned I = 0; I < N / 2; ++I)
+      Packed[I] = (In[2 * I] & 0xffffffffu) | In[2 * I + 1] << 32;
+  if (Pack && N % 2)
+    Packed[N / 2] = In[N - 1] & 0xffffffffu;
+  if (!Pack)
+    std::copy(In, In + std::min(N, CollectiveSlot::MaxIn), Packed);
   uint64_t O[CollectiveSlot::MaxOut] = {};
   uint32_t Key = Code ^ (NA << 24) ^ (NB << 27);
   collective(C, Code & (1u << 23) ? CKWmma : CKMma, 0xffffffffu, Key, Packed, Pack ? (N + 1) / 2 : N, O,
@@ -747,6 +802,28 @@ static void ptxrt_wmma_ldst(ThreadContext *C, uint32_t Code, uint32_t Which, uin
   // The lane's elements are consecutive in the fragment's order: step from the first one's position.
   unsigned Row, Col;
   wmmaPos(R, Cc, FragColMajor, E, C->LaneId, 0, Row, Col);
+  if (ColMajor == FragColMajor && Bits >= 8 && E * Bytes <= 256) {
+    // Memory in the fragment's order: the elements are runs of whole rows (columns), copied as bytes.
+    unsigned Len = FragColMajor ? R : Cc, Lines = FragColMajor ? Cc : R;
+    unsigned Minor = FragColMajor ? Row : Col, Major = FragColMajor ? Col : Row;
+    alignas(8) char Buf[256];
+    if (Which == 3)
+      for (unsigned I = 0; I < NRegs; ++I)
+        storeElem(Buf + I * (Bits == 64 ? 8 : 4), Bits == 64 ? 8 : 4, Regs[I]);
+    for (unsigned Done = 0; Done < E; Minor = 0, Major = Major + 1 == Lines ? 0 : Major + 1) {
+      unsigned Run = std::min(E - Done, Len - Minor);
+      char *P = Ptr + (uint64_t(Major) * Stride + Minor) * Bytes;
+      if (Which == 3)
+        memcpy(P, Buf + Done * Bytes, Run * Bytes);
+      else
+        memcpy(Buf + Done * Bytes, P, Run * Bytes);
+      Done += Run;
+    }
+    if (Which != 3)
+      for (unsigned I = 0; I < NRegs; ++I)
+        Regs[I] = loadElem(Buf + I * (Bits == 64 ? 8 : 4), Bits == 64 ? 8 : 4);
+    return;
+  }
   for (unsigned I = 0; I < E; ++I, nextPosition(R, Cc, FragColMajor, Row, Col)) {
     uint64_t Off = ColMajor ? uint64_t(Col) * Stride + Row : uint64_t(Row) * Stride + Col;
     char *P = Ptr + Off * Bytes;
