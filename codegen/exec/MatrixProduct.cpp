@@ -3,11 +3,17 @@
 #include "MatrixProduct.h"
 #include "Runtime.h"
 
+#include <cstring>
 #include <immintrin.h>
 
 using namespace ptxforge::codegen::exec;
 
 namespace {
+
+bool hasAvx512() {
+  static const bool Has = (__builtin_cpu_init(), __builtin_cpu_supports("avx512f"));
+  return Has;
+}
 
 void multiplyScalar(unsigned M, unsigned N, unsigned K, const double *A, const double *B, const double *C, double *D) {
   for (unsigned I = 0; I < M * N; ++I)
@@ -52,8 +58,7 @@ using Kernel = void (*)(unsigned, unsigned, const double *, const double *, cons
 
 /// The AVX-512 kernel for rows of N doubles, or null (no AVX-512, or a shape without one).
 Kernel avx512Kernel(unsigned M, unsigned N, bool Fused) {
-  static const bool Has = __builtin_cpu_supports("avx512f");
-  if (!Has || M % 4)
+  if (!hasAvx512() || M % 4)
     return nullptr;
   switch (N) {
   case 8:
@@ -78,6 +83,43 @@ Kernel avx512Kernel(unsigned M, unsigned N, bool Fused) {
     Out[I] = halfToFloat(In[I]);
 }
 
+/// An f32 bit pattern ANDed with Mask (tf32: the low 13 bits cleared) as a double.
+[[gnu::always_inline]] inline double floatBitsScalar(uint32_t Bits, uint32_t Mask) {
+  uint32_t U = Bits & Mask;
+  float F;
+  memcpy(&F, &U, 4);
+  return F;
+}
+
+[[gnu::target("avx512f")]] void floatBitsAvx512(const uint32_t *In, unsigned Count, uint32_t Mask, double *Out) {
+  unsigned I = 0;
+  __m256i M = _mm256_set1_epi32(static_cast<int>(Mask));
+  for (; I + 8 <= Count; I += 8) {
+    __m256i V = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(In + I)), M);
+    _mm512_storeu_pd(Out + I, _mm512_maskz_cvtps_pd(0xff, _mm256_castsi256_ps(V)));
+  }
+  for (; I < Count; ++I)
+    Out[I] = floatBitsScalar(In[I], Mask);
+}
+
+[[gnu::target("avx512f")]] void doublesToF32Avx512(const double *In, unsigned Count, uint32_t *Out) {
+  unsigned I = 0;
+  for (; I + 8 <= Count; I += 8)
+    _mm256_storeu_ps(reinterpret_cast<float *>(Out + I), _mm512_maskz_cvtpd_ps(0xff, _mm512_loadu_pd(In + I)));
+  for (; I < Count; ++I) {
+    float F = static_cast<float>(In[I]);
+    memcpy(Out + I, &F, 4);
+  }
+}
+
+/// Count f32 bit patterns, each ANDed with Mask, as doubles.
+void floatBits(const uint32_t *In, unsigned Count, uint32_t Mask, double *Out) {
+  if (hasAvx512())
+    return floatBitsAvx512(In, Count, Mask, Out);
+  for (unsigned I = 0; I < Count; ++I)
+    Out[I] = floatBitsScalar(In[I], Mask);
+}
+
 } // namespace
 
 void ptxforge::codegen::exec::multiplyMatrices(unsigned M, unsigned N, unsigned K, const double *A, const double *B,
@@ -87,10 +129,64 @@ void ptxforge::codegen::exec::multiplyMatrices(unsigned M, unsigned N, unsigned 
   multiplyScalar(M, N, K, A, B, C, D);
 }
 
-void ptxforge::codegen::exec::halvesToDoubles(const uint16_t *In, unsigned Count, double *Out) {
-  static const bool Has = __builtin_cpu_supports("avx512f");
-  if (Has)
-    return halvesAvx512(In, Count, Out);
-  for (unsigned I = 0; I < Count; ++I)
-    Out[I] = halfToFloat(In[I]);
+bool ptxforge::codegen::exec::decodeElements(uint32_t T, const void *In, unsigned Count, double *Out) {
+  constexpr unsigned Max = 1024; // the largest fragment copy: mma m16n8k64's A of 4-bit elements
+  if (Count > Max)
+    return false;
+  switch (T) {
+  case MEF16: {
+    uint16_t H[Max];
+    memcpy(H, In, Count * 2);
+    if (hasAvx512())
+      halvesAvx512(H, Count, Out);
+    else
+      for (unsigned I = 0; I < Count; ++I)
+        Out[I] = halfToFloat(H[I]);
+    return true;
+  }
+  case MEBF16: {
+    uint16_t H[Max];
+    uint32_t W[Max];
+    memcpy(H, In, Count * 2);
+    for (unsigned I = 0; I < Count; ++I)
+      W[I] = static_cast<uint32_t>(H[I]) << 16;
+    floatBits(W, Count, ~0u, Out);
+    return true;
+  }
+  case METF32:
+  case MEF32: {
+    uint32_t W[Max];
+    memcpy(W, In, Count * 4);
+    floatBits(W, Count, T == METF32 ? ~0x1fffu : ~0u, Out);
+    return true;
+  }
+  case MEF64:
+    memcpy(Out, In, Count * 8);
+    return true;
+  case MES8:
+  case MEU8: {
+    const auto *B = static_cast<const unsigned char *>(In);
+    for (unsigned I = 0; I < Count; ++I)
+      Out[I] = T == MES8 ? static_cast<double>(static_cast<int8_t>(B[I])) : static_cast<double>(B[I]);
+    return true;
+  }
+  case MES32: {
+    int32_t W[Max];
+    memcpy(W, In, Count * 4);
+    for (unsigned I = 0; I < Count; ++I)
+      Out[I] = W[I];
+    return true;
+  }
+  default:
+    return false;
+  }
+}
+
+void ptxforge::codegen::exec::doublesToF32(const double *In, unsigned Count, uint32_t *Out) {
+  if (hasAvx512())
+    return doublesToF32Avx512(In, Count, Out);
+  for (unsigned I = 0; I < Count; ++I) {
+    float F = static_cast<float>(In[I]);
+    memcpy(Out + I, &F, 4);
+  }
 }

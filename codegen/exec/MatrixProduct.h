@@ -15,7 +15,28 @@ namespace ptxforge::codegen::exec {
 void multiplyMatrices(unsigned M, unsigned N, unsigned K, const double *A, const double *B, const double *C, double *D,
                       bool ExactProducts);
 
-/// Count f16 values (bit patterns) as doubles, exactly.
-void halvesToDoubles(const uint16_t *In, unsigned Count, double *Out);
+/// Element encodings of matrix fragments, as ptxrt_mma numbers them (Code bits 4-19).
+enum MatrixElement : uint32_t {
+  MENone,
+  MEF16,
+  MEBF16,
+  METF32,
+  MEF32,
+  MEF64,
+  MES8,
+  MEU8,
+  MES32,
+  MES4,
+  MEU4,
+  MEE4M3,
+  MEE5M2
+};
+
+/// Count elements of type T (f16, bf16, tf32, f32, f64, s8, u8 or s32), stored packed and little-endian at In,
+/// as the doubles a product takes (tf32: its low 13 bits cleared), exactly. False for the other types.
+bool decodeElements(uint32_t T, const void *In, unsigned Count, double *Out);
+
+/// Count doubles rounded to f32 (to nearest), as bit patterns.
+void doublesToF32(const double *In, unsigned Count, uint32_t *Out);
 
 } // namespace ptxforge::codegen::exec

@@ -103,7 +103,8 @@ void collective(ThreadContext *C, uint32_t Kind, uint32_t Mask, uint32_t Site, c
 
 // ---- element encodings for mma/wmma ----
 // The per-element helpers are forced inline: a wmma moves 1.3K elements, and calls to them were half its time.
-enum ElemType : uint32_t { ETNone, ETF16, ETBF16, ETTF32, ETF32, ETF64, ETS8, ETU8, ETS32, ETS4, ETU4, ETE4M3, ETE5M2 };
+constexpr uint32_t ETNone = MENone, ETF16 = MEF16, ETBF16 = MEBF16, ETTF32 = METF32, ETF32 = MEF32, ETF64 = MEF64,
+                   ETS8 = MES8, ETU8 = MEU8, ETS32 = MES32, ETS4 = MES4, ETU4 = MEU4, ETE4M3 = MEE4M3, ETE5M2 = MEE5M2;
 
 [[gnu::always_inline]] inline unsigned elemBits(uint32_t T) {
   switch (T) {
@@ -461,25 +462,20 @@ bool warpFragment(const CollectiveSlot &S, const MmaCall &Call, const MmaShape &
   unsigned Total = (Frag == 1 ? Sh.K : Sh.M) * (Frag == 0 ? Sh.K : Sh.N), E = fragElems(T, NRegs);
   if (!E || NRegs > 16 || Total % E || (32 * E) % Total)
     return false;
-  unsigned L0 = 32 - Total / E;
-  if (T == ETF16) { // the common case, converted 16 halves at a time
-    uint16_t Halves[1024];
-    for (unsigned L = L0; L < 32; ++L)
-      for (unsigned R = 0; R < NRegs; ++R) {
-        uint32_t W = static_cast<uint32_t>(inputRegister(S, Call, L, First + R));
-        unsigned At = ((L - L0) * NRegs + R) * 2;
-        Halves[At] = static_cast<uint16_t>(W), Halves[At + 1] = static_cast<uint16_t>(W >> 16);
-      }
-    halvesToDoubles(Halves, Total, Out);
-    return true;
-  }
+  unsigned L0 = 32 - Total / E, RegBytes = elemBits(T) == 64 ? 8 : 4;
+  // The copy's registers back to back: its elements packed in order, as the lanes loaded them.
+  alignas(8) unsigned char Bytes[32 * 16 * 8];
+  unsigned char *P = Bytes;
   for (unsigned L = L0; L < 32; ++L) {
-    uint64_t Regs[16];
-    for (unsigned R = 0; R < NRegs; ++R)
-      Regs[R] = inputRegister(S, Call, L, First + R);
-    decodeFragment(T, Regs, NRegs, Out + (L - L0) * E);
+    if (Call.Pack) { // registers 2k and 2k + 1 are the low and high halves of word k
+      memcpy(P, reinterpret_cast<const unsigned char *>(S.In[L]) + First * 4, NRegs * 4);
+      P += NRegs * 4;
+      continue;
+    }
+    for (unsigned R = 0; R < NRegs; ++R, P += RegBytes)
+      memcpy(P, &S.In[L][First + R], RegBytes);
   }
-  return true;
+  return decodeElements(T, Bytes, Total, Out);
 }
 
 /// The A, B and C matrices of a wmma in which every lane takes part, from whole copies of the fragments; false
@@ -531,6 +527,16 @@ void computeMma(CollectiveSlot &S, const MmaCall &Call) {
   // wmma: every element encoded once, each lane's registers a run of them (ED consecutive elements).
   unsigned MN = Sh.M * Sh.N, ED = fragElems(TD, ND), DBits = elemBits(TD);
   bool Runs = Sh.Wmma && ED && MN % ED == 0 && (DBits == 16 || DBits == 32 || DBits == 64);
+  if (Runs && DBits == 32 && ND > CollectiveSlot::MaxOut) { // packed two per word: each lane's run as it is
+    uint32_t Words[256];
+    if (TD == ETF32)
+      doublesToF32(M.D, MN, Words);
+    else
+      for (unsigned I = 0; I < MN; ++I)
+        Words[I] = static_cast<uint32_t>(Int ? DI[I] : encodeFloat(TD, M.D[I]));
+    forLanes(S.Participants, [&](uint32_t L) { memcpy(S.Out[L], Words + ((L * ED) & (MN - 1)), ND * 4); });
+    return;
+  }
   uint64_t Enc[256];
   if (Runs)
     for (unsigned I = 0; I < MN; ++I)
