@@ -120,7 +120,22 @@ void floatBits(const uint32_t *In, unsigned Count, uint32_t Mask, double *Out) {
     Out[I] = floatBitsScalar(In[I], Mask);
 }
 
+[[gnu::target("avx512f")]] void copyWordsAvx512(void *Dst, const void *Src, unsigned Count) {
+  auto *D = static_cast<char *>(Dst);
+  const auto *S = static_cast<const char *>(Src);
+  for (unsigned I = 0; I < Count; I += 16) {
+    __mmask16 M = static_cast<__mmask16>(Count - I >= 16 ? 0xffffu : (1u << (Count - I)) - 1);
+    _mm512_mask_storeu_epi32(D + 4 * I, M, _mm512_maskz_loadu_epi32(M, S + 4 * I));
+  }
+}
+
 } // namespace
+
+void ptxforge::codegen::exec::copyWords(void *Dst, const void *Src, unsigned Count) {
+  if (hasAvx512())
+    return copyWordsAvx512(Dst, Src, Count);
+  memcpy(Dst, Src, size_t(Count) * 4);
+}
 
 void ptxforge::codegen::exec::multiplyMatrices(unsigned M, unsigned N, unsigned K, const double *A, const double *B,
                                                const double *C, double *D, bool ExactProducts) {

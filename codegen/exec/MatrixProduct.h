@@ -36,6 +36,11 @@ enum MatrixElement : uint32_t {
 /// as the doubles a product takes (tf32: its low 13 bits cleared), exactly. False for the other types.
 bool decodeElements(uint32_t T, const void *In, unsigned Count, double *Out);
 
+/// Copies Count 4-byte words (at most 32: a fragment's registers) between unaligned addresses, with masked vector
+/// moves where the CPU has them: memcpy of a size known only at run time became `rep movs` or a call, whose
+/// startup cost more than the copy (it was a fifth of a wmma loop's time).
+void copyWords(void *Dst, const void *Src, unsigned Count);
+
 /// Count doubles rounded to f32 (to nearest), as bit patterns.
 void doublesToF32(const double *In, unsigned Count, uint32_t *Out);
 

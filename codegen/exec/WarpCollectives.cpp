@@ -468,7 +468,7 @@ bool warpFragment(const CollectiveSlot &S, const MmaCall &Call, const MmaShape &
   unsigned char *P = Bytes;
   for (unsigned L = L0; L < 32; ++L) {
     if (Call.Pack) { // registers 2k and 2k + 1 are the low and high halves of word k
-      memcpy(P, reinterpret_cast<const unsigned char *>(S.In[L]) + First * 4, NRegs * 4);
+      copyWords(P, reinterpret_cast<const unsigned char *>(S.In[L]) + First * 4, NRegs);
       P += NRegs * 4;
       continue;
     }
@@ -496,7 +496,9 @@ bool gatherWarpWmma(const CollectiveSlot &S, const MmaCall &Call, const MmaShape
 }
 
 /// The product of one mma for every lane of the slot: gathers the fragments, multiplies, writes each lane's D.
-void computeMma(CollectiveSlot &S, const MmaCall &Call) {
+// Out of line: its 20 KiB of matrices would otherwise be every lane's frame in ptxrt_mma, probed page by page on
+// each call, on 32 fiber stacks per product.
+[[gnu::noinline]] void computeMma(CollectiveSlot &S, const MmaCall &Call) {
   MmaShape Sh = shapeOf(Call.Code);
   uint32_t TA = (Call.Code >> 4) & 15, TB = (Call.Code >> 8) & 15, TC = (Call.Code >> 12) & 15,
            TD = (Call.Code >> 16) & 15;
@@ -534,7 +536,13 @@ void computeMma(CollectiveSlot &S, const MmaCall &Call) {
     else
       for (unsigned I = 0; I < MN; ++I)
         Words[I] = static_cast<uint32_t>(Int ? DI[I] : encodeFloat(TD, M.D[I]));
-    forLanes(S.Participants, [&](uint32_t L) { memcpy(S.Out[L], Words + ((L * ED) & (MN - 1)), ND * 4); });
+    forLanes(S.Participants, [&](uint32_t L) {
+      const uint32_t *Run = Words + ((L * ED) & (MN - 1));
+      if (ND == 8) // the usual f32 fragment: a copy of known size, which loads what the vector stores just wrote
+        memcpy(S.Out[L], Run, 32);
+      else
+        copyWords(S.Out[L], Run, ND);
+    });
     return;
   }
   uint64_t Enc[256];
@@ -761,34 +769,43 @@ static uint32_t ptxrt_movmatrix(ThreadContext *C, uint32_t A) {
 }
 
 /// mma.sync / wmma.mma.sync. Code: bits 0-3 shape, 4-7 A type, 8-11 B type, 12-15 C type, 16-19 D type,
-/// bit 20 satfinite, bit 23 wmma. In: NA A registers, NB B
-/// registers, NC C registers (each a 64-bit word); Out: the D registers.
+/// bit 20 satfinite, bit 21 registers as 32-bit words, bit 23 wmma. In: NA A registers, NB B registers, NC C
+/// registers (64-bit words, or 32-bit ones with bit 21, padded to an even count); Out: the D registers, alike.
 static void ptxrt_mma(ThreadContext *C, uint32_t Code, uint32_t NA, uint32_t NB, uint32_t NC, uint32_t ND,
-                      const uint64_t *In, uint64_t *Out) {
-  // Inputs may not fit one slot's words: wmma has 8 + 8 + 8 registers of 32 bits, so pack two per word.
-  uint64_t Packed[CollectiveSlot::MaxIn] = {};
-  unsigned N = NA + NB + NC;
+                      const void *In, void *Out) {
+  // Inputs may not fit one slot's words: wmma has 8 + 8 + 8 registers of 32 bits, so pack two per word (little
+  // endian: 32-bit words in memory are packed already). No zeroing: the slot takes the words given, no more.
+  bool Words = Code >> 21 & 1;
+  unsigned N = std::min(NA + NB + NC, 2 * CollectiveSlot::MaxIn);
   bool Pack = N > CollectiveSlot::MaxIn;
-  N = std::min(N, 2 * CollectiveSlot::MaxIn);
-  if (Pack) // whole words, not an OR into memory per register: that chain of stores and loads was most of the call
-    for (unsigned I = 0; I < N / 2; ++I)
-      Packed[I] = (In[2 * I] & 0xffffffffu) | In[2 * I + 1] << 32;
-  if (Pack && N % 2)
-    Packed[N / 2] = In[N - 1] & 0xffffffffu;
-  if (!Pack)
-    std::copy(In, In + std::min(N, CollectiveSlot::MaxIn), Packed);
-  uint64_t O[CollectiveSlot::MaxOut] = {};
+  uint64_t Packed[CollectiveSlot::MaxIn];
+  const auto *In32 = static_cast<const uint32_t *>(In);
+  const auto *In64 = static_cast<const uint64_t *>(In);
+  // Loads as wide as the generated code's stores, which they read right after: a wider load would wait for the
+  // stores to retire instead of taking their data (a fifth of a wmma loop's time, as `rep movs` or masked moves).
+  for (unsigned I = 0; Pack && Words && I < (N + 1) / 2; ++I)
+    Packed[I] = In32[2 * I] | uint64_t(In32[2 * I + 1]) << 32;
+  for (unsigned I = 0; Pack && !Words && I < (N + 1) / 2; ++I)
+    Packed[I] = (In64[2 * I] & 0xffffffffu) | (2 * I + 1 < N ? In64[2 * I + 1] << 32 : 0);
+  for (unsigned I = 0; !Pack && I < N; ++I)
+    Packed[I] = Words ? In32[I] : In64[I];
+  uint64_t O[CollectiveSlot::MaxOut];
   uint32_t Key = Code ^ (NA << 24) ^ (NB << 27);
   collective(C, Code & (1u << 23) ? CKWmma : CKMma, 0xffffffffu, Key, Packed, Pack ? (N + 1) / 2 : N, O,
              std::min<unsigned>(ND, CollectiveSlot::MaxOut), [=](CollectiveSlot &S) {
                computeMma(S, {Code, NA, NB, NC, ND, Pack});
              });
-  if (ND > CollectiveSlot::MaxOut)
+  ND = std::min<unsigned>(ND, 2 * CollectiveSlot::MaxOut);
+  if (ND > CollectiveSlot::MaxOut && Words)
     for (unsigned I = 0; I < ND; ++I)
-      Out[I] = (O[I / 2] >> (32 * (I & 1))) & 0xffffffffu;
+      static_cast<uint32_t *>(Out)[I] = static_cast<uint32_t>(O[I / 2] >> (32 * (I & 1)));
+  else if (ND > CollectiveSlot::MaxOut)
+    for (unsigned I = 0; I < ND; ++I)
+      static_cast<uint64_t *>(Out)[I] = (O[I / 2] >> (32 * (I & 1))) & 0xffffffffu;
   else
     for (unsigned I = 0; I < ND; ++I)
-      Out[I] = O[I];
+      Words ? void(static_cast<uint32_t *>(Out)[I] = static_cast<uint32_t>(O[I]))
+            : void(static_cast<uint64_t *>(Out)[I] = O[I]);
 }
 
 /// wmma.load.{a,b,c} (Which 0/1/2) and wmma.store.d (Which 3): per-lane accesses in this implementation's
