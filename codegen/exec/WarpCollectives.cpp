@@ -384,6 +384,19 @@ struct MmaMatrices {
   double A[1024], B[512], C[256], D[256];
 };
 
+/// Everything one product works in (27 KiB). One per worker thread, not on the computing lane's fiber stack: a
+/// new stack per warp pushed the 256 fibers' frames out of the caches, and each lane reloads its frame after
+/// every switch. A product never yields, so one at a time runs on a worker.
+struct MmaScratch {
+  MmaMatrices M;
+  double BCols[512];
+  alignas(8) unsigned char Bytes[32 * 16 * 8];
+  int64_t DI[256];
+  uint32_t Words[256];
+  uint64_t Enc[256];
+};
+thread_local MmaScratch Scratch;
+
 /// Lane L's fragment Frag (0 A, 1 B, 2 C) into its matrix. A wmma fragment of E elements per lane holds
 /// elements L*E... of the matrix in row-major order (B: column-major), wrapping when the lanes hold more than
 /// the matrix has (every element then twice); all sizes are powers of two, so positions are masks and shifts.
@@ -464,8 +477,7 @@ bool warpFragment(const CollectiveSlot &S, const MmaCall &Call, const MmaShape &
     return false;
   unsigned L0 = 32 - Total / E, RegBytes = elemBits(T) == 64 ? 8 : 4;
   // The copy's registers back to back: its elements packed in order, as the lanes loaded them.
-  alignas(8) unsigned char Bytes[32 * 16 * 8];
-  unsigned char *P = Bytes;
+  unsigned char *Bytes = Scratch.Bytes, *P = Bytes;
   for (unsigned L = L0; L < 32; ++L) {
     if (Call.Pack) { // registers 2k and 2k + 1 are the low and high halves of word k
       copyWords(P, reinterpret_cast<const unsigned char *>(S.In[L]) + First * 4, NRegs);
@@ -484,7 +496,7 @@ bool gatherWarpWmma(const CollectiveSlot &S, const MmaCall &Call, const MmaShape
                     uint32_t TC, MmaMatrices &M) {
   if (!Sh.Wmma || S.Participants != 0xffffffffu)
     return false;
-  double BCols[512];
+  double *BCols = Scratch.BCols;
   if (!warpFragment(S, Call, Sh, 0, TA, 0, Call.NA, M.A) ||
       !warpFragment(S, Call, Sh, 1, TB, Call.NA, Call.NB, BCols) ||
       !warpFragment(S, Call, Sh, 2, TC, Call.NA + Call.NB, Call.NC, M.C))
@@ -503,7 +515,7 @@ bool gatherWarpWmma(const CollectiveSlot &S, const MmaCall &Call, const MmaShape
   uint32_t TA = (Call.Code >> 4) & 15, TB = (Call.Code >> 8) & 15, TC = (Call.Code >> 12) & 15,
            TD = (Call.Code >> 16) & 15;
   bool Sat = Call.Code >> 20 & 1, Int = TD == ETS32;
-  MmaMatrices M;
+  MmaMatrices &M = Scratch.M;
   if (!gatherWarpWmma(S, Call, Sh, TA, TB, TC, M)) {
     // zero where no lane (an exited one) provides an element
     std::fill(M.A, M.A + Sh.M * Sh.K, 0.0);
@@ -523,14 +535,14 @@ bool gatherWarpWmma(const CollectiveSlot &S, const MmaCall &Call, const MmaShape
       gatherFragment(Sh, 2, TC, L, RC, NC, M);
     });
   }
-  int64_t DI[256];
+  int64_t *DI = Scratch.DI;
   multiply(Sh, Int, Sat, TA != ETF64, M, DI);
   unsigned ND = std::min<unsigned>(Call.ND, CollectiveSlot::MaxOut * 2);
   // wmma: every element encoded once, each lane's registers a run of them (ED consecutive elements).
   unsigned MN = Sh.M * Sh.N, ED = fragElems(TD, ND), DBits = elemBits(TD);
   bool Runs = Sh.Wmma && ED && MN % ED == 0 && (DBits == 16 || DBits == 32 || DBits == 64);
   if (Runs && DBits == 32 && ND > CollectiveSlot::MaxOut) { // packed two per word: each lane's run as it is
-    uint32_t Words[256];
+    uint32_t *Words = Scratch.Words;
     if (TD == ETF32)
       doublesToF32(M.D, MN, Words);
     else
@@ -545,7 +557,7 @@ bool gatherWarpWmma(const CollectiveSlot &S, const MmaCall &Call, const MmaShape
     });
     return;
   }
-  uint64_t Enc[256];
+  uint64_t *Enc = Scratch.Enc;
   if (Runs)
     for (unsigned I = 0; I < MN; ++I)
       Enc[I] = Int ? static_cast<uint32_t>(DI[I]) : encodeFloat(TD, M.D[I]);
