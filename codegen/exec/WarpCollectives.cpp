@@ -395,7 +395,13 @@ struct MmaScratch {
   uint32_t Words[256];
   uint64_t Enc[256];
 };
-thread_local MmaScratch Scratch;
+/// The worker's scratch, made at its first product (not a static TLS block in every thread of the host program).
+MmaScratch &scratch() {
+  thread_local std::unique_ptr<MmaScratch> S;
+  if (!S)
+    S = std::make_unique<MmaScratch>();
+  return *S;
+}
 
 /// Lane L's fragment Frag (0 A, 1 B, 2 C) into its matrix. A wmma fragment of E elements per lane holds
 /// elements L*E... of the matrix in row-major order (B: column-major), wrapping when the lanes hold more than
@@ -477,7 +483,7 @@ bool warpFragment(const CollectiveSlot &S, const MmaCall &Call, const MmaShape &
     return false;
   unsigned L0 = 32 - Total / E, RegBytes = elemBits(T) == 64 ? 8 : 4;
   // The copy's registers back to back: its elements packed in order, as the lanes loaded them.
-  unsigned char *Bytes = Scratch.Bytes, *P = Bytes;
+  unsigned char *Bytes = scratch().Bytes, *P = Bytes;
   for (unsigned L = L0; L < 32; ++L) {
     if (Call.Pack) { // registers 2k and 2k + 1 are the low and high halves of word k
       copyWords(P, reinterpret_cast<const unsigned char *>(S.In[L]) + First * 4, NRegs);
@@ -496,7 +502,7 @@ bool gatherWarpWmma(const CollectiveSlot &S, const MmaCall &Call, const MmaShape
                     uint32_t TC, MmaMatrices &M) {
   if (!Sh.Wmma || S.Participants != 0xffffffffu)
     return false;
-  double *BCols = Scratch.BCols;
+  double *BCols = scratch().BCols;
   if (!warpFragment(S, Call, Sh, 0, TA, 0, Call.NA, M.A) ||
       !warpFragment(S, Call, Sh, 1, TB, Call.NA, Call.NB, BCols) ||
       !warpFragment(S, Call, Sh, 2, TC, Call.NA + Call.NB, Call.NC, M.C))
@@ -515,6 +521,7 @@ bool gatherWarpWmma(const CollectiveSlot &S, const MmaCall &Call, const MmaShape
   uint32_t TA = (Call.Code >> 4) & 15, TB = (Call.Code >> 8) & 15, TC = (Call.Code >> 12) & 15,
            TD = (Call.Code >> 16) & 15;
   bool Sat = Call.Code >> 20 & 1, Int = TD == ETS32;
+  MmaScratch &Scratch = scratch();
   MmaMatrices &M = Scratch.M;
   if (!gatherWarpWmma(S, Call, Sh, TA, TB, TC, M)) {
     // zero where no lane (an exited one) provides an element
