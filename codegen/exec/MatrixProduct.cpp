@@ -102,6 +102,18 @@ Kernel avx512Kernel(unsigned M, unsigned N, bool Fused) {
     Out[I] = floatBitsScalar(In[I], Mask);
 }
 
+/// Count s8 (Signed) or u8 values as doubles, 8 at a time.
+[[gnu::target("avx512f")]] void bytesAvx512(const unsigned char *In, unsigned Count, bool Signed, double *Out) {
+  unsigned I = 0;
+  for (; I + 8 <= Count; I += 8) {
+    __m128i V = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(In + I));
+    __m256i W = Signed ? _mm256_cvtepi8_epi32(V) : _mm256_cvtepu8_epi32(V);
+    _mm512_storeu_pd(Out + I, _mm512_maskz_cvtepi32_pd(0xff, W));
+  }
+  for (; I < Count; ++I)
+    Out[I] = Signed ? static_cast<double>(static_cast<int8_t>(In[I])) : static_cast<double>(In[I]);
+}
+
 [[gnu::target("avx512f")]] void doublesToF32Avx512(const double *In, unsigned Count, uint32_t *Out) {
   unsigned I = 0;
   for (; I + 8 <= Count; I += 8)
@@ -181,8 +193,11 @@ bool ptxforge::codegen::exec::decodeElements(uint32_t T, const void *In, unsigne
   case MES8:
   case MEU8: {
     const auto *B = static_cast<const unsigned char *>(In);
-    for (unsigned I = 0; I < Count; ++I)
-      Out[I] = T == MES8 ? static_cast<double>(static_cast<int8_t>(B[I])) : static_cast<double>(B[I]);
+    if (hasAvx512())
+      bytesAvx512(B, Count, T == MES8, Out);
+    else
+      for (unsigned I = 0; I < Count; ++I)
+        Out[I] = T == MES8 ? static_cast<double>(static_cast<int8_t>(B[I])) : static_cast<double>(B[I]);
     return true;
   }
   case MES32: {

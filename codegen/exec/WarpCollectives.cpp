@@ -490,8 +490,12 @@ bool warpFragment(const CollectiveSlot &S, const MmaCall &Call, const MmaShape &
       P += NRegs * 4;
       continue;
     }
-    for (unsigned R = 0; R < NRegs; ++R, P += RegBytes)
-      memcpy(P, &S.In[L][First + R], RegBytes);
+    for (unsigned R = 0; R < NRegs && RegBytes == 4; ++R, P += 4) { // the low half of each 64-bit word
+      uint32_t W = static_cast<uint32_t>(S.In[L][First + R]);
+      memcpy(P, &W, 4);
+    }
+    for (unsigned R = 0; R < NRegs && RegBytes == 8; ++R, P += 8)
+      memcpy(P, &S.In[L][First + R], 8);
   }
   return decodeElements(T, Bytes, Total, Out);
 }

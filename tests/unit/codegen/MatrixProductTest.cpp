@@ -103,10 +103,15 @@ TEST_CASE("fragment elements decode exactly") {
   uint16_t Bf16 = 0xc040;
   REQUIRE(decodeElements(MEBF16, &Bf16, 1, Out));
   CHECK(Out[0] == -3.0);
-  int8_t S8[] = {-128, 127};
-  REQUIRE(decodeElements(MES8, S8, 2, Out));
-  CHECK(Out[0] == -128.0);
-  CHECK(Out[1] == 127.0);
+  unsigned char Bytes[19];
+  double Wide[19];
+  for (unsigned I = 0; I < 19; ++I)
+    Bytes[I] = static_cast<unsigned char>(I * 37 + 100);
+  for (uint32_t T : {MES8, MEU8}) { // 8 at a time and the tail
+    REQUIRE(decodeElements(T, Bytes, 19, Wide));
+    for (unsigned I = 0; I < 19; ++I)
+      CHECK(Wide[I] == (T == MES8 ? static_cast<double>(static_cast<int8_t>(Bytes[I])) : Bytes[I]));
+  }
   uint32_t Words[3] = {}, Src[3] = {1, 2, 3};
   copyWords(Words, Src, 2);
   CHECK(Words[0] == 1);
