@@ -859,10 +859,13 @@ static void ptxrt_wmma_ldst(ThreadContext *C, uint32_t Code, uint32_t Which, uin
     for (unsigned Done = 0; Done < E; Minor = 0, Major = Major + 1 == Lines ? 0 : Major + 1) {
       unsigned Run = std::min(E - Done, Len - Minor);
       char *P = Ptr + (uint64_t(Major) * Stride + Minor) * Bytes;
-      if (Which == 3)
-        memcpy(P, Buf + Done * Bytes, Run * Bytes);
+      unsigned N = Run * Bytes; // whole words (the usual case) without a call to memcpy per run
+      char *Dst = Which == 3 ? P : Buf + Done * Bytes;
+      const char *Src = Which == 3 ? Buf + Done * Bytes : P;
+      if (N % 4 == 0)
+        copyWords(Dst, Src, N / 4);
       else
-        memcpy(Buf + Done * Bytes, P, Run * Bytes);
+        memcpy(Dst, Src, N);
       Done += Run;
     }
     if (Which != 3)
