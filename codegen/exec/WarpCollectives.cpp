@@ -5,6 +5,7 @@
 // outputs at once, so memory read or written by the warp as a whole (ldmatrix/stmatrix) is accessed in one
 // step, as on the GPU.
 #include "MatrixCompute.h"
+#include "MatrixProduct.h"
 #include "Runtime.h"
 #include "WarpCompute.h"
 
@@ -103,7 +104,8 @@ void collective(ThreadContext *C, uint32_t Kind, uint32_t Mask, uint32_t Site, c
 
 // ---- element encodings for mma/wmma ----
 // The per-element helpers are forced inline: a wmma moves 1.3K elements, and calls to them were half its time.
-enum ElemType : uint32_t { ETNone, ETF16, ETBF16, ETTF32, ETF32, ETF64, ETS8, ETU8, ETS32, ETS4, ETU4, ETE4M3, ETE5M2 };
+constexpr uint32_t ETNone = MENone, ETF16 = MEF16, ETBF16 = MEBF16, ETTF32 = METF32, ETF32 = MEF32, ETF64 = MEF64,
+                   ETS8 = MES8, ETU8 = MEU8, ETS32 = MES32, ETS4 = MES4, ETU4 = MEU4, ETE4M3 = MEE4M3, ETE5M2 = MEE5M2;
 
 [[gnu::always_inline]] inline unsigned elemBits(uint32_t T) {
   switch (T) {
@@ -240,6 +242,24 @@ void decodeFragment(uint32_t T, const uint64_t *R, unsigned NRegs, double *Out) 
     for (unsigned I = 0; I < 4 * NRegs; ++I)
       Out[I] = static_cast<uint8_t>(R[I >> 2] >> (8 * (I & 3)));
     return;
+  case ETBF16:
+    for (unsigned I = 0; I < NRegs; ++I) {
+      Out[2 * I] = bf16ToFloat(static_cast<uint16_t>(R[I]));
+      Out[2 * I + 1] = bf16ToFloat(static_cast<uint16_t>(R[I] >> 16));
+    }
+    return;
+  case ETTF32:
+    for (unsigned I = 0; I < NRegs; ++I)
+      Out[I] = decode(ETTF32, R[I]);
+    return;
+  case ETF32:
+    for (unsigned I = 0; I < NRegs; ++I)
+      Out[I] = decode(ETF32, R[I]);
+    return;
+  case ETF64:
+    for (unsigned I = 0; I < NRegs; ++I)
+      Out[I] = decode(ETF64, R[I]);
+    return;
   default:
     for (unsigned I = 0, E = fragElems(T, NRegs); I < E; ++I)
       Out[I] = decode(T, fragElem(R, T, I));
@@ -365,6 +385,25 @@ struct MmaMatrices {
   double A[1024], B[512], C[256], D[256];
 };
 
+/// Everything one product works in (27 KiB). One per worker thread, not on the computing lane's fiber stack: a
+/// new stack per warp pushed the 256 fibers' frames out of the caches, and each lane reloads its frame after
+/// every switch. A product never yields, so one at a time runs on a worker.
+struct MmaScratch {
+  MmaMatrices M;
+  double BCols[512];
+  alignas(8) unsigned char Bytes[32 * 16 * 8];
+  int64_t DI[256];
+  uint32_t Words[256];
+  uint64_t Enc[256];
+};
+/// The worker's scratch, made at its first product (not a static TLS block in every thread of the host program).
+MmaScratch &scratch() {
+  thread_local std::unique_ptr<MmaScratch> S;
+  if (!S)
+    S = std::make_unique<MmaScratch>();
+  return *S;
+}
+
 /// Lane L's fragment Frag (0 A, 1 B, 2 C) into its matrix. A wmma fragment of E elements per lane holds
 /// elements L*E... of the matrix in row-major order (B: column-major), wrapping when the lanes hold more than
 /// the matrix has (every element then twice); all sizes are powers of two, so positions are masks and shifts.
@@ -398,47 +437,15 @@ void gatherFragment(const MmaShape &Sh, unsigned Frag, uint32_t T, uint32_t L, c
   }
 }
 
-/// D += A * B for rows of N elements (0: Sh.N, not known at compile time).
-template <unsigned N> void multiplyRows(const MmaShape &Sh, MmaMatrices &M) {
-  unsigned Cols = N ? N : Sh.N;
-  for (unsigned I = 0; I < Sh.M; ++I)
-    for (unsigned K = 0; K < Sh.K; ++K) {
-      double A = M.A[I * Sh.K + K], *D = M.D + I * Cols;
-      const double *B = M.B + K * Cols;
-      for (unsigned J = 0; J < Cols; ++J)
-        D[J] += A * B[J];
-    }
-}
-
-/// D = A * B + C, each element summed in k order from C: in double for floating types (exact for f16, bf16
-/// and tf32 products), in 64-bit integers for integer types (saturated to s32 when Sat).
-void multiply(const MmaShape &Sh, bool Int, bool Sat, MmaMatrices &M, int64_t *DI) {
-  unsigned MN = Sh.M * Sh.N;
-  if (Int) {
-    for (unsigned I = 0; I < MN; ++I)
-      DI[I] = static_cast<int64_t>(M.C[I]);
-    for (unsigned I = 0; I < Sh.M; ++I)
-      for (unsigned K = 0; K < Sh.K; ++K) {
-        int64_t A = static_cast<int64_t>(M.A[I * Sh.K + K]);
-        for (unsigned J = 0; J < Sh.N; ++J)
-          DI[I * Sh.N + J] += A * static_cast<int64_t>(M.B[K * Sh.N + J]);
-      }
-    if (Sat)
-      for (unsigned I = 0; I < MN; ++I)
-        DI[I] = std::clamp<int64_t>(DI[I], INT32_MIN, INT32_MAX);
+/// D = A * B + C, each element summed in k order from C in double (multiplyMatrices); for integer types the sums
+/// are exact integers (below 2^53), truncated to s32 or saturated when Sat.
+void multiply(const MmaShape &Sh, bool Int, bool Sat, bool ExactProducts, MmaMatrices &M, int64_t *DI) {
+  multiplyMatrices(Sh.M, Sh.N, Sh.K, M.A, M.B, M.C, M.D, ExactProducts);
+  if (!Int)
     return;
-  }
-  std::copy(M.C, M.C + MN, M.D);
-  switch (Sh.N) { // a row length known at compile time lets the compiler vectorize the rows
-  case 8:
-    return multiplyRows<8>(Sh, M);
-  case 16:
-    return multiplyRows<16>(Sh, M);
-  case 32:
-    return multiplyRows<32>(Sh, M);
-  default:
-    return multiplyRows<0>(Sh, M);
-  }
+  for (unsigned I = 0, MN = Sh.M * Sh.N; I < MN; ++I)
+    DI[I] =
+        Sat ? std::clamp<int64_t>(static_cast<int64_t>(M.D[I]), INT32_MIN, INT32_MAX) : static_cast<int64_t>(M.D[I]);
 }
 
 /// Lane L's ND D registers from the product, in the fragment layout.
@@ -460,42 +467,125 @@ void scatterD(const MmaShape &Sh, uint32_t TD, bool Int, uint32_t L, unsigned ND
   }
 }
 
+/// Lane L's input register K (A's, then B's, then C's registers).
+[[gnu::always_inline]] inline uint64_t inputRegister(const CollectiveSlot &S, const MmaCall &Call, uint32_t L,
+                                                     unsigned K) {
+  return Call.Pack ? (S.In[L][K / 2] >> (32 * (K & 1))) & 0xffffffffu : S.In[L][K];
+}
+
+/// A full warp's wmma fragment Frag (0 A, 1 B, 2 C: type T, NRegs registers from input register First) decoded
+/// into Out in the fragment's order (row-major A and C, column-major B). Lanes L0... hold the last whole copy of
+/// the matrix, in order: what gatherFragment leaves, lane by lane, when every lane takes part. False for a
+/// fragment whose elements do not tile the matrix.
+bool warpFragment(const CollectiveSlot &S, const MmaCall &Call, const MmaShape &Sh, unsigned Frag, uint32_t T,
+                  unsigned First, unsigned NRegs, double *Out) {
+  unsigned Total = (Frag == 1 ? Sh.K : Sh.M) * (Frag == 0 ? Sh.K : Sh.N), E = fragElems(T, NRegs);
+  if (!E || NRegs > 16 || Total % E || (32 * E) % Total)
+    return false;
+  unsigned L0 = 32 - Total / E, RegBytes = elemBits(T) == 64 ? 8 : 4;
+  // The copy's registers back to back: its elements packed in order, as the lanes loaded them.
+  unsigned char *Bytes = scratch().Bytes, *P = Bytes;
+  for (unsigned L = L0; L < 32; ++L) {
+    if (Call.Pack) { // registers 2k and 2k + 1 are the low and high halves of word k
+      copyWords(P, reinterpret_cast<const unsigned char *>(S.In[L]) + First * 4, NRegs);
+      P += NRegs * 4;
+      continue;
+    }
+    for (unsigned R = 0; R < NRegs && RegBytes == 4; ++R, P += 4) { // the low half of each 64-bit word
+      uint32_t W = static_cast<uint32_t>(S.In[L][First + R]);
+      memcpy(P, &W, 4);
+    }
+    for (unsigned R = 0; R < NRegs && RegBytes == 8; ++R, P += 8)
+      memcpy(P, &S.In[L][First + R], 8);
+  }
+  return decodeElements(T, Bytes, Total, Out);
+}
+
+/// The A, B and C matrices of a wmma in which every lane takes part, from whole copies of the fragments; false
+/// where only the lane-by-lane gather knows the layout.
+bool gatherWarpWmma(const CollectiveSlot &S, const MmaCall &Call, const MmaShape &Sh, uint32_t TA, uint32_t TB,
+                    uint32_t TC, MmaMatrices &M) {
+  if (!Sh.Wmma || S.Participants != 0xffffffffu)
+    return false;
+  double *BCols = scratch().BCols;
+  if (!warpFragment(S, Call, Sh, 0, TA, 0, Call.NA, M.A) ||
+      !warpFragment(S, Call, Sh, 1, TB, Call.NA, Call.NB, BCols) ||
+      !warpFragment(S, Call, Sh, 2, TC, Call.NA + Call.NB, Call.NC, M.C))
+    return false;
+  for (unsigned J = 0; J < Sh.N; ++J) // column-major fragment -> the row-major B the product takes
+    for (unsigned K = 0; K < Sh.K; ++K)
+      M.B[K * Sh.N + J] = BCols[J * Sh.K + K];
+  return true;
+}
+
 /// The product of one mma for every lane of the slot: gathers the fragments, multiplies, writes each lane's D.
-void computeMma(CollectiveSlot &S, const MmaCall &Call) {
+// Out of line: its 20 KiB of matrices would otherwise be every lane's frame in ptxrt_mma, probed page by page on
+// each call, on 32 fiber stacks per product.
+[[gnu::noinline]] void computeMma(CollectiveSlot &S, const MmaCall &Call) {
   MmaShape Sh = shapeOf(Call.Code);
   uint32_t TA = (Call.Code >> 4) & 15, TB = (Call.Code >> 8) & 15, TC = (Call.Code >> 12) & 15,
            TD = (Call.Code >> 16) & 15;
   bool Sat = Call.Code >> 20 & 1, Int = TD == ETS32;
-  MmaMatrices M; // zero where no lane (an exited one) provides an element
-  std::fill(M.A, M.A + Sh.M * Sh.K, 0.0);
-  std::fill(M.B, M.B + Sh.K * Sh.N, 0.0);
-  std::fill(M.C, M.C + Sh.M * Sh.N, 0.0);
-  auto regs = [&](uint32_t L, unsigned First, unsigned Count, uint64_t *Dst) {
-    for (unsigned I = 0; I < Count; ++I) {
-      unsigned K = First + I;
-      Dst[I] = Call.Pack ? (S.In[L][K / 2] >> (32 * (K & 1))) & 0xffffffffu : S.In[L][K];
-    }
-  };
-  unsigned NA = std::min(Call.NA, 16u), NB = std::min(Call.NB, 16u), NC = std::min(Call.NC, 16u);
-  forLanes(S.Participants, [&](uint32_t L) {
-    uint64_t RA[16] = {}, RB[16] = {}, RC[16] = {};
-    regs(L, 0, NA, RA);
-    regs(L, Call.NA, NB, RB);
-    regs(L, Call.NA + Call.NB, NC, RC);
-    gatherFragment(Sh, 0, TA, L, RA, NA, M);
-    gatherFragment(Sh, 1, TB, L, RB, NB, M);
-    gatherFragment(Sh, 2, TC, L, RC, NC, M);
-  });
-  int64_t DI[256];
-  multiply(Sh, Int, Sat, M, DI);
+  MmaScratch &Scratch = scratch();
+  MmaMatrices &M = Scratch.M;
+  if (!gatherWarpWmma(S, Call, Sh, TA, TB, TC, M)) {
+    // zero where no lane (an exited one) provides an element
+    std::fill(M.A, M.A + Sh.M * Sh.K, 0.0);
+    std::fill(M.B, M.B + Sh.K * Sh.N, 0.0);
+    std::fill(M.C, M.C + Sh.M * Sh.N, 0.0);
+    unsigned NA = std::min(Call.NA, 16u), NB = std::min(Call.NB, 16u), NC = std::min(Call.NC, 16u);
+    forLanes(S.Participants, [&](uint32_t L) {
+      uint64_t RA[16] = {}, RB[16] = {}, RC[16] = {};
+      for (unsigned I = 0; I < NA; ++I)
+        RA[I] = inputRegister(S, Call, L, I);
+      for (unsigned I = 0; I < NB; ++I)
+        RB[I] = inputRegister(S, Call, L, Call.NA + I);
+      for (unsigned I = 0; I < NC; ++I)
+        RC[I] = inputRegister(S, Call, L, Call.NA + Call.NB + I);
+      gatherFragment(Sh, 0, TA, L, RA, NA, M);
+      gatherFragment(Sh, 1, TB, L, RB, NB, M);
+      gatherFragment(Sh, 2, TC, L, RC, NC, M);
+    });
+  }
+  int64_t *DI = Scratch.DI;
+  multiply(Sh, Int, Sat, TA != ETF64, M, DI);
   unsigned ND = std::min<unsigned>(Call.ND, CollectiveSlot::MaxOut * 2);
+  // wmma: every element encoded once, each lane's registers a run of them (ED consecutive elements).
+  unsigned MN = Sh.M * Sh.N, ED = fragElems(TD, ND), DBits = elemBits(TD);
+  bool Runs = Sh.Wmma && ED && MN % ED == 0 && (DBits == 16 || DBits == 32 || DBits == 64);
+  if (Runs && DBits == 32 && ND > CollectiveSlot::MaxOut) { // packed two per word: each lane's run as it is
+    uint32_t *Words = Scratch.Words;
+    if (TD == ETF32)
+      doublesToF32(M.D, MN, Words);
+    else
+      for (unsigned I = 0; I < MN; ++I)
+        Words[I] = static_cast<uint32_t>(Int ? DI[I] : encodeFloat(TD, M.D[I]));
+    forLanes(S.Participants, [&](uint32_t L) {
+      const uint32_t *Run = Words + ((L * ED) & (MN - 1));
+      if (ND == 8) // the usual f32 fragment: a copy of known size, which loads what the vector stores just wrote
+        memcpy(S.Out[L], Run, 32);
+      else
+        copyWords(S.Out[L], Run, ND);
+    });
+    return;
+  }
+  uint64_t *Enc = Scratch.Enc;
+  if (Runs)
+    for (unsigned I = 0; I < MN; ++I)
+      Enc[I] = Int ? static_cast<uint32_t>(DI[I]) : encodeFloat(TD, M.D[I]);
   forLanes(S.Participants, [&](uint32_t L) {
     uint64_t RD[CollectiveSlot::MaxOut * 2] = {};
-    scatterD(Sh, TD, Int, L, ND, M, DI, RD);
+    if (Runs) {
+      const uint64_t *First = Enc + ((L * ED) & (MN - 1));
+      for (unsigned I = 0; I < ND; ++I)
+        RD[I] = DBits == 16 ? First[2 * I] | First[2 * I + 1] << 16 : First[I];
+    } else {
+      scatterD(Sh, TD, Int, L, ND, M, DI, RD);
+    }
     // D registers go back two per word when there are more than MaxOut of them.
     if (ND > CollectiveSlot::MaxOut)
-      for (unsigned I = 0; I < ND; ++I)
-        S.Out[L][I / 2] = (I & 1) ? (S.Out[L][I / 2] | (RD[I] & 0xffffffffu) << 32) : (RD[I] & 0xffffffffu);
+      for (unsigned I = 0; I < ND; I += 2)
+        S.Out[L][I / 2] = (RD[I] & 0xffffffffu) | (I + 1 < ND ? (RD[I + 1] & 0xffffffffu) << 32 : 0);
     else
       for (unsigned I = 0; I < ND; ++I)
         S.Out[L][I] = RD[I];
@@ -703,32 +793,43 @@ static uint32_t ptxrt_movmatrix(ThreadContext *C, uint32_t A) {
 }
 
 /// mma.sync / wmma.mma.sync. Code: bits 0-3 shape, 4-7 A type, 8-11 B type, 12-15 C type, 16-19 D type,
-/// bit 20 satfinite, bit 23 wmma. In: NA A registers, NB B
-/// registers, NC C registers (each a 64-bit word); Out: the D registers.
+/// bit 20 satfinite, bit 21 registers as 32-bit words, bit 23 wmma. In: NA A registers, NB B registers, NC C
+/// registers (64-bit words, or 32-bit ones with bit 21, padded to an even count); Out: the D registers, alike.
 static void ptxrt_mma(ThreadContext *C, uint32_t Code, uint32_t NA, uint32_t NB, uint32_t NC, uint32_t ND,
-                      const uint64_t *In, uint64_t *Out) {
-  // Inputs may not fit one slot's words: wmma has 8 + 8 + 8 registers of 32 bits, so pack two per word.
-  uint64_t Packed[CollectiveSlot::MaxIn] = {};
-  unsigned N = NA + NB + NC;
+                      const void *In, void *Out) {
+  // Inputs may not fit one slot's words: wmma has 8 + 8 + 8 registers of 32 bits, so pack two per word (little
+  // endian: 32-bit words in memory are packed already). No zeroing: the slot takes the words given, no more.
+  bool Words = Code >> 21 & 1;
+  unsigned N = std::min(NA + NB + NC, 2 * CollectiveSlot::MaxIn);
   bool Pack = N > CollectiveSlot::MaxIn;
-  for (unsigned I = 0; I < N && I < 2 * CollectiveSlot::MaxIn; ++I) {
-    if (Pack)
-      Packed[I / 2] |= (In[I] & 0xffffffffu) << (32 * (I & 1));
-    else
-      Packed[I] = In[I];
-  }
-  uint64_t O[CollectiveSlot::MaxOut] = {};
+  uint64_t Packed[CollectiveSlot::MaxIn];
+  const auto *In32 = static_cast<const uint32_t *>(In);
+  const auto *In64 = static_cast<const uint64_t *>(In);
+  // Loads as wide as the generated code's stores, which they read right after: a wider load would wait for the
+  // stores to retire instead of taking their data (a fifth of a wmma loop's time, as `rep movs` or masked moves).
+  for (unsigned I = 0; Pack && Words && I < (N + 1) / 2; ++I)
+    Packed[I] = In32[2 * I] | uint64_t(In32[2 * I + 1]) << 32;
+  for (unsigned I = 0; Pack && !Words && I < (N + 1) / 2; ++I)
+    Packed[I] = (In64[2 * I] & 0xffffffffu) | (2 * I + 1 < N ? In64[2 * I + 1] << 32 : 0);
+  for (unsigned I = 0; !Pack && I < N; ++I)
+    Packed[I] = Words ? In32[I] : In64[I];
+  uint64_t O[CollectiveSlot::MaxOut];
   uint32_t Key = Code ^ (NA << 24) ^ (NB << 27);
   collective(C, Code & (1u << 23) ? CKWmma : CKMma, 0xffffffffu, Key, Packed, Pack ? (N + 1) / 2 : N, O,
              std::min<unsigned>(ND, CollectiveSlot::MaxOut), [=](CollectiveSlot &S) {
                computeMma(S, {Code, NA, NB, NC, ND, Pack});
              });
-  if (ND > CollectiveSlot::MaxOut)
+  ND = std::min<unsigned>(ND, 2 * CollectiveSlot::MaxOut);
+  if (ND > CollectiveSlot::MaxOut && Words)
     for (unsigned I = 0; I < ND; ++I)
-      Out[I] = (O[I / 2] >> (32 * (I & 1))) & 0xffffffffu;
+      static_cast<uint32_t *>(Out)[I] = static_cast<uint32_t>(O[I / 2] >> (32 * (I & 1)));
+  else if (ND > CollectiveSlot::MaxOut)
+    for (unsigned I = 0; I < ND; ++I)
+      static_cast<uint64_t *>(Out)[I] = (O[I / 2] >> (32 * (I & 1))) & 0xffffffffu;
   else
     for (unsigned I = 0; I < ND; ++I)
-      Out[I] = O[I];
+      Words ? void(static_cast<uint32_t *>(Out)[I] = static_cast<uint32_t>(O[I]))
+            : void(static_cast<uint64_t *>(Out)[I] = O[I]);
 }
 
 /// wmma.load.{a,b,c} (Which 0/1/2) and wmma.store.d (Which 3): per-lane accesses in this implementation's
@@ -748,6 +849,31 @@ static void ptxrt_wmma_ldst(ThreadContext *C, uint32_t Code, uint32_t Which, uin
   // The lane's elements are consecutive in the fragment's order: step from the first one's position.
   unsigned Row, Col;
   wmmaPos(R, Cc, FragColMajor, E, C->LaneId, 0, Row, Col);
+  if (ColMajor == FragColMajor && Bits >= 8 && E * Bytes <= 256) {
+    // Memory in the fragment's order: the elements are runs of whole rows (columns), copied as bytes.
+    unsigned Len = FragColMajor ? R : Cc, Lines = FragColMajor ? Cc : R;
+    unsigned Minor = FragColMajor ? Row : Col, Major = FragColMajor ? Col : Row;
+    alignas(8) char Buf[256];
+    if (Which == 3)
+      for (unsigned I = 0; I < NRegs; ++I)
+        storeElem(Buf + I * (Bits == 64 ? 8 : 4), Bits == 64 ? 8 : 4, Regs[I]);
+    for (unsigned Done = 0; Done < E; Minor = 0, Major = Major + 1 == Lines ? 0 : Major + 1) {
+      unsigned Run = std::min(E - Done, Len - Minor);
+      char *P = Ptr + (uint64_t(Major) * Stride + Minor) * Bytes;
+      unsigned N = Run * Bytes; // whole words (the usual case) without a call to memcpy per run
+      char *Dst = Which == 3 ? P : Buf + Done * Bytes;
+      const char *Src = Which == 3 ? Buf + Done * Bytes : P;
+      if (N % 4 == 0)
+        copyWords(Dst, Src, N / 4);
+      else
+        memcpy(Dst, Src, N);
+      Done += Run;
+    }
+    if (Which != 3)
+      for (unsigned I = 0; I < NRegs; ++I)
+        Regs[I] = loadElem(Buf + I * (Bits == 64 ? 8 : 4), Bits == 64 ? 8 : 4);
+    return;
+  }
   for (unsigned I = 0; I < E; ++I, nextPosition(R, Cc, FragColMajor, Row, Col)) {
     uint64_t Off = ColMajor ? uint64_t(Col) * Stride + Row : uint64_t(Row) * Stride + Col;
     char *P = Ptr + Off * Bytes;
@@ -786,7 +912,7 @@ void ptxforge::codegen::exec::mmaProduct(uint32_t Code, unsigned M, unsigned N, 
   std::copy(B, B + K * N, Mx.B);
   std::copy(C, C + M * N, Mx.C);
   int64_t DI[256];
-  multiply(Sh, Int, Code >> 20 & 1, Mx, DI);
+  multiply(Sh, Int, Code >> 20 & 1, ((Code >> 4) & 15) != ETF64, Mx, DI);
   for (unsigned I = 0; I < M * N; ++I)
     D[I] = Int ? static_cast<uint32_t>(DI[I]) : encodeFloat(TD, Mx.D[I]);
 }

@@ -45,31 +45,34 @@ bool lowerStmatrix(FunctionLowering &L, const ptx::Instruction &I) {
   return true;
 }
 
-/// Calls ptxrt_mma with the A, B, C fragments and writes D.
+/// Calls ptxrt_mma with the A, B, C fragments and writes D. Fragments of 32-bit registers (all but f64) travel as
+/// 32-bit words (Code bit 21), an even number of them, which the runtime copies into its slot as they are.
 void emitMma(FunctionLowering &L, uint32_t Code, const ptx::Operand &D, const ptx::Operand &A, const ptx::Operand &Bop,
              const ptx::Operand &C, ScalarType TD, ScalarType TA, ScalarType TB, ScalarType TC) {
   auto &B = L.b();
   auto DE = operandElements(D), AE = operandElements(A), BE = operandElements(Bop), CE = operandElements(C);
   auto regType = [](ScalarType T) { return ptx::bitWidth(T) == 64 ? ScalarType::B64 : ScalarType::B32; };
+  bool Words = regType(TD) == ScalarType::B32 && regType(TA) == ScalarType::B32 && regType(TB) == ScalarType::B32 &&
+               regType(TC) == ScalarType::B32;
+  llvm::Type *WordTy = Words ? B.getInt32Ty() : B.getInt64Ty();
   unsigned N = static_cast<unsigned>(AE.size() + BE.size() + CE.size());
-  llvm::Value *In = scratchBuffer(L, B.getInt64Ty(), N);
-  llvm::Value *Out = scratchBuffer(L, B.getInt64Ty(), static_cast<unsigned>(DE.size()), /*Slot=*/1);
+  llvm::Value *In = scratchBuffer(L, WordTy, Words ? (N + 1) / 2 * 2 : N);
+  llvm::Value *Out = scratchBuffer(L, WordTy, static_cast<unsigned>(DE.size()), /*Slot=*/1);
   unsigned K = 0;
   auto put = [&](const std::vector<const ptx::Operand *> &Es, ScalarType T) {
     for (const ptx::Operand *E : Es)
-      B.CreateStore(B.CreateZExt(L.read(*E, regType(T)), B.getInt64Ty()),
-                    B.CreateConstGEP1_32(B.getInt64Ty(), In, K++));
+      B.CreateStore(B.CreateZExt(L.read(*E, regType(T)), WordTy), B.CreateConstGEP1_32(WordTy, In, K++));
   };
   put(AE, TA);
   put(BE, TB);
   put(CE, TC);
   L.callHelper("ptxrt_mma", B.getVoidTy(),
-               {L.threadCtx(), B.getInt32(Code), B.getInt32(AE.size()), B.getInt32(BE.size()), B.getInt32(CE.size()),
-                B.getInt32(DE.size()), In, Out});
+               {L.threadCtx(), B.getInt32(Code | (Words ? 1u << 21 : 0)), B.getInt32(AE.size()), B.getInt32(BE.size()),
+                B.getInt32(CE.size()), B.getInt32(DE.size()), In, Out});
   for (unsigned J = 0; J < DE.size(); ++J) {
-    llvm::Value *V = B.CreateLoad(B.getInt64Ty(), B.CreateConstGEP1_32(B.getInt64Ty(), Out, J));
+    llvm::Value *V = B.CreateLoad(WordTy, B.CreateConstGEP1_32(WordTy, Out, J));
     ScalarType RT = regType(TD);
-    L.write(*DE[J], RT, B.CreateTrunc(V, B.getIntNTy(ptx::bitWidth(RT))));
+    L.write(*DE[J], RT, B.CreateZExtOrTrunc(V, B.getIntNTy(ptx::bitWidth(RT))));
   }
 }
 
