@@ -38,10 +38,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-/// The pause before each timed run: libgomp's threads spin for a while after a parallel region, and ptxforge's
-/// workers would share their CPUs with that spin (bench/README.md, bench_kernels).
-constexpr int QuietMs = 20;
-
 struct Options : SharedOptions {
   double Scale = 1;
   int Reps = 7;
@@ -87,24 +83,9 @@ bool parseOptions(int Argc, char **Argv, Options &O) {
 // ---------------------------------------------------------------------------------------------------------------
 // Workloads
 
-struct FreeDeleter {
-  void operator()(char *P) const { std::free(P); }
-};
-using Host = std::unique_ptr<char, FreeDeleter>;
+using Host = HostBuffer;
 
-/// Page-aligned, zeroed (first touch outside any timing).
-Host allocate(size_t Bytes) {
-  size_t Rounded = (std::max<size_t>(Bytes, 1) + 4095) & ~size_t(4095);
-  Host H(static_cast<char *>(std::aligned_alloc(4096, Rounded)));
-  if (!H) {
-    std::fprintf(stderr, "bench_idioms: out of memory (%zu bytes)\n", Bytes);
-    std::exit(3);
-  }
-  std::memset(H.get(), 0, Rounded);
-  return H;
-}
-
-enum class Role { In, Out, InOut };
+Host allocate(size_t Bytes) { return zeroedPages(Bytes, "bench_idioms"); }
 
 struct Buffer {
   std::string Name;
@@ -139,6 +120,15 @@ struct Idiom {
   bool Flops = false;
   bool MemoryBound = false; ///< held to the STREAM bar
   Limit Against = Limit::None;
+
+  /// A memory-bound kernel: Bytes of compulsory traffic per run, held to L's STREAM probe.
+  void memoryBound(double Bytes, Limit L, std::string Size) {
+    Work = Bytes, MemoryBound = true, Against = L, Shape = std::move(Size);
+  }
+  /// A compute-bound kernel: Flop per run, against L's FMA probe.
+  void flopBound(double Flop, Limit L, std::string Size) {
+    Work = Flop, Flops = true, Against = L, Shape = std::move(Size);
+  }
 };
 
 template <class T> T *as(void *P) { return static_cast<T *>(P); }
@@ -190,9 +180,7 @@ void makeCopy(Idiom &W, int Size, double Scale, std::mt19937 &G) {
   W.Launches.push_back(
       launch(grid1(StrideGrid), block1(StrideBlock), {Arg::buffer(1), Arg::buffer(0), Arg::value<uint64_t>(N)}));
   W.Native = [N, Size](const Ptrs &P) { nat::copyElems(P[1], P[0], N, Size); };
-  W.Work = 2.0 * N * Size;
-  W.MemoryBound = true, W.Against = Limit::Copy;
-  W.Shape = "n=" + std::to_string(N);
+  W.memoryBound(2.0 * N * Size, Limit::Copy, "n=" + std::to_string(N));
 }
 
 /// A banded random CSR matrix (8 to 24 entries a row, columns within 512 of the diagonal) and x.
@@ -223,9 +211,7 @@ void makeSpmv(Idiom &W, bool Vector, double Scale, std::mt19937 &G) {
   W.Native = [Rows](const Ptrs &P) {
     nat::spmvCsr(as<int>(P[0]), as<int>(P[1]), as<float>(P[2]), as<float>(P[3]), as<float>(P[4]), Rows);
   };
-  W.Work = 8.0 * Nnz + 16.0 * Rows;
-  W.MemoryBound = true, W.Against = Limit::Triad;
-  W.Shape = std::to_string(Rows) + " rows, nnz=" + std::to_string(Nnz);
+  W.memoryBound(8.0 * Nnz + 16.0 * Rows, Limit::Triad, std::to_string(Rows) + " rows, nnz=" + std::to_string(Nnz));
 }
 
 void makeRowDot(Idiom &W, double Scale, std::mt19937 &G) {
@@ -242,9 +228,7 @@ void makeRowDot(Idiom &W, double Scale, std::mt19937 &G) {
   W.Native = [Rows, Cols](const Ptrs &P) {
     nat::rowDot(as<float>(P[0]), as<float>(P[1]), as<float>(P[2]), Rows, Cols);
   };
-  W.Work = 4.0 * N;
-  W.MemoryBound = true, W.Against = Limit::Triad;
-  W.Shape = std::to_string(Rows) + "x" + std::to_string(Cols);
+  W.memoryBound(4.0 * N, Limit::Triad, std::to_string(Rows) + "x" + std::to_string(Cols));
 }
 
 /// The block scans: 512 threads; Hillis-Steele and the warp scan scan 512-element segments, Blelloch 1024.
@@ -263,9 +247,7 @@ void makeScan(Idiom &W, const std::string &Kind, double Scale, std::mt19937 &G) 
   W.Native = [N, Seg, Inclusive](const Ptrs &P) {
     (Inclusive ? nat::segmentInclusiveScan : nat::segmentExclusiveScan)(as<int>(P[0]), as<int>(P[1]), N, Seg);
   };
-  W.Work = 8.0 * N;
-  W.MemoryBound = true, W.Against = Limit::Triad;
-  W.Shape = "n=" + std::to_string(N) + ", seg " + std::to_string(Seg);
+  W.memoryBound(8.0 * N, Limit::Triad, "n=" + std::to_string(N) + ", seg " + std::to_string(Seg));
 }
 
 void makeSorts(Idiom &W, bool Radix, double Scale, std::mt19937 &G) {
@@ -364,9 +346,7 @@ void makeStencil3d(Idiom &W, double Scale, std::mt19937 &G) {
                               {Arg::buffer(0), Arg::buffer(1), Arg::value(Nx), Arg::value(Ny), Arg::value(Nz),
                                Arg::value(0.4f), Arg::value(0.1f)}));
   W.Native = [Nx, Ny, Nz](const Ptrs &P) { nat::stencil3d7(as<float>(P[0]), as<float>(P[1]), Nx, Ny, Nz, 0.4f, 0.1f); };
-  W.Work = 8.0 * N;
-  W.MemoryBound = true, W.Against = Limit::Triad;
-  W.Shape = std::to_string(Nx) + "x" + std::to_string(Ny) + "x" + std::to_string(Nz);
+  W.memoryBound(8.0 * N, Limit::Triad, std::to_string(Nx) + "x" + std::to_string(Ny) + "x" + std::to_string(Nz));
 }
 
 void makeConv2d(Idiom &W, double Scale, std::mt19937 &G) {
@@ -381,9 +361,7 @@ void makeConv2d(Idiom &W, double Scale, std::mt19937 &G) {
   W.Launches.push_back(launch({uint32_t(Side / 16), uint32_t(Side / 16), 1}, {16, 16, 1},
                               {Arg::buffer(0), Arg::buffer(1), Arg::buffer(2), Arg::value(Side), Arg::value(Side)}));
   W.Native = [Side](const Ptrs &P) { nat::conv2d5x5(as<float>(P[0]), as<float>(P[1]), as<float>(P[2]), Side, Side); };
-  W.Work = 50.0 * N;
-  W.Flops = true, W.Against = Limit::F32;
-  W.Shape = std::to_string(Side) + "^2, 5x5";
+  W.flopBound(50.0 * N, Limit::F32, std::to_string(Side) + "^2, 5x5");
 }
 
 void makeNbody(Idiom &W, double Scale, std::mt19937 &G) {
@@ -403,9 +381,7 @@ void makeNbody(Idiom &W, double Scale, std::mt19937 &G) {
   W.Native = [N](const Ptrs &P) {
     nat::nbodyFp64(as<double>(P[0]), as<double>(P[1]), as<double>(P[2]), as<double>(P[3]), N, 0.01, 0.01);
   };
-  W.Work = 20.0 * N * N;
-  W.Flops = true, W.Against = Limit::F64;
-  W.Shape = "n=" + std::to_string(N);
+  W.flopBound(20.0 * N * N, Limit::F64, "n=" + std::to_string(N));
 }
 
 /// Keeps the elements above 0 (about half); warps append in whatever order they reserve room, so the check
@@ -432,9 +408,7 @@ void makeCompact(Idiom &W, double Scale, std::mt19937 &G) {
     std::sort(R.begin(), R.end());
     return G == R ? "" : "the kept elements differ";
   };
-  W.Work = 4.0 * N + 2.0 * N; // all read, about half written
-  W.MemoryBound = true, W.Against = Limit::Triad;
-  W.Shape = "n=" + std::to_string(N);
+  W.memoryBound(4.0 * N + 2.0 * N, Limit::Triad, "n=" + std::to_string(N)); // all read, about half written
 }
 
 /// A grid-sync reduction over floats in [0, 1): per-thread float partials over n / (grid threads) elements each,
@@ -455,9 +429,7 @@ void makeGridSync(Idiom &W, double Scale, std::mt19937 &G) {
     CheckResult C = compareBuffer("out", Elem::F32, 1, {0, 1e-3}, Got[2], Ref[2]);
     return C.Message;
   };
-  W.Work = 4.0 * N;
-  W.MemoryBound = true, W.Against = Limit::Triad;
-  W.Shape = "n=" + std::to_string(N) + ", cooperative";
+  W.memoryBound(4.0 * N, Limit::Triad, "n=" + std::to_string(N) + ", cooperative");
 }
 
 void makeTranspose(Idiom &W, double Scale, std::mt19937 &G) {
@@ -470,9 +442,7 @@ void makeTranspose(Idiom &W, double Scale, std::mt19937 &G) {
   W.Launches.push_back(launch({uint32_t(Width / 32), uint32_t(Height / 32), 1}, {32, 8, 1},
                               {Arg::buffer(0), Arg::buffer(1), Arg::value(Width), Arg::value(Height)}));
   W.Native = [Width, Height](const Ptrs &P) { nat::transpose(as<float>(P[0]), as<float>(P[1]), Width, Height); };
-  W.Work = 8.0 * N;
-  W.MemoryBound = true, W.Against = Limit::Copy;
-  W.Shape = std::to_string(Width) + "x" + std::to_string(Height);
+  W.memoryBound(8.0 * N, Limit::Copy, std::to_string(Width) + "x" + std::to_string(Height));
 }
 
 void makeMap(Idiom &W, double Scale, std::mt19937 &G) {
@@ -485,9 +455,7 @@ void makeMap(Idiom &W, double Scale, std::mt19937 &G) {
       launch(grid1(StrideGrid), block1(StrideBlock),
              {Arg::buffer(0), Arg::buffer(1), Arg::value(1.5f), Arg::value(0.25f), Arg::value<uint64_t>(N)}));
   W.Native = [N](const Ptrs &P) { nat::mapAffine(as<float>(P[0]), as<float>(P[1]), 1.5f, 0.25f, N); };
-  W.Work = 8.0 * N;
-  W.MemoryBound = true, W.Against = Limit::Copy;
-  W.Shape = "n=" + std::to_string(N);
+  W.memoryBound(8.0 * N, Limit::Copy, "n=" + std::to_string(N));
 }
 
 const std::vector<std::string> &idiomNames() {
@@ -701,9 +669,7 @@ int runChild(const Options &O) {
     R = runKernel(O, *W);
   }
   R["threads"] = O.Phase;
-  std::ofstream Out(O.ResultFile);
-  Out << R.dump() << "\n";
-  return Out ? 0 : 1;
+  return writeTextFile(O.ResultFile, R.dump());
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -901,7 +867,7 @@ int runParent(const Options &O, const char *Argv0) {
     All.push_back({{"threads", T}, {"probes", Probes}, {"kernels", Rows}, {"load_average", loadAverage()}});
   }
   if (!O.JsonOut.empty())
-    std::ofstream(O.JsonOut) << All.dump(2) << "\n";
+    writeTextFile(O.JsonOut, All.dump(2));
   std::printf("\nRESULT: %s\n", Failed             ? "some kernels FAILED (see above)"
                                 : Expected.empty() ? "every kernel verified"
                                                    : "every kernel verified but the expected failures (XFAIL)");
@@ -910,9 +876,4 @@ int runParent(const Options &O, const char *Argv0) {
 
 } // namespace
 
-int main(int Argc, char **Argv) {
-  Options O;
-  if (!parseOptions(Argc, Argv, O))
-    return 2;
-  return O.Phase ? runChild(O) : runParent(O, Argv[0]);
-}
+int main(int Argc, char **Argv) { return benchMain<Options>(Argc, Argv, parseOptions, runChild, runParent); }

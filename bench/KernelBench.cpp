@@ -65,8 +65,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-/// The pause before each run (see the repetition loop): longer than libgomp's default spin after a region.
-constexpr int QuietMs = 20;
 constexpr int MaxReps = 40;
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -170,28 +168,20 @@ using Storage = std::unique_ptr<char, BufferFree>;
 /// Page-aligned host memory (native twins, inputs), or device memory as cuMemAlloc hands it out (ptxforge's
 /// buffers: its allocator decides their placement and page size, as PoCL's does for PoCL's buffers).
 Storage allocate(size_t Bytes, bool Device = false) {
-  size_t Rounded = (std::max<size_t>(Bytes, 1) + 4095) & ~size_t(4095);
+  if (!Device)
+    return Storage(zeroedPages(Bytes, "bench_kernels").release());
+  size_t Rounded = pageRounded(Bytes);
   Storage S;
-  if (Device) {
-    auto A = ptxforge::driver::DeviceMemory::get().allocate(Rounded, ptxforge::driver::MemoryKind::Device, nullptr, 0);
-    if (!A) {
-      std::fprintf(stderr, "bench_kernels: device allocation of %zu bytes failed: %s\n", Bytes,
-                   llvm::toString(A.takeError()).c_str());
-      std::exit(3);
-    }
-    S = Storage(reinterpret_cast<char *>(*A), BufferFree{true});
-  } else {
-    S = Storage(static_cast<char *>(std::aligned_alloc(4096, Rounded)));
-  }
-  if (!S) {
-    std::fprintf(stderr, "bench_kernels: out of memory (%zu bytes)\n", Bytes);
+  auto A = ptxforge::driver::DeviceMemory::get().allocate(Rounded, ptxforge::driver::MemoryKind::Device, nullptr, 0);
+  if (!A) {
+    std::fprintf(stderr, "bench_kernels: device allocation of %zu bytes failed: %s\n", Bytes,
+                 llvm::toString(A.takeError()).c_str());
     std::exit(3);
   }
+  S = Storage(reinterpret_cast<char *>(*A), BufferFree{true});
   std::memset(S.get(), 0, Rounded); // first touch, outside any timing
   return S;
 }
-
-enum class Role { In, Out, InOut };
 
 struct Buffer {
   std::string Name;
@@ -1007,9 +997,7 @@ int runChild(const Options &O) {
       J["max_abs_err"] = MaxErr[I];
     R[ImplNames[I]] = J;
   }
-  std::ofstream Out(O.ResultFile);
-  Out << R.dump() << "\n";
-  return Out ? 0 : 1;
+  return writeTextFile(O.ResultFile, R.dump());
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -1465,7 +1453,7 @@ int runParent(const Options &O, const char *Argv0) {
   }
   All["phases"] = Phases;
   if (!O.JsonOut.empty())
-    std::ofstream(O.JsonOut) << All.dump(2) << "\n";
+    writeTextFile(O.JsonOut, All.dump(2));
   std::printf("%s\n", Failed ? "RESULT: some outputs did not verify or some implementation failed (see above)"
                              : "RESULT: all outputs verified");
   return Failed ? 1 : 0;
@@ -1473,11 +1461,4 @@ int runParent(const Options &O, const char *Argv0) {
 
 } // namespace
 
-int main(int Argc, char **Argv) {
-  Options O;
-  if (!parseOptions(Argc, Argv, O))
-    return 2;
-  if (O.Phase)
-    return runChild(O);
-  return runParent(O, Argv[0]);
-}
+int main(int Argc, char **Argv) { return benchMain<Options>(Argc, Argv, parseOptions, runChild, runParent); }

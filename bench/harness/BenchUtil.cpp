@@ -215,6 +215,27 @@ bool ptxforge::bench::parseCommandLine(int Argc, char **Argv, const char *Tool, 
   return true;
 }
 
+size_t ptxforge::bench::pageRounded(size_t Bytes) { return (std::max<size_t>(Bytes, 1) + 4095) & ~size_t(4095); }
+
+void ptxforge::bench::FreeDeleter::operator()(void *P) const { std::free(P); }
+
+ptxforge::bench::HostBuffer ptxforge::bench::zeroedPages(size_t Bytes, const char *Tool) {
+  size_t Rounded = pageRounded(Bytes);
+  HostBuffer H(static_cast<char *>(std::aligned_alloc(4096, Rounded)));
+  if (!H) {
+    std::fprintf(stderr, "%s: out of memory (%zu bytes)\n", Tool, Bytes);
+    std::exit(3);
+  }
+  std::memset(H.get(), 0, Rounded);
+  return H;
+}
+
+int ptxforge::bench::writeTextFile(const std::string &Path, const std::string &Text) {
+  std::ofstream Out(Path);
+  Out << Text << "\n";
+  return Out ? 0 : 1;
+}
+
 std::string ptxforge::bench::readFile(const std::string &Path, bool &Ok) {
   std::ifstream In(Path, std::ios::binary);
   Ok = static_cast<bool>(In);

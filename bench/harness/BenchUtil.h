@@ -4,12 +4,31 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace ptxforge::bench {
 
 enum class Elem { F32, F64, U32, U8 };
+/// What a kernel does with a buffer: only its outputs are compared.
+enum class Role { In, Out, InOut };
+
+/// The pause before each timed run: libgomp's threads spin for a while after a parallel region, and ptxforge's
+/// workers would share their CPUs with that spin (bench/README.md, bench_kernels).
+constexpr int QuietMs = 20;
+
+/// Bytes rounded up to whole 4 KiB pages (at least one page).
+size_t pageRounded(size_t Bytes);
+struct FreeDeleter {
+  void operator()(void *P) const;
+};
+using HostBuffer = std::unique_ptr<char, FreeDeleter>;
+/// Page-aligned host memory, zeroed (its first touch, outside any timing); without memory, Tool's complaint and
+/// exit status 3.
+HostBuffer zeroedPages(size_t Bytes, const char *Tool);
+/// Writes Text and a newline to Path (a child's result, the --json report); 0, or 1 if it could not.
+int writeTextFile(const std::string &Path, const std::string &Text);
 size_t elemSize(Elem E);
 
 /// |got - ref| <= Abs + Rel * |ref| for floats (integers: exact). BadFraction: the share of elements allowed to
@@ -64,5 +83,16 @@ using OptionParser = std::function<bool(const std::string &A, const std::functio
 /// complaint, Usage, and false.
 bool parseCommandLine(int Argc, char **Argv, const char *Tool, void (*Usage)(), SharedOptions &O,
                       const OptionParser &Own);
+
+/// A benchmark's main(): its options parsed (exit status 2 on a bad one), then the child phase it was started for
+/// (--phase) or the parent, which starts the children.
+template <class Options>
+int benchMain(int Argc, char **Argv, bool (*Parse)(int, char **, Options &), int (*Child)(const Options &),
+              int (*Parent)(const Options &, const char *)) {
+  Options O;
+  if (!Parse(Argc, Argv, O))
+    return 2;
+  return O.Phase ? Child(O) : Parent(O, Argv[0]);
+}
 
 } // namespace ptxforge::bench

@@ -3,6 +3,8 @@
 // bench/idioms/regenerate-ptx.sh, or the bench_idioms_ptx target where nvcc is found); the product builds without
 // nvcc. Each kernel has a native C++ twin in native/IdiomsNative.cpp; bench/IdiomsBench.cpp gives sizes and
 // launch shapes.
+#include "MandelbrotIteration.h"
+
 #include <cooperative_groups.h>
 #include <stdint.h>
 
@@ -253,16 +255,7 @@ extern "C" __global__ void mandelbrot(int *iters, int width, int height, float x
   int py = blockIdx.y * blockDim.y + threadIdx.y;
   if (px >= width || py >= height)
     return;
-  float cr = x0 + px * dx, ci = y0 + py * dy;
-  float zr = 0.0f, zi = 0.0f;
-  int it = 0;
-  while (it < maxIter && zr * zr + zi * zi < 4.0f) {
-    float t = zr * zr - zi * zi + cr;
-    zi = 2.0f * zr * zi + ci;
-    zr = t;
-    ++it;
-  }
-  iters[py * width + px] = it;
+  iters[py * width + px] = mandelbrotIterations(x0 + px * dx, y0 + py * dy, maxIter);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -4,6 +4,8 @@
 // hundred cycles instead of a scalar loop per element.
 #pragma once
 
+#include "ptxforge/codegen/MatrixElements.h"
+
 #include <cstdint>
 
 namespace ptxforge::codegen::exec {
@@ -15,22 +17,7 @@ namespace ptxforge::codegen::exec {
 void multiplyMatrices(unsigned M, unsigned N, unsigned K, const double *A, const double *B, const double *C, double *D,
                       bool ExactProducts);
 
-/// Element encodings of matrix fragments, as ptxrt_mma numbers them (Code bits 4-19).
-enum MatrixElement : uint32_t {
-  MENone,
-  MEF16,
-  MEBF16,
-  METF32,
-  MEF32,
-  MEF64,
-  MES8,
-  MEU8,
-  MES32,
-  MES4,
-  MEU4,
-  MEE4M3,
-  MEE5M2
-};
+// Element types: ptxforge/codegen/MatrixElements.h (Code bits 4-19 of ptxrt_mma).
 
 /// Count elements of type T (f16, bf16, tf32, f32, f64, s8, u8 or s32), stored packed and little-endian at In,
 /// as the doubles a product takes (tf32: its low 13 bits cleared), exactly. False for the other types.

@@ -14,6 +14,7 @@
 // consecutive, S-byte blocks along M/N are LBO apart and groups of 8 rows along K are SBO apart. A swizzle then
 // moves 16-byte chunks as the tensor copies do (swizzleSharedOffset).
 #include "Runtime.h"
+#include "ptxforge/codegen/MatrixElements.h"
 
 #include "ptxforge/codegen/TensorMap.h"
 
@@ -31,47 +32,34 @@ using namespace ptxforge::codegen::exec;
 
 namespace {
 
-/// Element types (the lowering's numbering, as lower/MatrixOps.cpp's elemCode).
-enum WgType : uint32_t { WNone, WF16, WBF16, WTF32, WF32, WF64, WS8, WU8, WS32, WS4, WU4, WE4M3, WE5M2 };
-
-/// Flags beside the code: which operand comes from registers, transposes, negations, saturation.
-enum WgFlags : uint32_t {
-  FARegs = 1,
-  FTransA = 2,
-  FTransB = 4,
-  FNegA = 8,
-  FNegB = 16,
-  FSat = 32,
-};
-
 struct WgmmaCall {
   uint32_t AType, BType, DType, N, Flags;
   uint64_t ADesc, BDesc;
   uint32_t ScaleD;
 };
 
-unsigned typeBytes(uint32_t T) { return T == WF16 || T == WBF16 ? 2 : T == WTF32 ? 4 : 1; }
+unsigned typeBytes(uint32_t T) { return T == MEF16 || T == MEBF16 ? 2 : T == METF32 ? 4 : 1; }
 unsigned kOf(uint32_t T) { return 32 / typeBytes(T); }
 
 double decode(uint32_t T, uint32_t Bits) {
   switch (T) {
-  case WF16:
+  case MEF16:
     return halfToFloat(static_cast<uint16_t>(Bits));
-  case WBF16:
+  case MEBF16:
     return bf16ToFloat(static_cast<uint16_t>(Bits));
-  case WTF32: {
+  case METF32: {
     uint32_t U = Bits & 0xffffe000u; // the 10 mantissa bits tf32 keeps
     float F;
     memcpy(&F, &U, 4);
     return F;
   }
-  case WS8:
+  case MES8:
     return static_cast<int8_t>(Bits);
-  case WU8:
+  case MEU8:
     return static_cast<uint8_t>(Bits);
-  case WE4M3:
+  case MEE4M3:
     return fp8ToDouble(Bits & 0xff, false);
-  case WE5M2:
+  case MEE5M2:
     return fp8ToDouble(Bits & 0xff, true);
   default:
     return 0;
@@ -119,8 +107,8 @@ uint16_t toHalf(double D) {
 /// One lane's D update: A is the warp's 16 x K slice (row-major, signs applied), D the lane's D registers.
 void laneProduct(const char *Shared, const WgmmaCall &W, const double *A, unsigned Lane, uint32_t *D) {
   unsigned K = kOf(W.AType);
-  double SignB = (W.Flags & FNegB) ? -1.0 : 1.0;
-  bool Int = W.DType == WS32, Half = W.DType == WF16;
+  double SignB = (W.Flags & WgNegB) ? -1.0 : 1.0;
+  bool Int = W.DType == MES32, Half = W.DType == MEF16;
   for (unsigned I = 0; I < W.N / 2; ++I) {
     unsigned Row, Col;
     dPosition(Lane, I, Row, Col);
@@ -135,14 +123,14 @@ void laneProduct(const char *Shared, const WgmmaCall &W, const double *A, unsign
         Acc = llvm::bit_cast<float>(D[I]);
     }
     for (unsigned Kk = 0; Kk < K; ++Kk) {
-      double P = A[Row * K + Kk] * SignB * loadElem(Shared, W.BDesc, Col, Kk, W.BType, W.Flags & FTransB);
+      double P = A[Row * K + Kk] * SignB * loadElem(Shared, W.BDesc, Col, Kk, W.BType, W.Flags & WgTransB);
       if (Int)
         IAcc += static_cast<int64_t>(P);
       else
         Acc += P;
     }
     if (Int) {
-      if (W.Flags & FSat)
+      if (W.Flags & WgSat)
         IAcc = std::clamp<int64_t>(IAcc, INT32_MIN, INT32_MAX);
       D[I] = static_cast<uint32_t>(IAcc);
     } else if (Half) {
@@ -159,7 +147,7 @@ void loadA(const char *Shared, const WgmmaCall &W, unsigned Warp, double *A) {
   unsigned K = kOf(W.AType);
   for (unsigned R = 0; R < 16; ++R)
     for (unsigned Kk = 0; Kk < K; ++Kk)
-      A[R * K + Kk] = loadElem(Shared, W.ADesc, 16 * Warp + R, Kk, W.AType, W.Flags & FTransA);
+      A[R * K + Kk] = loadElem(Shared, W.ADesc, 16 * Warp + R, Kk, W.AType, W.Flags & WgTransA);
 }
 
 /// Element E of register Reg of lane Lane's A fragment: its row and column in the warp's 16 x K slice.
@@ -183,7 +171,7 @@ void computeWarp(CollectiveSlot &S, void *Shared) {
               F[InBDesc],
               static_cast<uint32_t>(F[InN] >> 32)};
   unsigned K = kOf(W.AType), Bytes = typeBytes(W.AType), PerReg = 4 / Bytes;
-  double SignA = (W.Flags & FNegA) ? -1.0 : 1.0;
+  double SignA = (W.Flags & WgNegA) ? -1.0 : 1.0;
   double A[16 * 32] = {};
   forLanes(S.Participants, [&](uint32_t L) {
     for (unsigned Reg = 0; Reg < 4; ++Reg)
@@ -204,11 +192,11 @@ void computeWarp(CollectiveSlot &S, void *Shared) {
 extern "C" {
 
 /// wgmma.mma_async: Types = A type | B type << 8 | D type << 16 | flags << 32 (WgFlags); ARegs: the lane's four
-/// A registers when FARegs; D: its D registers (N/2 words for f32/s32, N/4 for f16), read and written.
+/// A registers when WgARegs; D: its D registers (N/2 words for f32/s32, N/4 for f16), read and written.
 static void ptxrt_wgmma(ThreadContext *C, uint64_t Types, uint32_t N, uint64_t ADesc, const uint32_t *ARegs,
                         uint64_t BDesc, uint32_t ScaleD, uint32_t *D) {
   uint32_t Flags = static_cast<uint32_t>(Types >> 32);
-  if (Flags & FARegs) {
+  if (Flags & WgARegs) {
     uint64_t In[InNWords] = {ARegs[0],
                              ARegs[1],
                              ARegs[2],
@@ -233,7 +221,7 @@ static void ptxrt_wgmma(ThreadContext *C, uint64_t Types, uint32_t N, uint64_t A
               ScaleD};
   double A[16 * 32] = {};
   loadA(C->Shared, W, (C->LinearTid / 32) % 4, A);
-  if (Flags & FNegA)
+  if (Flags & WgNegA)
     for (double &X : A)
       X = -X;
   laneProduct(C->Shared, W, A, C->LinearTid % 32, D);

@@ -1,5 +1,6 @@
 // Native twins of bench/idioms/idioms.cu and the probes (IdiomsNative.h).
 #include "IdiomsNative.h"
+#include "../MandelbrotIteration.h"
 
 #include <algorithm>
 #include <chrono>
@@ -154,15 +155,7 @@ void mandelbrot(int *Iters, int Width, int Height, float X0, float Y0, float Dx,
 #pragma omp parallel for schedule(dynamic, 4)
   for (int Py = 0; Py < Height; ++Py)
     for (int Px = 0; Px < Width; ++Px) {
-      float Cr = X0 + Px * Dx, Ci = Y0 + Py * Dy, Zr = 0, Zi = 0;
-      int It = 0;
-      while (It < MaxIter && Zr * Zr + Zi * Zi < 4.0f) {
-        float T = Zr * Zr - Zi * Zi + Cr;
-        Zi = 2.0f * Zr * Zi + Ci;
-        Zr = T;
-        ++It;
-      }
-      Iters[size_t(Py) * Width + Px] = It;
+      Iters[size_t(Py) * Width + Px] = mandelbrotIterations(X0 + Px * Dx, Y0 + Py * Dy, MaxIter);
     }
 }
 

@@ -2,6 +2,7 @@
 // hands its row address / fragment registers to a runtime helper (exec/WarpCollectives.cpp) that gathers all
 // 32 lanes and computes every lane's result at once.
 #include "FamilyLowering.h"
+#include "ptxforge/codegen/MatrixElements.h"
 
 namespace {
 
@@ -210,30 +211,30 @@ bool ptxforge::codegen::detail::lowerMatrix(FunctionLowering &L, const ptx::Inst
 unsigned ptxforge::codegen::detail::matrixElementCode(ScalarType T) {
   switch (T) {
   case ScalarType::F16:
-    return 1;
+    return MEF16;
   case ScalarType::BF16:
-    return 2;
+    return MEBF16;
   case ScalarType::TF32:
-    return 3;
+    return METF32;
   case ScalarType::F32:
-    return 4;
+    return MEF32;
   case ScalarType::F64:
-    return 5;
+    return MEF64;
   case ScalarType::S8:
-    return 6;
+    return MES8;
   case ScalarType::U8:
-    return 7;
+    return MEU8;
   case ScalarType::S32:
-    return 8;
+    return MES32;
   case ScalarType::S4:
-    return 9;
+    return MES4;
   case ScalarType::U4:
-    return 10;
+    return MEU4;
   case ScalarType::E4M3:
-    return 11;
+    return MEE4M3;
   case ScalarType::E5M2:
-    return 12;
+    return MEE5M2;
   default:
-    return 0;
+    return MENone;
   }
 }

@@ -3,6 +3,9 @@
 // and reads D back; the product completes at once, so wgmma.fence, commit_group and wait_group only order
 // memory.
 #include "FamilyLowering.h"
+#include "ptxforge/codegen/MatrixElements.h"
+
+using namespace ptxforge::codegen;
 
 namespace {
 
@@ -48,26 +51,26 @@ bool lowerMmaAsync(FunctionLowering &L, const ptx::Instruction &I) {
   if (!N || N % 8 || N > 256 || !CD || !CA || !CB || K != 32 / ABytes || (CD != 4 && CD != 1 && CD != 8))
     return L.unsupported(I, "wgmma shape or types");
   auto DE = operandElements(Ops[0]);
-  unsigned DWords = CD == 1 ? N / 4 : N / 2;
+  unsigned DWords = CD == MEF16 ? N / 4 : N / 2;
   if (DE.size() != DWords)
     return L.unsupported(I, "wgmma D registers");
   bool ARegs = Ops[1].Kind == ptx::OperandKind::Vector;
-  bool Int = CD == 8;
+  bool Int = CD == MES32;
   // Operands after b-desc: scale-d, then (floating types) imm-scale-a, imm-scale-b, then imm-trans-a (A in shared
   // memory only) and imm-trans-b (16-bit types only).
   size_t Next = 4;
-  uint32_t Flags = ARegs ? 1 : 0;
+  uint32_t Flags = ARegs ? WgARegs : 0;
   if (!Int) {
-    Flags |= immediate(I, Next++, 1) == -1 ? 8 : 0;
-    Flags |= immediate(I, Next++, 1) == -1 ? 16 : 0;
+    Flags |= immediate(I, Next++, 1) == -1 ? WgNegA : 0;
+    Flags |= immediate(I, Next++, 1) == -1 ? WgNegB : 0;
     if (ABytes == 2) {
       if (!ARegs)
-        Flags |= immediate(I, Next++, 0) ? 2 : 0;
-      Flags |= immediate(I, Next++, 0) ? 4 : 0;
+        Flags |= immediate(I, Next++, 0) ? WgTransA : 0;
+      Flags |= immediate(I, Next++, 0) ? WgTransB : 0;
     }
   }
   if (I.has(Modifier::Satfinite))
-    Flags |= 32;
+    Flags |= WgSat;
   llvm::Value *ADesc = B.getInt64(0);
   llvm::Value *ABuf = scratchBuffer(L, B.getInt32Ty(), 4, 3);
   if (ARegs) {

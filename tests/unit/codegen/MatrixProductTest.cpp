@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+using namespace ptxforge::codegen;
 using namespace ptxforge::codegen::exec;
 
 namespace {

@@ -1,0 +1,30 @@
+// The element types of matrix instructions as the lowering encodes them in the codes it passes to the runtime's
+// matrix helpers (ptxrt_mma's and ptxrt_wgmma's type fields, lower/MatrixOps.cpp, lower/WarpgroupOps.cpp,
+// lower/SparseMatrixOps.cpp) and as those helpers decode them (exec/MatrixProduct.cpp, exec/WarpCollectives.cpp,
+// exec/WarpgroupHelpers.cpp): one numbering, written down once, and the wgmma helper's flags.
+#pragma once
+
+#include <cstdint>
+
+namespace ptxforge::codegen {
+
+enum MatrixElement : uint32_t {
+  MENone, ///< not a matrix element type
+  MEF16,
+  MEBF16,
+  METF32,
+  MEF32,
+  MEF64,
+  MES8,
+  MEU8,
+  MES32,
+  MES4,
+  MEU4,
+  MEE4M3,
+  MEE5M2
+};
+
+/// ptxrt_wgmma's flags beside the type codes: A from registers, transposes, negations, saturation.
+enum WgmmaFlag : uint32_t { WgARegs = 1, WgTransA = 2, WgTransB = 4, WgNegA = 8, WgNegB = 16, WgSat = 32 };
+
+} // namespace ptxforge::codegen
