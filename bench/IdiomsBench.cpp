@@ -690,21 +690,8 @@ json runInChild(const Options &O, const std::string &Self, const std::string &Ke
   setEnv(Env, "PTXFORGE_WORKERS", std::to_string(T));
   setEnv(Env, "OMP_NUM_THREADS", std::to_string(T));
   setEnv(Env, "CUDA_CACHE_DISABLE", "1");
-  std::vector<std::string> Args{Self,
-                                "--phase",
-                                std::to_string(T),
-                                "--kernel",
-                                Kernel,
-                                "--result-file",
-                                Tmp,
-                                "--scale",
-                                std::to_string(O.Scale),
-                                "--reps",
-                                std::to_string(O.Reps),
-                                "--timeout",
-                                std::to_string(O.Timeout),
-                                "--ptx",
-                                O.Ptx};
+  std::vector<std::string> Args = childCommand(Self, T, Kernel, Tmp, O.Timeout);
+  Args.insert(Args.end(), {"--scale", std::to_string(O.Scale), "--reps", std::to_string(O.Reps), "--ptx", O.Ptx});
   if (O.VerifyOnly)
     Args.push_back("--verify-only");
   int St = spawnWait(Args, Env, false);

@@ -1333,21 +1333,9 @@ int runParent(const Options &O, const char *Argv0) {
       setEnv(Env, "OMP_PLACES", "cores");
       setEnv(Env, "PTXFORGE_WORKERS", std::to_string(T));
       setEnv(Env, "CUDA_CACHE_DISABLE", "1"); // libcuda's first use is a cold compile, its quick code
-      std::vector<std::string> Args{Self,
-                                    "--phase",
-                                    std::to_string(T),
-                                    "--kernel",
-                                    K,
-                                    "--result-file",
-                                    Tmp,
-                                    "--reps",
-                                    std::to_string(O.Reps),
-                                    "--min-ms",
-                                    std::to_string(O.MinMs),
-                                    "--warmup",
-                                    std::to_string(O.Warmup),
-                                    "--timeout",
-                                    std::to_string(O.Timeout)};
+      std::vector<std::string> Args = childCommand(Self, T, K, Tmp, O.Timeout);
+      Args.insert(Args.end(), {"--reps", std::to_string(O.Reps), "--min-ms", std::to_string(O.MinMs), "--warmup",
+                               std::to_string(O.Warmup)});
       if (O.Quick)
         Args.push_back("--quick");
       if (O.NoPocl)

@@ -230,6 +230,12 @@ ptxforge::bench::HostBuffer ptxforge::bench::zeroedPages(size_t Bytes, const cha
   return H;
 }
 
+std::vector<std::string> ptxforge::bench::childCommand(const std::string &Self, int Threads, const std::string &Kernel,
+                                                       const std::string &ResultFile, unsigned Timeout) {
+  return {Self,       "--phase",   std::to_string(Threads), "--kernel", Kernel, "--result-file",
+          ResultFile, "--timeout", std::to_string(Timeout)};
+}
+
 int ptxforge::bench::writeTextFile(const std::string &Path, const std::string &Text) {
   std::ofstream Out(Path);
   Out << Text << "\n";

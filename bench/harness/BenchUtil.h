@@ -84,6 +84,11 @@ using OptionParser = std::function<bool(const std::string &A, const std::functio
 bool parseCommandLine(int Argc, char **Argv, const char *Tool, void (*Usage)(), SharedOptions &O,
                       const OptionParser &Own);
 
+/// The command line of a child process that runs Kernel with Threads threads and writes its result to ResultFile
+/// (SharedOptions' child mode, as parseCommandLine reads it); the benchmark appends its own options.
+std::vector<std::string> childCommand(const std::string &Self, int Threads, const std::string &Kernel,
+                                      const std::string &ResultFile, unsigned Timeout);
+
 /// A benchmark's main(): its options parsed (exit status 2 on a bad one), then the child phase it was started for
 /// (--phase) or the parent, which starts the children.
 template <class Options>
