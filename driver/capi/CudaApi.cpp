@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <new>
@@ -167,6 +168,17 @@ template <class F> CUresult boundary(F &&Body) noexcept {
 
 bool initialized() { return Driver::get().initialized(); }
 bool validDevice(CUdevice D) { return D >= 0 && D < deviceCount(); }
+
+/// The checks of a query about device Dev, in NVIDIA's order: the driver initialized, every output pointer given,
+/// a valid device.
+CUresult checkDeviceQuery(CUdevice Dev, std::initializer_list<const void *> Outs) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  for (const void *Out : Outs)
+    if (!Out)
+      return CUDA_ERROR_INVALID_VALUE;
+  return validDevice(Dev) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
 
 /// The calling thread's current context, or the error for a call that needs one.
 CUresult current(Context *&Out) {
@@ -1175,12 +1187,8 @@ PTXFORGE_API CUresult cuDriverGetVersion(int *driverVersion) {
 // =====================================================================================================
 
 PTXFORGE_API CUresult cuDeviceGet(CUdevice *device, int ordinal) {
-  if (!initialized())
-    return CUDA_ERROR_NOT_INITIALIZED;
-  if (!device)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (!validDevice(ordinal))
-    return CUDA_ERROR_INVALID_DEVICE;
+  if (CUresult R = checkDeviceQuery(ordinal, {device}))
+    return R;
   *device = ordinal;
   return CUDA_SUCCESS;
 }
@@ -1209,12 +1217,8 @@ PTXFORGE_API CUresult cuDeviceGetName(char *name, int len, CUdevice dev) {
 }
 
 PTXFORGE_API CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev) {
-  if (!initialized())
-    return CUDA_ERROR_NOT_INITIALIZED;
-  if (!uuid)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (!validDevice(dev))
-    return CUDA_ERROR_INVALID_DEVICE;
+  if (CUresult R = checkDeviceQuery(dev, {uuid}))
+    return R;
   std::memcpy(uuid->bytes, deviceProperties(dev).Uuid.data(), 16);
   return CUDA_SUCCESS;
 }
@@ -1222,23 +1226,15 @@ PTXFORGE_API CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev) {
 PTXFORGE_API CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev) { return cuDeviceGetUuid_v2(uuid, dev); }
 
 PTXFORGE_API CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev) {
-  if (!initialized())
-    return CUDA_ERROR_NOT_INITIALIZED;
-  if (!bytes)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (!validDevice(dev))
-    return CUDA_ERROR_INVALID_DEVICE;
+  if (CUresult R = checkDeviceQuery(dev, {bytes}))
+    return R;
   *bytes = deviceProperties(dev).TotalMemory;
   return CUDA_SUCCESS;
 }
 
 PTXFORGE_API CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) {
-  if (!initialized())
-    return CUDA_ERROR_NOT_INITIALIZED;
-  if (!pi)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (!validDevice(dev))
-    return CUDA_ERROR_INVALID_DEVICE;
+  if (CUresult R = checkDeviceQuery(dev, {pi}))
+    return R;
   std::optional<int> V = deviceAttribute(attrib, deviceProperties(dev));
   if (!V)
     return CUDA_ERROR_INVALID_VALUE;
@@ -1247,24 +1243,16 @@ PTXFORGE_API CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, C
 }
 
 PTXFORGE_API CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevice dev) {
-  if (!initialized())
-    return CUDA_ERROR_NOT_INITIALIZED;
-  if (!major || !minor)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (!validDevice(dev))
-    return CUDA_ERROR_INVALID_DEVICE;
+  if (CUresult R = checkDeviceQuery(dev, {major, minor}))
+    return R;
   *major = static_cast<int>(deviceProperties(dev).CcMajor);
   *minor = static_cast<int>(deviceProperties(dev).CcMinor);
   return CUDA_SUCCESS;
 }
 
 PTXFORGE_API CUresult cuDeviceGetProperties(CUdevprop *prop, CUdevice dev) {
-  if (!initialized())
-    return CUDA_ERROR_NOT_INITIALIZED;
-  if (!prop)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (!validDevice(dev))
-    return CUDA_ERROR_INVALID_DEVICE;
+  if (CUresult R = checkDeviceQuery(dev, {prop}))
+    return R;
   const DeviceProperties &P = deviceProperties(dev);
   prop->maxThreadsPerBlock = static_cast<int>(P.MaxThreadsPerBlock);
   for (int I = 0; I < 3; ++I) {
@@ -1375,12 +1363,8 @@ PTXFORGE_API CUresult cuCtxDisablePeerAccess(CUcontext peerContext) {
 // =====================================================================================================
 
 PTXFORGE_API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
-  if (!initialized())
-    return CUDA_ERROR_NOT_INITIALIZED;
-  if (!pctx)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (!validDevice(dev))
-    return CUDA_ERROR_INVALID_DEVICE;
+  if (CUresult R = checkDeviceQuery(dev, {pctx}))
+    return R;
   return boundary([&] {
     auto C = Driver::get().retainPrimary(dev);
     if (!C)
@@ -1415,12 +1399,8 @@ PTXFORGE_API CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flag
 }
 
 PTXFORGE_API CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active) {
-  if (!initialized())
-    return CUDA_ERROR_NOT_INITIALIZED;
-  if (!flags || !active)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (!validDevice(dev))
-    return CUDA_ERROR_INVALID_DEVICE;
+  if (CUresult R = checkDeviceQuery(dev, {flags, active}))
+    return R;
   Driver::PrimaryState S = Driver::get().primaryState(dev);
   *flags = S.Flags;
   *active = S.Active ? 1 : 0;
@@ -4038,23 +4018,15 @@ CUresult poolLocation(const CUmemLocation &L) {
 } // namespace
 
 PTXFORGE_API CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev) {
-  if (!initialized())
-    return CUDA_ERROR_NOT_INITIALIZED;
-  if (!pool_out)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (!validDevice(dev))
-    return CUDA_ERROR_INVALID_DEVICE;
+  if (CUresult R = checkDeviceQuery(dev, {pool_out}))
+    return R;
   *pool_out = reinterpret_cast<CUmemoryPool>(&MemPool::defaultPool(dev));
   return CUDA_SUCCESS;
 }
 
 PTXFORGE_API CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev) {
-  if (!initialized())
-    return CUDA_ERROR_NOT_INITIALIZED;
-  if (!pool)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (!validDevice(dev))
-    return CUDA_ERROR_INVALID_DEVICE;
+  if (CUresult R = checkDeviceQuery(dev, {pool}))
+    return R;
   *pool = reinterpret_cast<CUmemoryPool>(&MemPool::current(dev));
   return CUDA_SUCCESS;
 }

@@ -315,57 +315,39 @@ CUDART_API cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPt
 }
 
 // ---- memory ----
-CUDART_API cudaError_t cudaMalloc(void **devPtr, size_t size) {
+namespace {
+/// cudaMalloc and its stream-ordered twins: *Out is null unless Alloc (a driver allocation) gives Size bytes; a
+/// size of 0 succeeds with a null pointer.
+template <class DriverAlloc> cudaError_t allocateThrough(void **Out, size_t Size, DriverAlloc Alloc) {
   return entry([&] {
-    if (!devPtr)
+    if (!Out)
       return cudaErrorInvalidValue;
     if (cudaError_t E = ensureContext())
       return E;
-    *devPtr = nullptr;
-    if (size == 0)
-      return cudaSuccess; // cudaMalloc(0) succeeds with a null pointer
+    *Out = nullptr;
+    if (Size == 0)
+      return cudaSuccess;
     CUdeviceptr P = 0;
-    if (cudaError_t E = drv(cuMemAlloc(&P, size)))
+    if (cudaError_t E = drv(Alloc(&P)))
       return E;
-    *devPtr = reinterpret_cast<void *>(P);
+    *Out = reinterpret_cast<void *>(P);
     return cudaSuccess;
   });
 }
+} // namespace
+
+CUDART_API cudaError_t cudaMalloc(void **devPtr, size_t size) {
+  return allocateThrough(devPtr, size, [&](CUdeviceptr *P) { return cuMemAlloc(P, size); });
+}
+// Memory is available at once, which satisfies the stream order trivially; a capturing stream gets an allocation
+// node.
 CUDART_API cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t stream) {
-  return entry([&] {
-    if (!devPtr)
-      return cudaErrorInvalidValue;
-    if (cudaError_t E = ensureContext())
-      return E;
-    *devPtr = nullptr;
-    if (size == 0)
-      return cudaSuccess;
-    // Memory is available at once, which satisfies the stream order trivially; a capturing stream gets an
-    // allocation node.
-    CUdeviceptr P = 0;
-    if (cudaError_t E = drv(cuMemAllocAsync(&P, size, stream)))
-      return E;
-    *devPtr = reinterpret_cast<void *>(P);
-    return cudaSuccess;
-  });
+  return allocateThrough(devPtr, size, [&](CUdeviceptr *P) { return cuMemAllocAsync(P, size, stream); });
 }
 // Memory pools are the driver's (driver/README.md): cudaMemPoolAttr, cudaMemPoolProps, cudaMemLocation and
 // cudaMemAccessDesc have the driver's values and layouts.
 CUDART_API cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) {
-  return entry([&] {
-    if (!ptr)
-      return cudaErrorInvalidValue;
-    if (cudaError_t E = ensureContext())
-      return E;
-    *ptr = nullptr;
-    if (size == 0)
-      return cudaSuccess;
-    CUdeviceptr P = 0;
-    if (cudaError_t E = drv(cuMemAllocFromPoolAsync(&P, size, memPool, stream)))
-      return E;
-    *ptr = reinterpret_cast<void *>(P);
-    return cudaSuccess;
-  });
+  return allocateThrough(ptr, size, [&](CUdeviceptr *P) { return cuMemAllocFromPoolAsync(P, size, memPool, stream); });
 }
 CUDART_API cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool,
                                                     cudaStream_t stream) {
