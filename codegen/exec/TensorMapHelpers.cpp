@@ -90,14 +90,19 @@ template <class F> F combineFloat(F Old, F V, uint32_t Op) {
   return Op == OpMin ? (V < Old ? V : Old) : (V > Old ? V : Old);
 }
 
-/// Dst = Dst op Src for one element of Bytes bytes of kind K.
+/// Dst = Dst op Src for one element of Bytes bytes of kind K, atomically: on the GPU each element of a bulk
+/// reduction is an atomic read-modify-write at L2, so blocks reducing into the same global words (run here by
+/// different workers at once) never lose an update. Elements are naturally aligned (bulk copies move 16-byte
+/// aligned multiples of 16 bytes; tensor boxes are arrays of their element type).
 void reduceElement(char *Dst, const char *Src, unsigned Bytes, RedKind K, uint32_t Op) {
   auto apply = [&](auto Zero, auto Fn) {
-    decltype(Zero) A, B;
-    memcpy(&A, Dst, sizeof A);
+    using T = decltype(Zero);
+    T B;
     memcpy(&B, Src, sizeof B);
-    A = Fn(A, B);
-    memcpy(Dst, &A, sizeof A);
+    T *Word = reinterpret_cast<T *>(Dst);
+    T Old = __atomic_load_n(Word, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(Word, &Old, Fn(Old, B), /*weak=*/true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
   };
   switch (K) {
   case RF16:
@@ -109,9 +114,13 @@ void reduceElement(char *Dst, const char *Src, unsigned Bytes, RedKind K, uint32
     return apply(uint16_t(),
                  [&](uint16_t A, uint16_t B) { return floatToBF16(combineFloat(bf16ToFloat(A), bf16ToFloat(B), Op)); });
   case RF32:
-    return apply(float(), [&](float A, float B) { return combineFloat(A, B, Op); });
+    return apply(uint32_t(), [&](uint32_t A, uint32_t B) {
+      return llvm::bit_cast<uint32_t>(combineFloat(llvm::bit_cast<float>(A), llvm::bit_cast<float>(B), Op));
+    });
   case RF64:
-    return apply(double(), [&](double A, double B) { return combineFloat(A, B, Op); });
+    return apply(uint64_t(), [&](uint64_t A, uint64_t B) {
+      return llvm::bit_cast<uint64_t>(combineFloat(llvm::bit_cast<double>(A), llvm::bit_cast<double>(B), Op));
+    });
   case RSigned:
     if (Bytes == 8)
       return apply(int64_t(), [&](int64_t A, int64_t B) { return combineInt(A, B, Op); });
