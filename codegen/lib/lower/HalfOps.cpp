@@ -30,8 +30,11 @@ namespace {
 ///    normal in f32 (no underflow).
 ///  - bf16 add/sub in f32: the same margin (24 >= 2 * 8 + 2) for normal results; a sum below f32's normal range
 ///    is a multiple of 2^-133 and so exact in f32.
-///  - fma, and bf16 mul: the product is exact (f16: 22 bits in f32; bf16: 16 bits in f64, whose range holds
-///    any bf16 product), the sum is rounded to odd (TwoSum gives its exact error), and rounding to odd with at
+///  - bf16 mul in f32: a product of at most 16 significant bits is exact in f32 down to 2^-134 (its lowest bit
+///    is then at least 2^-149, f32's smallest subnormal); a smaller product rounds to a zero in bf16 either way
+///    (2^-134 is half bf16's smallest subnormal, a tie to even), and one past f32's range is past bf16's.
+///  - fma: the product is exact (f16: 22 bits in f32; bf16: 16 bits in f64, whose range holds any bf16
+///    product), the sum is rounded to odd (TwoSum gives its exact error), and rounding to odd with at
 ///    least two spare bits followed by round-to-nearest is the correctly rounded result. f64 values reach the
 ///    narrow format through an f32 rounded to odd (round-to-odd composes; f32 subnormals still have 16 spare
 ///    bits below bf16's).
@@ -155,8 +158,7 @@ struct HalfLane {
       V = B.CreateFSub(A, in(Y));
       break;
     case OpMul:
-      V = BF ? B.CreateFMul(B.CreateFPExt(A, B.getDoubleTy()), B.CreateFPExt(in(Y), B.getDoubleTy()))
-             : B.CreateFMul(A, in(Y));
+      V = B.CreateFMul(A, in(Y));
       break;
     case OpFma: {
       llvm::Type *T = BF ? B.getDoubleTy() : B.getFloatTy();

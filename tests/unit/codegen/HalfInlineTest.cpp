@@ -143,6 +143,14 @@ void inputs(std::vector<uint16_t> &A, std::vector<uint16_t> &B, std::vector<uint
     uint16_t MidB = static_cast<uint16_t>((Rng() & 0x807f) | (0x3e80 + (Rng() % 4) * 0x80));
     A.push_back(Mid), B.push_back(Mid ^ 0x8000), C.push_back(static_cast<uint16_t>((Rng() & 0x83ff) | 0x3c00));
     A.push_back(MidB), B.push_back(MidB), C.push_back(static_cast<uint16_t>((Rng() & 0x807f) | 0xbf80));
+    // bf16 products around bf16's smallest subnormal (2^-133), where a product rounded to f32 could round twice:
+    // exponent fields summing to 127 - 134 + 127 within 10.
+    uint32_t EA = 1 + Rng() % 118, EB = 120 - EA + Rng() % 21 - 10;
+    if (EB >= 1 && EB <= 254) {
+      A.push_back(static_cast<uint16_t>((Rng() & 0x807f) | (EA << 7)));
+      B.push_back(static_cast<uint16_t>((Rng() & 0x807f) | (EB << 7)));
+      C.push_back(static_cast<uint16_t>(Rng() & 0x807f));
+    }
   }
 }
 
