@@ -121,7 +121,14 @@ std::string CompileOptions::codeKey() const {
          " loop-cuts=" + std::to_string(Lowering.LoopCuts) +
          " region-cuts=" + std::to_string(Lowering.RegionCutBudget) +
          " function-budget=" + std::to_string(FunctionSizeBudget) + " warp=" + std::to_string(WarpVectorize) +
-         (Lowering.Memcheck ? " memcheck" : "");
+         (FastCodeGen ? " fast-codegen" : "") + (Lowering.Memcheck ? " memcheck" : "");
+}
+
+CompileOptions ptxforge::codegen::quickCode(CompileOptions O) {
+  O.Lowering.BlockFunctions = false;
+  O.OptLevel = std::min(O.OptLevel, 1u);
+  O.FastCodeGen = true;
+  return O;
 }
 
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>> ptxforge::codegen::createTargetMachine(const CompileOptions &O) {
@@ -149,7 +156,8 @@ llvm::Expected<std::unique_ptr<llvm::TargetMachine>> ptxforge::codegen::createTa
   // -O0 gets LLVM's -O0 code generator (fast instruction selection and register allocation, no scheduler): on
   // unoptimized IR the -O1 one spent 5x as long (SelectionDAG and the greedy allocator over every register's
   // loads and stores), which made sweeping the CUDA libraries (scripts/toolkit-check.sh) infeasible.
-  JTMB.setCodeGenOptLevel(O.OptLevel >= 2   ? llvm::CodeGenOptLevel::Default
+  JTMB.setCodeGenOptLevel(O.FastCodeGen     ? llvm::CodeGenOptLevel::None
+                          : O.OptLevel >= 2 ? llvm::CodeGenOptLevel::Default
                           : O.OptLevel == 1 ? llvm::CodeGenOptLevel::Less
                                             : llvm::CodeGenOptLevel::None);
   return JTMB.createTargetMachine();
@@ -235,7 +243,7 @@ struct ThreadTarget {
 /// TargetMachine is not for concurrent use.
 llvm::Expected<ThreadTarget *> threadTarget(const CompileOptions &Options) {
   thread_local llvm::StringMap<ThreadTarget> Targets;
-  std::string Key = Options.TargetCpu + "/O" + std::to_string(std::min(Options.OptLevel, 2u));
+  std::string Key = Options.TargetCpu + "/O" + std::to_string(Options.FastCodeGen ? 0 : std::min(Options.OptLevel, 2u));
   ThreadTarget &T = Targets[Key];
   if (!T.TM) {
     auto TM = createTargetMachine(Options);

@@ -147,7 +147,7 @@ struct Module::PendingCompile {
     auto Part = (*S)->kernelPart(Name);
     if (!Part)
       return Part.takeError();
-    codegen::CompileOptions O = Options;
+    codegen::CompileOptions O = Quick ? codegen::quickCode(Options) : Options;
     O.Cancel = Cancel;
     return codegen::compileObject(std::move(*Part), O);
   }
@@ -248,6 +248,8 @@ llvm::Expected<std::unique_ptr<Module>> Module::fromPtx(Context &Ctx, std::strin
   P->Name = Name;
   P->Options = Options.Codegen.value_or(processSettings().Compile);
   P->Options.OptLevel = codegenOptLevel(Options);
+  if (processSettings().Tier == JitTier::Quick)
+    P->Options = codegen::quickCode(P->Options);
   P->PerKernel = Mode == ModuleLoading::Lazy;
   P->KernelsLeft = M->KernelCount;
   unsigned OptLevel = P->Options.OptLevel;

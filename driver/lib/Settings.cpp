@@ -65,7 +65,8 @@ Settings Settings::fromEnvironment() {
   S.Compile.Lowering.LoopCuts = env("PTXFORGE_LOOP_CUTS") != "0";
   S.Compile.WarpVectorize = env("PTXFORGE_WARP_VECTORIZE") != "0";
   S.Tier = jitTier(env("PTXFORGE_JIT_TIER"));
-  S.Compile.Lowering.BlockFunctions = S.Tier != JitTier::Quick;
+  if (S.Tier == JitTier::Quick)
+    S.Compile = codegen::quickCode(S.Compile);
   S.Compile.Perf = perfMap(env("PTXFORGE_PERF_MAP"));
   unsigned Workers = 0;
   if (!env("PTXFORGE_WORKERS").getAsInteger(10, Workers))
@@ -81,7 +82,7 @@ Settings Settings::fromEnvironment() {
   S.Memcheck = envFlag("PTXFORGE_MEMCHECK");
   if (S.Memcheck) {
     S.Compile.Lowering.Memcheck = true;
-    S.Compile.Lowering.BlockFunctions = false;
+    S.Compile = codegen::quickCode(S.Compile);
     S.Tier = JitTier::Quick;
   }
   S.Jit = jitPolicyFromEnvironment();

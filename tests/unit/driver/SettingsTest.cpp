@@ -74,6 +74,8 @@ TEST_CASE("each PTXFORGE_ variable reaches its option") {
   CHECK_FALSE(S.Compile.Lowering.LoopCuts);
   CHECK(S.Tier == JitTier::Quick);
   CHECK_FALSE(S.Compile.Lowering.BlockFunctions); // the quick tier lowers without block functions
+  CHECK(S.Compile.FastCodeGen);                   // and compiles with -O0's code generator
+  CHECK(S.Compile.OptLevel == 1);
   CHECK(S.Compile.Perf == codegen::PerfMap::Objects);
   CHECK(S.Workers == 3);
   CHECK_FALSE(S.PinWorkers);
@@ -95,16 +97,30 @@ TEST_CASE("other spellings: PTXFORGE_JIT_TIER=2, PTXFORGE_PERF_MAP=1, PTXFORGE_S
   CHECK(S.Compile.StreamingStoreBytes == 0);
 }
 
+TEST_CASE("the quick code: thread functions, -O1 at most, -O0's code generator, and keys of its own") {
+  codegen::CompileOptions O;
+  O.OptLevel = 3;
+  codegen::CompileOptions Q = codegen::quickCode(O);
+  CHECK_FALSE(Q.Lowering.BlockFunctions);
+  CHECK(Q.OptLevel == 1);
+  CHECK(Q.FastCodeGen);
+  CHECK(Q.codeKey() != O.codeKey());
+  O.OptLevel = 0; // CU_JIT_OPTIMIZATION_LEVEL=0 stays 0
+  CHECK(codegen::quickCode(O).OptLevel == 0);
+  CHECK(codegen::quickCode(Q).codeKey() == Q.codeKey());
+}
+
 TEST_CASE("every option that changes the code changes the compute cache key; the perf map does not") {
   const std::string Ptx = ".version 8.0\n.target sm_80\n.address_size 64\n";
   auto key = [&](const codegen::CompileOptions &O) { return computeCacheKey({Ptx, 90, O.codeKey()}); };
   const codegen::CompileOptions Base;
-  std::vector<codegen::CompileOptions> Changed(5, Base);
+  std::vector<codegen::CompileOptions> Changed(6, Base);
   Changed[0].OptLevel = 3;
   Changed[1].TargetCpu = "x86-64-v3";
   Changed[2].StreamingStoreBytes = Base.StreamingStoreBytes / 2; // another host cache size
   Changed[3].Lowering.LoopCuts = false;
   Changed[4].Lowering.BlockFunctions = false;
+  Changed[5].FastCodeGen = true;
   for (size_t I = 0; I < Changed.size(); ++I) {
     CAPTURE(I);
     CHECK(key(Changed[I]) != key(Base));

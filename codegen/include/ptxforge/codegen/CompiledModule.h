@@ -53,6 +53,9 @@ struct CompileOptions {
   /// in EarlyCSE and InstCombine, which test each branch on it against each use); the budget bounds that, and
   /// leaves every kernel of the bench and of cub_big.ptx (at most ~26,000 instructions) optimized. 0: none.
   unsigned FunctionSizeBudget = 60000;
+  /// LLVM's -O0 code generator (fast instruction selection and register allocation, no scheduler) whatever
+  /// OptLevel: the quick code's (quickCode below).
+  bool FastCodeGen = false;
   /// For the entry points that lower too (compilePTXObject, compilePTX); compileObject takes a lowered module.
   LoweringOptions Lowering;
   /// For the entry points that load too (CompiledModule::compile, compilePTX).
@@ -65,6 +68,13 @@ struct CompileOptions {
   /// runs to its end) and the compile fails (compileCancelled) instead of producing code.
   const CancelToken *Cancel = nullptr;
 };
+
+/// Options for the tiered JIT's quick code, the code a kernel first runs on while its optimized code compiles
+/// (PTXFORGE_JIT_TIER=0 runs on nothing else): thread functions only (no block functions), LLVM's -O1 IR pipeline
+/// at most, and -O0's code generator. Code generation was half of a quick compile; -O1's IR pipeline keeps
+/// registers in SSA form, so the code runs about as fast as -O2's thread functions (nbody: 19 ms of CPU per
+/// compile instead of 38, against ptxas's 24).
+CompileOptions quickCode(CompileOptions O);
 
 class CompiledObject;
 

@@ -14,15 +14,16 @@
 namespace ptxforge::driver {
 
 /// PTXFORGE_JIT_TIER: which code the driver's JIT makes. Tiered (the default: a kernel starts on its quick code
-/// and moves to the optimized code when that is compiled), Quick ("0": thread functions only, never upgraded:
-/// blocks run their threads in a loop or as fibers; for testing that path over the whole corpus), Optimized
+/// and moves to the optimized code when that is compiled), Quick ("0": the quick code only, codegen::quickCode,
+/// never upgraded: blocks run their threads in a loop or as fibers; for testing that path over the whole corpus),
+/// Optimized
 /// ("2": the optimized code up front).
 enum class JitTier { Tiered, Quick, Optimized };
 
 struct Settings {
   /// PTXFORGE_JIT_CPU (TargetCpu), PTXFORGE_STREAMING_STORES (StreamingStoreBytes; unset: half of the host's
-  /// last-level cache), PTXFORGE_LOOP_CUTS=0 (Lowering.LoopCuts), PTXFORGE_JIT_TIER=0 (no
-  /// Lowering.BlockFunctions), PTXFORGE_PERF_MAP=1|objects (Perf). OptLevel stays at its default.
+  /// last-level cache), PTXFORGE_LOOP_CUTS=0 (Lowering.LoopCuts), PTXFORGE_JIT_TIER=0 (codegen::quickCode's
+  /// options), PTXFORGE_PERF_MAP=1|objects (Perf). OptLevel stays at its default but for the quick code.
   codegen::CompileOptions Compile;
   JitTier Tier = JitTier::Tiered; ///< PTXFORGE_JIT_TIER
   unsigned Workers = 0;           ///< PTXFORGE_WORKERS: threads per launch (0: one per CPU of the affinity mask)
