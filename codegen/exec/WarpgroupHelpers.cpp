@@ -3,6 +3,11 @@
 // warpgroup owns rows 16w..16w+15 of A and D, so each warp's product is independent of the others': with A in
 // shared memory every thread computes its own D elements; with A in registers a warp collective gathers the
 // warp's A fragments first. B (and A) in shared memory follow the matrix descriptors' canonical layouts.
+// wgmma.mma_async.sp doubles K: A holds the stored half of each row (64 x K/2, in registers or behind a
+// descriptor laid out as a dense A of K/2 columns), and each warp's 16 rows expand by its lanes' metadata words
+// exactly as mma.sp's m16n8 rows do (MatrixCompute.h expandSparseRows; tests/conformance/cases/wgmma/sp_*, an
+// H200: every thread's metadata valid, so another lane or bit would have shown), so a sparse product is always
+// a warp collective.
 //
 // Descriptor: bits 0-13 start address >> 4, 16-29 leading dimension byte offset (LBO) >> 4, 32-45 stride
 // dimension byte offset (SBO) >> 4, 62-63 swizzle (0 none, 1 128B, 2 64B, 3 32B). In the K-major layout
@@ -13,6 +18,7 @@
 // SBO apart along M/N and LBO apart along K; with a swizzle S bytes along M/N make a row, 8 rows are
 // consecutive, S-byte blocks along M/N are LBO apart and groups of 8 rows along K are SBO apart. A swizzle then
 // moves 16-byte chunks as the tensor copies do (swizzleSharedOffset).
+#include "MatrixCompute.h"
 #include "Runtime.h"
 #include "ptxforge/codegen/MatrixElements.h"
 
@@ -104,9 +110,12 @@ uint16_t toHalf(double D) {
   return llvm::bit_cast<uint16_t>(static_cast<_Float16>(D));
 }
 
+/// K of the call's product: the dense K of its A type, twice that for a sparse A.
+unsigned productK(const WgmmaCall &W) { return (W.Flags & WgSparse ? 2 : 1) * kOf(W.AType); }
+
 /// One lane's D update: A is the warp's 16 x K slice (row-major, signs applied), D the lane's D registers.
 void laneProduct(const char *Shared, const WgmmaCall &W, const double *A, unsigned Lane, uint32_t *D) {
-  unsigned K = kOf(W.AType);
+  unsigned K = productK(W);
   double SignB = (W.Flags & WgNegB) ? -1.0 : 1.0;
   bool Int = W.DType == MES32, Half = W.DType == MEF16;
   for (unsigned I = 0; I < W.N / 2; ++I) {
@@ -156,8 +165,23 @@ void aPosition(unsigned Lane, unsigned Reg, unsigned E, unsigned PerReg, unsigne
   Col = (Lane % 4) * PerReg + E + (K / 2) * (Reg / 2);
 }
 
-/// In words of a lane at the collective: A registers 0-3, then the D buffer, the call's fields.
-enum InWord { InA0, InD = 4, InADesc, InBDesc, InTypes, InN, InNWords };
+/// In words of a lane at the collective: A registers 0-3, then the D buffer, the call's fields, the lane's
+/// sparsity metadata and its warp of the warpgroup.
+enum InWord { InA0, InD = 4, InADesc, InBDesc, InTypes, InN, InMeta, InWarp, InNWords };
+
+/// The warp's 16 x K slice of A from the lanes' registers (K the stored columns of a sparse A), unsigned.
+void gatherA(const CollectiveSlot &S, const WgmmaCall &W, double *A) {
+  unsigned K = kOf(W.AType), Bytes = typeBytes(W.AType), PerReg = 4 / Bytes;
+  forLanes(S.Participants, [&](uint32_t L) {
+    for (unsigned Reg = 0; Reg < 4; ++Reg)
+      for (unsigned E = 0; E < PerReg; ++E) {
+        unsigned Row, Col;
+        aPosition(L, Reg, E, PerReg, K, Row, Col);
+        uint32_t Bits = static_cast<uint32_t>(S.In[L][InA0 + Reg]) >> (8 * Bytes * E);
+        A[Row * K + Col] = decode(W.AType, Bytes == 4 ? Bits : Bits & ((1u << (8 * Bytes)) - 1));
+      }
+  });
+}
 
 void computeWarp(CollectiveSlot &S, void *Shared) {
   uint32_t First = static_cast<uint32_t>(__builtin_ctz(S.Participants));
@@ -170,18 +194,21 @@ void computeWarp(CollectiveSlot &S, void *Shared) {
               F[InADesc],
               F[InBDesc],
               static_cast<uint32_t>(F[InN] >> 32)};
-  unsigned K = kOf(W.AType), Bytes = typeBytes(W.AType), PerReg = 4 / Bytes;
-  double SignA = (W.Flags & WgNegA) ? -1.0 : 1.0;
-  double A[16 * 32] = {};
-  forLanes(S.Participants, [&](uint32_t L) {
-    for (unsigned Reg = 0; Reg < 4; ++Reg)
-      for (unsigned E = 0; E < PerReg; ++E) {
-        unsigned Row, Col;
-        aPosition(L, Reg, E, PerReg, K, Row, Col);
-        uint32_t Bits = static_cast<uint32_t>(S.In[L][InA0 + Reg]) >> (8 * Bytes * E);
-        A[Row * K + Col] = SignA * decode(W.AType, Bytes == 4 ? Bits : Bits & ((1u << (8 * Bytes)) - 1));
-      }
-  });
+  double A[16 * 64] = {}, Stored[16 * 32] = {};
+  if (W.Flags & WgSparse) {
+    if (W.Flags & WgARegs)
+      gatherA(S, W, Stored);
+    else
+      loadA(static_cast<const char *>(Shared), W, static_cast<unsigned>(F[InWarp]), Stored);
+    uint32_t Meta[32] = {};
+    forLanes(S.Participants, [&](uint32_t L) { Meta[L] = static_cast<uint32_t>(S.In[L][InMeta]); });
+    expandSparseRows(W.AType, productK(W), (W.Flags >> WgSelectorShift) & 3, Meta, Stored, A);
+  } else {
+    gatherA(S, W, A);
+  }
+  if (W.Flags & WgNegA)
+    for (double &X : A)
+      X = -X;
   forLanes(S.Participants, [&](uint32_t L) {
     laneProduct(static_cast<const char *>(Shared), W, A, L, reinterpret_cast<uint32_t *>(S.In[L][InD]));
   });
@@ -191,21 +218,24 @@ void computeWarp(CollectiveSlot &S, void *Shared) {
 
 extern "C" {
 
-/// wgmma.mma_async: Types = A type | B type << 8 | D type << 16 | flags << 32 (WgFlags); ARegs: the lane's four
-/// A registers when WgARegs; D: its D registers (N/2 words for f32/s32, N/4 for f16), read and written.
+/// wgmma.mma_async(.sp): Types = A type | B type << 8 | D type << 16 | flags << 32 (WgFlags); ARegs: the lane's
+/// four A registers when WgARegs; D: its D registers (N/2 words for f32/s32, N/4 for f16), read and written;
+/// Meta: its sparsity metadata (WgSparse).
 static void ptxrt_wgmma(ThreadContext *C, uint64_t Types, uint32_t N, uint64_t ADesc, const uint32_t *ARegs,
-                        uint64_t BDesc, uint32_t ScaleD, uint32_t *D) {
+                        uint64_t BDesc, uint32_t ScaleD, uint32_t *D, uint32_t Meta) {
   uint32_t Flags = static_cast<uint32_t>(Types >> 32);
-  if (Flags & WgARegs) {
-    uint64_t In[InNWords] = {ARegs[0],
-                             ARegs[1],
-                             ARegs[2],
-                             ARegs[3],
+  if (Flags & (WgARegs | WgSparse)) {
+    uint64_t In[InNWords] = {(Flags & WgARegs) ? ARegs[0] : 0u,
+                             (Flags & WgARegs) ? ARegs[1] : 0u,
+                             (Flags & WgARegs) ? ARegs[2] : 0u,
+                             (Flags & WgARegs) ? ARegs[3] : 0u,
                              reinterpret_cast<uint64_t>(D),
                              ADesc,
                              BDesc,
                              Types,
-                             uint64_t(N) | uint64_t(ScaleD) << 32};
+                             uint64_t(N) | uint64_t(ScaleD) << 32,
+                             Meta,
+                             (C->LinearTid / 32) % 4};
     // Lanes of one warp meet at their wgmma; the site keeps them apart from mma.sync's slots.
     warpCollective(C, CKMma, 0xc0000000u ^ static_cast<uint32_t>(Types) ^ N << 24, In, InNWords, computeWarp,
                    C->Shared);

@@ -1,7 +1,7 @@
-// wgmma: warpgroup matrix products (exec/WarpgroupHelpers.cpp). wgmma.mma_async hands the helper its
-// descriptors, its A registers (when A is not in shared memory) and its D registers through scratch buffers,
-// and reads D back; the product completes at once, so wgmma.fence, commit_group and wait_group only order
-// memory.
+// wgmma: warpgroup matrix products (exec/WarpgroupHelpers.cpp). wgmma.mma_async(.sp) hands the helper its
+// descriptors, its A registers (when A is not in shared memory), its sparsity metadata and its D registers
+// through scratch buffers, and reads D back; the product completes at once, so wgmma.fence, commit_group and wait_group
+// only order memory.
 #include "FamilyLowering.h"
 #include "ptxforge/codegen/MatrixElements.h"
 
@@ -43,13 +43,20 @@ bool lowerMmaAsync(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   auto &Ops = I.Operands;
   unsigned K = 0, N = shapeN(I, K);
-  if (I.has(Modifier::Sp) || I.typeCount() != 3 || Ops.size() < 4)
-    return L.unsupported(I, "sparse or mistyped wgmma");
+  bool Sparse = I.has(Modifier::Sp);
+  // The sparse form's metadata and sparsity selector come between b-desc and scale-d.
+  size_t ScaleDIndex = Sparse ? 5 : 3;
+  if (I.typeCount() != 3 || Ops.size() <= ScaleDIndex)
+    return L.unsupported(I, "mistyped wgmma");
   ScalarType TD = I.type(0), TA = I.type(1), TB = I.type(2);
   uint32_t CD = wgType(TD), CA = wgType(TA), CB = wgType(TB);
   unsigned ABytes = CA == 1 || CA == 2 ? 2 : CA == 3 ? 4 : 1;
-  if (!N || N % 8 || N > 256 || !CD || !CA || !CB || K != 32 / ABytes || (CD != 4 && CD != 1 && CD != 8))
+  if (!N || N % 8 || N > 256 || !CD || !CA || !CB || K != (Sparse ? 64 : 32) / ABytes ||
+      (CD != 4 && CD != 1 && CD != 8))
     return L.unsupported(I, "wgmma shape or types");
+  // The selector names a pair of a group's four lanes (16- and 32-bit types) or must be 0 (8-bit types).
+  if (Sparse && (Ops[4].Kind != ptx::OperandKind::Immediate || Ops[4].Bits > (ABytes == 1 ? 0u : 1u)))
+    return L.unsupported(I, "wgmma sparsity selector");
   auto DE = operandElements(Ops[0]);
   unsigned DWords = CD == MEF16 ? N / 4 : N / 2;
   if (DE.size() != DWords)
@@ -58,8 +65,10 @@ bool lowerMmaAsync(FunctionLowering &L, const ptx::Instruction &I) {
   bool Int = CD == MES32;
   // Operands after b-desc: scale-d, then (floating types) imm-scale-a, imm-scale-b, then imm-trans-a (A in shared
   // memory only) and imm-trans-b (16-bit types only).
-  size_t Next = 4;
+  size_t Next = ScaleDIndex + 1;
   uint32_t Flags = ARegs ? WgARegs : 0;
+  if (Sparse)
+    Flags |= WgSparse | static_cast<uint32_t>(Ops[4].Bits) << WgSelectorShift;
   if (!Int) {
     Flags |= immediate(I, Next++, 1) == -1 ? WgNegA : 0;
     Flags |= immediate(I, Next++, 1) == -1 ? WgNegB : 0;
@@ -85,11 +94,12 @@ bool lowerMmaAsync(FunctionLowering &L, const ptx::Instruction &I) {
   llvm::Value *DBuf = scratchBuffer(L, B.getInt32Ty(), 128, 2);
   for (unsigned J = 0; J < DWords; ++J)
     B.CreateStore(L.read(*DE[J], ScalarType::B32), B.CreateConstGEP1_32(B.getInt32Ty(), DBuf, J));
-  llvm::Value *ScaleD = B.CreateZExt(L.read(Ops[3], ScalarType::Pred), B.getInt32Ty());
+  llvm::Value *ScaleD = B.CreateZExt(L.read(Ops[ScaleDIndex], ScalarType::Pred), B.getInt32Ty());
+  llvm::Value *Meta = Sparse ? L.read(Ops[3], ScalarType::B32) : B.getInt32(0);
   uint64_t Types = CA | CB << 8 | CD << 16 | uint64_t(Flags) << 32;
-  L.callHelper(
-      "ptxrt_wgmma", B.getVoidTy(),
-      {L.threadCtx(), B.getInt64(Types), B.getInt32(N), ADesc, ABuf, L.read(Ops[2], ScalarType::B64), ScaleD, DBuf});
+  L.callHelper("ptxrt_wgmma", B.getVoidTy(),
+               {L.threadCtx(), B.getInt64(Types), B.getInt32(N), ADesc, ABuf, L.read(Ops[2], ScalarType::B64), ScaleD,
+                DBuf, Meta});
   for (unsigned J = 0; J < DWords; ++J)
     L.write(*DE[J], ScalarType::B32, B.CreateLoad(B.getInt32Ty(), B.CreateConstGEP1_32(B.getInt32Ty(), DBuf, J)));
   return true;
