@@ -315,11 +315,30 @@ static uint32_t ptxrt_tensor_tile(ThreadContext *C, const TensorMap *Map, char *
   return copyTile(C, M, C->Shared, static_cast<uint32_t>(Smem - C->Shared), Coords, Dims, Op);
 }
 
-/// cp.async.bulk.tensor loads: the box at Coords (tile mode) or the im2col column at Coords with the offsets in
-/// Coords[5..7] (Im2col) lands at Smem's offset in the shared memory of every block of the cluster in CtaMask
-/// (0: Smem's own block alone), each completing its bytes on its mbarrier at Mbar's offset.
+/// tile::gather4 (a load from a 2D tiled map whose box is one row): row Coords[1 + i] of the box's width from
+/// column Coords[0] on, for i = 0..3, lands as row i of a 4-row box, each an out-of-bound-filled tile copy.
+uint32_t copyGather4(ThreadContext *C, const TensorMap &M, char *Window, uint32_t Base, const int32_t *Coords) {
+  if (M.BoxDim[1] != 1 || M.Interleave)
+    raiseFault(C, LaunchFault::IllegalInstruction,
+               "cp.async.bulk.tensor: tile::gather4 through a map whose box is not "
+               "one row",
+               true);
+  uint64_t Pitch = rowPitch(C, M, uint64_t(M.BoxDim[0]) * tensorMapElementBytes(M.DataType), 4, Base);
+  uint32_t Bytes = 0;
+  for (unsigned R = 0; R < 4; ++R) {
+    int32_t Row[2] = {Coords[0], Coords[1 + R]};
+    Bytes += copyTile(C, M, Window, Base + static_cast<uint32_t>(R * Pitch), Row, 2, OpLoad);
+  }
+  return Bytes;
+}
+
+/// cp.async.bulk.tensor loads: the box at Coords (Mode 0, tile), the im2col column at Coords with the offsets in
+/// Coords[5..7] (1, im2col) or the four rows of Coords[1..4] (2, tile::gather4) lands at Smem's offset in the
+/// shared memory of every block of the cluster in CtaMask (0: Smem's own block alone), each completing its bytes
+/// on its mbarrier at Mbar's offset.
 static void ptxrt_tensor_load(ThreadContext *C, const TensorMap *Map, char *Smem, uint64_t *Mbar, const int32_t *Coords,
-                              uint32_t Dims, uint32_t Im2col, uint32_t CtaMask) {
+                              uint32_t Dims, uint32_t Mode, uint32_t CtaMask) {
+  bool Im2col = Mode == 1;
   TensorMap M = checkedMap(C, Map, Dims, Im2col);
   char *SmemWindow = sharedWindowOf(C, Smem), *BarWindow = sharedWindowOf(C, reinterpret_cast<char *>(Mbar));
   if (!SmemWindow || !BarWindow)
@@ -328,8 +347,9 @@ static void ptxrt_tensor_load(ThreadContext *C, const TensorMap *Map, char *Smem
                          static_cast<uint16_t>(Coords[7])};
   auto loadInto = [&](char *Window) {
     uint32_t Base = static_cast<uint32_t>(Smem - SmemWindow);
-    uint32_t Bytes = Im2col ? copyIm2col(C, M, Window, Base, Coords, Offsets, Dims)
-                            : copyTile(C, M, Window, Base, Coords, Dims, OpLoad);
+    uint32_t Bytes = Im2col      ? copyIm2col(C, M, Window, Base, Coords, Offsets, Dims)
+                     : Mode == 2 ? copyGather4(C, M, Window, Base, Coords)
+                                 : copyTile(C, M, Window, Base, Coords, Dims, OpLoad);
     mbarCompleteTx(C, reinterpret_cast<uint64_t *>(Window + (reinterpret_cast<char *>(Mbar) - BarWindow)), Bytes);
   };
   if (!CtaMask)
