@@ -193,6 +193,11 @@ struct BlockState {
   /// (cluster launches, and launches whose blocks all run at once).
   std::atomic<uint64_t> *Unstarted = nullptr;
   uint64_t GridBlocks = 0;
+  /// The block's Tensor Memory (tcgen05, WarpgroupHelpers.cpp): 128 lanes of 512 32-bit columns, made at the
+  /// first tcgen05.alloc; TmemUsed has a bit per allocated 32-column unit.
+  std::unique_ptr<uint32_t[]> Tmem;
+  uint32_t TmemUsed = 0;
+  bool TmemRelinquished = false;
   /// Spin points passed (ptxrt_spin_point) and the yields they made: a round of the scheduler in which threads
   /// only spun is no deadlock, they may wait for another block.
   uint64_t SpinPoints = 0, SpinYields = 0;
