@@ -13,7 +13,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../conformance/cases"))
-from hopper import desc_offset, f16_bits  # noqa: E402  (the wgmma cases' descriptor layouts)
+from hopper import desc_offset, e4m3_value, f16_bits  # noqa: E402  (the wgmma cases' layouts and encodings)
 
 M, N = 128, 32
 SPAN = {0: 0, 1: 128, 2: 64, 3: 32}  # wgmma swizzle codes
@@ -27,11 +27,15 @@ def element(rnd, kind):
     v = rnd.randrange(-8, 9) / 8
     if kind == "f16":
         return f16_bits(v), v
+    if kind == "e4m3":
+        return next(b for b in range(256) if e4m3_value(b) == v and not (v == 0 and b)), v
     return struct.unpack("<I", struct.pack("<f", v))[0], v
 
 
 def place(img, start, rows, k, code, mat, nb):
+    """Lays mat out by the descriptor rules in [start, start + 8192), which it must fit; returns (LBO, SBO)."""
     s = SPAN[code]
+    assert rows * max(s, k * nb) <= 8192
     lbo, sbo = (128, 128 * (k * nb // 16)) if not s else (16, 8 * s)
     for mn in range(rows):
         for kk in range(k):
@@ -55,7 +59,8 @@ def tcgen05_kernel(kind):
     L = [".version 8.7", ".target sm_100a", ".address_size 64", "",
          ".visible .entry k_tcgen05(.param .u64 p_img, .param .u64 p_out, .param .u64 p_adesc, .param .u64 p_bdesc, "
          ".param .u32 p_idesc)", "{", "\t.reg .pred %p<4>;", "\t.reg .b32 %r<24>, %d<32>;", "\t.reg .b64 %rd<16>;",
-         "\t.shared .align 1024 .b8 s_img[16384];", "\t.shared .align 8 .b64 s_bar;", "\t.shared .align 4 .b32 s_taddr;",
+         "\t.shared .align 1024 .b8 s_img[16384];", "\t.shared .align 8 .b64 s_bar;",
+         "\t.shared .align 4 .b32 s_taddr;",
          "\tmov.u32 %r1, %tid.x;", "\tld.param.u64 %rd1, [p_img];", "\tcvta.to.global.u64 %rd1, %rd1;",
          "\tmov.u32 %r2, s_img;", "\tshl.b32 %r3, %r1, 2;", "$L_copy:", "\tsetp.ge.u32 %p1, %r3, 16384;",
          "\t@%p1 bra $L_copied;", "\tcvt.u64.u32 %rd2, %r3;", "\tadd.u64 %rd3, %rd1, %rd2;",
@@ -84,7 +89,8 @@ def tcgen05_kernel(kind):
 
 
 def wgmma_kernel(kind, k):
-    dt, ty = ("s32", "s8.s8") if kind == "i8" else ("f32", "f16.f16" if kind == "f16" else "tf32.tf32")
+    types = {"f16": "f16.f16", "tf32": "tf32.tf32", "e4m3": "e4m3.e4m3"}
+    dt, ty = ("s32", "s8.s8") if kind == "i8" else ("f32", types[kind])
     dl = ", ".join(f"%d{i}" for i in range(16))
     tail = ", %p1" + ("" if kind == "i8" else ", 1, 1" + (", 0, 0" if kind == "f16" else ""))
     instr = f"wgmma.mma_async.sync.aligned.m64n{N}k{k}.{dt}.{ty} {{{dl}}}, %rd5, %rd6"
@@ -113,14 +119,15 @@ def wgmma_kernel(kind, k):
          "\tadd.u32 %r17, %r17, %r19;", "\tand.b32 %r20, %r18, 3;", "\tshl.b32 %r20, %r20, 1;"]
     for i in range(16):
         row_extra, col = 8 * ((i // 2) % 2), (i // 4) * 8 + (i % 2)
-        L += [f"\tadd.u32 %r21, %r17, {row_extra};", f"\tadd.u32 %r22, %r20, {col};", f"\tmad.lo.u32 %r21, %r21, {N}, %r22;",
+        L += [f"\tadd.u32 %r21, %r17, {row_extra};", f"\tadd.u32 %r22, %r20, {col};",
+              f"\tmad.lo.u32 %r21, %r21, {N}, %r22;",
               "\tmul.wide.u32 %rd13, %r21, 4;", "\tadd.u64 %rd14, %rd7, %rd13;", f"\tst.global.b32 [%rd14], %d{i};"]
     L += ["\tret;", "}", ""]
     return "\n".join(L)
 
 
 def case(root, name, kind, a_code, b_code, seed):
-    nb = {"f16": 2, "tf32": 4, "i8": 1}[kind]
+    nb = {"f16": 2, "tf32": 4, "i8": 1, "e4m3": 1}[kind]
     k = 32 // nb
     rnd = random.Random(seed)
     A = [[element(rnd, kind) for _ in range(k)] for _ in range(M)]
@@ -132,7 +139,7 @@ def case(root, name, kind, a_code, b_code, seed):
     def desc(start, lbo, sbo, code):
         return (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | 1 << 46 | TCGEN[code] << 61
 
-    atype = {"f16": 0, "tf32": 2, "i8": 1}[kind]
+    atype = {"f16": 0, "tf32": 2, "i8": 1, "e4m3": 0}[kind]
     dtype = 2 if kind == "i8" else 1
     idesc = dtype << 4 | atype << 7 | atype << 10 | (N >> 3) << 17 | (M >> 4) << 24
     fmt = "<i" if kind == "i8" else "<f"
@@ -145,8 +152,10 @@ def case(root, name, kind, a_code, b_code, seed):
                "out": {"bytes": len(out), "init": {"fill_byte": 205}, "expect": "out.expect.bin",
                        "compare": {"as": "s32" if kind == "i8" else "f32"}}}
     entries = []
-    for tag, ptx, entry, target, sm, threads in [("tcgen05", tcgen05_kernel(kind), "k_tcgen05", "sm_100a", 100, 128),
-                                                  ("wgmma", wgmma_kernel(kind, k), "k_wgmma", "sm_90a", 90, 256)]:
+    ptx_kind = "f8f6f4" if kind == "e4m3" else kind
+    kernels = [("tcgen05", tcgen05_kernel(ptx_kind), "k_tcgen05", "sm_100a", 100, 128),
+               ("wgmma", wgmma_kernel(kind, k), "k_wgmma", "sm_90a", 90, 256)]
+    for tag, ptx, entry, target, sm, threads in kernels:
         d = os.path.join(root, f"{name}_{tag}")
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, "img.bin"), "wb") as f:
@@ -171,6 +180,6 @@ def case(root, name, kind, a_code, b_code, seed):
 
 root = sys.argv[1]
 cases = case(root, "f16_a_none_b_128b", "f16", 0, 1, 401) + case(root, "tf32_a_64b_b_none", "tf32", 2, 0, 402) + \
-    case(root, "i8_a_32b_b_64b", "i8", 3, 2, 403)
+    case(root, "i8_a_32b_b_64b", "i8", 3, 2, 403) + case(root, "e4m3_a_64b_b_32b", "e4m3", 2, 3, 404)
 with open(os.path.join(root, "index.json"), "w") as f:
     json.dump({"format": "ptx-conformance-1", "cases": cases}, f, indent=1)
