@@ -1,8 +1,12 @@
 // Runtime helpers of thread-block clusters (Cluster.h): barrier.cluster across the blocks of a cluster, and the
 // conversions of generic addresses that must find the shared window an address falls in (mapa, getctarank, cvta
 // and isspacep on generic addresses). shared::cluster addresses themselves are decoded by the generated code.
+// clusterlaunchcontrol.try_cancel takes a block no worker has started from the launch's counter (BlockState).
 #include "Cluster.h"
 #include "Runtime.h"
+
+#include <atomic>
+#include <cstring>
 
 #include <sched.h>
 
@@ -116,6 +120,39 @@ static uint32_t ptxrt_cluster_to_shared(ThreadContext *C, uint64_t P) {
 /// isspacep.shared::cluster: whether a generic address is in the shared memory of a block of the cluster.
 static uint32_t ptxrt_cluster_is_shared(ThreadContext *C, uint64_t P) { return windowOf(C, P) >= 0; }
 
+/// clusterlaunchcontrol.try_cancel: cancels the launch of a block no worker has started, if one is left, and
+/// writes the 16-byte response to Resp (ptxforge's encoding, which query_cancel reads: word 0 bit 0 whether a
+/// block was cancelled, words 1-3 its %ctaid), completing 16 bytes on the mbarrier at Mbar; with Multicast, at
+/// the same offsets in every block of the cluster. The cancelled block never runs, and no other response names
+/// it. Launches whose blocks cannot be taken (BlockState::Unstarted) always answer that nothing was cancelled, as
+/// a GPU does once every cluster has started.
+static void ptxrt_clc_try_cancel(ThreadContext *C, char *Resp, uint64_t *Mbar, uint32_t Multicast) {
+  char *RespWindow = sharedWindowOf(C, Resp), *BarWindow = sharedWindowOf(C, reinterpret_cast<char *>(Mbar));
+  if (!RespWindow || !BarWindow)
+    raiseFault(C, LaunchFault::IllegalAddress, "clusterlaunchcontrol.try_cancel: not a shared-memory address", true);
+  uint32_t Words[4] = {0, 0, 0, 0};
+  if (std::atomic<uint64_t> *Next = C->Block->Unstarted) {
+    uint64_t Cur = Next->load(std::memory_order_relaxed);
+    while (Cur < C->Block->GridBlocks)
+      if (Next->compare_exchange_weak(Cur, Cur + 1, std::memory_order_relaxed)) {
+        Words[0] = 1;
+        Words[1] = static_cast<uint32_t>(Cur % C->Nctaid[0]);
+        Words[2] = static_cast<uint32_t>(Cur / C->Nctaid[0] % C->Nctaid[1]);
+        Words[3] = static_cast<uint32_t>(Cur / (uint64_t(C->Nctaid[0]) * C->Nctaid[1]));
+        break;
+      }
+  }
+  auto respond = [&](char *Window) {
+    memcpy(Window + (Resp - RespWindow), Words, sizeof Words);
+    mbarCompleteTx(C, reinterpret_cast<uint64_t *>(Window + (reinterpret_cast<char *>(Mbar) - BarWindow)), 16);
+  };
+  if (!Multicast)
+    return respond(RespWindow);
+  for (uint32_t R = 0, N = clusterSize(C); R < N; ++R)
+    if (char *Window = clusterWindow(C, R))
+      respond(Window);
+}
+
 } // extern "C"
 
 char *ptxforge::codegen::exec::clusterWindow(const ThreadContext *C, uint32_t Rank) {
@@ -136,4 +173,5 @@ void ptxforge::codegen::exec::registerClusterHelpers(HelperTable &T) {
   T.push_back({"ptxrt_cluster_rank_of", reinterpret_cast<void *>(&ptxrt_cluster_rank_of)});
   T.push_back({"ptxrt_cluster_to_shared", reinterpret_cast<void *>(&ptxrt_cluster_to_shared)});
   T.push_back({"ptxrt_cluster_is_shared", reinterpret_cast<void *>(&ptxrt_cluster_is_shared)});
+  T.push_back({"ptxrt_clc_try_cancel", reinterpret_cast<void *>(&ptxrt_clc_try_cancel)});
 }

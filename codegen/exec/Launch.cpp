@@ -266,6 +266,9 @@ struct WorkerState {
   BlockState Plain;
   /// The cluster of the block being run (Cluster.h); its Shared table is what ThreadContext::ClusterShared names.
   ClusterState Cluster;
+  /// The launch's blocks not yet handed out, which clusterlaunchcontrol.try_cancel may take (BlockState).
+  std::atomic<uint64_t> *Unstarted = nullptr;
+  uint64_t GridBlocks = 0;
 };
 
 struct BlockRun {
@@ -304,6 +307,8 @@ ThreadContext launchContext(const KernelInfo &K, const LaunchConfig &C, WorkerSt
   TC.DynamicSmemSize = C.DynamicSharedBytes;
   TC.Shared = threadSharedWindow().window(SharedBytes);
   TC.Block = &B;
+  B.Unstarted = W.Unstarted;
+  B.GridBlocks = W.GridBlocks;
   TC.SmId = WorkerIndex;
   TC.NSmId = Workers;
   TC.TotalSmemSize = static_cast<uint32_t>(SharedBytes);
@@ -666,6 +671,10 @@ private:
   void work(unsigned Index) {
     DeviceRuntimeScope Runtime(C.Runtime);
     WorkerState W;
+    // try_cancel takes whole unstarted blocks from the counter grab hands out; not where a worker runs a cluster
+    // group's fixed sequence, nor where every block must run at once (it may fail: the ISA allows either).
+    if (!Clustered && !AllResident)
+      W.Unstarted = &Next, W.GridBlocks = Blocks;
     if (Clustered)
       joinCluster(W, *Groups[Index / ClusterSize], Index % ClusterSize, Index / ClusterSize, Groups.size(), C,
                   K.StaticSharedBytes + C.DynamicSharedBytes);

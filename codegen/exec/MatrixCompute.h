@@ -12,10 +12,14 @@ namespace ptxforge::codegen::exec {
 unsigned matrixElementBits(uint32_t T);
 /// The value of an element of type T (its low bits in Bits), exact in a double.
 double decodeMatrixElement(uint32_t T, uint64_t Bits);
-/// D = A * B + C for an M x N x K product (M * K <= 1024, K * N <= 512, M * N <= 256) as mma.sync computes it:
+/// D = A * B + C for an M x N x K product (M * N <= 256) as mma.sync computes it:
 /// A row-major M x K, B row-major K x N, C row-major M x N, all decoded; D receives each element's bits in the D
 /// type, row-major.
 void mmaProduct(uint32_t Code, unsigned M, unsigned N, unsigned K, const double *A, const double *B, const double *C,
                 uint64_t *D);
+/// The dense 16 x K rows (row-major, into A) of a warp's structured-sparse A of element type T: Comp holds each
+/// row's stored half (16 x K/2, decoded), Meta the warp's 32 metadata words, Selector the sparsity selector
+/// (SparseMatrixHelpers.cpp says which lane's bits describe which chunk). mma.sp and wgmma.mma_async.sp share it.
+void expandSparseRows(uint32_t T, unsigned K, uint32_t Selector, const uint32_t *Meta, const double *Comp, double *A);
 
 } // namespace ptxforge::codegen::exec

@@ -6,6 +6,7 @@
 #include "ptxforge/codegen/ThreadContext.h"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cmath>
 #include <csetjmp>
@@ -187,6 +188,16 @@ struct BlockState {
   std::vector<uint32_t> LaneMasks; ///< per warp: lanes that exist
   std::vector<uint32_t> LiveMasks; ///< per warp: lanes that exist and have not exited
   uint64_t Progress = 0;           ///< bumped by every barrier release, exit and collective
+  /// The launch's counter of blocks not yet handed to a worker, and the grid's block count: what
+  /// clusterlaunchcontrol.try_cancel takes a block from (ClusterHelpers.cpp). Null where no block may be taken
+  /// (cluster launches, and launches whose blocks all run at once).
+  std::atomic<uint64_t> *Unstarted = nullptr;
+  uint64_t GridBlocks = 0;
+  /// The block's Tensor Memory (tcgen05, WarpgroupHelpers.cpp): 128 lanes of 512 32-bit columns, made at the
+  /// first tcgen05.alloc; TmemUsed has a bit per allocated 32-column unit.
+  std::unique_ptr<uint32_t[]> Tmem;
+  uint32_t TmemUsed = 0;
+  bool TmemRelinquished = false;
   /// Spin points passed (ptxrt_spin_point) and the yields they made: a round of the scheduler in which threads
   /// only spun is no deadlock, they may wait for another block.
   uint64_t SpinPoints = 0, SpinYields = 0;

@@ -140,15 +140,14 @@ void fillElement(char *Dst, unsigned Bytes, const TensorMap &M) {
   if (M.OobFill != 1)
     return;
   switch (kindOfMapType(M.DataType)) {
+  // The GPU's NaN is the bytes f7 7f repeated, in every float type (tma/tile_2d_{f16,bf16,f32}_nan_fill,
+  // tma/tensormap_replace_fill_mode, tma/tensormap_replace_elemtype_f64_nan).
   case RF16:
   case RBF16:
-    memcpy(Dst, "\xff\x7f", 2);
-    return;
-  case RF32: // the NaN an H100 writes (tma/tile_2d_f32_nan_fill, tma/tensormap_replace_fill_mode)
-    memcpy(Dst, "\xf7\x7f\xf7\x7f", 4);
-    return;
+  case RF32:
   case RF64:
-    memcpy(Dst, "\xff\xff\xff\xff\xff\xff\xff\x7f", 8);
+    for (unsigned I = 0; I + 2 <= Bytes; I += 2)
+      memcpy(Dst + I, "\xf7\x7f", 2);
     return;
   default:
     return;
@@ -170,8 +169,8 @@ TensorMap checkedMap(ThreadContext *C, const TensorMap *Map, uint32_t Dims, bool
   if (M.Mode != static_cast<uint8_t>(Mode) || M.Rank != Dims || (Im2col && Dims < 3))
     raiseFault(C, LaunchFault::IllegalInstruction,
                "cp.async.bulk.tensor: the tensor map's mode or rank differs from the instruction's", true);
-  if (M.Interleave != 0)
-    raiseFault(C, LaunchFault::IllegalInstruction, "cp.async.bulk.tensor: interleaved tensor maps are not supported",
+  if (M.Interleave > 2 || (M.Interleave && (Im2col || Dims < 3)))
+    raiseFault(C, LaunchFault::IllegalInstruction, "cp.async.bulk.tensor: an interleaved map of this mode or rank",
                true);
   for (unsigned I = 0; I < Dims; ++I) {
     unsigned MaxBox = Im2col && I == 1 ? 1024 : 256; // im2col: [0] channels per pixel, [1] pixels per column
@@ -184,9 +183,10 @@ TensorMap checkedMap(ThreadContext *C, const TensorMap *Map, uint32_t Dims, bool
 }
 
 /// Where a box of Rows rows of RowBytes bytes lands: rows narrower than the swizzle span still start a span apart
-/// (tma/tile_2d_swizzle_128b_box64b). Faults when the rows do not fit the window from Base on.
+/// (tma/tile_2d_swizzle_128b_box64b), except in an interleaved map, whose rows land densely (tma/interleave_*).
+/// Faults when the rows do not fit the window from Base on.
 uint64_t rowPitch(ThreadContext *C, const TensorMap &M, uint64_t RowBytes, uint64_t Rows, uint32_t Base) {
-  unsigned Span = M.Swizzle ? 16u << M.Swizzle : 0;
+  unsigned Span = M.Swizzle && !M.Interleave ? 16u << M.Swizzle : 0;
   uint64_t Pitch = Span ? (RowBytes + Span - 1) / Span * Span : RowBytes;
   if (uint64_t(Base) + Rows * Pitch > C->TotalSmemSize)
     raiseFault(C, LaunchFault::IllegalAddress, "cp.async.bulk.tensor: the box does not fit in shared memory", true);
@@ -208,16 +208,41 @@ void moveElement(const TensorMap &M, uint32_t Op, char *S, char *G, bool In, uns
   }
 }
 
+/// Whether element G (global coordinates) of a box starting at Coords lies inside the tensor. An interleaved map
+/// (NC/8HWC8-like: dimension 0 the channels of one 16- or 32-byte group) bounds dimension 1 only at the box's
+/// start: rows past its end continue into the next index of the outer dimensions (the memory that follows), and
+/// a box starting outside it reads nothing (tma/interleave_*, an H200).
+bool insideTensor(const TensorMap &M, const int32_t *Coords, const int64_t *G, uint32_t Dims) {
+  if (!M.Interleave) {
+    for (unsigned I = 0; I < Dims; ++I)
+      if (G[I] < 0 || uint64_t(G[I]) >= dimOf(M, I))
+        return false;
+    return true;
+  }
+  if (G[0] < 0 || uint64_t(G[0]) >= dimOf(M, 0) || Coords[1] < 0 || uint64_t(Coords[1]) >= dimOf(M, 1))
+    return false;
+  uint64_t Carry = uint64_t(G[1]) / dimOf(M, 1);
+  for (unsigned I = 2; I < Dims; ++I) {
+    if (G[I] < 0)
+      return false;
+    uint64_t V = uint64_t(G[I]) + Carry;
+    Carry = V / dimOf(M, I);
+    if (I == Dims - 1 && Carry)
+      return false;
+  }
+  return true;
+}
+
 /// Tile mode: the box at Coords between global memory and the shared window Window from offset Base on; returns
 /// the box's bytes (the transaction count).
 uint32_t copyTile(ThreadContext *C, const TensorMap &M, char *Window, uint32_t Base, const int32_t *Coords,
                   uint32_t Dims, uint32_t Op) {
   unsigned Elem = tensorMapElementBytes(M.DataType), Span = M.Swizzle ? 16u << M.Swizzle : 0;
-  // An H100 ignores the element stride of dimension 0 (the box's rows are loaded whole, tma/
-  // tile_2d_f32_inner_element_stride); the other dimensions take every stride-th index, as the ISA says.
+  // An H100 ignores the element stride of dimension 0 of a map that is not interleaved (the box's rows are loaded
+  // whole, tma/tile_2d_f32_inner_element_stride); the other dimensions take every stride-th index, as the ISA says.
   uint64_t N[5] = {1, 1, 1, 1, 1}, Step[5] = {1, 1, 1, 1, 1}, Total = 1;
   for (unsigned I = 0; I < Dims; ++I) {
-    Step[I] = I == 0 ? 1 : M.ElementStride[I];
+    Step[I] = I == 0 && !M.Interleave ? 1 : M.ElementStride[I];
     N[I] = (M.BoxDim[I] + Step[I] - 1) / Step[I];
     Total *= N[I];
   }
@@ -231,13 +256,13 @@ uint32_t copyTile(ThreadContext *C, const TensorMap &M, char *Window, uint32_t B
   uint64_t Pitch = rowPitch(C, M, N[0] * Elem, Total / N[0], Base);
   uint64_t J[5] = {0, 0, 0, 0, 0};
   for (uint64_t Lin = 0; Lin < Total; ++Lin) {
-    bool In = true;
+    int64_t G[5];
     uint64_t Off = 0;
     for (unsigned I = 0; I < Dims; ++I) {
-      int64_t G = int64_t(Coords[I]) + int64_t(J[I] * Step[I]);
-      In &= G >= 0 && uint64_t(G) < dimOf(M, I);
-      Off += I == 0 ? uint64_t(G) * Elem : uint64_t(G) * M.GlobalStride[I - 1];
+      G[I] = int64_t(Coords[I]) + int64_t(J[I] * Step[I]);
+      Off += I == 0 ? uint64_t(G[I]) * Elem : uint64_t(G[I]) * M.GlobalStride[I - 1];
     }
+    bool In = insideTensor(M, Coords, G, Dims);
     uint64_t SmemOff = (Lin / N[0]) * Pitch + (Lin % N[0]) * Elem;
     moveElement(M, Op, Window + swizzleSharedOffset(Base + static_cast<uint32_t>(SmemOff), Span),
                 reinterpret_cast<char *>(M.GlobalAddress + Off), In, Elem);
@@ -299,11 +324,30 @@ static uint32_t ptxrt_tensor_tile(ThreadContext *C, const TensorMap *Map, char *
   return copyTile(C, M, C->Shared, static_cast<uint32_t>(Smem - C->Shared), Coords, Dims, Op);
 }
 
-/// cp.async.bulk.tensor loads: the box at Coords (tile mode) or the im2col column at Coords with the offsets in
-/// Coords[5..7] (Im2col) lands at Smem's offset in the shared memory of every block of the cluster in CtaMask
-/// (0: Smem's own block alone), each completing its bytes on its mbarrier at Mbar's offset.
+/// tile::gather4 (a load from a 2D tiled map whose box is one row): row Coords[1 + i] of the box's width from
+/// column Coords[0] on, for i = 0..3, lands as row i of a 4-row box, each an out-of-bound-filled tile copy.
+uint32_t copyGather4(ThreadContext *C, const TensorMap &M, char *Window, uint32_t Base, const int32_t *Coords) {
+  if (M.BoxDim[1] != 1 || M.Interleave)
+    raiseFault(C, LaunchFault::IllegalInstruction,
+               "cp.async.bulk.tensor: tile::gather4 through a map whose box is not "
+               "one row",
+               true);
+  uint64_t Pitch = rowPitch(C, M, uint64_t(M.BoxDim[0]) * tensorMapElementBytes(M.DataType), 4, Base);
+  uint32_t Bytes = 0;
+  for (unsigned R = 0; R < 4; ++R) {
+    int32_t Row[2] = {Coords[0], Coords[1 + R]};
+    Bytes += copyTile(C, M, Window, Base + static_cast<uint32_t>(R * Pitch), Row, 2, OpLoad);
+  }
+  return Bytes;
+}
+
+/// cp.async.bulk.tensor loads: the box at Coords (Mode 0, tile), the im2col column at Coords with the offsets in
+/// Coords[5..7] (1, im2col) or the four rows of Coords[1..4] (2, tile::gather4) lands at Smem's offset in the
+/// shared memory of every block of the cluster in CtaMask (0: Smem's own block alone), each completing its bytes
+/// on its mbarrier at Mbar's offset.
 static void ptxrt_tensor_load(ThreadContext *C, const TensorMap *Map, char *Smem, uint64_t *Mbar, const int32_t *Coords,
-                              uint32_t Dims, uint32_t Im2col, uint32_t CtaMask) {
+                              uint32_t Dims, uint32_t Mode, uint32_t CtaMask) {
+  bool Im2col = Mode == 1;
   TensorMap M = checkedMap(C, Map, Dims, Im2col);
   char *SmemWindow = sharedWindowOf(C, Smem), *BarWindow = sharedWindowOf(C, reinterpret_cast<char *>(Mbar));
   if (!SmemWindow || !BarWindow)
@@ -312,8 +356,9 @@ static void ptxrt_tensor_load(ThreadContext *C, const TensorMap *Map, char *Smem
                          static_cast<uint16_t>(Coords[7])};
   auto loadInto = [&](char *Window) {
     uint32_t Base = static_cast<uint32_t>(Smem - SmemWindow);
-    uint32_t Bytes = Im2col ? copyIm2col(C, M, Window, Base, Coords, Offsets, Dims)
-                            : copyTile(C, M, Window, Base, Coords, Dims, OpLoad);
+    uint32_t Bytes = Im2col      ? copyIm2col(C, M, Window, Base, Coords, Offsets, Dims)
+                     : Mode == 2 ? copyGather4(C, M, Window, Base, Coords)
+                                 : copyTile(C, M, Window, Base, Coords, Dims, OpLoad);
     mbarCompleteTx(C, reinterpret_cast<uint64_t *>(Window + (reinterpret_cast<char *>(Mbar) - BarWindow)), Bytes);
   };
   if (!CtaMask)
@@ -333,9 +378,13 @@ static void ptxrt_tensor_load(ThreadContext *C, const TensorMap *Map, char *Smem
 static void ptxrt_tensormap_replace(char *Map, uint32_t Field, uint32_t Ord, uint64_t Value) {
   auto put = [&](size_t Offset, auto V) { memcpy(Map + Offset, &V, sizeof V); };
   // The ISA's elemtype numbering (.u8 .u16 .u32 .s32 .u64 .s64 .f16 .f32 .f32.ftz .f64 .bf16 .tf32 .tf32.ftz);
-  // the sub-byte types of later GPUs are no type here, so a copy through such a map faults.
-  static constexpr uint8_t ElemTypes[] = {TMU8,  TMU16,    TMU32, TMS32,  TMU64,  TMS64,    TMF16,
-                                          TMF32, TMF32Ftz, TMF64, TMBF16, TMTF32, TMTF32Ftz};
+  // the sub-byte types of later GPUs are no type here, so a copy through such a map faults. So does one through a
+  // map given a 1- or 2-byte type here: an H200 stopped such a copy with an illegal instruction whatever the map's
+  // encoded type (u32 or u16, the same size included) and box, and ran it once the type was replaced again by a
+  // 4-byte one (tma/tensormap_replace_elemtype_*, cases/README.md).
+  static constexpr uint8_t Invalid = 0xff;
+  static constexpr uint8_t ElemTypes[] = {Invalid, Invalid,  TMU32, TMS32,   TMU64,  TMS64,    Invalid,
+                                          TMF32,   TMF32Ftz, TMF64, Invalid, TMTF32, TMTF32Ftz};
   switch (Field) {
   case 1:
     return put(offsetof(TensorMap, GlobalAddress), Value);
@@ -358,7 +407,7 @@ static void ptxrt_tensormap_replace(char *Map, uint32_t Field, uint32_t Ord, uin
       put(offsetof(TensorMap, ElementStride) + Ord, static_cast<uint8_t>(Value));
     return;
   case 7:
-    return put(offsetof(TensorMap, DataType), Value < std::size(ElemTypes) ? ElemTypes[Value] : uint8_t(0xff));
+    return put(offsetof(TensorMap, DataType), Value < std::size(ElemTypes) ? ElemTypes[Value] : Invalid);
   case 8:
     return put(offsetof(TensorMap, Interleave), static_cast<uint8_t>(Value));
   case 9:

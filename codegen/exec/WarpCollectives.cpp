@@ -439,13 +439,16 @@ void gatherFragment(const MmaShape &Sh, unsigned Frag, uint32_t T, uint32_t L, c
 
 /// D = A * B + C, each element summed in k order from C in double (multiplyMatrices); for integer types the sums
 /// are exact integers (below 2^53), truncated to s32 or saturated when Sat.
+/// An integer product's results (D's exact sums), saturated to s32 with Sat.
+void integerResults(const double *D, unsigned MN, bool Sat, int64_t *DI) {
+  for (unsigned I = 0; I < MN; ++I)
+    DI[I] = Sat ? std::clamp<int64_t>(static_cast<int64_t>(D[I]), INT32_MIN, INT32_MAX) : static_cast<int64_t>(D[I]);
+}
+
 void multiply(const MmaShape &Sh, bool Int, bool Sat, bool ExactProducts, MmaMatrices &M, int64_t *DI) {
   multiplyMatrices(Sh.M, Sh.N, Sh.K, M.A, M.B, M.C, M.D, ExactProducts);
-  if (!Int)
-    return;
-  for (unsigned I = 0, MN = Sh.M * Sh.N; I < MN; ++I)
-    DI[I] =
-        Sat ? std::clamp<int64_t>(static_cast<int64_t>(M.D[I]), INT32_MIN, INT32_MAX) : static_cast<int64_t>(M.D[I]);
+  if (Int)
+    integerResults(M.D, Sh.M * Sh.N, Sat, DI);
 }
 
 /// Lane L's ND D registers from the product, in the fragment layout.
@@ -904,15 +907,13 @@ double ptxforge::codegen::exec::decodeMatrixElement(uint32_t T, uint64_t Bits) {
 
 void ptxforge::codegen::exec::mmaProduct(uint32_t Code, unsigned M, unsigned N, unsigned K, const double *A,
                                          const double *B, const double *C, uint64_t *D) {
-  MmaShape Sh{M, N, K, false};
   uint32_t TD = (Code >> 16) & 15;
   bool Int = TD == ETS32;
-  MmaMatrices Mx;
-  std::copy(A, A + M * K, Mx.A);
-  std::copy(B, B + K * N, Mx.B);
-  std::copy(C, C + M * N, Mx.C);
+  double Sums[256];
   int64_t DI[256];
-  multiply(Sh, Int, Code >> 20 & 1, ((Code >> 4) & 15) != ETF64, Mx, DI);
+  multiplyMatrices(M, N, K, A, B, C, Sums, ((Code >> 4) & 15) != ETF64);
+  if (Int)
+    integerResults(Sums, M * N, Code >> 20 & 1, DI);
   for (unsigned I = 0; I < M * N; ++I)
-    D[I] = Int ? static_cast<uint32_t>(DI[I]) : encodeFloat(TD, Mx.D[I]);
+    D[I] = Int ? static_cast<uint32_t>(DI[I]) : encodeFloat(TD, Sums[I]);
 }

@@ -1,7 +1,8 @@
 // cuTensorMapEncode*'s argument rules, from the CUDA driver API reference: rank 1..5
 // (3..5 for im2col and for interleaved layouts); the global address 16-byte aligned (32 with 32-byte
 // interleave); every global dimension in 1..2^32; every global stride a multiple of 16 (32) below 2^40; box
-// dimensions in 1..256 with the inner one a multiple of 16 bytes when not interleaved; element strides in 1..8;
+// dimensions in 1..256 with the inner one a multiple of 16 bytes (interleaved too: an H200's driver refused an
+// 8-byte inner box with the 16-byte interleave, though the reference says it only of others); element strides in 1..8;
 // a swizzle span at least the inner box dimension's bytes (non-interleaved); the NaN out-of-bound fill only for
 // floating-point types. The tiled rules were checked against an H100's driver (13.0) with one argument broken at a
 // time; it accepted a map address 32 bytes off a 64-byte boundary, a null global address and the 32-byte
@@ -80,12 +81,8 @@ bool driver::encodeTiledTensorMap(TensorMap *Map, const TiledTensorMapArgs &A) {
     M.BoxDim[I] = static_cast<uint16_t>(A.BoxDim[I]);
   }
   uint64_t InnerBytes = uint64_t(A.BoxDim[0]) * Elem;
-  if (A.Interleave == 0) {
-    if (InnerBytes % 16)
-      return false;
-    if (A.Swizzle && InnerBytes > swizzleSpan(A.Swizzle))
-      return false;
-  }
+  if (InnerBytes % 16 || (A.Interleave == 0 && A.Swizzle && InnerBytes > swizzleSpan(A.Swizzle)))
+    return false;
   M.Mode = static_cast<uint8_t>(codegen::TensorMapMode::Tiled);
   memcpy(Map, &M, sizeof(M));
   return true;

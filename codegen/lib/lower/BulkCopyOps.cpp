@@ -45,20 +45,23 @@ std::pair<llvm::Value *, llvm::Value *> mapAndCoords(FunctionLowering &L, const 
   return {L.address(Base, StateSpace::Generic), Buf};
 }
 
-/// A load: [dstMem], [tensorMap, coords], [mbar]{, im2colOffsets}{, ctaMask}{, policy}. The copy lands in the
+/// A load: [dstMem], [tensorMap, coords], [mbar]{, im2colOffsets}{, ctaMask}{, policy}, in tile, im2col or
+/// tile::gather4 mode (the helper's Mode 0, 1, 2). The copy lands in the
 /// executing block or, with .multicast::cluster, in every block of ctaMask, completing on each one's mbarrier
 /// (exec/TensorMapHelpers.cpp ptxrt_tensor_load).
 bool lowerTensorLoad(FunctionLowering &L, const ptx::Instruction &I, unsigned Dims) {
   auto &B = L.b();
   auto &Ops = I.Operands;
-  bool Im2col = I.has(Modifier::Im2col), Multicast = I.has(Modifier::Multicast_Cluster);
+  bool Im2col = I.has(Modifier::Im2col), Multicast = I.has(Modifier::Multicast_Cluster),
+       Gather4 = I.has(Modifier::Tile_Gather4);
   if (I.has(Modifier::Im2col_W) || I.has(Modifier::Im2col_W_128) || I.has(Modifier::Im2colNoOffs) ||
-      I.has(Modifier::Tile_Gather4) || (Im2col && Dims < 3))
+      (Im2col && Dims < 3) || (Gather4 && Dims != 2))
     return L.unsupported(I, "tensor load mode");
   unsigned Next = 3 + Im2col;
   if (Ops.size() < Next + Multicast)
     return L.unsupported(I, "operands");
-  auto [Map, Coords] = mapAndCoords(L, Ops[1], Dims);
+  // tile::gather4 names a column and four rows of a 2D tensor: {col, row0, row1, row2, row3}.
+  auto [Map, Coords] = mapAndCoords(L, Ops[1], Gather4 ? 5 : Dims);
   if (!Map)
     return L.unsupported(I, "tensor coordinates");
   if (Im2col) {
@@ -72,7 +75,7 @@ bool lowerTensorLoad(FunctionLowering &L, const ptx::Instruction &I, unsigned Di
   llvm::Value *Mask = Multicast ? B.CreateZExt(L.read(Ops[Next], ScalarType::B16), B.getInt32Ty()) : B.getInt32(0);
   L.callHelper("ptxrt_tensor_load", B.getVoidTy(),
                {L.threadCtx(), Map, L.address(Ops[0], StateSpace::Shared), L.address(Ops[2], StateSpace::Shared),
-                Coords, B.getInt32(Dims), B.getInt32(Im2col), Mask});
+                Coords, B.getInt32(Dims), B.getInt32(Gather4 ? 2 : Im2col), Mask});
   return true;
 }
 

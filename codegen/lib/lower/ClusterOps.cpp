@@ -162,8 +162,52 @@ llvm::Value *ptxforge::codegen::detail::readClusterSpecial(FunctionLowering &L, 
   }
 }
 
+namespace {
+
+/// clusterlaunchcontrol: try_cancel hands the response's and the mbarrier's shared addresses to the runtime
+/// (exec/ClusterHelpers.cpp ptxrt_clc_try_cancel); query_cancel decodes a response held in a .b128 register:
+/// bit 0 whether a block was cancelled, bits 32-127 its %ctaid.x, y and z.
+bool lowerClusterLaunchControl(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  if (Ops.size() != 2)
+    return L.unsupported(I, "clusterlaunchcontrol operands");
+  if (I.has(Modifier::TryCancel)) {
+    L.callHelper("ptxrt_clc_try_cancel", B.getVoidTy(),
+                 {L.threadCtx(), L.address(Ops[0], StateSpace::Shared), L.address(Ops[1], StateSpace::Shared),
+                  B.getInt32(I.has(Modifier::Multicast_Cluster_All))});
+    return true;
+  }
+  if (!I.has(Modifier::QueryCancel))
+    return L.unsupported(I, "clusterlaunchcontrol form");
+  llvm::Value *Resp = L.read(Ops[1], ScalarType::B128);
+  auto word = [&](unsigned K) { return B.CreateTrunc(B.CreateLShr(Resp, 32 * K), B.getInt32Ty()); };
+  if (I.has(Modifier::IsCanceled)) {
+    L.write(Ops[0], ScalarType::Pred, B.CreateICmpNE(B.CreateAnd(word(0), 1), B.getInt32(0)));
+    return true;
+  }
+  static constexpr std::pair<Modifier, unsigned> Single[] = {
+      {Modifier::GetFirstCtaid_X, 1}, {Modifier::GetFirstCtaid_Y, 2}, {Modifier::GetFirstCtaid_Z, 3}};
+  for (auto [M, K] : Single)
+    if (I.has(M)) {
+      L.write(Ops[0], ScalarType::B32, word(K));
+      return true;
+    }
+  auto Es = operandElements(Ops[0]);
+  if (!I.has(Modifier::GetFirstCtaid) || Es.size() != 4)
+    return L.unsupported(I, "clusterlaunchcontrol.query_cancel form");
+  for (unsigned K = 0; K < 4; ++K)
+    if (Es[K]->Kind != ptx::OperandKind::Sink)
+      L.write(*Es[K], ScalarType::B32, K < 3 ? word(K + 1) : B.getInt32(0));
+  return true;
+}
+
+} // namespace
+
 bool ptxforge::codegen::detail::lowerCluster(FunctionLowering &L, const ptx::Instruction &I) {
   switch (I.Op) {
+  case Opcode::Clusterlaunchcontrol:
+    return lowerClusterLaunchControl(L, I);
   case Opcode::Mapa:
     return lowerMapa(L, I);
   case Opcode::Getctarank:

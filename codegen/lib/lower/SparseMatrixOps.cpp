@@ -17,7 +17,7 @@ struct SparseShape {
 SparseShape sparseShape(const ptx::Instruction &I, ScalarType TA) {
   unsigned Bits = ptx::bitWidth(TA);
   bool Half = TA == ScalarType::F16 || TA == ScalarType::BF16, Tf32 = TA == ScalarType::TF32,
-       Byte = Bits == 8 && TA != ScalarType::B8;
+       Byte = Bits == 8 && TA != ScalarType::B8, Nibble = TA == ScalarType::S4 || TA == ScalarType::U4;
   // The selector names one lane of four (0-3), a pair (0-1) or, where all four hold metadata, must be 0.
   if (I.has(Modifier::M16n8k16))
     return Half ? SparseShape{1, 2, 2, 3} : Tf32 ? SparseShape{1, 4, 4, 1} : SparseShape{};
@@ -26,7 +26,9 @@ SparseShape sparseShape(const ptx::Instruction &I, ScalarType TA) {
   if (I.has(Modifier::M16n8k32))
     return Half ? SparseShape{3, 4, 4, 1} : Byte ? SparseShape{3, 2, 2, 1} : SparseShape{};
   if (I.has(Modifier::M16n8k64))
-    return Byte ? SparseShape{9, 4, 4, 0} : SparseShape{};
+    return Byte ? SparseShape{9, 4, 4, 0} : Nibble ? SparseShape{9, 2, 2, 1} : SparseShape{};
+  if (I.has(Modifier::M16n8k128))
+    return Nibble ? SparseShape{12, 4, 4, 0} : SparseShape{};
   return {};
 }
 

@@ -30,6 +30,8 @@ bool ptxforge::codegen::detail::synchronizesThreads(const ptx::Instruction &I) {
     return true;
   case Opcode::Wgmma: // a warp collective when A comes from registers
     return I.has(Modifier::MmaAsync);
+  case Opcode::Tcgen05: // a warp collective; commit arrives on an mbarrier
+    return I.has(Modifier::Alloc) || I.has(Modifier::Dealloc) || I.has(Modifier::Commit);
   case Opcode::Cp: // cp.async.mbarrier.arrive / bulk copies completing mbarrier transactions
     return I.has(Modifier::Mbarrier) || I.has(Modifier::Mbarrier_CompleteTx_Bytes);
   default:

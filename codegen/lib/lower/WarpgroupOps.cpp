@@ -1,7 +1,7 @@
-// wgmma: warpgroup matrix products (exec/WarpgroupHelpers.cpp). wgmma.mma_async hands the helper its
-// descriptors, its A registers (when A is not in shared memory) and its D registers through scratch buffers,
-// and reads D back; the product completes at once, so wgmma.fence, commit_group and wait_group only order
-// memory.
+// wgmma and tcgen05: warpgroup matrix products and Tensor Memory (exec/WarpgroupHelpers.cpp). wgmma.mma_async(.sp)
+// hands the helper its descriptors, its A registers (when A is not in shared memory), its sparsity metadata and its D
+// registers through scratch buffers, and reads D back; the product completes at once, so wgmma.fence, commit_group and
+// wait_group only order memory.
 #include "FamilyLowering.h"
 #include "ptxforge/codegen/MatrixElements.h"
 
@@ -43,13 +43,20 @@ bool lowerMmaAsync(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   auto &Ops = I.Operands;
   unsigned K = 0, N = shapeN(I, K);
-  if (I.has(Modifier::Sp) || I.typeCount() != 3 || Ops.size() < 4)
-    return L.unsupported(I, "sparse or mistyped wgmma");
+  bool Sparse = I.has(Modifier::Sp);
+  // The sparse form's metadata and sparsity selector come between b-desc and scale-d.
+  size_t ScaleDIndex = Sparse ? 5 : 3;
+  if (I.typeCount() != 3 || Ops.size() <= ScaleDIndex)
+    return L.unsupported(I, "mistyped wgmma");
   ScalarType TD = I.type(0), TA = I.type(1), TB = I.type(2);
   uint32_t CD = wgType(TD), CA = wgType(TA), CB = wgType(TB);
   unsigned ABytes = CA == 1 || CA == 2 ? 2 : CA == 3 ? 4 : 1;
-  if (!N || N % 8 || N > 256 || !CD || !CA || !CB || K != 32 / ABytes || (CD != 4 && CD != 1 && CD != 8))
+  if (!N || N % 8 || N > 256 || !CD || !CA || !CB || K != (Sparse ? 64 : 32) / ABytes ||
+      (CD != 4 && CD != 1 && CD != 8))
     return L.unsupported(I, "wgmma shape or types");
+  // The selector names a pair of a group's four lanes (16- and 32-bit types) or must be 0 (8-bit types).
+  if (Sparse && (Ops[4].Kind != ptx::OperandKind::Immediate || Ops[4].Bits > (ABytes == 1 ? 0u : 1u)))
+    return L.unsupported(I, "wgmma sparsity selector");
   auto DE = operandElements(Ops[0]);
   unsigned DWords = CD == MEF16 ? N / 4 : N / 2;
   if (DE.size() != DWords)
@@ -58,8 +65,10 @@ bool lowerMmaAsync(FunctionLowering &L, const ptx::Instruction &I) {
   bool Int = CD == MES32;
   // Operands after b-desc: scale-d, then (floating types) imm-scale-a, imm-scale-b, then imm-trans-a (A in shared
   // memory only) and imm-trans-b (16-bit types only).
-  size_t Next = 4;
+  size_t Next = ScaleDIndex + 1;
   uint32_t Flags = ARegs ? WgARegs : 0;
+  if (Sparse)
+    Flags |= WgSparse | static_cast<uint32_t>(Ops[4].Bits) << WgSelectorShift;
   if (!Int) {
     Flags |= immediate(I, Next++, 1) == -1 ? WgNegA : 0;
     Flags |= immediate(I, Next++, 1) == -1 ? WgNegB : 0;
@@ -85,19 +94,121 @@ bool lowerMmaAsync(FunctionLowering &L, const ptx::Instruction &I) {
   llvm::Value *DBuf = scratchBuffer(L, B.getInt32Ty(), 128, 2);
   for (unsigned J = 0; J < DWords; ++J)
     B.CreateStore(L.read(*DE[J], ScalarType::B32), B.CreateConstGEP1_32(B.getInt32Ty(), DBuf, J));
-  llvm::Value *ScaleD = B.CreateZExt(L.read(Ops[3], ScalarType::Pred), B.getInt32Ty());
+  llvm::Value *ScaleD = B.CreateZExt(L.read(Ops[ScaleDIndex], ScalarType::Pred), B.getInt32Ty());
+  llvm::Value *Meta = Sparse ? L.read(Ops[3], ScalarType::B32) : B.getInt32(0);
   uint64_t Types = CA | CB << 8 | CD << 16 | uint64_t(Flags) << 32;
-  L.callHelper(
-      "ptxrt_wgmma", B.getVoidTy(),
-      {L.threadCtx(), B.getInt64(Types), B.getInt32(N), ADesc, ABuf, L.read(Ops[2], ScalarType::B64), ScaleD, DBuf});
+  L.callHelper("ptxrt_wgmma", B.getVoidTy(),
+               {L.threadCtx(), B.getInt64(Types), B.getInt32(N), ADesc, ABuf, L.read(Ops[2], ScalarType::B64), ScaleD,
+                DBuf, Meta});
   for (unsigned J = 0; J < DWords; ++J)
     L.write(*DE[J], ScalarType::B32, B.CreateLoad(B.getInt32Ty(), B.CreateConstGEP1_32(B.getInt32Ty(), DBuf, J)));
   return true;
 }
 
+/// A Tensor Memory address operand `[taddr+offset]`: the register's value plus the offset.
+llvm::Value *tmemAddress(FunctionLowering &L, const ptx::Operand &Op) {
+  auto &B = L.b();
+  llvm::Value *Base = B.getInt32(0);
+  if (Op.Reg != ptx::NoReg) {
+    ptx::Operand R = Op;
+    R.Kind = ptx::OperandKind::Register;
+    R.Elements = {};
+    R.Bits = 0;
+    Base = L.read(R, ScalarType::B32);
+  }
+  return B.CreateAdd(Base, B.getInt32(static_cast<uint32_t>(Op.offset())));
+}
+
+/// tcgen05.ld/st .32x32b: the registers through a scratch buffer (exec/WarpgroupHelpers.cpp ptxrt_tcgen05_ldst).
+bool lowerTmemCopy(FunctionLowering &L, const ptx::Instruction &I, bool Store) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  if (Ops.size() != 2 || !I.has(Modifier::G32x32b) || I.has(Modifier::Pack_16b) || I.has(Modifier::Unpack_16b))
+    return L.unsupported(I, "tcgen05.ld/st shape or packing");
+  const ptx::Operand &Addr = Store ? Ops[0] : Ops[1];
+  auto Regs = operandElements(Store ? Ops[1] : Ops[0]);
+  unsigned N = static_cast<unsigned>(Regs.size());
+  llvm::Value *Buf = scratchBuffer(L, B.getInt32Ty(), N, 2);
+  if (Store)
+    for (unsigned J = 0; J < N; ++J)
+      B.CreateStore(L.read(*Regs[J], ScalarType::B32), B.CreateConstGEP1_32(B.getInt32Ty(), Buf, J));
+  L.callHelper("ptxrt_tcgen05_ldst", B.getVoidTy(),
+               {L.threadCtx(), tmemAddress(L, Addr), Buf, B.getInt32(N), B.getInt32(Store)});
+  if (!Store)
+    for (unsigned J = 0; J < N; ++J)
+      L.write(*Regs[J], ScalarType::B32, B.CreateLoad(B.getInt32Ty(), B.CreateConstGEP1_32(B.getInt32Ty(), Buf, J)));
+  return true;
+}
+
+/// tcgen05.mma.cta_group::1 [d], a-desc, b-desc, idesc, enable-input-d (ptxrt_tcgen05_mma).
+bool lowerTcgen05Mma(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  static constexpr std::pair<Modifier, uint32_t> Kinds[] = {
+      {Modifier::Kind_F16, 0}, {Modifier::Kind_Tf32, 1}, {Modifier::Kind_F8f6f4, 2}, {Modifier::Kind_I8, 3}};
+  int Kind = -1;
+  for (auto [M, K] : Kinds)
+    if (I.has(M))
+      Kind = static_cast<int>(K);
+  if (Kind < 0 || Ops.size() != 5 || I.has(Modifier::Sp) || I.has(Modifier::Ws) || !I.has(Modifier::CtaGroup_1) ||
+      Ops[1].Kind == ptx::OperandKind::Address)
+    return L.unsupported(I, "tcgen05.mma form");
+  L.callHelper("ptxrt_tcgen05_mma", B.getVoidTy(),
+               {L.threadCtx(), tmemAddress(L, Ops[0]), L.read(Ops[1], ScalarType::B64), L.read(Ops[2], ScalarType::B64),
+                L.read(Ops[3], ScalarType::B32), B.CreateZExt(L.read(Ops[4], ScalarType::Pred), B.getInt32Ty()),
+                B.getInt32(static_cast<uint32_t>(Kind))});
+  return true;
+}
+
+/// tcgen05 for one CTA: Tensor Memory allocation (a warp collective), ld/st, mma, and the waits, fences and
+/// commits, which only order since every operation completes at once (commit arrives on its mbarrier at once).
+bool lowerTcgen05(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  if (I.has(Modifier::CtaGroup_2))
+    return L.unsupported(I, "tcgen05 .cta_group::2");
+  if (I.has(Modifier::Alloc) || I.has(Modifier::Dealloc)) {
+    if (Ops.size() != 2)
+      return L.unsupported(I, "tcgen05.alloc operands");
+    bool Alloc = I.has(Modifier::Alloc);
+    llvm::Value *Arg = Alloc ? B.CreatePtrToInt(L.address(Ops[0], I.has(Modifier::Shared_Cta) ? StateSpace::Shared
+                                                                                              : StateSpace::Generic),
+                                                B.getInt64Ty())
+                             : B.CreateZExt(L.read(Ops[0], ScalarType::B32), B.getInt64Ty());
+    L.callHelper("ptxrt_tcgen05_alloc", B.getVoidTy(),
+                 {L.threadCtx(), B.getInt32(Alloc ? 1 : 2), Arg, L.read(Ops[1], ScalarType::B32)});
+    return true;
+  }
+  if (I.has(Modifier::RelinquishAllocPermit)) {
+    L.callHelper("ptxrt_tcgen05_relinquish", B.getVoidTy(), {L.threadCtx()});
+    return true;
+  }
+  if (I.has(Modifier::Ld) || I.has(Modifier::St))
+    return lowerTmemCopy(L, I, I.has(Modifier::St));
+  if (I.has(Modifier::Mma))
+    return lowerTcgen05Mma(L, I);
+  if (I.has(Modifier::Commit)) {
+    if (Ops.size() != 1 || I.has(Modifier::Multicast_Cluster))
+      return L.unsupported(I, "tcgen05.commit form");
+    L.callHelper("ptxrt_mbar_arrive", B.getInt64Ty(),
+                 {L.threadCtx(),
+                  L.address(Ops[0], I.has(Modifier::Shared_Cluster) ? StateSpace::Shared : StateSpace::Generic),
+                  B.getInt32(1), B.getInt32(0), B.getInt32(0)});
+    return true;
+  }
+  if (I.has(Modifier::Wait_Ld) || I.has(Modifier::Wait_St) || I.has(Modifier::Fence_BeforeThreadSync) ||
+      I.has(Modifier::Fence_AfterThreadSync)) {
+    B.CreateFence(llvm::AtomicOrdering::AcquireRelease);
+    return true;
+  }
+  return L.unsupported(I, "tcgen05 form");
+}
+
 } // namespace
 
 bool ptxforge::codegen::detail::lowerWarpgroup(FunctionLowering &L, const ptx::Instruction &I) {
+  if (I.Op == Opcode::Tcgen05)
+    return lowerTcgen05(L, I);
   if (I.Op != Opcode::Wgmma)
     return false;
   if (I.has(Modifier::MmaAsync))

@@ -854,6 +854,8 @@ def sparse_values(rnd, t, count):
     f16/bf16/tf32, random bytes for the integer types, random finite fp8."""
     if t in ("s8", "u8"):
         return [rnd.getrandbits(8) for _ in range(count)]
+    if t in ("s4", "u4"):
+        return [rnd.getrandbits(4) for _ in range(count)]
     if t in ("e4m3", "e5m2"):
         return fp8_bytes(rnd, t, count)
     vals = [rnd.choice([v for v in range(-16, 17) if v]) / 8 for _ in range(count)]
@@ -870,7 +872,8 @@ def pack_regs(vals, bits):
 
 SPARSE_SHAPES = {  # (shape, A type) -> (A registers, B registers)
     ("m16n8k16", "f16"): (2, 2), ("m16n8k32", "f16"): (4, 4), ("m16n8k8", "tf32"): (2, 2),
-    ("m16n8k16", "tf32"): (4, 4), ("m16n8k32", "s8"): (2, 2), ("m16n8k64", "s8"): (4, 4), ("m16n8k64", "e4m3"): (4, 4)}
+    ("m16n8k16", "tf32"): (4, 4), ("m16n8k32", "s8"): (2, 2), ("m16n8k64", "s8"): (4, 4), ("m16n8k64", "e4m3"): (4, 4),
+    ("m16n8k64", "s4"): (2, 2), ("m16n8k128", "s4"): (4, 4)}
 
 
 def mma_sparse_case(name, desc, target, version, min_sm, variants, seed, tol=None):
@@ -879,9 +882,9 @@ def mma_sparse_case(name, desc, target, version, min_sm, variants, seed, tol=Non
     n, block = 128, 64
     rnd = random.Random(seed)
     c = Case("matrix", name, desc, target, version, min_sm, n, block)
-    bits = {"f16": 16, "bf16": 16, "tf32": 32, "s8": 8, "u8": 8, "e4m3": 8, "e5m2": 8}
+    bits = {"f16": 16, "bf16": 16, "tf32": 32, "s8": 8, "u8": 8, "e4m3": 8, "e5m2": 8, "s4": 4, "u4": 4}
     for form, shape, td, ta, tb, tc, sel in variants:
-        key = (shape, {"bf16": "f16", "u8": "s8", "e5m2": "e4m3"}.get(ta, ta))
+        key = (shape, {"bf16": "f16", "u8": "s8", "e5m2": "e4m3", "u4": "s4"}.get(ta, ta))
         na, nb = SPARSE_SHAPES[key]
         def frag(t, nregs):
             words = [pack_regs(sparse_values(rnd, t, 32 // bits[t]), bits[t])[0] for _ in range(nregs * n)]
@@ -935,6 +938,12 @@ def mma_sparse():
                     "accumulators, random finite operands", "sm_89", "8.5", 89,
                     [(O, "m16n8k64", "f32", "e4m3", "e4m3", "f32", 0), (O, "m16n8k64", "f32", "e5m2", "e5m2", "f32", 0),
                      (O, "m16n8k64", "f32", "e4m3", "e5m2", "f32", 0)], 205, tol={"rel_tol": 1e-4})
+    mma_sparse_case("mma_sp_int4", "mma.sp(::ordered_metadata) m16n8k64 and m16n8k128 s4/u4 A and B (mixed too), "
+                    "s32 accumulators, .satfinite, sparsity selectors 0-1 and 0", "sm_80", "8.5", 80,
+                    [("sp", "m16n8k64", "s32", "s4", "s4", "s32", 0), (O, "m16n8k64", "s32", "u4", "u4", "s32", 1),
+                     (O + ".satfinite", "m16n8k64", "s32", "s4", "u4", "s32", 1),
+                     ("sp", "m16n8k128", "s32", "s4", "s4", "s32", 0), (O, "m16n8k128", "s32", "u4", "s4", "s32", 0),
+                     (O + ".satfinite", "m16n8k128", "s32", "u4", "u4", "s32", 0)], 206)
 
 
 def raw_case(cat, name, desc, ptx, grid, block, params, buffers, inputs=()):

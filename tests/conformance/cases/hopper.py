@@ -14,7 +14,7 @@ HEADER = ["//", "// ptxforge conformance case (tests/conformance/cases/hopper.py
           ".target sm_90a", ".address_size 64", ""]
 
 
-def write_case(out, cases, cat, name, desc, ptx, entry, grid, block, params, buffers, files):
+def write_case(out, cases, cat, name, desc, ptx, entry, grid, block, params, buffers, files, version="8.0"):
     d = os.path.join(out, cat, name)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "kernel.ptx"), "w") as f:
@@ -27,7 +27,7 @@ def write_case(out, cases, cat, name, desc, ptx, entry, grid, block, params, buf
     with open(os.path.join(d, "case.json"), "w") as f:
         json.dump(case, f, indent=1)
         f.write("\n")
-    cases.append({"name": case["name"], "dir": case["name"], "min_sm": 90, "ptx_version": "8.0",
+    cases.append({"name": case["name"], "dir": case["name"], "min_sm": 90, "ptx_version": version,
                   "target": "sm_90a", "description": desc})
 
 
@@ -165,6 +165,18 @@ def tma_loads(out, cases):
     write_case(out, cases, "tma", "tile_2d_f32_nan_fill",
                "cp.async.bulk.tensor.2d tile loads of 16x8 f32 boxes with the NaN out-of-bound fill",
                "\n".join(TMA_LOAD), "k_tma_load", grid, [128, 1, 1], params, buffers, {"src.bin": srcf})
+    # f16 and bf16 with the NaN fill
+    hrnd = random.Random(96)
+    srch = bytes(hrnd.getrandbits(8) for _ in range(128 * 24))
+    for dtype, tname in [(6, "f16"), (9, "bf16")]:
+        params = [tmap("src", dtype, [60, 24], [128], [16, 8], oob_fill=1),
+                  {"type": "u64", "buffer": "out"}, {"type": "u32", "value": 16 * 8 * 2}]
+        buffers = {"src": {"bytes": len(srch), "init": "src.bin"},
+                   "out": {"bytes": 4096 * 12, "init": {"fill_byte": 205}, "expect": "out.expect.bin",
+                           "compare": {"as": "u32"}}}
+        write_case(out, cases, "tma", f"tile_2d_{tname}_nan_fill",
+                   f"cp.async.bulk.tensor.2d tile loads of 16x8 {tname} boxes with the NaN out-of-bound fill",
+                   "\n".join(TMA_LOAD), "k_tma_load", grid, [128, 1, 1], params, buffers, {"src.bin": srch})
 
 
 # ---- TMA stores and reductions: each block fills a 16x8 u32 box in shared memory and stores it at
@@ -441,8 +453,150 @@ def wgmma(out, cases):
     wgmma_case(out, cases, rnd, 64, "f16", "f16", False, 3, 1, 0, 1, 1)
 
 
+# ---- sparse wgmma (wgmma.mma_async.sp): A is 64 x K structured-sparse, held as its non-zero half (64 x K/2, in
+# registers or behind a descriptor laid out like a dense A of K/2 columns) plus one metadata word per thread.
+SP_TYPES = {  # A type -> (bytes, dense K, values: a list of (bits, value) pairs)
+    "f16": (2, 32), "bf16": (2, 32), "tf32": (4, 16), "e4m3": (1, 64), "s8": (1, 64), "u8": (1, 64)}
+
+
+def e4m3_value(bits):
+    e, m = (bits >> 3) & 15, bits & 7
+    v = (m / 8) * 2.0 ** -6 if e == 0 else (1 + m / 8) * 2.0 ** (e - 7)
+    return -v if bits & 0x80 else v
+
+
+def sp_element(rnd, t):
+    """A random element of type t as (bits, value): multiples of 1/8 in [-1, 1] for the floating types (every
+    product and sum exact), any byte for the integer types."""
+    if t in ("s8", "u8"):
+        b = rnd.getrandbits(8)
+        return b, (b - 256 if t == "s8" and b > 127 else b)
+    v = rnd.randrange(-8, 9) / 8
+    if t == "f16":
+        return f16_bits(v), v
+    if t == "bf16":
+        return bf16_bits(v), v
+    if t == "tf32":
+        return struct.unpack("<I", struct.pack("<f", v))[0], v
+    return next(b for b in range(256) if e4m3_value(b) == v and not (v == 0 and b)), v
+
+
+def layout_k(img, start, rows, kcount, code, trans, mat, nbytes):
+    """Places mat (rows x kcount element bits, MN x K) by the descriptor rules; returns (lbo, sbo, end offset)."""
+    s, kb = SPANS[code], kcount * nbytes
+    if not trans:  # K-major: LBO the next 16 bytes of K (no swizzle only), SBO the next 8 rows
+        lbo, sbo = (128, 128 * (kb // 16)) if not s else (16, 8 * s)
+    else:  # MN-major: no swizzle, LBO the next 8 K-rows and SBO the next 16 bytes of MN; swizzled, the reverse
+        lbo, sbo = (128, 16 * kcount) if not s else (kcount * s, 8 * s)
+    end = 0
+    for mn in range(rows):
+        for k in range(kcount):
+            o = desc_offset(start, lbo, sbo, code, mn, k, nbytes, trans)
+            img[o:o + nbytes] = mat[mn][k].to_bytes(nbytes, "little")
+            end = max(end, o + nbytes)
+    return lbo, sbo, end
+
+
+def wgmma_sp_ptx(name, n, dtype, atype, btype, a_regs, sel, tail):
+    nd = n // 2 if dtype in ("f32", "s32") else n // 4
+    dl = ", ".join(f"%d{i}" for i in range(nd))
+    k = SP_TYPES[atype][1]
+    L = HEADER[:3] + [".version 8.4"] + HEADER[4:] + [
+        f".visible .entry k_{name}(", "\t.param .u64 p_img,", "\t.param .u32 p_img_bytes,", "\t.param .u64 p_adesc,",
+        "\t.param .u64 p_bdesc,", "\t.param .u64 p_areg,", "\t.param .u64 p_meta,", "\t.param .u64 p_out", ")", "{",
+        "\t.reg .pred %p<4>;", "\t.reg .b32 %r<24>, %a<4>, %m;", f"\t.reg .b32 %d<{nd}>;", "\t.reg .b64 %rd<16>;",
+        "\t.shared .align 1024 .b8 s_img[16384];", "\tmov.u32 %r1, %tid.x;", "\tld.param.u64 %rd1, [p_img];",
+        "\tcvta.to.global.u64 %rd1, %rd1;", "\tld.param.u32 %r2, [p_img_bytes];", "\tmov.u32 %r3, s_img;",
+        "\tshl.b32 %r4, %r1, 2;", "$L_copy:", "\tsetp.ge.u32 %p1, %r4, %r2;", "\t@%p1 bra $L_copied;",
+        "\tcvt.u64.u32 %rd2, %r4;", "\tadd.u64 %rd3, %rd1, %rd2;", "\tld.global.u32 %r5, [%rd3];",
+        "\tadd.u32 %r6, %r3, %r4;", "\tst.shared.u32 [%r6], %r5;", "\tadd.u32 %r4, %r4, 512;", "\tbra.uni $L_copy;",
+        "$L_copied:", "\tfence.proxy.async.shared::cta;", "\tbar.sync 0;", "\tshr.u32 %r7, %r3, 4;",
+        "\tcvt.u64.u32 %rd4, %r7;", "\tld.param.u64 %rd5, [p_adesc];", "\tadd.u64 %rd5, %rd5, %rd4;",
+        "\tld.param.u64 %rd6, [p_bdesc];", "\tadd.u64 %rd6, %rd6, %rd4;", "\tld.param.u64 %rd7, [p_areg];",
+        "\tcvta.to.global.u64 %rd7, %rd7;", "\tmul.wide.u32 %rd8, %r1, 16;", "\tadd.u64 %rd7, %rd7, %rd8;",
+        "\tld.global.v4.b32 {%a0, %a1, %a2, %a3}, [%rd7];", "\tld.param.u64 %rd11, [p_meta];",
+        "\tcvta.to.global.u64 %rd11, %rd11;", "\tmul.wide.u32 %rd12, %r1, 4;", "\tadd.u64 %rd11, %rd11, %rd12;",
+        "\tld.global.b32 %m, [%rd11];"]
+    one = {"f32": "0x3F800000", "f16": "0x3C003C00", "s32": "7"}[dtype]
+    L += [f"\tmov.b32 %d{i}, {one};" for i in range(nd)]
+    a = "{%a0, %a1, %a2, %a3}" if a_regs else "%rd5"
+    instr = (f"wgmma.mma_async.sp.sync.aligned.m64n{n}k{k}.{dtype}.{atype}.{btype} {{{dl}}}, {a}, %rd6, %m, {sel}")
+    L += ["\twgmma.fence.sync.aligned;", "\tsetp.ne.u32 %p2, %r1, %r1;", f"\t{instr}, %p2{tail};",
+          "\tsetp.eq.u32 %p3, %r1, %r1;", f"\t{instr}, %p3{tail};", "\twgmma.commit_group.sync.aligned;",
+          "\twgmma.wait_group.sync.aligned 0;", "\tld.param.u64 %rd9, [p_out];", "\tcvta.to.global.u64 %rd9, %rd9;",
+          f"\tmul.wide.u32 %rd10, %r1, {nd * 4};", "\tadd.u64 %rd9, %rd9, %rd10;"]
+    L += [f"\tst.global.b32 [%rd9+{4 * i}], %d{i};" for i in range(nd)]
+    L += ["\tret;", "}", ""]
+    return "\n".join(L)
+
+
+def wgmma_sp_case(out, cases, rnd, n, dtype, atype, btype, a_regs, a_code, b_code, trans_b, sel, scale_a=1):
+    nbytes, k = SP_TYPES[atype]
+    kc = k // 2
+    A = [[sp_element(rnd, atype)[0] for _ in range(kc)] for _ in range(64)]  # the stored half, 64 x K/2
+    Bt = [[sp_element(rnd, btype)[0] for _ in range(k)] for _ in range(n)]  # N x K
+    img = bytearray(16384)
+    alb, asb, _ = layout_k(img, 0, 64, kc, a_code, False, A, nbytes) if not a_regs else (0, 0, 0)
+    blb, bsb, end = layout_k(img, 8192, n, k, b_code, trans_b, Bt, nbytes)
+    used = (end + 511) // 512 * 512  # the swizzled layouts leave gaps: every byte the product reads is copied
+
+    def desc(start, lbo, sbo, code):
+        return (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | code << 62
+
+    adesc = desc(0, alb, asb, a_code) if not a_regs else 0
+    bdesc = desc(8192, blb, bsb, b_code)
+    per = 4 // nbytes
+    areg = b""
+    for tid in range(128):  # the dense fragment layout of a 16 x K/2 slice per warp
+        w, l = tid // 32, tid % 32
+        g, t = l // 4, l % 4
+        for r in range(4):
+            row, col = 16 * w + g + 8 * (r % 2), t * per + (kc // 2) * (r // 2)
+            areg += b"".join(A[row][col + e].to_bytes(nbytes, "little") for e in range(per))
+    fields = [0x4, 0xE] if atype == "tf32" else [0x4, 0x8, 0xC, 0x9, 0xD, 0xE]
+    meta = b"".join(struct.pack("<I", sum(rnd.choice(fields) << (4 * j) for j in range(8))) for _ in range(128))
+    floating = atype not in ("s8", "u8")
+    tail = ""
+    if floating:
+        tail = f", {scale_a}, 1" + ("" if a_regs or nbytes != 2 else ", 0") + (f", {trans_b}" if nbytes == 2 else "")
+    tag = ("rs" if a_regs else f"ss_a{SPANS[a_code]}") + f"_b{SPANS[b_code]}" + ("_tb" if trans_b else "") + \
+        f"_sel{sel}" + ("_nega" if scale_a < 0 else "")
+    name = f"sp_m64n{n}k{k}_{atype}_{btype}_{dtype}_{tag}"
+    nd = n // 2 if dtype in ("f32", "s32") else n // 4
+    params = [{"type": "u64", "buffer": "img"}, {"type": "u32", "value": used}, {"type": "u64", "bits": f"{adesc:x}"},
+              {"type": "u64", "bits": f"{bdesc:x}"}, {"type": "u64", "buffer": "areg"}, {"type": "u64", "buffer": "meta"},
+              {"type": "u64", "buffer": "out"}]
+    buffers = {"img": {"bytes": used, "init": "img.bin"}, "areg": {"bytes": len(areg), "init": "areg.bin"},
+               "meta": {"bytes": len(meta), "init": "meta.bin"},
+               "out": {"bytes": 128 * nd * 4, "init": {"fill_byte": 205}, "expect": "out.expect.bin",
+                       "compare": {"as": {"f32": "f32", "f16": "f16", "s32": "s32"}[dtype]}}}
+    text = (f"wgmma.mma_async.sp m64n{n}k{k} .{dtype}.{atype}.{btype}, sparsity selector {sel}: the stored half of A "
+            "from " + ("registers" if a_regs else f"a descriptor (swizzle {SPANS[a_code] or 'none'})") +
+            f", B from a descriptor (swizzle {SPANS[b_code] or 'none'}{', transposed' if trans_b else ''})" +
+            (f", imm-scale-a {scale_a}" if floating else "") + ", every thread's metadata valid; a first product "
+            "with scale-d false and a second accumulating")
+    write_case(out, cases, "wgmma", name, text, wgmma_sp_ptx(name, n, dtype, atype, btype, a_regs, sel, tail),
+               f"k_{name}", [1, 1, 1], [128, 1, 1], params, buffers,
+               {"img.bin": bytes(img[:used]), "areg.bin": areg, "meta.bin": meta}, version="8.4")
+
+
+def wgmma_sparse(out, cases):
+    rnd = random.Random(95)
+    wgmma_sp_case(out, cases, rnd, 64, "f32", "f16", "f16", False, 1, 1, 0, 0)
+    wgmma_sp_case(out, cases, rnd, 32, "f32", "f16", "f16", False, 0, 0, 0, 1, -1)
+    wgmma_sp_case(out, cases, rnd, 32, "f32", "f16", "f16", True, 0, 2, 0, 1)
+    wgmma_sp_case(out, cases, rnd, 64, "f32", "bf16", "bf16", False, 2, 1, 1, 0)
+    wgmma_sp_case(out, cases, rnd, 16, "f16", "f16", "f16", True, 0, 0, 1, 0)
+    wgmma_sp_case(out, cases, rnd, 32, "f32", "tf32", "tf32", False, 1, 0, 0, 1)
+    wgmma_sp_case(out, cases, rnd, 16, "f32", "tf32", "tf32", False, 0, 1, 0, 0)
+    wgmma_sp_case(out, cases, rnd, 32, "f32", "e4m3", "e4m3", False, 1, 1, 0, 0)
+    wgmma_sp_case(out, cases, rnd, 32, "s32", "s8", "s8", False, 0, 1, 0, 0)
+    wgmma_sp_case(out, cases, rnd, 16, "s32", "u8", "s8", False, 1, 0, 0, 0)
+
+
 def generate(out, cases):
     tma_loads(out, cases)
     tma_store(out, cases)
     bulk(out, cases)
     wgmma(out, cases)
+    wgmma_sparse(out, cases)

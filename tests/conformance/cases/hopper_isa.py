@@ -209,6 +209,25 @@ REPLACE = [  # (name, description, replacement instructions with {m} the map's a
      "shared"),
     ("shared_box_dim", "box_dim 1 <- 4", [S.format(f="box_dim", t="b32", v="1, 4")], 256, "shared"),
 ]
+# elemtype replacements by 4- and 8-byte types, back and forth (the map is u32). An H200 stopped every copy
+# through a map given a 1- or 2-byte type (u8, u16, f16, bf16; with or without a new box size or global dimension,
+# in global or shared memory, on a u16 map too), and ran it once the type was a 4-byte one again (README.md).
+ELEMTYPE = [
+    ("elemtype_s32", "elemtype <- 3 (s32)", [G.format(f="elemtype", t="b32", v="3")], 512, "global"),
+    ("elemtype_u64", "elemtype <- 4 (u64), global_dim 0 <- 32",
+     [G.format(f="elemtype", t="b32", v="4"), G.format(f="global_dim", t="b32", v="0, 32")], 1024, "global"),
+    ("elemtype_f64_nan", "elemtype <- 9 (f64), fill_mode <- 1 (NaN), global_dim 0 <- 10",
+     [G.format(f="elemtype", t="b32", v="9"), G.format(f="fill_mode", t="b32", v="1"),
+      G.format(f="global_dim", t="b32", v="0, 10")], 1024, "global"),
+    ("elemtype_u64_u32", "elemtype <- 4 (u64), then elemtype <- 2 (u32)",
+     [G.format(f="elemtype", t="b32", v="4"), G.format(f="elemtype", t="b32", v="2")], 512, "global"),
+    ("elemtype_u16_u32", "elemtype <- 1 (u16), then elemtype <- 2 (u32)",
+     [G.format(f="elemtype", t="b32", v="1"), G.format(f="elemtype", t="b32", v="2")], 512, "global"),
+]
+# The same on a map encoded as u16 (64x32 over a, box 16x8): a larger type.
+ELEMTYPE_U16 = [
+    ("u16_elemtype_u32", "elemtype <- 2 (u32)", [G.format(f="elemtype", t="b32", v="2")], 512, "global"),
+]
 
 
 def replace_ptx(instrs, space):
@@ -252,21 +271,89 @@ def tensormap_replace(out, cases):
     # The GPU recorded these with b 128 KiB long, in case it read strides in other units than bytes; the loads
     # read 4.7 KiB of it at most, so the cases keep the first 8 KiB.
     b = b"".join(struct.pack("<I", rnd.getrandbits(32)) for _ in range(32768))[:8192]
-    for tag, desc, instrs, tx, space in REPLACE:
-        params = [tmap("a", 2, [64, 32], [256], [16, 8]), {"type": "u64", "buffer": "b"},
+    for tag, desc, instrs, tx, space in REPLACE + ELEMTYPE + ELEMTYPE_U16:
+        base = 1 if tag.startswith("u16_") else 2
+        params = [tmap("a", base, [64, 32], [256], [16, 8]), {"type": "u64", "buffer": "b"},
                   {"type": "u64", "buffer": "maps"}, {"type": "u32", "value": tx}, {"type": "u64", "buffer": "out"}]
         buffers = {"a": {"bytes": len(a), "init": "a.bin"}, "b": {"bytes": len(b), "init": "b.bin"},
                    "maps": {"bytes": 128, "init": "zero"},
                    "out": {"bytes": 8192, "init": {"fill_byte": 205}, "expect": "out.expect.bin",
                            "compare": {"as": "u32"}}}
         write_case(out, cases, "tma", f"tensormap_replace_{tag}",
-                   f"tensormap.replace on a copy of a 2D u32 map (64x32 over a, box 16x8) in {space} memory ({desc}), "
+                   f"tensormap.replace on a copy of a 2D {'u16' if base == 1 else 'u32'} map (64x32 over a, box 16x8) in "
+                   f"{space} memory ({desc}), "
                    f"published to the tensormap proxy, then a TMA load of the box at (4, 2) through it",
                    replace_ptx(instrs, space), "k_tensormap_replace", [1, 1, 1], [128, 1, 1], params, buffers,
                    {"a.bin": a, "b.bin": b})
+
+
+# ---- interleaved tensor maps: block b loads the 3D box at the coordinates args[b * 4 ..] (dimension 0 the
+# interleaved channel group) into shared memory (filled with 0xcdcdcdcd first) and copies it out.
+def interleave_ptx():
+    L = HEADER + [
+        ".visible .entry k_interleave(", "\t.param .align 64 .b8 p_map[128],", "\t.param .u64 p_args,",
+        "\t.param .u64 p_out,", "\t.param .u32 p_bytes", ")", "{", "\t.reg .pred %p<8>;", "\t.reg .b32 %r<40>, %c<3>;",
+        "\t.reg .b64 %rd<8>;", "\t.shared .align 1024 .b8 s_box[4096];", "\t.shared .align 8 .b64 s_bar;",
+        "\tmov.u32 %r1, %tid.x;", "\tld.param.u32 %r2, [p_bytes];", "\tmov.u32 %r3, s_bar;",
+        "\tmov.u32 %r4, s_box;"] + fill_shared("%r4", 4096, "-842150451") + [
+        "\tbar.sync 0;", "\tsetp.ne.u32 %p1, %r1, 0;", "\t@%p1 bra $L_wait;",
+        "\tmbarrier.init.shared::cta.b64 [%r3], 1;", "\tfence.proxy.async.shared::cta;",
+        "\tld.param.u64 %rd1, [p_args];", "\tcvta.to.global.u64 %rd1, %rd1;", "\tmov.u32 %r5, %ctaid.x;",
+        "\tmul.wide.u32 %rd2, %r5, 16;", "\tadd.u64 %rd1, %rd1, %rd2;"]
+    L += [f"\tld.global.u32 %c{k}, [%rd1+{4 * k}];" for k in range(3)]
+    L += ["\tmov.b64 %rd3, p_map;", "\tcvta.param.u64 %rd3, %rd3;",
+          "\tmbarrier.arrive.expect_tx.shared::cta.b64 %rd4, [%r3], %r2;",
+          "\tcp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r4], "
+          "[%rd3, {%c0, %c1, %c2}], [%r3];",
+          "$L_wait:", "\tbar.sync 0;"] + bounded_wait("%r3", "%r7") + [
+          "\tld.param.u64 %rd5, [p_out];", "\tcvta.to.global.u64 %rd5, %rd5;", "\tmov.u32 %r8, %ctaid.x;",
+          "\tmul.wide.u32 %rd6, %r8, 8192;", "\tadd.u64 %rd7, %rd5, %rd6;", "\tmov.u32 %r9, 4096;"]
+    L += copy_out("%r4", "%r9", "%rd7", "%r7")
+    L += ["\tret;", "}", ""]
+    return "\n".join(L)
+
+
+def interleave_case(out, cases, name, desc, dtype, elem, dims, box, interleave, swizzle, blocks, seed):
+    rnd = random.Random(seed)
+    src = bytes(rnd.getrandbits(8) for _ in range(dims[0] * dims[1] * dims[2] * elem))
+    strides = [dims[0] * elem, dims[0] * dims[1] * elem]
+    args = b"".join(struct.pack("<iiii", *c, 0) for c in blocks)
+    m = tmap("src", dtype, list(dims), strides, list(box), swizzle=swizzle)
+    m["tensormap"]["interleave"] = interleave
+    params = [m, {"type": "u64", "buffer": "args"}, {"type": "u64", "buffer": "out"},
+              {"type": "u32", "value": box[0] * box[1] * box[2] * elem}]
+    buffers = {"src": {"bytes": len(src), "init": "src.bin"}, "args": {"bytes": len(args), "init": "args.bin"},
+               "out": {"bytes": 8192 * len(blocks), "init": {"fill_byte": 205}, "expect": "out.expect.bin",
+                       "compare": {"as": "u32"}}}
+    write_case(out, cases, "tma", name, desc, interleave_ptx(), "k_interleave", [len(blocks), 1, 1], [128, 1, 1],
+               params, buffers, {"src.bin": src, "args.bin": args})
+
+
+def interleave(out, cases):
+    """Boxes of at most 8 rows: with 12 or 16 rows (u16 16B and u32 32B interleave, with and without a swizzle) an
+    H200 landed 8 rows per plane and never completed the transaction count; an 8-byte inner box was refused by
+    cuTensorMapEncodeTiled (README.md)."""
+    corners = [(0, 0, 0), (0, 6, 3), (0, -2, 1), (0, 3, -1)]
+    interleave_case(out, cases, "interleave_16b", "cp.async.bulk.tensor.3d tile loads through a map with "
+                    "CU_TENSOR_MAP_INTERLEAVE_16B (u16, 8 channels x 12 x 5, box 8x8x2), boxes partly out of bounds",
+                    1, 2, (8, 12, 5), (8, 8, 2), 1, 0, corners, 311)
+    interleave_case(out, cases, "interleave_32b_swizzle_32b", "cp.async.bulk.tensor.3d tile loads through a map with "
+                    "CU_TENSOR_MAP_INTERLEAVE_32B and the 32-byte swizzle (u32, 8 channels x 12 x 5, box 8x8x2)",
+                    2, 4, (8, 12, 5), (8, 8, 2), 2, 1, corners, 313)
+    interleave_case(out, cases, "interleave_16b_swizzle_64b", "cp.async.bulk.tensor.3d tile loads through a map with "
+                    "CU_TENSOR_MAP_INTERLEAVE_16B and the 64-byte swizzle (u16, 8 channels x 16 x 4, box 8x8x2)",
+                    1, 2, (8, 16, 4), (8, 8, 2), 1, 2, corners, 314)
+    interleave_case(out, cases, "interleave_16b_swizzle_128b_box8", "cp.async.bulk.tensor.3d tile loads through a "
+                    "map with CU_TENSOR_MAP_INTERLEAVE_16B and the 128-byte swizzle (u16, 8 channels x 16 x 4, box "
+                    "8x8x2)", 1, 2, (8, 16, 4), (8, 8, 2), 1, 3, corners, 316)
+    interleave_case(out, cases, "interleave_16b_edges", "cp.async.bulk.tensor.3d tile loads through a map with "
+                    "CU_TENSOR_MAP_INTERLEAVE_16B (u16, 8 channels x 12 x 5, box 8x8x2) starting at the last row, "
+                    "one past it, in the last plane and before the first", 1, 2, (8, 12, 5), (8, 8, 2), 1, 0,
+                    [(0, 11, 1), (0, 12, 1), (0, 2, 4), (0, 4, -1), (0, -1, 2)], 318)
 
 
 def generate(out, cases):
     im2col(out, cases)
     multicast(out, cases)
     tensormap_replace(out, cases)
+    interleave(out, cases)

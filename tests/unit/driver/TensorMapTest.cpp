@@ -82,6 +82,11 @@ TEST_CASE("cuTensorMapEncodeTiled accepts and rejects what NVIDIA's driver does"
   add("16B interleave at rank 2", false, [](Probe &P) { P.Interleave = 1; });
   Probes.push_back(rank3("32B interleave, 32B swizzle", true, 2, 1));
   Probes.push_back(rank3("32B interleave, 64B swizzle", true, 2, 2));
+  Probes.push_back(rank3("16B interleave, 16-byte inner box", true, 1, 0));
+  Probes.back().Box = {8, 8, 1}; // f16: 16 bytes
+  // An H200's driver (13.0) refused an interleaved map whose inner box is 8 bytes (tma/interleave_*'s probe).
+  Probes.push_back(rank3("16B interleave, 8-byte inner box", false, 1, 0));
+  Probes.back().Box = {4, 8, 1};
   add("NaN fill on u16", false, [](Probe &P) { P.DataType = 1, P.Oob = 1; });
   add("NaN fill on f16", true, [](Probe &P) { P.Oob = 1; });
   add("data type 13", false, [](Probe &P) { P.DataType = 13; });

@@ -24,7 +24,17 @@ enum MatrixElement : uint32_t {
   MEE5M2
 };
 
-/// ptxrt_wgmma's flags beside the type codes: A from registers, transposes, negations, saturation.
-enum WgmmaFlag : uint32_t { WgARegs = 1, WgTransA = 2, WgTransB = 4, WgNegA = 8, WgNegB = 16, WgSat = 32 };
+/// ptxrt_wgmma's flags beside the type codes: A from registers, transposes, negations, saturation, a sparse A
+/// (wgmma.mma_async.sp) with its sparsity selector in the bits from WgSelectorShift.
+enum WgmmaFlag : uint32_t {
+  WgARegs = 1,
+  WgTransA = 2,
+  WgTransB = 4,
+  WgNegA = 8,
+  WgNegB = 16,
+  WgSat = 32,
+  WgSparse = 64,
+  WgSelectorShift = 8
+};
 
 } // namespace ptxforge::codegen
