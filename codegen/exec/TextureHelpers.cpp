@@ -656,6 +656,14 @@ uint32_t ptxrt_txq(ThreadContext *C, uint64_t H, uint32_t Q, const char *Loc) {
   return query(lookup(C, H, false, Loc), Q);
 }
 
+/// txq.level.{width,height,depth}: the extent of mipmap level Level (clamped to the levels; a texture without
+/// mipmaps has one).
+uint32_t ptxrt_txq_level(ThreadContext *C, uint64_t H, uint32_t Q, uint32_t Level, const char *Loc) {
+  const TextureDescriptor &D = lookup(C, H, false, Loc);
+  int64_t L = std::clamp<int64_t>(static_cast<int32_t>(Level), 0, static_cast<int64_t>(D.Levels) - 1);
+  return query(L ? levelOf(D, static_cast<unsigned>(L)) : D, Q);
+}
+
 uint32_t ptxrt_suq(ThreadContext *C, uint64_t H, uint32_t Q, const char *Loc) {
   return query(lookup(C, H, true, Loc), Q);
 }
@@ -839,7 +847,8 @@ void ptxrt_sured(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t Mode, uin
 } // namespace
 
 void ptxforge::codegen::exec::registerTextureHelpers(HelperTable &T) {
-  T.insert(T.end(), {PTXRT_HELPER(ptxrt_tex), PTXRT_HELPER(ptxrt_tex_lod), PTXRT_HELPER(ptxrt_tld4),
-                     PTXRT_HELPER(ptxrt_txq), PTXRT_HELPER(ptxrt_suq), PTXRT_HELPER(ptxrt_suld),
-                     PTXRT_HELPER(ptxrt_sust), PTXRT_HELPER(ptxrt_sust_p), PTXRT_HELPER(ptxrt_sured)});
+  T.insert(T.end(),
+           {PTXRT_HELPER(ptxrt_tex), PTXRT_HELPER(ptxrt_tex_lod), PTXRT_HELPER(ptxrt_tld4), PTXRT_HELPER(ptxrt_txq),
+            PTXRT_HELPER(ptxrt_txq_level), PTXRT_HELPER(ptxrt_suq), PTXRT_HELPER(ptxrt_suld), PTXRT_HELPER(ptxrt_sust),
+            PTXRT_HELPER(ptxrt_sust_p), PTXRT_HELPER(ptxrt_sured)});
 }

@@ -157,10 +157,14 @@ int queryOf(const ptx::Instruction &I) {
 bool lowerQuery(FunctionLowering &L, const ptx::Instruction &I, const char *Helper) {
   auto &B = L.b();
   int Q = queryOf(I);
-  llvm::Value *H = I.Operands.size() == 2 ? handle(L, I.Operands[1]) : nullptr;
-  if (Q < 0 || I.has(Modifier::Level) || !H)
+  bool Level = I.has(Modifier::Level); // txq.level.{width,height,depth} d, [t], lod: the extent of a mipmap level
+  llvm::Value *H = I.Operands.size() == 2u + Level ? handle(L, I.Operands[1]) : nullptr;
+  if (Q < 0 || !H || (Level && (Q > 2 || I.Op != Opcode::Txq)))
     return L.unsupported(I, "only queries of an object handle in a register");
-  llvm::Value *V = L.callHelper(Helper, B.getInt32Ty(), {L.threadCtx(), H, B.getInt32(Q), location(L, I)});
+  llvm::Value *V =
+      Level ? L.callHelper("ptxrt_txq_level", B.getInt32Ty(),
+                           {L.threadCtx(), H, B.getInt32(Q), L.read(I.Operands[2], ScalarType::B32), location(L, I)})
+            : L.callHelper(Helper, B.getInt32Ty(), {L.threadCtx(), H, B.getInt32(Q), location(L, I)});
   L.write(I.Operands[0], ScalarType::B32, V);
   return true;
 }
