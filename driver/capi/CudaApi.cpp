@@ -4288,7 +4288,7 @@ PTXFORGE_API CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags) {
 
 PTXFORGE_API CUresult cuGraphDestroy(CUgraph hGraph) {
   Graph *G = unwrap(hGraph);
-  if (!G)
+  if (!G || G->parent()) // a conditional node's body lives and dies with its node
     return CUDA_ERROR_INVALID_VALUE;
   return boundary([&] {
     delete G;
