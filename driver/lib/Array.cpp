@@ -108,6 +108,10 @@ llvm::Expected<MipmappedArray *> MipmappedArray::create(Context &Ctx, const Arra
     auto A = Array::create(Ctx, S);
     if (!A) {
       for (Array *Made : M->Levels) {
+        {
+          std::lock_guard<std::mutex> G(tableLock());
+          liveArrays().erase(Made);
+        }
         llvm::consumeError(Array::release(Made));
       }
       return A.takeError();
