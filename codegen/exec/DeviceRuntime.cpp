@@ -410,7 +410,56 @@ static void ptxrt_cdp_device_get_limit(ThreadContext *, int32_t *Ret, const uint
 }
 }
 
+namespace {
+struct ConditionalCells {
+  std::mutex Lock;
+  std::map<uint64_t, uint32_t> Values;
+  uint64_t Next = 1;
+};
+ConditionalCells &conditionalCells() {
+  static ConditionalCells &C = *new ConditionalCells; // kernels may run during exit
+  return C;
+}
+} // namespace
+
+uint64_t ptxforge::codegen::createGraphConditional() {
+  ConditionalCells &C = conditionalCells();
+  std::scoped_lock L(C.Lock);
+  uint64_t H = C.Next++;
+  C.Values[H] = 0;
+  return H;
+}
+
+void ptxforge::codegen::releaseGraphConditional(uint64_t Handle) {
+  ConditionalCells &C = conditionalCells();
+  std::scoped_lock L(C.Lock);
+  C.Values.erase(Handle);
+}
+
+bool ptxforge::codegen::setGraphConditional(uint64_t Handle, uint32_t Value) {
+  ConditionalCells &C = conditionalCells();
+  std::scoped_lock L(C.Lock);
+  auto It = C.Values.find(Handle);
+  if (It == C.Values.end())
+    return false;
+  It->second = Value;
+  return true;
+}
+
+uint32_t ptxforge::codegen::graphConditional(uint64_t Handle) {
+  ConditionalCells &C = conditionalCells();
+  std::scoped_lock L(C.Lock);
+  auto It = C.Values.find(Handle);
+  return It == C.Values.end() ? 0 : It->second;
+}
+
+/// cudaGraphSetConditional(handle, value): no result.
+static void ptxrt_cdp_graph_set_conditional(ThreadContext *, const uint64_t *Handle, const uint32_t *Value) {
+  setGraphConditional(*Handle, *Value);
+}
+
 void ptxforge::codegen::exec::registerDeviceRuntime(HelperTable &T) {
+  T.push_back({"ptxrt_cdp_graph_set_conditional", reinterpret_cast<void *>(&ptxrt_cdp_graph_set_conditional)});
   T.push_back({"ptxrt_cdp_parameter_buffer_v2", reinterpret_cast<void *>(&ptxrt_cdp_parameter_buffer_v2)});
   T.push_back({"ptxrt_cdp_parameter_buffer", reinterpret_cast<void *>(&ptxrt_cdp_parameter_buffer)});
   T.push_back({"ptxrt_cdp_launch_v2", reinterpret_cast<void *>(&ptxrt_cdp_launch_v2)});

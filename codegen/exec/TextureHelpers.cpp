@@ -1,5 +1,6 @@
 // Texture and surface instructions on object handles (the unified mode): the descriptor table the driver fills
-// (ptxforge/codegen/Texture.h) and the helpers behind tex, tld4, txq, suld.b, sust.b, sured.b and suq.
+// (ptxforge/codegen/Texture.h) and the helpers behind tex (tex.level, tex.grad), tld4, txq, suld.b, sust.b,
+// sust.p, sured.b, sured.p and suq.
 //
 // Sampling follows CUDA's texture-fetching rules, checked against an H100 (tests/conformance/texture):
 // unnormalized coordinates address texels directly, normalized ones are scaled by the size; point sampling
@@ -261,6 +262,24 @@ float roundToHalf(float F) {
   return static_cast<float>(std::ldexp(std::nearbyint(std::ldexp(static_cast<double>(F), -Quantum)), Quantum));
 }
 
+/// Total (in 1/256) split along the axes in Order, one after another: each part's upper share is part x A[axis]
+/// / 256, rounded half up, the lower one the rest. W is indexed by corner (bit k set: upper texel along axis k).
+void splitWeights(int Total, const int *A, const unsigned *Order, unsigned Axes, int *W) {
+  int Parts[8] = {Total}, Bits[8] = {0};
+  unsigned Count = 1;
+  for (unsigned K = 0; K < Axes; ++K) {
+    unsigned Axis = Order[K];
+    for (unsigned P = 0; P < Count; ++P) {
+      int Upper = (Parts[P] * A[Axis] + 128) >> 8;
+      Parts[Count + P] = Upper, Parts[P] -= Upper;
+      Bits[Count + P] = Bits[P] | (1 << Axis);
+    }
+    Count *= 2;
+  }
+  for (unsigned P = 0; P < Count; ++P)
+    W[Bits[P]] = Parts[P];
+}
+
 /// The GPU's corner weights, in 1/256, of linear filtering with per-axis weights A (of the upper texel, 0..256)
 /// over Dims axes; corner bit k set = upper texel along axis k. Along one axis the weights are 256 - a and a.
 /// In 2D the GPU rounds only the upper-upper product, a*b/256 (half up), and derives the others from it so that
@@ -270,21 +289,8 @@ float roundToHalf(float F) {
 /// weight (tests/conformance/texture/README.md).
 void cornerWeights(const int *A, unsigned Dims, int *W) {
   if (Dims == 3) {
-    W[0] = 256;
-    unsigned Count = 1;
-    int Bits[8] = {0};
-    for (unsigned Axis : {2u, 0u, 1u}) {
-      for (unsigned K = 0; K < Count; ++K) {
-        int Upper = (W[K] * A[Axis] + 128) >> 8;
-        W[Count + K] = Upper, W[K] -= Upper;
-        Bits[Count + K] = Bits[K] | (1 << Axis);
-      }
-      Count *= 2;
-    }
-    int Sorted[8];
-    for (unsigned K = 0; K < 8; ++K)
-      Sorted[Bits[K]] = W[K];
-    std::copy(Sorted, Sorted + 8, W);
+    static const unsigned Order[] = {2, 0, 1};
+    splitWeights(256, A, Order, 3, W);
     return;
   }
   W[0] = 256 - A[0], W[1] = A[0];
@@ -306,6 +312,48 @@ void fixedCoord(float U, int64_t &Base, int &Weight) {
   Base = F >> 8, Weight = static_cast<int>(F & 255);
 }
 
+/// The weighted sum linear filtering builds: float texels in double, normalized integers in 16-bit fixed point.
+struct FilterSum {
+  explicit FilterSum(TexelFormat F) : Format(F), IsFixed(F != TexelFormat::F32 && F != TexelFormat::F16) {}
+  /// Adds the texels of D's corners around Base with weights W (in 1/256, by corner bits), Dims axes.
+  void add(const TextureDescriptor &D, const int64_t *Base, const int *W, uint64_t Layer) {
+    for (unsigned Corner = 0; Corner < (1u << D.Dims); ++Corner) {
+      if (W[Corner] == 0)
+        continue;
+      int64_t X[3] = {Base[0], Base[1], Base[2]};
+      for (unsigned A = 0; A < D.Dims; ++A)
+        X[A] += (Corner >> A) & 1;
+      Texel T = fetch(D, X, Layer, !IsFixed, D.NormalizedCoords);
+      for (unsigned Ch = 0; Ch < 4; ++Ch) {
+        if (IsFixed)
+          Fixed[Ch] += W[Corner] * fixed16(Format, T.V[Ch]);
+        else
+          Acc[Ch] += W[Corner] / 256.0 * asFloat(T.V[Ch]);
+      }
+    }
+  }
+  Texel result() const {
+    Texel R;
+    for (unsigned Ch = 0; Ch < 4; ++Ch) {
+      float F = static_cast<float>(Acc[Ch]);
+      if (IsFixed) {
+        int64_t N = (Fixed[Ch] + 128) >> 8; // half up
+        bool Signed = Format == TexelFormat::S8 || Format == TexelFormat::S16;
+        F = Signed ? std::max(static_cast<float>(N / 32767.0), -1.0f) : static_cast<float>(N / 65535.0);
+      } else if (Format == TexelFormat::F16) {
+        F = roundToHalf(F);
+      }
+      memcpy(&R.V[Ch], &F, 4);
+    }
+    return R;
+  }
+
+  TexelFormat Format;
+  bool IsFixed;
+  double Acc[4] = {0, 0, 0, 0};
+  int64_t Fixed[4] = {0, 0, 0, 0};
+};
+
 /// Linear filtering: Dims axes of coordinate U (texel space, already less 0.5).
 Texel filterLinear(const TextureDescriptor &D, const float *U, uint64_t Layer) {
   int64_t Base[3] = {0, 0, 0};
@@ -314,36 +362,9 @@ Texel filterLinear(const TextureDescriptor &D, const float *U, uint64_t Layer) {
     fixedCoord(U[A], Base[A], Weight[A]);
   int W[8];
   cornerWeights(Weight, D.Dims, W);
-  double Acc[4] = {0, 0, 0, 0};
-  int64_t Fixed[4] = {0, 0, 0, 0};
-  bool IsFixed = D.Format != TexelFormat::F32 && D.Format != TexelFormat::F16;
-  for (unsigned Corner = 0; Corner < (1u << D.Dims); ++Corner) {
-    if (W[Corner] == 0)
-      continue;
-    int64_t X[3] = {Base[0], Base[1], Base[2]};
-    for (unsigned A = 0; A < D.Dims; ++A)
-      X[A] += (Corner >> A) & 1;
-    Texel T = fetch(D, X, Layer, !IsFixed, D.NormalizedCoords);
-    for (unsigned Ch = 0; Ch < 4; ++Ch) {
-      if (IsFixed)
-        Fixed[Ch] += W[Corner] * fixed16(D.Format, T.V[Ch]);
-      else
-        Acc[Ch] += W[Corner] / 256.0 * asFloat(T.V[Ch]);
-    }
-  }
-  Texel R;
-  for (unsigned Ch = 0; Ch < 4; ++Ch) {
-    float F = static_cast<float>(Acc[Ch]);
-    if (IsFixed) {
-      int64_t N = (Fixed[Ch] + 128) >> 8; // half up
-      bool Signed = D.Format == TexelFormat::S8 || D.Format == TexelFormat::S16;
-      F = Signed ? std::max(static_cast<float>(N / 32767.0), -1.0f) : static_cast<float>(N / 65535.0);
-    } else if (D.Format == TexelFormat::F16) {
-      F = roundToHalf(F);
-    }
-    memcpy(&R.V[Ch], &F, 4);
-  }
-  return R;
+  FilterSum Sum(D.Format);
+  Sum.add(D, Base, W, Layer);
+  return Sum.result();
 }
 
 /// The layer index operand: clamped to the array's layers.
@@ -388,10 +409,9 @@ Texel sampleCube(const TextureDescriptor &D, uint32_t Geom, const uint32_t *Coor
   return fetch(D, Idx, Layer, AsFloat, true);
 }
 
-/// tex: Coords holds {layer, x, y, z} (float bits unless IntCoords).
-void ptxrt_tex(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t IntCoords, const uint32_t *Coords, uint32_t *Out,
-               const char *Loc) {
-  const TextureDescriptor &D = lookup(C, H, false, Loc);
+/// One texture sample of D (a level of it, for mipmaps): Coords holds {layer, x, y, z} (float bits unless
+/// IntCoords).
+Texel sample(const TextureDescriptor &D, uint32_t Geom, uint32_t IntCoords, const uint32_t *Coords) {
   bool AsFloat = readsFloat(D);
   uint64_t Layer = (Geom & Layered) ? layerOf(D, Coords[0]) : 0;
   Texel T;
@@ -400,10 +420,8 @@ void ptxrt_tex(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t IntCoords, 
   } else if (D.Resource == TexResource::Linear) {
     // Linear memory takes integer texel indices; outside it reads zeros.
     int64_t X = IntCoords ? static_cast<int32_t>(Coords[1]) : floorIndex(asFloat(Coords[1]));
-    if (X < 0 || static_cast<uint64_t>(X) >= D.Width) {
-      memset(Out, 0, 16);
-      return;
-    }
+    if (X < 0 || static_cast<uint64_t>(X) >= D.Width)
+      return missingChannels();
     int64_t Idx[3] = {X, 0, 0};
     T = fetch(D, Idx, 0, AsFloat, false);
   } else if (IntCoords) {
@@ -421,6 +439,123 @@ void ptxrt_tex(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t IntCoords, 
       Idx[A] = floorIndex(texelCoord(D, asFloat(Coords[1 + A]), A));
     T = fetch(D, Idx, Layer, AsFloat, D.NormalizedCoords);
   }
+  return T;
+}
+
+/// tex: Coords holds {layer, x, y, z} (float bits unless IntCoords). A mipmapped texture samples level 0.
+void ptxrt_tex(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t IntCoords, const uint32_t *Coords, uint32_t *Out,
+               const char *Loc) {
+  Texel T = sample(lookup(C, H, false, Loc), Geom, IntCoords, Coords);
+  memcpy(Out, T.V, 16);
+}
+
+// ---- mipmaps: tex.level and tex.grad ----
+
+/// D with level L's storage and extents in place of level 0's.
+TextureDescriptor levelOf(const TextureDescriptor &D, unsigned L) {
+  TextureDescriptor E = D;
+  const TextureLevel &V = D.Level[L];
+  E.Data = V.Data, E.Width = V.Width, E.Height = V.Height, E.Depth = V.Depth;
+  E.RowPitch = V.RowPitch, E.SlicePitch = V.SlicePitch;
+  E.Levels = 1;
+  return E;
+}
+
+/// The LOD of tex.grad's gradients Dx and Dy (Axes components each): log2 of the longer one in level-0 texels,
+/// to the nearest 1/256. For gradients along the axes an H200's LOD is within 1/256 of that (its log2 is an
+/// approximation that errs by up to 0.6/256 either side; rounding to the nearest matches 80% of the recorded
+/// samples, truncating 57%: tests/cudart/mipmap_surface.cu). A gradient with two non-zero components gets an
+/// LOD of the GPU's own that this does not model: (g, g) with (-g, g) gives log2(1.375g), not log2(1.414g), and
+/// (g, g/2) with (g/4, g) log2(1.325g), not log2(1.118g).
+float gradientLod(const TextureDescriptor &D, unsigned Axes, const uint32_t *Dx, const uint32_t *Dy) {
+  const uint64_t Size[3] = {D.Width, D.Height, D.Depth};
+  double Lx = 0, Ly = 0;
+  for (unsigned A = 0; A < Axes && A < 3; ++A) {
+    float Scale = D.NormalizedCoords ? static_cast<float>(Size[A]) : 1.0f;
+    double X = asFloat(Dx[A]) * Scale, Y = asFloat(Dy[A]) * Scale; // texel units, scaled in f32 as the GPU does
+    Lx += X * X, Ly += Y * Y;
+  }
+  double L = std::max(Lx, Ly);
+  return L > 0 ? static_cast<float>(std::floor(0.5 * std::log2(L) * 256 + 0.5) / 256) : -INFINITY;
+}
+
+/// The level (in 1/256 of a level, 8 fractional bits) sampled at Lod: Lod plus the bias, clamped by the
+/// texture's level clamps and to its levels, truncated to 1/256 (an H100 truncates: tests/cudart/
+/// mipmap_surface.cu's LOD sweep).
+int64_t fixedLevel(const TextureDescriptor &D, float Lod) {
+  double L = static_cast<double>(Lod) + D.MipmapLevelBias;
+  if (!(L == L))
+    L = 0;
+  L = std::min<double>(L, D.MaxMipmapLevel);
+  L = std::max<double>(L, D.MinMipmapLevel);
+  L = std::clamp<double>(L, 0, D.Levels - 1);
+  return static_cast<int64_t>(std::floor(L * 256));
+}
+
+/// Linear filtering within and between levels L0 and L0 + 1 (F/256 of the way to the second): the GPU filters
+/// the eight (in 2D) texels at once, splitting 256 along the levels first and then each level's part along z, x
+/// and y as 3D filtering does, each upper part rounded half up (an H200 gives these weights bit for bit in all 512
+/// recorded trilinear samples: tests/cudart/mipmap_surface.cu).
+Texel filterTrilinear(const TextureDescriptor &D, unsigned L0, int F, uint32_t Geom, const uint32_t *Coords) {
+  static const unsigned Order[3][3] = {{0}, {0, 1}, {2, 0, 1}};
+  uint64_t Layer = (Geom & Layered) ? layerOf(D, Coords[0]) : 0;
+  FilterSum Sum(D.Format);
+  for (unsigned K = 0; K < 2; ++K) {
+    TextureDescriptor Level = levelOf(D, L0 + K);
+    int64_t Base[3] = {0, 0, 0};
+    int Weight[3] = {0, 0, 0};
+    const uint64_t Size[3] = {Level.Width, Level.Height, Level.Depth};
+    for (unsigned A = 0; A < Level.Dims; ++A) {
+      float U = texelCoord(Level, asFloat(Coords[1 + A]), A) - 0.5f;
+      // Clamping clamps the coordinate itself first, so that an edge texel takes all the weight along that axis
+      // (which changes how the rounded weights fall: 7 of the 512 recorded samples need it).
+      TexAddressMode M = Level.Address[A];
+      if (M == TexAddressMode::Clamp || (!Level.NormalizedCoords && M != TexAddressMode::Border))
+        U = std::clamp(U, 0.0f, static_cast<float>(Size[A] - 1));
+      fixedCoord(U, Base[A], Weight[A]);
+    }
+    int W[8];
+    splitWeights(K ? F : 256 - F, Weight, Order[Level.Dims - 1], Level.Dims, W);
+    Sum.add(Level, Base, W, Layer);
+  }
+  return Sum.result();
+}
+
+/// A sample at level of detail Lod: the nearest level (ties up) with point mipmap filtering, else the two
+/// levels around it weighed by the 8-bit fraction (integer reads take the nearer level).
+Texel sampleLod(const TextureDescriptor &D, uint32_t Geom, uint32_t IntCoords, const uint32_t *Coords, float Lod) {
+  if (D.Levels <= 1)
+    return sample(D, Geom, IntCoords, Coords);
+  int64_t Q = fixedLevel(D, Lod);
+  unsigned Last = D.Levels - 1;
+  if (D.MipmapFilter == TexFilterMode::Point)
+    return sample(levelOf(D, std::min<unsigned>(static_cast<unsigned>((Q + 128) >> 8), Last)), Geom, IntCoords, Coords);
+  unsigned L0 = static_cast<unsigned>(Q >> 8);
+  int F = static_cast<int>(Q & 255);
+  if (F == 0 || L0 >= Last)
+    return sample(levelOf(D, std::min(L0, Last)), Geom, IntCoords, Coords);
+  if (D.Filter == TexFilterMode::Linear && readsFloat(D) && !IntCoords && !(Geom & Cube) &&
+      D.Resource == TexResource::Array)
+    return filterTrilinear(D, L0, F, Geom, Coords);
+  Texel T0 = sample(levelOf(D, L0), Geom, IntCoords, Coords);
+  Texel T1 = sample(levelOf(D, L0 + 1), Geom, IntCoords, Coords);
+  if (!readsFloat(D))
+    return F < 128 ? T0 : T1;
+  Texel R;
+  for (unsigned Ch = 0; Ch < 4; ++Ch) {
+    float V = static_cast<float>(
+        ((256 - F) * static_cast<double>(asFloat(T0.V[Ch])) + F * static_cast<double>(asFloat(T1.V[Ch]))) / 256);
+    memcpy(&R.V[Ch], &V, 4);
+  }
+  return R;
+}
+
+/// tex.level (Mode 0: Lod[0] is the LOD) and tex.grad (Mode 1: Lod[0..2] the x gradient, Lod[4..6] the y one).
+void ptxrt_tex_lod(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t IntCoords, const uint32_t *Coords,
+                   uint32_t Mode, const uint32_t *Lod, uint32_t *Out, const char *Loc) {
+  const TextureDescriptor &D = lookup(C, H, false, Loc);
+  float L = Mode == 0 ? asFloat(Lod[0]) : gradientLod(D, Geom & 0xf, Lod, Lod + 4);
+  Texel T = sampleLod(D, Geom, IntCoords, Coords, L);
   memcpy(Out, T.V, 16);
 }
 
@@ -507,7 +642,7 @@ uint32_t query(const TextureDescriptor &D, uint32_t Q) {
   case QArraySize:
     return static_cast<uint32_t>(D.Layers);
   case QNumMipmapLevels:
-    return 1;
+    return D.Levels;
   case QNumSamples:
     return 1;
   case QMemoryLayout:
@@ -519,6 +654,14 @@ uint32_t query(const TextureDescriptor &D, uint32_t Q) {
 
 uint32_t ptxrt_txq(ThreadContext *C, uint64_t H, uint32_t Q, const char *Loc) {
   return query(lookup(C, H, false, Loc), Q);
+}
+
+/// txq.level.{width,height,depth}: the extent of mipmap level Level (clamped to the levels; a texture without
+/// mipmaps has one).
+uint32_t ptxrt_txq_level(ThreadContext *C, uint64_t H, uint32_t Q, uint32_t Level, const char *Loc) {
+  const TextureDescriptor &D = lookup(C, H, false, Loc);
+  int64_t L = std::clamp<int64_t>(static_cast<int32_t>(Level), 0, static_cast<int64_t>(D.Levels) - 1);
+  return query(L ? levelOf(D, static_cast<unsigned>(L)) : D, Q);
 }
 
 uint32_t ptxrt_suq(ThreadContext *C, uint64_t H, uint32_t Q, const char *Loc) {
@@ -569,6 +712,82 @@ void ptxrt_sust(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t Mode, uint
     memcpy(P, In, Bytes);
 }
 
+/// Coords with the x coordinate, which counts samples (sust.p, sured.p), in bytes.
+void sampleToByteX(const TextureDescriptor &D, const uint32_t *Coords, uint32_t *Out) {
+  memcpy(Out, Coords, 16);
+  int64_t X = static_cast<int64_t>(static_cast<int32_t>(Coords[1])) * D.texelBytes();
+  Out[1] = static_cast<uint32_t>(static_cast<int32_t>(std::clamp<int64_t>(X, INT32_MIN, INT32_MAX)));
+}
+
+/// An f32 as a half, rounded toward zero (what an H100's sust.p stores: 0.99 -> 0x3beb, 1e6 -> 65504); NaNs keep
+/// the top bits of their payload.
+uint16_t halfTowardZero(uint32_t B) {
+  uint16_t Sign = static_cast<uint16_t>(B >> 16 & 0x8000);
+  int Exp = static_cast<int>(B >> 23 & 255);
+  uint32_t Man = B & 0x7fffff;
+  if (Exp == 255)
+    return Sign | 0x7c00 | (Man ? std::max<uint32_t>(Man >> 13, 1) : 0);
+  int E = Exp - 127 + 15;
+  if (E >= 31)
+    return Sign | 0x7bff;
+  if (E <= 0) {
+    if (E < -10)
+      return Sign;
+    return Sign | static_cast<uint16_t>((Man | 0x800000) >> (14 - E));
+  }
+  return Sign | static_cast<uint16_t>(E << 10 | Man >> 13);
+}
+
+/// sust.p's conversion of one .b32 source element to channel format F: integer formats take it as an integer
+/// of their signedness and saturate, f16 rounds the f32 toward zero, f32 stores the bits (an H100's results:
+/// tests/cudart/mipmap_surface.cu).
+void storeFormatted(TexelFormat F, char *P, uint32_t V) {
+  int32_t S = static_cast<int32_t>(V);
+  switch (F) {
+  case TexelFormat::U8: {
+    uint8_t X = static_cast<uint8_t>(std::min<uint32_t>(V, 255));
+    memcpy(P, &X, 1);
+    return;
+  }
+  case TexelFormat::S8: {
+    int8_t X = static_cast<int8_t>(std::clamp<int32_t>(S, -128, 127));
+    memcpy(P, &X, 1);
+    return;
+  }
+  case TexelFormat::U16: {
+    uint16_t X = static_cast<uint16_t>(std::min<uint32_t>(V, 65535));
+    memcpy(P, &X, 2);
+    return;
+  }
+  case TexelFormat::S16: {
+    int16_t X = static_cast<int16_t>(std::clamp<int32_t>(S, -32768, 32767));
+    memcpy(P, &X, 2);
+    return;
+  }
+  case TexelFormat::F16: {
+    uint16_t X = halfTowardZero(V);
+    memcpy(P, &X, 2);
+    return;
+  }
+  default:
+    memcpy(P, &V, 4);
+  }
+}
+
+/// sust.p: N source elements for the sample's channels in order (extra ones ignored; channels without one
+/// are stored as 0, where the ISA leaves them unpredictable).
+void ptxrt_sust_p(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t Mode, uint32_t N, const uint32_t *Coords,
+                  const uint32_t *In, const char *Loc) {
+  const TextureDescriptor &D = lookup(C, H, true, Loc);
+  uint32_t ByteCoords[4];
+  sampleToByteX(D, Coords, ByteCoords);
+  char *P = surfaceAddress(C, D, Geom, Mode, D.texelBytes(), ByteCoords, Loc);
+  if (!P)
+    return;
+  for (unsigned Ch = 0; Ch < D.Channels; ++Ch)
+    storeFormatted(D.Format, P + Ch * texelFormatBytes(D.Format), Ch < N ? In[Ch] : 0);
+}
+
 /// sured's operation and type, as the lowering encodes them.
 enum ReduceOp : uint32_t { RAdd, RMin, RMax, RAnd, ROr };
 
@@ -593,11 +812,20 @@ template <typename T> void reduce(T *P, uint32_t Op, T V) {
 }
 
 /// Type: 0 u32, 1 s32, 2 u64, 3 s64.
+/// OpType: Type | Op << 4 | 0x100 for sured.p (x counts samples; the format's signedness picks the type).
 void ptxrt_sured(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t Mode, uint32_t OpType, const uint32_t *Coords,
                  uint64_t Value, const char *Loc) {
-  uint32_t Op = OpType >> 4, Type = OpType & 3;
+  uint32_t Op = OpType >> 4 & 15, Type = OpType & 3;
   uint32_t Bytes = Type >= 2 ? 8 : 4;
-  char *P = surfaceAddress(C, lookup(C, H, true, Loc), Geom, Mode, Bytes, Coords, Loc);
+  const TextureDescriptor &D = lookup(C, H, true, Loc);
+  uint32_t ByteCoords[4];
+  if (OpType & 0x100) {
+    bool Signed = D.Format == TexelFormat::S32 || D.Format == TexelFormat::S16 || D.Format == TexelFormat::S8;
+    Type = (Type & 2) | Signed;
+    sampleToByteX(D, Coords, ByteCoords);
+    Coords = ByteCoords;
+  }
+  char *P = surfaceAddress(C, D, Geom, Mode, Bytes, Coords, Loc);
   if (!P)
     return;
   switch (Type) {
@@ -620,6 +848,7 @@ void ptxrt_sured(ThreadContext *C, uint64_t H, uint32_t Geom, uint32_t Mode, uin
 
 void ptxforge::codegen::exec::registerTextureHelpers(HelperTable &T) {
   T.insert(T.end(),
-           {PTXRT_HELPER(ptxrt_tex), PTXRT_HELPER(ptxrt_tld4), PTXRT_HELPER(ptxrt_txq), PTXRT_HELPER(ptxrt_suq),
-            PTXRT_HELPER(ptxrt_suld), PTXRT_HELPER(ptxrt_sust), PTXRT_HELPER(ptxrt_sured)});
+           {PTXRT_HELPER(ptxrt_tex), PTXRT_HELPER(ptxrt_tex_lod), PTXRT_HELPER(ptxrt_tld4), PTXRT_HELPER(ptxrt_txq),
+            PTXRT_HELPER(ptxrt_txq_level), PTXRT_HELPER(ptxrt_suq), PTXRT_HELPER(ptxrt_suld), PTXRT_HELPER(ptxrt_sust),
+            PTXRT_HELPER(ptxrt_sust_p), PTXRT_HELPER(ptxrt_sured)});
 }

@@ -54,6 +54,7 @@ constexpr LibraryFunction Library[] = {
     {"__cudaCDP2RuntimeGetVersion", "ptxrt_cdp_runtime_get_version", 1, 1},
     {"__cudaCDP2DeviceGetAttribute", "ptxrt_cdp_device_get_attribute", 1, 3},
     {"__cudaCDP2DeviceGetLimit", "ptxrt_cdp_device_get_limit", 1, 2},
+    {"cudaGraphSetConditional", "ptxrt_cdp_graph_set_conditional", 0, 2},
 };
 
 } // namespace

@@ -3416,14 +3416,9 @@ CUarray_format arrayFormat(codegen::TexelFormat F) {
   }
 }
 
-CUresult createArray(CUarray *Out, const CUDA_ARRAY3D_DESCRIPTOR *D) {
-  if (!initialized())
-    return CUDA_ERROR_NOT_INITIALIZED;
-  Context *Ctx;
-  if (CUresult R = current(Ctx))
-    return R;
-  ArrayShape S;
-  if (!Out || !D || !texelFormat(D->Format, S.Format))
+/// The shape D describes, checked as cuArray3DCreate checks it.
+CUresult arrayShape(const CUDA_ARRAY3D_DESCRIPTOR *D, ArrayShape &S) {
+  if (!D || !texelFormat(D->Format, S.Format))
     return CUDA_ERROR_INVALID_VALUE;
   // Sparse and deferred-mapping arrays (and flags CUDA does not define) are not implemented.
   if (D->Flags &
@@ -3435,6 +3430,20 @@ CUresult createArray(CUarray *Out, const CUDA_ARRAY3D_DESCRIPTOR *D) {
   S.TextureGather = D->Flags & CUDA_ARRAY3D_TEXTURE_GATHER;
   if (S.TextureGather && (!S.Height || S.Depth))
     return CUDA_ERROR_INVALID_VALUE; // gather needs a 2D array
+  return CUDA_SUCCESS;
+}
+
+CUresult createArray(CUarray *Out, const CUDA_ARRAY3D_DESCRIPTOR *D) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  ArrayShape S;
+  if (!Out)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult R = arrayShape(D, S))
+    return R;
   if (Driver::get().stickyError() != Status::Success)
     return sticky();
   return boundary([&] {
@@ -3499,8 +3508,15 @@ CUresult resourceDescriptor(const CUDA_RESOURCE_DESC &R, bool Surface, codegen::
       return CUDA_ERROR_INVALID_VALUE;
     return CUDA_SUCCESS;
   }
-  case CU_RESOURCE_TYPE_MIPMAPPED_ARRAY:
-    return CUDA_ERROR_NOT_SUPPORTED;
+  case CU_RESOURCE_TYPE_MIPMAPPED_ARRAY: {
+    MipmappedArray *M = MipmappedArray::lookup(R.res.mipmap.hMipmappedArray);
+    if (!M)
+      return CUDA_ERROR_INVALID_HANDLE;
+    if (Surface)
+      return CUDA_ERROR_INVALID_VALUE; // a surface is over one level (cuMipmappedArrayGetLevel)
+    D = M->resource();
+    return CUDA_SUCCESS;
+  }
   default:
     return CUDA_ERROR_INVALID_VALUE;
   }
@@ -3519,6 +3535,12 @@ CUresult samplerDescriptor(const CUDA_TEXTURE_DESC &T, codegen::TextureDescripto
   D.NormalizedCoords = T.flags & CU_TRSF_NORMALIZED_COORDINATES;
   D.ReadAsInteger = T.flags & CU_TRSF_READ_AS_INTEGER;
   std::copy(T.borderColor, T.borderColor + 4, D.BorderColor);
+  if (T.mipmapFilterMode > CU_TR_FILTER_MODE_LINEAR)
+    return CUDA_ERROR_INVALID_VALUE;
+  D.MipmapFilter =
+      T.mipmapFilterMode == CU_TR_FILTER_MODE_LINEAR ? codegen::TexFilterMode::Linear : codegen::TexFilterMode::Point;
+  D.MipmapLevelBias = T.mipmapLevelBias;
+  D.MinMipmapLevel = T.minMipmapLevelClamp, D.MaxMipmapLevel = T.maxMipmapLevelClamp;
   // Linear filtering needs float results: 32-bit integers, and 8/16-bit ones read as integers, cannot filter.
   bool Int32 = D.Format == codegen::TexelFormat::U32 || D.Format == codegen::TexelFormat::S32;
   bool IntRead =
@@ -3577,6 +3599,49 @@ PTXFORGE_API CUresult cuArrayDestroy(CUarray hArray) {
   if (!initialized())
     return CUDA_ERROR_NOT_INITIALIZED;
   return boundary([&] { return toResult(Array::destroy(hArray)); });
+}
+
+PTXFORGE_API CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
+                                             const CUDA_ARRAY3D_DESCRIPTOR *pMipmappedArrayDesc,
+                                             unsigned int numMipmapLevels) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Context *Ctx;
+  if (CUresult R = current(Ctx))
+    return R;
+  ArrayShape S;
+  if (!pHandle)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult R = arrayShape(pMipmappedArrayDesc, S))
+    return R;
+  if (Driver::get().stickyError() != Status::Success)
+    return sticky();
+  return boundary([&] {
+    auto M = MipmappedArray::create(*Ctx, S, numMipmapLevels);
+    if (!M)
+      return toResult(M.takeError());
+    *pHandle = reinterpret_cast<CUmipmappedArray>(*M);
+    return CUDA_SUCCESS;
+  });
+}
+
+PTXFORGE_API CUresult cuMipmappedArrayGetLevel(CUarray *pLevelArray, CUmipmappedArray hMipmappedArray,
+                                               unsigned int level) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  MipmappedArray *M = MipmappedArray::lookup(hMipmappedArray);
+  if (!M)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (!pLevelArray || level >= M->levels())
+    return CUDA_ERROR_INVALID_VALUE;
+  *pLevelArray = reinterpret_cast<CUarray>(M->level(level));
+  return CUDA_SUCCESS;
+}
+
+PTXFORGE_API CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  return boundary([&] { return toResult(MipmappedArray::destroy(hMipmappedArray)); });
 }
 
 PTXFORGE_API CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR *pArrayDescriptor, CUarray hArray) {
@@ -3806,6 +3871,14 @@ void zeroEdgeData(CUgraphEdgeData *Data, size_t N) {
     std::memset(Data, 0, N * sizeof(CUgraphEdgeData));
 }
 
+/// Edge data must be all zero: ptxforge's edges carry no ports (as cuGraphAddDependencies_v2 checks).
+bool edgeDataIsZero(const CUgraphEdgeData *Data, size_t N) {
+  for (size_t I = 0; Data && I < N; ++I)
+    if (Data[I].from_port || Data[I].to_port || Data[I].type)
+      return false;
+  return true;
+}
+
 CUresult captureMode(CUstreamCaptureMode M, CaptureMode &Out) {
   if (M != CU_STREAM_CAPTURE_MODE_GLOBAL && M != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
       M != CU_STREAM_CAPTURE_MODE_RELAXED)
@@ -3836,17 +3909,42 @@ PTXFORGE_API CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph) {
   Stream *S;
   if (CUresult R = streamTarget(hStream, Ctx, S))
     return R;
-  if (!phGraph)
-    return CUDA_ERROR_INVALID_VALUE;
   return boundary([&] {
-    *phGraph = nullptr;
+    CaptureInfo I = captureInfo(S);
+    if (!phGraph && !I.IntoGraph) // a capture into the program's graph needs no output
+      return CUDA_ERROR_INVALID_VALUE;
+    if (phGraph)
+      *phGraph = nullptr;
     auto G = endCapture(S);
     if (!G)
       return toResult(G.takeError());
-    *phGraph = wrap(G->release());
+    if (phGraph)
+      *phGraph = *G ? wrap(G->release()) : wrap(I.G);
     return CUDA_SUCCESS;
   });
 }
+
+PTXFORGE_API CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,
+                                                  const CUgraphEdgeData *dependencyData, size_t numDependencies,
+                                                  CUstreamCaptureMode mode) {
+  Context *Ctx;
+  Stream *S;
+  if (CUresult R = streamTarget(hStream, Ctx, S))
+    return R;
+  Graph *G = unwrap(hGraph);
+  CaptureMode M;
+  if (!G || !edgeDataIsZero(dependencyData, numDependencies))
+    return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult R = captureMode(mode, M))
+    return R;
+  return boundary([&] {
+    std::vector<GraphNode *> Deps;
+    if (CUresult R = dependencyList(dependencies, numDependencies, Deps))
+      return R;
+    return toResult(beginCapture(S, M, G, Deps));
+  });
+}
+PTXFORGE_SAME_ENTRY(cuStreamBeginCaptureToGraph_ptsz, cuStreamBeginCaptureToGraph)
 PTXFORGE_SAME_ENTRY(cuStreamEndCapture_ptsz, cuStreamEndCapture)
 
 PTXFORGE_API CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode) {
@@ -4190,7 +4288,7 @@ PTXFORGE_API CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags) {
 
 PTXFORGE_API CUresult cuGraphDestroy(CUgraph hGraph) {
   Graph *G = unwrap(hGraph);
-  if (!G)
+  if (!G || G->parent()) // a conditional node's body lives and dies with its node
     return CUDA_ERROR_INVALID_VALUE;
   return boundary([&] {
     delete G;
@@ -4203,6 +4301,8 @@ PTXFORGE_API CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
   if (!phGraphClone || !G)
     return CUDA_ERROR_INVALID_VALUE;
   return boundary([&] {
+    if (G->hasConditional()) // as NVIDIA's driver refuses it
+      return CUDA_ERROR_NOT_SUPPORTED;
     *phGraphClone = wrap(G->clone().release());
     return CUDA_SUCCESS;
   });
@@ -4354,6 +4454,8 @@ PTXFORGE_API CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph
   return addNode(phGraphNode, hGraph, dependencies, numDependencies, NodeType::ChildGraph, [&](GraphNode &N) {
     if (!Child || Child == &N.graph())
       return CUDA_ERROR_INVALID_VALUE;
+    if (Child->hasConditional())
+      return CUDA_ERROR_NOT_SUPPORTED;
     N.Child = Child->clone();
     return CUDA_SUCCESS;
   });
@@ -4370,6 +4472,84 @@ PTXFORGE_API CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGra
                                           size_t numDependencies) {
   return addNode(phGraphNode, hGraph, dependencies, numDependencies, NodeType::Empty,
                  [](GraphNode &) { return CUDA_SUCCESS; });
+}
+
+PTXFORGE_API CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle *pHandle_out, CUgraph hGraph, CUcontext,
+                                                     unsigned int defaultLaunchValue, unsigned int flags) {
+  if (!initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  Graph *G = unwrap(hGraph);
+  if (!pHandle_out || !G || (flags & ~CU_GRAPH_COND_ASSIGN_DEFAULT))
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] {
+    *pHandle_out = G->createConditional(defaultLaunchValue, flags)->value();
+    return CUDA_SUCCESS;
+  });
+}
+
+namespace {
+/// A conditional node (cuGraphAddNode): the handle must be of the node's graph or one it is nested in, and the
+/// body count fit the type (as an H100 checks: tests/cudart/graph_conditional.cu). The bodies are handed out
+/// through P.phGraph_out.
+CUresult conditionalParams(CUDA_CONDITIONAL_NODE_PARAMS &P, GraphNode &N) {
+  std::shared_ptr<ConditionalHandle> H = N.graph().findConditional(P.handle);
+  bool SizeFits = (P.type == CU_GRAPH_COND_TYPE_IF && (P.size == 1 || P.size == 2)) ||
+                  (P.type == CU_GRAPH_COND_TYPE_WHILE && P.size == 1) ||
+                  (P.type == CU_GRAPH_COND_TYPE_SWITCH && P.size >= 1 && P.size <= 0x10000);
+  if (!H || !SizeFits)
+    return CUDA_ERROR_INVALID_VALUE;
+  N.Conditional.Handle = std::move(H);
+  N.Conditional.Type = static_cast<ConditionalType>(P.type);
+  N.graph().makeBodies(N, P.size);
+  P.phGraph_out = reinterpret_cast<CUgraph *>(N.Conditional.BodyList.data());
+  return CUDA_SUCCESS;
+}
+} // namespace
+
+PTXFORGE_API CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                                        const CUgraphEdgeData *dependencyData, size_t numDependencies,
+                                        CUgraphNodeParams *nodeParams) {
+  if (!nodeParams || !edgeDataIsZero(dependencyData, numDependencies))
+    return CUDA_ERROR_INVALID_VALUE;
+  CUgraphNodeParams &P = *nodeParams;
+  switch (P.type) {
+  case CU_GRAPH_NODE_TYPE_KERNEL:
+    return cuGraphAddKernelNode_v2(phGraphNode, hGraph, dependencies, numDependencies, &P.kernel);
+  case CU_GRAPH_NODE_TYPE_MEMCPY:
+    if (P.memcpy.flags || P.memcpy.reserved)
+      return CUDA_ERROR_INVALID_VALUE;
+    return cuGraphAddMemcpyNode(phGraphNode, hGraph, dependencies, numDependencies, &P.memcpy.copyParams,
+                                P.memcpy.copyCtx);
+  case CU_GRAPH_NODE_TYPE_MEMSET: // v2 is v1 and a context
+    return cuGraphAddMemsetNode(phGraphNode, hGraph, dependencies, numDependencies,
+                                reinterpret_cast<const CUDA_MEMSET_NODE_PARAMS *>(&P.memset), P.memset.ctx);
+  case CU_GRAPH_NODE_TYPE_HOST:
+    return cuGraphAddHostNode(phGraphNode, hGraph, dependencies, numDependencies, &P.host);
+  case CU_GRAPH_NODE_TYPE_GRAPH:
+    if (P.graph.ownership != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE)
+      return CUDA_ERROR_NOT_SUPPORTED; // moving a graph into its parent: not implemented (README)
+    return cuGraphAddChildGraphNode(phGraphNode, hGraph, dependencies, numDependencies, P.graph.graph);
+  case CU_GRAPH_NODE_TYPE_EMPTY:
+    return cuGraphAddEmptyNode(phGraphNode, hGraph, dependencies, numDependencies);
+  case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+    return cuGraphAddEventWaitNode(phGraphNode, hGraph, dependencies, numDependencies, P.eventWait.event);
+  case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+    return cuGraphAddEventRecordNode(phGraphNode, hGraph, dependencies, numDependencies, P.eventRecord.event);
+  case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+    return addNode(phGraphNode, hGraph, dependencies, numDependencies, NodeType::Conditional,
+                   [&](GraphNode &N) { return conditionalParams(P.conditional, N); });
+  case CU_GRAPH_NODE_TYPE_MEM_ALLOC: // their _v2 structs are not declared here; cuGraphAddMemAllocNode/FreeNode work
+  case CU_GRAPH_NODE_TYPE_MEM_FREE:
+  case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL: // node kinds ptxforge lacks (README)
+  case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT:
+  case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+PTXFORGE_API CUresult cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                                     size_t numDependencies, CUgraphNodeParams *nodeParams) {
+  return cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, nullptr, numDependencies, nodeParams);
 }
 
 namespace {
@@ -4585,9 +4765,8 @@ CUresult changeEdges(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode 
   Graph *G = unwrap(hGraph);
   if (!G || (Count && (!from || !to)))
     return CUDA_ERROR_INVALID_VALUE;
-  for (size_t I = 0; Data && I < Count; ++I)
-    if (Data[I].from_port || Data[I].to_port || Data[I].type)
-      return CUDA_ERROR_INVALID_VALUE; // only plain edges exist here
+  if (!edgeDataIsZero(Data, Count))
+    return CUDA_ERROR_INVALID_VALUE; // only plain edges exist here
   return boundary([&] {
     std::vector<GraphNode *> From, To;
     if (CUresult R = dependencyList(from, Count, From))

@@ -1,6 +1,7 @@
 // Graphs and their nodes, graph allocations, and instantiated graphs (GraphExec): a launch queues the nodes on
 // one stream in an order that puts every node after its dependencies, which the stream's order then keeps.
 #include "ptxforge/driver/Graph.h"
+#include "ptxforge/codegen/DeviceRuntime.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Driver.h"
 #include "ptxforge/driver/Memory.h"
@@ -15,6 +16,7 @@
 #include <sstream>
 #include <utility>
 
+using namespace ptxforge;
 using namespace ptxforge::driver;
 
 // ---- graph allocations ----
@@ -159,6 +161,67 @@ void GraphNode::copyParamsFrom(const GraphNode &Other) {
   Ev = Other.Ev;
   Alloc = Other.Alloc;
   FreeAddress = Other.FreeAddress;
+  Conditional.Handle = Other.Conditional.Handle;
+  Conditional.Type = Other.Conditional.Type;
+  Conditional.Bodies.clear();
+  Conditional.BodyList.clear();
+  for (const auto &B : Other.Conditional.Bodies) {
+    std::shared_ptr<Graph> Body = B->clone();
+    Body->Parent = &Owner;
+    Conditional.BodyList.push_back(Body.get());
+    Conditional.Bodies.push_back(std::move(Body));
+  }
+}
+
+ConditionalHandle::ConditionalHandle(uint32_t Default, unsigned Flags)
+    : Value(codegen::createGraphConditional()), Default(Default), Flags(Flags) {}
+ConditionalHandle::~ConditionalHandle() { codegen::releaseGraphConditional(Value); }
+
+std::shared_ptr<ConditionalHandle> Graph::createConditional(uint32_t Default, unsigned Flags) {
+  Conditions.push_back(std::make_shared<ConditionalHandle>(Default, Flags));
+  return Conditions.back();
+}
+
+std::shared_ptr<ConditionalHandle> Graph::findConditional(uint64_t Value) const {
+  for (const Graph *G = this; G; G = G->Parent)
+    for (const auto &H : G->Conditions)
+      if (H->value() == Value)
+        return H;
+  return nullptr;
+}
+
+void Graph::makeBodies(GraphNode &N, unsigned Count) {
+  for (unsigned I = 0; I < Count; ++I) {
+    auto Body = std::make_shared<Graph>();
+    Body->Parent = this;
+    N.Conditional.BodyList.push_back(Body.get());
+    N.Conditional.Bodies.push_back(std::move(Body));
+  }
+}
+
+bool Graph::hasConditional() const {
+  return llvm::any_of(Nodes, [](const auto &N) {
+    return N->Type == NodeType::Conditional ||
+           (N->Type == NodeType::ChildGraph && N->Child && N->Child->hasConditional());
+  });
+}
+
+std::vector<std::shared_ptr<ConditionalHandle>> Graph::launchDefaults() const {
+  std::vector<std::shared_ptr<ConditionalHandle>> Out;
+  for (const auto &H : Conditions)
+    if (H->flags() & ConditionalAssignDefault)
+      Out.push_back(H);
+  for (const auto &N : Nodes) {
+    std::vector<const Graph *> Nested;
+    for (const auto &B : N->Conditional.Bodies)
+      Nested.push_back(B.get());
+    if (N->Child)
+      Nested.push_back(N->Child.get());
+    for (const Graph *G : Nested)
+      for (auto &H : G->launchDefaults())
+        Out.push_back(std::move(H));
+  }
+  return Out;
 }
 
 Graph::Graph() { liveGraphs().add(this); }
@@ -254,6 +317,8 @@ llvm::Expected<std::vector<GraphNode *>> Graph::topologicalOrder() const {
 
 std::unique_ptr<Graph> Graph::clone() const {
   auto Copy = std::make_unique<Graph>();
+  Copy->Conditions = Conditions;
+  Copy->Parent = Parent;
   std::map<const GraphNode *, GraphNode *> Map;
   for (const auto &N : Nodes) {
     Copy->Nodes.push_back(std::unique_ptr<GraphNode>(new GraphNode(*Copy, N->Type)));
@@ -301,6 +366,8 @@ const char *typeName(NodeType T) {
     return "mem_alloc";
   case NodeType::MemFree:
     return "mem_free";
+  case NodeType::Conditional:
+    return "conditional";
   }
   return "node";
 }
@@ -344,6 +411,48 @@ llvm::Error flatten(const Graph &G, std::vector<GraphNode *> &Order) {
   return llvm::Error::success();
 }
 
+llvm::Error runNode(Context &Ctx, Stream *S, const GraphNode &N);
+
+/// The body a conditional node runs for condition V, or null.
+const Graph *selectBody(const ConditionalNodeParams &P, uint32_t V) {
+  switch (P.Type) {
+  case ConditionalType::If:
+    return V ? P.Bodies[0].get() : P.Bodies.size() > 1 ? P.Bodies[1].get() : nullptr;
+  case ConditionalType::While:
+    return V ? P.Bodies[0].get() : nullptr;
+  case ConditionalType::Switch:
+    return V < P.Bodies.size() ? P.Bodies[V].get() : nullptr;
+  }
+  return nullptr;
+}
+
+/// A conditional node, on the worker of the stream its graph was launched into once the nodes before it have
+/// run: reads the condition, runs the body it selects to completion on a stream of its own (the worker waits,
+/// as the GPU's graph does before the nodes after the conditional), and for While reads it again.
+void runConditional(Context &Ctx, const ConditionalNodeParams &P) {
+  std::unique_ptr<Stream> Inner;
+  while (Driver::get().stickyError() == Status::Success) {
+    const Graph *Body = selectBody(P, codegen::graphConditional(P.Handle->value()));
+    if (!Body)
+      return;
+    if (!Inner)
+      Inner = std::make_unique<Stream>(Ctx, Stream::Kind::NonBlocking, /*CU_STREAM_NON_BLOCKING*/ 1, 0);
+    std::vector<GraphNode *> Order;
+    if (auto E = flatten(*Body, Order)) {
+      llvm::consumeError(std::move(E));
+      return;
+    }
+    for (const GraphNode *N : Order)
+      if (auto E = runNode(Ctx, Inner.get(), *N)) {
+        llvm::consumeError(std::move(E)); // a failed launch is the sticky error or was checked when added
+        break;
+      }
+    Inner->last().wait();
+    if (P.Type != ConditionalType::While)
+      return;
+  }
+}
+
 /// Queues what one node does on S.
 llvm::Error runNode(Context &Ctx, Stream *S, const GraphNode &N) {
   switch (N.type()) {
@@ -376,6 +485,9 @@ llvm::Error runNode(Context &Ctx, Stream *S, const GraphNode &N) {
     GraphMemory::unclaim(N.FreeAddress);
     Ctx.submit(S, [A = N.FreeAddress] { GraphMemory::free(A); });
     return llvm::Error::success();
+  case NodeType::Conditional:
+    Ctx.submit(S, [&Ctx, P = N.Conditional] { runConditional(Ctx, P); });
+    return llvm::Error::success();
   case NodeType::ChildGraph:
   case NodeType::Empty:
     return llvm::Error::success();
@@ -386,11 +498,23 @@ llvm::Error runNode(Context &Ctx, Stream *S, const GraphNode &N) {
 
 llvm::Expected<std::unique_ptr<GraphExec>> GraphExec::instantiate(const Graph &G, uint64_t Flags) {
   std::unique_ptr<GraphExec> X(new GraphExec);
+  if (G.hasConditional()) {
+    if (G.Instantiations->load() > 0)
+      return makeError(Status::NotSupported, "a graph with conditional nodes may have one instantiation at a time");
+    X->Instantiations = G.Instantiations;
+    ++*X->Instantiations;
+  }
   X->G = G.clone();
   X->Flags = Flags;
+  X->Defaults = X->G->launchDefaults();
   if (auto E = flatten(*X->G, X->Order))
     return E;
   return X;
+}
+
+GraphExec::~GraphExec() {
+  if (Instantiations)
+    --*Instantiations;
 }
 
 llvm::Error GraphExec::launch(Context &Ctx, Stream *S) const {
@@ -401,6 +525,11 @@ llvm::Error GraphExec::launch(Context &Ctx, Stream *S) const {
     for (const GraphNode *N : Order)
       if (N->type() == NodeType::MemAlloc && GraphMemory::claimed(N->Alloc->address()))
         return makeError(Status::InvalidValue, "an allocation of the graph's last launch was not freed");
+  if (!Defaults.empty())
+    Ctx.submit(S, [Handles = Defaults] {
+      for (const auto &H : Handles)
+        codegen::setGraphConditional(H->value(), H->defaultValue());
+    });
   for (const GraphNode *N : Order)
     if (auto E = runNode(Ctx, S, *N))
       return E;

@@ -1,10 +1,10 @@
 // Texture and surface instructions on object handles (the unified mode: the texture operand is a 64-bit handle
-// in a register): tex, tld4, txq, suld.b, sust.b, sured.b and suq. Each calls a helper of
-// exec/TextureHelpers.cpp with the handle, which finds the descriptor the driver registered; coordinates go
-// in, and results come back, through the function's scratch buffers (tex.cube/acube pass their direction as
-// three coordinates). Texture references (a `.texref` symbol as the operand), the independent mode's separate
-// sampler, mipmap levels and gradients, offsets, depth compare and formatted stores (sust.p) are reported as
-// unsupported.
+// in a register): tex (with tex.level and tex.grad), tld4, txq, suld.b, sust.b, sust.p, sured.b, sured.p and suq. Each
+// calls a helper of exec/TextureHelpers.cpp with the handle, which finds the descriptor the driver registered;
+// coordinates go in, and results come back, through the function's scratch buffers (tex.cube/acube pass their direction
+// as three coordinates); tex.level passes its LOD and tex.grad its gradients through another buffer. Texture references
+// (a `.texref` symbol as the operand), the independent mode's separate sampler, offsets and depth compare are
+// reported as unsupported.
 #include "FamilyLowering.h"
 
 namespace {
@@ -76,15 +76,34 @@ void writeResults(FunctionLowering &L, const ptx::Operand &Dst, llvm::Value *Out
   }
 }
 
+/// tex.level's LOD or tex.grad's gradients into an 8 x i32 scratch buffer: the LOD in slot 0, or the x gradient
+/// in slots 0..2 and the y gradient in 4..6 (as many components as the geometry has dimensions).
+llvm::Value *levelOfDetail(FunctionLowering &L, const ptx::Instruction &I, uint32_t Geom) {
+  auto &B = L.b();
+  llvm::Value *Buf = scratchBuffer(L, B.getInt32Ty(), 8, 2);
+  auto Put = [&](unsigned Slot, llvm::Value *V) { B.CreateStore(V, B.CreateConstGEP1_32(B.getInt32Ty(), Buf, Slot)); };
+  if (I.has(Modifier::Level)) {
+    Put(0, L.read(I.Operands[2], ScalarType::B32));
+    return Buf;
+  }
+  for (unsigned G = 0; G < 2; ++G) {
+    auto Cs = operandElements(I.Operands[2 + G]);
+    for (unsigned A = 0; A < 3; ++A)
+      Put(4 * G + A, A < (Geom & 0xf) && A < Cs.size() ? L.read(*Cs[A], ScalarType::B32) : B.getInt32(0));
+  }
+  return Buf;
+}
+
 bool lowerTex(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   uint32_t Geom = geometry(I);
   ScalarType DType = I.type(0), CType = I.type(1);
-  if (!Geom || I.vectorWidth() != 4 || I.Operands.size() != 2 || I.has(Modifier::Level) || I.has(Modifier::Grad) ||
+  bool Level = I.has(Modifier::Level), Grad = I.has(Modifier::Grad);
+  if (!Geom || I.vectorWidth() != 4 || I.Operands.size() != 2u + Level + 2u * Grad || (Level && Grad) ||
       (DType != ScalarType::F32 && DType != ScalarType::S32 && DType != ScalarType::U32) ||
       (CType != ScalarType::F32 && CType != ScalarType::S32))
-    return L.unsupported(I, "only tex.{1d,2d,3d,a1d,a2d,cube,acube}.v4.{f32,s32,u32}.{f32,s32} on a texture object "
-                            "handle");
+    return L.unsupported(I, "only tex{,.level,.grad}.{1d,2d,3d,a1d,a2d,cube,acube}.v4.{f32,s32,u32}.{f32,s32} on a "
+                            "texture object handle");
   if ((Geom & Cube) && CType != ScalarType::F32)
     return L.unsupported(I, "cubemap coordinates must be .f32");
   llvm::Value *H = handle(L, I.Operands[1]);
@@ -92,8 +111,14 @@ bool lowerTex(FunctionLowering &L, const ptx::Instruction &I) {
   if (!Coords)
     return L.unsupported(I, "texture references and the independent sampler mode");
   llvm::Value *Out = scratchBuffer(L, B.getInt32Ty(), 4, 1);
-  L.callHelper("ptxrt_tex", B.getVoidTy(),
-               {L.threadCtx(), H, B.getInt32(Geom), B.getInt32(CType == ScalarType::S32), Coords, Out, location(L, I)});
+  llvm::Value *IntCoords = B.getInt32(CType == ScalarType::S32);
+  if (Level || Grad)
+    L.callHelper("ptxrt_tex_lod", B.getVoidTy(),
+                 {L.threadCtx(), H, B.getInt32(Geom), IntCoords, Coords, B.getInt32(Grad), levelOfDetail(L, I, Geom),
+                  Out, location(L, I)});
+  else
+    L.callHelper("ptxrt_tex", B.getVoidTy(),
+                 {L.threadCtx(), H, B.getInt32(Geom), IntCoords, Coords, Out, location(L, I)});
   writeResults(L, I.Operands[0], Out, DType);
   return true;
 }
@@ -132,10 +157,14 @@ int queryOf(const ptx::Instruction &I) {
 bool lowerQuery(FunctionLowering &L, const ptx::Instruction &I, const char *Helper) {
   auto &B = L.b();
   int Q = queryOf(I);
-  llvm::Value *H = I.Operands.size() == 2 ? handle(L, I.Operands[1]) : nullptr;
-  if (Q < 0 || I.has(Modifier::Level) || !H)
+  bool Level = I.has(Modifier::Level); // txq.level.{width,height,depth} d, [t], lod: the extent of a mipmap level
+  llvm::Value *H = I.Operands.size() == 2u + Level ? handle(L, I.Operands[1]) : nullptr;
+  if (Q < 0 || !H || (Level && (Q > 2 || I.Op != Opcode::Txq)))
     return L.unsupported(I, "only queries of an object handle in a register");
-  llvm::Value *V = L.callHelper(Helper, B.getInt32Ty(), {L.threadCtx(), H, B.getInt32(Q), location(L, I)});
+  llvm::Value *V =
+      Level ? L.callHelper("ptxrt_txq_level", B.getInt32Ty(),
+                           {L.threadCtx(), H, B.getInt32(Q), L.read(I.Operands[2], ScalarType::B32), location(L, I)})
+            : L.callHelper(Helper, B.getInt32Ty(), {L.threadCtx(), H, B.getInt32(Q), location(L, I)});
   L.write(I.Operands[0], ScalarType::B32, V);
   return true;
 }
@@ -156,6 +185,28 @@ unsigned surfaceBytes(const ptx::Instruction &I) {
 std::pair<llvm::Value *, llvm::Value *> surfaceAddress(FunctionLowering &L, const ptx::Instruction &I, unsigned Addr) {
   llvm::Value *H = I.Operands.size() == 2 && surfaceBytes(I) ? handle(L, I.Operands[Addr]) : nullptr;
   return {H, H ? coordinates(L, I.Operands[Addr], geometry(I), ScalarType::S32) : nullptr};
+}
+
+/// sust.p: a formatted store of up to four .b32 values at a sample (not byte) x coordinate; the helper converts
+/// them to the surface's channel format.
+bool lowerFormattedStore(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  uint32_t Geom = geometry(I);
+  llvm::Value *H = I.Operands.size() == 2 && Geom && !(Geom & Cube) && ptx::bitWidth(I.type()) == 32
+                       ? handle(L, I.Operands[0])
+                       : nullptr;
+  llvm::Value *Coords = H ? coordinates(L, I.Operands[0], Geom, ScalarType::S32) : nullptr;
+  if (!Coords)
+    return L.unsupported(I, "only sust.p.{1d,2d,3d,a1d,a2d}.b32 on a surface object handle");
+  auto Data = operandElements(I.Operands[1]);
+  const unsigned N = std::min<unsigned>(static_cast<unsigned>(Data.size()), std::max(1u, I.vectorWidth()));
+  llvm::Value *Buf = scratchBuffer(L, B.getInt32Ty(), 4, 1);
+  for (unsigned K = 0; K < N; ++K)
+    B.CreateStore(L.read(*Data[K], ScalarType::B32), B.CreateConstGEP1_32(B.getInt32Ty(), Buf, K));
+  L.callHelper(
+      "ptxrt_sust_p", B.getVoidTy(),
+      {L.threadCtx(), H, B.getInt32(Geom), B.getInt32(boundary(I)), B.getInt32(N), Coords, Buf, location(L, I)});
+  return true;
 }
 
 /// suld.b (Store false: the data operand is the destination) or sust.b (Store: the data operand is the source):
@@ -197,17 +248,18 @@ bool lowerSured(FunctionLowering &L, const ptx::Instruction &I) {
              : T == ScalarType::S64                         ? 3
                                                             : -1;
   uint32_t Geom = geometry(I);
-  llvm::Value *H =
-      I.Operands.size() == 2 && I.has(Modifier::B) && Op >= 0 && Type >= 0 && Geom && !(Geom & (Layered | Cube))
-          ? handle(L, I.Operands[0])
-          : nullptr;
+  bool Formatted = I.has(Modifier::P); // sured.p: x counts samples, the format's signedness decides min/max
+  llvm::Value *H = I.Operands.size() == 2 && (I.has(Modifier::B) || Formatted) && Op >= 0 && Type >= 0 && Geom &&
+                           !(Geom & (Layered | Cube))
+                       ? handle(L, I.Operands[0])
+                       : nullptr;
   llvm::Value *Coords = H ? coordinates(L, I.Operands[0], Geom, ScalarType::S32) : nullptr;
   if (!Coords)
-    return L.unsupported(I, "only sured.b.{add,min,max,and,or}.{1d,2d,3d} on a surface object handle");
+    return L.unsupported(I, "only sured.{b,p}.{add,min,max,and,or}.{1d,2d,3d} on a surface object handle");
   llvm::Value *V = B.CreateZExtOrTrunc(L.read(I.Operands[1], T), B.getInt64Ty());
   L.callHelper("ptxrt_sured", B.getVoidTy(),
-               {L.threadCtx(), H, B.getInt32(Geom), B.getInt32(boundary(I)), B.getInt32(Op << 4 | Type), Coords, V,
-                location(L, I)});
+               {L.threadCtx(), H, B.getInt32(Geom), B.getInt32(boundary(I)),
+                B.getInt32(Formatted << 8 | Op << 4 | Type), Coords, V, location(L, I)});
   return true;
 }
 
@@ -226,7 +278,7 @@ bool ptxforge::codegen::detail::lowerTexture(FunctionLowering &L, const ptx::Ins
   case Opcode::Suld:
     return lowerSurfaceAccess(L, I, /*Store=*/false);
   case Opcode::Sust:
-    return lowerSurfaceAccess(L, I, /*Store=*/true);
+    return I.has(Modifier::P) ? lowerFormattedStore(L, I) : lowerSurfaceAccess(L, I, /*Store=*/true);
   case Opcode::Sured:
     return lowerSured(L, I);
   default:

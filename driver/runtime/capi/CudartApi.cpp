@@ -578,6 +578,18 @@ CUDART_API cudaError_t cudaMalloc3DArray(cudaArray_t *array, const cudaChannelFo
                                          unsigned int flags) {
   return entry([&] { return mallocArray(array, desc, extent, flags, true); });
 }
+CUDART_API cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray, const cudaChannelFormatDesc *desc,
+                                                cudaExtent extent, unsigned int numLevels, unsigned int flags) {
+  return entry([&] { return mallocMipmappedArray(mipmappedArray, desc, extent, numLevels, flags); });
+}
+CUDART_API cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t *levelArray, cudaMipmappedArray_const_t mipmappedArray,
+                                                  unsigned int level) {
+  return entry(
+      [&] { return drv(cuMipmappedArrayGetLevel(levelArray, const_cast<CUmipmappedArray>(mipmappedArray), level)); });
+}
+CUDART_API cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray) {
+  return entry([&] { return mipmappedArray ? drv(cuMipmappedArrayDestroy(mipmappedArray)) : cudaSuccess; });
+}
 CUDART_API cudaError_t cudaFreeArray(cudaArray_t array) {
   return entry([&] { return array ? drv(cuArrayDestroy(array)) : cudaSuccess; });
 }
@@ -1083,6 +1095,15 @@ cudaError_t driverMemcpy1D(void *Dst, const void *Src, size_t Count, int Kind, C
 CUDART_API cudaError_t cudaStreamBeginCapture(cudaStream_t stream, int mode) {
   return inContext([&] { return drv(cuStreamBeginCapture_v2(stream, static_cast<CUstreamCaptureMode>(mode))); });
 }
+CUDART_API cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph,
+                                                     const cudaGraphNode_t *dependencies,
+                                                     const cudaGraphEdgeData *dependencyData, size_t numDependencies,
+                                                     int mode) {
+  return inContext([&] {
+    return drv(cuStreamBeginCaptureToGraph(stream, graph, dependencies, dependencyData, numDependencies,
+                                           static_cast<CUstreamCaptureMode>(mode)));
+  });
+}
 CUDART_API cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph) {
   return inContext([&] { return drv(cuStreamEndCapture(stream, pGraph)); });
 }
@@ -1172,6 +1193,75 @@ CUDART_API cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphEx
       return E;
     rememberStub(P.func, pNodeParams->func);
     return drv(cuGraphExecKernelNodeSetParams_v2(hGraphExec, node, &P));
+  });
+}
+
+CUDART_API cudaError_t cudaGraphConditionalHandleCreate(unsigned long long *pHandle_out, cudaGraph_t graph,
+                                                        unsigned defaultLaunchValue, unsigned flags) {
+  return inContext([&] {
+    return drv(cuGraphConditionalHandleCreate(reinterpret_cast<CUgraphConditionalHandle *>(pHandle_out), graph, nullptr,
+                                              defaultLaunchValue, flags));
+  });
+}
+
+namespace {
+/// cudaGraphNodeParams as the driver's CUgraphNodeParams: kernels by host stub become CUfunctions, copies one
+/// CUDA_MEMCPY3D; the other kinds have the driver's layouts.
+cudaError_t driverNodeParams(const cudaGraphNodeParams &In, CUgraphNodeParams &Out) {
+  Out = {};
+  Out.type = static_cast<CUgraphNodeType>(In.type);
+  switch (In.type) {
+  case CU_GRAPH_NODE_TYPE_KERNEL: {
+    if (cudaError_t E = driverKernelParams(&In.kernel, Out.kernel))
+      return E;
+    rememberStub(Out.kernel.func, In.kernel.func);
+    return cudaSuccess;
+  }
+  case CU_GRAPH_NODE_TYPE_MEMCPY:
+    Out.memcpy.flags = In.memcpy.flags;
+    return driverMemcpy3D(&In.memcpy.copyParams, Out.memcpy.copyParams);
+  case CU_GRAPH_NODE_TYPE_MEMSET: {
+    CUDA_MEMSET_NODE_PARAMS M = driverMemset(In.memset);
+    Out.memset = {M.dst, M.pitch, M.value, M.elementSize, M.width, M.height, nullptr};
+    return cudaSuccess;
+  }
+  case CU_GRAPH_NODE_TYPE_HOST:
+    Out.host = {In.host.fn, In.host.userData};
+    return cudaSuccess;
+  case CU_GRAPH_NODE_TYPE_GRAPH:
+    Out.graph = {In.graph.graph, static_cast<CUgraphChildGraphNodeOwnership>(In.graph.ownership)};
+    return cudaSuccess;
+  case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+    Out.eventWait.event = In.eventWait.event;
+    return cudaSuccess;
+  case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+    Out.eventRecord.event = In.eventRecord.event;
+    return cudaSuccess;
+  case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+    Out.conditional.handle = In.conditional.handle;
+    Out.conditional.type = static_cast<CUgraphConditionalNodeType>(In.conditional.type);
+    Out.conditional.size = In.conditional.size;
+    return cudaSuccess;
+  default: // empty, and the kinds the driver refuses
+    return cudaSuccess;
+  }
+}
+} // namespace
+
+CUDART_API cudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                        const cudaGraphNode_t *pDependencies, const cudaGraphEdgeData *dependencyData,
+                                        size_t numDependencies, cudaGraphNodeParams *nodeParams) {
+  return inContext([&] {
+    if (!nodeParams)
+      return cudaErrorInvalidValue;
+    CUgraphNodeParams P;
+    if (cudaError_t E = driverNodeParams(*nodeParams, P))
+      return E;
+    if (cudaError_t E = drv(cuGraphAddNode_v2(pGraphNode, graph, pDependencies, dependencyData, numDependencies, &P)))
+      return E;
+    if (nodeParams->type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
+      nodeParams->conditional.phGraph_out = P.conditional.phGraph_out;
+    return cudaSuccess;
   });
 }
 

@@ -93,16 +93,39 @@ CUmemorytype memoryType(int Kind, bool IsDst) {
 
 } // namespace
 
-cudaError_t ptxforge::runtime::mallocArray(cudaArray_t *Out, const cudaChannelFormatDesc *Desc, cudaExtent Extent,
-                                           unsigned Flags, bool ThreeD) {
-  if (!Out || !Desc)
+namespace {
+/// The driver's description of an array of Desc's format and Extent's size.
+cudaError_t arrayDescriptor(const cudaChannelFormatDesc *Desc, cudaExtent Extent, unsigned Flags,
+                            CUDA_ARRAY3D_DESCRIPTOR &D) {
+  if (!Desc)
     return cudaErrorInvalidValue;
   if (cudaError_t E = ensureContext())
     return E;
-  CUDA_ARRAY3D_DESCRIPTOR D = {};
+  D = {};
   if (cudaError_t E = driverFormat(*Desc, D.Format, D.NumChannels))
     return E;
-  D.Width = Extent.width, D.Height = Extent.height, D.Depth = ThreeD ? Extent.depth : 0, D.Flags = Flags;
+  D.Width = Extent.width, D.Height = Extent.height, D.Depth = Extent.depth, D.Flags = Flags;
+  return cudaSuccess;
+}
+} // namespace
+
+cudaError_t ptxforge::runtime::mallocMipmappedArray(cudaMipmappedArray_t *Out, const cudaChannelFormatDesc *Desc,
+                                                    cudaExtent Extent, unsigned Levels, unsigned Flags) {
+  CUDA_ARRAY3D_DESCRIPTOR D;
+  if (!Out)
+    return cudaErrorInvalidValue;
+  if (cudaError_t E = arrayDescriptor(Desc, Extent, Flags, D))
+    return E;
+  return drv(cuMipmappedArrayCreate(Out, &D, Levels));
+}
+
+cudaError_t ptxforge::runtime::mallocArray(cudaArray_t *Out, const cudaChannelFormatDesc *Desc, cudaExtent Extent,
+                                           unsigned Flags, bool ThreeD) {
+  if (!Out)
+    return cudaErrorInvalidValue;
+  CUDA_ARRAY3D_DESCRIPTOR D;
+  if (cudaError_t E = arrayDescriptor(Desc, {Extent.width, Extent.height, ThreeD ? Extent.depth : 0}, Flags, D))
+    return E;
   if (!ThreeD && (Flags & ~unsigned(cudaArraySurfaceLoadStore | cudaArrayTextureGather)))
     return cudaErrorInvalidValue; // cudaMallocArray makes 1D and 2D arrays only
   CUarray A;
@@ -242,7 +265,8 @@ cudaError_t driverResource(const cudaResourceDesc &R, CUDA_RESOURCE_DESC &D) {
     D.res.pitch2D.pitchInBytes = R.res.pitch2D.pitchInBytes;
     return driverFormat(R.res.pitch2D.desc, D.res.pitch2D.format, D.res.pitch2D.numChannels);
   case cudaResourceTypeMipmappedArray:
-    return cudaErrorNotSupported;
+    D.res.mipmap.hMipmappedArray = R.res.mipmap.mipmap;
+    return cudaSuccess;
   default:
     return cudaErrorInvalidValue;
   }
@@ -275,6 +299,8 @@ cudaError_t ptxforge::runtime::createTextureObject(cudaTextureObject_t *Out, con
             (Tex->normalizedCoords ? CU_TRSF_NORMALIZED_COORDINATES : 0) | (Tex->sRGB ? CU_TRSF_SRGB : 0);
   T.maxAnisotropy = Tex->maxAnisotropy;
   T.mipmapFilterMode = static_cast<CUfilter_mode>(Tex->mipmapFilterMode);
+  T.mipmapLevelBias = Tex->mipmapLevelBias;
+  T.minMipmapLevelClamp = Tex->minMipmapLevelClamp, T.maxMipmapLevelClamp = Tex->maxMipmapLevelClamp;
   std::copy(Tex->borderColor, Tex->borderColor + 4, T.borderColor);
   if (View)
     return cudaErrorNotSupported; // resource views: see cuTexObjectCreate
@@ -299,6 +325,9 @@ cudaError_t ptxforge::runtime::objectResourceDesc(cudaResourceDesc *Out, unsigne
   switch (R.resType) {
   case CU_RESOURCE_TYPE_ARRAY:
     Out->res.array.array = R.res.array.hArray;
+    break;
+  case CU_RESOURCE_TYPE_MIPMAPPED_ARRAY:
+    Out->res.mipmap.mipmap = R.res.mipmap.hMipmappedArray;
     break;
   case CU_RESOURCE_TYPE_LINEAR:
     Out->res.linear.devPtr = reinterpret_cast<void *>(R.res.linear.devPtr);
@@ -329,6 +358,8 @@ cudaError_t ptxforge::runtime::textureDesc(cudaTextureDesc *Out, cudaTextureObje
   Out->normalizedCoords = (T.flags & CU_TRSF_NORMALIZED_COORDINATES) != 0;
   Out->maxAnisotropy = T.maxAnisotropy;
   Out->mipmapFilterMode = static_cast<cudaTextureFilterMode>(T.mipmapFilterMode);
+  Out->mipmapLevelBias = T.mipmapLevelBias;
+  Out->minMipmapLevelClamp = T.minMipmapLevelClamp, Out->maxMipmapLevelClamp = T.maxMipmapLevelClamp;
   std::copy(T.borderColor, T.borderColor + 4, Out->borderColor);
   return cudaSuccess;
 }

@@ -1,7 +1,8 @@
 // The texture/surface queries and the surface boundary modes the GPU recordings do not cover
 // (tests/conformance/texture has width/height): txq/suq of depth, array size, memory layout and the channel
-// queries, which answer with the OpenCL constants the PTX ISA names; suld/sust with .clamp and .zero off the
-// edge; sured.min on s32. Descriptors are registered directly, as the driver registers them.
+// queries, which answer with the OpenCL constants the PTX ISA names; txq.level and the level count of a
+// mipmapped texture; suld/sust with .clamp and .zero off the edge; sured.min on s32. Descriptors are registered
+// directly, as the driver registers them.
 #include "KernelRunner.h"
 #include "TestKernels.h"
 
@@ -69,4 +70,22 @@ TEST_CASE("surface .clamp and .zero off the edge, sured.min on s32") {
     Sum += Texels[I];
   CHECK(Sum == 62 * 63 / 2 - 5);
   codegen::releaseTextureObject(S);
+}
+
+TEST_CASE("txq.level answers a mipmap level's extent, clamped to the levels") {
+  auto M = testing::compileKernels("mipmap_queries.ptx", testing::MipmapQueriesPtx);
+  alignas(16) uint8_t Storage[1024] = {};
+  codegen::TextureDescriptor Tex = array2D(reinterpret_cast<char *>(Storage), 16, 8, codegen::TexelFormat::F32, 1);
+  Tex.Levels = 4; // 16 x 8, 8 x 4, 4 x 2, 2 x 1
+  for (unsigned L = 0; L < Tex.Levels; ++L)
+    Tex.Level[L] = {Tex.Data, 16u >> L, 8u >> L, 1, (16u >> L) * 4, (16u >> L) * (8u >> L) * 4};
+  uint64_t T = codegen::registerTextureObject(Tex);
+  REQUIRE(T);
+  uint32_t Out[4] = {};
+  testing::launchOverN(*M, {Out, reinterpret_cast<void *>(T), nullptr}, 1);
+  CHECK(Out[0] == 4);
+  CHECK(Out[1] == 2);
+  CHECK(Out[2] == 2); // level 9 is the last one, 3
+  CHECK(Out[3] == 4);
+  codegen::releaseTextureObject(T);
 }

@@ -1,6 +1,7 @@
-// Graphs, their instantiation and launch order, and stream capture (fork/join through events, the errors of
-// illegal calls during a capture, graph memory).
+// Graphs, their instantiation and launch order, conditional nodes, and stream capture (fork/join through events,
+// the errors of illegal calls during a capture, graph memory).
 #include "ptxforge/driver/Graph.h"
+#include "ptxforge/codegen/DeviceRuntime.h"
 #include "ptxforge/driver/Capture.h"
 #include "ptxforge/driver/Context.h"
 #include "ptxforge/driver/Driver.h"
@@ -202,6 +203,15 @@ TEST_CASE("illegal calls during a capture fail and invalidate it") {
   CHECK(takeStatus(waitEvent(Ctx, *S1, *E)) == Status::StreamCaptureIsolation);
   CHECK(takeStatus(endCapture(*S1).takeError()) == Status::StreamCaptureInvalidated);
 
+  // A graph launched into a capture (NVIDIA's runtime refuses it, whatever the graph and the mode).
+  Graph Empty;
+  REQUIRE(static_cast<bool>(Empty.addNode(NodeType::Empty, {})));
+  auto X = GraphExec::instantiate(Empty, 0);
+  REQUIRE(static_cast<bool>(X));
+  REQUIRE(!beginCapture(*S1, CaptureMode::Relaxed));
+  CHECK(takeStatus(launchGraph(Ctx, *S1, **X)) == Status::StreamCaptureUnsupported);
+  CHECK(takeStatus(endCapture(*S1).takeError()) == Status::StreamCaptureInvalidated);
+
   CHECK(!Ctx.destroyStream(*S1));
   CHECK(!Ctx.destroyStream(*S2));
   Ctx.destroyEvent(E);
@@ -258,4 +268,76 @@ TEST_CASE("graph memory keeps its address across launches and is given back once
   CHECK(takeStatus(freeAsync(Ctx, *S, 0x1000)) == Status::InvalidValue);
   CHECK(static_cast<bool>(endCapture(*S)));
   CHECK(!Ctx.destroyStream(*S));
+}
+
+namespace {
+/// A WHILE body's host node: counts its runs and counts the condition down, as a kernel would through
+/// cudaGraphSetConditional.
+struct CountDown {
+  uint64_t Handle;
+  int Runs = 0;
+};
+void countDown(void *P) {
+  auto *C = static_cast<CountDown *>(P);
+  ++C->Runs;
+  ptxforge::codegen::setGraphConditional(C->Handle, ptxforge::codegen::graphConditional(C->Handle) - 1);
+}
+
+GraphNode *conditionalNode(Graph &G, std::shared_ptr<ConditionalHandle> H, ConditionalType T, unsigned Bodies) {
+  auto N = G.addNode(NodeType::Conditional, {});
+  REQUIRE(static_cast<bool>(N));
+  (*N)->Conditional.Handle = std::move(H);
+  (*N)->Conditional.Type = T;
+  G.makeBodies(**N, Bodies);
+  return *N;
+}
+} // namespace
+
+TEST_CASE("conditional nodes run the body their condition selects; defaults are assigned at each launch") {
+  Context &Ctx = testContext();
+  auto S = Ctx.createStream(Stream::Kind::NonBlocking, 1, 0);
+  REQUIRE(static_cast<bool>(S));
+
+  // WHILE, its handle's default (3) assigned at every launch: three rounds each time.
+  Graph G;
+  auto H = G.createConditional(3, ConditionalAssignDefault);
+  CHECK(G.findConditional(H->value()).get() == H.get());
+  CountDown C{H->value()};
+  GraphNode *W = conditionalNode(G, H, ConditionalType::While, 1);
+  auto Body = W->Conditional.Bodies[0]->addNode(NodeType::Host, {});
+  REQUIRE(static_cast<bool>(Body));
+  (*Body)->Host = {countDown, &C};
+  CHECK(W->Conditional.Bodies[0]->findConditional(H->value()).get() == H.get()); // a body sees its graph's handles
+  CHECK(G.hasConditional());
+  auto X = GraphExec::instantiate(G, 0);
+  REQUIRE(static_cast<bool>(X));
+  CHECK(takeStatus(GraphExec::instantiate(G, 0).takeError()) == Status::NotSupported); // one at a time
+  for (int Launch = 1; Launch <= 2; ++Launch) {
+    REQUIRE(takeStatus((*X)->launch(Ctx, *S)) == Status::Success);
+    (*S)->last().wait();
+    CHECK(C.Runs == 3 * Launch);
+  }
+  X->reset();
+  CHECK(static_cast<bool>(GraphExec::instantiate(G, 0))); // the first one is gone
+
+  // SWITCH over three bodies; a handle without the flag keeps what was set (it starts at 0).
+  Trace T;
+  Tag Tags[3] = {{&T, 0}, {&T, 1}, {&T, 2}};
+  Graph G2;
+  auto H2 = G2.createConditional(7, 0);
+  GraphNode *Sw = conditionalNode(G2, H2, ConditionalType::Switch, 3);
+  for (int I = 0; I < 3; ++I)
+    hostNode(*Sw->Conditional.Bodies[I], Tags[I]);
+  CHECK(!G.findConditional(H2->value())); // another graph's handle
+  auto X2 = GraphExec::instantiate(G2, 0);
+  REQUIRE(static_cast<bool>(X2));
+  for (uint32_t V : {0u, 2u, 5u, 1u}) {
+    if (V)
+      ptxforge::codegen::setGraphConditional(H2->value(), V);
+    REQUIRE(takeStatus((*X2)->launch(Ctx, *S)) == Status::Success);
+    (*S)->last().wait(); // the condition is read when the node runs
+  }
+  CHECK(T.Order == std::vector<int>{0, 2, 1});
+  X2->reset();
+  CHECK(takeStatus(Ctx.destroyStream(*S)) == Status::Success);
 }

@@ -283,6 +283,16 @@ inline const std::string TextureQueriesPtx = surfaceKernel(R"(  txq.width.b32 %r
   st.global.v4.u32 [%rd1+16], {%r5, %r6, %r7, %r8};
 )");
 
+/// txq.level's width and height of level 2 and the width of level 9 (past the last), and the level count.
+inline const std::string MipmapQueriesPtx = surfaceKernel(R"(  mov.u32 %r1, 2;
+  txq.level.width.b32 %r2, [%rd2], %r1;
+  txq.level.height.b32 %r3, [%rd2], %r1;
+  mov.u32 %r4, 9;
+  txq.level.width.b32 %r5, [%rd2], %r4;
+  txq.num_mipmap_levels.b32 %r6, [%rd2];
+  st.global.v4.u32 [%rd1], {%r2, %r3, %r5, %r6};
+)");
+
 /// suld/sust off the edge of a 2D surface with .clamp and .zero, and sured.min on s32.
 inline const std::string SurfaceBoundariesPtx = surfaceKernel(R"(  mov.u32 %r1, 40;
   mov.u32 %r2, -1;

@@ -144,6 +144,16 @@ private:
 /// cudaGetErrorName (Name) or cudaGetErrorString of a device runtime error, as device code gets them.
 const char *deviceErrorText(int32_t E, bool Name);
 
+/// The condition values of conditional graph nodes (CUDA 12.4+): the driver makes a cell per
+/// cudaGraphConditionalHandle, kernels set it with the device runtime's cudaGraphSetConditional (a handle naming no
+/// live cell is ignored: undefined on the GPU), and the driver reads it when the conditional node runs. A cell
+/// starts at 0. Thread-safe.
+uint64_t createGraphConditional();
+void releaseGraphConditional(uint64_t Handle);
+/// False when Handle names no live cell.
+bool setGraphConditional(uint64_t Handle, uint32_t Value);
+uint32_t graphConditional(uint64_t Handle);
+
 /// The magic of an `.entry`'s descriptor: PTX takes a kernel's address as the address of a constant
 /// {DeviceEntryMagic, the kernel's name, NUL} the lowering emits once per kernel.
 constexpr uint64_t DeviceEntryMagic = 0x7972746e45787470ULL; // "ptxEntry"

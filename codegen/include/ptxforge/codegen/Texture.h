@@ -21,6 +21,16 @@ enum class TexFilterMode : uint8_t { Point, Linear };
 /// 2D memory.
 enum class TexResource : uint8_t { Array, Linear, Pitch2D };
 
+/// Mipmapped arrays: at most 1 + log2 of the largest extent CUDA allows (2^16 texels, hence 17 levels).
+constexpr unsigned MaxMipmapLevels = 17;
+
+/// Where one level of a mipmapped array lies (level 0 is the descriptor's own resource fields).
+struct TextureLevel {
+  char *Data = nullptr;
+  uint64_t Width = 1, Height = 1, Depth = 1;
+  uint64_t RowPitch = 0, SlicePitch = 0;
+};
+
 struct TextureDescriptor {
   // ---- the resource ----
   TexResource Resource = TexResource::Array;
@@ -40,6 +50,11 @@ struct TextureDescriptor {
   bool ReadAsInteger = false;
   float BorderColor[4] = {0, 0, 0, 0};
   bool IsSurface = false;
+  // ---- mipmaps (a texture over a mipmapped array; a single level otherwise) ----
+  unsigned Levels = 1;
+  TextureLevel Level[MaxMipmapLevels]; ///< [0] repeats the resource fields above
+  TexFilterMode MipmapFilter = TexFilterMode::Point;
+  float MipmapLevelBias = 0, MinMipmapLevel = 0, MaxMipmapLevel = 0;
 
   unsigned texelBytes() const { return texelFormatBytes(Format) * Channels; }
 };

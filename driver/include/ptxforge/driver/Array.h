@@ -8,6 +8,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace ptxforge::driver {
 
@@ -44,10 +45,33 @@ public:
   Context &owner() const { return *Owner; }
 
 private:
+  friend class MipmappedArray;
   Array(Context &C, const ArrayShape &S, uint64_t B) : Owner(&C), Shape(S), Base(B) {}
+  /// Frees A's storage and the object (its handle already gone from the table).
+  static llvm::Error release(Array *A);
   Context *Owner;
   ArrayShape Shape;
   uint64_t Base;
+  bool IsLevel = false; ///< a level of a mipmapped array: destroyed with it only
+};
+
+/// A mipmapped array (cuMipmappedArrayCreate): one Array per level, each level half the previous one along every
+/// dimension but the layers (at least 1 texel). The levels are arrays in their own right (copies, surfaces,
+/// cuMipmappedArrayGetLevel), destroyed with the mipmapped array only.
+class MipmappedArray {
+public:
+  /// Levels is clamped to 1 .. 1 + log2 of the largest extent, as NVIDIA's driver takes any count.
+  [[nodiscard]] static llvm::Expected<MipmappedArray *> create(Context &Ctx, const ArrayShape &Shape, unsigned Levels);
+  static MipmappedArray *lookup(const void *H);
+  [[nodiscard]] static llvm::Error destroy(const void *H);
+
+  unsigned levels() const { return static_cast<unsigned>(Levels.size()); }
+  Array *level(unsigned L) const { return L < Levels.size() ? Levels[L] : nullptr; }
+  /// A texture descriptor's resource part over every level.
+  codegen::TextureDescriptor resource() const;
+
+private:
+  std::vector<Array *> Levels;
 };
 
 } // namespace ptxforge::driver

@@ -25,6 +25,8 @@ enum class CaptureStatus { None = 0, Active = 1, Invalidated = 2 };
 /// One capture sequence: the graph being built and the streams taking part.
 struct CaptureSequence {
   std::unique_ptr<Graph> G = std::make_unique<Graph>();
+  Graph *Into = nullptr; ///< cuStreamBeginCaptureToGraph: the program's graph the nodes go to, instead of G
+  Graph &graph() { return Into ? *Into : *G; }
   CaptureMode Mode = CaptureMode::Global;
   uint64_t Id = 0;
   Stream *Origin = nullptr;
@@ -39,11 +41,15 @@ struct CaptureInfo {
   CaptureStatus Status = CaptureStatus::None;
   uint64_t Id = 0;
   Graph *G = nullptr;
+  bool IntoGraph = false; ///< G is the program's (cuStreamBeginCaptureToGraph)
   std::vector<GraphNode *> Dependencies;
 };
 
-[[nodiscard]] llvm::Error beginCapture(Stream *S, CaptureMode Mode);
-/// Ends the capture S began: the graph, or the capture's error (the capture ends either way).
+/// Into (cuStreamBeginCaptureToGraph): the nodes go to that graph, after Deps (nodes of it), instead of a new one.
+[[nodiscard]] llvm::Error beginCapture(Stream *S, CaptureMode Mode, Graph *Into = nullptr,
+                                       llvm::ArrayRef<GraphNode *> Deps = {});
+/// Ends the capture S began: the graph (null when the capture went into the program's graph), or the capture's
+/// error (the capture ends either way).
 [[nodiscard]] llvm::Expected<std::unique_ptr<Graph>> endCapture(Stream *S);
 CaptureInfo captureInfo(Stream *S);
 /// cuStreamUpdateCaptureDependencies: replaces (Add false) or extends S's dependency set.
@@ -79,7 +85,7 @@ void forgetStream(Stream *S);
 [[nodiscard]] llvm::Error waitEvent(Context &Ctx, Stream *S, Event &E, bool External = false);
 /// cuLaunchHostFunc.
 [[nodiscard]] llvm::Error launchHostFunction(Context &Ctx, Stream *S, void (*Fn)(void *), void *UserData);
-/// cuGraphLaunch: a child graph node when S captures, else the exec's nodes queued on S.
+/// cuGraphLaunch: the exec's nodes queued on S; StreamCaptureUnsupported, invalidating the capture, when S captures.
 [[nodiscard]] llvm::Error launchGraph(Context &Ctx, Stream *S, const GraphExec &Exec);
 /// cuMemAllocAsync/cuMemAllocFromPoolAsync/cuMemFreeAsync: alloc and free nodes when S captures, else memory now
 /// (counted as Pool's until freed; no Pool: the current pool of Ctx's device).

@@ -11,6 +11,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -36,6 +37,7 @@ enum class NodeType {
   EventRecord = 7,
   MemAlloc = 10,
   MemFree = 11,
+  Conditional = 13,
 };
 
 struct KernelNodeParams {
@@ -55,6 +57,42 @@ struct MemsetNodeParams {
 struct HostNodeParams {
   void (*Fn)(void *) = nullptr;
   void *UserData = nullptr;
+};
+
+/// CUgraphConditionalHandleFlags: the default value is assigned at the start of every launch.
+constexpr unsigned ConditionalAssignDefault = 1;
+
+/// A conditional node's condition (cuGraphConditionalHandleCreate): a cell of codegen's that kernels set with
+/// cudaGraphSetConditional, made for one graph (and the graphs nested in it). Shared by the graph, its
+/// instantiation and the nodes that use it, so it outlives whichever goes first.
+class ConditionalHandle {
+public:
+  ConditionalHandle(uint32_t Default, unsigned Flags);
+  ~ConditionalHandle();
+  ConditionalHandle(const ConditionalHandle &) = delete;
+  ConditionalHandle &operator=(const ConditionalHandle &) = delete;
+  /// What programs hold and kernels pass to cudaGraphSetConditional.
+  uint64_t value() const { return Value; }
+  uint32_t defaultValue() const { return Default; }
+  unsigned flags() const { return Flags; }
+
+private:
+  uint64_t Value;
+  uint32_t Default;
+  unsigned Flags;
+};
+
+/// CUgraphConditionalNodeType's values.
+enum class ConditionalType { If = 0, While = 1, Switch = 2 };
+
+struct ConditionalNodeParams {
+  std::shared_ptr<ConditionalHandle> Handle;
+  ConditionalType Type = ConditionalType::If;
+  /// The bodies: If runs [0] on a non-zero condition and [1] (when there) on zero, While runs [0] while the
+  /// condition is non-zero, Switch runs [n] for condition n. Owned by the node; an exec's are its own copies.
+  std::vector<std::shared_ptr<Graph>> Bodies;
+  /// Bodies as handles: the array cuGraphAddNode hands out (phGraph_out), valid while the node is.
+  std::vector<Graph *> BodyList;
 };
 
 /// Memory a graph allocates (an alloc node). Its address is fixed when the node is made and stays valid for
@@ -110,6 +148,7 @@ public:
   Event *Ev = nullptr;                    ///< EventRecord, WaitEvent
   std::shared_ptr<GraphAllocation> Alloc; ///< MemAlloc
   uint64_t FreeAddress = 0;               ///< MemFree
+  ConditionalNodeParams Conditional;      ///< Conditional
 
   /// Copies what the node does (not its edges) from Other, a node of the same type.
   void copyParamsFrom(const GraphNode &Other);
@@ -154,8 +193,26 @@ public:
   /// "digraph" text of the graph for cuGraphDebugDotPrint.
   std::string dot() const;
 
+  /// cuGraphConditionalHandleCreate: a condition for conditional nodes of this graph and the graphs nested in it.
+  std::shared_ptr<ConditionalHandle> createConditional(uint32_t Default, unsigned Flags);
+  /// The handle whose value() is Value, made for this graph or a graph it is nested in; null when none.
+  std::shared_ptr<ConditionalHandle> findConditional(uint64_t Value) const;
+  /// Adds a conditional node's bodies (Count graphs, nested in this one) to N.
+  void makeBodies(GraphNode &N, unsigned Count);
+  /// Whether a conditional node is in this graph or in a graph nested in it.
+  bool hasConditional() const;
+  /// The graph whose conditional node holds this one as a body; null for a top-level graph.
+  const Graph *parent() const { return Parent; }
+  /// Handles whose default every launch assigns (their own and those of nested graphs).
+  std::vector<std::shared_ptr<ConditionalHandle>> launchDefaults() const;
+  /// Instantiations of this graph alive now: a graph with conditional nodes may have one at a time.
+  std::shared_ptr<std::atomic<int>> Instantiations = std::make_shared<std::atomic<int>>(0);
+
 private:
+  friend class GraphNode;
   std::vector<std::unique_ptr<GraphNode>> Nodes;
+  std::vector<std::shared_ptr<ConditionalHandle>> Conditions;
+  const Graph *Parent = nullptr;
   std::map<const GraphNode *, GraphNode *> ClonedFrom; ///< original -> copy, when this graph is a clone
 };
 
@@ -192,10 +249,14 @@ public:
   /// Takes the parameters of New's nodes when New has this exec's topology (cuGraphExecUpdate's rules).
   GraphUpdateResult update(const Graph &New);
 
+  ~GraphExec();
+
 private:
   GraphExec() = default;
+  std::shared_ptr<std::atomic<int>> Instantiations; ///< the source graph's count, when it holds conditionals
   std::unique_ptr<Graph> G;
-  std::vector<GraphNode *> Order; ///< child graphs flattened in
+  std::vector<GraphNode *> Order;                           ///< child graphs flattened in
+  std::vector<std::shared_ptr<ConditionalHandle>> Defaults; ///< assigned at the start of each launch
   uint64_t Flags = 0;
 };
 

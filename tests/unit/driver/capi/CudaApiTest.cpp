@@ -654,3 +654,74 @@ TEST_CASE("cuCtxGetLimit: no context is a CUDA-in-Graphics one; the CIG-only lim
   CHECK(V == 0);
   CHECK(cuCtxSetLimit(CU_LIMIT_CIG_ENABLED, 1) == CUDA_ERROR_UNSUPPORTED_LIMIT);
 }
+
+namespace {
+void countCall(void *P) { ++*static_cast<int *>(P); }
+} // namespace
+
+TEST_CASE("conditional nodes through cuGraphAddNode: handles, bodies, capture into a body, and their refusals") {
+  context();
+  CUgraph G = nullptr, Other = nullptr;
+  REQUIRE(cuGraphCreate(&G, 0) == CUDA_SUCCESS);
+  REQUIRE(cuGraphCreate(&Other, 0) == CUDA_SUCCESS);
+  CUgraphConditionalHandle H = 0;
+  CHECK(cuGraphConditionalHandleCreate(&H, nullptr, nullptr, 0, 0) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuGraphConditionalHandleCreate(&H, G, nullptr, 1, 2) == CUDA_ERROR_INVALID_VALUE); // no such flag
+  REQUIRE(cuGraphConditionalHandleCreate(&H, G, nullptr, 1, CU_GRAPH_COND_ASSIGN_DEFAULT) == CUDA_SUCCESS);
+
+  CUgraphNodeParams P = {};
+  P.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+  P.conditional.handle = H, P.conditional.type = CU_GRAPH_COND_TYPE_WHILE, P.conditional.size = 2;
+  CUgraphNode N = nullptr;
+  CHECK(cuGraphAddNode(&N, G, nullptr, nullptr, 0, &P) == CUDA_ERROR_INVALID_VALUE); // WHILE has one body
+  P.conditional.size = 1;
+  CHECK(cuGraphAddNode(&N, Other, nullptr, nullptr, 0, &P) == CUDA_ERROR_INVALID_VALUE); // G's handle
+  REQUIRE(cuGraphAddNode(&N, G, nullptr, nullptr, 0, &P) == CUDA_SUCCESS);
+  CUgraphNodeType Type;
+  REQUIRE(cuGraphNodeGetType(N, &Type) == CUDA_SUCCESS);
+  CHECK(Type == CU_GRAPH_NODE_TYPE_CONDITIONAL);
+  REQUIRE(P.conditional.phGraph_out);
+  CUgraph Body = P.conditional.phGraph_out[0];
+  CHECK(cuGraphDestroy(Body) == CUDA_ERROR_INVALID_VALUE); // owned by its node
+
+  // The body, filled by capture: a host function that counts its runs.
+  CUstream S = nullptr;
+  REQUIRE(cuStreamCreate(&S, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
+  REQUIRE(cuStreamBeginCaptureToGraph(S, Body, nullptr, nullptr, 0, CU_STREAM_CAPTURE_MODE_GLOBAL) == CUDA_SUCCESS);
+  int Calls = 0;
+  REQUIRE(cuLaunchHostFunc(S, countCall, &Calls) == CUDA_SUCCESS);
+  CHECK(cuStreamEndCapture(S, nullptr) == CUDA_SUCCESS); // capturing into a graph needs no output
+  size_t Count = 0;
+  REQUIRE(cuGraphGetNodes(Body, nullptr, &Count) == CUDA_SUCCESS);
+  CHECK(Count == 1);
+
+  CUgraph Clone = nullptr;
+  CHECK(cuGraphClone(&Clone, G) == CUDA_ERROR_NOT_SUPPORTED);
+  CUgraphNode Child = nullptr;
+  CHECK(cuGraphAddChildGraphNode(&Child, Other, nullptr, 0, G) == CUDA_ERROR_NOT_SUPPORTED);
+  CUgraphExec X = nullptr, Second = nullptr;
+  REQUIRE(cuGraphInstantiate(&X, G, 0) == CUDA_SUCCESS);
+  CHECK(cuGraphInstantiate(&Second, G, 0) == CUDA_ERROR_NOT_SUPPORTED);
+  // (Nothing would end that WHILE's loop: it is not launched.) An IF whose handle's default, 1, is assigned at
+  // the launch runs its first body once.
+  CHECK(cuGraphExecDestroy(X) == CUDA_SUCCESS);
+  CUgraph IfGraph = nullptr;
+  REQUIRE(cuGraphCreate(&IfGraph, 0) == CUDA_SUCCESS);
+  REQUIRE(cuGraphConditionalHandleCreate(&H, IfGraph, nullptr, 1, CU_GRAPH_COND_ASSIGN_DEFAULT) == CUDA_SUCCESS);
+  P.conditional.handle = H, P.conditional.type = CU_GRAPH_COND_TYPE_IF, P.conditional.size = 2;
+  REQUIRE(cuGraphAddNode(&N, IfGraph, nullptr, nullptr, 0, &P) == CUDA_SUCCESS);
+  CUgraphNodeParams Host = {};
+  Host.type = CU_GRAPH_NODE_TYPE_HOST;
+  Host.host.fn = countCall, Host.host.userData = &Calls;
+  CUgraphNode HostNode = nullptr;
+  REQUIRE(cuGraphAddNode(&HostNode, P.conditional.phGraph_out[0], nullptr, nullptr, 0, &Host) == CUDA_SUCCESS);
+  REQUIRE(cuGraphInstantiate(&X, IfGraph, 0) == CUDA_SUCCESS);
+  REQUIRE(cuGraphLaunch(X, S) == CUDA_SUCCESS);
+  REQUIRE(cuStreamSynchronize(S) == CUDA_SUCCESS);
+  CHECK(Calls == 1);
+  CHECK(cuGraphExecDestroy(X) == CUDA_SUCCESS);
+  CHECK(cuGraphDestroy(IfGraph) == CUDA_SUCCESS);
+  CHECK(cuGraphDestroy(G) == CUDA_SUCCESS);
+  CHECK(cuGraphDestroy(Other) == CUDA_SUCCESS);
+  CHECK(cuStreamDestroy(S) == CUDA_SUCCESS);
+}

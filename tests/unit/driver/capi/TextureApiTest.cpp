@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <initializer_list>
 
@@ -225,4 +226,59 @@ TEST_CASE("cuArrayCreate makes 1D and 2D arrays; surface objects round trip thei
   CHECK(cuSurfObjectDestroy(Surf) == CUDA_SUCCESS);
   CHECK(cuSurfObjectGetResourceDesc(&Back, Surf) == CUDA_ERROR_INVALID_VALUE);
   CHECK(cuArrayDestroy(A) == CUDA_SUCCESS);
+}
+
+TEST_CASE("mipmapped arrays: levels halve, the level count is clamped, levels live and die with the array") {
+  context();
+  CUmipmappedArray M = nullptr;
+  CUDA_ARRAY3D_DESCRIPTOR S = shape(32, 8, 0, CUDA_ARRAY3D_SURFACE_LDST);
+  CHECK(cuMipmappedArrayCreate(nullptr, &S, 3) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuMipmappedArrayCreate(&M, nullptr, 3) == CUDA_ERROR_INVALID_VALUE);
+  REQUIRE(cuMipmappedArrayCreate(&M, &S, 9) == CUDA_SUCCESS); // 32 x 8 has 6 levels: 32, 16, 8, 4, 2, 1
+  CUarray Levels[6] = {};
+  for (unsigned L = 0; L < 6; ++L) {
+    REQUIRE(cuMipmappedArrayGetLevel(&Levels[L], M, L) == CUDA_SUCCESS);
+    CUDA_ARRAY3D_DESCRIPTOR D;
+    REQUIRE(cuArray3DGetDescriptor(&D, Levels[L]) == CUDA_SUCCESS);
+    CHECK(D.Width == std::max<size_t>(1, 32u >> L));
+    CHECK(D.Height == std::max<size_t>(1, 8u >> L));
+    CHECK(D.Flags == CUDA_ARRAY3D_SURFACE_LDST);
+  }
+  CUarray Past = nullptr;
+  CHECK(cuMipmappedArrayGetLevel(&Past, M, 6) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuMipmappedArrayGetLevel(nullptr, M, 0) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuArrayDestroy(Levels[1]) == CUDA_ERROR_INVALID_HANDLE); // only with its mipmapped array
+
+  // A texture over every level; surfaces are over one level.
+  CUDA_RESOURCE_DESC R = {};
+  R.resType = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
+  R.res.mipmap.hMipmappedArray = M;
+  CUDA_TEXTURE_DESC T = {};
+  T.filterMode = CU_TR_FILTER_MODE_LINEAR, T.mipmapFilterMode = CU_TR_FILTER_MODE_LINEAR;
+  T.maxMipmapLevelClamp = 5, T.flags = CU_TRSF_NORMALIZED_COORDINATES;
+  CUtexObject Tex = 0;
+  REQUIRE(cuTexObjectCreate(&Tex, &R, &T, nullptr) == CUDA_SUCCESS);
+  CUDA_TEXTURE_DESC Back;
+  REQUIRE(cuTexObjectGetTextureDesc(&Back, Tex) == CUDA_SUCCESS);
+  CHECK(Back.maxMipmapLevelClamp == 5);
+  CHECK(cuTexObjectDestroy(Tex) == CUDA_SUCCESS);
+  CUsurfObject Surf = 0;
+  CHECK(cuSurfObjectCreate(&Surf, &R) == CUDA_ERROR_INVALID_VALUE);
+  CUDA_RESOURCE_DESC Level = arrayResource(Levels[2]);
+  REQUIRE(cuSurfObjectCreate(&Surf, &Level) == CUDA_SUCCESS);
+  CHECK(cuSurfObjectDestroy(Surf) == CUDA_SUCCESS);
+
+  CHECK(cuMipmappedArrayDestroy(M) == CUDA_SUCCESS);
+  CHECK(cuMipmappedArrayDestroy(M) == CUDA_ERROR_INVALID_HANDLE);
+  CHECK(cuMipmappedArrayGetLevel(&Past, M, 0) == CUDA_ERROR_INVALID_HANDLE);
+  CUDA_ARRAY3D_DESCRIPTOR D;
+  CHECK(cuArray3DGetDescriptor(&D, Levels[0]) == CUDA_ERROR_INVALID_HANDLE); // gone with it
+  CHECK(cuTexObjectCreate(&Tex, &R, &T, nullptr) == CUDA_ERROR_INVALID_HANDLE);
+
+  // No levels asked for: one level (NVIDIA's driver accepts 0 as well).
+  S = shape(4, 0, 0);
+  REQUIRE(cuMipmappedArrayCreate(&M, &S, 0) == CUDA_SUCCESS);
+  CHECK(cuMipmappedArrayGetLevel(&Past, M, 0) == CUDA_SUCCESS);
+  CHECK(cuMipmappedArrayGetLevel(&Past, M, 1) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuMipmappedArrayDestroy(M) == CUDA_SUCCESS);
 }

@@ -8,6 +8,9 @@ namespace ptxforge::runtime {
 
 cudaError_t mallocArray(cudaArray_t *Out, const cudaChannelFormatDesc *Desc, cudaExtent Extent, unsigned Flags,
                         bool ThreeD);
+/// cudaMallocMipmappedArray: Extent as cudaMalloc3DArray takes it (0 for absent dimensions).
+cudaError_t mallocMipmappedArray(cudaMipmappedArray_t *Out, const cudaChannelFormatDesc *Desc, cudaExtent Extent,
+                                 unsigned Levels, unsigned Flags);
 cudaError_t arrayInfo(cudaChannelFormatDesc *Desc, cudaExtent *Extent, unsigned *Flags, cudaArray_const_t Array);
 
 /// One side of an array copy: an array with an offset (X in bytes, rows, slices), or memory (Ptr, Pitch bytes

@@ -55,6 +55,9 @@ enum cudaMemoryType {
 // ---- arrays, textures, surfaces (driver_types.h, texture_types.h, surface_types.h) ----
 /// cudaArray_t is CUarray: NVIDIA documents the two as interchangeable.
 typedef struct CUarray_st *cudaArray_t;
+/// cudaMipmappedArray_t is CUmipmappedArray, as cudaArray_t is CUarray.
+typedef struct CUmipmappedArray_st *cudaMipmappedArray_t;
+typedef const struct CUmipmappedArray_st *cudaMipmappedArray_const_t;
 typedef const struct CUarray_st *cudaArray_const_t;
 typedef unsigned long long cudaTextureObject_t;
 typedef unsigned long long cudaSurfaceObject_t;
@@ -107,7 +110,7 @@ struct cudaResourceDesc {
       cudaArray_t array;
     } array;
     struct {
-      void *mipmap;
+      cudaMipmappedArray_t mipmap;
     } mipmap;
     struct {
       void *devPtr;
@@ -269,6 +272,42 @@ struct cudaHostNodeParams {
   cudaHostFn_t fn;
   void *userData;
 };
+/// cudaGraphAddNode's parameters (cudaGraphNodeParams): the union members of the node kinds ptxforge
+/// implements; kernel and memset are the V2 structs, which begin as the structs above.
+struct cudaConditionalNodeParams {
+  unsigned long long handle;
+  int type; ///< cudaGraphConditionalNodeType: CUgraphConditionalNodeType's values
+  unsigned size;
+  cudaGraph_t *phGraph_out;
+};
+struct cudaChildGraphNodeParams {
+  cudaGraph_t graph;
+  int ownership;
+};
+struct cudaGraphNodeParams {
+  int type; ///< cudaGraphNodeType: CUgraphNodeType's values
+  int reserved0[3];
+  union {
+    long long reserved1[29];
+    cudaKernelNodeParams kernel;
+    struct {
+      int flags;
+      int reserved[3];
+      cudaMemcpy3DParms copyParams;
+    } memcpy;
+    cudaMemsetParams memset;
+    cudaHostNodeParams host;
+    cudaChildGraphNodeParams graph;
+    struct {
+      CUevent event;
+    } eventWait, eventRecord;
+    cudaConditionalNodeParams conditional;
+  };
+  long long reserved2;
+};
+static_assert(sizeof(cudaGraphNodeParams) == 256 && sizeof(cudaGraphNodeParams) == sizeof(CUgraphNodeParams),
+              "cudaGraphNodeParams layout");
+
 /// cudaMemPoolProps, cudaMemLocation and cudaMemAccessDesc have the driver structs' layouts and values.
 struct cudaMemAllocNodeParams {
   CUmemPoolProps poolProps;
