@@ -1140,8 +1140,9 @@ json measureJit(const Options &O, const std::vector<std::string> &Kernels) {
   if (!QuickRatios.empty()) {
     std::printf("%-15s %12s %12s %10.2f %14s %10.2f\n", "geomean", "", "", geomean(QuickRatios), "",
                 geomean(OptRatios));
-    std::printf("goal: first runnable code no slower than ptxas (geomean quick/ptxas <= 1): %s\n",
-                geomean(QuickRatios) <= 1.0 ? "MET" : "NOT MET");
+    auto Worst = std::max_element(QuickRatios.begin(), QuickRatios.end());
+    std::printf("goal: first runnable code no slower than ptxas on every kernel (worst quick/ptxas %.2f): %s\n",
+                *Worst, *Worst <= 1.0 ? "MET" : "NOT MET");
   }
   if (PtxasPath.empty())
     std::printf("(ptxas not found on PATH or in /usr/local/cuda/bin)\n");
