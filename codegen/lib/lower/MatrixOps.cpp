@@ -19,8 +19,34 @@ ptx::StateSpace matrixSpace(const ptx::Instruction &I) {
 
 unsigned matrixCount(const ptx::Instruction &I) { return I.has(Modifier::X4) ? 4 : I.has(Modifier::X2) ? 2 : 1; }
 
+/// ldmatrix's sm_100 forms: .m16n16.trans.b8 (Form 0) and .m8n16 .b8x16.b4x16_p64 / .b6x16_p32 (Forms 1 and 2;
+/// exec/WarpCollectives.cpp ptxrt_ldmatrix_b8 places the bytes).
+bool lowerLdmatrixB8(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  unsigned Num = matrixCount(I), Form;
+  if (I.has(Modifier::M16n16) && I.has(Modifier::Trans) && I.type() == ScalarType::B8 && Num <= 2)
+    Form = 0;
+  else if (I.has(Modifier::M8n16) && I.has(Modifier::B8x16) && !I.has(Modifier::Trans) &&
+           (I.has(Modifier::B4x16P64) || I.has(Modifier::B6x16P32)))
+    Form = I.has(Modifier::B4x16P64) ? 1 : 2;
+  else
+    return L.unsupported(I, "ldmatrix shape or types");
+  unsigned Regs = Form == 0 ? 2 * Num : Num;
+  auto Dst = operandElements(I.Operands[0]);
+  if (I.Operands.size() != 2 || Dst.size() != Regs)
+    return L.unsupported(I, "ldmatrix operands");
+  llvm::Value *Addr = L.address(I.Operands[1], matrixSpace(I));
+  llvm::Value *Out = scratchBuffer(L, B.getInt32Ty(), 4);
+  L.callHelper("ptxrt_ldmatrix_b8", B.getVoidTy(), {L.threadCtx(), Addr, B.getInt32(Form), B.getInt32(Num), Out});
+  for (unsigned K = 0; K < Regs; ++K)
+    L.write(*Dst[K], ScalarType::B32, B.CreateLoad(B.getInt32Ty(), B.CreateConstGEP1_32(B.getInt32Ty(), Out, K)));
+  return true;
+}
+
 bool lowerLdmatrix(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
+  if (I.has(Modifier::M16n16) || I.has(Modifier::M8n16))
+    return lowerLdmatrixB8(L, I);
   if (!I.has(Modifier::M8n8) || I.type() != ScalarType::B16 || I.Operands.size() != 2)
     return L.unsupported(I, "only m8n8 .b16 shapes");
   unsigned Num = matrixCount(I);
@@ -34,18 +60,25 @@ bool lowerLdmatrix(FunctionLowering &L, const ptx::Instruction &I) {
   return true;
 }
 
+/// stmatrix: .m8n8 .b16 and sm_100's .m16n8.trans.b8 (exec/WarpCollectives.cpp ptxrt_stmatrix_b8).
 bool lowerStmatrix(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
-  if (!I.has(Modifier::M8n8) || I.type() != ScalarType::B16 || I.Operands.size() != 2)
-    return L.unsupported(I, "only m8n8 .b16 shapes");
+  bool B8 = I.has(Modifier::M16n8) && I.has(Modifier::Trans) && I.type() == ScalarType::B8;
+  if (!B8 && (!I.has(Modifier::M8n8) || I.type() != ScalarType::B16))
+    return L.unsupported(I, "stmatrix shape or type");
   unsigned Num = matrixCount(I);
-  auto Src = operandElements(I.Operands[1]);
+  auto Src = operandElements(I.Operands.size() == 2 ? I.Operands[1] : I.Operands[0]);
+  if (I.Operands.size() != 2 || Src.size() != Num)
+    return L.unsupported(I, "stmatrix operands");
   llvm::Value *Addr = L.address(I.Operands[0], matrixSpace(I));
   llvm::Value *In = scratchBuffer(L, B.getInt32Ty(), 4);
-  for (unsigned K = 0; K < Num && K < Src.size(); ++K)
+  for (unsigned K = 0; K < Num; ++K)
     B.CreateStore(L.read(*Src[K], ScalarType::B32), B.CreateConstGEP1_32(B.getInt32Ty(), In, K));
-  L.callHelper("ptxrt_stmatrix", B.getVoidTy(),
-               {L.threadCtx(), Addr, B.getInt32(Num), B.getInt32(I.has(Modifier::Trans)), In});
+  if (B8)
+    L.callHelper("ptxrt_stmatrix_b8", B.getVoidTy(), {L.threadCtx(), Addr, B.getInt32(Num), In});
+  else
+    L.callHelper("ptxrt_stmatrix", B.getVoidTy(),
+                 {L.threadCtx(), Addr, B.getInt32(Num), B.getInt32(I.has(Modifier::Trans)), In});
   return true;
 }
 
