@@ -1,7 +1,8 @@
 // mma.sync for sm_120a's narrow floats: m16n8k32 .kind::f8f6f4 (no scales) and .kind::mxf8f6f4.block_scale with
 // e4m3/e5m2/e3m2/e2m3/e2m1 operands, m16n8k64 .kind::mxf4 and .kind::mxf4nvf4 with e2m1 packed two to a byte. The
 // warp's fragments and scales become decoded matrices, each scale multiplied into its run of A's row or B's
-// column, and the dense mma path's product (MatrixCompute.h) gives D (f32), as for every other mma.
+// column, and the dense mma path's product (MatrixCompute.h) gives D (f32, or f16 for .kind::f8f6f4), as for every
+// other mma.
 //
 // Fragments are the dense mma layouts of 8-bit (m16n8k32) or 4-bit (m16n8k64) elements: lane 4g + t, register r,
 // element e of A is row g + 8 (r & 1), column t * PerReg + e + (r >> 1) * K/2; of B row t * PerReg + e + r * K/2,
@@ -96,7 +97,7 @@ void computeScaled(CollectiveSlot &S, void *) {
   uint32_t First = static_cast<uint32_t>(__builtin_ctz(S.Participants));
   uint32_t Code = static_cast<uint32_t>(S.In[First][InCode]), Sel = static_cast<uint32_t>(S.In[First][InSel]);
   uint32_t TA = Code & 15, TB = (Code >> 4) & 15;
-  bool Packed = Code & SmPackedFp4;
+  bool Packed = Code & SmPackedFp4, F16 = Code & SmF16;
   unsigned K = Packed ? 64 : 32, PerReg = Packed ? 8 : 4;
   double A[M * 64] = {}, B[64 * N] = {}, C[M * N] = {};
   uint64_t D[M * N];
@@ -108,18 +109,27 @@ void computeScaled(CollectiveSlot &S, void *) {
     for (unsigned R = 0; R < NB; ++R)
       for (unsigned E = 0; E < PerReg; ++E)
         B[(T * PerReg + E + R * (K / 2)) * N + G] = element(TB, Packed, reg(S, L, NA + R), E);
-    for (unsigned I = 0; I < NC; ++I)
-      C[(G + 8 * (I >> 1)) * N + 2 * T + (I & 1)] = decodeMatrixElement(MEF32, reg(S, L, NA + NB + I));
+    for (unsigned I = 0; I < 4; ++I) // f16: two to a register, the lower half first
+      C[(G + 8 * (I >> 1)) * N + 2 * T + (I & 1)] =
+          F16 ? decodeMatrixElement(MEF16, reg(S, L, NA + NB + I / 2) >> (16 * (I & 1)) & 0xffff)
+              : decodeMatrixElement(MEF32, reg(S, L, NA + NB + I));
   });
   if ((Code >> SmScaleVecShift) & 7)
     applyScales(S, Code, Sel, K, A, B);
   // Products of these values (and their power-of-two or 4-bit scales) are exact in double: the f8 code says so.
-  mmaProduct(MEE4M3 << 4 | MEF32 << 16, M, N, K, A, B, C, D);
+  mmaProduct(MEE4M3 << 4 | (F16 ? MEF16 : MEF32) << 16, M, N, K, A, B, C, D);
   forLanes(S.Participants, [&](uint32_t L) {
     auto *Out = reinterpret_cast<uint32_t *>(S.In[L][InOut]);
     unsigned G = L / 4, T = L % 4;
-    for (unsigned I = 0; I < 4; ++I)
-      Out[I] = static_cast<uint32_t>(D[(G + 8 * (I >> 1)) * N + 2 * T + (I & 1)]);
+    if (F16)
+      Out[0] = Out[1] = 0;
+    for (unsigned I = 0; I < 4; ++I) {
+      auto V = static_cast<uint32_t>(D[(G + 8 * (I >> 1)) * N + 2 * T + (I & 1)]);
+      if (F16)
+        Out[I / 2] |= V << (16 * (I & 1));
+      else
+        Out[I] = V;
+    }
   });
 }
 
@@ -127,7 +137,7 @@ void computeScaled(CollectiveSlot &S, void *) {
 
 extern "C" {
 
-/// One lane's mma.sync of these kinds: Code as MatrixElements.h's ScaledMmaFlag says; In its 4 A, 2 B and 4 C
+/// One lane's mma.sync of these kinds: Code as MatrixElements.h's ScaledMmaFlag says; In its 4 A, 2 B and 4 C (f16: 2)
 /// registers; ScaleA/ScaleB its scale operands and Sel the selectors (byte-id-a, thread-id-a, byte-id-b,
 /// thread-id-b in bytes 0-3); Out receives its 4 D registers.
 static void ptxrt_mma_scaled(ThreadContext *C, uint32_t Code, uint32_t Sel, const uint32_t *In, uint32_t ScaleA,

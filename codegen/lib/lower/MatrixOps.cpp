@@ -195,7 +195,8 @@ llvm::Value *selectors(FunctionLowering &L, const ptx::Operand &Op) {
   return B.CreateOr(B.CreateAnd(Byte, 0xff), B.CreateShl(B.CreateAnd(Tid, 0xff), 8));
 }
 
-/// mma.sync .kind::f8f6f4 and the block-scaled kinds (sm_120a): see exec/ScaledMatrixHelpers.cpp.
+/// mma.sync .kind::f8f6f4 and the block-scaled kinds (sm_120a): see exec/ScaledMatrixHelpers.cpp. In: A's 4, B's 2
+/// and C's 4 (f16: 2) registers; Out: D's.
 bool lowerScaledMma(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   auto &Ops = I.Operands;
@@ -206,10 +207,13 @@ bool lowerScaledMma(FunctionLowering &L, const ptx::Instruction &I) {
   ScalarType TD = I.type(0), TA = I.type(1), TB = I.type(2), TC = I.type(3);
   int EA = scaledElement(TA), EB = scaledElement(TB);
   bool Packed = I.has(Modifier::Kind_Mxf4) || I.has(Modifier::Kind_Mxf4nvf4);
-  if (TD != ScalarType::F32 || TC != ScalarType::F32 || EA < 0 || EB < 0 ||
+  // f16 C and D only without scales (ptxas refuses them with block_scale).
+  bool F16 = TD == ScalarType::F16 && TC == ScalarType::F16 && !Scaled;
+  if (((TD != ScalarType::F32 || TC != ScalarType::F32) && !F16) || EA < 0 || EB < 0 ||
       (Packed && (EA != SEE2M1 || EB != SEE2M1)) || !I.has(Packed ? Modifier::M16n8k64 : Modifier::M16n8k32))
     return L.unsupported(I, "mma kind shape or types");
-  uint32_t Code = uint32_t(EA) | uint32_t(EB) << 4 | (Packed ? SmPackedFp4 : 0);
+  uint32_t Code = uint32_t(EA) | uint32_t(EB) << 4 | (Packed ? SmPackedFp4 : 0) | (F16 ? SmF16 : 0);
+  unsigned NCD = F16 ? 2 : 4;
   if (Scaled) {
     unsigned Vec = scaleVector(I, Packed);
     // ue8m0 scales (the ue4m3 of mxf4nvf4's 4X is not a type the parser knows yet).
@@ -221,7 +225,7 @@ bool lowerScaledMma(FunctionLowering &L, const ptx::Instruction &I) {
   }
   auto DE = operandElements(Ops[0]), AE = operandElements(Ops[1]), BE = operandElements(Ops[2]),
        CE = operandElements(Ops[3]);
-  if (AE.size() != 4 || BE.size() != 2 || CE.size() != 4 || DE.size() != 4 ||
+  if (AE.size() != 4 || BE.size() != 2 || CE.size() != NCD || DE.size() != NCD ||
       (Scaled && (!selectorsInRange(I, Ops[5], 1) || !selectorsInRange(I, Ops[7], 3))))
     return L.unsupported(I, "mma kind fragments or selectors");
   llvm::Value *In = scratchBuffer(L, B.getInt32Ty(), 10);
@@ -235,7 +239,7 @@ bool lowerScaledMma(FunctionLowering &L, const ptx::Instruction &I) {
   llvm::Value *ScaleA = Scaled ? L.read(Ops[4], ScalarType::B32) : Zero;
   llvm::Value *ScaleB = Scaled ? L.read(Ops[6], ScalarType::B32) : Zero;
   L.callHelper("ptxrt_mma_scaled", B.getVoidTy(), {L.threadCtx(), B.getInt32(Code), Sel, In, ScaleA, ScaleB, Out});
-  for (unsigned J = 0; J < 4; ++J)
+  for (unsigned J = 0; J < NCD; ++J)
     L.write(*DE[J], ScalarType::B32, B.CreateLoad(B.getInt32Ty(), B.CreateConstGEP1_32(B.getInt32Ty(), Out, J)));
   return true;
 }

@@ -1,14 +1,15 @@
 """Writes conformance-format cases (../shared/conformance/FORMAT.md) of sm_120a's mma.sync kinds into the directory
 argv[1]: m16n8k32 .kind::f8f6f4 (no scales) and .kind::mxf8f6f4.block_scale.scale_vec::1X over e4m3/e5m2/e3m2/e2m3/
 e2m1 operands, one byte per element (e3m2/e2m3 in bits 0-5, e2m1 in bits 2-5), and m16n8k64 .kind::mxf4 /
-.kind::mxf4nvf4 .block_scale over e2m1 packed two to a byte, with ue8m0 scales. One warp: lane l loads its A, B
-and C registers and its two scale words from in[12 l ...] and stores D to out[4 l ...].
+.kind::mxf4nvf4 .block_scale over e2m1 packed two to a byte, with ue8m0 scales; one .kind::f8f6f4 case has f16 C
+and D. One warp: lane l loads its A, B and C registers and its two scale words from in[12 l ...] and stores D to
+out[4 l ...].
 
 The expected D is computed here from the definitions: the fragments are CuTe layouts (CUTLASS's
 SM80_16x8x32_TN and SM120_16x8x64_TN A/B layouts, SM80_16x8_Row for C and D: thread and value coordinates to a
 column-major index), the scales CUTLASS's SM120 block-scaled SFA/SFB layouts, whose stride-0 thread mode is the
 one thread-id picks, block j's scale in byte byte-id + j. Values are small (fp8 magnitudes in [1/8, 8], scales
-2^-3..2^3), so the sum of each row-column product is exact in a double and D is its one rounding to f32."""
+2^-3..2^3), so the sum of each row-column product is exact in a double and D is its one rounding to f32 (f16)."""
 import json
 import os
 import random
@@ -72,6 +73,10 @@ def f32(x):
     return struct.unpack("<I", struct.pack("<f", float(x)))[0]
 
 
+def f16(x):
+    return struct.unpack("<H", struct.pack("<e", float(x)))[0]
+
+
 def kernel(instr):
     return "\n".join([
         ".version 8.7", ".target sm_120a", ".address_size 64", "",
@@ -82,12 +87,13 @@ def kernel(instr):
         "\tadd.u64 %rd1, %rd1, %rd3;", "\tmul.wide.u32 %rd4, %r0, 16;", "\tadd.u64 %rd2, %rd2, %rd4;",
         "\tld.global.v4.b32 {%a0, %a1, %a2, %a3}, [%rd1];", "\tld.global.v2.b32 {%b0, %b1}, [%rd1+16];",
         "\tld.global.v2.b32 {%sa, %sb}, [%rd1+24];", "\tld.global.v4.b32 {%f0, %f1, %f2, %f3}, [%rd1+32];",
-        "\t" + instr, "\tst.global.v4.b32 [%rd2], {%d0, %d1, %d2, %d3};", "\tret;", "}", ""])
+        "\tmov.b32 %d2, 0;", "\tmov.b32 %d3, 0;", "\t" + instr, "\tst.global.v4.b32 [%rd2], {%d0, %d1, %d2, %d3};",
+        "\tret;", "}", ""])
 
 
-def case(root, name, kind, ta, tb, vec, ids, seed):
+def case(root, name, kind, ta, tb, vec, ids, seed, acc="f32"):
     """kind: f8f6f4, mxf8f6f4, mxf4 or mxf4nvf4; vec: scales per row/column (0: none); ids: (byte-id-a,
-    thread-id-a, byte-id-b, thread-id-b)."""
+    thread-id-a, byte-id-b, thread-id-b); acc: the C and D type (f16: two to a register, D's unused words 0)."""
     rnd = random.Random(seed)
     packed = kind.startswith("mxf4")
     k = 64 if packed else 32
@@ -114,7 +120,10 @@ def case(root, name, kind, ta, tb, vec, ids, seed):
         regs[t][6], regs[t][7] = sa[t], sb[t]
         for v in range(4):
             i = at(CROW, t, v)
-            regs[t][8 + v] = f32(C[i % M][i // M])
+            if acc == "f16":
+                regs[t][8 + v // 2] |= f16(C[i % M][i // M]) << (16 * (v % 2))
+            else:
+                regs[t][8 + v] = f32(C[i % M][i // M])
     # The scales: SFA (thread, value) -> m + 16 k over threads (2, 2, 8) : (8, 0, 1), the middle mode thread-id's;
     # SFB threads (4, 8) : (0, 1), the first mode thread-id's.
     bida, tida, bidb, tidb = ids
@@ -138,14 +147,19 @@ def case(root, name, kind, ta, tb, vec, ids, seed):
     for t in range(32):
         for v in range(4):
             i = at(CROW, t, v)
-            out[4 * t + v] = f32(D[i % M][i // M])
+            if acc == "f16":
+                out[4 * t + v // 2] |= f16(D[i % M][i // M]) << (16 * (v % 2))
+            else:
+                out[4 * t + v] = f32(D[i % M][i // M])
     shape = "m16n8k64" if packed else "m16n8k32"
     frags = "{%d0, %d1, %d2, %d3}, {%a0, %a1, %a2, %a3}, {%b0, %b1}, {%f0, %f1, %f2, %f3}"
+    if acc == "f16":
+        frags = "{%d0, %d1}, {%a0, %a1, %a2, %a3}, {%b0, %b1}, {%f0, %f1}"
     if vec:
         instr = (f"mma.sync.aligned.kind::{kind}.block_scale.scale_vec::{vec}X.{shape}.row.col.f32.{ta}.{tb}.f32.ue8m0 "
                  f"{frags}, %sa, {{{bida}, {tida}}}, %sb, {{{bidb}, {tidb}}};")
     else:
-        instr = f"mma.sync.aligned.kind::{kind}.{shape}.row.col.f32.{ta}.{tb}.f32 {frags};"
+        instr = f"mma.sync.aligned.kind::{kind}.{shape}.row.col.{acc}.{ta}.{tb}.{acc} {frags};"
     d = os.path.join(root, name)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "in.bin"), "wb") as f:
@@ -159,7 +173,7 @@ def case(root, name, kind, ta, tb, vec, ids, seed):
          "dynamic_shared_bytes": 0, "params": [{"type": "u64", "buffer": "in"}, {"type": "u64", "buffer": "out"}],
          "buffers": {"in": {"bytes": 32 * 48, "init": "in.bin"},
                      "out": {"bytes": 512, "init": {"fill_byte": 205}, "expect": "out.expect.bin",
-                             "compare": {"as": "f32"}}}}
+                             "compare": {"as": "u32" if acc == "f16" else "f32"}}}}
     with open(os.path.join(d, "case.json"), "w") as f:
         json.dump(c, f, indent=1)
     return [{"name": c["name"], "dir": name, "min_sm": 120, "ptx_version": "8.7", "target": "sm_120a",
@@ -169,6 +183,7 @@ def case(root, name, kind, ta, tb, vec, ids, seed):
 root = sys.argv[1]
 cases = case(root, "f8f6f4_e2m1_e3m2", "f8f6f4", "e2m1", "e3m2", 0, (0, 0, 0, 0), 501) + \
     case(root, "f8f6f4_e4m3_e2m3", "f8f6f4", "e4m3", "e2m3", 0, (0, 0, 0, 0), 502) + \
+    case(root, "f8f6f4_e3m2_e2m1_f16", "f8f6f4", "e3m2", "e2m1", 0, (0, 0, 0, 0), 508, "f16") + \
     case(root, "mxf8f6f4_e2m3_e4m3_ids", "mxf8f6f4", "e2m3", "e4m3", 1, (1, 1, 3, 2), 503) + \
     case(root, "mxf8f6f4_e5m2_e2m1", "mxf8f6f4", "e5m2", "e2m1", 1, (0, 0, 0, 0), 504) + \
     case(root, "mxf8f6f4_e3m2_e5m2", "mxf8f6f4", "e3m2", "e5m2", 1, (2, 0, 1, 3), 505) + \
