@@ -64,11 +64,11 @@ bool lowerLdmatrix(FunctionLowering &L, const ptx::Instruction &I) {
 bool lowerStmatrix(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   bool B8 = I.has(Modifier::M16n8) && I.has(Modifier::Trans) && I.type() == ScalarType::B8;
-  if (!B8 && (!I.has(Modifier::M8n8) || I.type() != ScalarType::B16))
-    return L.unsupported(I, "stmatrix shape or type");
+  if ((!B8 && (!I.has(Modifier::M8n8) || I.type() != ScalarType::B16)) || I.Operands.size() != 2)
+    return L.unsupported(I, "stmatrix shape, type or operands");
   unsigned Num = matrixCount(I);
-  auto Src = operandElements(I.Operands.size() == 2 ? I.Operands[1] : I.Operands[0]);
-  if (I.Operands.size() != 2 || Src.size() != Num)
+  auto Src = operandElements(I.Operands[1]);
+  if (Src.size() != Num)
     return L.unsupported(I, "stmatrix operands");
   llvm::Value *Addr = L.address(I.Operands[0], matrixSpace(I));
   llvm::Value *In = scratchBuffer(L, B.getInt32Ty(), 4);
