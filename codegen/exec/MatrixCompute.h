@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace ptxforge::codegen::exec {
 
@@ -22,4 +25,6 @@ void mmaProduct(uint32_t Code, unsigned M, unsigned N, unsigned K, const double 
 /// (SparseMatrixHelpers.cpp says which lane's bits describe which chunk). mma.sp and wgmma.mma_async.sp share it.
 void expandSparseRows(uint32_t T, unsigned K, uint32_t Selector, const uint32_t *Meta, const double *Comp, double *A);
 
+/// Adds ScaledMatrixHelpers.cpp's helper (mma.sync .kind::f8f6f4, .kind::mxf8f6f4, .kind::mxf4, .kind::mxf4nvf4).
+void registerScaledMatrixHelpers(std::vector<std::pair<std::string, void *>> &T);
 } // namespace ptxforge::codegen::exec

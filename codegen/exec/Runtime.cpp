@@ -1,5 +1,6 @@
 // The helper table JIT'd code links against, assembled from each helper family.
 #include "Runtime.h"
+#include "MatrixCompute.h"
 #include "Memcheck.h"
 
 using namespace ptxforge::codegen::exec;
@@ -18,6 +19,7 @@ const std::vector<std::pair<std::string, void *>> &ptxforge::codegen::exec::runt
     registerTensorMapHelpers(T);
     registerWarpgroupHelpers(T);
     registerSparseMatrixHelpers(T);
+    registerScaledMatrixHelpers(T);
     registerClusterHelpers(T);
     return T;
   }();

@@ -780,6 +780,68 @@ static void ptxrt_stmatrix(ThreadContext *C, char *Addr, uint32_t Num, uint32_t 
   });
 }
 
+/// Byte Col of the 16-byte row at P, as an ldmatrix b8 form reads it: Form 0 the byte itself, 1 (.b4x16_p64) the
+/// Col-th 4-bit element of the row's first 8 bytes, 2 (.b6x16_p32) the Col-th 6-bit element of its first 12 bytes
+/// (elements packed from bit 0 up), zero-extended into the byte as the f8f6f4 mma containers want fp6 (fp4 then
+/// needs a shift by two, as CUTLASS does).
+static uint32_t rowElement(const unsigned char *P, uint32_t Form, unsigned Col) {
+  if (Form == 1)
+    return P[Col / 2] >> (4 * (Col & 1)) & 15;
+  if (Form == 2) {
+    unsigned Bit = 6 * Col;
+    return (P[Bit / 8] | uint32_t(P[Bit / 8 + 1]) << 8) >> (Bit % 8) & 63;
+  }
+  return P[Col];
+}
+
+/// ldmatrix's sm_100 b8 forms (CUTLASS's SM100 LDSM layouts): Form 0 .m16n16.trans.b8 (Num matrices, two registers
+/// each): register j, byte b of lane l is byte l/4 + 8 (b/2) of the row lane (b mod 2) + 2 (j mod 2) + 4 (l mod 4) +
+/// 16 (j/2) addresses; Forms 1 and 2 .m8n16.b8x16 (one register per matrix): register j, byte b of lane l is
+/// element 4 (l mod 4) + b of the row lane l/4 + 8j addresses. Lanes that address no row read zeros.
+static void ptxrt_ldmatrix_b8(ThreadContext *C, const char *Addr, uint32_t Form, uint32_t Num, uint32_t *Out) {
+  uint64_t In[3] = {reinterpret_cast<uint64_t>(Addr), Form, Num}, O[4];
+  collective(C, CKLdmatrix, 0xffffffffu, 0x200 | Form << 4 | Num, In, 3, O, 4, [](CollectiveSlot &S) {
+    uint32_t First = static_cast<uint32_t>(__builtin_ctz(S.Participants));
+    uint32_t Form = static_cast<uint32_t>(S.In[First][1]), Regs = static_cast<uint32_t>(S.In[First][2]);
+    if (Form == 0)
+      Regs *= 2;
+    forLanes(S.Participants, [&](uint32_t L) {
+      for (unsigned J = 0; J < Regs && J < 4; ++J) {
+        uint32_t W = 0;
+        for (unsigned B = 0; B < 4; ++B) {
+          unsigned Row = Form == 0 ? (B & 1) + 2 * (J & 1) + 4 * (L % 4) + 16 * (J / 2) : L / 4 + 8 * J;
+          unsigned Col = Form == 0 ? L / 4 + 8 * (B / 2) : 4 * (L % 4) + B;
+          if (S.Participants >> Row & 1)
+            W |= rowElement(reinterpret_cast<const unsigned char *>(S.In[Row][0]), Form, Col) << (8 * B);
+        }
+        S.Out[L][J] = W;
+      }
+    });
+  });
+  for (unsigned I = 0; I < (Form == 0 ? 2 * Num : Num) && I < 4; ++I)
+    Out[I] = static_cast<uint32_t>(O[I]);
+}
+
+/// stmatrix.m16n8.x{Num}.trans.b8 (CUTLASS's SM100 STSM layouts): byte c of the row lane r addresses is byte
+/// (r mod 2) + 2 (c/8) of register r/8 of lane 4 (c mod 8) + (r mod 8)/2.
+static void ptxrt_stmatrix_b8(ThreadContext *C, char *Addr, uint32_t Num, const uint32_t *Regs) {
+  uint64_t In[6] = {reinterpret_cast<uint64_t>(Addr), Num, 0, 0, 0, 0};
+  for (unsigned I = 0; I < Num && I < 4; ++I)
+    In[2 + I] = Regs[I];
+  collective(C, CKStmatrix, 0xffffffffu, 0x200 | Num, In, 6, nullptr, 0, [](CollectiveSlot &S) {
+    uint32_t Num = static_cast<uint32_t>(S.In[__builtin_ctz(S.Participants)][1]);
+    for (unsigned R = 0; R < 8 * Num && R < 32; ++R) {
+      if (!(S.Participants >> R & 1))
+        continue;
+      auto *Row = reinterpret_cast<unsigned char *>(S.In[R][0]);
+      for (unsigned Col = 0; Col < 16; ++Col) {
+        unsigned Lane = 4 * (Col % 8) + (R % 8) / 2, Byte = (R % 2) + 2 * (Col / 8);
+        Row[Col] = static_cast<unsigned char>(S.In[Lane][2 + R / 8] >> (8 * Byte));
+      }
+    }
+  });
+}
+
 /// movmatrix.sync.aligned.m8n8.trans.b16: transposes the 8x8 fragment held by the warp.
 static uint32_t ptxrt_movmatrix(ThreadContext *C, uint32_t A) {
   uint64_t In[1] = {A}, Out[1];
@@ -892,7 +954,8 @@ void ptxforge::codegen::exec::registerWarpHelpers(HelperTable &T) {
   T.insert(T.end(), {PTXRT_HELPER(ptxrt_shfl), PTXRT_HELPER(ptxrt_vote), PTXRT_HELPER(ptxrt_match),
                      PTXRT_HELPER(ptxrt_redux), PTXRT_HELPER(ptxrt_activemask), PTXRT_HELPER(ptxrt_elect),
                      PTXRT_HELPER(ptxrt_warp_sync), PTXRT_HELPER(ptxrt_ldmatrix), PTXRT_HELPER(ptxrt_stmatrix),
-                     PTXRT_HELPER(ptxrt_mma), PTXRT_HELPER(ptxrt_movmatrix), PTXRT_HELPER(ptxrt_wmma_ldst)});
+                     PTXRT_HELPER(ptxrt_ldmatrix_b8), PTXRT_HELPER(ptxrt_stmatrix_b8), PTXRT_HELPER(ptxrt_mma),
+                     PTXRT_HELPER(ptxrt_movmatrix), PTXRT_HELPER(ptxrt_wmma_ldst)});
   registerRegionHelpers(T);
 }
 

@@ -19,7 +19,8 @@
 // consecutive, S-byte blocks along M/N are LBO apart and groups of 8 rows along K are SBO apart. A swizzle then
 // moves 16-byte chunks as the tensor copies do (swizzleSharedOffset).
 //
-// tcgen05 (sm_100a; no GPU here has it): alloc/dealloc/relinquish_alloc_permit, ld/st .32x32b and mma.cta_group::1
+// tcgen05 (sm_100a; no GPU here has it): alloc/dealloc/relinquish_alloc_permit, ld/st (.32x32b, .16x64b, .16x128b,
+// .16x256b, .16x32bx2; no .pack/.unpack) and mma.cta_group::1
 // with A and B behind shared-memory descriptors (kinds f16, tf32, f8f6f4 with e4m3/e5m2, i8; M = 128, f32 or s32
 // D), from the ISA's definitions, and the products by the same descriptor layouts and arithmetic as wgmma's.
 #include "MatrixCompute.h"
@@ -288,6 +289,54 @@ uint64_t hopperDescriptor(uint64_t Desc) {
   return Code == ~0ull ? 0 : (Desc & 0x00003fff3fff3fffull) | Code << 62;
 }
 
+/// Where register R of a tcgen05.ld/st of shape Shape (0 .32x32b, 1 .16x64b, 2 .16x128b, 3 .16x256b,
+/// 4 .16x32bx2) puts lane Lane's value, as lane and column offsets from the address (CUTLASS's SM100 TMEM_LOAD
+/// layouts): .32x32b lane l, column R; .16x64b lane l/4 + 8 (l mod 2), column 2R + (l/2 mod 2); .16x128b (two
+/// registers a repeat) lane l/4 + 8 (R mod 2), column 4 (R/2) + l mod 4; .16x256b (four) lane l/4 + 8 (R/2 mod 2),
+/// column 8 (R/4) + 2 (l mod 4) + R mod 2; .16x32bx2 lane l mod 16, column R + Imm for lanes 16-31.
+void tmemPosition(uint32_t Shape, uint32_t Lane, unsigned R, uint32_t Imm, uint32_t &Row, uint32_t &Col) {
+  switch (Shape) {
+  case 1:
+    Row = Lane / 4 + 8 * (Lane % 2), Col = 2 * R + (Lane / 2) % 2;
+    return;
+  case 2:
+    Row = Lane / 4 + 8 * (R % 2), Col = 4 * (R / 2) + Lane % 4;
+    return;
+  case 3:
+    Row = Lane / 4 + 8 * ((R / 2) % 2), Col = 8 * (R / 4) + 2 * (Lane % 4) + R % 2;
+    return;
+  case 4:
+    Row = Lane % 16, Col = R + (Lane >= 16 ? Imm : 0);
+    return;
+  default:
+    Row = Lane, Col = R;
+  }
+}
+
+/// One tcgen05.ld/st for every lane of the warp at once (In: the lane's address, register buffer, count, store flag,
+/// shape and immediate): the instruction is warp-synchronous, and its shapes other than .32x32b reach lanes of
+/// Tensor Memory that other threads' stores wrote, so no lane may run ahead of, or behind, the others' accesses.
+void computeTmemCopy(CollectiveSlot &S, void *Arg) {
+  auto *C = static_cast<ThreadContext *>(Arg);
+  forLanes(S.Participants, [&](uint32_t L) {
+    const uint64_t *F = S.In[L];
+    uint32_t Addr = static_cast<uint32_t>(F[0]), Count = static_cast<uint32_t>(F[2]),
+             Shape = static_cast<uint32_t>(F[4]);
+    auto *Regs = reinterpret_cast<uint32_t *>(F[1]);
+    bool Store = F[3] != 0;
+    const char *What = Store ? "tcgen05.st" : "tcgen05.ld";
+    for (unsigned R = 0; R < Count; ++R) {
+      uint32_t Row, Col;
+      tmemPosition(Shape, L, R, static_cast<uint32_t>(F[5]), Row, Col);
+      uint32_t *Cell = tmemCell(C, (Addr >> 16) + Row, (Addr & 0xffff) + Col, 1, What);
+      if (Store)
+        *Cell = Regs[R];
+      else
+        Regs[R] = *Cell;
+    }
+  });
+}
+
 } // namespace
 
 extern "C" {
@@ -301,14 +350,12 @@ static void ptxrt_tcgen05_alloc(ThreadContext *C, uint32_t Op, uint64_t Arg, uin
 
 static void ptxrt_tcgen05_relinquish(ThreadContext *C) { C->Block->TmemRelinquished = true; }
 
-/// tcgen05.ld / tcgen05.st .32x32b: the thread's lane (the address's lane plus %laneid), Count columns from the
-/// address's column, to (Store 0) or from (Store 1) Regs.
-static void ptxrt_tcgen05_ldst(ThreadContext *C, uint32_t Addr, uint32_t *Regs, uint32_t Count, uint32_t Store) {
-  uint32_t *Cell = tmemCell(C, (Addr >> 16) + C->LaneId, Addr & 0xffff, Count, Store ? "tcgen05.st" : "tcgen05.ld");
-  if (Store)
-    memcpy(Cell, Regs, 4 * Count);
-  else
-    memcpy(Regs, Cell, 4 * Count);
+/// tcgen05.ld / tcgen05.st: Count registers of the calling lane, to (Store 0) or from (Store 1) Regs, at the cells
+/// tmemPosition gives from the address's lane and column (Imm: .16x32bx2's second half's column offset).
+static void ptxrt_tcgen05_ldst(ThreadContext *C, uint32_t Addr, uint32_t *Regs, uint32_t Count, uint32_t Store,
+                               uint32_t Shape, uint32_t Imm) {
+  uint64_t In[6] = {Addr, reinterpret_cast<uint64_t>(Regs), Count, Store, Shape, Imm};
+  warpCollective(C, CKMma, 0xd1000000u | Shape << 1 | Store, In, 6, computeTmemCopy, C);
 }
 
 /// tcgen05.mma.cta_group::1 with A and B behind shared-memory descriptors and D in Tensor Memory at DAddr: D (M x

@@ -1,8 +1,11 @@
 // Warp-wide matrix instructions: ldmatrix, stmatrix, mma.sync and wmma. They are warp collectives: each lane
-// hands its row address / fragment registers to a runtime helper (exec/WarpCollectives.cpp) that gathers all
-// 32 lanes and computes every lane's result at once.
+// hands its row address / fragment registers to a runtime helper (exec/WarpCollectives.cpp; sm_120a's mma.sync
+// .kind::f8f6f4 and block-scaled kinds exec/ScaledMatrixHelpers.cpp) that gathers all 32 lanes and computes every
+// lane's result at once.
 #include "FamilyLowering.h"
 #include "ptxforge/codegen/MatrixElements.h"
+
+using namespace ptxforge::codegen;
 
 namespace {
 
@@ -16,8 +19,34 @@ ptx::StateSpace matrixSpace(const ptx::Instruction &I) {
 
 unsigned matrixCount(const ptx::Instruction &I) { return I.has(Modifier::X4) ? 4 : I.has(Modifier::X2) ? 2 : 1; }
 
+/// ldmatrix's sm_100 forms: .m16n16.trans.b8 (Form 0) and .m8n16 .b8x16.b4x16_p64 / .b6x16_p32 (Forms 1 and 2;
+/// exec/WarpCollectives.cpp ptxrt_ldmatrix_b8 places the bytes).
+bool lowerLdmatrixB8(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  unsigned Num = matrixCount(I), Form;
+  if (I.has(Modifier::M16n16) && I.has(Modifier::Trans) && I.type() == ScalarType::B8 && Num <= 2)
+    Form = 0;
+  else if (I.has(Modifier::M8n16) && I.has(Modifier::B8x16) && !I.has(Modifier::Trans) &&
+           (I.has(Modifier::B4x16P64) || I.has(Modifier::B6x16P32)))
+    Form = I.has(Modifier::B4x16P64) ? 1 : 2;
+  else
+    return L.unsupported(I, "ldmatrix shape or types");
+  unsigned Regs = Form == 0 ? 2 * Num : Num;
+  auto Dst = operandElements(I.Operands[0]);
+  if (I.Operands.size() != 2 || Dst.size() != Regs)
+    return L.unsupported(I, "ldmatrix operands");
+  llvm::Value *Addr = L.address(I.Operands[1], matrixSpace(I));
+  llvm::Value *Out = scratchBuffer(L, B.getInt32Ty(), 4);
+  L.callHelper("ptxrt_ldmatrix_b8", B.getVoidTy(), {L.threadCtx(), Addr, B.getInt32(Form), B.getInt32(Num), Out});
+  for (unsigned K = 0; K < Regs; ++K)
+    L.write(*Dst[K], ScalarType::B32, B.CreateLoad(B.getInt32Ty(), B.CreateConstGEP1_32(B.getInt32Ty(), Out, K)));
+  return true;
+}
+
 bool lowerLdmatrix(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
+  if (I.has(Modifier::M16n16) || I.has(Modifier::M8n16))
+    return lowerLdmatrixB8(L, I);
   if (!I.has(Modifier::M8n8) || I.type() != ScalarType::B16 || I.Operands.size() != 2)
     return L.unsupported(I, "only m8n8 .b16 shapes");
   unsigned Num = matrixCount(I);
@@ -31,18 +60,25 @@ bool lowerLdmatrix(FunctionLowering &L, const ptx::Instruction &I) {
   return true;
 }
 
+/// stmatrix: .m8n8 .b16 and sm_100's .m16n8.trans.b8 (exec/WarpCollectives.cpp ptxrt_stmatrix_b8).
 bool lowerStmatrix(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
-  if (!I.has(Modifier::M8n8) || I.type() != ScalarType::B16 || I.Operands.size() != 2)
-    return L.unsupported(I, "only m8n8 .b16 shapes");
+  bool B8 = I.has(Modifier::M16n8) && I.has(Modifier::Trans) && I.type() == ScalarType::B8;
+  if ((!B8 && (!I.has(Modifier::M8n8) || I.type() != ScalarType::B16)) || I.Operands.size() != 2)
+    return L.unsupported(I, "stmatrix shape, type or operands");
   unsigned Num = matrixCount(I);
   auto Src = operandElements(I.Operands[1]);
+  if (Src.size() != Num)
+    return L.unsupported(I, "stmatrix operands");
   llvm::Value *Addr = L.address(I.Operands[0], matrixSpace(I));
   llvm::Value *In = scratchBuffer(L, B.getInt32Ty(), 4);
-  for (unsigned K = 0; K < Num && K < Src.size(); ++K)
+  for (unsigned K = 0; K < Num; ++K)
     B.CreateStore(L.read(*Src[K], ScalarType::B32), B.CreateConstGEP1_32(B.getInt32Ty(), In, K));
-  L.callHelper("ptxrt_stmatrix", B.getVoidTy(),
-               {L.threadCtx(), Addr, B.getInt32(Num), B.getInt32(I.has(Modifier::Trans)), In});
+  if (B8)
+    L.callHelper("ptxrt_stmatrix_b8", B.getVoidTy(), {L.threadCtx(), Addr, B.getInt32(Num), In});
+  else
+    L.callHelper("ptxrt_stmatrix", B.getVoidTy(),
+                 {L.threadCtx(), Addr, B.getInt32(Num), B.getInt32(I.has(Modifier::Trans)), In});
   return true;
 }
 
@@ -102,6 +138,109 @@ bool lowerMma(FunctionLowering &L, const ptx::Instruction &I) {
   uint32_t Code = Shape | matrixElementCode(TA) << 4 | matrixElementCode(TB) << 8 | matrixElementCode(TC) << 12 |
                   matrixElementCode(TD) << 16 | (I.has(Modifier::Satfinite) ? 1u << 20 : 0);
   emitMma(L, Code, I.Operands[0], I.Operands[1], I.Operands[2], I.Operands[3], TD, TA, TB, TC);
+  return true;
+}
+
+/// The helper's code of an A or B element type (MatrixElements.h ScaledElement); -1 for others.
+int scaledElement(ScalarType T) {
+  switch (T) {
+  case ScalarType::E4M3:
+    return SEE4M3;
+  case ScalarType::E5M2:
+    return SEE5M2;
+  case ScalarType::E3M2:
+    return SEE3M2;
+  case ScalarType::E2M3:
+    return SEE2M3;
+  case ScalarType::E2M1:
+    return SEE2M1;
+  default:
+    return -1;
+  }
+}
+
+/// The scale vector's length the instruction names or defaults to (mxf8f6f4 1X, mxf4 2X); 0 where the kind and
+/// length do not go together.
+unsigned scaleVector(const ptx::Instruction &I, bool Packed) {
+  unsigned Named = I.has(Modifier::ScaleVec_1X)   ? 1
+                   : I.has(Modifier::ScaleVec_2X) ? 2
+                   : I.has(Modifier::ScaleVec_4X) ? 4
+                                                  : 0;
+  if (I.has(Modifier::Kind_Mxf8f6f4))
+    return Named <= 1 && !Packed ? 1 : 0;
+  if (I.has(Modifier::Kind_Mxf4))
+    return (Named == 0 || Named == 2) && Packed ? 2 : 0;
+  return Packed && (Named == 2 || Named == 4) ? Named : 0; // mxf4nvf4 names its length
+}
+
+/// Whether Op is a {byte-id, thread-id} pair whose constants are ones ptxas takes: byte-id 0-3 with scale_vec::1X,
+/// 0 or 2 with 2X, 0 with 4X; thread-id up to MaxThread (A 1, B 3).
+bool selectorsInRange(const ptx::Instruction &I, const ptx::Operand &Op, uint64_t MaxThread) {
+  auto Es = operandElements(Op);
+  if (Es.size() != 2)
+    return false;
+  unsigned Vec = scaleVector(I, I.has(Modifier::Kind_Mxf4) || I.has(Modifier::Kind_Mxf4nvf4));
+  auto constant = [](const ptx::Operand *E) { return E->Kind == ptx::OperandKind::Immediate; };
+  if (constant(Es[0]) && (!Vec || Es[0]->Bits > 3 || Es[0]->Bits % Vec))
+    return false;
+  return !constant(Es[1]) || Es[1]->Bits <= MaxThread;
+}
+
+/// The selectors {byte-id, thread-id} of operand Op as bits 0-7 and 8-15.
+llvm::Value *selectors(FunctionLowering &L, const ptx::Operand &Op) {
+  auto &B = L.b();
+  auto Es = operandElements(Op);
+  llvm::Value *Byte = B.CreateZExt(L.read(*Es[0], ScalarType::U16), B.getInt32Ty());
+  llvm::Value *Tid = B.CreateZExt(L.read(*Es[1], ScalarType::U16), B.getInt32Ty());
+  return B.CreateOr(B.CreateAnd(Byte, 0xff), B.CreateShl(B.CreateAnd(Tid, 0xff), 8));
+}
+
+/// mma.sync .kind::f8f6f4 and the block-scaled kinds (sm_120a): see exec/ScaledMatrixHelpers.cpp. In: A's 4, B's 2
+/// and C's 4 (f16: 2) registers; Out: D's.
+bool lowerScaledMma(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  bool Scaled = I.has(Modifier::BlockScale);
+  if (Ops.size() != (Scaled ? 8u : 4u) || I.typeCount() != (Scaled ? 5u : 4u) || !I.has(Modifier::Row) ||
+      !I.has(Modifier::Col))
+    return L.unsupported(I, "mma kind operands");
+  ScalarType TD = I.type(0), TA = I.type(1), TB = I.type(2), TC = I.type(3);
+  int EA = scaledElement(TA), EB = scaledElement(TB);
+  bool Packed = I.has(Modifier::Kind_Mxf4) || I.has(Modifier::Kind_Mxf4nvf4);
+  // f16 C and D only without scales (ptxas refuses them with block_scale).
+  bool F16 = TD == ScalarType::F16 && TC == ScalarType::F16 && !Scaled;
+  if (((TD != ScalarType::F32 || TC != ScalarType::F32) && !F16) || EA < 0 || EB < 0 ||
+      (Packed && (EA != SEE2M1 || EB != SEE2M1)) || !I.has(Packed ? Modifier::M16n8k64 : Modifier::M16n8k32))
+    return L.unsupported(I, "mma kind shape or types");
+  uint32_t Code = uint32_t(EA) | uint32_t(EB) << 4 | (Packed ? SmPackedFp4 : 0) | (F16 ? SmF16 : 0);
+  unsigned NCD = F16 ? 2 : 4;
+  if (Scaled) {
+    unsigned Vec = scaleVector(I, Packed);
+    // ue8m0 scales (the ue4m3 of mxf4nvf4's 4X is not a type the parser knows yet).
+    if (!Vec || I.type(4) != ScalarType::UE8M0)
+      return L.unsupported(I, "mma block_scale kind, scale_vec or scale type");
+    Code |= Vec << SmScaleVecShift;
+  } else if (!I.has(Modifier::Kind_F8f6f4) || Packed) {
+    return L.unsupported(I, "mma kind without block_scale");
+  }
+  auto DE = operandElements(Ops[0]), AE = operandElements(Ops[1]), BE = operandElements(Ops[2]),
+       CE = operandElements(Ops[3]);
+  if (AE.size() != 4 || BE.size() != 2 || CE.size() != NCD || DE.size() != NCD ||
+      (Scaled && (!selectorsInRange(I, Ops[5], 1) || !selectorsInRange(I, Ops[7], 3))))
+    return L.unsupported(I, "mma kind fragments or selectors");
+  llvm::Value *In = scratchBuffer(L, B.getInt32Ty(), 10);
+  llvm::Value *Out = scratchBuffer(L, B.getInt32Ty(), 4, /*Slot=*/1);
+  unsigned K = 0;
+  for (const auto *Es : {&AE, &BE, &CE})
+    for (const ptx::Operand *E : *Es)
+      B.CreateStore(L.read(*E, ScalarType::B32), B.CreateConstGEP1_32(B.getInt32Ty(), In, K++));
+  llvm::Value *Zero = B.getInt32(0);
+  llvm::Value *Sel = Scaled ? B.CreateOr(selectors(L, Ops[5]), B.CreateShl(selectors(L, Ops[7]), 16)) : Zero;
+  llvm::Value *ScaleA = Scaled ? L.read(Ops[4], ScalarType::B32) : Zero;
+  llvm::Value *ScaleB = Scaled ? L.read(Ops[6], ScalarType::B32) : Zero;
+  L.callHelper("ptxrt_mma_scaled", B.getVoidTy(), {L.threadCtx(), B.getInt32(Code), Sel, In, ScaleA, ScaleB, Out});
+  for (unsigned J = 0; J < NCD; ++J)
+    L.write(*DE[J], ScalarType::B32, B.CreateLoad(B.getInt32Ty(), B.CreateConstGEP1_32(B.getInt32Ty(), Out, J)));
   return true;
 }
 
@@ -200,7 +339,12 @@ bool ptxforge::codegen::detail::lowerMatrix(FunctionLowering &L, const ptx::Inst
     return true;
   }
   case Opcode::Mma:
-    return I.has(Modifier::Sp) || I.has(Modifier::Sp_OrderedMetadata) ? lowerSparseMma(L, I) : lowerMma(L, I);
+    if (I.has(Modifier::Sp) || I.has(Modifier::Sp_OrderedMetadata))
+      return lowerSparseMma(L, I);
+    if (I.has(Modifier::Kind_F8f6f4) || I.has(Modifier::Kind_Mxf8f6f4) || I.has(Modifier::Kind_Mxf4) ||
+        I.has(Modifier::Kind_Mxf4nvf4) || I.has(Modifier::BlockScale))
+      return lowerScaledMma(L, I);
+    return lowerMma(L, I);
   case Opcode::Wmma:
     return lowerWmma(L, I);
   default:

@@ -119,21 +119,32 @@ llvm::Value *tmemAddress(FunctionLowering &L, const ptx::Operand &Op) {
   return B.CreateAdd(Base, B.getInt32(static_cast<uint32_t>(Op.offset())));
 }
 
-/// tcgen05.ld/st .32x32b: the registers through a scratch buffer (exec/WarpgroupHelpers.cpp ptxrt_tcgen05_ldst).
+/// tcgen05.ld/st: the registers through a scratch buffer (exec/WarpgroupHelpers.cpp ptxrt_tcgen05_ldst, which
+/// numbers the shapes). .16x32bx2 takes its second half's column offset as an immediate after the address.
 bool lowerTmemCopy(FunctionLowering &L, const ptx::Instruction &I, bool Store) {
   auto &B = L.b();
   auto &Ops = I.Operands;
-  if (Ops.size() != 2 || !I.has(Modifier::G32x32b) || I.has(Modifier::Pack_16b) || I.has(Modifier::Unpack_16b))
-    return L.unsupported(I, "tcgen05.ld/st shape or packing");
+  unsigned Shape = I.has(Modifier::G32x32b)     ? 0
+                   : I.has(Modifier::G16x64b)   ? 1
+                   : I.has(Modifier::G16x128b)  ? 2
+                   : I.has(Modifier::G16x256b)  ? 3
+                   : I.has(Modifier::G16x32bx2) ? 4
+                                                : 5;
+  unsigned NOps = Shape == 4 ? 3 : 2;
+  if (Shape == 5 || Ops.size() != NOps || I.has(Modifier::Pack_16b) || I.has(Modifier::Unpack_16b) ||
+      (Shape == 4 && Ops[Store ? 1 : 2].Kind != ptx::OperandKind::Immediate))
+    return L.unsupported(I, "tcgen05.ld/st shape, operands or packing");
   const ptx::Operand &Addr = Store ? Ops[0] : Ops[1];
-  auto Regs = operandElements(Store ? Ops[1] : Ops[0]);
+  auto Regs = operandElements(Store ? Ops[NOps - 1] : Ops[0]);
+  uint32_t Imm = Shape == 4 ? static_cast<uint32_t>(Ops[Store ? 1 : 2].Bits) : 0;
   unsigned N = static_cast<unsigned>(Regs.size());
   llvm::Value *Buf = scratchBuffer(L, B.getInt32Ty(), N, 2);
   if (Store)
     for (unsigned J = 0; J < N; ++J)
       B.CreateStore(L.read(*Regs[J], ScalarType::B32), B.CreateConstGEP1_32(B.getInt32Ty(), Buf, J));
-  L.callHelper("ptxrt_tcgen05_ldst", B.getVoidTy(),
-               {L.threadCtx(), tmemAddress(L, Addr), Buf, B.getInt32(N), B.getInt32(Store)});
+  L.callHelper(
+      "ptxrt_tcgen05_ldst", B.getVoidTy(),
+      {L.threadCtx(), tmemAddress(L, Addr), Buf, B.getInt32(N), B.getInt32(Store), B.getInt32(Shape), B.getInt32(Imm)});
   if (!Store)
     for (unsigned J = 0; J < N; ++J)
       L.write(*Regs[J], ScalarType::B32, B.CreateLoad(B.getInt32Ty(), B.CreateConstGEP1_32(B.getInt32Ty(), Buf, J)));

@@ -1,0 +1,133 @@
+"""Writes a conformance-format case (../shared/conformance/FORMAT.md) of tcgen05.ld/st's shapes into the directory
+argv[1]. One warp allocates 64 columns of Tensor Memory and fills its 32 lanes with tcgen05.st.32x32b (lane l,
+column c holds l << 16 | c); then it loads with .16x64b.x4, .16x128b.x2, .16x256b.x2 and .16x32bx2.x2 (second half
+16 columns on) from other lanes and columns, stores .16x256b.x1 and .16x64b.x2 from registers holding
+0x8000 | lane << 8 | register and reads those columns back with .32x32b; every lane writes what it loaded to out.
+The expected words come from CUTLASS's SM100 TMEM_LOAD layouts (thread and value to a bit of the 16 data-path
+lanes' rows, ValID: bit b of lane d is b + bits-per-lane * d), evaluated here as CuTe layouts."""
+import json
+import os
+import struct
+import sys
+
+
+def layout(shape, stride, coord):
+    if isinstance(shape, int):
+        return coord * stride
+    idx = 0
+    for s, d in zip(shape, stride):
+        size = 1
+        for x in (s if isinstance(s, tuple) else (s,)):
+            size *= x
+        idx += layout(s, d, coord % size)
+        coord //= size
+    return idx
+
+
+# (bits per data-path lane, thread shape/stride, value shape/stride) of the .x1/.x2 forms used here
+SHAPES = {
+    ("16x64b", 4): (256, ((2, 2, 8), (1024 * 2, 32, 256)), ((32, 4), (1, 64))),
+    ("16x64b", 2): (128, ((2, 2, 8), (1024, 32, 128)), ((32, 2), (1, 64))),
+    ("16x128b", 2): (256, ((4, 8), (32, 256)), ((32, 2, 2), (1, 2048, 128))),
+    ("16x256b", 2): (512, ((4, 8), (64, 512)), ((64, 2, 2), (1, 4096, 256))),
+    ("16x256b", 1): (256, ((4, 8), (64, 256)), ((64, 2), (1, 2048))),
+    ("16x32bx2", 2): (128, ((16, 2), (128, 64)), (64, 1)),
+}
+
+
+def cells(shape, num, lane0, col0, imm):
+    """(lane, column) of register r of thread t: bit = DstLayout(t, 32 r), lane = bit // bits, column the bit's
+    32-bit word; .16x32bx2's second half (bit 64 * num on) lies imm columns on instead of num."""
+    bits, (ts, td), (vs, vd) = SHAPES[(shape, num)]
+    nregs = bits * 16 // 32 // 32
+    out = {}
+    for t in range(32):
+        for r in range(nregs):
+            b = layout(ts, td, t) + layout(vs, vd, 32 * r)
+            lane, word = b // bits, (b % bits) // 32
+            if shape == "16x32bx2" and word >= num:
+                word += imm - num
+            out[t, r] = (lane0 + lane, col0 + word)
+    return nregs, out
+
+
+def kernel(steps):
+    L = [".version 8.7", ".target sm_100a", ".address_size 64", "",
+         ".visible .entry k_ldst(.param .u64 p_out)", "{", "\t.reg .pred %p<2>;", "\t.reg .b32 %r<16>, %v<8>;",
+         "\t.reg .b64 %rd<4>;", "\t.shared .align 4 .b32 s_taddr;", "\tmov.u32 %r1, %tid.x;",
+         "\tmov.u32 %r2, s_taddr;", "\ttcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r2], 64;",
+         "\ttcgen05.fence::before_thread_sync;", "\tbar.sync 0;", "\ttcgen05.fence::after_thread_sync;",
+         "\tld.shared.b32 %r3, [%r2];", "\tshl.b32 %r4, %r1, 16;", "\tld.param.u64 %rd1, [p_out];",
+         "\tcvta.to.global.u64 %rd1, %rd1;", f"\tmul.wide.u32 %rd2, %r1, {4 * sum(s[1] for s in steps)};",
+         "\tadd.u64 %rd1, %rd1, %rd2;"]
+    for c0 in range(0, 64, 8):  # lane l, column c: l << 16 | c
+        L += [f"\tor.b32 %v{i}, %r4, {c0 + i};" for i in range(8)]
+        L += [f"\tadd.u32 %r5, %r3, {c0};",
+              "\ttcgen05.st.sync.aligned.32x32b.x8.b32 [%r5], {%v0, %v1, %v2, %v3, %v4, %v5, %v6, %v7};"]
+    L += ["\ttcgen05.wait::st.sync.aligned;"]
+    off = 0
+    for text, n in steps:
+        L += ["\t" + line for line in text]
+        for r in range(n):
+            L += [f"\tst.global.b32 [%rd1+{4 * (off + r)}], %v{r};"]
+        off += n
+    L += ["\ttcgen05.fence::before_thread_sync;", "\tbar.sync 0;",
+          "\ttcgen05.dealloc.cta_group::1.sync.aligned.b32 %r3, 64;",
+          "\ttcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;", "\tret;", "}", ""]
+    return "\n".join(L)
+
+
+def regs(n):
+    return "{" + ", ".join(f"%v{i}" for i in range(n)) + "}"
+
+
+def addr(lane, col):
+    return [f"\tadd.u32 %r5, %r3, {lane << 16 | col};"]
+
+
+root = sys.argv[1]
+mem = {(l, c): l << 16 | c for l in range(32) for c in range(64)}
+steps, expect = [], []
+for shape, num, lane0, col0, imm in [("16x64b", 4, 0, 4, 0), ("16x128b", 2, 16, 8, 0), ("16x256b", 2, 0, 16, 0),
+                                     ("16x32bx2", 2, 16, 40, 16)]:
+    n, where = cells(shape, num, lane0, col0, imm)
+    extra = f", {imm}" if shape == "16x32bx2" else ""
+    steps.append((addr(lane0, col0)[0:1] + [f"tcgen05.ld.sync.aligned.{shape}.x{num}.b32 {regs(n)}, [%r5]{extra};",
+                                            "tcgen05.wait::ld.sync.aligned;"], n))
+    expect.append([[mem[where[t, r]] for r in range(n)] for t in range(32)])
+for shape, num, lane0, col0 in [("16x256b", 1, 16, 48), ("16x64b", 2, 0, 60)]:
+    n, where = cells(shape, num, lane0, col0, 0)
+    for t in range(32):
+        for r in range(n):
+            mem[where[t, r]] = 0x8000 | t << 8 | r
+    text = ["shl.b32 %r6, %r1, 8;"] + [f"or.b32 %v{r}, %r6, {0x8000 | r};" for r in range(n)]
+    text += addr(lane0, col0)[0:1] + [f"tcgen05.st.sync.aligned.{shape}.x{num}.b32 [%r5], {regs(n)};",
+                                      "tcgen05.wait::st.sync.aligned;"]
+    steps.append((text, 0))
+# every lane reads back columns 48..63 of its own lane
+steps.append((addr(0, 48)[0:1] + ["tcgen05.ld.sync.aligned.32x32b.x8.b32 " + regs(8) + ", [%r5];",
+                                  "tcgen05.wait::ld.sync.aligned;"], 8))
+expect.append([[mem[t, 48 + c] for c in range(8)] for t in range(32)])
+steps.append((addr(0, 56)[0:1] + ["tcgen05.ld.sync.aligned.32x32b.x8.b32 " + regs(8) + ", [%r5];",
+                                  "tcgen05.wait::ld.sync.aligned;"], 8))
+expect.append([[mem[t, 56 + c] for c in range(8)] for t in range(32)])
+words = sum(s[1] for s in steps)
+out = b"".join(struct.pack(f"<{len(row)}I", *row) for t in range(32) for row in (sum((e[t] for e in expect), []),))
+assert len(out) == 4 * 32 * words
+name = "tcgen05_ldst_shapes"
+d = os.path.join(root, name)
+os.makedirs(d, exist_ok=True)
+with open(os.path.join(d, "out.expect.bin"), "wb") as f:
+    f.write(out)
+with open(os.path.join(d, "kernel.ptx"), "w") as f:
+    f.write(kernel(steps))
+c = {"name": f"tcgen05/{name}", "description": "tcgen05.ld/st shapes against CUTLASS's TMEM layouts",
+     "ptx": "kernel.ptx", "entry": "k_ldst", "min_sm": 100, "grid": [1, 1, 1], "block": [32, 1, 1],
+     "dynamic_shared_bytes": 0, "params": [{"type": "u64", "buffer": "out"}],
+     "buffers": {"out": {"bytes": len(out), "init": {"fill_byte": 205}, "expect": "out.expect.bin",
+                         "compare": {"as": "u32"}}}}
+with open(os.path.join(d, "case.json"), "w") as f:
+    json.dump(c, f, indent=1)
+with open(os.path.join(root, "index.json"), "w") as f:
+    json.dump({"format": "ptx-conformance-1", "cases": [{"name": c["name"], "dir": name, "min_sm": 100,
+               "ptx_version": "8.7", "target": "sm_100a", "description": c["description"]}]}, f, indent=1)
