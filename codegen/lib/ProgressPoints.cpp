@@ -225,6 +225,49 @@ std::optional<size_t> casRetryLoop(const ptx::Function &F, const Flow &W, size_t
   return Copied ? std::optional<size_t>(Cas) : std::nullopt;
 }
 
+/// A whole-block barrier (`bar.sync`/`barrier.sync` without a thread count), which every thread of the block reaches
+/// before any goes on.
+bool blockBarrier(const ptx::Instruction &I) {
+  return (I.Op == Opcode::Bar || I.Op == Opcode::Barrier) && I.Guard == ptx::NoReg && I.Operands.size() <= 1 &&
+         !I.has(Modifier::Arrive) && !I.has(Modifier::Red) && !I.has(Modifier::Warp) && !I.has(Modifier::Cluster);
+}
+
+/// Whether a loop (positions Head .. Pos, Pos its back edge) that may wait only for threads of its own block
+/// lets them all run in every pass: its ordered accesses are loads and atomics of the block's own shared
+/// memory (F neither calls nor addresses another block's shared memory), with no fence or nanosleep, and every
+/// path from its head to its back edge passes a block barrier, where the other threads run up to the barrier
+/// themselves. Such a loop (cuda-samples' scan steps through a `volatile` shared buffer between barriers) is
+/// no spin loop: region loops keep its guarantee, and its kernel keeps them.
+bool yieldsAtBarriers(const ptx::Function &F, const Flow &W, size_t Head, size_t Pos) {
+  for (const ptx::Instruction &I : F.Instructions)
+    if (I.Op == Opcode::Call || I.Op == Opcode::Mapa || I.has(Modifier::Shared_Cluster))
+      return false;
+  for (size_t P = Head; P <= Pos; ++P) {
+    const ptx::Instruction &I = F.Instructions[W.Order[P]];
+    bool Shared = I.has(Modifier::Shared) || I.has(Modifier::Shared_Cta);
+    if (I.Op == Opcode::Fence || I.Op == Opcode::Membar || I.Op == Opcode::Nanosleep ||
+        ((orderedLoad(I) || I.Op == Opcode::Atom) && !Shared))
+      return false;
+  }
+  // The back edge must not be reachable from the head without a barrier.
+  std::vector<bool> Seen(Pos - Head + 1, false);
+  std::vector<size_t> Work{Head};
+  while (!Work.empty()) {
+    size_t P = Work.back();
+    Work.pop_back();
+    if (P < Head || P > Pos || Seen[P - Head])
+      continue;
+    Seen[P - Head] = true;
+    if (blockBarrier(F.Instructions[W.Order[P]]))
+      continue;
+    if (P == Pos)
+      return false;
+    for (uint32_t S : W.Successors[P])
+      Work.push_back(S);
+  }
+  return true;
+}
+
 /// Marks the backward branches of loops that may spin. Loops are read off the statement order: a branch to a
 /// label at or before it closes a loop over the instructions between. A loop with a lockstep point needs no
 /// spin point: every pass through it lets the other threads run, and a spin point's yield now and then would
@@ -247,7 +290,7 @@ void findSpinLoops(const ptx::Function &F, const Flow &W, ProgressPoints &P) {
       return Index == W.Order[*Cas] || ((I.Op == Opcode::Ld || I.Op == Opcode::Ldu) && I.Operands.size() == 2 &&
                                         sameAddress(I.Operands[1], CasI.Operands[1]));
     };
-    if (!maySpin(F, Body, retryAccess))
+    if (!maySpin(F, Body, retryAccess) || yieldsAtBarriers(F, W, *Head, Pos))
       continue;
     P.MaySpin = true;
     P.SpinBackEdge[W.Order[Pos]] = llvm::none_of(Body, [&](uint32_t Index) { return P.LockstepBefore[Index]; });
