@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
 
 using namespace ptxforge;
@@ -297,19 +298,122 @@ void findSpinLoops(const ptx::Function &F, const Flow &W, ProgressPoints &P) {
   }
 }
 
-/// Lockstep points: before a warp-visible load that a warp-visible store may precede on some path with no
-/// barrier, collective or lockstep point between; after a point (until a barrier), also before a store that a
-/// load may precede. A forward data-flow over the body's control flow (a store at a loop's end reaches the
-/// load at its head), to a fixed point: points are only ever added, and with them fixed the transfer is
-/// monotone.
+/// Which variables an address may point into, read off the registers' definitions: bit K for the K-th variable
+/// the function names (up to 63), AnyVariable for an address of unknown origin (a pointer loaded from memory or a
+/// parameter, an absolute address, the 64th variable on). Integer arithmetic on a variable's address stays in
+/// that variable (an index added to it, however computed, stays in bounds: elsewhere the program is undefined).
+class AddressOrigins {
+public:
+  using Set = uint64_t;
+  static constexpr Set AnyVariable = 1ull << 63;
+
+  explicit AddressOrigins(const ptx::Function &F) : Reg(F.Registers.size(), 0) {
+    // Each definition's origins, joined over a register's definitions, to a fixed point (bounded: the sets only
+    // grow in practice; a function that does not settle gets no refinement).
+    for (unsigned Round = 0; Round < 16; ++Round) {
+      std::vector<Set> Next(Reg.size(), 0);
+      for (const ptx::Instruction &I : F.Instructions)
+        if (!I.Operands.empty() && I.Operands[0].isRegister() && I.Operands[0].Reg < Next.size())
+          Next[I.Operands[0].Reg] |= definition(I);
+      if (Next == Reg) {
+        Settled = true;
+        return;
+      }
+      Reg = std::move(Next);
+    }
+  }
+
+  /// The variables a load or store's address may point into.
+  Set ofAccess(const ptx::Instruction &I) const {
+    if (!Settled)
+      return AnyVariable;
+    for (const ptx::Operand &Op : I.Operands)
+      if (Op.Kind == ptx::OperandKind::Address) {
+        Set S = Op.Reg != ptx::NoReg ? registerSet(Op.Reg) : symbol(Op.Target);
+        return S ? S : AnyVariable; // a register of no variable's address holds an absolute one
+      }
+    return AnyVariable;
+  }
+
+  /// Whether an access into A may touch memory an access into B touched.
+  static bool overlap(Set A, Set B) { return A && B && ((A | B) & AnyVariable || (A & B)); }
+
+private:
+  Set registerSet(ptx::RegId R) const { return R < Reg.size() ? Reg[R] : AnyVariable; }
+
+  Set symbol(const ptx::SymbolRef &T) {
+    if (T.Kind != ptx::SymbolKind::Variable && T.Kind != ptx::SymbolKind::LocalVariable)
+      return AnyVariable;
+    auto [It, New] = Bits.try_emplace({static_cast<int>(T.Kind), T.Index}, static_cast<unsigned>(Bits.size()));
+    return It->second < 63 ? 1ull << It->second : AnyVariable;
+  }
+  Set symbol(const ptx::SymbolRef &T) const { return const_cast<AddressOrigins *>(this)->symbol(T); }
+
+  /// The origins of what I writes to its first operand: the variables its sources point into for arithmetic
+  /// (AnyVariable dropped when one of them is a variable's address), AnyVariable for a value from elsewhere.
+  Set definition(const ptx::Instruction &I) {
+    switch (I.Op) {
+    case Opcode::Mov:
+    case Opcode::Add:
+    case Opcode::Sub:
+    case Opcode::Mad:
+    case Opcode::Mul:
+    case Opcode::Shl:
+    case Opcode::And:
+    case Opcode::Or:
+    case Opcode::Cvt:
+    case Opcode::Cvta:
+    case Opcode::Selp:
+      break;
+    default:
+      return AnyVariable;
+    }
+    Set All = 0;
+    for (size_t K = 1; K < I.Operands.size(); ++K) {
+      const ptx::Operand &Op = I.Operands[K];
+      switch (Op.Kind) {
+      case ptx::OperandKind::Register:
+        All |= registerSet(Op.Reg);
+        break;
+      case ptx::OperandKind::Symbol:
+        All |= symbol(Op.Target);
+        break;
+      case ptx::OperandKind::Immediate:
+      case ptx::OperandKind::Special:
+        break;
+      default:
+        return AnyVariable;
+      }
+    }
+    return All & ~AnyVariable ? All & ~AnyVariable : All;
+  }
+
+  std::vector<Set> Reg; ///< per register: the join of its definitions' origins
+  std::map<std::pair<int, uint32_t>, unsigned> Bits;
+  bool Settled = false;
+};
+
+/// Lockstep points: before a warp-visible load that a warp-visible store into the same variable (or memory of
+/// unknown origin: AddressOrigins) may precede on some path with no barrier, collective or lockstep point
+/// between; after a point (until a barrier), also before a store that a load may precede. A forward data-flow
+/// over the body's control flow (a store at a loop's end reaches the load at its head), to a fixed point:
+/// points are only ever added, and with them fixed the transfer is monotone. The variables matter: a bitonic
+/// step compares and swaps keys and then values in two shared arrays (cuda-samples' sortingNetworks), and a
+/// point before every value load cut its unrolled sort past the region budget, onto fibers.
 void findLockstepPoints(const ptx::Function &F, const Flow &W, ProgressPoints &P) {
-  enum : uint8_t { Stored = 1, Loaded = 2, InRun = 4 };
+  enum : uint8_t { Loaded = 1, InRun = 2 };
+  struct State {
+    AddressOrigins::Set Stored = 0; ///< where the stores since the last cut may have written
+    uint8_t Flags = 0;
+    bool operator==(const State &O) const { return Stored == O.Stored && Flags == O.Flags; }
+  };
+  AddressOrigins Origins(F);
   size_t N = W.Order.size();
   std::vector<llvm::SmallVector<uint32_t, 2>> Predecessors(N);
   for (uint32_t Pos = 0; Pos < N; ++Pos)
     for (uint32_t S : W.Successors[Pos])
       Predecessors[S].push_back(Pos);
-  std::vector<uint8_t> Out(N, 0);
+  std::vector<State> Out(N);
   std::vector<bool> Point(N, false), Queued(N, true);
   std::deque<uint32_t> Work;
   for (uint32_t Pos = 0; Pos < N; ++Pos)
@@ -319,25 +423,27 @@ void findLockstepPoints(const ptx::Function &F, const Flow &W, ProgressPoints &P
     Work.pop_front();
     Queued[Pos] = false;
     const ptx::Instruction &I = F.Instructions[W.Order[Pos]];
-    uint8_t State = 0;
+    State S;
     if (!synchronizesThreads(I)) {
       for (uint32_t Pred : Predecessors[Pos])
-        State |= Out[Pred];
+        S.Stored |= Out[Pred].Stored, S.Flags |= Out[Pred].Flags;
       bool Load = (I.Op == Opcode::Ld || I.Op == Opcode::Ldu) && warpVisible(I);
       bool Store = I.Op == Opcode::St && warpVisible(I);
-      if ((Load && (State & Stored)) || (Store && (State & InRun) && (State & Loaded)))
+      AddressOrigins::Set Where = Load || Store ? Origins.ofAccess(I) : 0;
+      if ((Load && AddressOrigins::overlap(S.Stored, Where)) || (Store && (S.Flags & InRun) && (S.Flags & Loaded)))
         Point[Pos] = true;
       if (Point[Pos])
-        State = InRun;
-      State |= (Store ? Stored : 0) | (Load ? Loaded : 0);
+        S = State{0, InRun};
+      S.Stored |= Store ? Where : 0;
+      S.Flags |= Load ? Loaded : 0;
     }
-    if (State == Out[Pos])
+    if (S == Out[Pos])
       continue;
-    Out[Pos] = State;
-    for (uint32_t S : W.Successors[Pos])
-      if (!Queued[S]) {
-        Queued[S] = true;
-        Work.push_back(S);
+    Out[Pos] = S;
+    for (uint32_t Succ : W.Successors[Pos])
+      if (!Queued[Succ]) {
+        Queued[Succ] = true;
+        Work.push_back(Succ);
       }
   }
   for (uint32_t Pos = 0; Pos < N; ++Pos)
