@@ -298,16 +298,17 @@ void findSpinLoops(const ptx::Function &F, const Flow &W, ProgressPoints &P) {
   }
 }
 
-/// Which variables an address may point into, read off the registers' definitions: bit K for the K-th variable
-/// the function names (up to 63), AnyVariable for an address of unknown origin (a pointer loaded from memory or a
-/// parameter, an absolute address, the 64th variable on). Integer arithmetic on a variable's address stays in
-/// that variable (an index added to it, however computed, stays in bounds: elsewhere the program is undefined).
+/// Which variables an address may point into, read off the registers' definitions: a bit for each of the
+/// function's own variables it names (up to 62) and one for all of the module's, AnyVariable for an address of
+/// unknown origin (a pointer loaded from memory or a parameter, an absolute address, the 64th variable on). Integer
+/// arithmetic on a variable's address stays in that variable (an index added to it, however computed, stays in bounds:
+/// elsewhere the program is undefined).
 class AddressOrigins {
 public:
   using Set = uint64_t;
   static constexpr Set AnyVariable = 1ull << 63;
 
-  explicit AddressOrigins(const ptx::Function &F) : Reg(F.Registers.size(), 0) {
+  explicit AddressOrigins(const ptx::Function &F) : Fn(F), Reg(F.Registers.size(), 0) {
     // Each definition's origins, joined over a register's definitions, to a fixed point (bounded: the sets only
     // grow in practice; a function that does not settle gets no refinement).
     for (unsigned Round = 0; Round < 16; ++Round) {
@@ -341,10 +342,15 @@ public:
 private:
   Set registerSet(ptx::RegId R) const { return R < Reg.size() ? Reg[R] : AnyVariable; }
 
+  /// A variable's bit. The module's variables share one: the function cannot tell their declarations apart, and
+  /// every `.extern .shared` array names the same dynamic shared memory; so do the function's own extern or
+  /// unsized ones.
   Set symbol(const ptx::SymbolRef &T) {
     if (T.Kind != ptx::SymbolKind::Variable && T.Kind != ptx::SymbolKind::LocalVariable)
       return AnyVariable;
-    auto [It, New] = Bits.try_emplace({static_cast<int>(T.Kind), T.Index}, static_cast<unsigned>(Bits.size()));
+    bool Own = T.Kind == ptx::SymbolKind::LocalVariable && T.Index < Fn.Locals.size() &&
+               Fn.Locals[T.Index].Link != ptx::Linkage::Extern && !llvm::is_contained(Fn.Locals[T.Index].Dims, 0u);
+    auto [It, New] = Bits.try_emplace(Own ? T.Index : ~0u, static_cast<unsigned>(Bits.size()));
     return It->second < 63 ? 1ull << It->second : AnyVariable;
   }
   Set symbol(const ptx::SymbolRef &T) const { return const_cast<AddressOrigins *>(this)->symbol(T); }
@@ -388,8 +394,9 @@ private:
     return All & ~AnyVariable ? All & ~AnyVariable : All;
   }
 
-  std::vector<Set> Reg; ///< per register: the join of its definitions' origins
-  std::map<std::pair<int, uint32_t>, unsigned> Bits;
+  const ptx::Function &Fn;
+  std::vector<Set> Reg;              ///< per register: the join of its definitions' origins
+  std::map<uint32_t, unsigned> Bits; ///< local variable index (~0: the module's variables) -> its bit
   bool Settled = false;
 };
 
