@@ -216,15 +216,23 @@ uint32_t releaseLoops(uint32_t *State, uint32_t Begin, uint32_t N, const RegionC
 
 bool oneDimensional(const ThreadContext *C) { return C->Ntid[1] == 1 && C->Ntid[2] == 1; }
 
-/// When every live thread in [Begin, End) waits at one loop cut and they are one run, narrows Span to that run
-/// and returns the cut's region; 0 otherwise. A reduction's warp-synchronous tail (warp 0 stepping through
-/// lockstep points after the other warps exited) then runs in region loops, not in the generic loop.
-uint32_t sameLoopCutRun(uint32_t *State, uint32_t Begin, uint32_t End, const RegionCut *Cuts, uint32_t *Span) {
+/// When the live threads in [Begin, End) that wait at a loop cut all wait at one and are one run, every other
+/// live thread waiting at the barrier (Parked), narrows the covered span (Span words 0-1) to that run and
+/// returns the cut's region; 0 otherwise. A reduction's warp-synchronous tail (warp 0 stepping through lockstep
+/// points after the other warps exited) then runs in region loops, not in the generic loop, and so do the
+/// threads of a tree step (`if (tid < d)` with lockstep points inside) while the others wait at the barrier.
+uint32_t sameLoopCutRun(uint32_t *State, uint32_t Begin, uint32_t End, const RegionCut *Cuts, uint32_t *Span,
+                        bool &Parked) {
   uint32_t Same = 0, First = End, Last = 0;
+  Parked = false;
   for (uint32_t T = Begin; T < End; ++T) {
     uint32_t S = State[T] & ~RegionBlocked;
     if (!S)
       continue;
+    if (Cuts[S].Kind == RCBarrier) {
+      Parked = true;
+      continue;
+    }
     if ((Same && S != Same) || (First != End && T != Last + 1))
       return 0;
     Same = S;
@@ -238,6 +246,58 @@ uint32_t sameLoopCutRun(uint32_t *State, uint32_t Begin, uint32_t End, const Reg
   Span[0] = First;
   Span[1] = Last + 1;
   return Same;
+}
+
+/// The rounds of a one-dimensional block's tree steps (`if (tid < d) { ... }` between barriers, with loop cuts
+/// or lockstep points inside) in one pass over the live span [Span[2], Span[3]), for kernels whose threads wait
+/// only at barriers and loop cuts there: the threads at one loop cut, one run of them, go on while the others
+/// wait at the barrier (the covered span becomes the run), or, with no thread at a loop cut, every live thread
+/// waits at one barrier instruction and the barrier releases them all. The general path (releaseLoops, then
+/// the warps one by one) takes eight passes over the states with a look at the cut table for each lane, for
+/// the same answer. Returns the region the covered threads enter, 0 when every thread exited, or ~0 when the
+/// threads stand otherwise (a collective, threads at several loop cuts or barrier instructions, a broken run),
+/// for the general path to decide (it clears the RegionBlocked marks this pass may have left).
+uint32_t releaseTreeStep(uint32_t *State, uint32_t *Span, const RegionCut *Cuts) {
+  const uint32_t Begin = Span[2], End = Span[3];
+  uint32_t Loop = 0, LoopFirst = End, LoopLast = 0, LoopCount = 0;
+  uint32_t Barrier = 0, LiveFirst = End, LiveLast = 0, LiveCount = 0;
+  bool Mixed = false; // threads at two loop cuts or two barrier instructions
+  for (uint32_t T = Begin; T < End; ++T) {
+    uint32_t S = State[T] & ~RegionBlocked;
+    State[T] = S;
+    if (!S)
+      continue;
+    LiveFirst = std::min(LiveFirst, T), LiveLast = T, ++LiveCount;
+    uint32_t K = Cuts[S].Kind;
+    if (K == RCLoop) {
+      Mixed |= Loop && Loop != S;
+      Loop = S, LoopFirst = std::min(LoopFirst, T), LoopLast = T, ++LoopCount;
+    } else if (K == RCBarrier) {
+      Mixed |= Barrier && Barrier != S;
+      Barrier = S;
+    } else {
+      return ~0u; // a collective: the warps decide
+    }
+  }
+  if (!LiveCount) {
+    Span[0] = Span[1] = Span[2] = Span[3] = Begin;
+    return 0;
+  }
+  if (Mixed)
+    return ~0u;
+  if (Loop) {
+    if (LoopLast - LoopFirst + 1 != LoopCount)
+      return ~0u;
+    Span[0] = LoopFirst, Span[1] = LoopLast + 1;
+    if (LoopCount == LiveCount) // nobody parked: the run is every live thread
+      Span[2] = Span[0], Span[3] = Span[1];
+    return Loop;
+  }
+  // Every live thread waits at one barrier instruction: all of them enter the region after it, as one run.
+  if (LiveLast - LiveFirst + 1 != LiveCount)
+    return ~0u;
+  Span[0] = Span[2] = LiveFirst, Span[1] = Span[3] = LiveLast + 1;
+  return Barrier;
 }
 
 } // namespace
@@ -268,12 +328,17 @@ static uint32_t ptxrt_region_release(ThreadContext *C, uint32_t *State, uint32_t
                                      const RegionCut *Cuts, const uint64_t *Value, const uint32_t *Bv,
                                      const uint32_t *Cv, const uint32_t *Mask, uint32_t *Out, uint32_t *Pred) {
   const bool OneD = oneDimensional(C);
+  if (OneD)
+    if (uint32_t R = releaseTreeStep(State, Span, Cuts); R != ~0u)
+      return R;
   Span[0] = Span[2], Span[1] = Span[3]; // the covered threads were a part of the live ones at most
   uint32_t Begin = OneD ? Span[0] & ~31u : 0, End = OneD ? Span[1] : N;
   uint32_t LiveWarps;
   if (uint32_t R = releaseLoops(State, Begin, End, Cuts, LiveWarps); R != NotLoops) {
-    if (uint32_t Run = R == ~0u && OneD ? sameLoopCutRun(State, Begin, End, Cuts, Span) : 0) {
-      Span[2] = Span[0], Span[3] = Span[1];
+    bool Parked = false;
+    if (uint32_t Run = R == ~0u && OneD ? sameLoopCutRun(State, Begin, End, Cuts, Span, Parked) : 0) {
+      if (!Parked) // every live thread is in the run; with threads parked the live span stays
+        Span[2] = Span[0], Span[3] = Span[1];
       return Run;
     }
     return R;

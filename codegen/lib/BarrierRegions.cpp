@@ -1095,6 +1095,31 @@ llvm::Error ptxforge::codegen::detail::buildRegions(ModuleLowering &ML, llvm::Fu
   return RegionBuilder(ML, &F).build();
 }
 
+namespace {
+
+/// `.volatile` accesses of the block's own shared memory are monotonic atomics in the thread function, which keep
+/// LLVM from merging or hoisting them (spin loops, warp-synchronous code on fibers) but also keep every region
+/// loop that touches them scalar. In the block function they order nothing LLVM could break: the window is the
+/// block's alone (markBlockVolatile), a kernel whose loops wait on memory runs on fibers (ProgressPoints.h), and a
+/// warp's lanes see each other's stores where the lanes of a GPU warp would, at the lockstep points the region
+/// loops stop at (a step's loads before its stores, as a vector runs them). So they become plain thread-parallel
+/// accesses (cuda-samples' scan: `volatile uint *s_Data` between barriers).
+void relaxBlockVolatiles(llvm::Function &F) {
+  for (llvm::Instruction &I : llvm::instructions(F)) {
+    if (!isBlockVolatile(I))
+      continue;
+    if (auto *L = llvm::dyn_cast<llvm::LoadInst>(&I); L && L->getOrdering() == llvm::AtomicOrdering::Monotonic)
+      L->setAtomic(llvm::AtomicOrdering::NotAtomic);
+    else if (auto *S = llvm::dyn_cast<llvm::StoreInst>(&I); S && S->getOrdering() == llvm::AtomicOrdering::Monotonic)
+      S->setAtomic(llvm::AtomicOrdering::NotAtomic);
+    else
+      continue;
+    passes::markThreadParallel(&I);
+  }
+}
+
+} // namespace
+
 llvm::Expected<llvm::Function *> ptxforge::codegen::detail::emitRegionBlockFunction(ModuleLowering &ML,
                                                                                     llvm::Function *Thread) {
   llvm::ValueToValueMapTy VMap;
@@ -1104,6 +1129,7 @@ llvm::Expected<llvm::Function *> ptxforge::codegen::detail::emitRegionBlockFunct
   // Misaligned accesses fault where a thread's memory effects become observable; the end of each region's loop
   // is that point here, so the deferrable checks become ORs into the context, no branch in the loop bodies.
   foldDeferredChecks(ML, F);
+  relaxBlockVolatiles(*F);
   // The passes, in order, each reading what the one before marked (Markers.h).
   llvm::Error E = cutAtRendezvous(*F, ML.ThreadCtxTy).takeError();
   if (!E && ML.LoopCuts)

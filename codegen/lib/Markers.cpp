@@ -17,6 +17,7 @@ constexpr llvm::StringLiteral CutKind = "ptxforge.cut";
 constexpr llvm::StringLiteral FiberOnlyKind = "ptxforge.fiber_only";
 constexpr llvm::StringLiteral MisalignedKind = "ptxforge.misaligned_bits";
 constexpr llvm::StringLiteral SerialKind = "ptxforge.serial_rmw";
+constexpr llvm::StringLiteral BlockVolatileKind = "ptxforge.block_volatile";
 constexpr llvm::StringLiteral CutEdgeKind = "ptxforge.cut_edge";
 constexpr llvm::StringLiteral WarpSlotKind = "ptxforge.warp_slot";
 
@@ -117,6 +118,14 @@ void ptxforge::codegen::detail::markSerialReadModifyWrite(llvm::Instruction *Loa
 
 const llvm::MDNode *ptxforge::codegen::detail::serialReadModifyWriteOf(const llvm::Instruction &I) {
   return I.getMetadata(SerialKind);
+}
+
+void ptxforge::codegen::detail::markBlockVolatile(llvm::Instruction *I) {
+  I->setMetadata(BlockVolatileKind, emptyNode(I->getContext()));
+}
+
+bool ptxforge::codegen::detail::isBlockVolatile(const llvm::Instruction &I) {
+  return I.getMetadata(BlockVolatileKind) != nullptr;
 }
 
 void ptxforge::codegen::detail::markMisalignedAccumulator(llvm::AllocaInst *A) {

@@ -45,6 +45,12 @@ void markSerialReadModifyWrite(llvm::Instruction *Load, llvm::Instruction *Store
 /// The mark shared by a marked pair (the same node on its load and its store), or null.
 const llvm::MDNode *serialReadModifyWriteOf(const llvm::Instruction &I);
 
+/// Marks a `.volatile` access of the block's own shared memory (`.shared`, `.shared::cta`; not another block's
+/// through `.shared::cluster`) that the lowering made a monotonic atomic: the region builder may make it plain
+/// (relaxBlockVolatiles, BarrierRegions.cpp).
+void markBlockVolatile(llvm::Instruction *I);
+bool isBlockVolatile(const llvm::Instruction &I);
+
 /// A region boundary that a pass before the region builder made: the unconditional branch that ends a thread's
 /// region there, its successor the next region's entry. The warp rendezvous marks the branch after each rendezvous
 /// call with the call's {kind, arg}; the loop cuts mark every stop of a cut loop {RCLoop, 0} with the number of the

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
 
 using namespace ptxforge;
@@ -225,6 +226,49 @@ std::optional<size_t> casRetryLoop(const ptx::Function &F, const Flow &W, size_t
   return Copied ? std::optional<size_t>(Cas) : std::nullopt;
 }
 
+/// A whole-block barrier (`bar.sync`/`barrier.sync` without a thread count), which every thread of the block reaches
+/// before any goes on.
+bool blockBarrier(const ptx::Instruction &I) {
+  return (I.Op == Opcode::Bar || I.Op == Opcode::Barrier) && I.Guard == ptx::NoReg && I.Operands.size() <= 1 &&
+         !I.has(Modifier::Arrive) && !I.has(Modifier::Red) && !I.has(Modifier::Warp) && !I.has(Modifier::Cluster);
+}
+
+/// Whether a loop (positions Head .. Pos, Pos its back edge) that may wait only for threads of its own block
+/// lets them all run in every pass: its ordered accesses are loads and atomics of the block's own shared
+/// memory (F neither calls nor addresses another block's shared memory), with no fence or nanosleep, and every
+/// path from its head to its back edge passes a block barrier, where the other threads run up to the barrier
+/// themselves. Such a loop (cuda-samples' scan steps through a `volatile` shared buffer between barriers) is
+/// no spin loop: region loops keep its guarantee, and its kernel keeps them.
+bool yieldsAtBarriers(const ptx::Function &F, const Flow &W, size_t Head, size_t Pos) {
+  for (const ptx::Instruction &I : F.Instructions)
+    if (I.Op == Opcode::Call || I.Op == Opcode::Mapa || I.has(Modifier::Shared_Cluster))
+      return false;
+  for (size_t P = Head; P <= Pos; ++P) {
+    const ptx::Instruction &I = F.Instructions[W.Order[P]];
+    bool Shared = I.has(Modifier::Shared) || I.has(Modifier::Shared_Cta);
+    if (I.Op == Opcode::Fence || I.Op == Opcode::Membar || I.Op == Opcode::Nanosleep ||
+        ((orderedLoad(I) || I.Op == Opcode::Atom) && !Shared))
+      return false;
+  }
+  // The back edge must not be reachable from the head without a barrier.
+  std::vector<bool> Seen(Pos - Head + 1, false);
+  std::vector<size_t> Work{Head};
+  while (!Work.empty()) {
+    size_t P = Work.back();
+    Work.pop_back();
+    if (P < Head || P > Pos || Seen[P - Head])
+      continue;
+    Seen[P - Head] = true;
+    if (blockBarrier(F.Instructions[W.Order[P]]))
+      continue;
+    if (P == Pos)
+      return false;
+    for (uint32_t S : W.Successors[P])
+      Work.push_back(S);
+  }
+  return true;
+}
+
 /// Marks the backward branches of loops that may spin. Loops are read off the statement order: a branch to a
 /// label at or before it closes a loop over the instructions between. A loop with a lockstep point needs no
 /// spin point: every pass through it lets the other threads run, and a spin point's yield now and then would
@@ -247,26 +291,136 @@ void findSpinLoops(const ptx::Function &F, const Flow &W, ProgressPoints &P) {
       return Index == W.Order[*Cas] || ((I.Op == Opcode::Ld || I.Op == Opcode::Ldu) && I.Operands.size() == 2 &&
                                         sameAddress(I.Operands[1], CasI.Operands[1]));
     };
-    if (!maySpin(F, Body, retryAccess))
+    if (!maySpin(F, Body, retryAccess) || yieldsAtBarriers(F, W, *Head, Pos))
       continue;
     P.MaySpin = true;
     P.SpinBackEdge[W.Order[Pos]] = llvm::none_of(Body, [&](uint32_t Index) { return P.LockstepBefore[Index]; });
   }
 }
 
-/// Lockstep points: before a warp-visible load that a warp-visible store may precede on some path with no
-/// barrier, collective or lockstep point between; after a point (until a barrier), also before a store that a
-/// load may precede. A forward data-flow over the body's control flow (a store at a loop's end reaches the
-/// load at its head), to a fixed point: points are only ever added, and with them fixed the transfer is
-/// monotone.
+/// Which variables an address may point into, read off the registers' definitions: a bit for each of the
+/// function's own variables it names (up to 62) and one for all of the module's, AnyVariable for an address of
+/// unknown origin (a pointer loaded from memory or a parameter, an absolute address, the 64th variable on). Integer
+/// arithmetic on a variable's address stays in that variable (an index added to it, however computed, stays in bounds:
+/// elsewhere the program is undefined).
+class AddressOrigins {
+public:
+  using Set = uint64_t;
+  static constexpr Set AnyVariable = 1ull << 63;
+
+  explicit AddressOrigins(const ptx::Function &F) : Fn(F), Reg(F.Registers.size(), 0) {
+    // Each definition's origins, joined over a register's definitions, to a fixed point (bounded: the sets only
+    // grow in practice; a function that does not settle gets no refinement).
+    for (unsigned Round = 0; Round < 16; ++Round) {
+      std::vector<Set> Next(Reg.size(), 0);
+      for (const ptx::Instruction &I : F.Instructions)
+        if (!I.Operands.empty() && I.Operands[0].isRegister() && I.Operands[0].Reg < Next.size())
+          Next[I.Operands[0].Reg] |= definition(I);
+      if (Next == Reg) {
+        Settled = true;
+        return;
+      }
+      Reg = std::move(Next);
+    }
+  }
+
+  /// The variables a load or store's address may point into.
+  Set ofAccess(const ptx::Instruction &I) const {
+    if (!Settled)
+      return AnyVariable;
+    for (const ptx::Operand &Op : I.Operands)
+      if (Op.Kind == ptx::OperandKind::Address) {
+        Set S = Op.Reg != ptx::NoReg ? registerSet(Op.Reg) : symbol(Op.Target);
+        return S ? S : AnyVariable; // a register of no variable's address holds an absolute one
+      }
+    return AnyVariable;
+  }
+
+  /// Whether an access into A may touch memory an access into B touched.
+  static bool overlap(Set A, Set B) { return A && B && ((A | B) & AnyVariable || (A & B)); }
+
+private:
+  Set registerSet(ptx::RegId R) const { return R < Reg.size() ? Reg[R] : AnyVariable; }
+
+  /// A variable's bit. The module's variables share one: the function cannot tell their declarations apart, and
+  /// every `.extern .shared` array names the same dynamic shared memory; so do the function's own extern or
+  /// unsized ones.
+  Set symbol(const ptx::SymbolRef &T) {
+    if (T.Kind != ptx::SymbolKind::Variable && T.Kind != ptx::SymbolKind::LocalVariable)
+      return AnyVariable;
+    bool Own = T.Kind == ptx::SymbolKind::LocalVariable && T.Index < Fn.Locals.size() &&
+               Fn.Locals[T.Index].Link != ptx::Linkage::Extern && !llvm::is_contained(Fn.Locals[T.Index].Dims, 0u);
+    auto [It, New] = Bits.try_emplace(Own ? T.Index : ~0u, static_cast<unsigned>(Bits.size()));
+    return It->second < 63 ? 1ull << It->second : AnyVariable;
+  }
+  Set symbol(const ptx::SymbolRef &T) const { return const_cast<AddressOrigins *>(this)->symbol(T); }
+
+  /// The origins of what I writes to its first operand: the variables its sources point into for arithmetic
+  /// (AnyVariable dropped when one of them is a variable's address), AnyVariable for a value from elsewhere.
+  Set definition(const ptx::Instruction &I) {
+    switch (I.Op) {
+    case Opcode::Mov:
+    case Opcode::Add:
+    case Opcode::Sub:
+    case Opcode::Mad:
+    case Opcode::Mul:
+    case Opcode::Shl:
+    case Opcode::And:
+    case Opcode::Or:
+    case Opcode::Cvt:
+    case Opcode::Cvta:
+    case Opcode::Selp:
+      break;
+    default:
+      return AnyVariable;
+    }
+    Set All = 0;
+    for (size_t K = 1; K < I.Operands.size(); ++K) {
+      const ptx::Operand &Op = I.Operands[K];
+      switch (Op.Kind) {
+      case ptx::OperandKind::Register:
+        All |= registerSet(Op.Reg);
+        break;
+      case ptx::OperandKind::Symbol:
+        All |= symbol(Op.Target);
+        break;
+      case ptx::OperandKind::Immediate:
+      case ptx::OperandKind::Special:
+        break;
+      default:
+        return AnyVariable;
+      }
+    }
+    return All & ~AnyVariable ? All & ~AnyVariable : All;
+  }
+
+  const ptx::Function &Fn;
+  std::vector<Set> Reg;              ///< per register: the join of its definitions' origins
+  std::map<uint32_t, unsigned> Bits; ///< local variable index (~0: the module's variables) -> its bit
+  bool Settled = false;
+};
+
+/// Lockstep points: before a warp-visible load that a warp-visible store into the same variable (or memory of
+/// unknown origin: AddressOrigins) may precede on some path with no barrier, collective or lockstep point
+/// between; after a point (until a barrier), also before a store that a load may precede. A forward data-flow
+/// over the body's control flow (a store at a loop's end reaches the load at its head), to a fixed point:
+/// points are only ever added, and with them fixed the transfer is monotone. The variables matter: a bitonic
+/// step compares and swaps keys and then values in two shared arrays (cuda-samples' sortingNetworks), and a
+/// point before every value load cut its unrolled sort past the region budget, onto fibers.
 void findLockstepPoints(const ptx::Function &F, const Flow &W, ProgressPoints &P) {
-  enum : uint8_t { Stored = 1, Loaded = 2, InRun = 4 };
+  enum : uint8_t { Loaded = 1, InRun = 2 };
+  struct State {
+    AddressOrigins::Set Stored = 0; ///< where the stores since the last cut may have written
+    uint8_t Flags = 0;
+    bool operator==(const State &O) const { return Stored == O.Stored && Flags == O.Flags; }
+  };
+  AddressOrigins Origins(F);
   size_t N = W.Order.size();
   std::vector<llvm::SmallVector<uint32_t, 2>> Predecessors(N);
   for (uint32_t Pos = 0; Pos < N; ++Pos)
     for (uint32_t S : W.Successors[Pos])
       Predecessors[S].push_back(Pos);
-  std::vector<uint8_t> Out(N, 0);
+  std::vector<State> Out(N);
   std::vector<bool> Point(N, false), Queued(N, true);
   std::deque<uint32_t> Work;
   for (uint32_t Pos = 0; Pos < N; ++Pos)
@@ -276,25 +430,27 @@ void findLockstepPoints(const ptx::Function &F, const Flow &W, ProgressPoints &P
     Work.pop_front();
     Queued[Pos] = false;
     const ptx::Instruction &I = F.Instructions[W.Order[Pos]];
-    uint8_t State = 0;
+    State S;
     if (!synchronizesThreads(I)) {
       for (uint32_t Pred : Predecessors[Pos])
-        State |= Out[Pred];
+        S.Stored |= Out[Pred].Stored, S.Flags |= Out[Pred].Flags;
       bool Load = (I.Op == Opcode::Ld || I.Op == Opcode::Ldu) && warpVisible(I);
       bool Store = I.Op == Opcode::St && warpVisible(I);
-      if ((Load && (State & Stored)) || (Store && (State & InRun) && (State & Loaded)))
+      AddressOrigins::Set Where = Load || Store ? Origins.ofAccess(I) : 0;
+      if ((Load && AddressOrigins::overlap(S.Stored, Where)) || (Store && (S.Flags & InRun) && (S.Flags & Loaded)))
         Point[Pos] = true;
       if (Point[Pos])
-        State = InRun;
-      State |= (Store ? Stored : 0) | (Load ? Loaded : 0);
+        S = State{0, InRun};
+      S.Stored |= Store ? Where : 0;
+      S.Flags |= Load ? Loaded : 0;
     }
-    if (State == Out[Pos])
+    if (S == Out[Pos])
       continue;
-    Out[Pos] = State;
-    for (uint32_t S : W.Successors[Pos])
-      if (!Queued[S]) {
-        Queued[S] = true;
-        Work.push_back(S);
+    Out[Pos] = S;
+    for (uint32_t Succ : W.Successors[Pos])
+      if (!Queued[Succ]) {
+        Queued[Succ] = true;
+        Work.push_back(Succ);
       }
   }
   for (uint32_t Pos = 0; Pos < N; ++Pos)

@@ -41,13 +41,18 @@ bool isOrdered(const ptx::Instruction &I) {
   return I.has(Modifier::Volatile) || I.has(Modifier::Relaxed) || I.has(Modifier::Acquire) || I.has(Modifier::Release);
 }
 
-void setOrdering(llvm::Instruction *Inst, const ptx::Instruction &I, unsigned Bytes) {
+void setOrdering(FunctionLowering &L, llvm::Instruction *Inst, const ptx::Instruction &I, unsigned Bytes) {
   if (!isOrdered(I) || (Bytes & (Bytes - 1)) || Bytes > 8)
     return;
   if (auto *LI = llvm::dyn_cast<llvm::LoadInst>(Inst))
     LI->setAtomic(llvm::AtomicOrdering::Monotonic);
   else if (auto *SI = llvm::dyn_cast<llvm::StoreInst>(Inst))
     SI->setAtomic(llvm::AtomicOrdering::Monotonic);
+  // Only the block's own threads reach its shared window when no block of the module addresses another's
+  // (mapa, .shared::cluster): the region builder may relax these (relaxBlockVolatiles).
+  if (I.has(Modifier::Volatile) && (I.has(Modifier::Shared) || I.has(Modifier::Shared_Cta)) &&
+      !distributedShared(L.module()))
+    codegen::detail::markBlockVolatile(Inst);
 }
 
 /// Whether an access of Bytes through Addr is aligned whatever the registers hold: a variable or parameter
@@ -129,7 +134,7 @@ bool lowerLoadStore(FunctionLowering &L, const ptx::Instruction &I, bool Load) {
     llvm::Align Al(isOrdered(I) && !(Bytes & (Bytes - 1)) && Bytes <= 8 ? Bytes : 1);
     if (Load) {
       auto *LI = B.CreateAlignedLoad(ElemTy, EP, Al);
-      setOrdering(LI, I, Bytes);
+      setOrdering(L, LI, I, Bytes);
       markAccess(LI, spaceOf(I));
       if ((I.has(Modifier::Nc) || spaceOf(I) == StateSpace::Const) && LI->isSimple())
         codegen::passes::markReadOnlyLoad(LI);
@@ -140,7 +145,7 @@ bool lowerLoadStore(FunctionLowering &L, const ptx::Instruction &I, bool Load) {
       if (X->getType()->isIntegerTy(1))
         X = B.CreateZExt(X, ElemTy);
       auto *SI = B.CreateAlignedStore(X, EP, Al);
-      setOrdering(SI, I, Bytes);
+      setOrdering(L, SI, I, Bytes);
       markAccess(SI, spaceOf(I));
     }
   }
