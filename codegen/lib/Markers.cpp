@@ -19,6 +19,7 @@ constexpr llvm::StringLiteral MisalignedKind = "ptxforge.misaligned_bits";
 constexpr llvm::StringLiteral SerialKind = "ptxforge.serial_rmw";
 constexpr llvm::StringLiteral CutEdgeKind = "ptxforge.cut_edge";
 constexpr llvm::StringLiteral WarpSlotKind = "ptxforge.warp_slot";
+constexpr llvm::StringLiteral BlockOfThreadKind = "ptxforge.block_of_thread";
 
 llvm::MDNode *emptyNode(llvm::LLVMContext &C) { return llvm::MDNode::get(C, {}); }
 
@@ -117,6 +118,14 @@ void ptxforge::codegen::detail::markSerialReadModifyWrite(llvm::Instruction *Loa
 
 const llvm::MDNode *ptxforge::codegen::detail::serialReadModifyWriteOf(const llvm::Instruction &I) {
   return I.getMetadata(SerialKind);
+}
+
+void ptxforge::codegen::detail::markBlockOfThread(llvm::Instruction *Div) {
+  Div->setMetadata(BlockOfThreadKind, emptyNode(Div->getContext()));
+}
+
+bool ptxforge::codegen::detail::isBlockOfThread(const llvm::Instruction &I) {
+  return I.getOpcode() == llvm::Instruction::UDiv && I.getMetadata(BlockOfThreadKind);
 }
 
 void ptxforge::codegen::detail::markMisalignedAccumulator(llvm::AllocaInst *A) {
