@@ -32,6 +32,7 @@
 #include "WarpEmitter.h"
 
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/Transforms/Utils/Local.h"
 #include "llvm/Transforms/Utils/LoopSimplify.h"
@@ -441,7 +442,8 @@ void LoopRewriter::streamWarps(WarpEmitter &E, BasicBlock *After, BasicBlock *Fr
   Type *T = TL.IV->getType();
   Value *Wc = ConstantInt::get(T, W);
   // The batch's parked set and state: lane 0's value of each header phi of the loop, and the header's stores of
-  // uniform values (a fault in a trip names the warp's block).
+  // uniform values into the context (argument 0: a fault in a trip names the warp's block). Stores to memory
+  // the kernel can see run once, in the warp's own turn.
   IRBuilder<> EB(&*F.getEntryBlock().getFirstInsertionPt());
   AllocaInst *Parked = EB.CreateAlloca(EB.getInt64Ty(), nullptr, "stream.parked");
   StreamSlots.push_back(Parked);
@@ -451,7 +453,9 @@ void LoopRewriter::streamWarps(WarpEmitter &E, BasicBlock *After, BasicBlock *Fr
   SmallVector<std::pair<StoreInst *, AllocaInst *>, 2> Stores;
   for (Instruction &I : *TL.Header)
     if (auto *St = dyn_cast<StoreInst>(&I); St && SA.of(St->getValueOperand()).isUniform() &&
-                                            SA.inBody(St->getValueOperand()) && !SA.inBody(St->getPointerOperand()))
+                                            SA.inBody(St->getValueOperand()) && !SA.inBody(St->getPointerOperand()) &&
+                                            !F.arg_empty() &&
+                                            getUnderlyingObject(St->getPointerOperand()) == F.getArg(0))
       Stores.push_back(
           {St, EB.CreateAlloca(ArrayType::get(St->getValueOperand()->getType(), StreamPieces), nullptr, "stream.id")});
 
