@@ -58,7 +58,15 @@
 ; CHECK-NOT:   stream.
 ; CHECK:       warp.lockstep:
 ; CHECK-NOT:   stream.
-; CHECK:       declare
+; A uniform store in the header to memory the kernel can see (not the context, argument 0) runs once, in the
+; warp's own turn: the rounds do not store it again.
+; CHECK-LABEL: define void @__ptx_block_stream_visible(
+; CHECK:       stream.warp:
+; CHECK:         store i32 {{%.*}}, ptr %seen
+; CHECK:       stream.trip:
+; CHECK-NOT:     ptr %seen
+; CHECK:       stream.yield:
+
 define void @__ptx_block_stream(ptr noalias %ctx, ptr noalias %out, ptr noalias %in, i32 %ntid, i32 %first, i32 %nx, i32 %stride, i32 %n) {
 entry:
   %empty = icmp eq i32 %ntid, 0
@@ -133,7 +141,38 @@ exit:
   ret void
 }
 
+define void @__ptx_block_stream_visible(ptr noalias %ctx, ptr noalias %seen, ptr noalias %out, i32 %ntid, i32 %base, i32 %stride, i32 %n) {
+entry:
+  %empty = icmp eq i32 %ntid, 0
+  br i1 %empty, label %exit, label %x
+
+x:
+  %tx = phi i32 [ 0, %entry ], [ %tx.1, %latch ]
+  store i32 %base, ptr %seen, align 4
+  %i0 = add nsw i32 %base, %tx
+  %enter = icmp slt i32 %i0, %n
+  br i1 %enter, label %copy, label %latch
+
+copy:
+  %i = phi i32 [ %i0, %x ], [ %i.next, %copy ]
+  %i64 = sext i32 %i to i64
+  %dst = getelementptr inbounds i32, ptr %out, i64 %i64
+  store i32 %i, ptr %dst, align 4
+  %i.next = add nsw i32 %i, %stride
+  %more = icmp slt i32 %i.next, %n
+  br i1 %more, label %copy, label %latch
+
+latch:
+  %tx.1 = add nuw i32 %tx, 1
+  %last = icmp eq i32 %tx.1, %ntid
+  br i1 %last, label %exit, label %x, !llvm.loop !4
+
+exit:
+  ret void
+}
+
 !0 = distinct !{!0, !2}
 !1 = distinct !{!1, !2}
 !2 = !{!"ptxforge.thread.loop"}
 !3 = !{}
+!4 = distinct !{!4, !2}
