@@ -7,6 +7,7 @@
 #include "ThreadLoop.h"
 #include "passes/Passes.h"
 
+#include "llvm/Analysis/CFG.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include "ptxforge/codegen/DeviceRuntime.h"
@@ -173,6 +174,13 @@ llvm::Function *declareFunction(ModuleLowering &ML, const ptx::Function &F) {
 
 /// Threads in x that one row of a block group spans (emitBlockLoop).
 constexpr uint32_t GroupRowThreads = 128;
+/// Flat groups (emitBlockLoop): one-row blocks whose %ntid.x is a multiple of FlatGroupAlign (every warp width
+/// of passes/WarpVectorize.cpp divides it, so no warp spans two blocks) run up to FlatGroupThreads threads of
+/// consecutive blocks as one loop, for the warp vectorizer's stream rounds (WarpVectorize.cpp).
+constexpr uint32_t FlatGroupAlign = 256;
+constexpr uint32_t FlatGroupThreads = 16384;
+/// The block function attribute that says its groups are flat (wrapBlockRange sizes them).
+constexpr const char *FlatGroupsAttr = "ptxforge-flat-groups";
 
 /// Whether kernel FI's code (or a function it may call: any, conservatively) addresses shared memory.
 bool readsShared(const ModuleLowering &ML, size_t FI) {
@@ -195,6 +203,12 @@ bool readsShared(const ModuleLowering &ML, size_t FI) {
 /// less at 1 thread, ~20% at 2). Misaligned accesses are checked per row of one block and reported with Fault
 /// (the worker's template, which the signal handler reads too), whose %ctaid.x follows the group's blocks, so a
 /// fault still names its block.
+///
+/// Flat (Grouped kernels whose threads loop: the warp vectorizer's kind): one loop over a group row's threads of all
+/// its blocks (ThreadLoop.h), each thread storing its %ctaid.x; wrapBlockRange makes such groups of one-row
+/// blocks only (multi-row blocks run one block a call), so that consecutive blocks' threads form one run that
+/// the warp vectorizer's stream rounds walk a grid-stride loop's trips over. A misaligned access is reported
+/// at the end of the group, naming the block whose threads ran last, not necessarily the one that made it.
 llvm::Function *emitBlockLoop(ModuleLowering &ML, llvm::Function *Thread, bool Grouped) {
   llvm::LLVMContext &C = ML.Ctx;
   llvm::IRBuilder<> B(C);
@@ -204,6 +218,12 @@ llvm::Function *emitBlockLoop(ModuleLowering &ML, llvm::Function *Thread, bool G
   std::string Name = "__ptx_block_" + Thread->getName().drop_front(strlen("__ptx_kernel_")).str();
   llvm::Function *F = llvm::Function::Create(FT, llvm::GlobalValue::ExternalLinkage, Name, ML.Mod);
   markParamBuffer(F, 1, Thread->getParamDereferenceableBytes(1));
+  llvm::SmallVector<std::pair<const llvm::BasicBlock *, const llvm::BasicBlock *>, 4> BackEdges;
+  if (Grouped && !Thread->empty())
+    llvm::FindFunctionBackedges(*Thread, BackEdges);
+  bool Flat = !BackEdges.empty();
+  if (Flat)
+    F->addFnAttr(FlatGroupsAttr);
   // The loop's own copy of the thread function: inlined, and with its misalignment checks deferred to the end.
   llvm::ValueToValueMapTy VMap;
   std::string CopyName = Thread->getName().str() + ".inblock";
@@ -233,12 +253,17 @@ llvm::Function *emitBlockLoop(ModuleLowering &ML, llvm::Function *Thread, bool G
   llvm::Value *Fault = Grouped ? F->getArg(2) : nullptr;
   llvm::BasicBlock *Exit = llvm::BasicBlock::Create(C, "exit", F);
   ThreadLoop Loop = emitThreadLoop(ML, F, Ctx, NX, NY, NZ, Exit, /*Vectorize=*/true, nullptr, nullptr,
-                                   Grouped ? F->getArg(3) : nullptr);
+                                   Grouped ? F->getArg(3) : nullptr, Flat);
   B.CreateBr(Loop.Entry);
   B.SetInsertPoint(Loop.Body);
+  if (Flat) {
+    llvm::Value *X = B.CreateAdd(FirstX, Loop.Group);
+    for (llvm::Value *Of : {static_cast<llvm::Value *>(Ctx), static_cast<llvm::Value *>(Fault)})
+      B.CreateStore(X, field(Of, TCCtaid, 0));
+  }
   B.CreateCall(Thread, {Ctx, Params});
   B.CreateBr(Loop.Latch);
-  if (Grouped) {
+  if (Grouped && !Flat) {
     B.SetInsertPoint(Loop.GroupBody);
     llvm::Value *X = B.CreateAdd(FirstX, Loop.Group);
     for (llvm::Value *Of : {static_cast<llvm::Value *>(Ctx), static_cast<llvm::Value *>(Fault)})
@@ -249,8 +274,8 @@ llvm::Function *emitBlockLoop(ModuleLowering &ML, llvm::Function *Thread, bool G
     B.CreateBr(Loop.GroupLatch);
   }
   B.SetInsertPoint(Exit);
-  if (!Grouped)
-    endDeferredChecks(B, ML, Ctx, Tmpl);
+  if (!Grouped || Flat)
+    endDeferredChecks(B, ML, Ctx, Flat ? Fault : Tmpl);
   B.CreateRetVoid();
   return F;
 }
@@ -288,7 +313,18 @@ void wrapBlockRange(ModuleLowering &ML, llvm::Function *Block) {
   // Blocks per group: one row of a group spans ~128 threads in x (a multi-row block only: the rows of
   // one-row blocks already follow each other in memory).
   llvm::Value *Want = B.getInt64(1);
-  if (Grouped) {
+  if (Grouped && Block->hasFnAttribute(FlatGroupsAttr)) {
+    // Flat groups: one-row blocks whose width no warp straddles, up to FlatGroupThreads threads a group.
+    llvm::Value *NX = B.CreateLoad(I32, field(TCNtid, 0));
+    llvm::Value *Rows = B.CreateMul(B.CreateLoad(I32, field(TCNtid, 1)), B.CreateLoad(I32, field(TCNtid, 2)));
+    llvm::Value *Fits =
+        B.CreateAnd(B.CreateICmpEQ(Rows, B.getInt32(1)),
+                    B.CreateAnd(B.CreateICmpEQ(B.CreateURem(NX, B.getInt32(FlatGroupAlign)), B.getInt32(0)),
+                                B.CreateICmpULE(NX, B.getInt32(FlatGroupThreads))));
+    llvm::Value *PerGroup =
+        B.CreateUDiv(B.getInt32(FlatGroupThreads), B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, NX, B.getInt32(1)));
+    Want = B.CreateSelect(Fits, B.CreateZExt(PerGroup, I64), B.getInt64(1));
+  } else if (Grouped) {
     llvm::Value *NX = B.CreateLoad(I32, field(TCNtid, 0));
     llvm::Value *Rows = B.CreateMul(B.CreateLoad(I32, field(TCNtid, 1)), B.CreateLoad(I32, field(TCNtid, 2)));
     llvm::Value *PerRow = B.CreateUDiv(B.getInt32(GroupRowThreads), NX);

@@ -20,6 +20,7 @@ constexpr llvm::StringLiteral SerialKind = "ptxforge.serial_rmw";
 constexpr llvm::StringLiteral BlockVolatileKind = "ptxforge.block_volatile";
 constexpr llvm::StringLiteral CutEdgeKind = "ptxforge.cut_edge";
 constexpr llvm::StringLiteral WarpSlotKind = "ptxforge.warp_slot";
+constexpr llvm::StringLiteral BlockOfThreadKind = "ptxforge.block_of_thread";
 
 llvm::MDNode *emptyNode(llvm::LLVMContext &C) { return llvm::MDNode::get(C, {}); }
 
@@ -126,6 +127,14 @@ void ptxforge::codegen::detail::markBlockVolatile(llvm::Instruction *I) {
 
 bool ptxforge::codegen::detail::isBlockVolatile(const llvm::Instruction &I) {
   return I.getMetadata(BlockVolatileKind) != nullptr;
+}
+
+void ptxforge::codegen::detail::markBlockOfThread(llvm::Instruction *Div) {
+  Div->setMetadata(BlockOfThreadKind, emptyNode(Div->getContext()));
+}
+
+bool ptxforge::codegen::detail::isBlockOfThread(const llvm::Instruction &I) {
+  return I.getOpcode() == llvm::Instruction::UDiv && I.getMetadata(BlockOfThreadKind);
 }
 
 void ptxforge::codegen::detail::markMisalignedAccumulator(llvm::AllocaInst *A) {

@@ -38,6 +38,12 @@ void markMisalignedAccumulator(llvm::AllocaInst *A);
 /// The function's marked accumulator, or null.
 llvm::AllocaInst *misalignedAccumulatorOf(const llvm::Function &F);
 
+/// Marks the `udiv` by %ntid.x that a flat block group's thread loop derives a thread's block from (ThreadLoop.h):
+/// the lowering only groups blocks whose %ntid.x is a multiple of every warp width, so the quotient is the same
+/// for the lanes of a warp, and the warp vectorizer takes it for uniform.
+void markBlockOfThread(llvm::Instruction *Div);
+bool isBlockOfThread(const llvm::Instruction &I);
+
 /// Marks a `.shared` atomic the lowering made a plain read-modify-write (Load ... Store): the threads of a block
 /// that run one after another need no lock, but the lanes of a warp run together, so the warp vectorizer runs
 /// the span from Load to Store lane by lane.

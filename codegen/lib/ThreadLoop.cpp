@@ -1,5 +1,6 @@
 // See ThreadLoop.h.
 #include "ThreadLoop.h"
+#include "Markers.h"
 #include "passes/Passes.h"
 
 using namespace ptxforge;
@@ -23,7 +24,7 @@ llvm::MDNode *ptxforge::codegen::detail::loopProperty(llvm::LLVMContext &C, llvm
 ThreadLoop ptxforge::codegen::detail::emitThreadLoop(ModuleLowering &ML, llvm::Function *F, llvm::Value *Ctx,
                                                      llvm::Value *NX, llvm::Value *NY, llvm::Value *NZ,
                                                      llvm::BasicBlock *Exit, bool Vectorize, llvm::Value *XBegin,
-                                                     llvm::Value *XEnd, llvm::Value *Groups) {
+                                                     llvm::Value *XEnd, llvm::Value *Groups, bool FlatGroups) {
   llvm::LLVMContext &C = ML.Ctx;
   llvm::IRBuilder<> B(C);
   llvm::Type *I32 = B.getInt32Ty();
@@ -47,7 +48,10 @@ ThreadLoop ptxforge::codegen::detail::emitThreadLoop(ModuleLowering &ML, llvm::F
   llvm::Value *RowBase =
       B.CreateMul(B.CreateAdd(B.CreateMul(Z, NY, "", true, true), Y, "", true, true), NX, "", true, true);
   llvm::BasicBlock *RowEntry = YHead, *RowExit = YLatch;
-  if (Groups) {
+  if (Groups && FlatGroups) {
+    XEnd = B.CreateMul(Groups, NX, "", true, true);
+    B.CreateBr(L.Body);
+  } else if (Groups) {
     llvm::BasicBlock *GHead = llvm::BasicBlock::Create(C, "g", F);
     L.GroupBody = llvm::BasicBlock::Create(C, "g.body", F);
     L.GroupEnd = llvm::BasicBlock::Create(C, "g.end", F);
@@ -69,8 +73,15 @@ ThreadLoop ptxforge::codegen::detail::emitThreadLoop(ModuleLowering &ML, llvm::F
   B.SetInsertPoint(L.Body);
   llvm::PHINode *X = B.CreatePHI(I32, 2, "tx");
   X->addIncoming(XBegin ? XBegin : B.getInt32(0), RowEntry);
-  L.Linear = B.CreateAdd(RowBase, X, "", true, true);
-  L.Ids = {{{TCTid, 0}, X},
+  llvm::Value *TidX = X;
+  if (Groups && FlatGroups) {
+    auto *Div = llvm::cast<llvm::Instruction>(B.CreateUDiv(X, NX, "g"));
+    markBlockOfThread(Div);
+    L.Group = Div;
+    TidX = B.CreateSub(X, B.CreateMul(Div, NX, "", true, true), "tx.block", true, true);
+  }
+  L.Linear = B.CreateAdd(RowBase, TidX, "", true, true);
+  L.Ids = {{{TCTid, 0}, TidX},
            {{TCTid, 1}, Y},
            {{TCTid, 2}, Z},
            {{TCLaneId, 0}, B.CreateAnd(L.Linear, 31)},

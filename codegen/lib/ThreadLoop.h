@@ -11,7 +11,10 @@
 namespace ptxforge::codegen::detail {
 
 /// `for z < NZ, for y < NY, for x < NX` over the threads of a block, with the linear id carried along; with
-/// Groups, `for z, for y, for g < Groups, for x`: the same rows of Groups blocks side by side (see emitBlockLoop).
+/// Groups, `for z, for y, for g < Groups, for x`: the same rows of Groups blocks side by side (see emitBlockLoop);
+/// flat groups run each such row as one loop, `for x' < Groups * NX`, the thread's block g = x' / NX (marked:
+/// Markers.h, markBlockOfThread) and %tid.x = x' - g * NX, so that the warp vectorizer sees the row's threads of
+/// all the group's blocks as one run of consecutive threads.
 struct ThreadLoop {
   llvm::BasicBlock *Entry; ///< branch here to run the loop
   llvm::BasicBlock *Body;  ///< one thread, its ids already stored into the context; must end by branching to Latch
@@ -21,7 +24,8 @@ struct ThreadLoop {
   std::map<std::pair<unsigned, unsigned>, llvm::Value *> Ids;
   std::vector<llvm::StoreInst *> IdStores; ///< the stores of Ids into the context, in Body
   // With Groups only:
-  llvm::Value *Group = nullptr;           ///< g (i32)
+  llvm::Value *Group = nullptr; ///< g (i32); in a flat group, computed in Body from x'
+  // Not in flat groups:
   llvm::BasicBlock *GroupBody = nullptr;  ///< entered once per (y, g), unterminated: must branch to Body
   llvm::BasicBlock *GroupEnd = nullptr;   ///< after the row's last thread, unterminated: must branch to GroupLatch
   llvm::BasicBlock *GroupLatch = nullptr; ///< advances g, or y after the last group
@@ -38,9 +42,10 @@ llvm::MDNode *loopProperty(llvm::LLVMContext &C, llvm::StringRef Name, uint32_t 
 /// Emits the loop into F (Ctx: the ThreadContext the ids are stored into; NX/NY/NZ: %ntid); after the last
 /// thread control continues at Exit. Vectorize: false keeps the loop scalar (llvm.loop.vectorize.enable).
 /// XBegin/XEnd (when given, defined before the loop) bound each row's %tid.x instead of 0 and NX. Groups (i32,
-/// at least 1, defined before the loop) adds the loop over groups between y and x.
+/// at least 1, defined before the loop) adds the loop over groups between y and x, or with FlatGroups widens the
+/// loop over x to the groups' rows.
 ThreadLoop emitThreadLoop(ModuleLowering &ML, llvm::Function *F, llvm::Value *Ctx, llvm::Value *NX, llvm::Value *NY,
                           llvm::Value *NZ, llvm::BasicBlock *Exit, bool Vectorize = true, llvm::Value *XBegin = nullptr,
-                          llvm::Value *XEnd = nullptr, llvm::Value *Groups = nullptr);
+                          llvm::Value *XEnd = nullptr, llvm::Value *Groups = nullptr, bool FlatGroups = false);
 
 } // namespace ptxforge::codegen::detail

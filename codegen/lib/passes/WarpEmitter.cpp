@@ -257,12 +257,25 @@ void WarpEmitter::beginLoop(Loop *L) {
   // Exits of L's inner loops that stay inside L reset when their own loop begins (below, in order).
   BasicBlock *H = L->getHeader(), *Pred = L->getLoopPreheader();
   LoopState &LS = Loops[L];
-  Value *In = incomingMask(Pred, H);
+  bool Stream = L == StreamL; // a parked warp's trip: every lane on, the phis from its state
+  Value *In = Stream ? Constant::getAllOnesValue(vecTy(B.getInt1Ty())) : incomingMask(Pred, H);
   SmallVector<std::pair<PHINode *, WarpValue>, 4> Init;
   for (PHINode &P : H->phis()) {
+    WarpValue WV;
+    if (Stream) {
+      Value *S = StreamState[Init.size()];
+      Shape Sh = streamShape(*L, P);
+      WV.Scalar = S;
+      if (Sh.isConsecutive()) {
+        WV.Vector = consecutiveVector(S, Sh.Stride);
+        WV.NoWrap = B.getTrue();
+      }
+      Init.push_back({&P, WV});
+      LS.Phis.push_back(&P);
+      continue;
+    }
     Value *V = P.getIncomingValueForBlock(Pred);
     Shape S = SA->of(&P);
-    WarpValue WV;
     if (!S.isVarying())
       WV.Scalar = scalar(V);
     if (!S.isUniform())
@@ -276,6 +289,10 @@ void WarpEmitter::beginLoop(Loop *L) {
   // with loops inside stay single: copies of copies would grow the code exponentially with the nesting depth.
   LS.InFullCopy = L->getSubLoops().empty();
   Value *Enter = LS.InFullCopy ? fullCopyCondition(L, In, Init) : nullptr;
+  if (Stream)
+    Enter = B.getTrue();
+  else if (ParkAt && ParkAt->L == L && LS.InFullCopy)
+    park(L, Init, Enter);
   LS.Pre = B.GetInsertBlock();
   LS.Head = BasicBlock::Create(F.getContext(), H->getName() + ".warp", &F);
   if (LS.InFullCopy) {
@@ -426,8 +443,12 @@ void WarpEmitter::endLoop(Loop *L) {
     Value *Full = allAgain(L, Again);
     BasicBlock *End = B.GetInsertBlock();
     BasicBlock *Partial = BasicBlock::Create(F.getContext(), H->getName() + ".warp.partial", &F);
-    B.CreateCondBr(Full, LS.Head, Partial);
-    backEdge(End);
+    if (L == StreamL) {
+      yieldTrip(LS, Full, Next, Partial);
+    } else {
+      B.CreateCondBr(Full, LS.Head, Partial);
+      backEdge(End);
+    }
     B.SetInsertPoint(Partial);
     captureLoopExits(Latch);
     B.CreateCondBr(any(Again), LS.General, LS.After);
@@ -445,6 +466,90 @@ void WarpEmitter::endLoop(Loop *L) {
   LS.GeneralMask->addIncoming(Again, End);
   backEdge(End);
   B.SetInsertPoint(LS.After);
+  StreamFinished |= L == StreamL;
+}
+
+Shape WarpEmitter::streamShape(const Loop &L, const PHINode &P) const {
+  Shape S = Base->of(&P);
+  if (!S.isVarying())
+    return S;
+  return Shape::consecutive(Base->strideBehind(P.getIncomingValueForBlock(L.getLoopPreheader())));
+}
+
+/// Enter is the full copy's condition; the warp parks where it holds and its consecutive phis' lanes do not wrap
+/// (a parked warp's vectors are rebuilt from lane 0's values).
+void WarpEmitter::park(Loop *L, ArrayRef<std::pair<PHINode *, WarpValue>> Init, Value *Enter) {
+  Value *OK = Enter;
+  for (auto &[P, WV] : Init)
+    if (WV.NoWrap && !isa<Constant>(WV.NoWrap))
+      OK = B.CreateAnd(OK, WV.NoWrap);
+  BasicBlock *Parking = BasicBlock::Create(F.getContext(), "warp.park", &F);
+  BasicBlock *Stay = BasicBlock::Create(F.getContext(), "warp.nopark", &F);
+  B.CreateCondBr(OK, Parking, Stay);
+  B.SetInsertPoint(Parking);
+  Value *Piece = ParkAt->Piece;
+  auto at = [&](AllocaInst *A) { return B.CreateInBoundsGEP(A->getAllocatedType(), A, {B.getInt32(0), Piece}); };
+  for (auto [K, PW] : llvm::enumerate(Init)) {
+    const WarpValue &WV = PW.second;
+    B.CreateStore(WV.Scalar ? WV.Scalar : B.CreateExtractElement(WV.Vector, uint64_t(0)), at(ParkAt->State[K]));
+  }
+  for (auto &[St, Slot] : ParkAt->Stores)
+    B.CreateStore(scalar(St->getValueOperand()), at(Slot));
+  Value *Bits = B.CreateLoad(B.getInt64Ty(), ParkAt->Parked);
+  B.CreateStore(B.CreateOr(Bits, B.CreateShl(B.getInt64(1), B.CreateZExt(Piece, B.getInt64Ty()))), ParkAt->Parked);
+  // Its lanes leave by L's exit at once: the trips run in the stream rounds.
+  for (auto &[Edge, MS] : ExitMaskSlots)
+    if (L->contains(Edge.first))
+      B.CreateStore(Constant::getAllOnesValue(MS->getAllocatedType()), MS);
+  LoopState &LS = Loops[L];
+  LS.After = BasicBlock::Create(F.getContext(), L->getHeader()->getName() + ".warp.done", &F);
+  B.CreateBr(LS.After);
+  B.SetInsertPoint(Stay);
+}
+
+/// The end of a parked warp's trip: every lane going round again, with no lane's value wrapped, yields the
+/// warp's next state; otherwise Partial (the general copy) finishes it.
+void WarpEmitter::yieldTrip(LoopState &LS, Value *Full, ArrayRef<WarpValue> Next, BasicBlock *Partial) {
+  Value *OK = Full;
+  for (const WarpValue &WV : Next)
+    if (WV.NoWrap && !isa<Constant>(WV.NoWrap))
+      OK = B.CreateAnd(OK, WV.NoWrap);
+  Trip->Yield = BasicBlock::Create(F.getContext(), "stream.yield", &F);
+  B.CreateCondBr(OK, Trip->Yield, Partial);
+  for (const WarpValue &WV : Next)
+    Trip->Next.push_back(WV.Scalar);
+  // The full copy's header phis keep their one incoming value; the vectors derived from lane 0's need no phi.
+  for (auto &[P, VecPhi, Remat] : LS.Remat)
+    VecPhi->eraseFromParent();
+  LS.Remat.clear();
+}
+
+WarpEmitter::StreamTrip WarpEmitter::emitStreamTrip(BasicBlock *Into, Loop *L, ArrayRef<Value *> State) {
+  B.SetInsertPoint(Into);
+  EntryMask = Constant::getAllOnesValue(vecTy(B.getInt1Ty()));
+  Map.clear();
+  SA = Base;
+  Masks.clear();
+  EdgeMasks.clear();
+  ExitMaskSlots.clear();
+  ExitValueSlots.clear();
+  Loops.clear();
+  StreamTrip T;
+  StreamL = L;
+  StreamState = State;
+  Trip = &T;
+  StreamFinished = false;
+  for (size_t K = size_t(llvm::find(Order, L->getHeader()) - Order.begin()); K < Order.size() && !StreamFinished; ++K) {
+    emitBlock(Order[K]);
+    if (Rewind) {
+      K = *Rewind - 1;
+      Rewind.reset();
+    }
+  }
+  StreamL = nullptr;
+  Trip = nullptr;
+  T.Done = B.GetInsertBlock();
+  return T;
 }
 
 void WarpEmitter::emitEdgeMasks(BasicBlock *BB, Value *M) {

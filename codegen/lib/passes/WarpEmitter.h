@@ -45,6 +45,30 @@ public:
   /// The allocas the emitter used for values that cross loop exits; the caller promotes them.
   llvm::ArrayRef<llvm::AllocaInst *> slots() const { return Slots; }
 
+  /// Stream rounds (WarpVectorize.cpp, LoopRewriter::streamWarps). While set, a warp whose lanes all enter L's
+  /// full copy with its header phis uniform or consecutive parks there instead: lane 0's value of each header
+  /// phi goes to State[phi][Piece], the header's stores of uniform values (the thread's %ctaid in the fault
+  /// context) to their slots, its bit to Parked, and its lanes leave L at once (L's exit, the only one, has no
+  /// phis, and what follows it touches no memory).
+  struct Park {
+    const llvm::Loop *L;
+    llvm::Value *Piece; ///< i32: the warp's number in its batch
+    llvm::ArrayRef<llvm::AllocaInst *> State;
+    llvm::ArrayRef<std::pair<llvm::StoreInst *, llvm::AllocaInst *>> Stores;
+    llvm::AllocaInst *Parked; ///< i64, a bit per warp of the batch
+  };
+  void setPark(const Park *P) { ParkAt = P; }
+  /// One trip of L's full copy for a parked warp whose header phis hold State (lane 0's values). Where every lane
+  /// goes round again, the trip ends in Yield with Next (the header phis' next values); else the warp finishes L
+  /// in its general copy and ends in Done. Both are left unterminated.
+  struct StreamTrip {
+    llvm::BasicBlock *Yield = nullptr, *Done = nullptr;
+    llvm::SmallVector<llvm::Value *, 4> Next;
+  };
+  StreamTrip emitStreamTrip(llvm::BasicBlock *Into, llvm::Loop *L, llvm::ArrayRef<llvm::Value *> State);
+  /// The shape L's header phi P has in a parked warp: its own, or the stride its full copy assumes.
+  Shape streamShape(const llvm::Loop &L, const llvm::PHINode &P) const;
+
 private:
   using Edge = std::pair<const llvm::BasicBlock *, const llvm::BasicBlock *>;
 
@@ -151,6 +175,14 @@ private:
   llvm::SmallVector<llvm::AllocaInst *, 8> Slots;
   /// Set by endLoop after a full copy: the position in Order to emit from again (the loop's header).
   std::optional<size_t> Rewind;
+  const Park *ParkAt = nullptr;
+  /// While emitStreamTrip runs: its loop, the parked warp's state and the trip being built.
+  const llvm::Loop *StreamL = nullptr;
+  llvm::ArrayRef<llvm::Value *> StreamState;
+  StreamTrip *Trip = nullptr;
+  bool StreamFinished = false;
+  void park(llvm::Loop *L, llvm::ArrayRef<std::pair<llvm::PHINode *, WarpValue>> Init, llvm::Value *Enter);
+  void yieldTrip(LoopState &LS, llvm::Value *Full, llvm::ArrayRef<WarpValue> Next, llvm::BasicBlock *Partial);
 };
 
 } // namespace ptxforge::codegen::passes::warp

@@ -221,6 +221,9 @@ Shape Shapes::transferBinary(const BinaryOperator &BO) const {
     return Shape::none();
   if (A.isUniform() && B.isUniform())
     return Shape::uniform();
+  // A flat block group's block of a thread: the lowering groups only blocks no warp straddles.
+  if (ptxforge::codegen::detail::isBlockOfThread(BO) && !A.isVarying() && B.isUniform())
+    return Shape::uniform();
   if (A.isVarying() || B.isVarying() || !BO.getType()->isIntegerTy())
     return Shape::varying();
   const APInt *C = nullptr;

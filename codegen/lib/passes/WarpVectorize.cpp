@@ -26,11 +26,13 @@
 // scalar; the others stay LLVM's for now. Loops it cannot take (a value carried between threads other than an
 // induction or an idempotent reduction, private memory, irreducible control flow) stay scalar, with a missed-
 // optimization remark (`-pass-remarks-missed=ptxforge-warp`).
+#include "../Markers.h"
 #include "../ThreadLoop.h"
 #include "Passes.h"
 #include "WarpEmitter.h"
 
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/Transforms/Utils/Local.h"
 #include "llvm/Transforms/Utils/LoopSimplify.h"
@@ -210,6 +212,71 @@ WarpWidths warpWidths(const ThreadLoop &TL, const Shapes &SA, const DataLayout &
   return {std::min<unsigned>(64, Lanes * unsigned(4 / Narrowest)), 0};
 }
 
+/// Warps of a stream batch (LoopRewriter::streamWarps): a bit each in the batch's parked set.
+constexpr unsigned StreamPieces = 64;
+
+/// The loop whose trips stream rounds interleave across warps: an innermost loop of the threads (a grid-stride
+/// loop) whose header phis are uniform or consecutive in its full copy, that reads nothing the body computed
+/// before it but through those phis, runs nothing lane by lane, updates no reduction, and after whose one exit
+/// (no phis) the thread touches no memory: a parked warp then needs only lane 0's phis to take up its trips,
+/// and its lanes may run what follows before the trips. Null where no loop qualifies.
+Loop *streamLoop(const ThreadLoop &TL, const Shapes &SA, ArrayRef<BasicBlock *> Order) {
+  Loop *Found = nullptr;
+  for (Loop *L : TL.L->getSubLoops()) {
+    BasicBlock *Pre = L->getLoopPreheader(), *Latch = L->getLoopLatch(), *Exit = L->getExitBlock();
+    if (!L->isInnermost() || !Pre || !Latch || !Exit || L->getExitingBlock() != Latch || isa<PHINode>(Exit->front()))
+      continue;
+    SmallVector<std::pair<const PHINode *, Shape>, 2> Assumed;
+    bool OK = true;
+    for (PHINode &P : L->getHeader()->phis()) {
+      Shape S = SA.of(&P);
+      if (TL.ReductionChain.count(&P))
+        OK = false;
+      else if (S.isVarying() && P.getType()->isIntOrPtrTy())
+        if (int64_t Stride = SA.strideBehind(P.getIncomingValueForBlock(Pre)))
+          Assumed.push_back({&P, Shape::consecutive(Stride)});
+        else
+          OK = false;
+      else if (S.isVarying())
+        OK = false;
+    }
+    if (OK && !Assumed.empty()) {
+      std::unique_ptr<Shapes> R = SA.assuming(*L, Assumed);
+      OK = R && llvm::all_of(L->getHeader()->phis(), [&](PHINode &P) { return !R->of(&P).isVarying(); });
+    }
+    for (BasicBlock *BB : L->blocks())
+      for (Instruction &I : *BB) {
+        if (!OK)
+          break;
+        auto *CB = dyn_cast<CallBase>(&I);
+        OK = !TL.ReductionChain.count(&I) && !I.isAtomic() && !I.isVolatile() &&
+             !ptxforge::codegen::detail::serialReadModifyWriteOf(I) &&
+             !(CB && (!isa<IntrinsicInst>(CB) || CB->mayWriteToMemory() || CB->mayThrow()));
+        for (Value *Op : I.operands())
+          if (auto *D = dyn_cast<Instruction>(Op);
+              D && SA.inBody(D) && !L->contains(D) && !(isa<PHINode>(I) && BB == L->getHeader()))
+            OK = false;
+        for (BasicBlock *S : successors(BB))
+          OK &= !TL.NoReturnExits.count(S);
+      }
+    if (OK)
+      Found = L;
+  }
+  if (!Found)
+    return nullptr;
+  // What follows the loop moves no memory and cannot trap.
+  auto After = llvm::find(Order, Found->getHeader()) + Found->getNumBlocks();
+  for (auto It = After; It != Order.end(); ++It) {
+    for (Instruction &I : **It)
+      if (I.mayReadOrWriteMemory())
+        return nullptr;
+    for (BasicBlock *S : successors(*It))
+      if (TL.NoReturnExits.count(S))
+        return nullptr;
+  }
+  return Found;
+}
+
 Value *reduce(IRBuilder<> &B, ReductionOp Op, Value *V) {
   switch (Op) {
   case ReductionOp::Or:
@@ -233,14 +300,16 @@ class LoopRewriter {
 public:
   LoopRewriter(ThreadLoop &TL, const Shapes &SA, LoopInfo &LI, DominatorTree &DT, PostDominatorTree &PDT,
                WarpWidths Widths, ArrayRef<BasicBlock *> Order)
-      : TL(TL), F(*TL.Header->getParent()), Em(TL, SA, LI, DT, PDT, Widths.Warp, Order), B(F.getContext()) {
+      : TL(TL), SA(SA), F(*TL.Header->getParent()), Em(TL, SA, LI, DT, PDT, Widths.Warp, Order), B(F.getContext()) {
     if (Widths.Lockstep)
       Lockstep.emplace(TL, SA, LI, DT, PDT, Widths.Lockstep, Order);
+    Stream = streamLoop(TL, SA, Order);
   }
 
   void run();
   SmallVector<AllocaInst *, 8> slots() const {
     SmallVector<AllocaInst *, 8> S(Em.slots().begin(), Em.slots().end());
+    S.append(StreamSlots.begin(), StreamSlots.end());
     if (Lockstep)
       S.append(Lockstep->slots().begin(), Lockstep->slots().end());
     return S;
@@ -255,6 +324,11 @@ private:
   /// Bases and Reds are updated to the values there.
   void wholeWarps(WarpEmitter &E, BasicBlock *Loop, BasicBlock *After, BasicBlock *From,
                   SmallVectorImpl<Value *> &Bases, SmallVectorImpl<Value *> &Reds);
+  /// wholeWarps with stream rounds over Stream's trips (see streamWarps' comment).
+  void streamWarps(WarpEmitter &E, BasicBlock *After, BasicBlock *From, SmallVectorImpl<Value *> &Bases,
+                   SmallVectorImpl<Value *> &Reds);
+  /// The rounds of one batch, from Rounds (unterminated) to Done (left unterminated).
+  void streamRounds(WarpEmitter &E, const WarpEmitter::Park &P, BasicBlock *Rounds, BasicBlock *Done);
   /// The reductions' scalar values after a copy of the body emitted by E (at the insertion point).
   SmallVector<Value *, 4> reduced(WarpEmitter &E);
   BasicBlock *block(const char *Name) { return BasicBlock::Create(F.getContext(), Name, &F); }
@@ -266,10 +340,13 @@ private:
   }
 
   ThreadLoop &TL;
+  const Shapes &SA;
   Function &F;
   WarpEmitter Em;
   std::optional<WarpEmitter> Lockstep;
   IRBuilder<> B;
+  Loop *Stream = nullptr;
+  SmallVector<AllocaInst *, 2> StreamSlots; ///< promotable ones (the parked set)
 };
 
 BodyEntry LoopRewriter::entry(WarpEmitter &E, Value *Mask, ArrayRef<Value *> Bases, ArrayRef<Value *> Reductions) {
@@ -350,6 +427,151 @@ void LoopRewriter::wholeWarps(WarpEmitter &E, BasicBlock *Loop, BasicBlock *Afte
     Reds[K] = merge(Reds[K], Out[K]);
 }
 
+/// Stream rounds: a grid-stride loop's warps would each walk the array a grid's width apart, one warp after
+/// another, every visit a page or less of consecutive elements (1 KiB for 256 threads of u32, 64 KiB apart:
+/// the prefetchers restart at each). Instead the warps of a batch (up to StreamPieces of them: a flat block
+/// group's consecutive blocks, Lowering.cpp) first run up to the loop, where each parks (WarpEmitter::Park),
+/// then rounds run one trip of every parked warp after another, so that a round walks the batch's elements side
+/// by side (16 KiB for 64 x 256 threads of u32, as a C loop over the array would), until each warp's lanes
+/// leave: its last trips run in its general copy. Threads of a barrier-free loop may run in any order, and
+/// each thread's own trips keep theirs; a warp that does not park (lanes off, or not consecutive) runs the
+/// loop itself.
+void LoopRewriter::streamWarps(WarpEmitter &E, BasicBlock *After, BasicBlock *From, SmallVectorImpl<Value *> &Bases,
+                               SmallVectorImpl<Value *> &Reds) {
+  unsigned W = E.lanes(), IVK = ivIndex();
+  Type *T = TL.IV->getType();
+  Value *Wc = ConstantInt::get(T, W);
+  // The batch's parked set and state: lane 0's value of each header phi of the loop, and the header's stores of
+  // uniform values into the context (argument 0: a fault in a trip names the warp's block). Stores to memory
+  // the kernel can see run once, in the warp's own turn.
+  IRBuilder<> EB(&*F.getEntryBlock().getFirstInsertionPt());
+  AllocaInst *Parked = EB.CreateAlloca(EB.getInt64Ty(), nullptr, "stream.parked");
+  StreamSlots.push_back(Parked);
+  SmallVector<AllocaInst *, 4> State;
+  for (PHINode &P : Stream->getHeader()->phis())
+    State.push_back(EB.CreateAlloca(ArrayType::get(P.getType(), StreamPieces), nullptr, "stream.state"));
+  SmallVector<std::pair<StoreInst *, AllocaInst *>, 2> Stores;
+  for (Instruction &I : *TL.Header)
+    if (auto *St = dyn_cast<StoreInst>(&I); St && SA.of(St->getValueOperand()).isUniform() &&
+                                            SA.inBody(St->getValueOperand()) && !SA.inBody(St->getPointerOperand()) &&
+                                            !F.arg_empty() &&
+                                            getUnderlyingObject(St->getPointerOperand()) == F.getArg(0))
+      Stores.push_back(
+          {St, EB.CreateAlloca(ArrayType::get(St->getValueOperand()->getType(), StreamPieces), nullptr, "stream.id")});
+
+  BasicBlock *Batch = block("stream.batch"), *Loop = block("stream.warp"), *Rounds = block("stream.rounds"),
+             *Next = block("stream.next");
+  B.SetInsertPoint(From);
+  B.CreateCondBr(B.CreateICmpUGE(B.CreateSub(TL.End, Bases[IVK]), Wc), Batch, After);
+  B.SetInsertPoint(Batch);
+  SmallVector<PHINode *, 4> BBases, BReds;
+  for (Value *V : Bases) {
+    BBases.push_back(B.CreatePHI(V->getType(), 2, "stream.base"));
+    BBases.back()->addIncoming(V, From);
+  }
+  for (Value *V : Reds) {
+    BReds.push_back(B.CreatePHI(V->getType(), 2, "stream.red"));
+    BReds.back()->addIncoming(V, From);
+  }
+  B.CreateStore(B.getInt64(0), Parked);
+  SmallVector<Value *, 4> Splats;
+  for (PHINode *R : BReds)
+    Splats.push_back(B.CreateVectorSplat(W, R));
+  B.CreateBr(Loop);
+
+  // Phase 1: the batch's warps, each up to the loop.
+  B.SetInsertPoint(Loop);
+  PHINode *Piece = B.CreatePHI(B.getInt32Ty(), 2, "stream.piece");
+  Piece->addIncoming(B.getInt32(0), Batch);
+  SmallVector<PHINode *, 4> LBases, LReds;
+  for (PHINode *V : BBases) {
+    LBases.push_back(B.CreatePHI(V->getType(), 2, "warp.base"));
+    LBases.back()->addIncoming(V, Batch);
+  }
+  for (Value *V : Splats) {
+    LReds.push_back(B.CreatePHI(V->getType(), 2, "warp.red"));
+    LReds.back()->addIncoming(V, Batch);
+  }
+  WarpEmitter::Park P{Stream, Piece, State, Stores, Parked};
+  E.setPark(&P);
+  Constant *AllOn = Constant::getAllOnesValue(FixedVectorType::get(B.getInt1Ty(), W));
+  BasicBlock *End = E.emit(Loop, entry(E, AllOn, SmallVector<Value *>(LBases.begin(), LBases.end()),
+                                       SmallVector<Value *>(LReds.begin(), LReds.end())));
+  E.setPark(nullptr);
+  B.SetInsertPoint(End);
+  SmallVector<Value *, 4> NextBases;
+  for (auto [K, Ind] : llvm::enumerate(TL.Inductions)) {
+    NextBases.push_back(B.CreateAdd(LBases[K], ConstantInt::get(Ind.first->getType(), int64_t(W) * Ind.second)));
+    LBases[K]->addIncoming(NextBases.back(), End);
+  }
+  for (auto [K, Red] : llvm::enumerate(TL.Reductions))
+    LReds[K]->addIncoming(E.vec(Red.first->getIncomingValueForBlock(TL.Latch)), End);
+  SmallVector<Value *, 4> Out = reduced(E);
+  Value *NextPiece = B.CreateAdd(Piece, B.getInt32(1));
+  Piece->addIncoming(NextPiece, End);
+  Value *More = B.CreateICmpUGE(B.CreateSub(TL.End, NextBases[IVK]), Wc);
+  BranchInst *Back =
+      B.CreateCondBr(B.CreateAnd(More, B.CreateICmpULT(NextPiece, B.getInt32(StreamPieces))), Loop, Rounds);
+  LLVMContext &C = F.getContext();
+  Back->setMetadata(LLVMContext::MD_loop,
+                    ptxforge::codegen::detail::loopId(
+                        C, {ptxforge::codegen::detail::loopProperty(C, "llvm.loop.vectorize.enable", 0)}));
+
+  // Phase 2: the rounds; then the next batch, or the warps after.
+  streamRounds(E, P, Rounds, Next);
+  B.SetInsertPoint(Next);
+  for (auto [K, V] : llvm::enumerate(NextBases))
+    BBases[K]->addIncoming(V, Next);
+  for (auto [K, V] : llvm::enumerate(Out))
+    BReds[K]->addIncoming(V, Next);
+  B.CreateCondBr(More, Batch, After);
+  B.SetInsertPoint(After);
+  auto merge = [&](Value *Before, Value *Loop) {
+    PHINode *M = B.CreatePHI(Before->getType(), 2);
+    M->addIncoming(Before, From);
+    M->addIncoming(Loop, Next);
+    return M;
+  };
+  for (size_t K = 0; K < Bases.size(); ++K)
+    Bases[K] = merge(Bases[K], NextBases[K]);
+  for (size_t K = 0; K < Reds.size(); ++K)
+    Reds[K] = merge(Reds[K], Out[K]);
+}
+
+void LoopRewriter::streamRounds(WarpEmitter &E, const WarpEmitter::Park &P, BasicBlock *Rounds, BasicBlock *Done) {
+  BasicBlock *Round = block("stream.round"), *Warp = block("stream.trip"), *WarpNext = block("stream.trip.next");
+  B.SetInsertPoint(Rounds);
+  B.CreateBr(Round);
+  B.SetInsertPoint(Round);
+  Value *Live = B.CreateLoad(B.getInt64Ty(), P.Parked);
+  B.CreateCondBr(B.CreateICmpNE(Live, B.getInt64(0)), Warp, Done);
+  // One trip of each parked warp, in order.
+  B.SetInsertPoint(Warp);
+  PHINode *Left = B.CreatePHI(B.getInt64Ty(), 2, "stream.left");
+  Left->addIncoming(Live, Round);
+  Value *K = B.CreateTrunc(B.CreateBinaryIntrinsic(Intrinsic::cttz, Left, B.getTrue()), B.getInt32Ty());
+  auto at = [&](AllocaInst *A) { return B.CreateInBoundsGEP(A->getAllocatedType(), A, {B.getInt32(0), K}); };
+  SmallVector<Value *, 4> State;
+  for (AllocaInst *A : P.State)
+    State.push_back(B.CreateLoad(A->getAllocatedType()->getArrayElementType(), at(A)));
+  for (auto &[St, Slot] : P.Stores)
+    B.CreateStore(B.CreateLoad(St->getValueOperand()->getType(), at(Slot)), St->getPointerOperand());
+  WarpEmitter::StreamTrip Trip = E.emitStreamTrip(B.GetInsertBlock(), const_cast<Loop *>(P.L), State);
+  B.SetInsertPoint(Trip.Yield);
+  for (auto [I, A] : llvm::enumerate(P.State))
+    B.CreateStore(Trip.Next[I], at(A));
+  B.CreateBr(WarpNext);
+  // A warp done with the loop leaves the parked set.
+  B.SetInsertPoint(Trip.Done);
+  Value *Bits = B.CreateLoad(B.getInt64Ty(), P.Parked);
+  B.CreateStore(B.CreateAnd(Bits, B.CreateNot(B.CreateShl(B.getInt64(1), B.CreateZExt(K, B.getInt64Ty())))), P.Parked);
+  B.CreateBr(WarpNext);
+  B.SetInsertPoint(WarpNext);
+  Value *Rest = B.CreateAnd(Left, B.CreateSub(Left, B.getInt64(1)));
+  Left->addIncoming(Rest, WarpNext);
+  B.CreateCondBr(B.CreateICmpNE(Rest, B.getInt64(0)), Warp, Round);
+}
+
 void LoopRewriter::run() {
   unsigned W = Em.lanes(), IVK = ivIndex();
   Type *T = TL.IV->getType();
@@ -360,13 +582,19 @@ void LoopRewriter::run() {
     Reds.push_back(P->getIncomingValueForBlock(TL.Preheader));
   TL.Preheader->getTerminator()->eraseFromParent();
   // Lockstep warps first (a block's warps side by side), then whole warps, then the last threads.
-  BasicBlock *LockLoop = Lockstep ? block("warp.lockstep") : nullptr;
+  // With stream rounds, the first warp loop streams.
+  BasicBlock *LockLoop = Lockstep && !Stream ? block("warp.lockstep") : nullptr;
   BasicBlock *LockDone = Lockstep ? block("warp.lockstep.done") : nullptr;
-  BasicBlock *Full = block("warp.full"), *Cur = block("warp.tail.check"), *Tail = block("warp.tail"),
-             *Done = block("warp.done");
-  if (Lockstep)
+  BasicBlock *Full = Lockstep || !Stream ? block("warp.full") : nullptr, *Cur = block("warp.tail.check"),
+             *Tail = block("warp.tail"), *Done = block("warp.done");
+  if (Lockstep && Stream)
+    streamWarps(*Lockstep, LockDone, TL.Preheader, Bases, Reds);
+  else if (Lockstep)
     wholeWarps(*Lockstep, LockLoop, LockDone, TL.Preheader, Bases, Reds);
-  wholeWarps(Em, Full, Cur, Lockstep ? LockDone : TL.Preheader, Bases, Reds);
+  if (!Lockstep && Stream)
+    streamWarps(Em, Cur, TL.Preheader, Bases, Reds);
+  else
+    wholeWarps(Em, Full, Cur, Lockstep ? LockDone : TL.Preheader, Bases, Reds);
 
   // The last threads, fewer than W.
   B.SetInsertPoint(Cur);

@@ -7,12 +7,10 @@
 ; RUN: ptxforge-opt -passes='ptxforge-warp-vectorize<lanes=16>' %s -S | FileCheck %s
 
 ; CHECK-LABEL: define void @__ptx_block_copy(
-; CHECK:       warp.lockstep:
-; CHECK-NEXT:    [[X0:%.*]] = phi i32 [ 0, %x.preheader ], [ [[NEXT:%.*]], %{{.*}} ]
-; CHECK:         add <256 x i32> {{%.*}}, <i32 0, i32 1, i32 2,
-; After the lockstep warps, 64-thread warps while 64 threads are left, then the tail.
+; After the lockstep warps (which stream: warp-vectorize-stream.ll), 64-thread warps while 64 threads are left,
+; then the tail.
 ; CHECK:       warp.lockstep.done:
-; CHECK-NEXT:    [[BASE:%.*]] = phi i32 [ 0, %x.preheader ], [ [[NEXT]], %{{.*}} ]
+; CHECK-NEXT:    [[BASE:%.*]] = phi i32 [ 0, %x.preheader ], [ {{%.*}}, %stream.next ]
 ; CHECK-NEXT:    [[LEFT:%.*]] = sub i32 %ntid, [[BASE]]
 ; CHECK-NEXT:    [[MORE:%.*]] = icmp uge i32 [[LEFT]], 64
 ; CHECK-NEXT:    br i1 [[MORE]], label %warp.full, label %warp.tail.check
@@ -20,6 +18,8 @@
 ; CHECK:         add <64 x i32> {{%.*}}, <i32 0, i32 1, i32 2,
 ; CHECK:       warp.tail:
 ; CHECK:         icmp ult <64 x i32> <i32 0, i32 1,
+; CHECK:       stream.warp:
+; CHECK:         add <256 x i32> {{%.*}}, <i32 0, i32 1, i32 2,
 ; The lockstep warps' inner loop: every lane on, one load and one store of 256 bytes a trip.
 ; CHECK:       copy.warp.full:
 ; CHECK-NOT:     phi <256 x i1>
@@ -77,7 +77,8 @@ exit:
 ; the span) at 256 lanes spilled, and ran slower (bench_micro gridstride's copy_f2m).
 ; CHECK-LABEL: define void @__ptx_block_fields(
 ; CHECK-NOT:   warp.lockstep:
-; CHECK:       warp.full:
+; CHECK:       stream.warp:
+; CHECK:         add <64 x i32> {{%.*}}, <i32 0, i32 1, i32 2,
 ; CHECK:         @llvm.masked.load.v128f32
 define void @__ptx_block_fields(ptr noalias %out, ptr noalias %in, i32 %ntid, i32 %base, i32 %stride, i32 %n) {
 entry:
