@@ -265,7 +265,7 @@ ptxforge::codegen::detail::uniformCandidates(llvm::ArrayRef<llvm::BasicBlock *> 
   llvm::SmallPtrSet<llvm::BasicBlock *, 8> First(Straight.begin(), Straight.end());
   std::vector<llvm::AllocaInst *> Found;
   for (auto &[A, Arr] : PerThread) {
-    if (!A->getAllocatedType()->isIntegerTy())
+    if (!A->getAllocatedType()->isIntegerTy() || A->isArrayAllocation())
       continue;
     bool Fits = true, Address = false;
     for (llvm::User *U : A->users()) {

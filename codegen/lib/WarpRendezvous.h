@@ -16,7 +16,8 @@
 namespace ptxforge::codegen::detail {
 
 /// Whether I is a warp collective a kernel body may be cut at (shfl/vote .sync, redux.sync, match.sync,
-/// bar.warp.sync); the others (activemask, elect, the pre-.sync forms, matrix collectives) need fibers.
+/// bar.warp.sync, ldmatrix, stmatrix, movmatrix, mma.sync and wmma.mma); the others (activemask, elect, the
+/// pre-.sync forms, mma.sp) need fibers.
 bool isRegionCutCollective(const ptx::Instruction &I);
 
 /// The cut a call stands for, as the lowering marked it (Markers.h): a barrier, a collective, a lockstep point,

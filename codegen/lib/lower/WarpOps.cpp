@@ -26,8 +26,9 @@ bool ptxforge::codegen::detail::synchronizesThreads(const ptx::Instruction &I) {
   case Opcode::Stmatrix:
   case Opcode::Movmatrix:
   case Opcode::Mma:
-  case Opcode::Wmma:
     return true;
+  case Opcode::Wmma: // wmma.load and wmma.store: each lane accesses its own fragment's elements
+    return I.has(Modifier::Mma);
   case Opcode::Wgmma: // a warp collective when A comes from registers
     return I.has(Modifier::MmaAsync);
   case Opcode::Cp: // cp.async.mbarrier.arrive / bulk copies completing mbarrier transactions

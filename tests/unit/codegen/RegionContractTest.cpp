@@ -142,6 +142,15 @@ TEST_CASE("each broken rule of the contract is an error that names it") {
     Shfl->setArgOperand(1, Mode);
     CHECK(contractError(F).find("mode operand is not a constant") != std::string::npos);
   }
+  SUBCASE("a matrix collective's registers that are not the thread's own alloca") {
+    Lowered L = threadFunction();
+    llvm::Function &F = reduceThread(L);
+    llvm::CallInst *Shfl = markedCuts(F).back();
+    detail::CutOperands Ops = *detail::regionCutOf(Shfl);
+    Ops.Buffer = 1; // the mode, a constant: the dispatcher could not write the registers back
+    detail::markRegionCut(Shfl, Ops);
+    CHECK(contractError(F).find("register buffer is not an alloca") != std::string::npos);
+  }
   SUBCASE("a rendezvous only fibers implement") {
     Lowered L = threadFunction();
     llvm::Function &F = reduceThread(L);
