@@ -4,7 +4,8 @@
 // here what the fiber rendezvous would release gives the same results:
 //   - the lanes of a warp waiting at collectives of one kind with one member mask (redux: one operation too),
 //     as WarpCollectives.cpp keys its slots, are released together once every non-exited lane of that mask
-//     waits among them; their outputs come from WarpCompute.h, the fiber mode's own code;
+//     waits among them; their outputs come from WarpCompute.h, the fiber mode's own code (matrix collectives:
+//     the whole warp's, reading and writing each lane's fragment registers where its deposited address says);
 //   - when no collective can complete and every live thread waits at a barrier, the barrier releases them all;
 //   - anything else is a deadlock, reported as the fiber scheduler reports it.
 // Loop cuts (codegen/lib/LoopCuts.h) come before all of that: while some live thread waits at one, only those
@@ -29,15 +30,32 @@ struct WarpIO {
   const uint64_t *Value;
   const uint32_t *B, *C, *Mask;
   uint32_t *Out, *Pred;
+  const uint64_t *Buffer; ///< matrix collectives: the address of each thread's fragment registers
 };
 
+bool isMatrixCut(uint32_t Kind) { return Kind >= RCMma && Kind <= RCMovmatrix; }
+
 /// Lanes meet in one rendezvous only at collectives of the same kind and member mask (ptxrt_redux's slots
-/// also key on the operation): the key of a waiting lane, 0 for a barrier.
+/// also key on the operation, the matrix collectives' on their shape and types or matrix count): the key of a
+/// waiting lane, 0 for a barrier. The member mask is its low 32 bits.
 uint64_t meetingKey(const RegionCut &Cut, uint32_t Mask) {
   if (Cut.Kind == RCBarrier)
     return 0;
-  uint32_t Site = Cut.Kind == RCRedux ? Cut.Arg : 0;
-  return uint64_t(Cut.Kind) << 40 | uint64_t(Site) << 32 | Mask;
+  uint32_t Site = Cut.Kind == RCRedux || isMatrixCut(Cut.Kind) ? Cut.Arg & 0xffffff : 0;
+  return uint64_t(Cut.Kind) << 56 | uint64_t(Site) << 32 | Mask;
+}
+
+/// A completed matrix collective of warp W's lanes Group: the lanes' deposits gathered for the fiber mode's code.
+void releaseMatrix(const RegionCut &Cut, const WarpIO &IO, uint32_t W, uint32_t Group) {
+  const uint32_t Base = W * 32;
+  MatrixLane Lanes[32];
+  forLanes(Group, [&](uint32_t L) {
+    Lanes[L] = {IO.Value ? IO.Value[Base + L] : 0, IO.Buffer ? IO.Buffer[Base + L] : 0, IO.B ? IO.B[Base + L] : 0};
+  });
+  uint32_t Results[32];
+  computeMatrixCut(Cut.Kind, Cut.Arg, Group, Lanes, Results);
+  if (Cut.Kind == RCMovmatrix && IO.Out)
+    forLanes(Group, [&](uint32_t L) { IO.Out[Base + L] = Results[L]; });
 }
 
 /// Computes the outputs of one completed rendezvous of warp W's lanes Group (State points at its lane 0's state)
@@ -57,6 +75,8 @@ void release(const RegionCut *Cuts, const uint32_t *State, const WarpIO &IO, uin
     if (IO.Pred)
       IO.Pred[Base + L] = P;
   };
+  if (isMatrixCut(Cut.Kind)) // one mode for the group: the meeting key holds it
+    return releaseMatrix(Cut, IO, W, Group);
   switch (Cut.Kind) {
   case RCWarpSync:
     return;
@@ -326,7 +346,8 @@ static uint32_t ptxrt_region_next_loops(ThreadContext *, uint32_t *State, uint32
 /// span is that run (a warp of warp sums goes through its shuffles alone, in region loops).
 static uint32_t ptxrt_region_release(ThreadContext *C, uint32_t *State, uint32_t N, uint32_t *Span,
                                      const RegionCut *Cuts, const uint64_t *Value, const uint32_t *Bv,
-                                     const uint32_t *Cv, const uint32_t *Mask, uint32_t *Out, uint32_t *Pred) {
+                                     const uint32_t *Cv, const uint32_t *Mask, uint32_t *Out, uint32_t *Pred,
+                                     const uint64_t *Buffer) {
   const bool OneD = oneDimensional(C);
   if (OneD)
     if (uint32_t R = releaseTreeStep(State, Span, Cuts); R != ~0u)
@@ -343,7 +364,7 @@ static uint32_t ptxrt_region_release(ThreadContext *C, uint32_t *State, uint32_t
     }
     return R;
   }
-  WarpIO IO{Value, Bv, Cv, Mask, Out, Pred};
+  WarpIO IO{Value, Bv, Cv, Mask, Out, Pred, Buffer};
   uint32_t Live = 0, AtBarrier = 0, Released = 0, LiveFirst = End, LiveEnd = 0, Same = ~0u;
   bool Uniform = true;
   // The released threads alone: all entering one region (RunSame), as one run [RunFirst, RunEnd), while every

@@ -9,6 +9,8 @@
 #include "Runtime.h"
 #include "WarpCompute.h"
 
+#include "ptxforge/codegen/RegionCuts.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -595,6 +597,122 @@ bool gatherWarpWmma(const CollectiveSlot &S, const MmaCall &Call, const MmaShape
   });
 }
 
+/// ldmatrix for the slot's participants: In[L] = {row address, matrices, trans}; Out[L] the lane's registers.
+void computeLdmatrix(CollectiveSlot &S) {
+  uint32_t First = static_cast<uint32_t>(__builtin_ctz(S.Participants));
+  unsigned Num = static_cast<unsigned>(S.In[First][1]);
+  bool Trans = S.In[First][2] != 0;
+  auto elem = [&](unsigned Mat, unsigned Row, unsigned Col) -> uint32_t {
+    unsigned Src = Mat * 8 + Row;
+    if (!(S.Participants >> Src & 1))
+      return 0;
+    uint16_t V;
+    memcpy(&V, reinterpret_cast<const char *>(S.In[Src][0]) + 2 * Col, 2);
+    return V;
+  };
+  forLanes(S.Participants, [&](uint32_t L) {
+    for (unsigned I = 0; I < Num && I < 4; ++I) {
+      unsigned R = L / 4, C0 = 2 * (L % 4);
+      uint32_t Lo = Trans ? elem(I, C0, R) : elem(I, R, C0);
+      uint32_t Hi = Trans ? elem(I, C0 + 1, R) : elem(I, R, C0 + 1);
+      S.Out[L][I] = Lo | Hi << 16;
+    }
+  });
+}
+
+/// A lane's stmatrix slot row: {row address, matrices, trans, registers...} (Mode: matrices * 2 + trans).
+void stmatrixInputs(uint64_t Addr, uint32_t Mode, const uint32_t *Regs, uint64_t *In) {
+  In[0] = Addr, In[1] = Mode / 2, In[2] = Mode & 1;
+  for (unsigned I = 0; I < 4; ++I)
+    In[3 + I] = I < Mode / 2 ? Regs[I] : 0;
+}
+
+/// stmatrix for the slot's participants (rows as stmatrixInputs makes them).
+void computeStmatrix(CollectiveSlot &S) {
+  uint32_t First = static_cast<uint32_t>(__builtin_ctz(S.Participants));
+  unsigned Num = static_cast<unsigned>(S.In[First][1]);
+  bool Trans = S.In[First][2] != 0;
+  // Fragment element (r, c) of matrix I lives in lane 4r + c/2, register I, half c&1.
+  auto frag = [&](unsigned Mat, unsigned R, unsigned Cc) -> uint16_t {
+    unsigned L = 4 * R + Cc / 2;
+    return static_cast<uint16_t>(S.In[L][3 + Mat] >> (16 * (Cc & 1)));
+  };
+  for (unsigned I = 0; I < Num && I < 4; ++I)
+    for (unsigned R = 0; R < 8; ++R) {
+      unsigned Src = I * 8 + R;
+      if (!(S.Participants >> Src & 1))
+        continue;
+      char *Row = reinterpret_cast<char *>(S.In[Src][0]);
+      for (unsigned Cc = 0; Cc < 8; ++Cc) {
+        uint16_t V = Trans ? frag(I, Cc, R) : frag(I, R, Cc);
+        memcpy(Row + 2 * Cc, &V, 2);
+      }
+    }
+}
+
+/// movmatrix.trans for the slot's participants: In[L][0] the lane's register, Out[L][0] its result.
+void computeMovmatrix(CollectiveSlot &S) {
+  auto frag = [&](unsigned R, unsigned Cc) -> uint32_t {
+    return static_cast<uint32_t>(S.In[4 * R + Cc / 2][0] >> (16 * (Cc & 1))) & 0xffff;
+  };
+  forLanes(S.Participants, [&](uint32_t L) {
+    unsigned R = L / 4, C0 = 2 * (L % 4);
+    S.Out[L][0] = frag(C0, R) | frag(C0 + 1, R) << 16;
+  });
+}
+
+/// ptxrt_mma's call from its code and register counts (NA | NB << 8 | NC << 16 | ND << 24). Inputs may not fit
+/// one slot's words: wmma has 8 + 8 + 8 registers of 32 bits, so they go two per word (Pack).
+MmaCall mmaCall(uint32_t Code, uint32_t Counts) {
+  MmaCall Call{Code, Counts & 0xff, Counts >> 8 & 0xff, Counts >> 16 & 0xff, Counts >> 24, false};
+  Call.Pack = Call.NA + Call.NB + Call.NC > CollectiveSlot::MaxIn;
+  return Call;
+}
+
+/// Whether the call's registers are 32-bit words (else 64-bit ones).
+bool mmaWords(const MmaCall &Call) { return Call.Code >> 21 & 1; }
+
+/// Where the D registers follow the inputs in a lane's buffer, in bytes (32-bit words: an even count of them).
+unsigned mmaOutOffset(const MmaCall &Call) {
+  unsigned N = Call.NA + Call.NB + Call.NC;
+  return mmaWords(Call) ? (N + 1) / 2 * 2 * 4 : N * 8;
+}
+
+/// A lane's inputs (Regs, as the lowering writes them) as its slot row; returns the row's words.
+unsigned packMmaInputs(const MmaCall &Call, const void *Regs, uint64_t *Packed) {
+  // No zeroing: the slot takes the words given, no more.
+  bool Words = mmaWords(Call);
+  unsigned N = std::min(Call.NA + Call.NB + Call.NC, 2 * CollectiveSlot::MaxIn);
+  const auto *In32 = static_cast<const uint32_t *>(Regs);
+  const auto *In64 = static_cast<const uint64_t *>(Regs);
+  // Loads as wide as the generated code's stores, which they read right after: a wider load would wait for the
+  // stores to retire instead of taking their data (a fifth of a wmma loop's time, as `rep movs` or masked moves).
+  for (unsigned I = 0; Call.Pack && Words && I < (N + 1) / 2; ++I)
+    Packed[I] = In32[2 * I] | uint64_t(In32[2 * I + 1]) << 32;
+  for (unsigned I = 0; Call.Pack && !Words && I < (N + 1) / 2; ++I)
+    Packed[I] = (In64[2 * I] & 0xffffffffu) | (2 * I + 1 < N ? In64[2 * I + 1] << 32 : 0);
+  for (unsigned I = 0; !Call.Pack && I < N; ++I)
+    Packed[I] = Words ? In32[I] : In64[I];
+  return Call.Pack ? (N + 1) / 2 : N;
+}
+
+/// A lane's D registers from its slot row O into its buffer (after the inputs).
+void unpackMmaOutputs(const MmaCall &Call, const uint64_t *O, void *Regs) {
+  void *Out = static_cast<char *>(Regs) + mmaOutOffset(Call);
+  bool Words = mmaWords(Call);
+  unsigned ND = std::min<unsigned>(Call.ND, 2 * CollectiveSlot::MaxOut);
+  if (ND > CollectiveSlot::MaxOut && Words)
+    for (unsigned I = 0; I < ND; ++I)
+      static_cast<uint32_t *>(Out)[I] = static_cast<uint32_t>(O[I / 2] >> (32 * (I & 1)));
+  else if (ND > CollectiveSlot::MaxOut)
+    for (unsigned I = 0; I < ND; ++I)
+      static_cast<uint64_t *>(Out)[I] = (O[I / 2] >> (32 * (I & 1))) & 0xffffffffu;
+  else
+    for (unsigned I = 0; I < ND; ++I)
+      Words ? void(static_cast<uint32_t *>(Out)[I] = static_cast<uint32_t>(O[I]))
+            : void(static_cast<uint64_t *>(Out)[I] = O[I]);
+}
+
 } // namespace
 
 namespace {
@@ -724,60 +842,22 @@ static void ptxrt_warp_sync(ThreadContext *C, uint32_t Mask) {
   collective(C, CKWarpSync, Mask, 0, nullptr, 0, nullptr, 0, [](CollectiveSlot &) {});
 }
 
-/// ldmatrix.m8n8.x{Num}(.trans).b16: Addr is this lane's row address (host pointer); Out gets Num registers.
-static void ptxrt_ldmatrix(ThreadContext *C, const char *Addr, uint32_t Num, uint32_t Trans, uint32_t *Out) {
-  uint64_t In[3] = {reinterpret_cast<uint64_t>(Addr), Num, Trans}, O[4];
-  collective(C, CKLdmatrix, 0xffffffffu, Num * 2 + Trans, In, 3, O, 4, [](CollectiveSlot &S) {
-    uint32_t First = static_cast<uint32_t>(__builtin_ctz(S.Participants));
-    unsigned Num = static_cast<unsigned>(S.In[First][1]);
-    bool Trans = S.In[First][2] != 0;
-    auto elem = [&](unsigned Mat, unsigned Row, unsigned Col) -> uint32_t {
-      unsigned Src = Mat * 8 + Row;
-      if (!(S.Participants >> Src & 1))
-        return 0;
-      uint16_t V;
-      memcpy(&V, reinterpret_cast<const char *>(S.In[Src][0]) + 2 * Col, 2);
-      return V;
-    };
-    forLanes(S.Participants, [&](uint32_t L) {
-      for (unsigned I = 0; I < Num && I < 4; ++I) {
-        unsigned R = L / 4, C0 = 2 * (L % 4);
-        uint32_t Lo = Trans ? elem(I, C0, R) : elem(I, R, C0);
-        uint32_t Hi = Trans ? elem(I, C0 + 1, R) : elem(I, R, C0 + 1);
-        S.Out[L][I] = Lo | Hi << 16;
-      }
-    });
-  });
+/// ldmatrix.m8n8.x{Num}(.trans).b16: Addr is this lane's row address (host pointer), Mode Num * 2 + Trans; Out
+/// gets Num registers.
+static void ptxrt_ldmatrix(ThreadContext *C, const char *Addr, uint32_t Mode, uint32_t *Out) {
+  uint64_t In[3] = {reinterpret_cast<uint64_t>(Addr), Mode / 2, Mode & 1}, O[4];
+  unsigned Num = Mode / 2;
+  collective(C, CKLdmatrix, 0xffffffffu, Mode, In, 3, O, 4, computeLdmatrix);
   for (unsigned I = 0; I < Num && I < 4; ++I)
     Out[I] = static_cast<uint32_t>(O[I]);
 }
 
-/// stmatrix.m8n8.x{Num}(.trans).b16: Addr is this lane's row address; Regs its Num fragment registers.
-static void ptxrt_stmatrix(ThreadContext *C, char *Addr, uint32_t Num, uint32_t Trans, const uint32_t *Regs) {
-  uint64_t In[7] = {reinterpret_cast<uint64_t>(Addr), Num, Trans, 0, 0, 0, 0};
-  for (unsigned I = 0; I < Num && I < 4; ++I)
-    In[3 + I] = Regs[I];
-  collective(C, CKStmatrix, 0xffffffffu, Num * 2 + Trans, In, 7, nullptr, 0, [](CollectiveSlot &S) {
-    uint32_t First = static_cast<uint32_t>(__builtin_ctz(S.Participants));
-    unsigned Num = static_cast<unsigned>(S.In[First][1]);
-    bool Trans = S.In[First][2] != 0;
-    // Fragment element (r, c) of matrix I lives in lane 4r + c/2, register I, half c&1.
-    auto frag = [&](unsigned Mat, unsigned R, unsigned Cc) -> uint16_t {
-      unsigned L = 4 * R + Cc / 2;
-      return static_cast<uint16_t>(S.In[L][3 + Mat] >> (16 * (Cc & 1)));
-    };
-    for (unsigned I = 0; I < Num && I < 4; ++I)
-      for (unsigned R = 0; R < 8; ++R) {
-        unsigned Src = I * 8 + R;
-        if (!(S.Participants >> Src & 1))
-          continue;
-        char *Row = reinterpret_cast<char *>(S.In[Src][0]);
-        for (unsigned Cc = 0; Cc < 8; ++Cc) {
-          uint16_t V = Trans ? frag(I, Cc, R) : frag(I, R, Cc);
-          memcpy(Row + 2 * Cc, &V, 2);
-        }
-      }
-  });
+/// stmatrix.m8n8.x{Num}(.trans).b16: Addr is this lane's row address, Mode as ldmatrix's; Regs its Num fragment
+/// registers.
+static void ptxrt_stmatrix(ThreadContext *C, char *Addr, uint32_t Mode, const uint32_t *Regs) {
+  uint64_t In[7];
+  stmatrixInputs(reinterpret_cast<uint64_t>(Addr), Mode, Regs, In);
+  collective(C, CKStmatrix, 0xffffffffu, Mode, In, 7, nullptr, 0, computeStmatrix);
 }
 
 /// Byte Col of the 16-byte row at P, as an ldmatrix b8 form reads it: Form 0 the byte itself, 1 (.b4x16_p64) the
@@ -845,56 +925,22 @@ static void ptxrt_stmatrix_b8(ThreadContext *C, char *Addr, uint32_t Num, const 
 /// movmatrix.sync.aligned.m8n8.trans.b16: transposes the 8x8 fragment held by the warp.
 static uint32_t ptxrt_movmatrix(ThreadContext *C, uint32_t A) {
   uint64_t In[1] = {A}, Out[1];
-  collective(C, CKLdmatrix, 0xffffffffu, 0x100, In, 1, Out, 1, [](CollectiveSlot &S) {
-    auto frag = [&](unsigned R, unsigned Cc) -> uint32_t {
-      return static_cast<uint32_t>(S.In[4 * R + Cc / 2][0] >> (16 * (Cc & 1))) & 0xffff;
-    };
-    forLanes(S.Participants, [&](uint32_t L) {
-      unsigned R = L / 4, C0 = 2 * (L % 4);
-      S.Out[L][0] = frag(C0, R) | frag(C0 + 1, R) << 16;
-    });
-  });
+  collective(C, CKLdmatrix, 0xffffffffu, 0x100, In, 1, Out, 1, computeMovmatrix);
   return static_cast<uint32_t>(Out[0]);
 }
 
 /// mma.sync / wmma.mma.sync. Code: bits 0-3 shape, 4-7 A type, 8-11 B type, 12-15 C type, 16-19 D type,
-/// bit 20 satfinite, bit 21 registers as 32-bit words, bit 23 wmma. In: NA A registers, NB B registers, NC C
-/// registers (64-bit words, or 32-bit ones with bit 21, padded to an even count); Out: the D registers, alike.
-static void ptxrt_mma(ThreadContext *C, uint32_t Code, uint32_t NA, uint32_t NB, uint32_t NC, uint32_t ND,
-                      const void *In, void *Out) {
-  // Inputs may not fit one slot's words: wmma has 8 + 8 + 8 registers of 32 bits, so pack two per word (little
-  // endian: 32-bit words in memory are packed already). No zeroing: the slot takes the words given, no more.
-  bool Words = Code >> 21 & 1;
-  unsigned N = std::min(NA + NB + NC, 2 * CollectiveSlot::MaxIn);
-  bool Pack = N > CollectiveSlot::MaxIn;
-  uint64_t Packed[CollectiveSlot::MaxIn];
-  const auto *In32 = static_cast<const uint32_t *>(In);
-  const auto *In64 = static_cast<const uint64_t *>(In);
-  // Loads as wide as the generated code's stores, which they read right after: a wider load would wait for the
-  // stores to retire instead of taking their data (a fifth of a wmma loop's time, as `rep movs` or masked moves).
-  for (unsigned I = 0; Pack && Words && I < (N + 1) / 2; ++I)
-    Packed[I] = In32[2 * I] | uint64_t(In32[2 * I + 1]) << 32;
-  for (unsigned I = 0; Pack && !Words && I < (N + 1) / 2; ++I)
-    Packed[I] = (In64[2 * I] & 0xffffffffu) | (2 * I + 1 < N ? In64[2 * I + 1] << 32 : 0);
-  for (unsigned I = 0; !Pack && I < N; ++I)
-    Packed[I] = Words ? In32[I] : In64[I];
-  uint64_t O[CollectiveSlot::MaxOut];
-  uint32_t Key = Code ^ (NA << 24) ^ (NB << 27);
-  collective(C, Code & (1u << 23) ? CKWmma : CKMma, 0xffffffffu, Key, Packed, Pack ? (N + 1) / 2 : N, O,
-             std::min<unsigned>(ND, CollectiveSlot::MaxOut), [=](CollectiveSlot &S) {
-               computeMma(S, {Code, NA, NB, NC, ND, Pack});
-             });
-  ND = std::min<unsigned>(ND, 2 * CollectiveSlot::MaxOut);
-  if (ND > CollectiveSlot::MaxOut && Words)
-    for (unsigned I = 0; I < ND; ++I)
-      static_cast<uint32_t *>(Out)[I] = static_cast<uint32_t>(O[I / 2] >> (32 * (I & 1)));
-  else if (ND > CollectiveSlot::MaxOut)
-    for (unsigned I = 0; I < ND; ++I)
-      static_cast<uint64_t *>(Out)[I] = (O[I / 2] >> (32 * (I & 1))) & 0xffffffffu;
-  else
-    for (unsigned I = 0; I < ND; ++I)
-      Words ? void(static_cast<uint32_t *>(Out)[I] = static_cast<uint32_t>(O[I]))
-            : void(static_cast<uint64_t *>(Out)[I] = O[I]);
+/// bit 20 satfinite, bit 21 registers as 32-bit words, bit 23 wmma. Counts: NA | NB << 8 | NC << 16 | ND << 24.
+/// Regs: NA A registers, NB B registers, NC C registers (64-bit words, or 32-bit ones with bit 21, padded to an
+/// even count), then room for the ND D registers, which it writes, alike.
+static void ptxrt_mma(ThreadContext *C, uint32_t Code, uint32_t Counts, void *Regs) {
+  MmaCall Call = mmaCall(Code, Counts);
+  uint64_t Packed[CollectiveSlot::MaxIn], O[CollectiveSlot::MaxOut];
+  unsigned NIn = packMmaInputs(Call, Regs, Packed);
+  uint32_t Key = Code ^ (Call.NA << 24) ^ (Call.NB << 27);
+  collective(C, Code & (1u << 23) ? CKWmma : CKMma, 0xffffffffu, Key, Packed, NIn, O,
+             std::min<unsigned>(Call.ND, CollectiveSlot::MaxOut), [=](CollectiveSlot &S) { computeMma(S, Call); });
+  unpackMmaOutputs(Call, O, Regs);
 }
 
 /// wmma.load.{a,b,c} (Which 0/1/2) and wmma.store.d (Which 3): per-lane accesses in this implementation's
@@ -979,4 +1025,43 @@ void ptxforge::codegen::exec::mmaProduct(uint32_t Code, unsigned M, unsigned N, 
     integerResults(Sums, M * N, Code >> 20 & 1, DI);
   for (unsigned I = 0; I < M * N; ++I)
     D[I] = Int ? static_cast<uint32_t>(DI[I]) : encodeFloat(TD, Sums[I]);
+}
+
+void ptxforge::codegen::exec::computeMatrixCut(uint32_t Kind, uint32_t Arg, uint32_t Participants,
+                                               const MatrixLane *Lanes, uint32_t *Out) {
+  // The fiber mode's slot, filled from the lanes' deposits: one per worker, as the product's scratch.
+  thread_local std::unique_ptr<CollectiveSlot> Slot;
+  if (!Slot)
+    Slot = std::make_unique<CollectiveSlot>();
+  CollectiveSlot &S = *Slot;
+  S.Participants = Participants;
+  auto regs = [&](uint32_t L) { return reinterpret_cast<void *>(Lanes[L].Buffer); };
+  switch (Kind) {
+  case RCMma: {
+    MmaCall Call = mmaCall(Arg, Lanes[__builtin_ctz(Participants)].Counts);
+    forLanes(Participants, [&](uint32_t L) { packMmaInputs(Call, regs(L), S.In[L]); });
+    computeMma(S, Call);
+    forLanes(Participants, [&](uint32_t L) { unpackMmaOutputs(Call, S.Out[L], regs(L)); });
+    return;
+  }
+  case RCLdmatrix:
+    forLanes(Participants,
+             [&](uint32_t L) { S.In[L][0] = Lanes[L].Value, S.In[L][1] = Arg / 2, S.In[L][2] = Arg & 1; });
+    computeLdmatrix(S);
+    forLanes(Participants, [&](uint32_t L) {
+      for (unsigned I = 0; I < Arg / 2 && I < 4; ++I)
+        static_cast<uint32_t *>(regs(L))[I] = static_cast<uint32_t>(S.Out[L][I]);
+    });
+    return;
+  case RCStmatrix:
+    forLanes(Participants,
+             [&](uint32_t L) { stmatrixInputs(Lanes[L].Value, Arg, static_cast<const uint32_t *>(regs(L)), S.In[L]); });
+    computeStmatrix(S);
+    return;
+  default: // movmatrix
+    forLanes(Participants, [&](uint32_t L) { S.In[L][0] = Lanes[L].Value; });
+    computeMovmatrix(S);
+    forLanes(Participants, [&](uint32_t L) { Out[L] = static_cast<uint32_t>(S.Out[L][0]); });
+    return;
+  }
 }

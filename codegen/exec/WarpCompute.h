@@ -142,6 +142,18 @@ void computeVote(CollectiveSlot &S);
 void computeMatch(CollectiveSlot &S);
 void computeRedux(CollectiveSlot &S);
 
+/// A lane's deposits at a matrix collective cut of a region-split block function: Value (ldmatrix, stmatrix: the
+/// row address; movmatrix: the register), Buffer (the address of its fragment registers, which the collective
+/// reads and writes in place, laid out as the fiber helpers take them) and Counts (mma: the register counts).
+struct MatrixLane {
+  uint64_t Value, Buffer;
+  uint32_t Counts;
+};
+/// The matrix collective Kind (RCMma, RCLdmatrix, RCStmatrix, RCMovmatrix of ptxforge/codegen/RegionCuts.h) with
+/// mode Arg for the lanes in Participants (Lanes: the warp's 32), computed by the fiber mode's code
+/// (WarpCollectives.cpp); movmatrix's results go to Out[L].
+void computeMatrixCut(uint32_t Kind, uint32_t Arg, uint32_t Participants, const MatrixLane *Lanes, uint32_t *Out);
+
 /// The dispatcher of region-split block functions with collective cuts (RegionRendezvous.cpp).
 void registerRegionHelpers(HelperTable &T);
 

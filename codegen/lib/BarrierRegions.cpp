@@ -83,6 +83,15 @@ unsigned ptxforge::codegen::detail::regionCuts(const ptx::Function &Kernel) {
 
 namespace {
 
+/// What one thread's copy of register A holds: its type, or an array of them where the lowering allocated several
+/// (a helper's scratch buffer, such as a matrix collective's fragment registers).
+llvm::Type *threadType(const llvm::AllocaInst *A) {
+  auto *Count = llvm::dyn_cast<llvm::ConstantInt>(A->getArraySize());
+  if (!A->isArrayAllocation() || !Count)
+    return A->getAllocatedType();
+  return llvm::ArrayType::get(A->getAllocatedType(), Count->getZExtValue());
+}
+
 /// The thread function's code between barriers.
 struct Region {
   llvm::BasicBlock *Entry;
@@ -577,7 +586,7 @@ void RegionBuilder::findThreadPrivateAllocas() {
   llvm::Value *N = B.CreateMul(B.CreateMul(NX, NY), NZ);
   for (unsigned K = 0; K < Allocas.size(); ++K)
     if (Private.test(K) && !Allocas[K]->use_empty()) {
-      llvm::AllocaInst *Arr = B.CreateAlloca(Allocas[K]->getAllocatedType(), N, Allocas[K]->getName() + ".threads");
+      llvm::AllocaInst *Arr = B.CreateAlloca(threadType(Allocas[K]), N, Allocas[K]->getName() + ".threads");
       Arr->setAlignment(Allocas[K]->getAlign());
       PerThread[Allocas[K]] = Arr;
     }
@@ -752,9 +761,9 @@ RegionBuilder::cloneRegion(size_t K, const ThreadLoop &Loop, llvm::Value *T64, l
   // region) gets an alloca of this copy's own, which makes each region loop self-contained (outlinePieces).
   for (llvm::AllocaInst *A : allocasUsedBy(Reg)) {
     if (llvm::Value *Arr = PerThread.lookup(A)) {
-      VMap[A] = SB.CreateGEP(A->getAllocatedType(), Arr, T64, A->getName() + ".mine");
+      VMap[A] = SB.CreateGEP(threadType(A), Arr, T64, A->getName() + ".mine");
     } else {
-      auto *Own = new llvm::AllocaInst(A->getAllocatedType(), A->getAddressSpace(), nullptr, A->getAlign(),
+      auto *Own = new llvm::AllocaInst(A->getAllocatedType(), A->getAddressSpace(), A->getArraySize(), A->getAlign(),
                                        A->getName(), Setup->getTerminator()->getIterator());
       PieceAllocas.push_back(Own);
       VMap[A] = Own;

@@ -209,12 +209,15 @@ namespace {
 /// How many instructions and registers apart a counter and the address it feeds may be: each PTX instruction
 /// is a load, an operation (a shift two: the lowering's select) and a store to a register, so 12 missed a scan's
 /// offset (`sub` index, `shl` by 2, `add` the array's base, the shared window's zext, mask and GEP).
-constexpr unsigned MaxAddressDepth = 32;
+constexpr unsigned MaxAddressDepth = 32, MaxAddressSearch = 512;
 
 /// Whether V, a register's value, feeds an address through arithmetic and other registers: a loop counter or
 /// an index.
 bool feedsAddress(llvm::Value *V, llvm::SmallPtrSetImpl<llvm::Value *> &Seen, unsigned Depth = 0) {
-  if (Depth > MaxAddressDepth || !Seen.insert(V).second)
+  // A bounded search: through registers a value reaches much of a large kernel (compute_gemm's 5,000 registers
+  // and 2,000 wmma: every load of a barrier region searched most of the function, minutes of compile time), and
+  // a register found late is no likely counter anyway.
+  if (Depth > MaxAddressDepth || Seen.size() >= MaxAddressSearch || !Seen.insert(V).second)
     return false;
   for (llvm::User *U : V->users()) {
     if (auto *L = llvm::dyn_cast<llvm::LoadInst>(U); L && L->getPointerOperand() == V)
@@ -222,7 +225,9 @@ bool feedsAddress(llvm::Value *V, llvm::SmallPtrSetImpl<llvm::Value *> &Seen, un
     if (auto *S = llvm::dyn_cast<llvm::StoreInst>(U)) {
       if (S->getPointerOperand() == V)
         return true;
-      if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(S->getPointerOperand()))
+      // Through registers, not a helper's buffer (an array: a matrix collective's fragments, which every mma of
+      // the kernel passes through).
+      if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(S->getPointerOperand()); A && !A->isArrayAllocation())
         for (llvm::User *AU : A->users())
           if (llvm::isa<llvm::LoadInst>(AU) && feedsAddress(AU, Seen, Depth + 1))
             return true;
@@ -265,7 +270,7 @@ ptxforge::codegen::detail::uniformCandidates(llvm::ArrayRef<llvm::BasicBlock *> 
   llvm::SmallPtrSet<llvm::BasicBlock *, 8> First(Straight.begin(), Straight.end());
   std::vector<llvm::AllocaInst *> Found;
   for (auto &[A, Arr] : PerThread) {
-    if (!A->getAllocatedType()->isIntegerTy())
+    if (!A->getAllocatedType()->isIntegerTy() || A->isArrayAllocation())
       continue;
     bool Fits = true, Address = false;
     for (llvm::User *U : A->users()) {

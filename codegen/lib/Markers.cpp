@@ -53,13 +53,17 @@ llvm::Error contractError(const llvm::Function &F, const llvm::Twine &Rule) {
 
 llvm::Error checkCut(const llvm::Function &F, const llvm::CallInst &CI, const CutOperands &Cut) {
   int Args = static_cast<int>(CI.arg_size());
-  for (int Op : {Cut.Arg, Cut.Value, Cut.B, Cut.C, Cut.Mask, Cut.PredOut})
+  for (int Op : {Cut.Arg, Cut.Value, Cut.B, Cut.C, Cut.Mask, Cut.PredOut, Cut.Buffer})
     if (Op >= Args)
       return contractError(F, "a cut names operand " + llvm::Twine(Op) + " of a call with " + llvm::Twine(Args));
   if (Cut.Arg >= 0 && !llvm::isa<llvm::ConstantInt>(CI.getArgOperand(Cut.Arg)))
     return contractError(F, "a cut's mode operand is not a constant");
   if (Cut.PredOut >= 0 && !CI.getArgOperand(Cut.PredOut)->getType()->isPointerTy())
     return contractError(F, "a cut's predicate result is not a pointer");
+  // The dispatcher reads and writes the registers where the thread keeps them: its own alloca, which the region
+  // builder makes a per-thread array.
+  if (Cut.Buffer >= 0 && !llvm::isa<llvm::AllocaInst>(CI.getArgOperand(Cut.Buffer)->stripInBoundsConstantOffsets()))
+    return contractError(F, "a cut's register buffer is not an alloca of the thread");
   return llvm::Error::success();
 }
 
@@ -67,15 +71,15 @@ llvm::Error checkCut(const llvm::Function &F, const llvm::CallInst &CI, const Cu
 
 void ptxforge::codegen::detail::markRegionCut(llvm::CallInst *CI, const CutOperands &Ops) {
   CI->setMetadata(CutKind, intNode(CI->getContext(), {static_cast<int>(Ops.Kind), Ops.Arg, Ops.Value, Ops.B, Ops.C,
-                                                      Ops.Mask, Ops.PredOut}));
+                                                      Ops.Mask, Ops.PredOut, Ops.Buffer}));
 }
 
 std::optional<CutOperands> ptxforge::codegen::detail::regionCutOf(const llvm::CallInst *CI) {
-  std::optional<std::array<int, 7>> V = intsOf<7>(CI->getMetadata(CutKind));
-  if (!V)
+  std::optional<std::array<int, 8>> V = intsOf<8>(CI->getMetadata(CutKind));
+  if (!V || (*V)[0] < static_cast<int>(RCBarrier) || (*V)[0] >= static_cast<int>(NumRegionCutKinds))
     return std::nullopt;
-  auto [Kind, Arg, Value, B, C, Mask, PredOut] = *V;
-  return CutOperands{static_cast<RegionCutKind>(Kind), Arg, Value, B, C, Mask, PredOut};
+  auto [Kind, Arg, Value, B, C, Mask, PredOut, Buffer] = *V;
+  return CutOperands{static_cast<RegionCutKind>(Kind), Arg, Value, B, C, Mask, PredOut, Buffer};
 }
 
 void ptxforge::codegen::detail::markCutEdge(llvm::BranchInst *Br, const CutEdge &E) {
@@ -85,7 +89,7 @@ void ptxforge::codegen::detail::markCutEdge(llvm::BranchInst *Br, const CutEdge 
 
 std::optional<CutEdge> ptxforge::codegen::detail::cutEdgeOf(const llvm::Instruction *Term) {
   std::optional<std::array<int, 3>> V = intsOf<3>(Term->getMetadata(CutEdgeKind));
-  if (!V || (*V)[0] < static_cast<int>(RCBarrier) || (*V)[0] > static_cast<int>(RCLoop) || (*V)[2] < 0)
+  if (!V || (*V)[0] < static_cast<int>(RCBarrier) || (*V)[0] >= static_cast<int>(NumRegionCutKinds) || (*V)[2] < 0)
     return std::nullopt;
   return CutEdge{{static_cast<uint32_t>((*V)[0]), static_cast<uint32_t>((*V)[1])}, static_cast<unsigned>((*V)[2])};
 }
@@ -190,7 +194,7 @@ private:
       return contractError(F, "the misaligned-bits accumulator is not one static i32 alloca of the entry block");
     if (I.getMetadata(WarpSlotKind)) {
       std::optional<WarpSlot> S = warpSlotOf(I);
-      if (!S || !isEntryAlloca(I, *S == WSValue ? 64 : 32) || Slots[*S]++)
+      if (!S || !isEntryAlloca(I, isWideWarpSlot(*S) ? 64 : 32) || Slots[*S]++)
         return contractError(F, "a warp slot is not one static alloca of the entry block per slot, of its width");
     }
     if (I.getMetadata(CutEdgeKind))

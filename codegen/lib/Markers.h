@@ -18,10 +18,12 @@ namespace ptxforge::codegen::detail {
 
 /// A runtime call the region builder cuts a thread function at: the rendezvous kind and which call operand
 /// holds what (-1: none). Arg: the constant mode or operation; Value, B, C, Mask: what each thread deposits in
-/// its per-thread arrays; PredOut: the pointer the call writes its predicate result through.
+/// its per-thread arrays (a collective without a member mask deposits a full one); PredOut: the pointer the call
+/// writes its predicate result through; Buffer: the pointer to the thread's matrix fragment registers, which the
+/// call reads and writes and the thread deposits (its address: the dispatcher works on them in place).
 struct CutOperands {
   RegionCutKind Kind = RCBarrier;
-  int Arg = -1, Value = -1, B = -1, C = -1, Mask = -1, PredOut = -1;
+  int Arg = -1, Value = -1, B = -1, C = -1, Mask = -1, PredOut = -1, Buffer = -1;
 };
 
 /// Marks CI (a call the lowering just made) as a cut point with these operands.
@@ -74,9 +76,11 @@ inline bool isLoopCutEdge(const CutEdge &E) { return E.Cut.Kind == RCLoop && E.C
 void clearCutEdge(llvm::Instruction *Term);
 
 /// The per-thread slots through which the warp rendezvous passes a collective's inputs and outputs to the
-/// runtime's dispatcher: static allocas of the entry block, i64 for WSValue and i32 for the others, one at most
-/// per slot, each marked with its slot.
-enum WarpSlot : unsigned { WSValue, WSOperandB, WSOperandC, WSMask, WSOut, WSPred, NumWarpSlots };
+/// runtime's dispatcher: static allocas of the entry block, i64 for WSValue and WSBuffer (an address) and i32 for
+/// the others, one at most per slot, each marked with its slot.
+enum WarpSlot : unsigned { WSValue, WSOperandB, WSOperandC, WSMask, WSOut, WSPred, WSBuffer, NumWarpSlots };
+/// Whether slot S holds 64 bits.
+inline bool isWideWarpSlot(WarpSlot S) { return S == WSValue || S == WSBuffer; }
 void markWarpSlot(llvm::AllocaInst *A, WarpSlot S);
 std::optional<WarpSlot> warpSlotOf(const llvm::Instruction &I);
 void clearWarpSlot(llvm::Instruction &I);

@@ -27,6 +27,14 @@ bool ptxforge::codegen::detail::isRegionCutCollective(const ptx::Instruction &I)
   case Opcode::Bar:
   case Opcode::Barrier:
     return I.has(Modifier::Warp) && !I.Operands.empty();
+  case Opcode::Ldmatrix: // every lane of the warp, as the dispatcher releases them (lower/MatrixOps.cpp)
+  case Opcode::Stmatrix:
+  case Opcode::Movmatrix:
+    return !isFiberOnlyMatrixForm(I);
+  case Opcode::Mma: // mma.sp expands its sparse A in a rendezvous of its own
+    return !I.has(Modifier::Sp) && !I.has(Modifier::Sp_OrderedMetadata) && !isFiberOnlyMatrixForm(I);
+  case Opcode::Wmma: // loads and stores are each lane's own accesses
+    return I.has(Modifier::Mma);
   default:
     return false;
   }
@@ -89,12 +97,20 @@ private:
       if (Operand < 0)
         return;
       llvm::AllocaInst *A = slot(S);
-      B.CreateStore(B.CreateZExtOrTrunc(CI->getArgOperand(Operand), A->getAllocatedType()), A);
+      llvm::Value *V = CI->getArgOperand(Operand);
+      if (V->getType()->isPointerTy()) // an address: the row of ldmatrix, the registers of a matrix collective
+        V = B.CreatePtrToInt(V, B.getInt64Ty());
+      B.CreateStore(B.CreateZExtOrTrunc(V, A->getAllocatedType()), A);
     };
     Deposit(H.Value, WSValue);
     Deposit(H.B, WSOperandB);
     Deposit(H.C, WSOperandC);
-    Deposit(H.Mask, WSMask);
+    Deposit(H.Buffer, WSBuffer);
+    // A collective without a member mask (the matrix ones) is the whole warp's: lanes meet by their masks.
+    if (H.Mask >= 0)
+      Deposit(H.Mask, WSMask);
+    else
+      B.CreateStore(B.getInt32(~0u), slot(WSMask));
     // The accumulated misaligned-address bits go to the context, checked at the end of the region's loop,
     // since the next region starts the accumulator afresh (BarrierRegions.cpp).
     if (Misaligned) {
@@ -111,14 +127,14 @@ private:
 
   llvm::AllocaInst *slot(WarpSlot S) {
     if (!Slots[S]) {
-      static const char *const Names[NumWarpSlots] = {"warp.value", "warp.b",   "warp.c",
-                                                      "warp.mask",  "warp.out", "warp.pred"};
+      static const char *const Names[NumWarpSlots] = {"warp.value", "warp.b",    "warp.c",     "warp.mask",
+                                                      "warp.out",   "warp.pred", "warp.buffer"};
       // After the entry block's allocas (gathered at its top), in the order of first use.
       llvm::BasicBlock::iterator At = F.getEntryBlock().begin();
       while (llvm::isa<llvm::AllocaInst>(*At))
         ++At;
       llvm::IRBuilder<> B(&F.getEntryBlock(), At);
-      Slots[S] = B.CreateAlloca(S == WSValue ? B.getInt64Ty() : B.getInt32Ty(), nullptr, Names[S]);
+      Slots[S] = B.CreateAlloca(isWideWarpSlot(S) ? B.getInt64Ty() : B.getInt32Ty(), nullptr, Names[S]);
       markWarpSlot(Slots[S], S);
     }
     return Slots[S];
@@ -168,8 +184,8 @@ llvm::Value *WarpRendezvous::emitRelease(llvm::IRBuilder<> &B, llvm::Value *Ctx,
                                          const llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> &PerThread) {
   llvm::GlobalVariable *CutTable = emitCutTable(ML.Mod, *B.GetInsertBlock()->getParent(), Cuts);
   llvm::Type *Ptr = B.getPtrTy(), *I32 = B.getInt32Ty();
-  llvm::FunctionCallee Release =
-      ML.Mod.getOrInsertFunction("ptxrt_region_release", I32, Ptr, Ptr, I32, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr);
+  llvm::FunctionCallee Release = ML.Mod.getOrInsertFunction("ptxrt_region_release", I32, Ptr, Ptr, I32, Ptr, Ptr, Ptr,
+                                                            Ptr, Ptr, Ptr, Ptr, Ptr, Ptr);
   // It keeps no pointer: the arrays stay local to this function for alias analysis.
   if (auto *Fn = llvm::dyn_cast<llvm::Function>(Release.getCallee())) {
     Fn->setDoesNotThrow();

@@ -16,8 +16,13 @@
 namespace ptxforge::codegen::detail {
 
 /// Whether I is a warp collective a kernel body may be cut at (shfl/vote .sync, redux.sync, match.sync,
-/// bar.warp.sync); the others (activemask, elect, the pre-.sync forms, matrix collectives) need fibers.
+/// bar.warp.sync, ldmatrix, stmatrix, movmatrix, mma.sync and wmma.mma); the others (activemask, elect, the
+/// pre-.sync forms, mma.sp) need fibers.
 bool isRegionCutCollective(const ptx::Instruction &I);
+
+/// The matrix forms whose helpers meet on fibers only (lower/MatrixOps.cpp): sm_100's b8 ldmatrix/stmatrix
+/// shapes and sm_120a's mma kinds (.kind::f8f6f4, the block-scaled kinds). A kernel using one is not cut.
+bool isFiberOnlyMatrixForm(const ptx::Instruction &I);
 
 /// The cut a call stands for, as the lowering marked it (Markers.h): a barrier, a collective, a lockstep point,
 /// or nothing (an ordinary call). CI's function must keep the thread contract (checkThreadContract).

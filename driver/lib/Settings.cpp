@@ -63,6 +63,9 @@ Settings Settings::fromEnvironment() {
   S.Compile.StreamingStoreBytes =
       env("PTXFORGE_STREAMING_STORES").getAsInteger(10, Bytes) ? hostStreamingStoreBytes() : Bytes;
   S.Compile.Lowering.LoopCuts = env("PTXFORGE_LOOP_CUTS") != "0";
+  unsigned Cuts = 0;
+  if (!env("PTXFORGE_REGION_CUTS").getAsInteger(10, Cuts))
+    S.Compile.Lowering.RegionCutBudget = Cuts;
   S.Compile.WarpVectorize = env("PTXFORGE_WARP_VECTORIZE") != "0";
   S.Tier = jitTier(env("PTXFORGE_JIT_TIER"));
   if (S.Tier == JitTier::Quick)

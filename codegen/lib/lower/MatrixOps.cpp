@@ -1,13 +1,24 @@
 // Warp-wide matrix instructions: ldmatrix, stmatrix, mma.sync and wmma. They are warp collectives: each lane
 // hands its row address / fragment registers to a runtime helper (exec/WarpCollectives.cpp; sm_120a's mma.sync
 // .kind::f8f6f4 and block-scaled kinds exec/ScaledMatrixHelpers.cpp) that gathers all 32 lanes and computes every
-// lane's result at once.
+// lane's result at once. The registers travel in a buffer of the thread's (a scratch alloca), so a region-split
+// block function (BarrierRegions.cpp) cuts at these calls as at a shuffle: each lane deposits the buffer's
+// address and the dispatcher computes the warp in place (Markers.h: CutOperands::Buffer). The sm_100/sm_120a
+// forms meet on fibers only (isFiberOnlyMatrixForm). wmma.load and wmma.store are no rendezvous: in this
+// implementation's fragment layout each lane accesses its own elements.
+#include "../Markers.h"
+#include "../WarpRendezvous.h"
 #include "FamilyLowering.h"
 #include "ptxforge/codegen/MatrixElements.h"
 
 using namespace ptxforge::codegen;
 
 namespace {
+
+/// Calls a matrix collective's helper (ctx, ...) and marks it as the cut Ops says.
+void callMatrixCut(FunctionLowering &L, const char *Name, llvm::ArrayRef<llvm::Value *> Args, const CutOperands &Ops) {
+  markRegionCut(llvm::cast<llvm::CallInst>(L.callHelper(Name, L.b().getVoidTy(), Args)), Ops);
+}
 
 ptx::StateSpace matrixSpace(const ptx::Instruction &I) {
   if (I.has(Modifier::Shared) || I.has(Modifier::Shared_Cta))
@@ -45,7 +56,7 @@ bool lowerLdmatrixB8(FunctionLowering &L, const ptx::Instruction &I) {
 
 bool lowerLdmatrix(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
-  if (I.has(Modifier::M16n16) || I.has(Modifier::M8n16))
+  if (isFiberOnlyMatrixForm(I))
     return lowerLdmatrixB8(L, I);
   if (!I.has(Modifier::M8n8) || I.type() != ScalarType::B16 || I.Operands.size() != 2)
     return L.unsupported(I, "only m8n8 .b16 shapes");
@@ -53,8 +64,8 @@ bool lowerLdmatrix(FunctionLowering &L, const ptx::Instruction &I) {
   auto Dst = operandElements(I.Operands[0]);
   llvm::Value *Addr = L.address(I.Operands[1], matrixSpace(I));
   llvm::Value *Out = scratchBuffer(L, B.getInt32Ty(), 4);
-  L.callHelper("ptxrt_ldmatrix", B.getVoidTy(),
-               {L.threadCtx(), Addr, B.getInt32(Num), B.getInt32(I.has(Modifier::Trans)), Out});
+  callMatrixCut(L, "ptxrt_ldmatrix", {L.threadCtx(), Addr, B.getInt32(Num * 2 + I.has(Modifier::Trans)), Out},
+                {RCLdmatrix, /*Arg=*/2, /*Value=*/1, -1, -1, -1, -1, /*Buffer=*/3});
   for (unsigned K = 0; K < Num && K < Dst.size(); ++K)
     L.write(*Dst[K], ScalarType::B32, B.CreateLoad(B.getInt32Ty(), B.CreateConstGEP1_32(B.getInt32Ty(), Out, K)));
   return true;
@@ -77,13 +88,14 @@ bool lowerStmatrix(FunctionLowering &L, const ptx::Instruction &I) {
   if (B8)
     L.callHelper("ptxrt_stmatrix_b8", B.getVoidTy(), {L.threadCtx(), Addr, B.getInt32(Num), In});
   else
-    L.callHelper("ptxrt_stmatrix", B.getVoidTy(),
-                 {L.threadCtx(), Addr, B.getInt32(Num), B.getInt32(I.has(Modifier::Trans)), In});
+    callMatrixCut(L, "ptxrt_stmatrix", {L.threadCtx(), Addr, B.getInt32(Num * 2 + I.has(Modifier::Trans)), In},
+                  {RCStmatrix, /*Arg=*/2, /*Value=*/1, -1, -1, -1, -1, /*Buffer=*/3});
   return true;
 }
 
 /// Calls ptxrt_mma with the A, B, C fragments and writes D. Fragments of 32-bit registers (all but f64) travel as
-/// 32-bit words (Code bit 21), an even number of them, which the runtime copies into its slot as they are.
+/// 32-bit words (Code bit 21), an even number of them, which the runtime copies into its slot as they are; D
+/// comes back in the same buffer, after them.
 void emitMma(FunctionLowering &L, uint32_t Code, const ptx::Operand &D, const ptx::Operand &A, const ptx::Operand &Bop,
              const ptx::Operand &C, ScalarType TD, ScalarType TA, ScalarType TB, ScalarType TC) {
   auto &B = L.b();
@@ -92,9 +104,9 @@ void emitMma(FunctionLowering &L, uint32_t Code, const ptx::Operand &D, const pt
   bool Words = regType(TD) == ScalarType::B32 && regType(TA) == ScalarType::B32 && regType(TB) == ScalarType::B32 &&
                regType(TC) == ScalarType::B32;
   llvm::Type *WordTy = Words ? B.getInt32Ty() : B.getInt64Ty();
-  unsigned N = static_cast<unsigned>(AE.size() + BE.size() + CE.size());
-  llvm::Value *In = scratchBuffer(L, WordTy, Words ? (N + 1) / 2 * 2 : N);
-  llvm::Value *Out = scratchBuffer(L, WordTy, static_cast<unsigned>(DE.size()), /*Slot=*/1);
+  unsigned N = static_cast<unsigned>(AE.size() + BE.size() + CE.size()), InWords = Words ? (N + 1) / 2 * 2 : N;
+  llvm::Value *In = scratchBuffer(L, WordTy, InWords + static_cast<unsigned>(DE.size()));
+  llvm::Value *Out = B.CreateConstInBoundsGEP1_32(WordTy, In, InWords);
   unsigned K = 0;
   auto put = [&](const std::vector<const ptx::Operand *> &Es, ScalarType T) {
     for (const ptx::Operand *E : Es)
@@ -103,9 +115,9 @@ void emitMma(FunctionLowering &L, uint32_t Code, const ptx::Operand &D, const pt
   put(AE, TA);
   put(BE, TB);
   put(CE, TC);
-  L.callHelper("ptxrt_mma", B.getVoidTy(),
-               {L.threadCtx(), B.getInt32(Code | (Words ? 1u << 21 : 0)), B.getInt32(AE.size()), B.getInt32(BE.size()),
-                B.getInt32(CE.size()), B.getInt32(DE.size()), In, Out});
+  uint32_t Counts = static_cast<uint32_t>(AE.size() | BE.size() << 8 | CE.size() << 16 | DE.size() << 24);
+  callMatrixCut(L, "ptxrt_mma", {L.threadCtx(), B.getInt32(Code | (Words ? 1u << 21 : 0)), B.getInt32(Counts), In},
+                {RCMma, /*Arg=*/1, -1, /*B=*/2, -1, -1, -1, /*Buffer=*/3});
   for (unsigned J = 0; J < DE.size(); ++J) {
     llvm::Value *V = B.CreateLoad(WordTy, B.CreateConstGEP1_32(WordTy, Out, J));
     ScalarType RT = regType(TD);
@@ -324,6 +336,20 @@ bool lowerWmma(FunctionLowering &L, const ptx::Instruction &I) {
 
 } // namespace
 
+bool ptxforge::codegen::detail::isFiberOnlyMatrixForm(const ptx::Instruction &I) {
+  switch (I.Op) {
+  case Opcode::Ldmatrix:
+    return I.has(Modifier::M16n16) || I.has(Modifier::M8n16);
+  case Opcode::Stmatrix:
+    return I.has(Modifier::M16n8);
+  case Opcode::Mma:
+    return I.has(Modifier::Kind_F8f6f4) || I.has(Modifier::Kind_Mxf8f6f4) || I.has(Modifier::Kind_Mxf4) ||
+           I.has(Modifier::Kind_Mxf4nvf4) || I.has(Modifier::BlockScale);
+  default:
+    return false;
+  }
+}
+
 bool ptxforge::codegen::detail::lowerMatrix(FunctionLowering &L, const ptx::Instruction &I) {
   switch (I.Op) {
   case Opcode::Ldmatrix:
@@ -334,15 +360,16 @@ bool ptxforge::codegen::detail::lowerMatrix(FunctionLowering &L, const ptx::Inst
     if (!I.has(Modifier::M8n8) || !I.has(Modifier::Trans) || I.Operands.size() != 2)
       return L.unsupported(I, "only m8n8.trans.b16");
     auto &B = L.b();
-    L.write(I.Operands[0], ScalarType::B32,
-            L.callHelper("ptxrt_movmatrix", B.getInt32Ty(), {L.threadCtx(), L.read(I.Operands[1], ScalarType::B32)}));
+    llvm::Value *R =
+        L.callHelper("ptxrt_movmatrix", B.getInt32Ty(), {L.threadCtx(), L.read(I.Operands[1], ScalarType::B32)});
+    markRegionCut(llvm::cast<llvm::CallInst>(R), {RCMovmatrix, -1, /*Value=*/1});
+    L.write(I.Operands[0], ScalarType::B32, R);
     return true;
   }
   case Opcode::Mma:
     if (I.has(Modifier::Sp) || I.has(Modifier::Sp_OrderedMetadata))
       return lowerSparseMma(L, I);
-    if (I.has(Modifier::Kind_F8f6f4) || I.has(Modifier::Kind_Mxf8f6f4) || I.has(Modifier::Kind_Mxf4) ||
-        I.has(Modifier::Kind_Mxf4nvf4) || I.has(Modifier::BlockScale))
+    if (isFiberOnlyMatrixForm(I))
       return lowerScaledMma(L, I);
     return lowerMma(L, I);
   case Opcode::Wmma:

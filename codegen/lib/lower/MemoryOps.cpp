@@ -261,11 +261,12 @@ namespace {
 /// are below 16 (no access is wider), so 32 bits hold them: a thread loop's accumulator then takes one vector
 /// register of the loop's 32-bit lanes, where 64-bit ones took two (or made LLVM halve the vector width).
 llvm::AllocaInst *misalignmentAccumulator(FunctionLowering &L) {
-  if (llvm::AllocaInst *A = misalignedAccumulatorOf(*L.function()))
+  llvm::AllocaInst *&A = L.misalignedBits();
+  if (A)
     return A;
   llvm::BasicBlock &Entry = L.function()->getEntryBlock();
   llvm::IRBuilder<> EB(&Entry, Entry.getFirstInsertionPt());
-  llvm::AllocaInst *A = EB.CreateAlloca(EB.getInt32Ty(), nullptr, "misaligned.bits");
+  A = EB.CreateAlloca(EB.getInt32Ty(), nullptr, "misaligned.bits");
   markMisalignedAccumulator(A);
   EB.CreateStore(EB.getInt32(0), A);
   return A;

@@ -26,12 +26,15 @@ bool ptxforge::codegen::detail::synchronizesThreads(const ptx::Instruction &I) {
   case Opcode::Stmatrix:
   case Opcode::Movmatrix:
   case Opcode::Mma:
-  case Opcode::Wmma:
     return true;
+  case Opcode::Wmma: // wmma.load and wmma.store: each lane accesses its own fragment's elements
+    return I.has(Modifier::Mma);
   case Opcode::Wgmma: // a warp collective when A comes from registers
     return I.has(Modifier::MmaAsync);
-  case Opcode::Tcgen05: // a warp collective; commit arrives on an mbarrier
-    return I.has(Modifier::Alloc) || I.has(Modifier::Dealloc) || I.has(Modifier::Commit);
+  case Opcode::Tcgen05: // warp collectives (ld/st: a lane's registers may come from another lane's row of
+                        // Tensor Memory); commit arrives on an mbarrier
+    return I.has(Modifier::Alloc) || I.has(Modifier::Dealloc) || I.has(Modifier::Commit) || I.has(Modifier::Ld) ||
+           I.has(Modifier::St);
   case Opcode::Cp: // cp.async.mbarrier.arrive / bulk copies completing mbarrier transactions
     return I.has(Modifier::Mbarrier) || I.has(Modifier::Mbarrier_CompleteTx_Bytes);
   default:

@@ -5,7 +5,7 @@
 ; RUN: ptxforge-opt -passes=ptxforge-warp-rendezvous %s -S | FileCheck %s
 ; A mark that names an operand the call does not have breaks the thread contract: the function stays as it is,
 ; with a missed-optimization remark (an error where a failed split is one, LoweringOptions).
-; RUN: sed 's/i32 2, i32 1, i32 2, i32 3, i32 4, i32 5, i32 6/i32 2, i32 1, i32 2, i32 3, i32 4, i32 5, i32 9/' %s \
+; RUN: sed 's/i32 2, i32 1, i32 2, i32 3, i32 4, i32 5, i32 6, i32 -1/i32 2, i32 1, i32 2, i32 3, i32 4, i32 5, i32 9, i32 -1/' %s \
 ; RUN:   | ptxforge-opt -passes=ptxforge-warp-rendezvous -pass-remarks-missed=ptxforge-regions -S 2>&1 \
 ; RUN:   | FileCheck %s --check-prefix=BROKEN
 
@@ -78,6 +78,6 @@ body:
 declare void @ptxrt_bar_sync(ptr, i32, i32)
 declare i32 @ptxrt_shfl(ptr, i32, i32, i32, i32, i32, ptr)
 
-!0 = !{i32 1, i32 -1, i32 -1, i32 -1, i32 -1, i32 -1, i32 -1}
+!0 = !{i32 1, i32 -1, i32 -1, i32 -1, i32 -1, i32 -1, i32 -1, i32 -1}
 !1 = !{}
-!2 = !{i32 2, i32 1, i32 2, i32 3, i32 4, i32 5, i32 6}
+!2 = !{i32 2, i32 1, i32 2, i32 3, i32 4, i32 5, i32 6, i32 -1}

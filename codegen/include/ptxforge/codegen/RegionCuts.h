@@ -19,6 +19,13 @@ enum RegionCutKind : uint32_t {
   RCWarpSync,  ///< bar.warp.sync
   RCLoop,      ///< an edge into or out of a barrier-free innermost loop (LoopCuts.h): always releasable; Arg 1: a
                ///< lockstep point (codegen/lib/ProgressPoints.h), at which the generic loop stops as well
+  // Matrix collectives: every lane deposits the address of its fragment registers (the warp slot WSBuffer of
+  // codegen/lib/Markers.h), which the dispatcher reads and writes in place for the whole warp at once.
+  RCMma,       ///< mma.sync / wmma.mma.sync; Arg: ptxrt_mma's code; the lane's register counts in the B slot
+  RCLdmatrix,  ///< ldmatrix; Arg: matrices * 2 + trans; the row address in the value slot
+  RCStmatrix,  ///< stmatrix; Arg: as ldmatrix
+  RCMovmatrix, ///< movmatrix.trans; the register in the value slot, the result in the out slot
+  NumRegionCutKinds
 };
 
 /// One entry per region, in an IR constant `{i32, i32}` array.
