@@ -331,6 +331,28 @@ private:
   void streamRounds(WarpEmitter &E, const WarpEmitter::Park &P, BasicBlock *Rounds, BasicBlock *Done);
   /// The reductions' scalar values after a copy of the body emitted by E (at the insertion point).
   SmallVector<Value *, 4> reduced(WarpEmitter &E);
+  /// The loop over warps is vectorized already: LLVM's loop vectorizer is told to leave its back edge alone.
+  void noVectorize(BranchInst *Back) {
+    LLVMContext &C = F.getContext();
+    Back->setMetadata(LLVMContext::MD_loop,
+                      ptxforge::codegen::detail::loopId(
+                          C, {ptxforge::codegen::detail::loopProperty(C, "llvm.loop.vectorize.enable", 0)}));
+  }
+  /// At the insert point after a loop over warps entered from From and left from Exit: Bases and Reds become phis of
+  /// their values before it and NextBases / Out (their values at Exit).
+  void mergeAfter(BasicBlock *From, BasicBlock *Exit, SmallVectorImpl<Value *> &Bases, ArrayRef<Value *> NextBases,
+                  SmallVectorImpl<Value *> &Reds, ArrayRef<Value *> Out) {
+    auto merge = [&](Value *Before, Value *Loop) {
+      PHINode *P = B.CreatePHI(Before->getType(), 2);
+      P->addIncoming(Before, From);
+      P->addIncoming(Loop, Exit);
+      return P;
+    };
+    for (size_t K = 0; K < Bases.size(); ++K)
+      Bases[K] = merge(Bases[K], NextBases[K]);
+    for (size_t K = 0; K < Reds.size(); ++K)
+      Reds[K] = merge(Reds[K], Out[K]);
+  }
   BasicBlock *block(const char *Name) { return BasicBlock::Create(F.getContext(), Name, &F); }
   unsigned ivIndex() const {
     unsigned K = 0;
@@ -408,23 +430,10 @@ void LoopRewriter::wholeWarps(WarpEmitter &E, BasicBlock *Loop, BasicBlock *Afte
   for (auto [K, Red] : llvm::enumerate(TL.Reductions))
     LReds[K]->addIncoming(E.vec(Red.first->getIncomingValueForBlock(TL.Latch)), End);
   SmallVector<Value *, 4> Out = reduced(E);
-  BranchInst *Back = B.CreateCondBr(B.CreateICmpUGE(B.CreateSub(TL.End, NextBases[IVK]), Wc), Loop, After);
-  LLVMContext &C = F.getContext();
-  Back->setMetadata(LLVMContext::MD_loop,
-                    ptxforge::codegen::detail::loopId(
-                        C, {ptxforge::codegen::detail::loopProperty(C, "llvm.loop.vectorize.enable", 0)}));
+  noVectorize(B.CreateCondBr(B.CreateICmpUGE(B.CreateSub(TL.End, NextBases[IVK]), Wc), Loop, After));
 
   B.SetInsertPoint(After);
-  auto merge = [&](Value *Before, Value *Loop) {
-    PHINode *P = B.CreatePHI(Before->getType(), 2);
-    P->addIncoming(Before, From);
-    P->addIncoming(Loop, End);
-    return P;
-  };
-  for (size_t K = 0; K < Bases.size(); ++K)
-    Bases[K] = merge(Bases[K], NextBases[K]);
-  for (size_t K = 0; K < Reds.size(); ++K)
-    Reds[K] = merge(Reds[K], Out[K]);
+  mergeAfter(From, End, Bases, NextBases, Reds, Out);
 }
 
 /// Stream rounds: a grid-stride loop's warps would each walk the array a grid's width apart, one warp after
@@ -510,12 +519,7 @@ void LoopRewriter::streamWarps(WarpEmitter &E, BasicBlock *After, BasicBlock *Fr
   Value *NextPiece = B.CreateAdd(Piece, B.getInt32(1));
   Piece->addIncoming(NextPiece, End);
   Value *More = B.CreateICmpUGE(B.CreateSub(TL.End, NextBases[IVK]), Wc);
-  BranchInst *Back =
-      B.CreateCondBr(B.CreateAnd(More, B.CreateICmpULT(NextPiece, B.getInt32(StreamPieces))), Loop, Rounds);
-  LLVMContext &C = F.getContext();
-  Back->setMetadata(LLVMContext::MD_loop,
-                    ptxforge::codegen::detail::loopId(
-                        C, {ptxforge::codegen::detail::loopProperty(C, "llvm.loop.vectorize.enable", 0)}));
+  noVectorize(B.CreateCondBr(B.CreateAnd(More, B.CreateICmpULT(NextPiece, B.getInt32(StreamPieces))), Loop, Rounds));
 
   // Phase 2: the rounds; then the next batch, or the warps after.
   streamRounds(E, P, Rounds, Next);
@@ -526,16 +530,7 @@ void LoopRewriter::streamWarps(WarpEmitter &E, BasicBlock *After, BasicBlock *Fr
     BReds[K]->addIncoming(V, Next);
   B.CreateCondBr(More, Batch, After);
   B.SetInsertPoint(After);
-  auto merge = [&](Value *Before, Value *Loop) {
-    PHINode *M = B.CreatePHI(Before->getType(), 2);
-    M->addIncoming(Before, From);
-    M->addIncoming(Loop, Next);
-    return M;
-  };
-  for (size_t K = 0; K < Bases.size(); ++K)
-    Bases[K] = merge(Bases[K], NextBases[K]);
-  for (size_t K = 0; K < Reds.size(); ++K)
-    Reds[K] = merge(Reds[K], Out[K]);
+  mergeAfter(From, Next, Bases, NextBases, Reds, Out);
 }
 
 void LoopRewriter::streamRounds(WarpEmitter &E, const WarpEmitter::Park &P, BasicBlock *Rounds, BasicBlock *Done) {
