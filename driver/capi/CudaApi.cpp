@@ -3433,19 +3433,27 @@ CUresult arrayShape(const CUDA_ARRAY3D_DESCRIPTOR *D, ArrayShape &S) {
   return CUDA_SUCCESS;
 }
 
-CUresult createArray(CUarray *Out, const CUDA_ARRAY3D_DESCRIPTOR *D) {
+/// What creating an array or a mipmapped array checks first, in NVIDIA's order: the driver, a current context,
+/// the output, the descriptor (its shape into S), and a sticky error.
+CUresult checkArrayCreate(Context *&Ctx, const void *Out, const CUDA_ARRAY3D_DESCRIPTOR *D, ArrayShape &S) {
   if (!initialized())
     return CUDA_ERROR_NOT_INITIALIZED;
-  Context *Ctx;
   if (CUresult R = current(Ctx))
     return R;
-  ArrayShape S;
   if (!Out)
     return CUDA_ERROR_INVALID_VALUE;
   if (CUresult R = arrayShape(D, S))
     return R;
   if (Driver::get().stickyError() != Status::Success)
     return sticky();
+  return CUDA_SUCCESS;
+}
+
+CUresult createArray(CUarray *Out, const CUDA_ARRAY3D_DESCRIPTOR *D) {
+  Context *Ctx;
+  ArrayShape S;
+  if (CUresult R = checkArrayCreate(Ctx, Out, D, S))
+    return R;
   return boundary([&] {
     auto A = Array::create(*Ctx, S);
     if (!A)
@@ -3604,18 +3612,10 @@ PTXFORGE_API CUresult cuArrayDestroy(CUarray hArray) {
 PTXFORGE_API CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
                                              const CUDA_ARRAY3D_DESCRIPTOR *pMipmappedArrayDesc,
                                              unsigned int numMipmapLevels) {
-  if (!initialized())
-    return CUDA_ERROR_NOT_INITIALIZED;
   Context *Ctx;
-  if (CUresult R = current(Ctx))
-    return R;
   ArrayShape S;
-  if (!pHandle)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult R = arrayShape(pMipmappedArrayDesc, S))
+  if (CUresult R = checkArrayCreate(Ctx, pHandle, pMipmappedArrayDesc, S))
     return R;
-  if (Driver::get().stickyError() != Status::Success)
-    return sticky();
   return boundary([&] {
     auto M = MipmappedArray::create(*Ctx, S, numMipmapLevels);
     if (!M)

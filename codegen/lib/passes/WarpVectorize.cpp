@@ -353,6 +353,16 @@ private:
     for (size_t K = 0; K < Reds.size(); ++K)
       Reds[K] = merge(Reds[K], Out[K]);
   }
+  /// A phi at the insert point for each of Vs, with Vs' values coming from From (the loop's other edge is added
+  /// later).
+  SmallVector<PHINode *, 4> phisFrom(ArrayRef<Value *> Vs, BasicBlock *From, const char *Name) {
+    SmallVector<PHINode *, 4> Phis;
+    for (Value *V : Vs) {
+      Phis.push_back(B.CreatePHI(V->getType(), 2, Name));
+      Phis.back()->addIncoming(V, From);
+    }
+    return Phis;
+  }
   BasicBlock *block(const char *Name) { return BasicBlock::Create(F.getContext(), Name, &F); }
   unsigned ivIndex() const {
     unsigned K = 0;
@@ -409,15 +419,7 @@ void LoopRewriter::wholeWarps(WarpEmitter &E, BasicBlock *Loop, BasicBlock *Afte
   B.CreateCondBr(B.CreateICmpUGE(B.CreateSub(TL.End, Bases[IVK]), Wc), Loop, After);
 
   B.SetInsertPoint(Loop);
-  SmallVector<PHINode *, 4> LBases, LReds;
-  for (Value *V : Bases) {
-    LBases.push_back(B.CreatePHI(V->getType(), 2, "warp.base"));
-    LBases.back()->addIncoming(V, From);
-  }
-  for (Value *V : Splats) {
-    LReds.push_back(B.CreatePHI(V->getType(), 2, "warp.red"));
-    LReds.back()->addIncoming(V, From);
-  }
+  SmallVector<PHINode *, 4> LBases = phisFrom(Bases, From, "warp.base"), LReds = phisFrom(Splats, From, "warp.red");
   Constant *AllOn = Constant::getAllOnesValue(FixedVectorType::get(B.getInt1Ty(), W));
   BasicBlock *End = E.emit(Loop, entry(E, AllOn, SmallVector<Value *>(LBases.begin(), LBases.end()),
                                        SmallVector<Value *>(LReds.begin(), LReds.end())));
@@ -473,15 +475,7 @@ void LoopRewriter::streamWarps(WarpEmitter &E, BasicBlock *After, BasicBlock *Fr
   B.SetInsertPoint(From);
   B.CreateCondBr(B.CreateICmpUGE(B.CreateSub(TL.End, Bases[IVK]), Wc), Batch, After);
   B.SetInsertPoint(Batch);
-  SmallVector<PHINode *, 4> BBases, BReds;
-  for (Value *V : Bases) {
-    BBases.push_back(B.CreatePHI(V->getType(), 2, "stream.base"));
-    BBases.back()->addIncoming(V, From);
-  }
-  for (Value *V : Reds) {
-    BReds.push_back(B.CreatePHI(V->getType(), 2, "stream.red"));
-    BReds.back()->addIncoming(V, From);
-  }
+  SmallVector<PHINode *, 4> BBases = phisFrom(Bases, From, "stream.base"), BReds = phisFrom(Reds, From, "stream.red");
   B.CreateStore(B.getInt64(0), Parked);
   SmallVector<Value *, 4> Splats;
   for (PHINode *R : BReds)
@@ -492,15 +486,9 @@ void LoopRewriter::streamWarps(WarpEmitter &E, BasicBlock *After, BasicBlock *Fr
   B.SetInsertPoint(Loop);
   PHINode *Piece = B.CreatePHI(B.getInt32Ty(), 2, "stream.piece");
   Piece->addIncoming(B.getInt32(0), Batch);
-  SmallVector<PHINode *, 4> LBases, LReds;
-  for (PHINode *V : BBases) {
-    LBases.push_back(B.CreatePHI(V->getType(), 2, "warp.base"));
-    LBases.back()->addIncoming(V, Batch);
-  }
-  for (Value *V : Splats) {
-    LReds.push_back(B.CreatePHI(V->getType(), 2, "warp.red"));
-    LReds.back()->addIncoming(V, Batch);
-  }
+  SmallVector<PHINode *, 4> LBases =
+                                phisFrom(SmallVector<Value *, 4>(BBases.begin(), BBases.end()), Batch, "warp.base"),
+                            LReds = phisFrom(Splats, Batch, "warp.red");
   WarpEmitter::Park P{Stream, Piece, State, Stores, Parked};
   E.setPark(&P);
   Constant *AllOn = Constant::getAllOnesValue(FixedVectorType::get(B.getInt1Ty(), W));
