@@ -19,16 +19,20 @@ WarpEmitter::WarpEmitter(const ThreadLoop &TL, const Shapes &SA, LoopInfo &LI, D
     : TL(TL), SA(&SA), Base(&SA), LI(LI), DT(DT), PDT(PDT), W(Lanes), Order(Order), F(*TL.Header->getParent()),
       B(TL.Header->getContext()) {}
 
-BasicBlock *WarpEmitter::emit(BasicBlock *Into, BodyEntry Entry) {
+void WarpEmitter::begin(BasicBlock *Into, Value *Mask, DenseMap<const Value *, WarpValue> Header) {
   B.SetInsertPoint(Into);
-  EntryMask = Entry.Mask;
-  Map = std::move(Entry.HeaderValues);
+  EntryMask = Mask;
+  Map = std::move(Header);
   SA = Base;
   Masks.clear();
   EdgeMasks.clear();
   ExitMaskSlots.clear();
   ExitValueSlots.clear();
   Loops.clear();
+}
+
+BasicBlock *WarpEmitter::emit(BasicBlock *Into, BodyEntry Entry) {
+  begin(Into, Entry.Mask, std::move(Entry.HeaderValues));
   for (size_t K = 0; K < Order.size(); ++K) {
     emitBlock(Order[K]);
     if (Rewind) {
@@ -525,15 +529,7 @@ void WarpEmitter::yieldTrip(LoopState &LS, Value *Full, ArrayRef<WarpValue> Next
 }
 
 WarpEmitter::StreamTrip WarpEmitter::emitStreamTrip(BasicBlock *Into, Loop *L, ArrayRef<Value *> State) {
-  B.SetInsertPoint(Into);
-  EntryMask = Constant::getAllOnesValue(vecTy(B.getInt1Ty()));
-  Map.clear();
-  SA = Base;
-  Masks.clear();
-  EdgeMasks.clear();
-  ExitMaskSlots.clear();
-  ExitValueSlots.clear();
-  Loops.clear();
+  begin(Into, Constant::getAllOnesValue(vecTy(B.getInt1Ty())), {});
   StreamTrip T;
   StreamL = L;
   StreamState = State;

@@ -144,6 +144,8 @@ private:
 
   llvm::Value *EntryMask = nullptr;
   llvm::DenseMap<const llvm::Value *, WarpValue> Map;
+  /// Starts emitting a body at Into under Mask with the header's values Header: the per-body state cleared.
+  void begin(llvm::BasicBlock *Into, llvm::Value *Mask, llvm::DenseMap<const llvm::Value *, WarpValue> Header);
   llvm::DenseMap<const llvm::BasicBlock *, llvm::Value *> Masks;
   llvm::DenseMap<Edge, llvm::Value *> EdgeMasks;
   /// Inner loops' exit edges: the lanes that took the edge in any iteration, and (per phi of the exit block)

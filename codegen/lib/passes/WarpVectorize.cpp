@@ -331,6 +331,20 @@ private:
   void streamRounds(WarpEmitter &E, const WarpEmitter::Park &P, BasicBlock *Rounds, BasicBlock *Done);
   /// The reductions' scalar values after a copy of the body emitted by E (at the insertion point).
   SmallVector<Value *, 4> reduced(WarpEmitter &E);
+  /// At End, after one warp's body: the loop's bases step by the warp's lanes and its reductions take the body's
+  /// values on the back edge. Returns the stepped bases.
+  SmallVector<Value *, 4> stepWarp(WarpEmitter &E, ArrayRef<PHINode *> LBases, ArrayRef<PHINode *> LReds,
+                                   BasicBlock *End) {
+    SmallVector<Value *, 4> NextBases;
+    for (auto [K, Ind] : llvm::enumerate(TL.Inductions)) {
+      NextBases.push_back(
+          B.CreateAdd(LBases[K], ConstantInt::get(Ind.first->getType(), int64_t(E.lanes()) * Ind.second)));
+      LBases[K]->addIncoming(NextBases.back(), End);
+    }
+    for (auto [K, Red] : llvm::enumerate(TL.Reductions))
+      LReds[K]->addIncoming(E.vec(Red.first->getIncomingValueForBlock(TL.Latch)), End);
+    return NextBases;
+  }
   /// The loop over warps is vectorized already: LLVM's loop vectorizer is told to leave its back edge alone.
   void noVectorize(BranchInst *Back) {
     LLVMContext &C = F.getContext();
@@ -424,13 +438,7 @@ void LoopRewriter::wholeWarps(WarpEmitter &E, BasicBlock *Loop, BasicBlock *Afte
   BasicBlock *End = E.emit(Loop, entry(E, AllOn, SmallVector<Value *>(LBases.begin(), LBases.end()),
                                        SmallVector<Value *>(LReds.begin(), LReds.end())));
   B.SetInsertPoint(End);
-  SmallVector<Value *, 4> NextBases;
-  for (auto [K, Ind] : llvm::enumerate(TL.Inductions)) {
-    NextBases.push_back(B.CreateAdd(LBases[K], ConstantInt::get(Ind.first->getType(), int64_t(W) * Ind.second)));
-    LBases[K]->addIncoming(NextBases.back(), End);
-  }
-  for (auto [K, Red] : llvm::enumerate(TL.Reductions))
-    LReds[K]->addIncoming(E.vec(Red.first->getIncomingValueForBlock(TL.Latch)), End);
+  SmallVector<Value *, 4> NextBases = stepWarp(E, LBases, LReds, End);
   SmallVector<Value *, 4> Out = reduced(E);
   noVectorize(B.CreateCondBr(B.CreateICmpUGE(B.CreateSub(TL.End, NextBases[IVK]), Wc), Loop, After));
 
@@ -496,13 +504,7 @@ void LoopRewriter::streamWarps(WarpEmitter &E, BasicBlock *After, BasicBlock *Fr
                                        SmallVector<Value *>(LReds.begin(), LReds.end())));
   E.setPark(nullptr);
   B.SetInsertPoint(End);
-  SmallVector<Value *, 4> NextBases;
-  for (auto [K, Ind] : llvm::enumerate(TL.Inductions)) {
-    NextBases.push_back(B.CreateAdd(LBases[K], ConstantInt::get(Ind.first->getType(), int64_t(W) * Ind.second)));
-    LBases[K]->addIncoming(NextBases.back(), End);
-  }
-  for (auto [K, Red] : llvm::enumerate(TL.Reductions))
-    LReds[K]->addIncoming(E.vec(Red.first->getIncomingValueForBlock(TL.Latch)), End);
+  SmallVector<Value *, 4> NextBases = stepWarp(E, LBases, LReds, End);
   SmallVector<Value *, 4> Out = reduced(E);
   Value *NextPiece = B.CreateAdd(Piece, B.getInt32(1));
   Piece->addIncoming(NextPiece, End);
