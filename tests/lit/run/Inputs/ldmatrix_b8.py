@@ -17,24 +17,7 @@ import random
 import struct
 import sys
 
-
-def size(s):
-    if isinstance(s, int):
-        return s
-    n = 1
-    for x in s:
-        n *= size(x)
-    return n
-
-
-def layout(shape, stride, coord):
-    if isinstance(shape, int):
-        return coord * stride
-    idx = 0
-    for s, d in zip(shape, stride):
-        idx += layout(s, d, coord % size(s))
-        coord //= size(s)
-    return idx
+from cute_layout import layout, size
 
 
 # (src thread shape/stride, src bits per thread, dst thread shape/stride, dst value shape/stride)

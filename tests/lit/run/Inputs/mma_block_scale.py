@@ -17,21 +17,9 @@ import struct
 import sys
 from fractions import Fraction
 
+from cute_layout import layout
+
 M, N = 16, 8
-
-
-def layout(shape, stride, coord):
-    """CuTe: the index of the (flattened, colexicographic) coordinate coord in a nested shape/stride."""
-    if isinstance(shape, int):
-        return coord * stride
-    idx = 0
-    for s, d in zip(shape, stride):
-        size = 1
-        for x in (s if isinstance(s, tuple) else (s,)):
-            size *= x
-        idx += layout(s, d, coord % size)
-        coord //= size
-    return idx
 
 
 A32 = (((4, 8), (4, 2, 2)), ((64, 1), (16, 8, 256)))  # (thread, value) -> m + 16 k

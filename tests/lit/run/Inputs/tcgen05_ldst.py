@@ -10,18 +10,7 @@ import os
 import struct
 import sys
 
-
-def layout(shape, stride, coord):
-    if isinstance(shape, int):
-        return coord * stride
-    idx = 0
-    for s, d in zip(shape, stride):
-        size = 1
-        for x in (s if isinstance(s, tuple) else (s,)):
-            size *= x
-        idx += layout(s, d, coord % size)
-        coord //= size
-    return idx
+from cute_layout import layout
 
 
 # (bits per data-path lane, thread shape/stride, value shape/stride) of the .x1/.x2 forms used here
