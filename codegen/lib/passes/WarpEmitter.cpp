@@ -529,7 +529,7 @@ void WarpEmitter::yieldTrip(LoopState &LS, Value *Full, ArrayRef<WarpValue> Next
 }
 
 WarpEmitter::StreamTrip WarpEmitter::emitStreamTrip(BasicBlock *Into, Loop *L, ArrayRef<Value *> State) {
-  begin(Into, Constant::getAllOnesValue(vecTy(B.getInt1Ty())), {});
+  begin(Into, Constant::getAllOnesValue(vecTy(B.getInt1Ty())), DenseMap<const Value *, WarpValue>());
   StreamTrip T;
   StreamL = L;
   StreamState = State;
