@@ -699,6 +699,8 @@ private:
     B.ExitPoints.resize(1);
     B.Exited.assign(1, 0);
     B.Live = static_cast<uint32_t>(C.Block.count());
+    std::fill(&B.Tallies[0][0], &B.Tallies[0][0] + std::size(B.Tallies) * std::size(B.Tallies[0]),
+              BlockState::ReductionTally{}); // tagged by block, not by launch
     W.Template = launchContext(K, C, W, B, Index, Workers);
   }
 

@@ -198,6 +198,16 @@ struct BlockState {
   std::unique_ptr<uint32_t[]> Tmem;
   uint32_t TmemUsed = 0;
   bool TmemRelinquished = false;
+  /// Kernel-body bar.red with a constant barrier and no thread count (lower/WarpOps.cpp): each thread adds its
+  /// predicate to a tally, passes an ordinary barrier and reads the tally, so that region-split kernels, which
+  /// cut at barriers, take it too. A barrier's last two reductions are kept (the next but one starts only once
+  /// every thread read the last), each tagged with its block and sequence number, since a block function's
+  /// state serves a chunk of blocks.
+  struct ReductionTally {
+    uint64_t Block = ~uint64_t(0);
+    uint32_t Seq = 0, Popc = 0, Arrivals = 0;
+  };
+  ReductionTally Tallies[16][2];
   /// Spin points passed (ptxrt_spin_point) and the yields they made: a round of the scheduler in which threads
   /// only spun is no deadlock, they may wait for another block.
   uint64_t SpinPoints = 0, SpinYields = 0;

@@ -139,10 +139,33 @@ static uint32_t ptxrt_bar_red(ThreadContext *C, uint32_t Id, uint32_t Count, uin
   }
 }
 
+/// The tally of reduction Seq at barrier Id in C's block (BlockState::Tallies), fresh where it held another's.
+static BlockState::ReductionTally &reductionTally(ThreadContext *C, uint32_t Id, uint32_t Seq) {
+  uint64_t Block = C->Ctaid[0] + uint64_t(C->Nctaid[0]) * (C->Ctaid[1] + uint64_t(C->Nctaid[1]) * C->Ctaid[2]);
+  BlockState::ReductionTally &T = blockOf(C).Tallies[Id & 15][Seq & 1];
+  if (T.Block != Block || T.Seq != Seq)
+    T = {Block, Seq, 0, 0};
+  return T;
+}
+
+/// bar.red's arrival in kernel bodies: before the barrier (Op as ptxrt_bar_red's).
+static void ptxrt_bar_red_arrive(ThreadContext *C, uint32_t Id, uint32_t Seq, uint32_t Pred) {
+  BlockState::ReductionTally &T = reductionTally(C, Id, Seq);
+  T.Popc += Pred != 0;
+  ++T.Arrivals;
+}
+
+/// bar.red's result in kernel bodies: after the barrier, every arrival counted.
+static uint32_t ptxrt_bar_red_result(ThreadContext *C, uint32_t Id, uint32_t Seq, uint32_t Op) {
+  const BlockState::ReductionTally &T = reductionTally(C, Id, Seq);
+  return Op == 0 ? T.Popc : Op == 1 ? T.Popc == T.Arrivals : T.Popc != 0;
+}
+
 /// A spin point (codegen/lib/ProgressPoints.h): the back edge of a loop that may wait for another thread or
 /// block. Every SpinYieldInterval-th one yields, so that a spinning thread lets the others run (a yield per
-/// iteration would cost a loop that polls and then does real work a switch per trip).
-static void ptxrt_spin_point(ThreadContext *C) {
+/// iteration would cost a loop that polls and then does real work a switch per trip). The mode (1) is the
+/// region cut's (FunctionLowering::emitProgressPoint); host code of older builds passes none, and none is read.
+static void ptxrt_spin_point(ThreadContext *C, uint32_t) {
   constexpr uint64_t SpinYieldInterval = 16;
   BlockState &B = blockOf(C);
   if (++B.SpinPoints % SpinYieldInterval)
@@ -174,7 +197,8 @@ static uint32_t ptxrt_region_next(ThreadContext *, const uint32_t *State, uint32
 
 void ptxforge::codegen::exec::registerSyncHelpers(HelperTable &T) {
   T.insert(T.end(), {PTXRT_HELPER(ptxrt_region_next), PTXRT_HELPER(ptxrt_bar_sync), PTXRT_HELPER(ptxrt_bar_arrive),
-                     PTXRT_HELPER(ptxrt_bar_red), PTXRT_HELPER(ptxrt_spin_point), PTXRT_HELPER(ptxrt_lockstep)});
+                     PTXRT_HELPER(ptxrt_bar_red), PTXRT_HELPER(ptxrt_bar_red_arrive),
+                     PTXRT_HELPER(ptxrt_bar_red_result), PTXRT_HELPER(ptxrt_spin_point), PTXRT_HELPER(ptxrt_lockstep)});
   registerWarpHelpers(T);
   registerAsyncHelpers(T);
 }

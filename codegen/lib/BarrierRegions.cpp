@@ -41,6 +41,8 @@ bool ptxforge::codegen::detail::regionSplittable(const ptx::Module &M, const ptx
   std::optional<uint64_t> Id;
   bool Collectives = false;
   auto Acceptable = [&](const ptx::Function &F, bool IsKernel) {
+    if (!IsKernel && findProgressPoints(F).MaySpin)
+      return false; // a callee's spin loop yields on fibers only
     for (const ptx::Instruction &I : F.Instructions) {
       if (I.Op == ptx::Opcode::Exit && !IsKernel)
         return false; // unwinds a thread from inside a call
@@ -52,14 +54,17 @@ bool ptxforge::codegen::detail::regionSplittable(const ptx::Module &M, const ptx
       }
       if (!IsKernel || (I.Op != ptx::Opcode::Bar && I.Op != ptx::Opcode::Barrier))
         return false;
-      if (I.has(ptx::Modifier::Arrive) || I.has(ptx::Modifier::Red) || I.has(ptx::Modifier::Warp) ||
-          I.has(ptx::Modifier::Cluster) || I.Operands.size() > 1)
+      // bar.red d, a, c is a barrier between its tally's updates (lower/WarpOps.cpp); with a count b it is not.
+      bool Red = I.has(ptx::Modifier::Red);
+      size_t IdIndex = Red ? 1 : 0;
+      if (I.has(ptx::Modifier::Arrive) || I.has(ptx::Modifier::Warp) || I.has(ptx::Modifier::Cluster) ||
+          I.Operands.size() > IdIndex + 1 + Red)
         return false;
       uint64_t ThisId = 0;
-      if (!I.Operands.empty()) {
-        if (I.Operands[0].Kind != ptx::OperandKind::Immediate)
+      if (I.Operands.size() > IdIndex) {
+        if (I.Operands[IdIndex].Kind != ptx::OperandKind::Immediate)
           return false;
-        ThisId = I.Operands[0].Bits;
+        ThisId = I.Operands[IdIndex].Bits;
       }
       if (Id && *Id != ThisId)
         return false;
@@ -72,13 +77,15 @@ bool ptxforge::codegen::detail::regionSplittable(const ptx::Module &M, const ptx
   for (const auto &G : M.Functions)
     if (!G->IsEntry && G->HasBody && !Acceptable(*G, false))
       return false;
-  return Id.has_value() || Collectives || findProgressPoints(Kernel).LockstepPoints;
+  ProgressPoints Points = findProgressPoints(Kernel);
+  return Id.has_value() || Collectives || Points.LockstepPoints || Points.SpinPoints;
 }
 
 unsigned ptxforge::codegen::detail::regionCuts(const ptx::Function &Kernel) {
+  ProgressPoints Points = findProgressPoints(Kernel);
   return static_cast<unsigned>(
              llvm::count_if(Kernel.Instructions, [](const ptx::Instruction &I) { return synchronizesThreads(I); })) +
-         findProgressPoints(Kernel).LockstepPoints;
+         Points.LockstepPoints + Points.SpinPoints;
 }
 
 namespace {

@@ -8,7 +8,7 @@ namespace ptxforge::codegen::detail {
 
 /// Whether Kernel's only synchronisation is `bar.sync`/`barrier.sync` on one immediate barrier id without a
 /// thread count and the warp collectives WarpRendezvous.h can cut at, in the kernel body itself (callees
-/// neither synchronise nor `exit`).
+/// neither synchronise, `exit` nor spin), and the kernel body's lockstep and spin points (ProgressPoints.h).
 bool regionSplittable(const ptx::Module &M, const ptx::Function &Kernel);
 
 /// The barriers and collectives of a region-splittable kernel: each makes a region.

@@ -32,6 +32,17 @@ llvm::AllocaInst *FunctionLowering::scratch(llvm::Type *Ty, unsigned Count, unsi
   return A;
 }
 
+llvm::AllocaInst *FunctionLowering::reductionSequence(unsigned Id) {
+  llvm::AllocaInst *&A = ReductionSequences[Id];
+  if (!A) {
+    llvm::BasicBlock &Entry = LF->getEntryBlock();
+    llvm::IRBuilder<> EB(&Entry, Entry.getFirstInsertionPt());
+    A = EB.CreateAlloca(EB.getInt32Ty(), nullptr, "bar.red.seq");
+    EB.CreateStore(EB.getInt32(0), A);
+  }
+  return A;
+}
+
 llvm::Type *FunctionLowering::bitsType(ScalarType T) {
   if (T == ScalarType::Pred)
     return B.getInt1Ty();
@@ -519,14 +530,12 @@ bool FunctionLowering::lowerInstruction(const ptx::Instruction &I) {
 }
 
 void FunctionLowering::emitProgressPoint(llvm::StringRef Helper, bool Cut) {
-  if (!Cut) {
-    callHelper(Helper, B.getVoidTy(), {threadCtx()});
-    return;
-  }
-  // A lockstep point is a loop cut (always releasable) whose mode, 1, tells it from the loop cuts the region
-  // builder makes itself: the generic loop stops there too (RegionCuts.h).
+  // A lockstep or spin point is a loop cut (always releasable) whose mode, 1, tells it from the loop cuts the
+  // region builder makes itself: the generic loop stops there too (RegionCuts.h). A callee's spin point is no
+  // cut (the builder cuts kernel bodies only): its calls of the helper are alike but unmarked.
   auto *CI = llvm::cast<llvm::CallInst>(callHelper(Helper, B.getVoidTy(), {threadCtx(), B.getInt32(1)}));
-  detail::markRegionCut(CI, {RCLoop, /*Arg=*/1});
+  if (Cut)
+    detail::markRegionCut(CI, {RCLoop, /*Arg=*/1});
 }
 
 bool FunctionLowering::run() {
@@ -554,7 +563,7 @@ bool FunctionLowering::run() {
     if (Points.LockstepBefore[S.Index] && IsKernel)
       emitProgressPoint("ptxrt_lockstep", /*Cut=*/true);
     if (Points.SpinBackEdge[S.Index])
-      emitProgressPoint("ptxrt_spin_point", /*Cut=*/false);
+      emitProgressPoint("ptxrt_spin_point", /*Cut=*/IsKernel);
     // A guarded branch is a conditional branch; any other guarded instruction is skipped when false.
     if (I.Guard != ptx::NoReg && I.Op != ptx::Opcode::Bra) {
       llvm::Value *G = B.CreateLoad(B.getInt1Ty(), regSlot(I.Guard));

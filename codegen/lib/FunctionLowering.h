@@ -110,6 +110,8 @@ public:
     return Dst.isRegister() && Dst.Reg < PayloadUnobserved.size() && PayloadUnobserved[Dst.Reg];
   }
 
+  /// The thread's count of `bar.red` on barrier Id so far (lower/WarpOps.cpp), 0 at the function's entry.
+  llvm::AllocaInst *reductionSequence(unsigned Id);
   /// The function's scratch alloca for (Slot, Ty), holding at least Count elements (see scratchBuffer).
   llvm::AllocaInst *scratch(llvm::Type *Ty, unsigned Count, unsigned Slot);
   /// The function's accumulator of misaligned address bits once made (lower/MemoryOps.cpp): remembered, since
@@ -163,7 +165,8 @@ private:
   std::vector<bool> PayloadUnobserved;                                     ///< per RegId
   std::map<std::pair<unsigned, llvm::Type *>, llvm::AllocaInst *> Scratch; ///< (slot, type) -> its alloca
   llvm::AllocaInst *MisalignedBits = nullptr;
-  const ptx::Instruction *Current = nullptr; ///< the instruction being lowered, for errors
+  std::map<unsigned, llvm::AllocaInst *> ReductionSequences; ///< barrier id -> reductionSequence's alloca
+  const ptx::Instruction *Current = nullptr;                 ///< the instruction being lowered, for errors
   /// The function's debug info (null without): each instruction's code gets its PTX line.
   llvm::DISubprogram *Subprogram = nullptr;
 };

@@ -501,8 +501,7 @@ template <typename Predicate> bool anyCalleeInstruction(const ptx::Module &M, Pr
 /// Kernel FI's block function (null where its threads run one by one).
 llvm::Expected<llvm::Function *> emitBlockFunction(ModuleLowering &ML, size_t FI, const KernelInfo &K,
                                                    const LoweringOptions &Options) {
-  // A kernel that may spin runs its threads as fibers, which its spin points switch (ProgressPoints.h).
-  if (!Options.BlockFunctions || K.MaySpin)
+  if (!Options.BlockFunctions)
     return nullptr;
   const ptx::Function &F = *ML.M.Functions[FI];
   llvm::Function *Block = nullptr;

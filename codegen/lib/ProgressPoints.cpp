@@ -295,6 +295,7 @@ void findSpinLoops(const ptx::Function &F, const Flow &W, ProgressPoints &P) {
       continue;
     P.MaySpin = true;
     P.SpinBackEdge[W.Order[Pos]] = llvm::none_of(Body, [&](uint32_t Index) { return P.LockstepBefore[Index]; });
+    P.SpinPoints += P.SpinBackEdge[W.Order[Pos]];
   }
 }
 

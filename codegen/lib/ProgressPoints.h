@@ -4,7 +4,12 @@
 //   writes memory must let that thread run. A loop that may spin is one whose body reads memory others may
 //   write with an ordering the compiler must keep: volatile, relaxed or acquire loads, atomics whose result
 //   the loop reads (polling, CAS locks), fences or nanosleep. Its back edge gets a spin point (the thread
-//   yields now and then), and the kernel runs on fibers. A loop of plain loads may be hoisted by any compiler,
+//   yields now and then). In a kernel body a spin point is also a region cut, always releasable like a lockstep
+//   point: region loops stop a spinning thread there each trip and run the block's other threads before it goes
+//   round again. A spin loop in a callee (the region builder cuts kernel bodies only) makes the kernel run on
+//   fibers. Blocks of a kernel that may spin run all at once where the grid fits the device (Launch.cpp's
+//   AllResident), so a block waiting for another is not waiting for one that never starts. A loop of plain
+//   loads may be hoisted by any compiler,
 //   so it is not one: the GPU gives no progress to it either. Nor is a compare-and-swap retry loop (atomicAdd on
 //   doubles, atomicMax on floats written with atomicCAS): it goes round again only when another thread, one
 //   that is running, changed the word since the loop observed it, so it keeps the fast path.
@@ -29,6 +34,7 @@ struct ProgressPoints {
   std::vector<bool> LockstepBefore; ///< per instruction: a lockstep point goes before it
   bool MaySpin = false;
   unsigned LockstepPoints = 0;
+  unsigned SpinPoints = 0; ///< SpinBackEdge's count: in a kernel body each is a region cut too
 };
 
 /// F's progress points. Lockstep points only for kernels (the region builder cuts kernel bodies only).

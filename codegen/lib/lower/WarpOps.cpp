@@ -88,35 +88,10 @@ llvm::Value *memberMask(FunctionLowering &L, const ptx::Instruction &I, size_t I
   return L.b().getInt32(0xffffffffu);
 }
 
-bool lowerBarrier(FunctionLowering &L, const ptx::Instruction &I) {
+/// bar.sync / bar.arrive on barrier Id: the region builder cuts at a bar.sync (RCBarrier).
+void emitBlockBarrier(FunctionLowering &L, const ptx::Instruction &I, llvm::Value *Id, llvm::Value *Count,
+                      bool Arrive) {
   auto &B = L.b();
-  auto &Ops = I.Operands;
-  if (I.has(Modifier::Warp)) { // bar.warp.sync membermask
-    llvm::Value *C = L.callHelper("ptxrt_warp_sync", B.getVoidTy(), {L.threadCtx(), memberMask(L, I, 0)});
-    markRegionCut(llvm::cast<llvm::CallInst>(C), {RCWarpSync, -1, -1, -1, -1, /*Mask=*/1});
-    return true;
-  }
-  if (I.has(Modifier::Cluster))
-    return L.unsupported(I, "cluster barriers");
-  if (I.has(Modifier::Red)) {
-    // bar.red.popc.u32 d, a{, b}, {!}c / bar.red.{and,or}.pred p, a{, b}, {!}c
-    if (Ops.size() < 3)
-      return L.unsupported(I, "operands");
-    llvm::Value *Id = L.read(Ops[1], ScalarType::U32);
-    llvm::Value *Count = Ops.size() > 3 ? L.read(Ops[2], ScalarType::U32) : B.getInt32(0);
-    llvm::Value *Pred = B.CreateZExt(L.read(Ops.back(), ScalarType::Pred), B.getInt32Ty());
-    unsigned Op = I.has(Modifier::Popc) ? 0 : I.has(Modifier::And) ? 1 : 2;
-    llvm::Value *R = L.callHelper("ptxrt_bar_red", B.getInt32Ty(), {L.threadCtx(), Id, Count, B.getInt32(Op), Pred});
-    markFiberOnly(llvm::cast<llvm::CallInst>(R));
-    if (Op == 0)
-      L.write(Ops[0], ScalarType::U32, R);
-    else
-      L.write(Ops[0], ScalarType::Pred, B.CreateICmpNE(R, B.getInt32(0)));
-    return true;
-  }
-  llvm::Value *Id = Ops.empty() ? B.getInt32(0) : L.read(Ops[0], ScalarType::U32);
-  llvm::Value *Count = Ops.size() > 1 ? L.read(Ops[1], ScalarType::U32) : B.getInt32(0);
-  bool Arrive = I.has(Modifier::Arrive);
   // Memcheck mode (synccheck, racecheck): the barrier's arrival and release are reported around it.
   llvm::Value *Where = nullptr;
   if (L.module().Memcheck && !Arrive) {
@@ -131,6 +106,55 @@ bool lowerBarrier(FunctionLowering &L, const ptx::Instruction &I) {
     markRegionCut(C, {RCBarrier});
   if (Where)
     L.callHelper("ptxrt_mc_barrier", B.getVoidTy(), {L.threadCtx(), Where, B.getInt32(1)});
+}
+
+/// bar.red.popc.u32 d, a{, b}, {!}c / bar.red.{and,or}.pred p, a{, b}, {!}c. In a kernel body, on a constant
+/// barrier of the whole block, it is a tally around an ordinary barrier (BlockState::Tallies), which region-split
+/// kernels cut at like any bar.sync; each thread counts its reductions there to name the tally. Elsewhere it is
+/// the fiber mode's rendezvous.
+bool lowerBarrierReduction(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  if (Ops.size() < 3)
+    return L.unsupported(I, "operands");
+  llvm::Value *Id = L.read(Ops[1], ScalarType::U32);
+  llvm::Value *Pred = B.CreateZExt(L.read(Ops.back(), ScalarType::Pred), B.getInt32Ty());
+  unsigned Op = I.has(Modifier::Popc) ? 0 : I.has(Modifier::And) ? 1 : 2;
+  llvm::Value *R;
+  if (L.fn().IsEntry && Ops.size() == 3 && Ops[1].Kind == ptx::OperandKind::Immediate && Ops[1].Bits < 16) {
+    llvm::AllocaInst *SeqSlot = L.reductionSequence(static_cast<unsigned>(Ops[1].Bits));
+    llvm::Value *Seq = B.CreateLoad(B.getInt32Ty(), SeqSlot);
+    L.callHelper("ptxrt_bar_red_arrive", B.getVoidTy(), {L.threadCtx(), Id, Seq, Pred});
+    emitBlockBarrier(L, I, Id, B.getInt32(0), /*Arrive=*/false);
+    R = L.callHelper("ptxrt_bar_red_result", B.getInt32Ty(), {L.threadCtx(), Id, Seq, B.getInt32(Op)});
+    B.CreateStore(B.CreateAdd(Seq, B.getInt32(1)), SeqSlot);
+  } else {
+    llvm::Value *Count = Ops.size() > 3 ? L.read(Ops[2], ScalarType::U32) : B.getInt32(0);
+    R = L.callHelper("ptxrt_bar_red", B.getInt32Ty(), {L.threadCtx(), Id, Count, B.getInt32(Op), Pred});
+    markFiberOnly(llvm::cast<llvm::CallInst>(R));
+  }
+  if (Op == 0)
+    L.write(Ops[0], ScalarType::U32, R);
+  else
+    L.write(Ops[0], ScalarType::Pred, B.CreateICmpNE(R, B.getInt32(0)));
+  return true;
+}
+
+bool lowerBarrier(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  if (I.has(Modifier::Warp)) { // bar.warp.sync membermask
+    llvm::Value *C = L.callHelper("ptxrt_warp_sync", B.getVoidTy(), {L.threadCtx(), memberMask(L, I, 0)});
+    markRegionCut(llvm::cast<llvm::CallInst>(C), {RCWarpSync, -1, -1, -1, -1, /*Mask=*/1});
+    return true;
+  }
+  if (I.has(Modifier::Cluster))
+    return L.unsupported(I, "cluster barriers");
+  if (I.has(Modifier::Red))
+    return lowerBarrierReduction(L, I);
+  llvm::Value *Id = Ops.empty() ? B.getInt32(0) : L.read(Ops[0], ScalarType::U32);
+  llvm::Value *Count = Ops.size() > 1 ? L.read(Ops[1], ScalarType::U32) : B.getInt32(0);
+  emitBlockBarrier(L, I, Id, Count, I.has(Modifier::Arrive));
   return true;
 }
 
