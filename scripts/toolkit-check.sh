@@ -16,6 +16,7 @@
 #   --ptxas           also run ptxas on every checked module (skipped with a note where it is absent)
 #   --no-extract      reuse the PTX already extracted under --work
 #   --resume          keep WORK's results and check only the modules they do not list (a long sweep in parts)
+#   --jobs N          check N modules at a time (default 1); CPU seconds are per module, so they still add up
 #
 # Results: WORK/results.tsv (module, status, seconds of CPU, first error), WORK/ptxas.tsv; the summary goes to
 # standard output. The exit status is 0 when every module compiled, 1 otherwise.
@@ -32,6 +33,7 @@ limit=1800
 use_ptxas=0
 extract=1
 resume=0
+jobs=1
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -45,6 +47,7 @@ while [ $# -gt 0 ]; do
     --ptxas) use_ptxas=1; shift ;;
     --no-extract) extract=0; shift ;;
     --resume) resume=1; extract=0; shift ;;
+    --jobs) jobs=$2; shift 2 ;;
     -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "toolkit-check: unknown option $1" >&2; exit 2 ;;
   esac
@@ -92,12 +95,38 @@ first_error() {
 }
 
 # Seconds of CPU (user + system) of one command, which a loaded machine does not inflate as it does wall time.
+# $tmp is the calling worker's scratch directory.
 timed() {
   local out=$1; shift
-  /usr/bin/time -f '%U %S' -o "$work/tmp/time" timeout "$limit" "$@" >"$out" 2>&1
+  /usr/bin/time -f '%U %S' -o "$tmp/time" timeout "$limit" "$@" >"$out" 2>&1
   local rc=$?
-  cpu=$(tail -n1 "$work/tmp/time" | awk '{ printf "%.2f", $1 + $2 }')
+  cpu=$(tail -n1 "$tmp/time" | awk '{ printf "%.2f", $1 + $2 }')
   return $rc
+}
+
+# One module through ptxforge (and ptxas): a line each in results.tsv and ptxas.tsv. Lines are appended in one
+# short write each, so workers running side by side do not interleave them.
+check_module() {
+  local m=$1 rel=${1#"$work/ptx/"} rc err arch
+  if timed "$tmp/log" "$ptxforge" compile --emit=obj "-O$opt" -o "$tmp/out.o" "$m"; then
+    printf '%s\tok\t%s\t\n' "$rel" "$cpu" >>"$work/results.tsv"
+  else
+    rc=$?
+    err=$(first_error "$tmp/log" | tr '\t' ' ' | cut -c1-300)
+    [ "$rc" = 124 ] && err="timed out after ${limit}s"
+    [ -z "$err" ] && err="exit status $rc, no message"
+    printf '%s\tfailed\t%s\t%s\n' "$rel" "$cpu" "$err" >>"$work/results.tsv"
+  fi
+  if [ "$use_ptxas" = 1 ]; then
+    arch=$(grep -m1 -oE '^[[:space:]]*\.target[[:space:]]+sm_[0-9]+[af]?' "$m" | grep -oE 'sm_[0-9]+[af]?')
+    if timed "$tmp/ptxas.log" "$ptxas" "-arch=${arch:-sm_52}" -o "$tmp/out.cubin" "$m"; then
+      printf '%s\tok\t%s\t\n' "$rel" "$cpu" >>"$work/ptxas.tsv"
+    else
+      err=$(first_error "$tmp/ptxas.log" | tr '\t' ' ' | cut -c1-300)
+      printf '%s\tfailed\t%s\t%s\n' "$rel" "$cpu" "$err" >>"$work/ptxas.tsv"
+    fi
+  fi
+  echo "[$2/$total] $rel $(grep -F "$rel"$'\t' "$work/results.tsv" | tail -n1 | cut -f2,3)" >&2
 }
 
 if [ "$resume" = 0 ]; then
@@ -105,34 +134,23 @@ if [ "$resume" = 0 ]; then
   [ "$use_ptxas" = 1 ] && : >"$work/ptxas.tsv"
 fi
 touch "$work/results.tsv"
-i=0
-for m in $modules; do
+todo=$(i=0; for m in $modules; do
   i=$((i + 1))
-  rel=${m#"$work/ptx/"}
-  if [ "$resume" = 1 ] && cut -f1 "$work/results.tsv" | grep -qxF "$rel"; then
-    continue
-  fi
-  if timed "$work/tmp/log" "$ptxforge" compile --emit=obj "-O$opt" -o "$work/tmp/out.o" "$m"; then
-    printf '%s\tok\t%s\t\n' "$rel" "$cpu" >>"$work/results.tsv"
-  else
-    rc=$?
-    err=$(first_error "$work/tmp/log" | tr '\t' ' ' | cut -c1-300)
-    [ "$rc" = 124 ] && err="timed out after ${limit}s"
-    [ -z "$err" ] && err="exit status $rc, no message"
-    printf '%s\tfailed\t%s\t%s\n' "$rel" "$cpu" "$err" >>"$work/results.tsv"
-  fi
-  if [ "$use_ptxas" = 1 ]; then
-    arch=$(grep -m1 -oE '^[[:space:]]*\.target[[:space:]]+sm_[0-9]+[af]?' "$m" | grep -oE 'sm_[0-9]+[af]?')
-    if timed "$work/tmp/ptxas.log" "$ptxas" "-arch=${arch:-sm_52}" -o "$work/tmp/out.cubin" "$m"; then
-      printf '%s\tok\t%s\t\n' "$rel" "$cpu" >>"$work/ptxas.tsv"
-    else
-      err=$(first_error "$work/tmp/ptxas.log" | tr '\t' ' ' | cut -c1-300)
-      printf '%s\tfailed\t%s\t%s\n' "$rel" "$cpu" "$err" >>"$work/ptxas.tsv"
-    fi
-  fi
-  echo "[$i/$total] $rel $(tail -n1 "$work/results.tsv" | cut -f2,3)" >&2
+  if [ "$resume" = 1 ] && cut -f1 "$work/results.tsv" | grep -qxF "${m#"$work/ptx/"}"; then continue; fi
+  echo "$i $m"
+done)
+# Worker k takes every jobs-th module from the k-th, each with its own scratch directory.
+for k in $(seq 0 $((jobs - 1))); do
+  (
+    tmp="$work/tmp/$k"
+    mkdir -p "$tmp"
+    printf '%s\n' "$todo" | awk -v k="$k" -v n="$jobs" 'NF && (NR - 1) % n == k' | while read -r i m; do
+      check_module "$m" "$i"
+    done
+    rm -f "$tmp/out.o" "$tmp/out.cubin"
+  ) &
 done
-rm -f "$work/tmp/out.o" "$work/tmp/out.cubin"
+wait
 
 summarize() {
   local r=$1 what=$2
