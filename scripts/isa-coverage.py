@@ -182,8 +182,8 @@ def render(shared):
         "No opcode of the table is tied to a graphics pipeline: the PTX ISA's texture and surface instructions",
         "(`tex`, `tld4`, `txq`, `suld`, `sust`, `sured`, `suq`, `istypep`) work on handles a CUDA program makes.",
         "",
-        f"{n} opcodes: {counts['lowered']} lowered, {counts['cpu']} run by a CPU test, {counts['gpu']} checked "
-        "against a GPU.",
+        f"{n} opcodes: {'every one' if counts['lowered'] == n else counts['lowered']} lowered, {counts['cpu']} run by "
+        f"a CPU test, {counts['gpu']} checked against a GPU.",
         "",
         "| opcode | min | forms (modifiers ; types) | lowered | CPU tests | GPU cases | forms no test uses |",
         "|---|---|---|---|---|---|---|",
