@@ -6,7 +6,9 @@ runs it on the CPU and whether a GPU-recorded conformance case checks it.
 - lowered: codegen/lib names the opcode (Opcode::X) in its lowering. Forms it rejects are not told apart here:
   they fail with "is not supported by the CPU back end" (scripts/toolkit-check.sh finds them in real code).
 - CPU-tested: an instruction of the opcode appears in a PTX file under tests/ (lit tests, the project's
-  conformance cases) or in the shared conformance corpus, all of which CTest runs.
+  conformance cases), in the shared conformance corpus, or in the PTX a lit test's generator writes (a RUN line
+  `python3 %S/<script>.py ARGS [> %t...]`, rerun here into a scratch folder; the test counts once), all of
+  which CTest runs.
 - GPU-checked: it appears in a conformance case with recorded outputs (*.expect.bin) from a GPU: the shared
   corpus, tests/conformance/cases and tests/conformance/texture.
 For the tested opcodes the table lists the forms (modifiers and types of the table) no test uses yet.
@@ -18,7 +20,10 @@ import argparse
 import difflib
 import os
 import re
+import shlex
+import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PTXDIR = os.path.join(ROOT, "ptx", "include", "ptxforge", "ptx")
@@ -73,6 +78,53 @@ def ptx_files(top):
                 yield os.path.join(base, f), base
 
 
+# A lit RUN line's command that generates test input: python3 on a script beside the test, with arguments that
+# name no substitution but %t (the test's scratch path), and output written under %t or redirected to it.
+GENERATOR = re.compile(r"^python3 %S/(\S+\.py)((?:\s+[^\s|&;<>]+)*?)(?:\s*>\s*(%t[^\s|&;<>]*))?$")
+
+
+def run_lines(path):
+    """The commands of a lit test's RUN lines (continuations joined), split at &&."""
+    text = re.sub(r"\\\n\s*(?:#\s*)?RUN:", " ", open(path).read())
+    for cmd in re.findall(r"^\s*(?:#\s*)?RUN:(.*)$", text, flags=re.M):
+        yield from (c.strip() for c in cmd.split("&&"))
+
+
+def generated_ptx(test, scratch):
+    """The PTX files the generators of lit test `test` write, run into the empty folder scratch."""
+    here, tmp = os.path.dirname(test), os.path.join(scratch, "t")
+    for cmd in run_lines(test):
+        m = GENERATOR.match(cmd)
+        if not m or "%" in m.group(2).replace("%t", ""):
+            continue
+        args = ["python3", os.path.join(here, m.group(1))] + shlex.split(m.group(2).replace("%t", tmp))
+        out = open(m.group(3).replace("%t", tmp) if m.group(3) else os.devnull, "w")
+        with out:
+            done = subprocess.run(args, stdout=out, stderr=subprocess.PIPE, cwd=scratch, text=True)
+        if done.returncode:
+            sys.exit(f"{test}: `{cmd}` failed:\n{done.stderr}")
+    return [p for p, _ in ptx_files(scratch)]
+
+
+def lit_tests(top):
+    for base, dirs, files in os.walk(top):
+        dirs.sort()
+        yield from (os.path.join(base, f) for f in sorted(files) if f.endswith(".test"))
+
+
+def scan_generated(top, cpu_files, forms):
+    """Counts the PTX the lit tests' generators write: each test once per opcode its kernels use."""
+    for test in lit_tests(top):
+        with tempfile.TemporaryDirectory() as scratch:
+            seen = set()
+            for path in generated_ptx(test, scratch):
+                for op, parts in instructions(path):
+                    seen.add(op)
+                    forms.setdefault(op, set()).update(parts)
+        for op in seen:
+            cpu_files[op] = cpu_files.get(op, 0) + 1
+
+
 def scan(shared):
     """Per opcode spelling: forms seen in CPU tests, and the number of CPU test files and GPU-recorded cases."""
     cpu_files, gpu_cases, forms = {}, {}, {}
@@ -90,6 +142,7 @@ def scan(shared):
                 cpu_files[op] = cpu_files.get(op, 0) + 1
                 if recorded:
                     gpu_cases.setdefault(op, set()).add(base)
+    scan_generated(os.path.join(ROOT, "tests", "lit"), cpu_files, forms)
     return cpu_files, {op: len(c) for op, c in gpu_cases.items()}, forms
 
 
@@ -120,7 +173,7 @@ def render(shared):
         "- **lowered**: the lowering names the opcode. A form it does not handle fails to compile with \"is not",
         "  supported by the CPU back end\"; `scripts/toolkit-check.sh` finds those in the CUDA toolkit's libraries.",
         "- **CPU tests**: PTX files that run an instruction of the opcode (lit tests, `tests/conformance`, the shared",
-        "  conformance corpus).",
+        "  conformance corpus), and lit tests whose generators (`tests/lit/*/Inputs/*.py`) write kernels that do.",
         "- **GPU cases**: conformance cases with outputs recorded on a GPU that use it.",
         "- **forms no test uses**: modifiers and types of the opcode's table row that no test spells (a row lists",
         "  the modifiers of every form of the opcode, so some combine only in some forms).",
@@ -129,8 +182,8 @@ def render(shared):
         "No opcode of the table is tied to a graphics pipeline: the PTX ISA's texture and surface instructions",
         "(`tex`, `tld4`, `txq`, `suld`, `sust`, `sured`, `suq`, `istypep`) work on handles a CUDA program makes.",
         "",
-        f"{n} opcodes: {counts['lowered']} lowered, {counts['cpu']} run by a CPU test, {counts['gpu']} checked "
-        "against a GPU.",
+        f"{n} opcodes: {'every one' if counts['lowered'] == n else counts['lowered']} lowered, {counts['cpu']} run by "
+        f"a CPU test, {counts['gpu']} checked against a GPU.",
         "",
         "| opcode | min | forms (modifiers ; types) | lowered | CPU tests | GPU cases | forms no test uses |",
         "|---|---|---|---|---|---|---|",

@@ -1,6 +1,6 @@
-// The Tensor Memory Accelerator's copies: cp.async.bulk.tensor (tile and im2col mode, loads multicast to a
-// cluster's blocks) between global memory, described by a tensor map (codegen/TensorMap.h), and shared memory,
-// the bulk reductions (cp.reduce.async.bulk, tensor or not), and tensormap.replace's edits of a map. Like every
+// The Tensor Memory Accelerator's copies: cp.async.bulk.tensor (tile, im2col and the wide im2col modes, loads
+// multicast to a cluster's blocks) between global memory, described by a tensor map (codegen/TensorMap.h), and shared
+// memory, the bulk reductions (cp.reduce.async.bulk, tensor or not), and tensormap.replace's edits of a map. Like every
 // asynchronous copy here they complete at once, a legal schedule: a load completes its bytes on the receiving
 // block's mbarrier before it returns.
 //
@@ -156,16 +156,16 @@ void fillElement(char *Dst, unsigned Bytes, const TensorMap &M) {
 
 uint64_t dimOf(const TensorMap &M, unsigned I) { return M.GlobalDim[I] ? M.GlobalDim[I] : 1ull << 32; }
 
-/// The map at Map, checked against what the instruction says (Dims, im2col or tile mode) and held to the
+/// The map at Map, checked against what the instruction says (Dims, the map's mode) and held to the
 /// encoder's limits: the bytes of a map in device memory may have been written by anything, and a forged box must
 /// not make a copy run unbounded.
-TensorMap checkedMap(ThreadContext *C, const TensorMap *Map, uint32_t Dims, bool Im2col) {
+TensorMap checkedMap(ThreadContext *C, const TensorMap *Map, uint32_t Dims, TensorMapMode Mode) {
   TensorMap M;
   memcpy(&M, Map, sizeof M);
   if (M.Magic != TensorMap::MagicValue)
     raiseFault(C, LaunchFault::IllegalInstruction, "cp.async.bulk.tensor: not a tensor map cuTensorMapEncode made",
                true);
-  auto Mode = Im2col ? TensorMapMode::Im2col : TensorMapMode::Tiled;
+  bool Im2col = Mode != TensorMapMode::Tiled;
   if (M.Mode != static_cast<uint8_t>(Mode) || M.Rank != Dims || (Im2col && Dims < 3))
     raiseFault(C, LaunchFault::IllegalInstruction,
                "cp.async.bulk.tensor: the tensor map's mode or rank differs from the instruction's", true);
@@ -272,6 +272,20 @@ uint32_t copyTile(ThreadContext *C, const TensorMap &M, char *Window, uint32_t B
   return static_cast<uint32_t>(Total * Elem);
 }
 
+/// Row Row (Pitch bytes apart from Base on) of an im2col column: the map's channels per pixel from channel Ch0 on,
+/// of the pixel at byte offset Off of the tensor (PixelIn: inside it; the rest reads as the out-of-bound fill).
+void copyPixel(const TensorMap &M, char *Window, uint32_t Base, uint64_t Row, uint64_t Pitch, uint64_t Off,
+               bool PixelIn, int32_t Ch0) {
+  unsigned Elem = tensorMapElementBytes(M.DataType), Span = M.Swizzle ? 16u << M.Swizzle : 0;
+  for (unsigned K = 0; K < M.BoxDim[0]; ++K) {
+    int64_t Ch = int64_t(Ch0) + K;
+    bool In = PixelIn && Ch >= 0 && uint64_t(Ch) < dimOf(M, 0);
+    uint64_t SmemOff = Row * Pitch + uint64_t(K) * Elem;
+    moveElement(M, OpLoad, Window + swizzleSharedOffset(Base + static_cast<uint32_t>(SmemOff), Span),
+                reinterpret_cast<char *>(M.GlobalAddress + Off + uint64_t(Ch) * Elem), In, Elem);
+  }
+}
+
 /// Im2col mode (a load): BoxDim[1] pixels of BoxDim[0] channels from channel Coords[0] on. The pixels are the
 /// positions of the bounding box (spatial dimension i from PixelBoxLower[i] to its size - 1 + PixelBoxUpper[i],
 /// stepping by its element stride) from Coords[1..] on, dimension 1 fastest, the image index (the last dimension)
@@ -280,7 +294,7 @@ uint32_t copyTile(ThreadContext *C, const TensorMap &M, char *Window, uint32_t B
 /// (tests/conformance/cases/tma/im2col_*).
 uint32_t copyIm2col(ThreadContext *C, const TensorMap &M, char *Window, uint32_t Base, const int32_t *Coords,
                     const uint16_t *Offsets, uint32_t Dims) {
-  unsigned Elem = tensorMapElementBytes(M.DataType), Span = M.Swizzle ? 16u << M.Swizzle : 0;
+  unsigned Elem = tensorMapElementBytes(M.DataType);
   unsigned Channels = M.BoxDim[0], Pixels = M.BoxDim[1], Spatial = Dims - 2;
   uint64_t Pitch = rowPitch(C, M, uint64_t(Channels) * Elem, Pixels, Base);
   int64_t Pos[5];
@@ -294,13 +308,7 @@ uint32_t copyIm2col(ThreadContext *C, const TensorMap &M, char *Window, uint32_t
       PixelIn &= G >= 0 && uint64_t(G) < dimOf(M, I);
       Off += uint64_t(G) * M.GlobalStride[I - 1];
     }
-    for (unsigned K = 0; K < Channels; ++K) {
-      int64_t Ch = int64_t(Coords[0]) + K;
-      bool In = PixelIn && Ch >= 0 && uint64_t(Ch) < dimOf(M, 0);
-      uint64_t SmemOff = P * Pitch + uint64_t(K) * Elem;
-      moveElement(M, OpLoad, Window + swizzleSharedOffset(Base + static_cast<uint32_t>(SmemOff), Span),
-                  reinterpret_cast<char *>(M.GlobalAddress + Off + uint64_t(Ch) * Elem), In, Elem);
-    }
+    copyPixel(M, Window, Base, P, Pitch, Off, PixelIn, Coords[0]);
     // The next position: dimension 1 first, wrapping to the box's lower corner into the next dimension.
     for (unsigned I = 1; I < Dims; ++I) {
       Pos[I] += M.ElementStride[I];
@@ -312,6 +320,52 @@ uint32_t copyIm2col(ThreadContext *C, const TensorMap &M, char *Window, uint32_t
   return Channels * Pixels * Elem;
 }
 
+/// The walk of the wide im2col modes: W from the instruction's coordinate in steps of the W traversal stride over
+/// the bounding box [Lower, End], restarting at Lower in the next image (N) past End.
+struct WideWalk {
+  int64_t W, N, Lower, End, Step;
+  void next() {
+    if ((W += Step) > End)
+      W = Lower, ++N;
+  }
+};
+
+/// .im2col::w and .im2col::w::128 (a load, sm_100; the PTX ISA's "im2col::w and im2col::w::128 modes"): the
+/// pixels run along W alone, H and D held at the instruction's coordinates (a bounding box of one in them), and
+/// wOffset (Coords[6]) moves the start and both corners of the box along W. ::w loads the map's pixels per column
+/// and then wHalo (Coords[5]) more pixels of the same walk; ::w::128 loads 128 pixels in groups of 32, each
+/// followed by the wHalo pixels that continue its walk, which the next group loads again. Each pixel takes a row,
+/// the halo's next to the main rows. Returns the bytes landed.
+uint32_t copyIm2colWide(ThreadContext *C, const TensorMap &M, char *Window, uint32_t Base, const int32_t *Coords,
+                        uint32_t Dims, bool W128) {
+  uint32_t Halo = static_cast<uint16_t>(Coords[5]), WOffset = static_cast<uint16_t>(Coords[6]);
+  if (WOffset >= 32 || Halo >= (W128 ? 32u : 512u))
+    raiseFault(C, LaunchFault::IllegalInstruction, "cp.async.bulk.tensor: wHalo or wOffset out of range", true);
+  unsigned Elem = tensorMapElementBytes(M.DataType), Main = W128 ? 128 : M.BoxDim[1], Group = W128 ? 32 : Main;
+  uint64_t Rows = Main + Main / Group * Halo, Row = 0;
+  uint64_t Pitch = rowPitch(C, M, uint64_t(M.BoxDim[0]) * Elem, Rows, Base);
+  WideWalk Cur{int64_t(Coords[1]) + WOffset, Coords[Dims - 1], int64_t(M.PixelBoxLower[0]) + WOffset,
+               int64_t(dimOf(M, 1)) - 1 + M.PixelBoxUpper[0] + WOffset, M.ElementStride[1]};
+  auto copy = [&](const WideWalk &P) {
+    bool In = true;
+    uint64_t Off = 0;
+    for (unsigned I = 1; I < Dims; ++I) {
+      int64_t G = I == 1 ? P.W : I == Dims - 1 ? P.N : Coords[I];
+      In &= G >= 0 && uint64_t(G) < dimOf(M, I);
+      Off += uint64_t(G) * M.GlobalStride[I - 1];
+    }
+    copyPixel(M, Window, Base, Row++, Pitch, Off, In, Coords[0]);
+  };
+  for (unsigned G = 0; G < Main; G += Group) {
+    for (unsigned K = 0; K < Group; ++K, Cur.next())
+      copy(Cur);
+    WideWalk Ahead = Cur;
+    for (unsigned K = 0; K < Halo; ++K, Ahead.next())
+      copy(Ahead);
+  }
+  return static_cast<uint32_t>(Rows * M.BoxDim[0] * Elem);
+}
+
 } // namespace
 
 extern "C" {
@@ -320,7 +374,7 @@ extern "C" {
 /// global memory (BulkOp). Returns the box's bytes.
 static uint32_t ptxrt_tensor_tile(ThreadContext *C, const TensorMap *Map, char *Smem, const int32_t *Coords,
                                   uint32_t Dims, uint32_t Op) {
-  TensorMap M = checkedMap(C, Map, Dims, false);
+  TensorMap M = checkedMap(C, Map, Dims, TensorMapMode::Tiled);
   return copyTile(C, M, C->Shared, static_cast<uint32_t>(Smem - C->Shared), Coords, Dims, Op);
 }
 
@@ -342,13 +396,16 @@ uint32_t copyGather4(ThreadContext *C, const TensorMap &M, char *Window, uint32_
 }
 
 /// cp.async.bulk.tensor loads: the box at Coords (Mode 0, tile), the im2col column at Coords with the offsets in
-/// Coords[5..7] (1, im2col) or the four rows of Coords[1..4] (2, tile::gather4) lands at Smem's offset in the
-/// shared memory of every block of the cluster in CtaMask (0: Smem's own block alone), each completing its bytes
-/// on its mbarrier at Mbar's offset.
+/// Coords[5..7] (1, im2col), the four rows of Coords[1..4] (2, tile::gather4) or the wide im2col column at Coords
+/// with wHalo and wOffset in Coords[5..6] (3 im2col::w, 4 im2col::w::128) lands at Smem's offset in the shared
+/// memory of every block of the cluster in CtaMask (0: Smem's own block alone), each completing its bytes on its
+/// mbarrier at Mbar's offset.
 static void ptxrt_tensor_load(ThreadContext *C, const TensorMap *Map, char *Smem, uint64_t *Mbar, const int32_t *Coords,
                               uint32_t Dims, uint32_t Mode, uint32_t CtaMask) {
-  bool Im2col = Mode == 1;
-  TensorMap M = checkedMap(C, Map, Dims, Im2col);
+  TensorMap M = checkedMap(C, Map, Dims,
+                           Mode == 1   ? TensorMapMode::Im2col
+                           : Mode >= 3 ? TensorMapMode::Im2colWide
+                                       : TensorMapMode::Tiled);
   char *SmemWindow = sharedWindowOf(C, Smem), *BarWindow = sharedWindowOf(C, reinterpret_cast<char *>(Mbar));
   if (!SmemWindow || !BarWindow)
     raiseFault(C, LaunchFault::IllegalAddress, "cp.async.bulk.tensor: not a shared-memory address", true);
@@ -356,8 +413,9 @@ static void ptxrt_tensor_load(ThreadContext *C, const TensorMap *Map, char *Smem
                          static_cast<uint16_t>(Coords[7])};
   auto loadInto = [&](char *Window) {
     uint32_t Base = static_cast<uint32_t>(Smem - SmemWindow);
-    uint32_t Bytes = Im2col      ? copyIm2col(C, M, Window, Base, Coords, Offsets, Dims)
+    uint32_t Bytes = Mode == 1   ? copyIm2col(C, M, Window, Base, Coords, Offsets, Dims)
                      : Mode == 2 ? copyGather4(C, M, Window, Base, Coords)
+                     : Mode >= 3 ? copyIm2colWide(C, M, Window, Base, Coords, Dims, Mode == 4)
                                  : copyTile(C, M, Window, Base, Coords, Dims, OpLoad);
     mbarCompleteTx(C, reinterpret_cast<uint64_t *>(Window + (reinterpret_cast<char *>(Mbar) - BarWindow)), Bytes);
   };

@@ -5109,23 +5109,36 @@ PTXFORGE_API CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaV
 
 // ---- tensor maps (driver/lib/TensorMap.cpp): pure encodings, no context needed ----
 
+namespace {
+/// The arguments every cuTensorMapEncode* takes but the box (tiled maps add it, im2col maps a column instead).
+TiledTensorMapArgs commonMapArgs(CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress,
+                                 const cuuint64_t *globalDim, const cuuint64_t *globalStrides,
+                                 const cuuint32_t *elementStrides, CUtensorMapInterleave interleave,
+                                 CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,
+                                 CUtensorMapFloatOOBfill oobFill) {
+  return {static_cast<uint32_t>(tensorDataType),
+          tensorRank,
+          globalAddress,
+          globalDim,
+          globalStrides,
+          nullptr,
+          elementStrides,
+          static_cast<uint32_t>(interleave),
+          static_cast<uint32_t>(swizzle),
+          static_cast<uint32_t>(l2Promotion),
+          static_cast<uint32_t>(oobFill)};
+}
+} // namespace
+
 PTXFORGE_API CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType,
                                              cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim,
                                              const cuuint64_t *globalStrides, const cuuint32_t *boxDim,
                                              const cuuint32_t *elementStrides, CUtensorMapInterleave interleave,
                                              CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,
                                              CUtensorMapFloatOOBfill oobFill) {
-  TiledTensorMapArgs A{static_cast<uint32_t>(tensorDataType),
-                       tensorRank,
-                       globalAddress,
-                       globalDim,
-                       globalStrides,
-                       boxDim,
-                       elementStrides,
-                       static_cast<uint32_t>(interleave),
-                       static_cast<uint32_t>(swizzle),
-                       static_cast<uint32_t>(l2Promotion),
-                       static_cast<uint32_t>(oobFill)};
+  TiledTensorMapArgs A = commonMapArgs(tensorDataType, tensorRank, globalAddress, globalDim, globalStrides,
+                                       elementStrides, interleave, swizzle, l2Promotion, oobFill);
+  A.BoxDim = boxDim;
   return encodeTiledTensorMap(reinterpret_cast<codegen::TensorMap *>(tensorMap), A) ? CUDA_SUCCESS
                                                                                     : CUDA_ERROR_INVALID_VALUE;
 }
@@ -5138,23 +5151,34 @@ PTXFORGE_API CUresult cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorMa
                                               CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
                                               CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
   Im2colTensorMapArgs A;
-  A.Common = {static_cast<uint32_t>(tensorDataType),
-              tensorRank,
-              globalAddress,
-              globalDim,
-              globalStrides,
-              nullptr,
-              elementStrides,
-              static_cast<uint32_t>(interleave),
-              static_cast<uint32_t>(swizzle),
-              static_cast<uint32_t>(l2Promotion),
-              static_cast<uint32_t>(oobFill)};
+  A.Common = commonMapArgs(tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, elementStrides,
+                           interleave, swizzle, l2Promotion, oobFill);
   A.PixelBoxLowerCorner = pixelBoxLowerCorner;
   A.PixelBoxUpperCorner = pixelBoxUpperCorner;
   A.ChannelsPerPixel = channelsPerPixel;
   A.PixelsPerColumn = pixelsPerColumn;
   return encodeIm2colTensorMap(reinterpret_cast<codegen::TensorMap *>(tensorMap), A) ? CUDA_SUCCESS
                                                                                      : CUDA_ERROR_INVALID_VALUE;
+}
+
+PTXFORGE_API CUresult cuTensorMapEncodeIm2colWide(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType,
+                                                  cuuint32_t tensorRank, void *globalAddress,
+                                                  const cuuint64_t *globalDim, const cuuint64_t *globalStrides,
+                                                  int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth,
+                                                  cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn,
+                                                  const cuuint32_t *elementStrides, CUtensorMapInterleave interleave,
+                                                  CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle,
+                                                  CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
+  Im2colWideTensorMapArgs A;
+  A.Common = commonMapArgs(tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, elementStrides,
+                           interleave, swizzle, l2Promotion, oobFill);
+  A.PixelBoxLowerCornerWidth = pixelBoxLowerCornerWidth;
+  A.PixelBoxUpperCornerWidth = pixelBoxUpperCornerWidth;
+  A.ChannelsPerPixel = channelsPerPixel;
+  A.PixelsPerColumn = pixelsPerColumn;
+  A.Mode = static_cast<uint32_t>(mode);
+  return encodeIm2colWideTensorMap(reinterpret_cast<codegen::TensorMap *>(tensorMap), A) ? CUDA_SUCCESS
+                                                                                         : CUDA_ERROR_INVALID_VALUE;
 }
 
 PTXFORGE_API CUresult cuTensorMapReplaceAddress(CUtensorMap *tensorMap, void *globalAddress) {

@@ -1498,6 +1498,9 @@ typedef enum CUtensorMapL2promotion_enum {
 typedef enum CUtensorMapFloatOOBfill_enum {
   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0, CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA
 } CUtensorMapFloatOOBfill;
+typedef enum CUtensorMapIm2ColWideMode_enum {
+  CU_TENSOR_MAP_IM2COL_WIDE_MODE_W = 0, CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128
+} CUtensorMapIm2ColWideMode;
 CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType,
                                         cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim,
                                         const cuuint64_t *globalStrides, const cuuint32_t *boxDim,
@@ -1511,6 +1514,14 @@ CUresult CUDAAPI cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorMapData
                                          cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides,
                                          CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
                                          CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill);
+CUresult CUDAAPI cuTensorMapEncodeIm2colWide(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType,
+                                             cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim,
+                                             const cuuint64_t *globalStrides, int pixelBoxLowerCornerWidth,
+                                             int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel,
+                                             cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides,
+                                             CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode,
+                                             CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,
+                                             CUtensorMapFloatOOBfill oobFill);
 CUresult CUDAAPI cuTensorMapReplaceAddress(CUtensorMap *tensorMap, void *globalAddress);
 
 #ifdef __cplusplus

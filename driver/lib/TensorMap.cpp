@@ -7,9 +7,11 @@
 // floating-point types. The tiled rules were checked against an H100's driver (13.0) with one argument broken at a
 // time; it accepted a map address 32 bytes off a 64-byte boundary, a null global address and the 32-byte
 // interleave with the 64-byte swizzle, so those pass here too (tests/unit/driver/TensorMapTest.cpp lists the
-// probes). The im2col rules (corner ranges, channels, pixels per column) are the documentation's, unprobed.
+// probes). The im2col rules (corner ranges, channels, pixels per column) are the documentation's, unprobed, and so
+// are the wide im2col map's (sm_100: no GPU here has one).
 #include "ptxforge/driver/TensorMap.h"
 
+#include <cstdint>
 #include <cstring>
 
 using namespace ptxforge;
@@ -64,6 +66,19 @@ bool encodeCommon(TensorMap &M, const driver::TiledTensorMapArgs &A, unsigned Mi
   return true;
 }
 
+/// The column of an im2col map: Pixels pixels of Channels channels, a row of at most the swizzle span.
+bool setColumn(TensorMap &M, const driver::TiledTensorMapArgs &A, uint32_t Channels, uint32_t Pixels) {
+  unsigned Elem = codegen::tensorMapElementBytes(A.DataType);
+  if (Channels == 0 || Channels > 256 || Pixels == 0 || Pixels > 1024)
+    return false;
+  uint64_t InnerBytes = uint64_t(Channels) * Elem;
+  if (A.Interleave == 0 && (InnerBytes % 16 || (A.Swizzle && InnerBytes > swizzleSpan(A.Swizzle))))
+    return false;
+  M.BoxDim[0] = static_cast<uint16_t>(Channels);
+  M.BoxDim[1] = static_cast<uint16_t>(Pixels);
+  return true;
+}
+
 /// NVIDIA's driver writes a map at any address (an H100's driver accepted one 32 bytes off a 64-byte boundary),
 /// though a kernel then needs it 64-byte aligned.
 bool mapAligned(const TensorMap *Map) { return Map != nullptr; }
@@ -102,15 +117,29 @@ bool driver::encodeIm2colTensorMap(TensorMap *Map, const Im2colTensorMapArgs &A)
     M.PixelBoxLower[I] = static_cast<int16_t>(L);
     M.PixelBoxUpper[I] = static_cast<int16_t>(U);
   }
-  unsigned Elem = codegen::tensorMapElementBytes(A.Common.DataType);
-  if (A.ChannelsPerPixel == 0 || A.ChannelsPerPixel > 256 || A.PixelsPerColumn == 0 || A.PixelsPerColumn > 1024)
+  if (!setColumn(M, A.Common, A.ChannelsPerPixel, A.PixelsPerColumn))
     return false;
-  uint64_t InnerBytes = uint64_t(A.ChannelsPerPixel) * Elem;
-  if (A.Common.Interleave == 0 && (InnerBytes % 16 || (A.Common.Swizzle && InnerBytes > swizzleSpan(A.Common.Swizzle))))
-    return false;
-  M.BoxDim[0] = static_cast<uint16_t>(A.ChannelsPerPixel);
-  M.BoxDim[1] = static_cast<uint16_t>(A.PixelsPerColumn);
   M.Mode = static_cast<uint8_t>(codegen::TensorMapMode::Im2col);
+  memcpy(Map, &M, sizeof(M));
+  return true;
+}
+
+bool driver::encodeIm2colWideTensorMap(TensorMap *Map, const Im2colWideTensorMapArgs &A) {
+  TensorMap M;
+  // The wide modes take the 64- and 128-byte swizzles only (128B_ATOM_32B, also allowed, is no swizzle here).
+  if (!mapAligned(Map) || !encodeCommon(M, A.Common, 3) || A.Mode > 1 || A.Common.Swizzle < 2)
+    return false;
+  int L = A.PixelBoxLowerCornerWidth, U = A.PixelBoxUpperCornerWidth;
+  if (L < INT16_MIN || L > INT16_MAX || U < INT16_MIN || U > INT16_MAX ||
+      int64_t(A.Common.GlobalDim[1]) - 1 + U < L) // the box must hold a position
+    return false;
+  // W128 ignores the pixels per column: it always loads 128.
+  if (!setColumn(M, A.Common, A.ChannelsPerPixel, A.Mode == 1 ? 128 : A.PixelsPerColumn))
+    return false;
+  M.PixelBoxLower[0] = static_cast<int16_t>(L);
+  M.PixelBoxUpper[0] = static_cast<int16_t>(U);
+  M.Mode = static_cast<uint8_t>(codegen::TensorMapMode::Im2colWide);
+  M.WideMode = static_cast<uint8_t>(A.Mode);
   memcpy(Map, &M, sizeof(M));
   return true;
 }

@@ -294,8 +294,18 @@ std::string makeObjects(const json &C, std::map<std::string, Buffer> &Buffers, T
   return "";
 }
 
+/// A wide im2col map ("mode": "im2col_wide"): the W corners, the column and the W/W128 mode beyond the common A.
+bool encodeWideMap(codegen::TensorMap &Map, const json &M, const driver::TiledTensorMapArgs &A) {
+  driver::Im2colWideTensorMapArgs I;
+  I.Common = A;
+  I.PixelBoxLowerCornerWidth = M.value("lower_corner_w", 0), I.PixelBoxUpperCornerWidth = M.value("upper_corner_w", 0);
+  I.ChannelsPerPixel = M.value("channels_per_pixel", 0u), I.PixelsPerColumn = M.value("pixels_per_column", 0u);
+  I.Mode = M.value("wide_mode", 0u);
+  return driver::encodeIm2colWideTensorMap(&Map, I);
+}
+
 /// A "tensormap" parameter (cases/README.md): the map cuTensorMapEncodeTiled (or, with "mode": "im2col",
-/// cuTensorMapEncodeIm2col) makes over a case buffer.
+/// cuTensorMapEncodeIm2col; "im2col_wide", cuTensorMapEncodeIm2colWide) makes over a case buffer.
 bool encodeTensorMap(std::vector<char> &Bytes, const json &M, std::map<std::string, Buffer> &Buffers,
                      std::string &Err) {
   auto It = Buffers.find(M.value("buffer", ""));
@@ -321,7 +331,12 @@ bool encodeTensorMap(std::vector<char> &Bytes, const json &M, std::map<std::stri
   A.Interleave = M.value("interleave", 0u), A.Swizzle = M.value("swizzle", 0u);
   A.L2Promotion = M.value("l2_promotion", 0u), A.OobFill = M.value("oob_fill", 0u);
   alignas(64) codegen::TensorMap Map;
-  if (M.value("mode", "tiled") == "im2col") {
+  if (M.value("mode", "tiled") == "im2col_wide") {
+    if (!encodeWideMap(Map, M, A)) {
+      Err = "tensormap: cuTensorMapEncodeIm2colWide rejects its arguments";
+      return false;
+    }
+  } else if (M.value("mode", "tiled") == "im2col") {
     std::vector<int> Lower = list("lower_corner", 0), Upper = list("upper_corner", 0);
     driver::Im2colTensorMapArgs I;
     I.Common = A;

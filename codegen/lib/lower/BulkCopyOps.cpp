@@ -1,9 +1,9 @@
-// The Tensor Memory Accelerator's instructions: cp.async.bulk.tensor.{1..5}d (tile and im2col mode, global ->
-// shared with mbarrier::complete_tx::bytes, to one block or multicast to a cluster's blocks; tile mode shared ->
-// global with bulk_group), cp.reduce.async.bulk.tensor and the non-tensor cp.reduce.async.bulk. The copy runs at
-// once in exec/TensorMapHelpers.cpp; a load then completes the box's bytes on its mbarrier, as the GPU does when
-// the data has landed. lower/AsyncOps.cpp hands these forms over (lowerCp), and tensormap.replace /
-// tensormap.cp_fenceproxy, which edit and publish maps in memory.
+// The Tensor Memory Accelerator's instructions: cp.async.bulk.tensor.{1..5}d (tile, tile::gather4, im2col,
+// im2col::w and im2col::w::128 mode, global -> shared with mbarrier::complete_tx::bytes, to one block or multicast to
+// a cluster's blocks; tile mode shared -> global with bulk_group), cp.reduce.async.bulk.tensor and the non-tensor
+// cp.reduce.async.bulk. The copy runs at once in exec/TensorMapHelpers.cpp; a load then completes the box's bytes on
+// its mbarrier, as the GPU does when the data has landed. lower/AsyncOps.cpp hands these forms over (lowerCp), and
+// tensormap.replace / tensormap.cp_fenceproxy, which edit and publish maps in memory.
 #include "FamilyLowering.h"
 
 namespace {
@@ -45,37 +45,46 @@ std::pair<llvm::Value *, llvm::Value *> mapAndCoords(FunctionLowering &L, const 
   return {L.address(Base, StateSpace::Generic), Buf};
 }
 
-/// A load: [dstMem], [tensorMap, coords], [mbar]{, im2colOffsets}{, ctaMask}{, policy}, in tile, im2col or
-/// tile::gather4 mode (the helper's Mode 0, 1, 2). The copy lands in the
-/// executing block or, with .multicast::cluster, in every block of ctaMask, completing on each one's mbarrier
-/// (exec/TensorMapHelpers.cpp ptxrt_tensor_load).
+/// The helper's Mode of a load: 0 tile, 1 im2col, 2 tile::gather4, 3 im2col::w, 4 im2col::w::128.
+uint32_t loadMode(const ptx::Instruction &I) {
+  return I.has(Modifier::Im2col)         ? 1
+         : I.has(Modifier::Tile_Gather4) ? 2
+         : I.has(Modifier::Im2col_W)     ? 3
+         : I.has(Modifier::Im2col_W_128) ? 4
+                                         : 0;
+}
+
+/// A load: [dstMem], [tensorMap, coords], [mbar]{, im2colInfo}{, ctaMask}{, policy}, in tile, im2col, tile::gather4
+/// or a wide im2col mode (loadMode). im2colInfo is the im2col offsets, or {wHalo, wOffset} in the wide modes; it
+/// goes to entries 5.. of the coordinates' buffer. The copy lands in the executing block or, with
+/// .multicast::cluster, in every block of ctaMask, completing on each one's mbarrier (exec/TensorMapHelpers.cpp
+/// ptxrt_tensor_load).
 bool lowerTensorLoad(FunctionLowering &L, const ptx::Instruction &I, unsigned Dims) {
   auto &B = L.b();
   auto &Ops = I.Operands;
-  bool Im2col = I.has(Modifier::Im2col), Multicast = I.has(Modifier::Multicast_Cluster),
-       Gather4 = I.has(Modifier::Tile_Gather4);
-  if (I.has(Modifier::Im2col_W) || I.has(Modifier::Im2col_W_128) || I.has(Modifier::Im2colNoOffs) ||
-      (Im2col && Dims < 3) || (Gather4 && Dims != 2))
+  uint32_t Mode = loadMode(I);
+  bool Im2col = Mode == 1 || Mode >= 3, Multicast = I.has(Modifier::Multicast_Cluster);
+  if (I.has(Modifier::Im2colNoOffs) || (Im2col && Dims < 3) || (Mode == 2 && Dims != 2))
     return L.unsupported(I, "tensor load mode");
   unsigned Next = 3 + Im2col;
   if (Ops.size() < Next + Multicast)
     return L.unsupported(I, "operands");
   // tile::gather4 names a column and four rows of a 2D tensor: {col, row0, row1, row2, row3}.
-  auto [Map, Coords] = mapAndCoords(L, Ops[1], Gather4 ? 5 : Dims);
+  auto [Map, Coords] = mapAndCoords(L, Ops[1], Mode == 2 ? 5 : Dims);
   if (!Map)
     return L.unsupported(I, "tensor coordinates");
   if (Im2col) {
-    auto Offs = operandElements(Ops[3]);
-    if (Offs.size() != Dims - 2)
+    auto Info = operandElements(Ops[3]);
+    if (Info.size() != (Mode == 1 ? Dims - 2 : 2))
       return L.unsupported(I, "im2col offsets");
-    for (unsigned K = 0; K < Offs.size(); ++K)
-      B.CreateStore(B.CreateZExt(L.read(*Offs[K], ScalarType::B16), B.getInt32Ty()),
+    for (unsigned K = 0; K < Info.size(); ++K)
+      B.CreateStore(B.CreateZExt(L.read(*Info[K], ScalarType::B16), B.getInt32Ty()),
                     B.CreateConstGEP1_32(B.getInt32Ty(), Coords, 5 + K));
   }
   llvm::Value *Mask = Multicast ? B.CreateZExt(L.read(Ops[Next], ScalarType::B16), B.getInt32Ty()) : B.getInt32(0);
   L.callHelper("ptxrt_tensor_load", B.getVoidTy(),
                {L.threadCtx(), Map, L.address(Ops[0], StateSpace::Shared), L.address(Ops[2], StateSpace::Shared),
-                Coords, B.getInt32(Dims), B.getInt32(Gather4 ? 2 : Im2col), Mask});
+                Coords, B.getInt32(Dims), B.getInt32(Mode), Mask});
   return true;
 }
 

@@ -4,7 +4,7 @@
 // coordinates go in, and results come back, through the function's scratch buffers (tex.cube/acube pass their direction
 // as three coordinates); tex.level passes its LOD and tex.grad its gradients through another buffer. Texture references
 // (a `.texref` symbol as the operand), the independent mode's separate sampler, offsets and depth compare are
-// reported as unsupported.
+// reported as unsupported. istypep needs no helper: on the GPU it tests one bit of the value (below).
 #include "FamilyLowering.h"
 
 namespace {
@@ -263,6 +263,20 @@ bool lowerSured(FunctionLowering &L, const ptx::Instruction &I) {
   return true;
 }
 
+/// istypep.{texref,samplerref,surfref} p, a: an H100/H200's code (driver 580) tests bit 61, 62 or 63 of the 64-bit
+/// value, and nothing else (tests/conformance/texture/istypep). The handles cuTexObjectCreate and cuSurfObjectCreate
+/// return there are small integers, as ptxforge's are, so every type test of an object's handle is false on both.
+bool lowerIstypep(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  ScalarType T = I.type();
+  unsigned Bit = T == ScalarType::TexRef ? 61 : T == ScalarType::SamplerRef ? 62 : 63;
+  if (I.Operands.size() != 2 || (Bit == 63 && T != ScalarType::SurfRef))
+    return L.unsupported(I, "operands");
+  llvm::Value *V = L.read(I.Operands[1], ScalarType::B64);
+  L.write(I.Operands[0], ScalarType::Pred, B.CreateICmpNE(B.CreateAnd(V, B.getInt64(1ull << Bit)), B.getInt64(0)));
+  return true;
+}
+
 } // namespace
 
 bool ptxforge::codegen::detail::lowerTexture(FunctionLowering &L, const ptx::Instruction &I) {
@@ -281,6 +295,8 @@ bool ptxforge::codegen::detail::lowerTexture(FunctionLowering &L, const ptx::Ins
     return I.has(Modifier::P) ? lowerFormattedStore(L, I) : lowerSurfaceAccess(L, I, /*Store=*/true);
   case Opcode::Sured:
     return lowerSured(L, I);
+  case Opcode::Istypep:
+    return lowerIstypep(L, I);
   default:
     return false;
   }

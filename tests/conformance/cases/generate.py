@@ -61,6 +61,7 @@ class Case:
         self.regs = []
         self.shared = []
         self.compare_extra = {}  # output name -> extra compare keys
+        self.directives = ""     # performance-tuning directives after the entry's parameters
 
     def inp(self, width, data):
         self.inputs.append((f"in{len(self.inputs)}", width, data))
@@ -90,7 +91,7 @@ class Case:
         L += self.shared
         L.append(f".visible .entry {entry}(")
         L.append(",\n".join(params))
-        L.append(")\n{")
+        L.append(f"){self.directives}\n{{")
         L += ["\t.reg .pred %pg, %p<8>, %q<8>;", "\t.reg .u32 %gi, %gt, %gc, %gn, %gm, %t<8>;", "\t.reg .u64 %ga, %gb;",
               "\t.reg .b16 %h<16>;", "\t.reg .b32 %r<16>, %acc;", "\t.reg .b64 %rd<8>;", "\t.reg .f32 %f<16>;"]
         for k, (_, w, _) in enumerate(self.inputs):
@@ -946,6 +947,111 @@ def mma_sparse():
                      (O + ".satfinite", "m16n8k128", "s32", "u4", "u4", "s32", 0)], 206)
 
 
+LOP3_LUTS = [0x00, 0xff, 0xf0, 0xcc, 0xaa, 0x96, 0xe8, 0xca, 0x1e, 0x6a, 0x80, 0xfe, 0x01, 0x5b]
+
+
+def int24_lop3():
+    """mul24/mad24 (.lo/.hi, .s32/.u32, mad24.hi.sat) and lop3 with a spread of look-up tables, plus lop3's
+    predicate form (PTX 8.2): d|p = lut(a, b, c) combined with q by .and/.or."""
+    n = 400
+    p = pairs(U32, n)
+    c = Case("int", "mul24_mad24_lop3", "mul24/mad24 .lo/.hi on .u32/.s32 (mad24.hi.sat.s32), lop3.b32 with 14 "
+             "look-up tables and lop3.and/.or.b32 d|p with a predicate", "sm_90", "8.2", 90, n)
+    a, b = c.inp(4, pack32(x for x, _ in p)), c.inp(4, pack32(y for _, y in p))
+    cc = c.inp(4, pack32(U32[(i * 7 + 3) % len(U32)] for i in range(n)))
+    ops = [f"mul24.{h}.{t} {{d}}, {a}, {b};" for t in ("u32", "s32") for h in ("lo", "hi")]
+    ops += [f"mad24.{h}.{t} {{d}}, {a}, {b}, {cc};" for t in ("u32", "s32") for h in ("lo", "hi")]
+    ops.append(f"mad24.hi.sat.s32 {{d}}, {a}, {b}, {cc};")
+    ops += [f"lop3.b32 {{d}}, {a}, {b}, {cc}, {lut:#04x};" for lut in LOP3_LUTS]
+    for s in ops:
+        c.emit(s.format(d=c.out(4)))
+    c.emit("and.b32 %t1, %gi, 1;", "setp.ne.u32 %q0, %t1, 0;")
+    for k, (op, lut) in enumerate([("and", 0x96), ("or", 0xe8), ("and", 0x00), ("or", 0xff)]):
+        o, f = c.out(4), c.out(4)
+        c.emit(f"lop3.{op}.b32 {o}|%p{k}, {a}, {b}, {cc}, {lut:#04x}, {'!' if k % 2 else ''}%q0;",
+               f"selp.u32 {f}, 1, 0, %p{k};")
+    c.write()
+
+
+def ldu():
+    """ldu.global of every width from addresses common to a warp (the instruction's premise): warp w reads the
+    w-th element, pair or quad of a table."""
+    n, rnd = 256, random.Random(31)
+    c = Case("memory", "ldu_uniform", "ldu.global .u8/.s8/.s16/.u32/.f32/.u64/.f64 and .v2/.v4 of .u32, .v2.u64 "
+             "from a per-warp address", "sm_90", "8.2", 90, n)
+    m = c.mem(pack32(U32 + [rnd.getrandbits(32) for _ in range(108)]), "u32")
+    c.reg(".reg .u64 %lw, %lp;")
+    c.emit("shr.u32 %t1, %gi, 5;", "cvt.u64.u32 %lw, %t1;")
+    c.reg(".reg .f64 %fd0;")
+    loads = [("u8", 1, "%r0"), ("s8", 1, "%r0"), ("s16", 2, "%r0"), ("u32", 4, "%r0"), ("f32", 4, "%f0"),
+             ("u64", 8, "%rd1"), ("f64", 8, "%fd0")]
+    for t, size, reg in loads:
+        width = max(size, 4)
+        o = c.out(width, {"u8": "u32", "s8": "s32", "s16": "s32"}.get(t, t))
+        c.emit(f"mad.lo.u64 %lp, %lw, {2 * size}, {m};", f"ldu.global.{t} {reg}, [%lp];",
+               f"mov.b{8 * width} {o}, {reg};")
+    for vec, t, size in (("v2", "u32", 8), ("v4", "u32", 16), ("v2", "u64", 16)):
+        regs = ["%r1", "%r2", "%r3", "%r4"] if t == "u32" else ["%rd2", "%rd3"]
+        regs = regs[:int(vec[1])]
+        c.emit(f"mad.lo.u64 %lp, %lw, {size}, {m};", f"ldu.global.{vec}.{t} {{{', '.join(regs)}}}, [%lp];")
+        for r in regs:
+            o = c.out(8 if t == "u64" else 4, t)
+            c.emit(f"mov.b{64 if t == 'u64' else 32} {o}, {r};")
+    c.write()
+
+
+def stack():
+    """alloca of a per-thread size (4-64 bytes, 16-byte aligned) and of a constant, between stacksave and
+    stackrestore: the memory holds what the thread stores, the alignment holds, and after the restore the stack
+    pointer is the saved one again."""
+    n = 256
+    c = Case("memory", "alloca_stacksave", "alloca.u64 with a register size and .align 16, and with an immediate "
+             "size; stacksave/stackrestore around them (the restored pointer equals the saved one)", "sm_90", "8.2",
+             90, n)
+    a = c.inp(4, pack32(video_inputs(n, 5)))
+    o_sum, o_align, o_back, o_imm = c.out(4), c.out(4), c.out(4), c.out(4)
+    c.reg(".reg .u64 %ss0, %ss1, %sz, %buf, %cur, %end, %imm;")
+    c.emit("stacksave.u64 %ss0;", f"and.b32 %t1, {a}, 60;", "add.u32 %t1, %t1, 4;", "cvt.u64.u32 %sz, %t1;",
+           "alloca.u64 %buf, %sz, 16;", "mov.u64 %cur, %buf;", "add.u64 %end, %buf, %sz;", f"mov.u32 %t2, {a};",
+           "$L_fill:", "st.local.u32 [%cur], %t2;", "add.u32 %t2, %t2, 0x01010101;", "add.u64 %cur, %cur, 4;",
+           "setp.lt.u64 %p1, %cur, %end;", "@%p1 bra $L_fill;",
+           f"mov.u32 {o_sum}, 0;", "mov.u64 %cur, %buf;",
+           "$L_sum:", "ld.local.u32 %t2, [%cur];", f"xor.b32 %t3, {o_sum}, %t2;", f"shf.l.wrap.b32 {o_sum}, %t3, %t3, 5;",
+           "add.u64 %cur, %cur, 4;", "setp.lt.u64 %p1, %cur, %end;", "@%p1 bra $L_sum;",
+           "cvt.u32.u64 %t4, %buf;", f"and.b32 {o_align}, %t4, 15;",
+           "stackrestore.u64 %ss0;", "stacksave.u64 %ss1;", "setp.eq.u64 %p2, %ss0, %ss1;", f"selp.u32 {o_back}, 1, 0, %p2;",
+           "alloca.u64 %imm, 24;", f"st.local.v2.u32 [%imm], {{{a}, %t1}};", "st.local.u32 [%imm+8], %gi;",
+           "ld.local.v2.u32 {%t5, %t6}, [%imm];", "ld.local.u32 %t7, [%imm+8];", "add.u32 %t5, %t5, %t6;",
+           f"add.u32 {o_imm}, %t5, %t7;", "stackrestore.u64 %ss0;")
+    c.write()
+
+
+def hints():
+    """Instructions with no effect on a single grid's results, run where the GPU accepts them: griddepcontrol
+    (no dependent or prerequisite grid), pmevent, applypriority, setmaxnreg (one warpgroup, sm_90a, .maxnreg so
+    that ptxas knows the count at entry) and discard (lane 0 of each warp discards its warp's 128-byte line, a
+    barrier orders that before the warp's stores, which must all land)."""
+    n = 128
+    c = Case("memory", "hints_discard_setmaxnreg", "griddepcontrol.launch_dependents/.wait, pmevent(.mask), "
+             "applypriority.global.L2::evict_normal, setmaxnreg.dec/.inc.sync.aligned, and discard.global.L2 of a "
+             "line before the block's stores to it", "sm_90a", "8.2", 90, n)
+    c.directives = " .maxntid 128, 1, 1 .maxnreg 128"
+    a = c.inp(4, pack32(video_inputs(n, 7)))
+    m = c.mem(pack32([0xdeadbeef] * n), "u32")
+    o_calc, o_peer = c.out(4), c.out(4)
+    c.reg(".reg .u64 %line, %mine, %peer;")
+    c.emit("griddepcontrol.wait;", "pmevent 3;", "pmevent.mask 0x0081;",
+           "setmaxnreg.dec.sync.aligned.u32 64;", f"mad.lo.u32 {o_calc}, {a}, 3, 1;",
+           "setmaxnreg.inc.sync.aligned.u32 96;",
+           "and.b32 %t1, %gt, 0xffffffe0;", "mul.wide.u32 %gb, %t1, 4;", f"add.u64 %line, {m}, %gb;",
+           "and.b32 %t2, %gt, 31;", "setp.eq.u32 %p1, %t2, 0;", "@%p1 discard.global.L2 [%line], 128;",
+           "bar.sync 0;", "mul.wide.u32 %gb, %gt, 4;", f"add.u64 %mine, {m}, %gb;", f"st.global.u32 [%mine], {a};",
+           "bar.sync 0;", "xor.b32 %t3, %gt, 1;", "mul.wide.u32 %gb, %t3, 4;", f"add.u64 %peer, {m}, %gb;",
+           f"ld.global.u32 {o_peer}, [%peer];", "@%p1 applypriority.global.L2::evict_normal [%line], 128;",
+           "griddepcontrol.launch_dependents;")
+    c.write()
+
+
 def raw_case(cat, name, desc, ptx, grid, block, params, buffers, inputs=()):
     """A case whose kernel.ptx is written out whole: params in .entry order, buffers as case.json has them,
     inputs (file name, bytes) written beside it."""
@@ -1145,6 +1251,10 @@ elect()
 mbarrier()
 mma_fp8()
 mma_sparse()
+int24_lop3()
+ldu()
+stack()
+hints()
 hopper.generate(OUT, cases)
 hopper_pipeline.generate(OUT, cases)
 hopper_isa.generate(OUT, cases)

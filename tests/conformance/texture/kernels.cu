@@ -125,3 +125,19 @@ extern "C" __global__ void k_sured(cudaSurfaceObject_t s, int n) {
   int x2 = (8 + i % 4) * 4;
   asm volatile("sured.b.max.1d.u32.trap [%0, {%1}], %2;" ::"l"(s), "r"(x2), "r"(v * 7 % 13) : "memory");
 }
+
+// istypep (no intrinsic either) on a texture object's handle, a surface object's, and other 64-bit values:
+// bit 0 of out[i] is .texref, bit 1 .samplerref, bit 2 .surfref.
+extern "C" __global__ void k_istypep(cudaTextureObject_t t, cudaSurfaceObject_t s, const unsigned long long *other,
+                                     int *out, int n) {
+  int i = threadIdx.x;
+  if (i >= n)
+    return;
+  unsigned long long h = i == 0 ? t : i == 1 ? s : other[i - 2];
+  int r;
+  asm("{\n\t.reg .pred p, q, s;\n\tistypep.texref p, %1;\n\tistypep.samplerref q, %1;\n\tistypep.surfref s, %1;\n\t"
+      "selp.b32 %0, 1, 0, p;\n\t@q or.b32 %0, %0, 2;\n\t@s or.b32 %0, %0, 4;\n\t}"
+      : "=r"(r)
+      : "l"(h));
+  out[i] = r;
+}

@@ -261,6 +261,18 @@ def main():
                            "expect": "a.expect.bin", "compare": {"as": "u32"}}}, {}, {"s": {"array": "a"}}))
     write("sured_1d", "a.bin", struct.pack("<12I", *range(100, 112)))
 
+    # 9. istypep on a texture and a surface object's handles, on 0 and on values no object has.
+    other = [0, 1 << 32, (1 << 64) - 1, 1 << 63, 1 << 62, 1 << 61, (1 << 63) - 1, (1 << 32) - 1, 1, 2, 3, 0x10001]
+    n = 2 + len(other)
+    idx.append(case("istypep", "istypep.texref/.samplerref/.surfref on a texture object, a surface object, 0 and "
+                    "other 64-bit values", "k_istypep", [1, 1, 1], [32, 1, 1],
+                    [U64(texture="t"), U64(surface="s"), U64(buffer="other"), U64(buffer="out"), I32(n)],
+                    {"other": buf(8 * len(other), "other.bin"),
+                     "out": buf(4 * n, {"fill_byte": 205}, "out.expect.bin", {"as": "u32"})},
+                    {"a": {"format": "f32", "channels": 1, "width": 4, "height": 4, "surface": True, "init": "zero"}},
+                    {"t": tex({"array": "a"}, ["clamp", "clamp"], "point", False)}, {"s": {"array": "a"}}))
+    write("istypep", "other.bin", struct.pack("<%dQ" % len(other), *other))
+
     for e in idx:
         with open(os.path.join(HERE, e["dir"], "kernel.ptx"), "w") as f:
             f.write(ptx)

@@ -142,3 +142,30 @@ TEST_CASE("cuTensorMapEncodeIm2col checks its pixel box and channels") {
   A.ChannelsPerPixel = 64, A.Common.Rank = 2;
   CHECK_FALSE(driver::encodeIm2colTensorMap(&Map, A));
 }
+
+TEST_CASE("cuTensorMapEncodeIm2colWide checks its W corners, swizzle and mode") {
+  alignas(64) codegen::TensorMap Map;
+  alignas(64) static char Global[1 << 16];
+  uint64_t Dims[4] = {32, 16, 16, 2}, Strides[3] = {64, 1024, 16384};
+  uint32_t ElemStrides[4] = {1, 2, 1, 1};
+  driver::Im2colWideTensorMapArgs A;
+  A.Common.DataType = 6, A.Common.Rank = 4, A.Common.GlobalAddress = Global, A.Common.Swizzle = 2;
+  A.Common.GlobalDim = Dims, A.Common.GlobalStrides = Strides, A.Common.ElementStrides = ElemStrides;
+  A.PixelBoxLowerCornerWidth = -1, A.PixelBoxUpperCornerWidth = -1, A.ChannelsPerPixel = 32, A.PixelsPerColumn = 64;
+  CHECK(driver::encodeIm2colWideTensorMap(&Map, A));
+  CHECK(Map.Mode == static_cast<uint8_t>(codegen::TensorMapMode::Im2colWide));
+  CHECK((Map.PixelBoxLower[0] == -1 && Map.BoxDim[1] == 64 && Map.WideMode == 0));
+  A.Mode = 1, A.PixelsPerColumn = 5000; // W128: the pixels per column are ignored
+  CHECK(driver::encodeIm2colWideTensorMap(&Map, A));
+  CHECK((Map.BoxDim[1] == 128 && Map.WideMode == 1));
+  A.Mode = 2;
+  CHECK_FALSE(driver::encodeIm2colWideTensorMap(&Map, A));
+  A.Mode = 0, A.PixelsPerColumn = 64, A.PixelBoxLowerCornerWidth = -40000; // 16 bits
+  CHECK_FALSE(driver::encodeIm2colWideTensorMap(&Map, A));
+  A.PixelBoxLowerCornerWidth = 20; // past W - 1 + upper corner: an empty box
+  CHECK_FALSE(driver::encodeIm2colWideTensorMap(&Map, A));
+  A.PixelBoxLowerCornerWidth = -1, A.Common.Swizzle = 0; // the wide modes need a 64- or 128-byte swizzle
+  CHECK_FALSE(driver::encodeIm2colWideTensorMap(&Map, A));
+  A.Common.Swizzle = 2, A.ChannelsPerPixel = 64; // 128 bytes: wider than the 64-byte swizzle
+  CHECK_FALSE(driver::encodeIm2colWideTensorMap(&Map, A));
+}

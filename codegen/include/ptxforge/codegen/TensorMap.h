@@ -34,7 +34,8 @@ inline unsigned tensorMapElementBytes(uint32_t T) {
   return T < TMNumDataTypes ? Bytes[T] : 0;
 }
 
-enum class TensorMapMode : uint8_t { Tiled, Im2col };
+/// Im2colWide: cuTensorMapEncodeIm2colWide's map, read by the .im2col::w and .im2col::w::128 loads.
+enum class TensorMapMode : uint8_t { Tiled, Im2col, Im2colWide };
 
 /// The 128-byte map (64-byte aligned, as CUtensorMap). Dimension 0 is the innermost (contiguous) one.
 struct TensorMap {
@@ -43,17 +44,18 @@ struct TensorMap {
   uint32_t GlobalDim[5];
   uint32_t Reserved0;
   uint64_t GlobalStride[4]; ///< bytes from one index of dimension i+1 to the next (dimension 0: the element size)
-  uint16_t BoxDim[5];       ///< tiled: the box; im2col: [0] channels per pixel, [1] pixels per column
+  uint16_t BoxDim[5];       ///< tiled: the box; im2col (wide too): [0] channels per pixel, [1] pixels per column
   uint8_t ElementStride[5]; ///< 1..8
   uint8_t Rank;             ///< 1..5
   uint8_t DataType;         ///< TensorMapDataType
   uint8_t Interleave;       ///< CUtensorMapInterleave: 0 none, 1 16B, 2 32B
   uint8_t Swizzle;          ///< CUtensorMapSwizzle: 0 none, 1 32B, 2 64B, 3 128B
   uint8_t L2Promotion;
-  uint8_t OobFill; ///< CUtensorMapFloatOOBfill: 0 zeros, 1 NaN (a float map's out-of-bound elements)
-  uint8_t Mode;    ///< TensorMapMode
-  uint8_t Reserved1[2];
-  int16_t PixelBoxLower[3]; ///< im2col: the bounding box's corners, dimensions 1..rank-2
+  uint8_t OobFill;  ///< CUtensorMapFloatOOBfill: 0 zeros, 1 NaN (a float map's out-of-bound elements)
+  uint8_t Mode;     ///< TensorMapMode
+  uint8_t WideMode; ///< Im2colWide: CUtensorMapIm2ColWideMode (0 W, 1 W128)
+  uint8_t Reserved1;
+  int16_t PixelBoxLower[3]; ///< im2col: the bounding box's corners, dimensions 1..rank-2 (wide: [0], W)
   int16_t PixelBoxUpper[3];
   uint8_t Reserved2[20];
   uint32_t Magic;

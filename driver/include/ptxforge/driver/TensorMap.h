@@ -1,5 +1,5 @@
-// Tensor maps (cuTensorMapEncodeTiled / Im2col / ReplaceAddress): the arguments are checked as NVIDIA's driver
-// checks them (its documented rules; anything else is CUDA_ERROR_INVALID_VALUE) and the 128-byte map is filled
+// Tensor maps (cuTensorMapEncodeTiled / Im2col / Im2colWide / ReplaceAddress): the arguments are checked as NVIDIA's
+// driver checks them (its documented rules; anything else is CUDA_ERROR_INVALID_VALUE) and the 128-byte map is filled
 // in ptxforge's layout (codegen/TensorMap.h), which the tensor-copy helpers of JIT'd code read.
 #pragma once
 
@@ -25,9 +25,18 @@ struct Im2colTensorMapArgs {
   uint32_t ChannelsPerPixel = 0, PixelsPerColumn = 0;
 };
 
+/// cuTensorMapEncodeIm2colWide's arguments beyond the tiled ones (BoxDim unused).
+struct Im2colWideTensorMapArgs {
+  TiledTensorMapArgs Common;
+  int PixelBoxLowerCornerWidth = 0, PixelBoxUpperCornerWidth = 0;
+  uint32_t ChannelsPerPixel = 0, PixelsPerColumn = 0;
+  uint32_t Mode = 0; ///< CUtensorMapIm2ColWideMode
+};
+
 /// Fills Map from A; false (Map untouched) where NVIDIA's driver answers CUDA_ERROR_INVALID_VALUE.
 bool encodeTiledTensorMap(codegen::TensorMap *Map, const TiledTensorMapArgs &A);
 bool encodeIm2colTensorMap(codegen::TensorMap *Map, const Im2colTensorMapArgs &A);
+bool encodeIm2colWideTensorMap(codegen::TensorMap *Map, const Im2colWideTensorMapArgs &A);
 /// cuTensorMapReplaceAddress: false for a map this driver did not encode or a misaligned address.
 bool replaceTensorMapAddress(codegen::TensorMap *Map, const void *GlobalAddress);
 
