@@ -4423,14 +4423,19 @@ PTXFORGE_API CUresult cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_M
   return boundary([&] { return memsetParams(nodeParams, N->Memset); });
 }
 
+namespace {
+CUresult hostParams(const CUDA_HOST_NODE_PARAMS *P, HostNodeParams &Out) {
+  if (!P || !P->fn)
+    return CUDA_ERROR_INVALID_VALUE;
+  Out = {P->fn, P->userData};
+  return CUDA_SUCCESS;
+}
+} // namespace
+
 PTXFORGE_API CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
                                          size_t numDependencies, const CUDA_HOST_NODE_PARAMS *nodeParams) {
-  return addNode(phGraphNode, hGraph, dependencies, numDependencies, NodeType::Host, [&](GraphNode &N) {
-    if (!nodeParams || !nodeParams->fn)
-      return CUDA_ERROR_INVALID_VALUE;
-    N.Host = {nodeParams->fn, nodeParams->userData};
-    return CUDA_SUCCESS;
-  });
+  return addNode(phGraphNode, hGraph, dependencies, numDependencies, NodeType::Host,
+                 [&](GraphNode &N) { return hostParams(nodeParams, N.Host); });
 }
 PTXFORGE_API CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS *nodeParams) {
   GraphNode *N = nodeOfType(hNode, NodeType::Host);
@@ -4441,24 +4446,27 @@ PTXFORGE_API CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE
 }
 PTXFORGE_API CUresult cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS *nodeParams) {
   GraphNode *N = nodeOfType(hNode, NodeType::Host);
-  if (!N || !nodeParams || !nodeParams->fn)
+  return N ? hostParams(nodeParams, N->Host) : CUDA_ERROR_INVALID_VALUE;
+}
+
+namespace {
+/// A child graph node's graph: a copy of hChild, which must not hold conditional nodes.
+CUresult childParams(CUgraph hChild, GraphNode &N) {
+  Graph *Child = unwrap(hChild);
+  if (!Child || Child == &N.graph())
     return CUDA_ERROR_INVALID_VALUE;
-  N->Host = {nodeParams->fn, nodeParams->userData};
+  if (Child->hasConditional())
+    return CUDA_ERROR_NOT_SUPPORTED;
+  N.Child = Child->clone();
   return CUDA_SUCCESS;
 }
+} // namespace
 
 PTXFORGE_API CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph,
                                                const CUgraphNode *dependencies, size_t numDependencies,
                                                CUgraph childGraph) {
-  Graph *Child = unwrap(childGraph);
-  return addNode(phGraphNode, hGraph, dependencies, numDependencies, NodeType::ChildGraph, [&](GraphNode &N) {
-    if (!Child || Child == &N.graph())
-      return CUDA_ERROR_INVALID_VALUE;
-    if (Child->hasConditional())
-      return CUDA_ERROR_NOT_SUPPORTED;
-    N.Child = Child->clone();
-    return CUDA_SUCCESS;
-  });
+  return addNode(phGraphNode, hGraph, dependencies, numDependencies, NodeType::ChildGraph,
+                 [&](GraphNode &N) { return childParams(childGraph, N); });
 }
 PTXFORGE_API CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph *phGraph) {
   GraphNode *N = nodeOfType(hNode, NodeType::ChildGraph);
@@ -4504,12 +4512,19 @@ CUresult conditionalParams(CUDA_CONDITIONAL_NODE_PARAMS &P, GraphNode &N) {
   P.phGraph_out = reinterpret_cast<CUgraph *>(N.Conditional.BodyList.data());
   return CUDA_SUCCESS;
 }
+
+static_assert(sizeof(CUDA_MEM_ALLOC_NODE_PARAMS_v2) == sizeof(CUDA_MEM_ALLOC_NODE_PARAMS));
+
+/// CUgraphNodeParams' reserved fields must be zero (NVIDIA's driver checks them: tests/cudart/graph_node_params.cu).
+bool reservedZero(const CUgraphNodeParams *P) {
+  return P && !P->reserved0[0] && !P->reserved0[1] && !P->reserved0[2] && !P->reserved2;
+}
 } // namespace
 
 PTXFORGE_API CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
                                         const CUgraphEdgeData *dependencyData, size_t numDependencies,
                                         CUgraphNodeParams *nodeParams) {
-  if (!nodeParams || !edgeDataIsZero(dependencyData, numDependencies))
+  if (!reservedZero(nodeParams) || !edgeDataIsZero(dependencyData, numDependencies))
     return CUDA_ERROR_INVALID_VALUE;
   CUgraphNodeParams &P = *nodeParams;
   switch (P.type) {
@@ -4538,8 +4553,11 @@ PTXFORGE_API CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph
   case CU_GRAPH_NODE_TYPE_CONDITIONAL:
     return addNode(phGraphNode, hGraph, dependencies, numDependencies, NodeType::Conditional,
                    [&](GraphNode &N) { return conditionalParams(P.conditional, N); });
-  case CU_GRAPH_NODE_TYPE_MEM_ALLOC: // their _v2 structs are not declared here; cuGraphAddMemAllocNode/FreeNode work
+  case CU_GRAPH_NODE_TYPE_MEM_ALLOC: // v2 is v1 field for field
+    return cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies,
+                                  reinterpret_cast<CUDA_MEM_ALLOC_NODE_PARAMS *>(&P.alloc));
   case CU_GRAPH_NODE_TYPE_MEM_FREE:
+    return cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies, P.free.dptr);
   case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL: // node kinds ptxforge lacks (README)
   case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT:
   case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
@@ -4614,7 +4632,7 @@ PTXFORGE_API CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph h
     if (!A)
       return toResult(A.takeError());
     N.Alloc = std::move(*A);
-    nodeParams->dptr = N.Alloc->address();
+    nodeParams->dptr = N.Alloc->address(); // the address goes back in the caller's struct, as NVIDIA's does
     return CUDA_SUCCESS;
   });
 }
@@ -4871,6 +4889,17 @@ GraphNode *execNode(CUgraphExec hGraphExec, CUgraphNode hNode, NodeType T) {
   GraphNode *N = X && hNode ? X->nodeFor(reinterpret_cast<GraphNode *>(hNode)) : nullptr;
   return N && N->type() == T ? N : nullptr;
 }
+
+/// An exec's kernel node takes P: the function may change, its context may not.
+CUresult execKernelParams(const CUDA_KERNEL_NODE_PARAMS *P, GraphNode &N) {
+  KernelNodeParams K;
+  if (CUresult R = kernelParams(P, true, K))
+    return R;
+  if (&K.Fn->module().context() != &N.Kernel.Fn->module().context())
+    return CUDA_ERROR_INVALID_VALUE;
+  N.Kernel = std::move(K);
+  return CUDA_SUCCESS;
+}
 } // namespace
 
 PTXFORGE_API CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode,
@@ -4878,15 +4907,7 @@ PTXFORGE_API CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, 
   GraphNode *N = execNode(hGraphExec, hNode, NodeType::Kernel);
   if (!N)
     return CUDA_ERROR_INVALID_VALUE;
-  return boundary([&] {
-    KernelNodeParams K;
-    if (CUresult R = kernelParams(nodeParams, true, K))
-      return R;
-    if (&K.Fn->module().context() != &N->Kernel.Fn->module().context())
-      return CUDA_ERROR_INVALID_VALUE; // the function may change, its context may not
-    N->Kernel = std::move(K);
-    return CUDA_SUCCESS;
-  });
+  return boundary([&] { return execKernelParams(nodeParams, *N); });
 }
 PTXFORGE_API CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                      const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams) {
@@ -4913,10 +4934,7 @@ PTXFORGE_API CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUg
 PTXFORGE_API CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                    const CUDA_HOST_NODE_PARAMS *nodeParams) {
   GraphNode *N = execNode(hGraphExec, hNode, NodeType::Host);
-  if (!N || !nodeParams || !nodeParams->fn)
-    return CUDA_ERROR_INVALID_VALUE;
-  N->Host = {nodeParams->fn, nodeParams->userData};
-  return CUDA_SUCCESS;
+  return N ? hostParams(nodeParams, N->Host) : CUDA_ERROR_INVALID_VALUE;
 }
 
 PTXFORGE_API CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) {
@@ -4924,6 +4942,66 @@ PTXFORGE_API CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec,
 }
 PTXFORGE_API CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) {
   return setEventOf(execNode(hGraphExec, hNode, NodeType::WaitEvent), NodeType::WaitEvent, event);
+}
+
+namespace {
+/// A child graph node of exec X takes New's parameters when New has its graph's topology.
+CUresult execChildParams(GraphExec &X, CUgraph hNew, GraphNode &N) {
+  Graph *New = unwrap(hNew);
+  if (!New)
+    return CUDA_ERROR_INVALID_VALUE;
+  return X.updateChild(N, *New).Result == GraphUpdateResult::Success ? CUDA_SUCCESS
+                                                                     : CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+}
+
+/// cuGraphNodeSetParams (X null) and cuGraphExecNodeSetParams (N is X's node): P's type must be N's. What an
+/// H200 refuses (tests/cudart/graph_node_params.cu): alloc, free and conditional nodes, NOT_SUPPORTED.
+CUresult setNodeParams(GraphNode &N, CUgraphNodeParams &P, GraphExec *X) {
+  if (!reservedZero(&P) || static_cast<int>(P.type) != static_cast<int>(N.type()))
+    return CUDA_ERROR_INVALID_VALUE;
+  switch (N.type()) {
+  case NodeType::Kernel:
+    return X ? execKernelParams(&P.kernel, N) : kernelParams(&P.kernel, true, N.Kernel);
+  case NodeType::Memcpy:
+    if (P.memcpy.flags || P.memcpy.reserved)
+      return CUDA_ERROR_INVALID_VALUE;
+    return memcpyParams(&P.memcpy.copyParams, N.Copy);
+  case NodeType::Memset: // v2 is v1 and a context
+    return memsetParams(reinterpret_cast<const CUDA_MEMSET_NODE_PARAMS *>(&P.memset), N.Memset);
+  case NodeType::Host:
+    return hostParams(&P.host, N.Host);
+  case NodeType::ChildGraph:
+    if (P.graph.ownership != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE)
+      return CUDA_ERROR_NOT_SUPPORTED;
+    return X ? execChildParams(*X, P.graph.graph, N) : childParams(P.graph.graph, N);
+  case NodeType::WaitEvent:
+    return setEventOf(&N, NodeType::WaitEvent, P.eventWait.event);
+  case NodeType::EventRecord:
+    return setEventOf(&N, NodeType::EventRecord, P.eventRecord.event);
+  case NodeType::Empty:
+    return CUDA_SUCCESS;
+  case NodeType::MemAlloc:
+  case NodeType::MemFree:
+  case NodeType::Conditional:
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+} // namespace
+
+PTXFORGE_API CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams *nodeParams) {
+  GraphNode *N = unwrap(hNode);
+  if (!N || !nodeParams)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] { return setNodeParams(*N, *nodeParams, nullptr); });
+}
+PTXFORGE_API CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                               CUgraphNodeParams *nodeParams) {
+  GraphExec *X = unwrap(hGraphExec);
+  GraphNode *N = X && hNode ? X->nodeFor(reinterpret_cast<GraphNode *>(hNode)) : nullptr;
+  if (!N || !nodeParams)
+    return CUDA_ERROR_INVALID_VALUE;
+  return boundary([&] { return setNodeParams(*N, *nodeParams, X); });
 }
 
 PTXFORGE_API CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream) {

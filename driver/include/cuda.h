@@ -1054,24 +1054,6 @@ typedef struct CUDA_CONDITIONAL_NODE_PARAMS {
     CUgraph *phGraph_out;
     CUcontext ctx;
 } CUDA_CONDITIONAL_NODE_PARAMS;
-/* cuGraphAddNode's parameters: ptxforge names the union members of the node kinds it implements; the other
-   kinds' structs are as large as the padding. */
-typedef struct CUgraphNodeParams_st {
-    CUgraphNodeType type;
-    int reserved0[3];
-    union {
-        long long reserved1[29];
-        CUDA_KERNEL_NODE_PARAMS_v3 kernel;
-        CUDA_MEMCPY_NODE_PARAMS memcpy;
-        CUDA_MEMSET_NODE_PARAMS_v2 memset;
-        CUDA_HOST_NODE_PARAMS_v2 host;
-        CUDA_CHILD_GRAPH_NODE_PARAMS graph;
-        CUDA_EVENT_WAIT_NODE_PARAMS eventWait;
-        CUDA_EVENT_RECORD_NODE_PARAMS eventRecord;
-        CUDA_CONDITIONAL_NODE_PARAMS conditional;
-    };
-    long long reserved2;
-} CUgraphNodeParams;
 typedef enum CUmemAllocationType_enum {
     CU_MEM_ALLOCATION_TYPE_INVALID = 0x0,
     CU_MEM_ALLOCATION_TYPE_PINNED = 0x1,
@@ -1148,6 +1130,36 @@ typedef struct CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {
     CUdeviceptr dptr;
 } CUDA_MEM_ALLOC_NODE_PARAMS_v1;
 typedef CUDA_MEM_ALLOC_NODE_PARAMS_v1 CUDA_MEM_ALLOC_NODE_PARAMS;
+typedef struct CUDA_MEM_ALLOC_NODE_PARAMS_v2_st {
+    CUmemPoolProps poolProps;
+    const CUmemAccessDesc *accessDescs;
+    size_t accessDescCount;
+    size_t bytesize;
+    CUdeviceptr dptr;
+} CUDA_MEM_ALLOC_NODE_PARAMS_v2;
+typedef struct CUDA_MEM_FREE_NODE_PARAMS_st {
+    CUdeviceptr dptr;
+} CUDA_MEM_FREE_NODE_PARAMS;
+/* cuGraphAddNode's parameters: ptxforge names the union members of the node kinds it implements; the other
+   kinds' structs are as large as the padding. */
+typedef struct CUgraphNodeParams_st {
+    CUgraphNodeType type;
+    int reserved0[3];
+    union {
+        long long reserved1[29];
+        CUDA_KERNEL_NODE_PARAMS_v3 kernel;
+        CUDA_MEMCPY_NODE_PARAMS memcpy;
+        CUDA_MEMSET_NODE_PARAMS_v2 memset;
+        CUDA_HOST_NODE_PARAMS_v2 host;
+        CUDA_CHILD_GRAPH_NODE_PARAMS graph;
+        CUDA_EVENT_WAIT_NODE_PARAMS eventWait;
+        CUDA_EVENT_RECORD_NODE_PARAMS eventRecord;
+        CUDA_MEM_ALLOC_NODE_PARAMS_v2 alloc;
+        CUDA_MEM_FREE_NODE_PARAMS free;
+        CUDA_CONDITIONAL_NODE_PARAMS conditional;
+    };
+    long long reserved2;
+} CUgraphNodeParams;
 typedef enum CUgraphMem_attribute_enum {
     CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT,
     CU_GRAPH_MEM_ATTR_USED_MEM_HIGH,
@@ -1252,6 +1264,8 @@ CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph
 CUresult CUDAAPI cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS *params_out);
 CUresult CUDAAPI cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUdeviceptr dptr);
 CUresult CUDAAPI cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr *dptr_out);
+CUresult CUDAAPI cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams *nodeParams);
+CUresult CUDAAPI cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams *nodeParams);
 CUresult CUDAAPI cuDeviceGraphMemTrim(CUdevice device);
 CUresult CUDAAPI cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value);
 CUresult CUDAAPI cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value);

@@ -538,50 +538,65 @@ llvm::Error GraphExec::launch(Context &Ctx, Stream *S) const {
 
 GraphNode *GraphExec::nodeFor(const GraphNode *Original) const { return G->cloneOf(Original); }
 
-GraphUpdateResult GraphExec::update(const Graph &New) {
+namespace {
+/// Whether Mine can take New's parameters (cuGraphExecUpdate's rules), child graphs compared recursively.
+GraphUpdateResult matchForUpdate(const Graph &Mine, const Graph &New);
+
+/// One pair of nodes at the same position: same type, an alloc or free unchanged, a kernel's context kept.
+GraphUpdateResult::Kind matchNode(const GraphNode &A, const GraphNode &B) {
+  if (A.type() != B.type())
+    return GraphUpdateResult::NodeTypeChanged;
+  // A graph allocation keeps its address: alloc and free nodes cannot change.
+  if ((A.type() == NodeType::MemAlloc && A.Alloc != B.Alloc) ||
+      (A.type() == NodeType::MemFree && A.FreeAddress != B.FreeAddress))
+    return GraphUpdateResult::NotSupported;
+  if (A.type() == NodeType::Kernel && &A.Kernel.Fn->module().context() != &B.Kernel.Fn->module().context())
+    return GraphUpdateResult::FunctionChanged;
+  if (A.type() == NodeType::ChildGraph && A.Child && B.Child)
+    return matchForUpdate(*A.Child, *B.Child).Result;
+  return GraphUpdateResult::Success;
+}
+
+GraphUpdateResult matchForUpdate(const Graph &Mine, const Graph &New) {
   GraphUpdateResult R;
-  const auto &Mine = G->nodes();
+  const auto &Ours = Mine.nodes();
   const auto &Theirs = New.nodes();
-  if (Mine.size() != Theirs.size()) {
+  if (Ours.size() != Theirs.size()) {
     R.Result = GraphUpdateResult::TopologyChanged;
     return R;
   }
   // Nodes pair up in creation order (as captures of the same code make them); each pair must agree on type
   // and on the positions of its dependencies.
   std::map<const GraphNode *, size_t> MyIndex, TheirIndex;
-  for (size_t I = 0; I < Mine.size(); ++I)
-    MyIndex[Mine[I].get()] = I, TheirIndex[Theirs[I].get()] = I;
-  for (size_t I = 0; I < Mine.size(); ++I) {
-    const GraphNode &A = *Mine[I], &B = *Theirs[I];
+  for (size_t I = 0; I < Ours.size(); ++I)
+    MyIndex[Ours[I].get()] = I, TheirIndex[Theirs[I].get()] = I;
+  for (size_t I = 0; I < Ours.size(); ++I) {
+    const GraphNode &A = *Ours[I], &B = *Theirs[I];
     R.ErrorNode = &B;
-    if (A.type() != B.type()) {
-      R.Result = GraphUpdateResult::NodeTypeChanged;
-      return R;
-    }
     std::multiset<size_t> DA, DB;
     for (GraphNode *D : A.dependencies())
       DA.insert(MyIndex[D]);
     for (GraphNode *D : B.dependencies())
       DB.insert(TheirIndex[D]);
-    if (DA != DB) {
-      R.Result = GraphUpdateResult::TopologyChanged;
+    R.Result = A.type() == B.type() && DA != DB ? GraphUpdateResult::TopologyChanged : matchNode(A, B);
+    if (R.Result != GraphUpdateResult::Success)
       return R;
-    }
-    // A graph allocation keeps its address: alloc and free nodes cannot change.
-    if ((A.type() == NodeType::MemAlloc && A.Alloc != B.Alloc) ||
-        (A.type() == NodeType::MemFree && A.FreeAddress != B.FreeAddress)) {
-      R.Result = GraphUpdateResult::NotSupported;
-      return R;
-    }
-    if (A.type() == NodeType::Kernel && &A.Kernel.Fn->module().context() != &B.Kernel.Fn->module().context()) {
-      R.Result = GraphUpdateResult::FunctionChanged;
-      return R;
-    }
   }
-  for (size_t I = 0; I < Mine.size(); ++I)
-    Mine[I]->copyParamsFrom(*Theirs[I]);
+  return GraphUpdateResult();
+}
+} // namespace
+
+GraphUpdateResult GraphExec::update(const Graph &New) { return updateFrom(*G, New); }
+
+GraphUpdateResult GraphExec::updateChild(GraphNode &Child, const Graph &New) { return updateFrom(*Child.Child, New); }
+
+GraphUpdateResult GraphExec::updateFrom(Graph &Mine, const Graph &New) {
+  GraphUpdateResult R = matchForUpdate(Mine, New);
+  if (R.Result != GraphUpdateResult::Success)
+    return R;
+  for (size_t I = 0; I < Mine.nodes().size(); ++I)
+    Mine.nodes()[I]->copyParamsFrom(*New.nodes()[I]);
   Order.clear();
   llvm::consumeError(flatten(*G, Order)); // same topology: cannot fail
-  R = GraphUpdateResult();
   return R;
 }

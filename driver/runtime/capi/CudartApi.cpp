@@ -1206,10 +1206,16 @@ CUDART_API cudaError_t cudaGraphConditionalHandleCreate(unsigned long long *pHan
 
 namespace {
 /// cudaGraphNodeParams as the driver's CUgraphNodeParams: kernels by host stub become CUfunctions, copies one
-/// CUDA_MEMCPY3D; the other kinds have the driver's layouts.
-cudaError_t driverNodeParams(const cudaGraphNodeParams &In, CUgraphNodeParams &Out) {
+/// CUDA_MEMCPY3D; the other kinds have the driver's layouts. The reserved fields go as they are, for the driver
+/// to check.
+cudaError_t driverNodeParams(const cudaGraphNodeParams *Params, CUgraphNodeParams &Out) {
+  if (!Params)
+    return cudaErrorInvalidValue;
+  const cudaGraphNodeParams &In = *Params;
   Out = {};
   Out.type = static_cast<CUgraphNodeType>(In.type);
+  std::memcpy(Out.reserved0, In.reserved0, sizeof Out.reserved0);
+  Out.reserved2 = In.reserved2;
   switch (In.type) {
   case CU_GRAPH_NODE_TYPE_KERNEL: {
     if (cudaError_t E = driverKernelParams(&In.kernel, Out.kernel))
@@ -1237,6 +1243,12 @@ cudaError_t driverNodeParams(const cudaGraphNodeParams &In, CUgraphNodeParams &O
   case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
     Out.eventRecord.event = In.eventRecord.event;
     return cudaSuccess;
+  case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+    std::memcpy(&Out.alloc, &In.alloc, sizeof In.alloc);
+    return cudaSuccess;
+  case CU_GRAPH_NODE_TYPE_MEM_FREE:
+    Out.free.dptr = dptr(In.free.dptr);
+    return cudaSuccess;
   case CU_GRAPH_NODE_TYPE_CONDITIONAL:
     Out.conditional.handle = In.conditional.handle;
     Out.conditional.type = static_cast<CUgraphConditionalNodeType>(In.conditional.type);
@@ -1252,16 +1264,34 @@ CUDART_API cudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t
                                         const cudaGraphNode_t *pDependencies, const cudaGraphEdgeData *dependencyData,
                                         size_t numDependencies, cudaGraphNodeParams *nodeParams) {
   return inContext([&] {
-    if (!nodeParams)
-      return cudaErrorInvalidValue;
     CUgraphNodeParams P;
-    if (cudaError_t E = driverNodeParams(*nodeParams, P))
+    if (cudaError_t E = driverNodeParams(nodeParams, P))
       return E;
     if (cudaError_t E = drv(cuGraphAddNode_v2(pGraphNode, graph, pDependencies, dependencyData, numDependencies, &P)))
       return E;
+    // What the driver hands back: a conditional node's bodies, an alloc node's address.
     if (nodeParams->type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
       nodeParams->conditional.phGraph_out = P.conditional.phGraph_out;
+    if (nodeParams->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+      nodeParams->alloc.dptr = reinterpret_cast<void *>(P.alloc.dptr);
     return cudaSuccess;
+  });
+}
+CUDART_API cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node, cudaGraphNodeParams *nodeParams) {
+  return inContext([&] {
+    CUgraphNodeParams P;
+    if (cudaError_t E = driverNodeParams(nodeParams, P))
+      return E;
+    return drv(cuGraphNodeSetParams(node, &P));
+  });
+}
+CUDART_API cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t graphExec, cudaGraphNode_t node,
+                                                  cudaGraphNodeParams *nodeParams) {
+  return inContext([&] {
+    CUgraphNodeParams P;
+    if (cudaError_t E = driverNodeParams(nodeParams, P))
+      return E;
+    return drv(cuGraphExecNodeSetParams(graphExec, node, &P));
   });
 }
 

@@ -119,6 +119,38 @@ TEST_CASE("an exec takes another graph's parameters only when the topology match
   CHECK((*X)->graph().nodes()[0]->Host.UserData == &B);
 }
 
+TEST_CASE("an exec's child graph takes another graph's parameters only with the same topology, also in an update") {
+  Context &Ctx = testContext();
+  Trace T;
+  Tag A{&T, 1}, B{&T, 2}, C{&T, 3};
+  auto withChild = [](Graph &G, Graph &Child) {
+    auto N = G.addNode(NodeType::ChildGraph, {});
+    REQUIRE(static_cast<bool>(N));
+    (*N)->Child = Child.clone();
+    return *N;
+  };
+  Graph ChildA, ChildB, ChildC, G, Deeper;
+  hostNode(ChildA, A);
+  hostNode(ChildB, B);
+  hostNode(ChildC, C, {hostNode(ChildC, C)});
+  GraphNode *N = withChild(G, ChildA);
+  auto X = GraphExec::instantiate(G, 0);
+  REQUIRE(static_cast<bool>(X));
+  GraphNode *Mine = (*X)->nodeFor(N);
+  REQUIRE(Mine);
+  CHECK((*X)->updateChild(*Mine, ChildC).Result == GraphUpdateResult::TopologyChanged);
+  CHECK((*X)->updateChild(*Mine, ChildB).Result == GraphUpdateResult::Success);
+  // cuGraphExecUpdate looks into child graphs: one of another topology is refused.
+  withChild(Deeper, ChildC);
+  CHECK((*X)->update(Deeper).Result == GraphUpdateResult::TopologyChanged);
+  auto S = Ctx.createStream(Stream::Kind::NonBlocking, 1, 0);
+  REQUIRE(static_cast<bool>(S));
+  REQUIRE(takeStatus((*X)->launch(Ctx, *S)) == Status::Success);
+  (*S)->last().wait();
+  CHECK(T.Order == std::vector<int>{2});
+  CHECK(takeStatus(Ctx.destroyStream(*S)) == Status::Success);
+}
+
 TEST_CASE("capture across two streams joined by events builds the graph instead of running") {
   Context &Ctx = testContext();
   auto S1 = Ctx.createStream(Stream::Kind::NonBlocking, 1, 0);

@@ -248,11 +248,15 @@ public:
   GraphNode *nodeFor(const GraphNode *Original) const;
   /// Takes the parameters of New's nodes when New has this exec's topology (cuGraphExecUpdate's rules).
   GraphUpdateResult update(const Graph &New);
+  /// The same for the graph of Child, a child graph node of this exec (cuGraphExecChildGraphNodeSetParams).
+  GraphUpdateResult updateChild(GraphNode &Child, const Graph &New);
 
   ~GraphExec();
 
 private:
   GraphExec() = default;
+  /// Mine (this exec's graph or a graph nested in it) takes New's parameters if it can; the order is rebuilt.
+  GraphUpdateResult updateFrom(Graph &Mine, const Graph &New);
   std::shared_ptr<std::atomic<int>> Instantiations; ///< the source graph's count, when it holds conditionals
   std::unique_ptr<Graph> G;
   std::vector<GraphNode *> Order;                           ///< child graphs flattened in

@@ -725,3 +725,180 @@ TEST_CASE("conditional nodes through cuGraphAddNode: handles, bodies, capture in
   CHECK(cuGraphDestroy(Other) == CUDA_SUCCESS);
   CHECK(cuStreamDestroy(S) == CUDA_SUCCESS);
 }
+
+namespace {
+CUgraphNodeParams allocNodeParams(size_t Bytes) {
+  CUgraphNodeParams P = {};
+  P.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+  P.alloc.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  P.alloc.poolProps.location = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+  P.alloc.bytesize = Bytes;
+  return P;
+}
+CUgraphNodeParams hostNodeParams(void *Counter) {
+  CUgraphNodeParams P = {};
+  P.type = CU_GRAPH_NODE_TYPE_HOST;
+  P.host.fn = countCall, P.host.userData = Counter;
+  return P;
+}
+/// A graph of Count host nodes in a chain, each counting into Counter.
+CUgraph hostChain(int Count, int *Counter) {
+  CUgraph G = nullptr;
+  REQUIRE(cuGraphCreate(&G, 0) == CUDA_SUCCESS);
+  CUgraphNodeParams P = hostNodeParams(Counter);
+  CUgraphNode Last = nullptr;
+  for (int I = 0; I < Count; ++I)
+    REQUIRE(cuGraphAddNode(&Last, G, I ? &Last : nullptr, nullptr, I ? 1 : 0, &P) == CUDA_SUCCESS);
+  return G;
+}
+} // namespace
+
+TEST_CASE("alloc and free nodes through cuGraphAddNode: the address comes back in the struct; they take no changes") {
+  context();
+  CUmodule M = nullptr;
+  REQUIRE(cuModuleLoadData(&M, FillPtx.c_str()) == CUDA_SUCCESS);
+  CUfunction F = nullptr;
+  REQUIRE(cuModuleGetFunction(&F, M, "fill") == CUDA_SUCCESS);
+  CUgraph G = nullptr;
+  REQUIRE(cuGraphCreate(&G, 0) == CUDA_SUCCESS);
+  CUgraphNode Alloc = nullptr, Kernel = nullptr, Copy = nullptr, Free = nullptr, Bad = nullptr;
+  CUgraphNodeParams A = allocNodeParams(64 * sizeof(int));
+  REQUIRE(cuGraphAddNode(&Alloc, G, nullptr, nullptr, 0, &A) == CUDA_SUCCESS);
+  CUdeviceptr D = A.alloc.dptr;
+  REQUIRE(D != 0);
+  CUDA_MEM_ALLOC_NODE_PARAMS Back = {};
+  REQUIRE(cuGraphMemAllocNodeGetParams(Alloc, &Back) == CUDA_SUCCESS);
+  CHECK(Back.dptr == D);
+
+  unsigned V = 7;
+  void *Args[] = {&D, &V};
+  CUgraphNodeParams K = {};
+  K.type = CU_GRAPH_NODE_TYPE_KERNEL;
+  K.kernel.func = F, K.kernel.gridDimX = K.kernel.gridDimY = K.kernel.gridDimZ = 1;
+  K.kernel.blockDimX = 64, K.kernel.blockDimY = K.kernel.blockDimZ = 1, K.kernel.kernelParams = Args;
+  REQUIRE(cuGraphAddNode(&Kernel, G, &Alloc, nullptr, 1, &K) == CUDA_SUCCESS);
+  std::vector<unsigned> H(64, 0);
+  CUgraphNodeParams C = {};
+  C.type = CU_GRAPH_NODE_TYPE_MEMCPY;
+  C.memcpy.copyParams.srcMemoryType = CU_MEMORYTYPE_DEVICE, C.memcpy.copyParams.srcDevice = D;
+  C.memcpy.copyParams.dstMemoryType = CU_MEMORYTYPE_HOST, C.memcpy.copyParams.dstHost = H.data();
+  C.memcpy.copyParams.WidthInBytes = 64 * sizeof(int), C.memcpy.copyParams.Height = C.memcpy.copyParams.Depth = 1;
+  REQUIRE(cuGraphAddNode(&Copy, G, &Kernel, nullptr, 1, &C) == CUDA_SUCCESS);
+  CUgraphNodeParams Fr = {};
+  Fr.type = CU_GRAPH_NODE_TYPE_MEM_FREE;
+  Fr.free.dptr = D;
+  REQUIRE(cuGraphAddNode(&Free, G, &Copy, nullptr, 1, &Fr) == CUDA_SUCCESS);
+  CUdeviceptr Freed = 0;
+  REQUIRE(cuGraphMemFreeNodeGetParams(Free, &Freed) == CUDA_SUCCESS);
+  CHECK(Freed == D);
+
+  CUgraphExec X = nullptr;
+  REQUIRE(cuGraphInstantiate(&X, G, 0) == CUDA_SUCCESS);
+  for (int I = 0; I < 2; ++I) // the free node lets each launch allocate again
+    REQUIRE(cuGraphLaunch(X, nullptr) == CUDA_SUCCESS);
+  REQUIRE(cuCtxSynchronize() == CUDA_SUCCESS);
+  CHECK(H[0] == 7);
+  CHECK(H[63] == 70);
+
+  // As an H200 answers (tests/cudart/graph_node_params.cu).
+  CHECK(cuGraphNodeSetParams(Alloc, &A) == CUDA_ERROR_NOT_SUPPORTED);
+  CHECK(cuGraphNodeSetParams(Free, &Fr) == CUDA_ERROR_NOT_SUPPORTED);
+  CHECK(cuGraphExecNodeSetParams(X, Alloc, &A) == CUDA_ERROR_NOT_SUPPORTED);
+  CHECK(cuGraphExecNodeSetParams(X, Free, &Fr) == CUDA_ERROR_NOT_SUPPORTED);
+  CUgraphNodeParams Zero = allocNodeParams(0);
+  CHECK(cuGraphAddNode(&Bad, G, nullptr, nullptr, 0, &Zero) == CUDA_ERROR_INVALID_VALUE);
+  Fr.free.dptr = 0;
+  CHECK(cuGraphAddNode(&Bad, G, nullptr, nullptr, 0, &Fr) == CUDA_ERROR_INVALID_VALUE);
+  A.reserved0[1] = 1;
+  CHECK(cuGraphAddNode(&Bad, G, nullptr, nullptr, 0, &A) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuGraphExecDestroy(X) == CUDA_SUCCESS);
+  CHECK(cuGraphDestroy(G) == CUDA_SUCCESS);
+  CHECK(cuModuleUnload(M) == CUDA_SUCCESS);
+}
+
+TEST_CASE("cuGraphNodeSetParams and cuGraphExecNodeSetParams: every node type, and what NVIDIA's driver refuses") {
+  context();
+  int Calls = 0, Other = 0, InExec = 0, ChildCalls = 0, NewChildCalls = 0;
+  CUgraph G = nullptr;
+  REQUIRE(cuGraphCreate(&G, 0) == CUDA_SUCCESS);
+  CUdeviceptr D = 0;
+  REQUIRE(cuMemAlloc(&D, 4) == CUDA_SUCCESS);
+  CUgraphNodeParams Ms = {};
+  Ms.type = CU_GRAPH_NODE_TYPE_MEMSET;
+  Ms.memset.dst = D, Ms.memset.value = 1, Ms.memset.elementSize = 4, Ms.memset.width = Ms.memset.height = 1;
+  CUgraphNodeParams Host = hostNodeParams(&Calls), Empty = {}, Record = {}, Child = {}, If = {};
+  Empty.type = CU_GRAPH_NODE_TYPE_EMPTY;
+  CUevent E1 = nullptr, E2 = nullptr;
+  REQUIRE(cuEventCreate(&E1, 0) == CUDA_SUCCESS);
+  REQUIRE(cuEventCreate(&E2, 0) == CUDA_SUCCESS);
+  Record.type = CU_GRAPH_NODE_TYPE_EVENT_RECORD, Record.eventRecord.event = E1;
+  CUgraph ChildGraph = hostChain(1, &ChildCalls);
+  Child.type = CU_GRAPH_NODE_TYPE_GRAPH, Child.graph.graph = ChildGraph;
+  REQUIRE(cuGraphConditionalHandleCreate(&If.conditional.handle, G, nullptr, 0, CU_GRAPH_COND_ASSIGN_DEFAULT) ==
+          CUDA_SUCCESS);
+  If.type = CU_GRAPH_NODE_TYPE_CONDITIONAL, If.conditional.type = CU_GRAPH_COND_TYPE_IF, If.conditional.size = 1;
+  CUgraphNode Memset, HostNode, EmptyNode, RecordNode, ChildNode, IfNode;
+  REQUIRE(cuGraphAddNode(&Memset, G, nullptr, nullptr, 0, &Ms) == CUDA_SUCCESS);
+  REQUIRE(cuGraphAddNode(&HostNode, G, &Memset, nullptr, 1, &Host) == CUDA_SUCCESS);
+  REQUIRE(cuGraphAddNode(&ChildNode, G, &HostNode, nullptr, 1, &Child) == CUDA_SUCCESS);
+  REQUIRE(cuGraphAddNode(&EmptyNode, G, &ChildNode, nullptr, 1, &Empty) == CUDA_SUCCESS);
+  REQUIRE(cuGraphAddNode(&RecordNode, G, &EmptyNode, nullptr, 1, &Record) == CUDA_SUCCESS);
+  REQUIRE(cuGraphAddNode(&IfNode, G, &RecordNode, nullptr, 1, &If) == CUDA_SUCCESS);
+
+  // In the graph: each type takes new parameters of its own type; conditional nodes take none.
+  Ms.memset.value = 2;
+  CHECK(cuGraphNodeSetParams(Memset, &Ms) == CUDA_SUCCESS);
+  Host.host.userData = &Other;
+  CHECK(cuGraphNodeSetParams(HostNode, &Host) == CUDA_SUCCESS);
+  CUgraph TwoNodes = hostChain(2, &ChildCalls);
+  Child.graph.graph = TwoNodes;
+  CHECK(cuGraphNodeSetParams(ChildNode, &Child) == CUDA_SUCCESS);
+  CUgraph Mine = nullptr;
+  size_t Count = 0;
+  REQUIRE(cuGraphChildGraphNodeGetGraph(ChildNode, &Mine) == CUDA_SUCCESS);
+  REQUIRE(cuGraphGetNodes(Mine, nullptr, &Count) == CUDA_SUCCESS);
+  CHECK(Count == 2);
+  CHECK(cuGraphNodeSetParams(EmptyNode, &Empty) == CUDA_SUCCESS);
+  Record.eventRecord.event = E2;
+  CHECK(cuGraphNodeSetParams(RecordNode, &Record) == CUDA_SUCCESS);
+  CUevent Got = nullptr;
+  REQUIRE(cuGraphEventRecordNodeGetEvent(RecordNode, &Got) == CUDA_SUCCESS);
+  CHECK(Got == E2);
+  CHECK(cuGraphNodeSetParams(IfNode, &If) == CUDA_ERROR_NOT_SUPPORTED);
+  CHECK(cuGraphNodeSetParams(HostNode, &Empty) == CUDA_ERROR_INVALID_VALUE); // another type
+  CHECK(cuGraphNodeSetParams(HostNode, nullptr) == CUDA_ERROR_INVALID_VALUE);
+
+  // In an exec: its own copies change, the graph's nodes do not; a child graph keeps its topology.
+  CUgraphExec X = nullptr;
+  REQUIRE(cuGraphInstantiate(&X, G, 0) == CUDA_SUCCESS);
+  Ms.memset.value = 3;
+  CHECK(cuGraphExecNodeSetParams(X, Memset, &Ms) == CUDA_SUCCESS);
+  Host.host.userData = &InExec;
+  CHECK(cuGraphExecNodeSetParams(X, HostNode, &Host) == CUDA_SUCCESS);
+  CUgraph SameShape = hostChain(2, &NewChildCalls), OneNode = hostChain(1, &NewChildCalls);
+  Child.graph.graph = OneNode;
+  CHECK(cuGraphExecNodeSetParams(X, ChildNode, &Child) == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+  Child.graph.graph = SameShape;
+  CHECK(cuGraphExecNodeSetParams(X, ChildNode, &Child) == CUDA_SUCCESS);
+  CHECK(cuGraphExecNodeSetParams(X, EmptyNode, &Empty) == CUDA_SUCCESS);
+  CHECK(cuGraphExecNodeSetParams(X, RecordNode, &Record) == CUDA_SUCCESS);
+  CHECK(cuGraphExecNodeSetParams(X, IfNode, &If) == CUDA_ERROR_NOT_SUPPORTED);
+  CHECK(cuGraphExecNodeSetParams(X, HostNode, &Ms) == CUDA_ERROR_INVALID_VALUE);
+  CUgraphNode Later = nullptr;
+  REQUIRE(cuGraphAddNode(&Later, G, nullptr, nullptr, 0, &Host) == CUDA_SUCCESS);
+  CHECK(cuGraphExecNodeSetParams(X, Later, &Host) == CUDA_ERROR_INVALID_VALUE); // not in the exec
+  REQUIRE(cuGraphLaunch(X, nullptr) == CUDA_SUCCESS);
+  REQUIRE(cuCtxSynchronize() == CUDA_SUCCESS);
+  unsigned Value = 0;
+  REQUIRE(cuMemcpyDtoH(&Value, D, 4) == CUDA_SUCCESS);
+  CHECK(Value == 3);
+  CHECK((Calls == 0 && Other == 0 && InExec == 1));
+  CHECK((ChildCalls == 0 && NewChildCalls == 2));
+
+  CHECK(cuGraphExecDestroy(X) == CUDA_SUCCESS);
+  for (CUgraph Each : {G, ChildGraph, TwoNodes, SameShape, OneNode})
+    CHECK(cuGraphDestroy(Each) == CUDA_SUCCESS);
+  CHECK(cuEventDestroy(E1) == CUDA_SUCCESS);
+  CHECK(cuEventDestroy(E2) == CUDA_SUCCESS);
+  CHECK(cuMemFree(D) == CUDA_SUCCESS);
+}

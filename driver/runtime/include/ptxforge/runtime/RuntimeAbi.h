@@ -272,6 +272,15 @@ struct cudaHostNodeParams {
   cudaHostFn_t fn;
   void *userData;
 };
+/// cudaMemPoolProps, cudaMemLocation and cudaMemAccessDesc have the driver structs' layouts and values.
+struct cudaMemAllocNodeParams {
+  CUmemPoolProps poolProps;
+  const CUmemAccessDesc *accessDescs;
+  size_t accessDescCount;
+  size_t bytesize;
+  void *dptr;
+};
+static_assert(sizeof(cudaMemAllocNodeParams) == sizeof(CUDA_MEM_ALLOC_NODE_PARAMS), "cudaMemAllocNodeParams layout");
 /// cudaGraphAddNode's parameters (cudaGraphNodeParams): the union members of the node kinds ptxforge
 /// implements; kernel and memset are the V2 structs, which begin as the structs above.
 struct cudaConditionalNodeParams {
@@ -301,6 +310,10 @@ struct cudaGraphNodeParams {
     struct {
       CUevent event;
     } eventWait, eventRecord;
+    cudaMemAllocNodeParams alloc; ///< cudaMemAllocNodeParamsV2: the same fields
+    struct {
+      void *dptr;
+    } free;
     cudaConditionalNodeParams conditional;
   };
   long long reserved2;
@@ -308,15 +321,6 @@ struct cudaGraphNodeParams {
 static_assert(sizeof(cudaGraphNodeParams) == 256 && sizeof(cudaGraphNodeParams) == sizeof(CUgraphNodeParams),
               "cudaGraphNodeParams layout");
 
-/// cudaMemPoolProps, cudaMemLocation and cudaMemAccessDesc have the driver structs' layouts and values.
-struct cudaMemAllocNodeParams {
-  CUmemPoolProps poolProps;
-  const CUmemAccessDesc *accessDescs;
-  size_t accessDescCount;
-  size_t bytesize;
-  void *dptr;
-};
-static_assert(sizeof(cudaMemAllocNodeParams) == sizeof(CUDA_MEM_ALLOC_NODE_PARAMS), "cudaMemAllocNodeParams layout");
 struct cudaGraphExecUpdateResultInfo {
   int result; ///< cudaGraphExecUpdateResult: CUgraphExecUpdateResult's values
   cudaGraphNode_t errorNode;
