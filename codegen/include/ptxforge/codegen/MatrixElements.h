@@ -40,8 +40,9 @@ enum WgmmaFlag : uint32_t {
 /// ptxrt_mma_scaled's code (mma.sync m16n8k32 .kind::f8f6f4 / .kind::mxf8f6f4, m16n8k64 .kind::mxf4 /
 /// .kind::mxf4nvf4): the A and B element types (ScaledElement) in bits 0-3 and 4-7, then flags: e2m1 packed two
 /// to a byte (the mxf4 kinds; otherwise every element has a byte of its own), the scale vector's length (0 for
-/// no scales, 1, 2 or 4 ue8m0 scales per row of A and column of B) from SmScaleVecShift, f16 C and D (else f32).
+/// no scales, 1, 2 or 4 scales per row of A and column of B) from SmScaleVecShift, f16 C and D (else f32), ue4m3
+/// scales (mxf4nvf4's scale_vec::4X; else ue8m0).
 enum ScaledElement : uint32_t { SEE4M3, SEE5M2, SEE3M2, SEE2M3, SEE2M1 };
-enum ScaledMmaFlag : uint32_t { SmPackedFp4 = 1u << 8, SmScaleVecShift = 9, SmF16 = 1u << 12 };
+enum ScaledMmaFlag : uint32_t { SmPackedFp4 = 1u << 8, SmScaleVecShift = 9, SmF16 = 1u << 12, SmUe4m3 = 1u << 13 };
 
 } // namespace ptxforge::codegen
