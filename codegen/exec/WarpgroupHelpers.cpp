@@ -363,8 +363,9 @@ uint64_t hopperDescriptor(uint64_t Desc) {
 /// 4 .16x32bx2) puts lane Lane's value, as lane and column offsets from the address (CUTLASS's SM100 TMEM_LOAD
 /// layouts): .32x32b lane l, column R; .16x64b lane l/4 + 8 (l mod 2), column 2R + (l/2 mod 2); .16x128b (two
 /// registers a repeat) lane l/4 + 8 (R mod 2), column 4 (R/2) + l mod 4; .16x256b (four) lane l/4 + 8 (R/2 mod 2),
-/// column 8 (R/4) + 2 (l mod 4) + R mod 2; .16x32bx2 lane l mod 16, column R + Imm for lanes 16-31.
-void tmemPosition(uint32_t Shape, uint32_t Lane, unsigned R, uint32_t Imm, uint32_t &Row, uint32_t &Col) {
+/// column 8 (R/4) + 2 (l mod 4) + R mod 2; .16x32bx2 lane l mod 16, column R (its lanes 16-31 Imm columns on, which
+/// the caller adds: Imm counts 32-bit columns, packed or not, as CUTLASS's _16b atoms' immediates say).
+void tmemPosition(uint32_t Shape, uint32_t Lane, unsigned R, uint32_t &Row, uint32_t &Col) {
   switch (Shape) {
   case 1:
     Row = Lane / 4 + 8 * (Lane % 2), Col = 2 * R + (Lane / 2) % 2;
@@ -376,7 +377,7 @@ void tmemPosition(uint32_t Shape, uint32_t Lane, unsigned R, uint32_t Imm, uint3
     Row = Lane / 4 + 8 * ((R / 2) % 2), Col = 8 * (R / 4) + 2 * (Lane % 4) + R % 2;
     return;
   case 4:
-    Row = Lane % 16, Col = R + (Lane >= 16 ? Imm : 0);
+    Row = Lane % 16, Col = R;
     return;
   default:
     Row = Lane, Col = R;
@@ -414,8 +415,9 @@ void computeTmemCopy(CollectiveSlot &S, void *Arg) {
     bool Pack = Shape & TgPack16;
     for (unsigned R = 0; R < Count; ++R) {
       uint32_t Row, Col;
-      tmemPosition(Shape & ~TgPack16, L, R, static_cast<uint32_t>(F[5]), Row, Col);
-      tmemMove(C, (Addr >> 16) + Row, (Addr & 0xffff) + (Pack ? 2 * Col : Col), Pack, F[3] != 0, Regs[R]);
+      tmemPosition(Shape & ~TgPack16, L, R, Row, Col);
+      uint32_t Imm = (Shape & ~TgPack16) == 4 && L >= 16 ? static_cast<uint32_t>(F[5]) : 0;
+      tmemMove(C, (Addr >> 16) + Row, (Addr & 0xffff) + (Pack ? 2 * Col : Col) + Imm, Pack, F[3] != 0, Regs[R]);
     }
   });
 }

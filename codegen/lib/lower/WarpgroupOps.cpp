@@ -133,10 +133,9 @@ bool lowerTmemCopy(FunctionLowering &L, const ptx::Instruction &I, bool Store) {
                                                 : 5;
   unsigned NOps = Shape == 4 ? 3 : 2;
   bool Pack = I.has(Store ? Modifier::Unpack_16b : Modifier::Pack_16b);
-  // .16x32bx2 with packing is not done (whether its immediate counts 32-bit or packed columns is not settled), nor
-  // tcgen05.ld.red.
+  // tcgen05.ld.red (sm_103a) is not done.
   if (Shape == 5 || Ops.size() != NOps || I.has(Modifier::Red) ||
-      I.has(Store ? Modifier::Pack_16b : Modifier::Unpack_16b) || (Pack && Shape == 4) ||
+      I.has(Store ? Modifier::Pack_16b : Modifier::Unpack_16b) ||
       (Shape == 4 && Ops[Store ? 1 : 2].Kind != ptx::OperandKind::Immediate))
     return L.unsupported(I, "tcgen05.ld/st shape, operands or packing");
   const ptx::Operand &Addr = Store ? Ops[0] : Ops[1];

@@ -25,7 +25,6 @@ FORMS = {
     "tcgen05_cp": "tcgen05.cp.cta_group::1.128x256b [%r1], %rd1;",
     "tcgen05_shift": "tcgen05.shift.cta_group::1.down [%r1];",
     "tcgen05_mma_pair_a_tmem": "tcgen05.mma.cta_group::2.kind::f16 [%r1], [%r2], %rd2, %r3, %p1;",
-    "tcgen05_ld_16x32bx2_pack": "tcgen05.ld.sync.aligned.16x32bx2.x1.pack::16b.b32 {%r5}, [%r1], 2;",
 }
 SM103 = {  # tcgen05.ld.red is sm_103a's (ptxas refuses it for sm_100a), from PTX ISA 8.8
     "tcgen05_ld_red": "tcgen05.ld.red.sync.aligned.32x32b.x2.min.f32 {%f0, %f1}, %f2, [%r1];",

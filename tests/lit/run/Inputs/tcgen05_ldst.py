@@ -3,8 +3,8 @@ argv[1]. One warp allocates 64 columns of Tensor Memory and fills its 32 lanes w
 column c holds l << 16 | c); then it loads with .16x64b.x4, .16x128b.x2, .16x256b.x2 and .16x32bx2.x2 (second half
 16 columns on) from other lanes and columns, stores .16x256b.x1 and .16x64b.x2 from registers holding
 0x8000 | lane << 8 | register and reads those columns back with .32x32b; then it loads with .pack::16b
-(.16x128b.x2, .32x32b.x4), stores .16x64b.x2 with .unpack::16b and reads those halves back with .32x32b.x8.pack::16b.
-Every lane writes what it loaded to out. The expected words come from CUTLASS's SM100 TMEM_LOAD layouts (thread and
+(.16x128b.x2, .32x32b.x4, .16x32bx2.x2 with its second half 4 columns on), stores .16x64b.x2 with .unpack::16b and
+reads those halves back with .32x32b.x8.pack::16b. Every lane writes what it loaded to out. The expected words come from CUTLASS's SM100 TMEM_LOAD layouts (thread and
 value to a bit of the 16 data-path lanes' rows, ValID: bit b of lane d is b + bits-per-lane * d; the _16b atoms'
 ValID takes a row's bits 16 at a time from the low halves of consecutive 32-bit columns), evaluated here as CuTe
 layouts."""
@@ -40,9 +40,9 @@ def cells(shape, num, lane0, col0, imm, pack=False):
         for r in range(nregs):
             b = layout(ts, td, t) + layout(vs, vd, 32 * r)
             lane, word = b // bits, (b % bits) // 32
-            if shape == "16x32bx2" and word >= num:
-                word += imm - num
-            out[t, r] = (lane0 + lane, col0 + (2 * word if pack else word))
+            step = 2 if pack else 1  # the imm counts 32-bit columns, packed or not (CUTLASS's _16b atoms)
+            col = imm + step * (word - num) if shape == "16x32bx2" and word >= num else step * word
+            out[t, r] = (lane0 + lane, col0 + col)
     return nregs, out
 
 
@@ -112,10 +112,11 @@ def packed(lane, col):
     return mem[lane, col] & 0xffff | (mem[lane, col + 1] & 0xffff) << 16
 
 
-for shape, num, lane0, col0 in [("16x128b", 2, 0, 20), ("32x32b", 4, 0, 2)]:
-    n, where = cells(shape, num, lane0, col0, 0, pack=True)
-    steps.append((addr(lane0, col0)[0:1] + [f"tcgen05.ld.sync.aligned.{shape}.x{num}.pack::16b.b32 {regs(n)}, [%r5];",
-                                            "tcgen05.wait::ld.sync.aligned;"], n))
+for shape, num, lane0, col0, imm in [("16x128b", 2, 0, 20, 0), ("32x32b", 4, 0, 2, 0), ("16x32bx2", 2, 16, 24, 4)]:
+    n, where = cells(shape, num, lane0, col0, imm, pack=True)
+    extra = f", {imm}" if shape == "16x32bx2" else ""
+    steps.append((addr(lane0, col0)[0:1] + [f"tcgen05.ld.sync.aligned.{shape}.x{num}.pack::16b.b32 {regs(n)}, [%r5]"
+                                            f"{extra};", "tcgen05.wait::ld.sync.aligned;"], n))
     expect.append([[packed(*where[t, r]) for r in range(n)] for t in range(32)])
 n, where = cells("16x64b", 2, 16, 0, 0, pack=True)
 for t in range(32):  # register r: 0xb000 | lane << 4 | r high, 0xa000 | lane << 4 | r low; only halves compared
