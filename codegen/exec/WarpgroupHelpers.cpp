@@ -20,10 +20,11 @@
 // moves 16-byte chunks as the tensor copies do (swizzleSharedOffset).
 //
 // tcgen05 (sm_100a; no GPU here has it): alloc/dealloc/relinquish_alloc_permit, ld/st (.32x32b, .16x64b, .16x128b,
-// .16x256b, .16x32bx2, with .pack::16b/.unpack::16b) and mma(.ws).cta_group::1 and mma.cta_group::2 with B behind a
-// shared-memory descriptor and A behind one or in Tensor Memory (kinds f16, tf32, f8f6f4 with e4m3/e5m2, i8; M = 64
-// and 128, .ws M = 32, 64, 128, a pair's M = 128 and 256; f32, f16 or s32 D), from the ISA's definitions and CuTe's
-// Tensor Memory layouts, and the products by the same descriptor layouts and arithmetic as wgmma's.
+// .16x256b, .16x32bx2, with .pack::16b/.unpack::16b), cp.cta_group::1 and mma(.ws).cta_group::1 and mma.cta_group::2
+// with B behind a shared-memory descriptor and A behind one or in Tensor Memory (kinds f16, tf32, f8f6f4 with
+// e4m3/e5m2, i8; M = 64 and 128, .ws M = 32, 64, 128, a pair's M = 128 and 256; f32, f16 or s32 D), from the ISA's
+// definitions and CuTe's Tensor Memory layouts, and the products by the same descriptor layouts and arithmetic as
+// wgmma's.
 #include "MatrixCompute.h"
 #include "Runtime.h"
 #include "ptxforge/codegen/MatrixElements.h"
@@ -576,6 +577,29 @@ static void ptxrt_tcgen05_alloc(ThreadContext *C, uint32_t Op, uint64_t Arg, uin
 
 static void ptxrt_tcgen05_relinquish(ThreadContext *C) { C->Block->TmemRelinquished = true; }
 
+/// tcgen05.cp.cta_group::1 (Shape as the lowering numbers it): the rows of the matrix behind the shared-memory
+/// descriptor Desc (its K-major canonical layout, K the row's 256 or 128 bits) into Tensor Memory from TAddr, row r
+/// into lane r and the lanes CuTe's UTCCP atoms broadcast it to: 64x128b.warpx2::02_13 also lane r + 64,
+/// 64x128b.warpx2::01_23 rows 32.. from lane 64 and each row also 32 lanes on, 32x128b.warpx4 lanes r + 32 w.
+static void ptxrt_tcgen05_cp(ThreadContext *C, uint32_t TAddr, uint64_t Desc, uint32_t Shape) {
+  static constexpr unsigned Rows[5] = {128, 128, 64, 64, 32}, Copies[5] = {1, 1, 2, 2, 4};
+  uint64_t D = hopperDescriptor(Desc);
+  if (!D && Desc)
+    raiseFault(C, LaunchFault::IllegalInstruction, "tcgen05.cp: the 128-byte swizzle with 32-byte atomicity", true);
+  unsigned Words = Shape == 0 ? 8 : 4;
+  for (unsigned R = 0; R < Rows[Shape]; ++R)
+    for (unsigned Copy = 0; Copy < Copies[Shape]; ++Copy) {
+      uint32_t Lane = Shape == 3 ? 64 * (R / 32) + R % 32 + 32 * Copy : R + (Shape == 2 ? 64 : 32) * Copy;
+      uint32_t *Out = tmemCell(C, (TAddr >> 16) + Lane, TAddr & 0xffff, Words, "tcgen05.cp");
+      for (unsigned W = 0; W < 4 * Words; ++W) {
+        uint32_t Off = descOffset(D, R, W, 1, false);
+        if (Off >= C->TotalSmemSize)
+          raiseFault(C, LaunchFault::IllegalAddress, "tcgen05.cp: the matrix leaves shared memory", true);
+        reinterpret_cast<char *>(Out)[W] = C->Shared[Off];
+      }
+    }
+}
+
 /// tcgen05.commit's .multicast::cluster: one arrival on the mbarrier at Bar's offset in the shared memory of each CTA
 /// of the cluster that CtaMask names (the product is complete already).
 static void ptxrt_tcgen05_commit_multicast(ThreadContext *C, char *Bar, uint32_t CtaMask) {
@@ -657,7 +681,8 @@ static void ptxrt_wgmma(ThreadContext *C, uint64_t Types, uint32_t N, uint64_t A
 }
 
 void ptxforge::codegen::exec::registerWarpgroupHelpers(HelperTable &T) {
-  T.insert(T.end(), {PTXRT_HELPER(ptxrt_wgmma), PTXRT_HELPER(ptxrt_tcgen05_alloc),
-                     PTXRT_HELPER(ptxrt_tcgen05_relinquish), PTXRT_HELPER(ptxrt_tcgen05_ldst),
-                     PTXRT_HELPER(ptxrt_tcgen05_mma), PTXRT_HELPER(ptxrt_tcgen05_commit_multicast)});
+  T.insert(T.end(),
+           {PTXRT_HELPER(ptxrt_wgmma), PTXRT_HELPER(ptxrt_tcgen05_alloc), PTXRT_HELPER(ptxrt_tcgen05_relinquish),
+            PTXRT_HELPER(ptxrt_tcgen05_ldst), PTXRT_HELPER(ptxrt_tcgen05_mma),
+            PTXRT_HELPER(ptxrt_tcgen05_commit_multicast), PTXRT_HELPER(ptxrt_tcgen05_cp)});
 }

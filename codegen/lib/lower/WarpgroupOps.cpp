@@ -224,6 +224,26 @@ bool lowerTcgen05Commit(FunctionLowering &L, const ptx::Instruction &I) {
   return true;
 }
 
+/// tcgen05.cp.cta_group::1 [taddr], s-desc (ptxrt_tcgen05_cp numbers the shapes: 0 128x256b, 1 128x128b,
+/// 2 64x128b.warpx2::02_13, 3 64x128b.warpx2::01_23, 4 32x128b.warpx4). Not done: 4x256b, the decompressing forms
+/// and cta_group::2.
+bool lowerTcgen05Copy(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  int Shape = I.has(Modifier::G128x256b)                                  ? 0
+              : I.has(Modifier::G128x128b)                                ? 1
+              : I.has(Modifier::G64x128b) && I.has(Modifier::Warpx2_0213) ? 2
+              : I.has(Modifier::G64x128b) && I.has(Modifier::Warpx2_0123) ? 3
+              : I.has(Modifier::G32x128b) && I.has(Modifier::Warpx4)      ? 4
+                                                                          : -1;
+  if (Shape < 0 || Ops.size() != 2 || !I.has(Modifier::CtaGroup_1) || I.has(Modifier::B8x16))
+    return L.unsupported(I, "tcgen05.cp form");
+  L.callHelper("ptxrt_tcgen05_cp", B.getVoidTy(),
+               {L.threadCtx(), tmemAddress(L, Ops[0]), L.read(Ops[1], ScalarType::B64),
+                B.getInt32(static_cast<uint32_t>(Shape))});
+  return true;
+}
+
 /// tcgen05: Tensor Memory allocation (a warp collective; cta_group::2 allocates in both CTAs of the pair), ld/st,
 /// mma, and the waits, fences and commits, which only order since every operation completes at once.
 bool lowerTcgen05(FunctionLowering &L, const ptx::Instruction &I) {
@@ -255,6 +275,8 @@ bool lowerTcgen05(FunctionLowering &L, const ptx::Instruction &I) {
     return lowerTcgen05Mma(L, I);
   if (I.has(Modifier::Commit))
     return lowerTcgen05Commit(L, I);
+  if (I.has(Modifier::Cp))
+    return lowerTcgen05Copy(L, I);
   if (I.has(Modifier::Wait_Ld) || I.has(Modifier::Wait_St) || I.has(Modifier::Fence_BeforeThreadSync) ||
       I.has(Modifier::Fence_AfterThreadSync)) {
     B.CreateFence(llvm::AtomicOrdering::AcquireRelease);
