@@ -267,6 +267,8 @@ static uint32_t ptxrt_atom_add_f32(uint32_t *P, uint32_t V, uint32_t Flush) {
 }
 }
 
+void ptxforge::codegen::exec::mbarArrive(ThreadContext *C, uint64_t *P) { ptxrt_mbar_arrive(C, P, 1, 0, 0); }
+
 void ptxforge::codegen::exec::registerAsyncHelpers(HelperTable &T) {
   T.insert(T.end(),
            {PTXRT_HELPER(ptxrt_mbar_init), PTXRT_HELPER(ptxrt_mbar_inval), PTXRT_HELPER(ptxrt_mbar_arrive),

@@ -7,9 +7,12 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace ptxforge::codegen::exec {
+
+struct BlockState;
 
 /// A shared::cluster address names a window by its bits 24-31 (ThreadContext::ClusterShared: 0 this block's,
 /// 1 + r rank r's) and a byte of it by bits 0-23, so a shared::cta offset is also the shared::cluster address of
@@ -20,7 +23,8 @@ constexpr unsigned ClusterWindows = 256;
 
 /// What the workers of one group share.
 struct ClusterGroup {
-  explicit ClusterGroup(uint32_t Size) : Size(Size), Bases(Size, nullptr), Finished(new std::atomic<uint64_t>[Size]) {
+  explicit ClusterGroup(uint32_t Size)
+      : Size(Size), Bases(Size, nullptr), Finished(new std::atomic<uint64_t>[Size]), Running(new RunningBlock[Size]) {
     for (uint32_t R = 0; R < Size; ++R)
       Finished[R] = 0;
   }
@@ -36,6 +40,16 @@ struct ClusterGroup {
   /// Per rank: how many of the group's clusters its block has finished.
   std::unique_ptr<std::atomic<uint64_t>[]> Finished;
   const std::atomic<bool> *Stop = nullptr; ///< the launch failed: waiting blocks give up
+  /// Per rank: its running block and that block's index in the group's sequence (~0 between blocks), for what one
+  /// block does to its peer's Tensor Memory (tcgen05 .cta_group::2, WarpgroupHelpers.cpp).
+  struct RunningBlock {
+    std::atomic<BlockState *> Block{nullptr};
+    std::atomic<uint64_t> Sequence{~0ull};
+  };
+  std::unique_ptr<RunningBlock[]> Running;
+  std::mutex TmemLock; ///< Tensor Memory allocations of the group's blocks (cta_group::2 allocates in two)
+  /// Per rank: cta_group::2 allocations its peer made for it that its own alloc has not taken yet, in order.
+  std::vector<std::vector<uint32_t>> PairAllocs = std::vector<std::vector<uint32_t>>(Size);
 };
 
 /// One worker's view of its cluster (ThreadContext::Cluster, ClusterShared).

@@ -443,6 +443,19 @@ BlockResult runFibers(BlockState &B, ThreadFunction Fn, const char *Params, uint
   return {B.Error, B.Fault, B.Site};
 }
 
+/// Makes B (null: none) the running block of W's rank in its cluster group, where the peer of a tcgen05
+/// .cta_group::2 pair finds its Tensor Memory (ClusterGroup::Running).
+void publishBlock(WorkerState &W, BlockState *B) {
+  ClusterGroup *G = W.Cluster.Group;
+  if (!G)
+    return;
+  std::scoped_lock L(G->TmemLock);
+  if (B) // what a peer allocated for the rank's previous block is not this block's
+    G->PairAllocs[W.Cluster.Rank].clear();
+  G->Running[W.Cluster.Rank].Block.store(B, std::memory_order_relaxed);
+  G->Running[W.Cluster.Rank].Sequence.store(B ? W.Cluster.Sequence : ~0ull, std::memory_order_release);
+}
+
 /// Runs block BlockId thread by thread through the kernel's thread function: in a plain loop, or as fibers where
 /// the kernel synchronises.
 BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig &C, const char *Params,
@@ -456,8 +469,12 @@ BlockResult runBlock(const KernelInfo &K, ThreadFunction Fn, const LaunchConfig 
     B.Progress = 0;
   }
   beginBlock(K, C, B, BlockId, W, WorkerIndex, Workers);
-  if (K.Synchronizes)
-    return runFibers(B, Fn, Params, BlockId, W);
+  if (K.Synchronizes) {
+    publishBlock(W, &B);
+    BlockResult R = runFibers(B, Fn, Params, BlockId, W);
+    publishBlock(W, nullptr);
+    return R;
+  }
   for (uint32_t T = 0; T < B.Threads.size(); ++T) {
     W.RunningThread = T;
     runThread(B, Fn, Params, T);

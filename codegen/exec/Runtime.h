@@ -94,6 +94,8 @@ char *clusterWindow(const ThreadContext *C, uint32_t Rank);
 char *sharedWindowOf(const ThreadContext *C, const char *P);
 /// mbarrier.complete_tx of Tx bytes on the mbarrier at P, which may be another block's (AsyncHelpers.cpp).
 void mbarCompleteTx(ThreadContext *C, uint64_t *P, uint32_t Tx);
+/// One arrival on the mbarrier at P, which may be another block's (AsyncHelpers.cpp).
+void mbarArrive(ThreadContext *C, uint64_t *P);
 
 /// Ends the calling thread's block with Kind as the launch's fault (MiscHelpers.cpp). ThreadKnown: C's %tid
 /// names the thread (a call from the thread's code); Location: the PTX instruction's file:line:col, if known.

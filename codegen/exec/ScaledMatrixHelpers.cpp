@@ -13,7 +13,7 @@
 // operand's byte byte-id + j holds block j's scale; row m of A takes it from lane 4 (m mod 8) + 2 thread-id-a +
 // m / 8 (the lanes whose position in their quad is thread-id-a's pair), column n of B from lane 4n + thread-id-b
 // (CUTLASS's SM120 block-scaled SFA/SFB layouts, which put thread-id 0's lanes there). ue8m0 is 2^(v - 127) (255
-// NaN). mxf4nvf4's ue4m3 scales (scale_vec::4X) are not done: the parser has no ue4m3 type yet.
+// NaN); ue4m3 (mxf4nvf4's scale_vec::4X) is e4m3 without its sign bit, which it ignores (0x7f NaN).
 #include "MatrixCompute.h"
 #include "Runtime.h"
 #include "WarpCompute.h"
@@ -64,7 +64,10 @@ double element(uint32_t T, bool Packed, uint32_t Reg, unsigned E) {
   }
 }
 
-double ue8m0(uint32_t Byte) {
+/// A scale's value: ue4m3 (Ue4m3) or ue8m0.
+double scaleValue(uint32_t Byte, bool Ue4m3) {
+  if (Ue4m3)
+    return fp8ToDouble(Byte & 0x7f, false);
   return Byte == 255 ? std::numeric_limits<double>::quiet_NaN() : std::ldexp(1.0, int(Byte) - 127);
 }
 
@@ -77,7 +80,7 @@ void applyScales(const CollectiveSlot &S, uint32_t Code, uint32_t Sel, unsigned 
     if (!(S.Participants >> Lane & 1))
       return 0.0;
     uint32_t Word = static_cast<uint32_t>(S.In[Lane][InScales] >> (OfB ? 32 : 0));
-    return ue8m0(Word >> (8 * (((OfB ? ByteB : ByteA) + Block) & 3)) & 255);
+    return scaleValue(Word >> (8 * (((OfB ? ByteB : ByteA) + Block) & 3)) & 255, Code & SmUe4m3);
   };
   for (unsigned J = 0; J < Vec; ++J) {
     for (unsigned Row = 0; Row < M; ++Row) {

@@ -20,9 +20,11 @@
 // moves 16-byte chunks as the tensor copies do (swizzleSharedOffset).
 //
 // tcgen05 (sm_100a; no GPU here has it): alloc/dealloc/relinquish_alloc_permit, ld/st (.32x32b, .16x64b, .16x128b,
-// .16x256b, .16x32bx2; no .pack/.unpack) and mma.cta_group::1
-// with A and B behind shared-memory descriptors (kinds f16, tf32, f8f6f4 with e4m3/e5m2, i8; M = 128, f32 or s32
-// D), from the ISA's definitions, and the products by the same descriptor layouts and arithmetic as wgmma's.
+// .16x256b, .16x32bx2, with .pack::16b/.unpack::16b), cp.cta_group::1 and mma(.ws).cta_group::1 and mma.cta_group::2
+// with B behind a shared-memory descriptor and A behind one or in Tensor Memory (kinds f16, tf32, f8f6f4 with
+// e4m3/e5m2, i8; M = 64 and 128, .ws M = 32, 64, 128, a pair's M = 128 and 256; f32, f16 or s32 D), from the ISA's
+// definitions and CuTe's Tensor Memory layouts, and the products by the same descriptor layouts and arithmetic as
+// wgmma's.
 #include "MatrixCompute.h"
 #include "Runtime.h"
 #include "ptxforge/codegen/MatrixElements.h"
@@ -31,12 +33,16 @@
 
 #include "llvm/ADT/bit.h"
 
+#include "Cluster.h"
 #include "WarpCompute.h"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <mutex>
+#include <sched.h>
 #include <string>
 
 using namespace ptxforge::codegen;
@@ -225,16 +231,92 @@ void computeWarp(CollectiveSlot &S, void *Shared) {
 // only order (commit arrives on its mbarrier at once).
 constexpr uint32_t TmemLanes = 128, TmemColumns = 512;
 
-/// The cell at lane Lane, column Col of the caller's Tensor Memory; faults outside it or before any allocation.
-uint32_t *tmemCell(ThreadContext *C, uint32_t Lane, uint32_t Col, uint32_t Count, const char *What) {
-  BlockState &B = *C->Block;
+/// The cell at lane Lane, column Col of block B's Tensor Memory; faults outside it or before any allocation.
+uint32_t *tmemCellOf(ThreadContext *C, BlockState &B, uint32_t Lane, uint32_t Col, uint32_t Count, const char *What) {
   if (!B.Tmem || Lane >= TmemLanes || Col + uint64_t(Count) > TmemColumns)
     raiseFault(C, LaunchFault::IllegalAddress, std::string(What) + ": outside the allocated Tensor Memory", true);
   return &B.Tmem[Lane * TmemColumns + Col];
 }
 
-/// tcgen05.alloc/dealloc for a warp, computed once: In words 0 the operation (1 alloc, 2 dealloc), 1 the column
-/// count, 2 the shared-memory destination (alloc) or the Tensor Memory address (dealloc).
+/// The cell at lane Lane, column Col of the caller's Tensor Memory.
+uint32_t *tmemCell(ThreadContext *C, uint32_t Lane, uint32_t Col, uint32_t Count, const char *What) {
+  return tmemCellOf(C, *C->Block, Lane, Col, Count, What);
+}
+
+/// The block of rank Rank of the caller's cluster running the caller's cluster (the caller's own block for its
+/// rank), waiting up to a few seconds for it to start; faults when it does not (no cluster, no such rank).
+BlockState &clusterBlockOf(ThreadContext *C, uint32_t Rank, const char *What) {
+  ClusterState *S = C->Cluster;
+  if (S && Rank == S->Rank)
+    return *C->Block;
+  auto Deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (S && Rank < S->Group->Size && std::chrono::steady_clock::now() < Deadline &&
+         !S->Group->Stop->load(std::memory_order_relaxed)) {
+    {
+      std::scoped_lock L(S->Group->TmemLock);
+      if (S->Group->Running[Rank].Sequence.load(std::memory_order_acquire) == S->Sequence)
+        return *S->Group->Running[Rank].Block.load(std::memory_order_relaxed);
+    }
+    sched_yield();
+  }
+  raiseFault(C, LaunchFault::IllegalInstruction, std::string(What) + ": the peer CTA of the pair is not running", true);
+}
+
+/// The lock over Tensor Memory allocations that a cluster's pairs share (none outside a cluster launch).
+std::unique_lock<std::mutex> tmemAllocLock(ThreadContext *C) {
+  return C->Cluster ? std::unique_lock<std::mutex>(C->Cluster->Group->TmemLock) : std::unique_lock<std::mutex>();
+}
+
+/// The first run of Units free 32-column units in every one of Blocks' Tensor Memories, marked used in each (made at
+/// the first allocation); its column. The GPU waits until another warp deallocates; nothing here would, so that
+/// faults, after letting go of the allocation lock L (a fault does not return).
+uint32_t allocColumns(ThreadContext *C, std::unique_lock<std::mutex> &L, std::initializer_list<BlockState *> Blocks,
+                      uint32_t Units) {
+  uint32_t Mask = Units >= 32 ? ~0u : (1u << Units) - 1, Used = 0;
+  const char *Why = "tcgen05.alloc: not enough free Tensor Memory";
+  for (BlockState *B : Blocks) {
+    if (B->TmemRelinquished)
+      Why = "tcgen05.alloc after tcgen05.relinquish_alloc_permit", Used = ~0u;
+    Used |= B->TmemUsed;
+  }
+  for (uint32_t First = 0; First + Units <= TmemColumns / 32; First += Units) {
+    if (Used & (Mask << First))
+      continue;
+    for (BlockState *B : Blocks) {
+      if (!B->Tmem)
+        B->Tmem = std::make_unique<uint32_t[]>(TmemLanes * TmemColumns);
+      B->TmemUsed |= Mask << First;
+    }
+    return First * 32;
+  }
+  L = {};
+  raiseFault(C, LaunchFault::IllegalInstruction, Why, true);
+}
+
+/// tcgen05.alloc.cta_group::2 for one of the pair's two warps: the first to come allocates the same columns in both
+/// CTAs' Tensor Memories and writes the address to both CTAs' destination (the same shared-memory offset, as both
+/// must name); the second finds its allocation made.
+void allocPair(ThreadContext *C, uint32_t Units, char *Dst) {
+  const char *What = "tcgen05.alloc.cta_group::2";
+  uint32_t Peer = C->Cluster ? C->Cluster->Rank ^ 1 : 1;
+  BlockState &P = clusterBlockOf(C, Peer, What);
+  if (static_cast<uint64_t>(Dst - C->Shared) + 4 > C->TotalSmemSize)
+    raiseFault(C, LaunchFault::IllegalAddress, std::string(What) + ": the destination is not in shared memory", true);
+  auto L = tmemAllocLock(C);
+  std::vector<uint32_t> &Mine = C->Cluster->Group->PairAllocs[C->Cluster->Rank];
+  if (!Mine.empty()) {
+    Mine.erase(Mine.begin());
+    return;
+  }
+  uint32_t Addr = allocColumns(C, L, {C->Block, &P}, Units);
+  memcpy(Dst, &Addr, 4);
+  memcpy(clusterWindow(C, Peer) + (Dst - C->Shared), &Addr, 4);
+  C->Cluster->Group->PairAllocs[Peer].push_back(Addr);
+}
+
+/// tcgen05.alloc/dealloc for a warp, computed once: In words 0 the operation (1 alloc, 2 dealloc, 3 alloc for a
+/// cta_group::2 pair), 1 the column count, 2 the shared-memory destination (alloc) or the Tensor Memory address
+/// (dealloc: each CTA of a pair frees its own).
 void computeTmemAlloc(CollectiveSlot &S, void *Arg) {
   auto *C = static_cast<ThreadContext *>(Arg);
   BlockState &B = *C->Block;
@@ -242,28 +324,17 @@ void computeTmemAlloc(CollectiveSlot &S, void *Arg) {
   uint32_t Cols = static_cast<uint32_t>(F[1]);
   if (Cols < 32 || Cols > TmemColumns || (Cols & (Cols - 1)))
     raiseFault(C, LaunchFault::IllegalInstruction,
-               "tcgen05.alloc/dealloc: the column count is no power of 2 in "
-               "32..512",
-               true);
-  uint32_t Units = Cols / 32, Mask = (Units >= 32 ? ~0u : (1u << Units) - 1);
+               "tcgen05.alloc/dealloc: the column count is no power of 2 in 32..512", true);
+  uint32_t Units = Cols / 32;
+  if (F[0] == 3)
+    return allocPair(C, Units, reinterpret_cast<char *>(F[2]));
+  auto L = tmemAllocLock(C);
   if (F[0] == 2) {
-    uint32_t First = static_cast<uint32_t>(F[2] & 0xffff) / 32;
-    B.TmemUsed &= ~(Mask << First);
+    B.TmemUsed &= ~((Units >= 32 ? ~0u : (1u << Units) - 1) << (static_cast<uint32_t>(F[2] & 0xffff) / 32));
     return;
   }
-  if (B.TmemRelinquished)
-    raiseFault(C, LaunchFault::IllegalInstruction, "tcgen05.alloc after tcgen05.relinquish_alloc_permit", true);
-  // The GPU waits until another warp of the block deallocates; a block here runs alone, so none would.
-  for (uint32_t First = 0; First + Units <= TmemColumns / 32; First += Units)
-    if (!(B.TmemUsed & (Mask << First))) {
-      if (!B.Tmem)
-        B.Tmem = std::make_unique<uint32_t[]>(TmemLanes * TmemColumns);
-      B.TmemUsed |= Mask << First;
-      uint32_t Addr = First * 32;
-      memcpy(reinterpret_cast<char *>(F[2]), &Addr, 4);
-      return;
-    }
-  raiseFault(C, LaunchFault::IllegalInstruction, "tcgen05.alloc: not enough free Tensor Memory", true);
+  uint32_t Addr = allocColumns(C, L, {&B}, Units);
+  memcpy(reinterpret_cast<char *>(F[2]), &Addr, 4);
 }
 
 /// The element code (MatrixElements.h) of an instruction descriptor's A or B type field for a kind (tcgen05.mma's
@@ -293,8 +364,9 @@ uint64_t hopperDescriptor(uint64_t Desc) {
 /// 4 .16x32bx2) puts lane Lane's value, as lane and column offsets from the address (CUTLASS's SM100 TMEM_LOAD
 /// layouts): .32x32b lane l, column R; .16x64b lane l/4 + 8 (l mod 2), column 2R + (l/2 mod 2); .16x128b (two
 /// registers a repeat) lane l/4 + 8 (R mod 2), column 4 (R/2) + l mod 4; .16x256b (four) lane l/4 + 8 (R/2 mod 2),
-/// column 8 (R/4) + 2 (l mod 4) + R mod 2; .16x32bx2 lane l mod 16, column R + Imm for lanes 16-31.
-void tmemPosition(uint32_t Shape, uint32_t Lane, unsigned R, uint32_t Imm, uint32_t &Row, uint32_t &Col) {
+/// column 8 (R/4) + 2 (l mod 4) + R mod 2; .16x32bx2 lane l mod 16, column R (its lanes 16-31 Imm columns on, which
+/// the caller adds: Imm counts 32-bit columns, packed or not, as CUTLASS's _16b atoms' immediates say).
+void tmemPosition(uint32_t Shape, uint32_t Lane, unsigned R, uint32_t &Row, uint32_t &Col) {
   switch (Shape) {
   case 1:
     Row = Lane / 4 + 8 * (Lane % 2), Col = 2 * R + (Lane / 2) % 2;
@@ -306,16 +378,34 @@ void tmemPosition(uint32_t Shape, uint32_t Lane, unsigned R, uint32_t Imm, uint3
     Row = Lane / 4 + 8 * ((R / 2) % 2), Col = 8 * (R / 4) + 2 * (Lane % 4) + R % 2;
     return;
   case 4:
-    Row = Lane % 16, Col = R + (Lane >= 16 ? Imm : 0);
+    Row = Lane % 16, Col = R;
     return;
   default:
     Row = Lane, Col = R;
   }
 }
 
+/// Register R's word moved to or from Tensor Memory at (Row, Col): the cell itself, or with .pack::16b/.unpack::16b
+/// (Pack) the low halves of columns 2 Col and 2 Col + 1, the register's low and high half (CUTLASS's _16b TMEM
+/// atoms read each logical 32-bit column from two 16-bit halves); unpacking zeroes the columns' high halves.
+void tmemMove(ThreadContext *C, uint32_t Row, uint32_t Col, bool Pack, bool Store, uint32_t &Reg) {
+  const char *What = Store ? "tcgen05.st" : "tcgen05.ld";
+  if (!Pack) {
+    uint32_t *Cell = tmemCell(C, Row, Col, 1, What);
+    Store ? void(*Cell = Reg) : void(Reg = *Cell);
+    return;
+  }
+  uint32_t *Lo = tmemCell(C, Row, Col, 2, What);
+  if (Store)
+    Lo[0] = Reg & 0xffff, Lo[1] = Reg >> 16;
+  else
+    Reg = (Lo[0] & 0xffff) | Lo[1] << 16;
+}
+
 /// One tcgen05.ld/st for every lane of the warp at once (In: the lane's address, register buffer, count, store flag,
-/// shape and immediate): the instruction is warp-synchronous, and its shapes other than .32x32b reach lanes of
-/// Tensor Memory that other threads' stores wrote, so no lane may run ahead of, or behind, the others' accesses.
+/// shape with TgPack16, and immediate): the instruction is warp-synchronous, and its shapes other than .32x32b reach
+/// lanes of Tensor Memory that other threads' stores wrote, so no lane may run ahead of, or behind, the others'
+/// accesses.
 void computeTmemCopy(CollectiveSlot &S, void *Arg) {
   auto *C = static_cast<ThreadContext *>(Arg);
   forLanes(S.Participants, [&](uint32_t L) {
@@ -323,18 +413,155 @@ void computeTmemCopy(CollectiveSlot &S, void *Arg) {
     uint32_t Addr = static_cast<uint32_t>(F[0]), Count = static_cast<uint32_t>(F[2]),
              Shape = static_cast<uint32_t>(F[4]);
     auto *Regs = reinterpret_cast<uint32_t *>(F[1]);
-    bool Store = F[3] != 0;
-    const char *What = Store ? "tcgen05.st" : "tcgen05.ld";
+    bool Pack = Shape & TgPack16;
     for (unsigned R = 0; R < Count; ++R) {
       uint32_t Row, Col;
-      tmemPosition(Shape, L, R, static_cast<uint32_t>(F[5]), Row, Col);
-      uint32_t *Cell = tmemCell(C, (Addr >> 16) + Row, (Addr & 0xffff) + Col, 1, What);
-      if (Store)
-        *Cell = Regs[R];
-      else
-        Regs[R] = *Cell;
+      tmemPosition(Shape & ~TgPack16, L, R, Row, Col);
+      uint32_t Imm = (Shape & ~TgPack16) == 4 && L >= 16 ? static_cast<uint32_t>(F[5]) : 0;
+      tmemMove(C, (Addr >> 16) + Row, (Addr & 0xffff) + (Pack ? 2 * Col : Col) + Imm, Pack, F[3] != 0, Regs[R]);
     }
   });
+}
+
+/// A tcgen05.mma as its instruction descriptor and flags describe it; descriptors in wgmma's form. A cta_group::2
+/// pair's CTA v (0 the even rank) holds rows v M/2.. of A and D and columns v N/2.. of B; Tmem and Shared are each
+/// CTA's Tensor Memory and shared window (only [0] for one CTA).
+struct UmmaCall {
+  uint32_t AType, BType, M, N, Flags;
+  bool Int, Half, Sat, TransA, TransB;
+  double SignA, SignB;
+  uint64_t ADesc, BDesc;
+  uint32_t ATmem, DAddr;
+  BlockState *Tmem[2];
+  const char *Shared[2];
+};
+
+/// The CTAs sharing the product: 2 for a cta_group::2 pair.
+unsigned ummaCtas(const UmmaCall &U) { return U.Flags & TgPair ? 2 : 1; }
+
+/// The shapes tcgen05.mma takes: for one CTA M = 64 (N a multiple of 8) or 128 (of 16) up to N = 256, and .ws
+/// M = 32, 64 or 128 with N = 64, 128 or 256; for a pair M = 128 or 256 with N a multiple of 16 up to 256.
+bool ummaShape(uint32_t M, uint32_t N, uint32_t Flags) {
+  if (Flags & TgWs)
+    return (M == 32 || M == 64 || M == 128) && (N == 64 || N == 128 || N == 256);
+  if (Flags & TgPair)
+    return N && N <= 256 && N % 16 == 0 && (M == 128 || M == 256);
+  return N && N <= 256 && ((M == 64 && N % 8 == 0) || (M == 128 && N % 16 == 0));
+}
+
+/// Decodes a tcgen05.mma's instruction descriptor (types, saturation, negations, transposes, N, M) and descriptors;
+/// false for what is not done here: sparsity, the 128-byte swizzle with 32-byte atomicity, a transposed A in Tensor
+/// Memory, or A in Tensor Memory under the layouts that fold D's columns (.ws, pairs). D is f32 or (kinds f16 and
+/// f8f6f4) f16, or s32 for kind::i8.
+bool decodeUmma(uint32_t IDesc, uint32_t Flags, uint64_t ADesc, uint64_t BDesc, UmmaCall &U) {
+  uint32_t Kind = Flags & TgKindMask, DType = (IDesc >> 4) & 3;
+  bool ATmem = Flags & TgATmem;
+  U = UmmaCall{tcgenType(Kind, (IDesc >> 7) & 7),
+               tcgenType(Kind, (IDesc >> 10) & 7),
+               ((IDesc >> 24) & 0x1f) << 4,
+               ((IDesc >> 17) & 0x3f) << 3,
+               Flags,
+               Kind == 3,
+               DType == 0,
+               Kind == 3 && (IDesc >> 3 & 1),
+               (IDesc >> 15 & 1) != 0,
+               (IDesc >> 16 & 1) != 0,
+               (IDesc >> 13 & 1) ? -1.0 : 1.0,
+               (IDesc >> 14 & 1) ? -1.0 : 1.0,
+               ATmem ? 0 : hopperDescriptor(ADesc),
+               hopperDescriptor(BDesc),
+               0,
+               0,
+               {},
+               {}};
+  bool ADone = ATmem ? !U.TransA && (U.M == 128 || !(Flags & TgWs)) && !(Flags & TgPair) : (!ADesc || U.ADesc);
+  bool DDone = U.Int ? DType == 2 : DType == 1 || (DType == 0 && Kind != 1);
+  return ummaShape(U.M, U.N, Flags) && !(IDesc & 4) && U.AType != MENone && U.BType != MENone && DDone && ADone &&
+         (!BDesc || U.BDesc);
+}
+
+/// Where element (Row, Col) of D lies: the CTA of the pair, and lane and column from D's address by the ISA's
+/// data-path layouts (CuTe's tmem_frg atoms for a CTA's M rows): 128 rows row r in lane r; 64 rows of one CTA rows
+/// 16w..16w+15 in the first 16 lanes of warp w's 32; .ws's 64 and 32 rows and a pair's 64 fold N's halves or
+/// quarters onto the next 64 or 32 lanes.
+unsigned dPlace(const UmmaCall &U, unsigned Row, unsigned Col, uint32_t &Lane, uint32_t &Column) {
+  unsigned M = U.M / ummaCtas(U), Cta = Row / M;
+  Lane = Row % M, Column = Col;
+  if (M == 128)
+    return Cta;
+  if (!(U.Flags & (TgWs | TgPair))) {
+    Lane = 32 * (Lane / 16) + Lane % 16;
+    return Cta;
+  }
+  unsigned Part = U.N / (128 / M);
+  Lane += M * (Col / Part), Column = Col % Part;
+  return Cta;
+}
+
+/// Element (Row, K) of A with its sign: behind its shared-memory descriptor (in its CTA's shared memory), or in
+/// Tensor Memory in the lane of D's row, K packed into 32-bit columns from the low byte up.
+double ummaA(ThreadContext *C, const UmmaCall &U, unsigned Row, unsigned K) {
+  unsigned M = U.M / ummaCtas(U);
+  if (!(U.Flags & TgATmem))
+    return U.SignA * loadElem(U.Shared[Row / M], U.ADesc, Row % M, K, U.AType, U.TransA);
+  unsigned Bytes = typeBytes(U.AType);
+  uint32_t Lane, Col;
+  dPlace(U, Row, 0, Lane, Col);
+  uint32_t Word = *tmemCell(C, (U.ATmem >> 16) + Lane, (U.ATmem & 0xffff) + K * Bytes / 4, 1, "tcgen05.mma A");
+  uint32_t Bits = Bytes == 4 ? Word : (Word >> (8 * (K * Bytes % 4))) & ((1u << (8 * Bytes)) - 1);
+  return U.SignA * decode(U.AType, Bits);
+}
+
+/// One element of D: the row of A (signs applied) times column Col of B (in its CTA's shared memory), plus the old
+/// value scaled by 2^-s when EnableD. Products are summed in double and rounded once, as wgmma's are, so the same
+/// data gives wgmma's result. An f16 D element takes a column of its own, in its low half (CuTe's tmem_frg of 16-bit
+/// values in 32-bit storage); the high half is written zero.
+uint32_t ummaElement(const UmmaCall &U, const double *ARow, unsigned Col, uint32_t Old, uint32_t EnableD) {
+  unsigned K = kOf(U.AType), N = U.N / ummaCtas(U);
+  double In = U.Half ? halfToFloat(static_cast<uint16_t>(Old)) : llvm::bit_cast<float>(Old);
+  double Acc = EnableD && !U.Int ? std::ldexp(In, -int((U.Flags >> TgScaleDShift) & 15)) : 0;
+  int64_t IAcc = EnableD ? static_cast<int32_t>(Old) : 0;
+  for (unsigned Kk = 0; Kk < K; ++Kk) {
+    double P = ARow[Kk] * U.SignB * loadElem(U.Shared[Col / N], U.BDesc, Col % N, Kk, U.BType, U.TransB);
+    if (U.Int)
+      IAcc += static_cast<int64_t>(P);
+    else
+      Acc += P;
+  }
+  if (U.Int)
+    return static_cast<uint32_t>(U.Sat ? std::clamp<int64_t>(IAcc, INT32_MIN, INT32_MAX) : IAcc);
+  return U.Half ? toHalf(Acc) : llvm::bit_cast<uint32_t>(static_cast<float>(Acc));
+}
+
+/// D = A * B (+ D) over the data-path layout, skipping the lanes disable-output-lane's Mask names.
+void ummaProduct(ThreadContext *C, const UmmaCall &U, uint32_t EnableD, const uint32_t *Mask) {
+  unsigned K = kOf(U.AType);
+  for (unsigned Row = 0; Row < U.M; ++Row) {
+    double ARow[32];
+    for (unsigned Kk = 0; Kk < K; ++Kk)
+      ARow[Kk] = ummaA(C, U, Row, Kk);
+    for (unsigned Col = 0; Col < U.N; ++Col) {
+      uint32_t Lane, Column;
+      unsigned Cta = dPlace(U, Row, Col, Lane, Column);
+      Lane += U.DAddr >> 16;
+      if (Lane < TmemLanes && (Mask[Lane / 32] >> (Lane % 32) & 1))
+        continue;
+      uint32_t *Out = tmemCellOf(C, *U.Tmem[Cta], Lane, (U.DAddr & 0xffff) + Column, 1, "tcgen05.mma");
+      *Out = ummaElement(U, ARow, Col, *Out, EnableD);
+    }
+  }
+}
+
+/// The CTAs of the call: the caller's, or both of its cta_group::2 pair (ranks r & ~1 and r | 1 of its cluster).
+void ummaCtasOf(ThreadContext *C, UmmaCall &U) {
+  U.Tmem[0] = C->Block, U.Shared[0] = C->Shared;
+  if (!(U.Flags & TgPair))
+    return;
+  uint32_t Base = C->Cluster ? C->Cluster->Rank & ~1u : 0;
+  for (uint32_t V = 0; V < 2; ++V) {
+    U.Tmem[V] = &clusterBlockOf(C, Base + V, "tcgen05.mma.cta_group::2");
+    U.Shared[V] = clusterWindow(C, Base + V);
+  }
 }
 
 } // namespace
@@ -350,55 +577,67 @@ static void ptxrt_tcgen05_alloc(ThreadContext *C, uint32_t Op, uint64_t Arg, uin
 
 static void ptxrt_tcgen05_relinquish(ThreadContext *C) { C->Block->TmemRelinquished = true; }
 
+/// tcgen05.cp.cta_group::1 (Shape as the lowering numbers it): the rows of the matrix behind the shared-memory
+/// descriptor Desc (its K-major canonical layout, K the row's 256 or 128 bits) into Tensor Memory from TAddr, row r
+/// into lane r and the lanes CuTe's UTCCP atoms broadcast it to: 64x128b.warpx2::02_13 also lane r + 64,
+/// 64x128b.warpx2::01_23 rows 32.. from lane 64 and each row also 32 lanes on, 32x128b.warpx4 lanes r + 32 w.
+static void ptxrt_tcgen05_cp(ThreadContext *C, uint32_t TAddr, uint64_t Desc, uint32_t Shape) {
+  static constexpr unsigned Rows[5] = {128, 128, 64, 64, 32}, Copies[5] = {1, 1, 2, 2, 4};
+  uint64_t D = hopperDescriptor(Desc);
+  if (!D && Desc)
+    raiseFault(C, LaunchFault::IllegalInstruction, "tcgen05.cp: the 128-byte swizzle with 32-byte atomicity", true);
+  unsigned Words = Shape == 0 ? 8 : 4;
+  for (unsigned R = 0; R < Rows[Shape]; ++R)
+    for (unsigned Copy = 0; Copy < Copies[Shape]; ++Copy) {
+      uint32_t Lane = Shape == 3 ? 64 * (R / 32) + R % 32 + 32 * Copy : R + (Shape == 2 ? 64 : 32) * Copy;
+      uint32_t *Out = tmemCell(C, (TAddr >> 16) + Lane, TAddr & 0xffff, Words, "tcgen05.cp");
+      for (unsigned W = 0; W < 4 * Words; ++W) {
+        uint32_t Off = descOffset(D, R, W, 1, false);
+        if (Off >= C->TotalSmemSize)
+          raiseFault(C, LaunchFault::IllegalAddress, "tcgen05.cp: the matrix leaves shared memory", true);
+        reinterpret_cast<char *>(Out)[W] = C->Shared[Off];
+      }
+    }
+}
+
+/// tcgen05.commit's .multicast::cluster: one arrival on the mbarrier at Bar's offset in the shared memory of each CTA
+/// of the cluster that CtaMask names (the product is complete already).
+static void ptxrt_tcgen05_commit_multicast(ThreadContext *C, char *Bar, uint32_t CtaMask) {
+  char *Window = sharedWindowOf(C, Bar);
+  for (uint32_t R = 0; R < 16; ++R) {
+    char *Peer = CtaMask >> R & 1 ? clusterWindow(C, R) : nullptr;
+    if ((CtaMask >> R & 1) && (!Window || !Peer))
+      raiseFault(C, LaunchFault::IllegalAddress, "tcgen05.commit.multicast::cluster: a CTA outside the cluster", true);
+    if (Peer)
+      mbarArrive(C, reinterpret_cast<uint64_t *>(Peer + (Bar - Window)));
+  }
+}
+
 /// tcgen05.ld / tcgen05.st: Count registers of the calling lane, to (Store 0) or from (Store 1) Regs, at the cells
-/// tmemPosition gives from the address's lane and column (Imm: .16x32bx2's second half's column offset).
+/// tmemPosition gives from the address's lane and column (Imm: .16x32bx2's second half's column offset; Shape's
+/// TgPack16: two 16-bit halves a register, tmemMove).
 static void ptxrt_tcgen05_ldst(ThreadContext *C, uint32_t Addr, uint32_t *Regs, uint32_t Count, uint32_t Store,
                                uint32_t Shape, uint32_t Imm) {
   uint64_t In[6] = {Addr, reinterpret_cast<uint64_t>(Regs), Count, Store, Shape, Imm};
   warpCollective(C, CKMma, 0xd1000000u | Shape << 1 | Store, In, 6, computeTmemCopy, C);
 }
 
-/// tcgen05.mma.cta_group::1 with A and B behind shared-memory descriptors and D in Tensor Memory at DAddr: D (M x
-/// N) = A * B (+ D when EnableD), as the instruction descriptor IDesc says (types, negations, transposes, M, N;
-/// Kind as tcgenType reads it). Rows of D are lanes, its elements 32-bit columns (M = 128, f32 or s32 D; other
-/// shapes and D types fault as not done). Products are summed in double and rounded once, as wgmma's are, so the
-/// same data gives wgmma's result (tests/lit/run/tcgen05-mma.test).
-static void ptxrt_tcgen05_mma(ThreadContext *C, uint32_t DAddr, uint64_t ADesc, uint64_t BDesc, uint32_t IDesc,
-                              uint32_t EnableD, uint32_t Kind) {
-  uint32_t DType = (IDesc >> 4) & 3, AType = tcgenType(Kind, (IDesc >> 7) & 7),
-           BType = tcgenType(Kind, (IDesc >> 10) & 7);
-  unsigned N = ((IDesc >> 17) & 0x3f) << 3, M = ((IDesc >> 24) & 0x1f) << 4;
-  uint64_t A = hopperDescriptor(ADesc), B = hopperDescriptor(BDesc);
-  bool Int = Kind == 3;
-  if (M != 128 || !N || (IDesc & 4) || AType == MENone || BType == MENone || DType != (Int ? 2u : 1u) ||
-      (ADesc && !A) || (BDesc && !B))
-    raiseFault(C, LaunchFault::IllegalInstruction, "tcgen05.mma: a shape, type, sparsity or swizzle not done", true);
-  unsigned K = kOf(AType);
-  bool TransA = IDesc >> 15 & 1, TransB = IDesc >> 16 & 1, Sat = Int && (IDesc >> 3 & 1);
-  double SignA = (IDesc >> 13 & 1) ? -1.0 : 1.0, SignB = (IDesc >> 14 & 1) ? -1.0 : 1.0;
-  uint32_t *D = tmemCell(C, DAddr >> 16, DAddr & 0xffff, N, "tcgen05.mma");
-  tmemCell(C, (DAddr >> 16) + M - 1, DAddr & 0xffff, N, "tcgen05.mma");
-  for (unsigned Row = 0; Row < M; ++Row) {
-    double ARow[32];
-    for (unsigned Kk = 0; Kk < K; ++Kk)
-      ARow[Kk] = SignA * loadElem(C->Shared, A, Row, Kk, AType, TransA);
-    uint32_t *Out = D + Row * TmemColumns;
-    for (unsigned Col = 0; Col < N; ++Col) {
-      double Acc = 0;
-      int64_t IAcc = EnableD ? static_cast<int32_t>(Out[Col]) : 0;
-      if (EnableD && !Int)
-        Acc = llvm::bit_cast<float>(Out[Col]);
-      for (unsigned Kk = 0; Kk < K; ++Kk) {
-        double P = ARow[Kk] * SignB * loadElem(C->Shared, B, Col, Kk, BType, TransB);
-        if (Int)
-          IAcc += static_cast<int64_t>(P);
-        else
-          Acc += P;
-      }
-      Out[Col] = Int ? static_cast<uint32_t>(Sat ? std::clamp<int64_t>(IAcc, INT32_MIN, INT32_MAX) : IAcc)
-                     : llvm::bit_cast<uint32_t>(static_cast<float>(Acc));
-    }
-  }
+/// tcgen05.mma(.ws): D (M x N, in Tensor Memory at DAddr) = A * B (+ D * 2^-scale-input-d when EnableD), as
+/// decodeUmma reads the instruction descriptor IDesc and Flags (Tcgen05MmaFlag); A is behind the shared-memory
+/// descriptor A or in Tensor Memory at address A (TgATmem); TgPair spreads the product over a cta_group::2 pair
+/// (UmmaCall). Mask holds disable-output-lane's words (four, or eight for a pair, which must be zero here), a bit per
+/// Tensor Memory lane that keeps its value.
+static void ptxrt_tcgen05_mma(ThreadContext *C, uint32_t DAddr, uint64_t A, uint64_t BDesc, uint32_t IDesc,
+                              uint32_t EnableD, uint32_t Flags, const uint32_t *Mask) {
+  UmmaCall U;
+  bool PairMask = (Flags & TgPair) && std::any_of(Mask, Mask + 8, [](uint32_t W) { return W != 0; });
+  if (!decodeUmma(IDesc, Flags, A, BDesc, U) || PairMask)
+    raiseFault(C, LaunchFault::IllegalInstruction,
+               "tcgen05.mma: a shape, type, sparsity, swizzle or pair's disable-output-lane not done", true);
+  U.ATmem = static_cast<uint32_t>(A);
+  U.DAddr = DAddr;
+  ummaCtasOf(C, U);
+  ummaProduct(C, U, EnableD, Mask);
 }
 
 /// wgmma.mma_async(.sp): Types = A type | B type << 8 | D type << 16 | flags << 32 (WgFlags); ARegs: the lane's
@@ -444,5 +683,6 @@ static void ptxrt_wgmma(ThreadContext *C, uint64_t Types, uint32_t N, uint64_t A
 void ptxforge::codegen::exec::registerWarpgroupHelpers(HelperTable &T) {
   T.insert(T.end(),
            {PTXRT_HELPER(ptxrt_wgmma), PTXRT_HELPER(ptxrt_tcgen05_alloc), PTXRT_HELPER(ptxrt_tcgen05_relinquish),
-            PTXRT_HELPER(ptxrt_tcgen05_ldst), PTXRT_HELPER(ptxrt_tcgen05_mma)});
+            PTXRT_HELPER(ptxrt_tcgen05_ldst), PTXRT_HELPER(ptxrt_tcgen05_mma),
+            PTXRT_HELPER(ptxrt_tcgen05_commit_multicast), PTXRT_HELPER(ptxrt_tcgen05_cp)});
 }

@@ -59,7 +59,7 @@ static size_t directiveType(llvm::StringRef W) {
       .Cases({"u4", "u8", "u16", "u32", "u64", "s4", "s8", "s16", "s32"}, T::TYPE)
       .Cases({"s64", "f16", "bf16", "tf32", "f32", "f64", "e4m3", "e5m2", "e2m3"}, T::TYPE)
       .Cases({"e3m2", "e2m1", "ue8m0", "f16x2", "bf16x2", "e4m3x2", "e5m2x2", "e2m3x2", "e3m2x2"}, T::TYPE)
-      .Cases({"e2m1x2", "ue8m0x2", "s16x2", "u16x2", "texref", "samplerref", "surfref"}, T::TYPE)
+      .Cases({"e2m1x2", "ue8m0x2", "ue4m3", "s16x2", "u16x2", "texref", "samplerref", "surfref"}, T::TYPE)
       .Default(T::DOT_IDENT);
 }
 

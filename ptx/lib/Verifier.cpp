@@ -164,6 +164,7 @@ private:
     case ScalarType::E3M2:
     case ScalarType::E2M1:
     case ScalarType::UE8M0:
+    case ScalarType::UE4M3:
     case ScalarType::E4M3x2:
     case ScalarType::E5M2x2:
     case ScalarType::E2M3x2:

@@ -228,10 +228,11 @@ bool lowerScaledMma(FunctionLowering &L, const ptx::Instruction &I) {
   unsigned NCD = F16 ? 2 : 4;
   if (Scaled) {
     unsigned Vec = scaleVector(I, Packed);
-    // ue8m0 scales (the ue4m3 of mxf4nvf4's 4X is not a type the parser knows yet).
-    if (!Vec || I.type(4) != ScalarType::UE8M0)
+    // ue8m0 scales, but ue4m3 ones for mxf4nvf4's scale_vec::4X (ptxas takes no other pairing).
+    bool Ue4m3 = Vec == 4;
+    if (!Vec || I.type(4) != (Ue4m3 ? ScalarType::UE4M3 : ScalarType::UE8M0))
       return L.unsupported(I, "mma block_scale kind, scale_vec or scale type");
-    Code |= Vec << SmScaleVecShift;
+    Code |= Vec << SmScaleVecShift | (Ue4m3 ? uint32_t(SmUe4m3) : 0u);
   } else if (!I.has(Modifier::Kind_F8f6f4) || Packed) {
     return L.unsupported(I, "mma kind without block_scale");
   }

@@ -120,7 +120,8 @@ llvm::Value *tmemAddress(FunctionLowering &L, const ptx::Operand &Op) {
 }
 
 /// tcgen05.ld/st: the registers through a scratch buffer (exec/WarpgroupHelpers.cpp ptxrt_tcgen05_ldst, which
-/// numbers the shapes). .16x32bx2 takes its second half's column offset as an immediate after the address.
+/// numbers the shapes), ld's .pack::16b and st's .unpack::16b as TgPack16. .16x32bx2 takes its second half's column
+/// offset as an immediate after the address.
 bool lowerTmemCopy(FunctionLowering &L, const ptx::Instruction &I, bool Store) {
   auto &B = L.b();
   auto &Ops = I.Operands;
@@ -131,7 +132,10 @@ bool lowerTmemCopy(FunctionLowering &L, const ptx::Instruction &I, bool Store) {
                    : I.has(Modifier::G16x32bx2) ? 4
                                                 : 5;
   unsigned NOps = Shape == 4 ? 3 : 2;
-  if (Shape == 5 || Ops.size() != NOps || I.has(Modifier::Pack_16b) || I.has(Modifier::Unpack_16b) ||
+  bool Pack = I.has(Store ? Modifier::Unpack_16b : Modifier::Pack_16b);
+  // tcgen05.ld.red (sm_103a) is not done.
+  if (Shape == 5 || Ops.size() != NOps || I.has(Modifier::Red) ||
+      I.has(Store ? Modifier::Pack_16b : Modifier::Unpack_16b) ||
       (Shape == 4 && Ops[Store ? 1 : 2].Kind != ptx::OperandKind::Immediate))
     return L.unsupported(I, "tcgen05.ld/st shape, operands or packing");
   const ptx::Operand &Addr = Store ? Ops[0] : Ops[1];
@@ -142,42 +146,109 @@ bool lowerTmemCopy(FunctionLowering &L, const ptx::Instruction &I, bool Store) {
   if (Store)
     for (unsigned J = 0; J < N; ++J)
       B.CreateStore(L.read(*Regs[J], ScalarType::B32), B.CreateConstGEP1_32(B.getInt32Ty(), Buf, J));
-  L.callHelper(
-      "ptxrt_tcgen05_ldst", B.getVoidTy(),
-      {L.threadCtx(), tmemAddress(L, Addr), Buf, B.getInt32(N), B.getInt32(Store), B.getInt32(Shape), B.getInt32(Imm)});
+  L.callHelper("ptxrt_tcgen05_ldst", B.getVoidTy(),
+               {L.threadCtx(), tmemAddress(L, Addr), Buf, B.getInt32(N), B.getInt32(Store),
+                B.getInt32(Shape | (Pack ? uint32_t(TgPack16) : 0u)), B.getInt32(Imm)});
   if (!Store)
     for (unsigned J = 0; J < N; ++J)
       L.write(*Regs[J], ScalarType::B32, B.CreateLoad(B.getInt32Ty(), B.CreateConstGEP1_32(B.getInt32Ty(), Buf, J)));
   return true;
 }
 
-/// tcgen05.mma.cta_group::1 [d], a-desc, b-desc, idesc, enable-input-d (ptxrt_tcgen05_mma).
+/// tcgen05.mma's kind as ptxrt_tcgen05_mma numbers it (Tcgen05MmaFlag), or -1 for the kinds not done here.
+int tcgen05Kind(const ptx::Instruction &I) {
+  static constexpr std::pair<Modifier, int> Kinds[] = {
+      {Modifier::Kind_F16, 0}, {Modifier::Kind_Tf32, 1}, {Modifier::Kind_F8f6f4, 2}, {Modifier::Kind_I8, 3}};
+  for (auto [M, K] : Kinds)
+    if (I.has(M))
+      return K;
+  return -1;
+}
+
+/// The words of disable-output-lane (four, eight for cta_group::2) into an eight-word scratch buffer, zeros where
+/// the operand has none.
+llvm::Value *outputLaneMask(FunctionLowering &L, const ptx::Operand *Op) {
+  auto &B = L.b();
+  llvm::Value *Buf = scratchBuffer(L, B.getInt32Ty(), 8, 4);
+  auto E = Op ? operandElements(*Op) : std::vector<const ptx::Operand *>{};
+  for (unsigned J = 0; J < 8; ++J)
+    B.CreateStore(J < E.size() ? L.read(*E[J], ScalarType::B32) : B.getInt32(0),
+                  B.CreateConstGEP1_32(B.getInt32Ty(), Buf, J));
+  return Buf;
+}
+
+/// tcgen05.mma(.ws).cta_group::1 and tcgen05.mma.cta_group::2 [d], a-desc or [a-tmem], b-desc, idesc, then (not
+/// .ws) an optional disable-output-lane vector, enable-input-d and (kinds f16 and tf32) an optional scale-input-d
+/// immediate (ptxrt_tcgen05_mma). The collector buffer modifiers only hint at operand reuse, so they change nothing
+/// here; .ws's zero-column-mask-desc, .sp, the block-scaled kinds and a pair's A in Tensor Memory are not done.
 bool lowerTcgen05Mma(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   auto &Ops = I.Operands;
-  static constexpr std::pair<Modifier, uint32_t> Kinds[] = {
-      {Modifier::Kind_F16, 0}, {Modifier::Kind_Tf32, 1}, {Modifier::Kind_F8f6f4, 2}, {Modifier::Kind_I8, 3}};
-  int Kind = -1;
-  for (auto [M, K] : Kinds)
-    if (I.has(M))
-      Kind = static_cast<int>(K);
-  if (Kind < 0 || Ops.size() != 5 || I.has(Modifier::Sp) || I.has(Modifier::Ws) || !I.has(Modifier::CtaGroup_1) ||
-      Ops[1].Kind == ptx::OperandKind::Address)
+  int Kind = tcgen05Kind(I);
+  bool Ws = I.has(Modifier::Ws), Pair = I.has(Modifier::CtaGroup_2),
+       ATmem = Ops.size() > 1 && Ops[1].Kind == ptx::OperandKind::Address;
+  bool HasMask = !Ws && Ops.size() > 4 && Ops[4].Kind == ptx::OperandKind::Vector;
+  size_t Pred = HasMask ? 5 : 4;
+  bool HasScale = Ops.size() == Pred + 2;
+  if (Kind < 0 || Ops.size() < Pred + 1 || Ops.size() > Pred + 2 || I.has(Modifier::Sp) ||
+      I.has(Modifier::BlockScale) || (Ws && Pair) || (Pair && ATmem) ||
+      (HasMask && operandElements(Ops[4]).size() != (Pair ? 8u : 4u)) ||
+      (HasScale && (Ws || Kind > 1 || Ops.back().Kind != ptx::OperandKind::Immediate || Ops.back().Bits > 15)))
     return L.unsupported(I, "tcgen05.mma form");
+  uint32_t Flags = static_cast<uint32_t>(Kind) | (ATmem ? uint32_t(TgATmem) : 0u) | (Ws ? uint32_t(TgWs) : 0u) |
+                   (Pair ? uint32_t(TgPair) : 0u) |
+                   (HasScale ? static_cast<uint32_t>(Ops.back().Bits) << TgScaleDShift : 0);
+  llvm::Value *A = ATmem ? B.CreateZExt(tmemAddress(L, Ops[1]), B.getInt64Ty()) : L.read(Ops[1], ScalarType::B64);
   L.callHelper("ptxrt_tcgen05_mma", B.getVoidTy(),
-               {L.threadCtx(), tmemAddress(L, Ops[0]), L.read(Ops[1], ScalarType::B64), L.read(Ops[2], ScalarType::B64),
-                L.read(Ops[3], ScalarType::B32), B.CreateZExt(L.read(Ops[4], ScalarType::Pred), B.getInt32Ty()),
-                B.getInt32(static_cast<uint32_t>(Kind))});
+               {L.threadCtx(), tmemAddress(L, Ops[0]), A, L.read(Ops[2], ScalarType::B64),
+                L.read(Ops[3], ScalarType::B32), B.CreateZExt(L.read(Ops[Pred], ScalarType::Pred), B.getInt32Ty()),
+                B.getInt32(Flags), outputLaneMask(L, HasMask ? &Ops[4] : nullptr)});
   return true;
 }
 
-/// tcgen05 for one CTA: Tensor Memory allocation (a warp collective), ld/st, mma, and the waits, fences and
-/// commits, which only order since every operation completes at once (commit arrives on its mbarrier at once).
+/// tcgen05.commit: the operations it tracks are complete already, so it arrives on its mbarrier at once, or with
+/// .multicast::cluster on the mbarrier at the same offset in each CTA its ctaMask names.
+bool lowerTcgen05Commit(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  bool Multicast = I.has(Modifier::Multicast_Cluster);
+  if (Ops.size() != (Multicast ? 2u : 1u))
+    return L.unsupported(I, "tcgen05.commit form");
+  llvm::Value *Bar = L.address(Ops[0], I.has(Modifier::Shared_Cluster) ? StateSpace::Shared : StateSpace::Generic);
+  if (Multicast)
+    L.callHelper("ptxrt_tcgen05_commit_multicast", B.getVoidTy(),
+                 {L.threadCtx(), Bar, B.CreateZExt(L.read(Ops[1], ScalarType::B16), B.getInt32Ty())});
+  else
+    L.callHelper("ptxrt_mbar_arrive", B.getInt64Ty(),
+                 {L.threadCtx(), Bar, B.getInt32(1), B.getInt32(0), B.getInt32(0)});
+  return true;
+}
+
+/// tcgen05.cp.cta_group::1 [taddr], s-desc (ptxrt_tcgen05_cp numbers the shapes: 0 128x256b, 1 128x128b,
+/// 2 64x128b.warpx2::02_13, 3 64x128b.warpx2::01_23, 4 32x128b.warpx4). Not done: 4x256b, the decompressing forms
+/// and cta_group::2.
+bool lowerTcgen05Copy(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  int Shape = I.has(Modifier::G128x256b)                                  ? 0
+              : I.has(Modifier::G128x128b)                                ? 1
+              : I.has(Modifier::G64x128b) && I.has(Modifier::Warpx2_0213) ? 2
+              : I.has(Modifier::G64x128b) && I.has(Modifier::Warpx2_0123) ? 3
+              : I.has(Modifier::G32x128b) && I.has(Modifier::Warpx4)      ? 4
+                                                                          : -1;
+  if (Shape < 0 || Ops.size() != 2 || !I.has(Modifier::CtaGroup_1) || I.has(Modifier::B8x16))
+    return L.unsupported(I, "tcgen05.cp form");
+  L.callHelper("ptxrt_tcgen05_cp", B.getVoidTy(),
+               {L.threadCtx(), tmemAddress(L, Ops[0]), L.read(Ops[1], ScalarType::B64),
+                B.getInt32(static_cast<uint32_t>(Shape))});
+  return true;
+}
+
+/// tcgen05: Tensor Memory allocation (a warp collective; cta_group::2 allocates in both CTAs of the pair), ld/st,
+/// mma, and the waits, fences and commits, which only order since every operation completes at once.
 bool lowerTcgen05(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   auto &Ops = I.Operands;
-  if (I.has(Modifier::CtaGroup_2))
-    return L.unsupported(I, "tcgen05 .cta_group::2");
   if (I.has(Modifier::Alloc) || I.has(Modifier::Dealloc)) {
     if (Ops.size() != 2)
       return L.unsupported(I, "tcgen05.alloc operands");
@@ -187,7 +258,11 @@ bool lowerTcgen05(FunctionLowering &L, const ptx::Instruction &I) {
                                                 B.getInt64Ty())
                              : B.CreateZExt(L.read(Ops[0], ScalarType::B32), B.getInt64Ty());
     L.callHelper("ptxrt_tcgen05_alloc", B.getVoidTy(),
-                 {L.threadCtx(), B.getInt32(Alloc ? 1 : 2), Arg, L.read(Ops[1], ScalarType::B32)});
+                 {L.threadCtx(),
+                  B.getInt32(!Alloc                        ? 2
+                             : I.has(Modifier::CtaGroup_2) ? 3
+                                                           : 1),
+                  Arg, L.read(Ops[1], ScalarType::B32)});
     return true;
   }
   if (I.has(Modifier::RelinquishAllocPermit)) {
@@ -198,15 +273,10 @@ bool lowerTcgen05(FunctionLowering &L, const ptx::Instruction &I) {
     return lowerTmemCopy(L, I, I.has(Modifier::St));
   if (I.has(Modifier::Mma))
     return lowerTcgen05Mma(L, I);
-  if (I.has(Modifier::Commit)) {
-    if (Ops.size() != 1 || I.has(Modifier::Multicast_Cluster))
-      return L.unsupported(I, "tcgen05.commit form");
-    L.callHelper("ptxrt_mbar_arrive", B.getInt64Ty(),
-                 {L.threadCtx(),
-                  L.address(Ops[0], I.has(Modifier::Shared_Cluster) ? StateSpace::Shared : StateSpace::Generic),
-                  B.getInt32(1), B.getInt32(0), B.getInt32(0)});
-    return true;
-  }
+  if (I.has(Modifier::Commit))
+    return lowerTcgen05Commit(L, I);
+  if (I.has(Modifier::Cp))
+    return lowerTcgen05Copy(L, I);
   if (I.has(Modifier::Wait_Ld) || I.has(Modifier::Wait_St) || I.has(Modifier::Fence_BeforeThreadSync) ||
       I.has(Modifier::Fence_AfterThreadSync)) {
     B.CreateFence(llvm::AtomicOrdering::AcquireRelease);

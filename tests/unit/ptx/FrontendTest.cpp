@@ -91,6 +91,25 @@ $L_end:
   CHECK(F.Instructions[1].Operands[1].Sreg == SpecialReg::Tid);
 }
 
+TEST_CASE("ue4m3 is an instruction type: mxf4nvf4's scale_vec::4X scales, sm_120 and PTX 8.7 on, never a variable's") {
+  std::string Mma =
+      "mma.sync.aligned.kind::mxf4nvf4.block_scale.scale_vec::4X.m16n8k64.row.col.f32.e2m1.e2m1.f32.ue4m3 "
+      "{%d0, %d1, %d2, %d3}, {%a0, %a1, %a2, %a3}, {%b0, %b1}, {%f0, %f1, %f2, %f3}, %sa, {0, 0}, %sb, {0, 0};";
+  std::string Body = ".entry k() { .reg .b32 %a<4>, %b<2>, %f<4>, %d<4>, %sa, %sb; " + Mma + " ret; }\n";
+  auto R = run(".version 8.7\n.target sm_120a\n.address_size 64\n" + Body);
+  INFO(diags(*R));
+  REQUIRE(R->ok());
+  const Instruction &I = R->module()->Functions[0]->Instructions[0];
+  REQUIRE(I.typeCount() == 5);
+  CHECK(I.type(4) == ScalarType::UE4M3);
+  auto Old = run(".version 8.7\n.target sm_90a\n.address_size 64\n" + Body);
+  CHECK_FALSE(Old->ok());
+  CHECK(diags(*Old).find("sm_120") != std::string::npos);
+  auto Var = run(".version 8.7\n.target sm_120a\n.address_size 64\n.entry k() { .reg .ue4m3 %s; ret; }\n");
+  CHECK_FALSE(Var->ok());
+  CHECK(diags(*Var).find("type .ue4m3 may only be used as an instruction type") != std::string::npos);
+}
+
 TEST_CASE("printing is a fixed point") {
   auto R = run(std::string(Header) + R"(
 .global .align 8 .u64 tab[2] = {generic(tab), 3};

@@ -40,8 +40,17 @@ enum WgmmaFlag : uint32_t {
 /// ptxrt_mma_scaled's code (mma.sync m16n8k32 .kind::f8f6f4 / .kind::mxf8f6f4, m16n8k64 .kind::mxf4 /
 /// .kind::mxf4nvf4): the A and B element types (ScaledElement) in bits 0-3 and 4-7, then flags: e2m1 packed two
 /// to a byte (the mxf4 kinds; otherwise every element has a byte of its own), the scale vector's length (0 for
-/// no scales, 1, 2 or 4 ue8m0 scales per row of A and column of B) from SmScaleVecShift, f16 C and D (else f32).
+/// no scales, 1, 2 or 4 scales per row of A and column of B) from SmScaleVecShift, f16 C and D (else f32), ue4m3
+/// scales (mxf4nvf4's scale_vec::4X; else ue8m0).
 enum ScaledElement : uint32_t { SEE4M3, SEE5M2, SEE3M2, SEE2M3, SEE2M1 };
-enum ScaledMmaFlag : uint32_t { SmPackedFp4 = 1u << 8, SmScaleVecShift = 9, SmF16 = 1u << 12 };
+enum ScaledMmaFlag : uint32_t { SmPackedFp4 = 1u << 8, SmScaleVecShift = 9, SmF16 = 1u << 12, SmUe4m3 = 1u << 13 };
+
+/// ptxrt_tcgen05_mma's flags: the kind (0 f16, 1 tf32, 2 f8f6f4, 3 i8) in bits 0-3, A in Tensor Memory (the
+/// `[a-tmem]` form), the weight-stationary .ws form, a cta_group::2 pair, and scale-input-d (D's input scaled by
+/// 2^-s) from TgScaleDShift.
+enum Tcgen05MmaFlag : uint32_t { TgKindMask = 0xf, TgATmem = 16, TgWs = 32, TgPair = 64, TgScaleDShift = 8 };
+
+/// ptxrt_tcgen05_ldst's shape flag for .pack::16b (ld) and .unpack::16b (st), beside the shape number.
+enum Tcgen05CopyFlag : uint32_t { TgPack16 = 8 };
 
 } // namespace ptxforge::codegen

@@ -79,9 +79,10 @@ def kernel(instr):
         "\tret;", "}", ""])
 
 
-def case(root, name, kind, ta, tb, vec, ids, seed, acc="f32"):
+def case(root, name, kind, ta, tb, vec, ids, seed, acc="f32", stype="ue8m0"):
     """kind: f8f6f4, mxf8f6f4, mxf4 or mxf4nvf4; vec: scales per row/column (0: none); ids: (byte-id-a,
-    thread-id-a, byte-id-b, thread-id-b); acc: the C and D type (f16: two to a register, D's unused words 0)."""
+    thread-id-a, byte-id-b, thread-id-b); acc: the C and D type (f16: two to a register, D's unused words 0); stype:
+    the scales' type, ue8m0 or (mxf4nvf4 4X) ue4m3, an e4m3 without sign bit."""
     rnd = random.Random(seed)
     packed = kind.startswith("mxf4")
     k = 64 if packed else 32
@@ -90,9 +91,10 @@ def case(root, name, kind, ta, tb, vec, ids, seed, acc="f32"):
     C = [[Fraction(rnd.randrange(-16, 17), 8) for _ in range(N)] for _ in range(M)]
     sa = [rnd.getrandbits(32) for _ in range(32)]  # every lane's scale words; only the selected lanes' bytes count
     sb = [rnd.getrandbits(32) for _ in range(32)]
-    for w in (sa, sb):  # every byte a scale in 2^-3..2^3, so the unread ones are as harmless as the read ones
+    for w in (sa, sb):  # every byte a scale in 2^-3..2^3 (ue4m3: mantissas too), as harmless unread as read
         for lane in range(32):
-            w[lane] = sum((124 + rnd.randrange(7)) << (8 * i) for i in range(4))
+            w[lane] = sum((124 + rnd.randrange(7) if stype == "ue8m0" else rnd.randrange(32, 88)) << (8 * i)
+                          for i in range(4))
     bits, per = (4, 8) if packed else (8, 4)
     la, lb = (A64, B64) if packed else (A32, B32)
     regs = [[0] * 12 for _ in range(32)]
@@ -117,7 +119,8 @@ def case(root, name, kind, ta, tb, vec, ids, seed, acc="f32"):
     bida, tida, bidb, tidb = ids
 
     def ue8m0(word, j, bid):
-        return Fraction(2) ** ((word >> (8 * ((bid + j) % 4)) & 255) - 127)
+        byte = word >> (8 * ((bid + j) % 4)) & 255
+        return Fraction(2) ** (byte - 127) if stype == "ue8m0" else mini(byte, 4, 3)
     scale_a = [[Fraction(1)] * max(vec, 1) for _ in range(M)]
     scale_b = [[Fraction(1)] * max(vec, 1) for _ in range(N)]
     if vec:
@@ -144,7 +147,7 @@ def case(root, name, kind, ta, tb, vec, ids, seed, acc="f32"):
     if acc == "f16":
         frags = "{%d0, %d1}, {%a0, %a1, %a2, %a3}, {%b0, %b1}, {%f0, %f1}"
     if vec:
-        instr = (f"mma.sync.aligned.kind::{kind}.block_scale.scale_vec::{vec}X.{shape}.row.col.f32.{ta}.{tb}.f32.ue8m0 "
+        instr = (f"mma.sync.aligned.kind::{kind}.block_scale.scale_vec::{vec}X.{shape}.row.col.f32.{ta}.{tb}.f32.{stype} "
                  f"{frags}, %sa, {{{bida}, {tida}}}, %sb, {{{bidb}, {tidb}}};")
     else:
         instr = f"mma.sync.aligned.kind::{kind}.{shape}.row.col.{acc}.{ta}.{tb}.{acc} {frags};"
@@ -176,6 +179,7 @@ cases = case(root, "f8f6f4_e2m1_e3m2", "f8f6f4", "e2m1", "e3m2", 0, (0, 0, 0, 0)
     case(root, "mxf8f6f4_e5m2_e2m1", "mxf8f6f4", "e5m2", "e2m1", 1, (0, 0, 0, 0), 504) + \
     case(root, "mxf8f6f4_e3m2_e5m2", "mxf8f6f4", "e3m2", "e5m2", 1, (2, 0, 1, 3), 505) + \
     case(root, "mxf4_2x", "mxf4", "e2m1", "e2m1", 2, (2, 1, 0, 1), 506) + \
-    case(root, "mxf4nvf4_2x", "mxf4nvf4", "e2m1", "e2m1", 2, (0, 0, 2, 0), 507)
+    case(root, "mxf4nvf4_2x", "mxf4nvf4", "e2m1", "e2m1", 2, (0, 0, 2, 0), 507) + \
+    case(root, "mxf4nvf4_4x_ue4m3", "mxf4nvf4", "e2m1", "e2m1", 4, (0, 1, 0, 3), 509, stype="ue4m3")
 with open(os.path.join(root, "index.json"), "w") as f:
     json.dump({"format": "ptx-conformance-1", "cases": cases}, f, indent=1)

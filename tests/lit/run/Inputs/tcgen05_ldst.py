@@ -2,9 +2,12 @@
 argv[1]. One warp allocates 64 columns of Tensor Memory and fills its 32 lanes with tcgen05.st.32x32b (lane l,
 column c holds l << 16 | c); then it loads with .16x64b.x4, .16x128b.x2, .16x256b.x2 and .16x32bx2.x2 (second half
 16 columns on) from other lanes and columns, stores .16x256b.x1 and .16x64b.x2 from registers holding
-0x8000 | lane << 8 | register and reads those columns back with .32x32b; every lane writes what it loaded to out.
-The expected words come from CUTLASS's SM100 TMEM_LOAD layouts (thread and value to a bit of the 16 data-path
-lanes' rows, ValID: bit b of lane d is b + bits-per-lane * d), evaluated here as CuTe layouts."""
+0x8000 | lane << 8 | register and reads those columns back with .32x32b; then it loads with .pack::16b
+(.16x128b.x2, .32x32b.x4, .16x32bx2.x2 with its second half 4 columns on), stores .16x64b.x2 with .unpack::16b and
+reads those halves back with .32x32b.x8.pack::16b. Every lane writes what it loaded to out. The expected words come from CUTLASS's SM100 TMEM_LOAD layouts (thread and
+value to a bit of the 16 data-path lanes' rows, ValID: bit b of lane d is b + bits-per-lane * d; the _16b atoms'
+ValID takes a row's bits 16 at a time from the low halves of consecutive 32-bit columns), evaluated here as CuTe
+layouts."""
 import json
 import os
 import struct
@@ -21,22 +24,25 @@ SHAPES = {
     ("16x256b", 2): (512, ((4, 8), (64, 512)), ((64, 2, 2), (1, 4096, 256))),
     ("16x256b", 1): (256, ((4, 8), (64, 256)), ((64, 2), (1, 2048))),
     ("16x32bx2", 2): (128, ((16, 2), (128, 64)), (64, 1)),
+    ("32x32b", 4): (128, (32, 128), (128, 1)),
+    ("32x32b", 8): (256, (32, 256), (256, 1)),
 }
 
 
-def cells(shape, num, lane0, col0, imm):
+def cells(shape, num, lane0, col0, imm, pack=False):
     """(lane, column) of register r of thread t: bit = DstLayout(t, 32 r), lane = bit // bits, column the bit's
-    32-bit word; .16x32bx2's second half (bit 64 * num on) lies imm columns on instead of num."""
+    32-bit word; .16x32bx2's second half (bit 64 * num on) lies imm columns on instead of num. Packed (.pack::16b,
+    .unpack::16b): the column of the register's low half, its high half in the next (16 bits a column)."""
     bits, (ts, td), (vs, vd) = SHAPES[(shape, num)]
-    nregs = bits * 16 // 32 // 32
+    nregs = bits * (32 if shape == "32x32b" else 16) // 32 // 32
     out = {}
     for t in range(32):
         for r in range(nregs):
             b = layout(ts, td, t) + layout(vs, vd, 32 * r)
             lane, word = b // bits, (b % bits) // 32
-            if shape == "16x32bx2" and word >= num:
-                word += imm - num
-            out[t, r] = (lane0 + lane, col0 + word)
+            step = 2 if pack else 1  # the imm counts 32-bit columns, packed or not (CUTLASS's _16b atoms)
+            col = imm + step * (word - num) if shape == "16x32bx2" and word >= num else step * word
+            out[t, r] = (lane0 + lane, col0 + col)
     return nregs, out
 
 
@@ -100,6 +106,31 @@ expect.append([[mem[t, 48 + c] for c in range(8)] for t in range(32)])
 steps.append((addr(0, 56)[0:1] + ["tcgen05.ld.sync.aligned.32x32b.x8.b32 " + regs(8) + ", [%r5];",
                                   "tcgen05.wait::ld.sync.aligned;"], 8))
 expect.append([[mem[t, 56 + c] for c in range(8)] for t in range(32)])
+
+
+def packed(lane, col):
+    return mem[lane, col] & 0xffff | (mem[lane, col + 1] & 0xffff) << 16
+
+
+for shape, num, lane0, col0, imm in [("16x128b", 2, 0, 20, 0), ("32x32b", 4, 0, 2, 0), ("16x32bx2", 2, 16, 24, 4)]:
+    n, where = cells(shape, num, lane0, col0, imm, pack=True)
+    extra = f", {imm}" if shape == "16x32bx2" else ""
+    steps.append((addr(lane0, col0)[0:1] + [f"tcgen05.ld.sync.aligned.{shape}.x{num}.pack::16b.b32 {regs(n)}, [%r5]"
+                                            f"{extra};", "tcgen05.wait::ld.sync.aligned;"], n))
+    expect.append([[packed(*where[t, r]) for r in range(n)] for t in range(32)])
+n, where = cells("16x64b", 2, 16, 0, 0, pack=True)
+for t in range(32):  # register r: 0xb000 | lane << 4 | r high, 0xa000 | lane << 4 | r low; only halves compared
+    for r in range(n):
+        lane, col = where[t, r]
+        mem[lane, col], mem[lane, col + 1] = 0xa000 | t << 4 | r, 0xb000 | t << 4 | r
+text = ["shl.b32 %r6, %r1, 4;", "shl.b32 %r7, %r6, 16;", "or.b32 %r7, %r7, %r6;"]
+text += [f"or.b32 %v{r}, %r7, {(0xb000 | r) << 16 | 0xa000 | r};" for r in range(n)]
+text += addr(16, 0)[0:1] + [f"tcgen05.st.sync.aligned.16x64b.x2.unpack::16b.b32 [%r5], {regs(n)};",
+                            "tcgen05.wait::st.sync.aligned;"]
+steps.append((text, 0))
+steps.append((addr(0, 0)[0:1] + ["tcgen05.ld.sync.aligned.32x32b.x8.pack::16b.b32 " + regs(8) + ", [%r5];",
+                                 "tcgen05.wait::ld.sync.aligned;"], 8))
+expect.append([[packed(t, 2 * c) for c in range(8)] for t in range(32)])
 words = sum(s[1] for s in steps)
 out = b"".join(struct.pack(f"<{len(row)}I", *row) for t in range(32) for row in (sum((e[t] for e in expect), []),))
 assert len(out) == 4 * 32 * words

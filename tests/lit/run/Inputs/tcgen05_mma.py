@@ -178,8 +178,9 @@ def case(root, name, kind, a_code, b_code, seed):
     return entries
 
 
-root = sys.argv[1]
-cases = case(root, "f16_a_none_b_128b", "f16", 0, 1, 401) + case(root, "tf32_a_64b_b_none", "tf32", 2, 0, 402) + \
-    case(root, "i8_a_32b_b_64b", "i8", 3, 2, 403) + case(root, "e4m3_a_64b_b_32b", "e4m3", 2, 3, 404)
-with open(os.path.join(root, "index.json"), "w") as f:
-    json.dump({"format": "ptx-conformance-1", "cases": cases}, f, indent=1)
+if __name__ == "__main__":
+    root = sys.argv[1]
+    cases = case(root, "f16_a_none_b_128b", "f16", 0, 1, 401) + case(root, "tf32_a_64b_b_none", "tf32", 2, 0, 402) + \
+        case(root, "i8_a_32b_b_64b", "i8", 3, 2, 403) + case(root, "e4m3_a_64b_b_32b", "e4m3", 2, 3, 404)
+    with open(os.path.join(root, "index.json"), "w") as f:
+        json.dump({"format": "ptx-conformance-1", "cases": cases}, f, indent=1)

@@ -1,0 +1,242 @@
+"""Writes conformance-format cases (../shared/conformance/FORMAT.md) of tcgen05.mma's forms beyond M = 128 with both
+operands in shared memory into the directory argv[1]: M = 64, the weight-stationary .ws forms (M = 32, 64, 128) with
+collector buffer modifiers, A in Tensor Memory ([a-tmem]), disable-output-lane and scale-input-d. Four warps fill
+128 lanes x 128 columns of Tensor Memory from a buffer (D's cells from column 0, A's rows at column 64 in the lanes
+of D's rows), thread 0 runs the mma twice (enable-input-d false, then true) and commits to an mbarrier, and every
+warp reads its 32 lanes back. The expected image is computed here: D's rows and columns go where CuTe's tmem_frg
+atoms (the ISA's data-path layouts D, E, F and G) put them, a lane the mask names keeps its value, and the second
+product adds D * 2^-scale-input-d. Operands are multiples of 1/8 (or bytes for i8), so every sum is exact. The plain
+M = 64 case has a wgmma twin (m64nNk16, sm_90a, GPU-verified) on the same shared-memory image. Two cases have an
+f16 D: each element in the low half of its column (CuTe's tmem_frg of 16-bit values in 32-bit storage)."""
+import json
+import os
+import random
+import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cute_layout import layout  # noqa: E402
+from tcgen05_mma import TCGEN, element, place, wgmma_kernel  # noqa: E402
+
+LANES, COLS, A_COL = 128, 128, 64
+NBYTES = {"f16": 2, "tf32": 4, "i8": 1, "e4m3": 1}
+
+
+def d_atom(m, n, fold):
+    """CuTe's tmem_frg atom for a CTA's M x N part of D, (row, column) -> lane + 128 column: M = 128 all lanes
+    (layouts A and D), M = 64 the first 16 lanes of each warp's 32 (F); folded (.ws, a cta_group::2 pair's
+    tmem_frg_2sm) M = 64 and 32 N's halves or quarters on the next lanes (B, E, G)."""
+    if m == 128:
+        return (128, n), (1, 128)
+    if not fold:
+        return ((16, 4), n), ((1, 32), 128)
+    f = 128 // m
+    return (m, (n // f, f)), (1, (128, m))
+
+
+def d_cell(m, n, ws, pair, r, c):
+    """(lane of the CTAs' lanes, 128 per CTA, column) of element (r, c) of D; a pair's CTA v holds rows v M/2.."""
+    mc = m // (2 if pair else 1)
+    shape, stride = d_atom(mc, n, ws or pair)
+    i = layout(shape, stride, r % mc + mc * c)
+    return 128 * (r // mc) + i % 128, i // 128
+
+
+def f32_bits(v):
+    return struct.unpack("<I", struct.pack("<f", v))[0]
+
+
+def pattern(kind, lane, col, half):
+    """What the kernel stores in a cell before the products: distinct, exact values of D's type; for an f16 D words
+    whose high half is zero, as the product leaves it (so whether it writes or keeps that half does not matter)."""
+    if kind == "i8" or half:
+        return (lane * 128 + col) & 0xffff if half else lane * 1000 + col
+    return f32_bits(lane - 64 + col / 128)
+
+
+def mma_text(kind, ws, a_tmem, mask, scale, mods, pair=False):
+    ptx_kind = "f8f6f4" if kind == "e4m3" else kind
+    ops = ["[%r9]", "[%r20]" if a_tmem else "%rd5", "%rd6", "%r11"]
+    if mask is not None:
+        ops.append("{%r30, %r31, %r32, %r33}")
+    ops.append("%p1")
+    if scale is not None:
+        ops.append(str(scale))
+    return f"tcgen05.mma{'.ws' if ws else ''}.cta_group::{2 if pair else 1}.kind::{ptx_kind}{mods} " + ", ".join(ops) + ";"
+
+
+def regs(first, count):
+    return ", ".join(f"%d{i}" for i in range(first, first + count))
+
+
+def forms_kernel(instr, mask, pair=False):
+    """pair: a cluster of two CTAs (a cta_group::2 pair): CTA r takes its image, fill and output rows at r times
+    their size, both allocate together, cluster barriers order them, and rank 0's thread 0 runs the product and
+    commits to both CTAs' mbarriers."""
+    group = 2 if pair else 1
+    sync = ["\tbarrier.cluster.arrive.aligned;", "\tbarrier.cluster.wait.aligned;"] if pair else ["\tbar.sync 0;"]
+    L = [".version 8.7", ".target sm_100a", ".address_size 64", "",
+         ".visible .entry k_forms(.param .u64 p_img, .param .u64 p_out, .param .u64 p_adesc, .param .u64 p_bdesc, "
+         ".param .u32 p_idesc, .param .u64 p_pre)" + (" .reqnctapercluster 2, 1, 1" if pair else ""), "{",
+         "\t.reg .pred %p<6>;", "\t.reg .b32 %r<40>, %d<128>;", "\t.reg .b16 %rs<2>;",
+         "\t.reg .b64 %rd<16>;", "\t.shared .align 1024 .b8 s_img[16384];", "\t.shared .align 8 .b64 s_bar;",
+         "\t.shared .align 4 .b32 s_taddr;", "\tmov.u32 %r1, %tid.x;",
+         "\tmov.u32 %r25, %cluster_ctarank;" if pair else "\tmov.u32 %r25, 0;", "\tmad.lo.u32 %r26, %r25, 128, %r1;",
+         "\tld.param.u64 %rd1, [p_img];", "\tcvta.to.global.u64 %rd1, %rd1;", "\tmul.wide.u32 %rd9, %r25, 16384;",
+         "\tadd.u64 %rd1, %rd1, %rd9;", "\tmov.u32 %r2, s_img;", "\tshl.b32 %r3, %r1, 2;", "$L_copy:",
+         "\tsetp.ge.u32 %p1, %r3, 16384;", "\t@%p1 bra $L_copied;", "\tcvt.u64.u32 %rd2, %r3;",
+         "\tadd.u64 %rd3, %rd1, %rd2;", "\tld.global.u32 %r4, [%rd3];", "\tadd.u32 %r5, %r2, %r3;",
+         "\tst.shared.u32 [%r5], %r4;", "\tadd.u32 %r3, %r3, 512;", "\tbra.uni $L_copy;", "$L_copied:",
+         "\tfence.proxy.async.shared::cta;", "\tmov.u32 %r6, s_taddr;", "\tmov.u32 %r7, s_bar;",
+         "\tshr.u32 %r8, %r1, 5;", "\tsetp.ne.u32 %p2, %r8, 0;", "\t@%p2 bra $L_allocated;",
+         f"\ttcgen05.alloc.cta_group::{group}.sync.aligned.shared::cta.b32 [%r6], {COLS};", "$L_allocated:",
+         "\tsetp.ne.u32 %p3, %r1, 0;", "\t@%p3 bra $L_inited;", "\tmbarrier.init.shared::cta.b64 [%r7], 1;",
+         "$L_inited:", "\ttcgen05.fence::before_thread_sync;"] + sync + ["\ttcgen05.fence::after_thread_sync;",
+         "\tld.shared.b32 %r9, [%r6];", "\tshl.b32 %r12, %r8, 21;", "\tadd.u32 %r13, %r9, %r12;",
+         # thread t fills lane t from row t of p_pre (COLS words), then every product starts from that image
+         "\tld.param.u64 %rd7, [p_pre];", "\tcvta.to.global.u64 %rd7, %rd7;", f"\tmul.wide.u32 %rd8, %r26, {4 * COLS};",
+         "\tadd.u64 %rd7, %rd7, %rd8;"]
+    L += [f"\tld.global.v4.b32 {{{regs(4 * q, 4)}}}, [%rd7+{16 * q}];" for q in range(COLS // 4)]
+    L += [f"\ttcgen05.st.sync.aligned.32x32b.x{COLS}.b32 [%r13], {{{regs(0, COLS)}}};",
+          "\ttcgen05.wait::st.sync.aligned;", "\ttcgen05.fence::before_thread_sync;"] + sync + [
+          "\ttcgen05.fence::after_thread_sync;", "\tor.b32 %r27, %r1, %r25;", "\tsetp.ne.u32 %p4, %r27, 0;",
+          "\t@%p4 bra $L_issued;", "\tshr.u32 %r10, %r2, 4;",
+          "\tcvt.u64.u32 %rd4, %r10;", "\tld.param.u64 %rd5, [p_adesc];", "\tadd.u64 %rd5, %rd5, %rd4;",
+          "\tld.param.u64 %rd6, [p_bdesc];", "\tadd.u64 %rd6, %rd6, %rd4;", "\tld.param.u32 %r11, [p_idesc];",
+          f"\tadd.u32 %r20, %r9, {A_COL};"]
+    L += [f"\tmov.b32 %r{30 + j}, {w};" for j, w in enumerate(mask or [])]
+    L += ["\tsetp.ne.u32 %p1, %r1, %r1;", f"\t{instr}", "\tsetp.eq.u32 %p1, %r1, %r1;", f"\t{instr}",
+          "\tmov.u16 %rs1, 3;",
+          "\ttcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%r7], %rs1;"
+          if pair else "\ttcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r7];",
+          "$L_issued:", "$L_wait:",
+          "\tmbarrier.try_wait.parity.shared::cta.b64 %p1, [%r7], 0;", "\t@!%p1 bra $L_wait;",
+          "\ttcgen05.fence::after_thread_sync;", f"\ttcgen05.ld.sync.aligned.32x32b.x{COLS}.b32 {{{regs(0, COLS)}}}, "
+          "[%r13];", "\ttcgen05.wait::ld.sync.aligned;", "\tld.param.u64 %rd7, [p_out];",
+          "\tcvta.to.global.u64 %rd7, %rd7;", "\tadd.u64 %rd7, %rd7, %rd8;"]
+    L += [f"\tst.global.v4.b32 [%rd7+{16 * q}], {{{regs(4 * q, 4)}}};" for q in range(COLS // 4)]
+    L += ["\ttcgen05.fence::before_thread_sync;"] + sync + ["\t@%p2 bra $L_end;",
+          f"\ttcgen05.dealloc.cta_group::{group}.sync.aligned.b32 %r9, {COLS};",
+          f"\ttcgen05.relinquish_alloc_permit.cta_group::{group}.sync.aligned;", "$L_end:", "\tret;", "}", ""]
+    return "\n".join(L)
+
+
+def expected_image(kind, m, n, ws, pair, A, B, pre, mask, scale, half):
+    """Tensor Memory after the two products: D = A B, then D = A B + D 2^-scale (2 A B for i8); an f16 D (half) in
+    its columns' low halves."""
+    img = [row[:] for row in pre]
+    k = len(A[0])
+    for r in range(m):
+        for c in range(n):
+            lane, col = d_cell(m, n, ws, pair, r, c)
+            if mask and mask[lane // 32] >> (lane % 32) & 1:
+                continue
+            p = sum(A[r][kk][1] * B[c][kk][1] for kk in range(k))
+            if kind == "i8":
+                img[lane][col] = (2 * p) & 0xffffffff
+            elif half:  # A B is exact in f16 (a multiple of 1/64 below 16 in magnitude); the sum rounds once
+                img[lane][col] = struct.unpack("<H", struct.pack("<e", p + p * 2.0 ** -(scale or 0)))[0]
+            else:
+                img[lane][col] = f32_bits(p + p * 2.0 ** -(scale or 0))
+    return img
+
+
+def a_words(A, nb):
+    """A row's K elements packed into 32-bit Tensor Memory columns from the low byte up."""
+    data = b"".join(v[0].to_bytes(nb, "little") for v in A)
+    return [int.from_bytes(data[4 * i:4 * i + 4], "little") for i in range(len(data) // 4)]
+
+
+def write_case(root, tag, ptx, entry, threads, params, buffers, files, ctas=1):
+    d = os.path.join(root, tag)
+    os.makedirs(d, exist_ok=True)
+    for fname, data in files.items():
+        with open(os.path.join(d, fname), "wb") as f:
+            f.write(data)
+    with open(os.path.join(d, "kernel.ptx"), "w") as f:
+        f.write(ptx)
+    target, sm = ("sm_90a", 90) if "wgmma" in tag else ("sm_100a", 100)
+    c = {"name": f"tcgen05/{tag}", "description": f"{tag}: the ISA's data-path layouts", "ptx": "kernel.ptx",
+         "entry": entry, "min_sm": sm, "grid": [ctas, 1, 1], "block": [threads, 1, 1], "dynamic_shared_bytes": 0,
+         "params": params, "buffers": buffers}
+    with open(os.path.join(d, "case.json"), "w") as f:
+        json.dump(c, f, indent=1)
+    return {"name": c["name"], "dir": tag, "min_sm": sm, "ptx_version": "8.7", "target": target,
+            "description": c["description"]}
+
+
+def images(A, B, k, nb, codes, ctas):
+    """The CTAs' shared-memory images, CTA v's holding its share of A's rows and B's columns (the same descriptors
+    for each); with the layouts' (LBO, SBO) of A and B."""
+    img = bytearray(16384 * ctas)
+    for v in range(ctas):
+        ma, nb_ = len(A) // ctas, len(B) // ctas
+        part = bytearray(16384)
+        offs = place(part, 0, ma, k, codes[0], A[v * ma:(v + 1) * ma], nb)
+        offs += place(part, 8192, nb_, k, codes[1], B[v * nb_:(v + 1) * nb_], nb)
+        img[16384 * v:16384 * (v + 1)] = part
+    return img, offs
+
+
+def case(root, name, kind, m, n, ws=False, a_tmem=False, mask=None, scale=None, mods="", codes=(0, 0), seed=0,
+         half=False, pair=False):
+    nb = NBYTES[kind]
+    k = 32 // nb
+    ctas = 2 if pair else 1
+    rnd = random.Random(seed)
+    A = [[element(rnd, kind) for _ in range(k)] for _ in range(m)]
+    B = [[element(rnd, kind) for _ in range(k)] for _ in range(n)]
+    img, (alb, asb, blb, bsb) = images(A, B, k, nb, codes, ctas)
+    pre = [[pattern(kind, lane % 128, col, half) for col in range(COLS)] for lane in range(LANES * ctas)]
+    if a_tmem:
+        for r in range(m):
+            lane, _ = d_cell(m, n, ws, pair, r, 0)
+            pre[lane][A_COL:A_COL + 8] = a_words(A[r], nb)
+    out = expected_image(kind, m, n, ws, pair, A, B, pre, mask, scale, half)
+
+    def desc(start, lbo, sbo, code):
+        return (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | 1 << 46 | TCGEN[code] << 61
+
+    atype = {"f16": 0, "tf32": 2, "i8": 1, "e4m3": 0}[kind]
+    idesc = (2 if kind == "i8" else 0 if half else 1) << 4 | atype << 7 | atype << 10 | (n >> 3) << 17 | (m >> 4) << 24
+    words = b"".join(struct.pack("<I", w) for row in out for w in row)
+    params = [{"type": "u64", "buffer": "img"}, {"type": "u64", "buffer": "out"},
+              {"type": "u64", "bits": f"{desc(0, alb, asb, codes[0]):x}"},
+              {"type": "u64", "bits": f"{desc(8192, blb, bsb, codes[1]):x}"}, {"type": "u32", "value": idesc}]
+    buffers = {"img": {"bytes": len(img), "init": "img.bin"},
+               "out": {"bytes": len(words), "init": {"fill_byte": 205}, "expect": "out.expect.bin",
+                       "compare": {"as": "u32"}},
+               "pre": {"bytes": len(words), "init": "pre.bin"}}
+    files = {"img.bin": bytes(img), "out.expect.bin": words,
+             "pre.bin": b"".join(struct.pack("<I", w) for row in pre for w in row)}
+    ptx = forms_kernel(mma_text(kind, ws, a_tmem, mask, scale, mods, pair), mask, pair)
+    entries = [write_case(root, f"{name}_tcgen05", ptx, "k_forms", 128, params + [{"type": "u64", "buffer": "pre"}],
+                          buffers, files, ctas)]
+    if m == 64 and not (ws or a_tmem or mask or scale or half):  # the same product by wgmma: rows of D in order
+        twin = wgmma_kernel(kind, k).replace("\tor.b64 %rd5, %rd5, %rd11;", f"\tor.b64 %rd5, %rd5, {codes[0] << 62};")
+        twin = twin.replace("\tor.b64 %rd6, %rd6, %rd12;", f"\tor.b64 %rd6, %rd6, {codes[1] << 62};")
+        twin = twin.replace("\tadd.u32 %r3, %r3, 1024;", "\tadd.u32 %r3, %r3, 512;")  # one warpgroup copies
+        fmt = "<i" if kind == "i8" else "<f"
+        rows = b"".join(struct.pack(fmt, 2 * sum(A[r][kk][1] * B[c][kk][1] for kk in range(k)))
+                        for r in range(m) for c in range(n))
+        tbuf = {"img": buffers["img"], "out": dict(buffers["out"], bytes=len(rows))}
+        entries.append(write_case(root, f"{name}_wgmma", twin, "k_wgmma", 128, params, tbuf,
+                                  {"img.bin": bytes(img), "out.expect.bin": rows}))
+    return entries
+
+
+MASK = [0x80000001, 0x0000ff00, 0x12345678, 0xfffe0000]
+root = sys.argv[1]
+cases = (case(root, "m64_f16", "f16", 64, 32, codes=(0, 1), seed=501) +
+         case(root, "m64_f16_mask_scale", "f16", 64, 32, mask=MASK, scale=2, codes=(2, 0), seed=502) +
+         case(root, "m64_f16_atmem", "f16", 64, 48, a_tmem=True, mods=".collector::a::fill", codes=(0, 1), seed=503) +
+         case(root, "m128_tf32_atmem_mask_scale", "tf32", 128, 32, a_tmem=True, mask=MASK, scale=3, seed=504) +
+         case(root, "ws_m32_f16", "f16", 32, 64, ws=True, mods=".collector::b0::fill", codes=(1, 0), seed=505) +
+         case(root, "ws_m64_i8", "i8", 64, 128, ws=True, mods=".collector::b1::lastuse", codes=(3, 0), seed=506) +
+         case(root, "ws_m128_e4m3_atmem", "e4m3", 128, 64, ws=True, a_tmem=True, codes=(0, 2), seed=507) +
+         case(root, "m128_f16_d16_scale", "f16", 128, 32, scale=1, half=True, codes=(3, 0), seed=508) +
+         case(root, "ws_m64_e4m3_d16", "e4m3", 64, 64, ws=True, half=True, codes=(0, 3), seed=509) +
+         case(root, "pair_m256_f16", "f16", 256, 32, scale=1, codes=(0, 1), seed=510, pair=True) +
+         case(root, "pair_m128_i8", "i8", 128, 48, codes=(3, 0), seed=511, pair=True))
+with open(os.path.join(root, "index.json"), "w") as f:
+    json.dump({"format": "ptx-conformance-1", "cases": cases}, f, indent=1)
