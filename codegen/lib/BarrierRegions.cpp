@@ -184,6 +184,8 @@ private:
   std::vector<llvm::AllocaInst *> Allocas;
   llvm::DenseMap<llvm::AllocaInst *, unsigned> AllocaIndex;    ///< position in Allocas
   llvm::DenseMap<llvm::AllocaInst *, llvm::Value *> PerThread; ///< alloca -> its per-thread array
+  llvm::AllocaInst *Frame = nullptr;                           ///< holds every per-thread array
+  llvm::SmallPtrSet<llvm::Value *, 32> FrameSlices;            ///< PerThread's arrays: disjoint slices of Frame
   /// A self-contained part of the block function the dispatcher branches to (a region loop, a warp release, a
   /// version check): its first block and the allocas only it uses. outlinePieces makes each a function.
   struct Piece {
@@ -506,7 +508,7 @@ void RegionBuilder::privatizeMisalignedBits() {
 /// The per-thread arrays, the thread states and the context are ptxforge's memory, which no PTX access
 /// reaches (passes::MemoryClass).
 void RegionBuilder::markInternalAccesses() {
-  llvm::SmallPtrSet<const llvm::Value *, 32> Ours{Ctx, States, MisalignedSeen};
+  llvm::SmallPtrSet<const llvm::Value *, 32> Ours{Ctx, States, MisalignedSeen, Frame};
   for (auto &[A, Arr] : PerThread)
     Ours.insert(Arr);
   for (llvm::Instruction &I : llvm::instructions(*F)) {
@@ -588,15 +590,29 @@ void RegionBuilder::findThreadPrivateAllocas() {
       }
     }
   }
-  // Arrays: one element per thread of the block.
+  // Arrays: one element per thread of the block, each a slice of one frame. As allocas of their own, every
+  // piece's extraction (outlinePieces) walked the uses of every array, each region's uses among them, so that
+  // compile time grew with the square of the cuts; the frame has one use per array.
   B.SetInsertPoint(Setup->getTerminator());
   llvm::Value *N = B.CreateMul(B.CreateMul(NX, NY), NZ);
+  const llvm::DataLayout &DL = F->getDataLayout();
+  uint64_t SliceAlign = 64;
+  for (unsigned K = 0; K < Allocas.size(); ++K)
+    SliceAlign = std::max<uint64_t>(SliceAlign, Allocas[K]->getAlign().value());
+  llvm::Value *N64 = B.CreateZExt(N, B.getInt64Ty()), *Size = B.getInt64(0);
+  std::vector<std::pair<llvm::AllocaInst *, llvm::Value *>> Slices;
   for (unsigned K = 0; K < Allocas.size(); ++K)
     if (Private.test(K) && !Allocas[K]->use_empty()) {
-      llvm::AllocaInst *Arr = B.CreateAlloca(threadType(Allocas[K]), N, Allocas[K]->getName() + ".threads");
-      Arr->setAlignment(Allocas[K]->getAlign());
-      PerThread[Allocas[K]] = Arr;
+      Slices.push_back({Allocas[K], Size});
+      llvm::Value *Bytes = B.CreateMul(N64, B.getInt64(DL.getTypeAllocSize(threadType(Allocas[K]))));
+      Size = B.CreateAdd(Size, B.CreateAnd(B.CreateAdd(Bytes, B.getInt64(SliceAlign - 1)), ~(SliceAlign - 1)));
     }
+  Frame = B.CreateAlloca(B.getInt8Ty(), Size, "threads.frame");
+  Frame->setAlignment(llvm::Align(SliceAlign));
+  for (auto &[A, Offset] : Slices) {
+    PerThread[A] = B.CreateGEP(B.getInt8Ty(), Frame, Offset, A->getName() + ".threads");
+    FrameSlices.insert(PerThread[A]);
+  }
   States = B.CreateAlloca(B.getInt32Ty(), N, "thread.state");
 }
 
@@ -666,7 +682,7 @@ void RegionBuilder::outlinePieces(llvm::BasicBlock *Done) {
         llvm::Value *V = Call->getArgOperand(K);
         if (auto *Arg = llvm::dyn_cast<llvm::Argument>(V))
           Out->addParamAttrs(K, llvm::AttrBuilder(ML.Ctx, F->getAttributes().getParamAttrs(Arg->getArgNo())));
-        else if (llvm::isa<llvm::AllocaInst>(V))
+        else if (llvm::isa<llvm::AllocaInst>(V) || FrameSlices.count(V))
           Out->addParamAttr(K, llvm::Attribute::NoAlias);
         if (V == Ctx) // where passes::StreamingStoresPass finds the launch's shape
           Out->addFnAttr(passes::ContextArgumentAttr, llvm::utostr(K));

@@ -29,8 +29,9 @@
 ; CHECK:         call void @__ptx_piece_reverse.generic(
 ; CHECK-LABEL: define internal void @__ptx_piece_reverse.region0(
 ; CHECK-LABEL: define void @__ptx_block_sum(
-; CHECK:         %k.threads = alloca i32, i32
-; CHECK:         %acc.threads = alloca i32, i32
+; CHECK:         %threads.frame = alloca i8, i64
+; CHECK:         %k.threads = getelementptr i8, ptr %threads.frame, i64 0
+; CHECK:         %acc.threads = getelementptr i8, ptr %threads.frame, i64 %{{[0-9]+}}
 ; CHECK:         call i32 @ptxrt_region_next_loops(ptr %ctx, ptr %thread.state, i32 {{%.*}}, ptr @__ptx_block_sum.cuts)
 
 ; BUDGET: remark: {{.*}}kernel runs on fibers: 1 barriers and collectives, more than the region budget of 0
