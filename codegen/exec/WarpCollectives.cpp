@@ -678,39 +678,72 @@ unsigned mmaOutOffset(const MmaCall &Call) {
   return mmaWords(Call) ? (N + 1) / 2 * 2 * 4 : N * 8;
 }
 
+/// A lane's inputs as its slot row, register I read by Reg(I) (its bits, zero-extended); returns the row's words.
+template <class RegFn> unsigned packInputs(const MmaCall &Call, RegFn &&Reg, uint64_t *Packed) {
+  // No zeroing: the slot takes the words given, no more.
+  unsigned N = std::min(Call.NA + Call.NB + Call.NC, 2 * CollectiveSlot::MaxIn);
+  for (unsigned I = 0; Call.Pack && I < (N + 1) / 2; ++I)
+    Packed[I] = (Reg(2 * I) & 0xffffffffu) | (2 * I + 1 < N ? Reg(2 * I + 1) << 32 : 0);
+  for (unsigned I = 0; !Call.Pack && I < N; ++I)
+    Packed[I] = Reg(I);
+  return Call.Pack ? (N + 1) / 2 : N;
+}
+
+/// A lane's D registers from its slot row O: Put(I, register I's bits).
+template <class PutFn> void unpackOutputs(const MmaCall &Call, const uint64_t *O, PutFn &&Put) {
+  unsigned ND = std::min<unsigned>(Call.ND, 2 * CollectiveSlot::MaxOut);
+  for (unsigned I = 0; I < ND; ++I)
+    Put(I, ND > CollectiveSlot::MaxOut ? (O[I / 2] >> (32 * (I & 1))) & 0xffffffffu : O[I]);
+}
+
 /// A lane's inputs (Regs, as the lowering writes them) as its slot row; returns the row's words.
 unsigned packMmaInputs(const MmaCall &Call, const void *Regs, uint64_t *Packed) {
-  // No zeroing: the slot takes the words given, no more.
-  bool Words = mmaWords(Call);
-  unsigned N = std::min(Call.NA + Call.NB + Call.NC, 2 * CollectiveSlot::MaxIn);
-  const auto *In32 = static_cast<const uint32_t *>(Regs);
-  const auto *In64 = static_cast<const uint64_t *>(Regs);
   // Loads as wide as the generated code's stores, which they read right after: a wider load would wait for the
   // stores to retire instead of taking their data (a fifth of a wmma loop's time, as `rep movs` or masked moves).
-  for (unsigned I = 0; Call.Pack && Words && I < (N + 1) / 2; ++I)
-    Packed[I] = In32[2 * I] | uint64_t(In32[2 * I + 1]) << 32;
-  for (unsigned I = 0; Call.Pack && !Words && I < (N + 1) / 2; ++I)
-    Packed[I] = (In64[2 * I] & 0xffffffffu) | (2 * I + 1 < N ? In64[2 * I + 1] << 32 : 0);
-  for (unsigned I = 0; !Call.Pack && I < N; ++I)
-    Packed[I] = Words ? In32[I] : In64[I];
-  return Call.Pack ? (N + 1) / 2 : N;
+  const auto *In32 = static_cast<const uint32_t *>(Regs);
+  const auto *In64 = static_cast<const uint64_t *>(Regs);
+  if (mmaWords(Call))
+    return packInputs(
+        Call, [&](unsigned I) -> uint64_t { return In32[I]; }, Packed);
+  return packInputs(
+      Call, [&](unsigned I) { return In64[I]; }, Packed);
 }
 
 /// A lane's D registers from its slot row O into its buffer (after the inputs).
 void unpackMmaOutputs(const MmaCall &Call, const uint64_t *O, void *Regs) {
   void *Out = static_cast<char *>(Regs) + mmaOutOffset(Call);
-  bool Words = mmaWords(Call);
-  unsigned ND = std::min<unsigned>(Call.ND, 2 * CollectiveSlot::MaxOut);
-  if (ND > CollectiveSlot::MaxOut && Words)
-    for (unsigned I = 0; I < ND; ++I)
-      static_cast<uint32_t *>(Out)[I] = static_cast<uint32_t>(O[I / 2] >> (32 * (I & 1)));
-  else if (ND > CollectiveSlot::MaxOut)
-    for (unsigned I = 0; I < ND; ++I)
-      static_cast<uint64_t *>(Out)[I] = (O[I / 2] >> (32 * (I & 1))) & 0xffffffffu;
+  if (mmaWords(Call))
+    unpackOutputs(Call, O, [&](unsigned I, uint64_t V) { static_cast<uint32_t *>(Out)[I] = static_cast<uint32_t>(V); });
   else
-    for (unsigned I = 0; I < ND; ++I)
-      Words ? void(static_cast<uint32_t *>(Out)[I] = static_cast<uint32_t>(O[I]))
-            : void(static_cast<uint64_t *>(Out)[I] = O[I]);
+    unpackOutputs(Call, O, [&](unsigned I, uint64_t V) { static_cast<uint64_t *>(Out)[I] = V; });
+}
+
+/// One product of a batch for the slot's participants, each lane's registers in its words (LaneWords[L]) at the
+/// places Idx names (its A, B, C registers, then D's).
+void computeBatchProduct(CollectiveSlot &S, const MmaCall &Call, const uint32_t *Idx, uint64_t *const *LaneWords) {
+  bool Words = mmaWords(Call);
+  forLanes(S.Participants, [&](uint32_t L) {
+    const uint64_t *W = LaneWords[L];
+    packInputs(
+        Call, [&](unsigned I) { return Words ? W[Idx[I]] & 0xffffffffu : W[Idx[I]]; }, S.In[L]);
+  });
+  computeMma(S, Call);
+  const uint32_t *OutIdx = Idx + Call.NA + Call.NB + Call.NC;
+  forLanes(S.Participants, [&](uint32_t L) {
+    uint64_t *W = LaneWords[L];
+    unpackOutputs(Call, S.Out[L], [&](unsigned I, uint64_t V) { W[OutIdx[I]] = Words ? V & 0xffffffffu : V; });
+  });
+}
+
+/// ptxrt_mma_batch's products in order (Desc: {count, then per product: code, counts, the word of each of its
+/// A, B, C and D registers}; lower/MatrixOps.cpp lowerMmaBatch): a later product reads what an earlier one wrote.
+void computeMmaBatch(CollectiveSlot &S, const uint32_t *Desc, uint64_t *const *LaneWords) {
+  const uint32_t *P = Desc + 1;
+  for (uint32_t I = 0; I < Desc[0]; ++I) {
+    MmaCall Call = mmaCall(P[0], P[1]);
+    computeBatchProduct(S, Call, P + 2, LaneWords);
+    P += 2 + Call.NA + Call.NB + Call.NC + Call.ND;
+  }
 }
 
 } // namespace
@@ -943,6 +976,17 @@ static void ptxrt_mma(ThreadContext *C, uint32_t Code, uint32_t Counts, void *Re
   unpackMmaOutputs(Call, O, Regs);
 }
 
+/// A run of products as one collective (lower/MatrixOps.cpp lowerMmaBatch): Key tells runs apart, Desc says
+/// what each computes, Words holds the lane's registers, which the products read and write in place.
+static void ptxrt_mma_batch(ThreadContext *C, uint32_t Key, const uint32_t *Desc, uint64_t *Words) {
+  uint64_t In = reinterpret_cast<uint64_t>(Words);
+  collective(C, CKMmaBatch, 0xffffffffu, Key, &In, 1, nullptr, 0, [=](CollectiveSlot &S) {
+    uint64_t *LaneWords[32];
+    forLanes(S.Participants, [&](uint32_t L) { LaneWords[L] = reinterpret_cast<uint64_t *>(S.In[L][0]); });
+    computeMmaBatch(S, Desc, LaneWords);
+  });
+}
+
 /// wmma.load.{a,b,c} (Which 0/1/2) and wmma.store.d (Which 3): per-lane accesses in this implementation's
 /// fragment layout (see wmmaPos). Code as for ptxrt_mma; T is the element type of the fragment; ColMajor the
 /// memory layout; Stride the leading dimension in elements.
@@ -1001,7 +1045,7 @@ void ptxforge::codegen::exec::registerWarpHelpers(HelperTable &T) {
                      PTXRT_HELPER(ptxrt_redux), PTXRT_HELPER(ptxrt_activemask), PTXRT_HELPER(ptxrt_elect),
                      PTXRT_HELPER(ptxrt_warp_sync), PTXRT_HELPER(ptxrt_ldmatrix), PTXRT_HELPER(ptxrt_stmatrix),
                      PTXRT_HELPER(ptxrt_ldmatrix_b8), PTXRT_HELPER(ptxrt_stmatrix_b8), PTXRT_HELPER(ptxrt_mma),
-                     PTXRT_HELPER(ptxrt_movmatrix), PTXRT_HELPER(ptxrt_wmma_ldst)});
+                     PTXRT_HELPER(ptxrt_mma_batch), PTXRT_HELPER(ptxrt_movmatrix), PTXRT_HELPER(ptxrt_wmma_ldst)});
   registerRegionHelpers(T);
 }
 
@@ -1037,6 +1081,12 @@ void ptxforge::codegen::exec::computeMatrixCut(uint32_t Kind, uint32_t Arg, uint
   S.Participants = Participants;
   auto regs = [&](uint32_t L) { return reinterpret_cast<void *>(Lanes[L].Buffer); };
   switch (Kind) {
+  case RCMmaBatch: {
+    uint64_t *LaneWords[32];
+    forLanes(Participants, [&](uint32_t L) { LaneWords[L] = reinterpret_cast<uint64_t *>(Lanes[L].Buffer); });
+    computeMmaBatch(S, reinterpret_cast<const uint32_t *>(Lanes[__builtin_ctz(Participants)].Value), LaneWords);
+    return;
+  }
   case RCMma: {
     MmaCall Call = mmaCall(Arg, Lanes[__builtin_ctz(Participants)].Counts);
     forLanes(Participants, [&](uint32_t L) { packMmaInputs(Call, regs(L), S.In[L]); });

@@ -11,6 +11,7 @@
 #include "BarrierRegions.h"
 #include "LoopCuts.h"
 #include "Markers.h"
+#include "MatrixBatches.h"
 #include "ProgressPoints.h"
 #include "ThreadLoop.h"
 #include "WarpRendezvous.h"
@@ -76,9 +77,11 @@ bool ptxforge::codegen::detail::regionSplittable(const ptx::Module &M, const ptx
 }
 
 unsigned ptxforge::codegen::detail::regionCuts(const ptx::Function &Kernel) {
+  ProgressPoints Points = findProgressPoints(Kernel);
+  // A batch of products is one cut (MatrixBatches.h).
   return static_cast<unsigned>(
              llvm::count_if(Kernel.Instructions, [](const ptx::Instruction &I) { return synchronizesThreads(I); })) +
-         findProgressPoints(Kernel).LockstepPoints;
+         Points.LockstepPoints - findMatrixBatches(Kernel, Points).Joined;
 }
 
 namespace {
