@@ -506,14 +506,14 @@ bool warpFragment(const CollectiveSlot &S, const MmaCall &Call, const MmaShape &
   return decodeElements(T, Bytes, Total, Out);
 }
 
-/// The A, B and C matrices of a wmma in which every lane takes part, from whole copies of the fragments; false
-/// where only the lane-by-lane gather knows the layout.
+/// The A (unless KeepA), B and C matrices of a wmma in which every lane takes part, from whole copies of the
+/// fragments; false where only the lane-by-lane gather knows the layout.
 bool gatherWarpWmma(const CollectiveSlot &S, const MmaCall &Call, const MmaShape &Sh, uint32_t TA, uint32_t TB,
-                    uint32_t TC, MmaMatrices &M) {
+                    uint32_t TC, MmaMatrices &M, bool KeepA) {
   if (!Sh.Wmma || S.Participants != 0xffffffffu)
     return false;
   double *BCols = scratch().BCols;
-  if (!warpFragment(S, Call, Sh, 0, TA, 0, Call.NA, M.A) ||
+  if ((!KeepA && !warpFragment(S, Call, Sh, 0, TA, 0, Call.NA, M.A)) ||
       !warpFragment(S, Call, Sh, 1, TB, Call.NA, Call.NB, BCols) ||
       !warpFragment(S, Call, Sh, 2, TC, Call.NA + Call.NB, Call.NC, M.C))
     return false;
@@ -526,16 +526,18 @@ bool gatherWarpWmma(const CollectiveSlot &S, const MmaCall &Call, const MmaShape
 /// The product of one mma for every lane of the slot: gathers the fragments, multiplies, writes each lane's D.
 // Out of line: its 20 KiB of matrices would otherwise be every lane's frame in ptxrt_mma, probed page by page on
 // each call, on 32 fiber stacks per product.
-[[gnu::noinline]] void computeMma(CollectiveSlot &S, const MmaCall &Call) {
+// KeepA: the scratch's A is this product's already (the previous product of a batch read the same registers).
+[[gnu::noinline]] void computeMma(CollectiveSlot &S, const MmaCall &Call, bool KeepA = false) {
   MmaShape Sh = shapeOf(Call.Code);
   uint32_t TA = (Call.Code >> 4) & 15, TB = (Call.Code >> 8) & 15, TC = (Call.Code >> 12) & 15,
            TD = (Call.Code >> 16) & 15;
   bool Sat = Call.Code >> 20 & 1, Int = TD == ETS32;
   MmaScratch &Scratch = scratch();
   MmaMatrices &M = Scratch.M;
-  if (!gatherWarpWmma(S, Call, Sh, TA, TB, TC, M)) {
+  if (!gatherWarpWmma(S, Call, Sh, TA, TB, TC, M, KeepA)) {
     // zero where no lane (an exited one) provides an element
-    std::fill(M.A, M.A + Sh.M * Sh.K, 0.0);
+    if (!KeepA)
+      std::fill(M.A, M.A + Sh.M * Sh.K, 0.0);
     std::fill(M.B, M.B + Sh.K * Sh.N, 0.0);
     std::fill(M.C, M.C + Sh.M * Sh.N, 0.0);
     unsigned NA = std::min(Call.NA, 16u), NB = std::min(Call.NB, 16u), NC = std::min(Call.NC, 16u);
@@ -547,7 +549,8 @@ bool gatherWarpWmma(const CollectiveSlot &S, const MmaCall &Call, const MmaShape
         RB[I] = inputRegister(S, Call, L, Call.NA + I);
       for (unsigned I = 0; I < NC; ++I)
         RC[I] = inputRegister(S, Call, L, Call.NA + Call.NB + I);
-      gatherFragment(Sh, 0, TA, L, RA, NA, M);
+      if (!KeepA)
+        gatherFragment(Sh, 0, TA, L, RA, NA, M);
       gatherFragment(Sh, 1, TB, L, RB, NB, M);
       gatherFragment(Sh, 2, TC, L, RC, NC, M);
     });
@@ -720,14 +723,15 @@ void unpackMmaOutputs(const MmaCall &Call, const uint64_t *O, void *Regs) {
 
 /// One product of a batch for the slot's participants, each lane's registers in its words (LaneWords[L]) at the
 /// places Idx names (its A, B, C registers, then D's).
-void computeBatchProduct(CollectiveSlot &S, const MmaCall &Call, const uint32_t *Idx, uint64_t *const *LaneWords) {
+void computeBatchProduct(CollectiveSlot &S, const MmaCall &Call, const uint32_t *Idx, uint64_t *const *LaneWords,
+                         bool KeepA) {
   bool Words = mmaWords(Call);
   forLanes(S.Participants, [&](uint32_t L) {
     const uint64_t *W = LaneWords[L];
     packInputs(
         Call, [&](unsigned I) { return Words ? W[Idx[I]] & 0xffffffffu : W[Idx[I]]; }, S.In[L]);
   });
-  computeMma(S, Call);
+  computeMma(S, Call, KeepA);
   const uint32_t *OutIdx = Idx + Call.NA + Call.NB + Call.NC;
   forLanes(S.Participants, [&](uint32_t L) {
     uint64_t *W = LaneWords[L];
@@ -735,13 +739,27 @@ void computeBatchProduct(CollectiveSlot &S, const MmaCall &Call, const uint32_t 
   });
 }
 
+/// Whether product P of a batch multiplies the A that product Prev just did (a GEMM's unrolled k step: one row
+/// of A tiles against every column of B tiles): the same shape, A type and A registers, none of them Prev's D.
+bool sameA(const uint32_t *Prev, const uint32_t *P) {
+  MmaCall Before = mmaCall(Prev[0], Prev[1]), Call = mmaCall(P[0], P[1]);
+  constexpr uint32_t ShapeAndA = 0xff | 1u << 21 | 1u << 23;
+  if ((Before.Code & ShapeAndA) != (Call.Code & ShapeAndA) || Before.NA != Call.NA ||
+      !std::equal(P + 2, P + 2 + Call.NA, Prev + 2))
+    return false;
+  const uint32_t *D = Prev + 2 + Before.NA + Before.NB + Before.NC;
+  return std::none_of(D, D + Before.ND,
+                      [&](uint32_t W) { return std::find(P + 2, P + 2 + Call.NA, W) != P + 2 + Call.NA; });
+}
+
 /// ptxrt_mma_batch's products in order (Desc: {count, then per product: code, counts, the word of each of its
 /// A, B, C and D registers}; lower/MatrixOps.cpp lowerMmaBatch): a later product reads what an earlier one wrote.
 void computeMmaBatch(CollectiveSlot &S, const uint32_t *Desc, uint64_t *const *LaneWords) {
-  const uint32_t *P = Desc + 1;
+  const uint32_t *P = Desc + 1, *Prev = nullptr;
   for (uint32_t I = 0; I < Desc[0]; ++I) {
     MmaCall Call = mmaCall(P[0], P[1]);
-    computeBatchProduct(S, Call, P + 2, LaneWords);
+    computeBatchProduct(S, Call, P + 2, LaneWords, Prev && sameA(Prev, P));
+    Prev = P;
     P += 2 + Call.NA + Call.NB + Call.NC + Call.ND;
   }
 }
