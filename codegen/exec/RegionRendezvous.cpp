@@ -33,7 +33,7 @@ struct WarpIO {
   const uint64_t *Buffer; ///< matrix collectives: the address of each thread's fragment registers
 };
 
-bool isMatrixCut(uint32_t Kind) { return Kind >= RCMma && Kind <= RCMovmatrix; }
+bool isMatrixCut(uint32_t Kind) { return Kind >= RCMma && Kind <= RCMmaBatch; }
 
 /// Lanes meet in one rendezvous only at collectives of the same kind and member mask (ptxrt_redux's slots
 /// also key on the operation, the matrix collectives' on their shape and types or matrix count): the key of a

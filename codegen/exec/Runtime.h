@@ -134,7 +134,8 @@ enum CollectiveKind : uint32_t {
   CKStmatrix,
   CKMma,
   CKWmma,
-  CKMmaSp ///< mma.sp (SparseMatrixHelpers.cpp)
+  CKMmaSp,   ///< mma.sp (SparseMatrixHelpers.cpp)
+  CKMmaBatch ///< a run of mma/wmma products (ptxrt_mma_batch)
 };
 
 /// One warp collective in flight: lanes deposit their inputs, the first lane to see every required lane

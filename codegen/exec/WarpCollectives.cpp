@@ -506,14 +506,14 @@ bool warpFragment(const CollectiveSlot &S, const MmaCall &Call, const MmaShape &
   return decodeElements(T, Bytes, Total, Out);
 }
 
-/// The A, B and C matrices of a wmma in which every lane takes part, from whole copies of the fragments; false
-/// where only the lane-by-lane gather knows the layout.
+/// The A (unless KeepA), B and C matrices of a wmma in which every lane takes part, from whole copies of the
+/// fragments; false where only the lane-by-lane gather knows the layout.
 bool gatherWarpWmma(const CollectiveSlot &S, const MmaCall &Call, const MmaShape &Sh, uint32_t TA, uint32_t TB,
-                    uint32_t TC, MmaMatrices &M) {
+                    uint32_t TC, MmaMatrices &M, bool KeepA) {
   if (!Sh.Wmma || S.Participants != 0xffffffffu)
     return false;
   double *BCols = scratch().BCols;
-  if (!warpFragment(S, Call, Sh, 0, TA, 0, Call.NA, M.A) ||
+  if ((!KeepA && !warpFragment(S, Call, Sh, 0, TA, 0, Call.NA, M.A)) ||
       !warpFragment(S, Call, Sh, 1, TB, Call.NA, Call.NB, BCols) ||
       !warpFragment(S, Call, Sh, 2, TC, Call.NA + Call.NB, Call.NC, M.C))
     return false;
@@ -526,16 +526,18 @@ bool gatherWarpWmma(const CollectiveSlot &S, const MmaCall &Call, const MmaShape
 /// The product of one mma for every lane of the slot: gathers the fragments, multiplies, writes each lane's D.
 // Out of line: its 20 KiB of matrices would otherwise be every lane's frame in ptxrt_mma, probed page by page on
 // each call, on 32 fiber stacks per product.
-[[gnu::noinline]] void computeMma(CollectiveSlot &S, const MmaCall &Call) {
+// KeepA: the scratch's A is this product's already (the previous product of a batch read the same registers).
+[[gnu::noinline]] void computeMma(CollectiveSlot &S, const MmaCall &Call, bool KeepA = false) {
   MmaShape Sh = shapeOf(Call.Code);
   uint32_t TA = (Call.Code >> 4) & 15, TB = (Call.Code >> 8) & 15, TC = (Call.Code >> 12) & 15,
            TD = (Call.Code >> 16) & 15;
   bool Sat = Call.Code >> 20 & 1, Int = TD == ETS32;
   MmaScratch &Scratch = scratch();
   MmaMatrices &M = Scratch.M;
-  if (!gatherWarpWmma(S, Call, Sh, TA, TB, TC, M)) {
+  if (!gatherWarpWmma(S, Call, Sh, TA, TB, TC, M, KeepA)) {
     // zero where no lane (an exited one) provides an element
-    std::fill(M.A, M.A + Sh.M * Sh.K, 0.0);
+    if (!KeepA)
+      std::fill(M.A, M.A + Sh.M * Sh.K, 0.0);
     std::fill(M.B, M.B + Sh.K * Sh.N, 0.0);
     std::fill(M.C, M.C + Sh.M * Sh.N, 0.0);
     unsigned NA = std::min(Call.NA, 16u), NB = std::min(Call.NB, 16u), NC = std::min(Call.NC, 16u);
@@ -547,7 +549,8 @@ bool gatherWarpWmma(const CollectiveSlot &S, const MmaCall &Call, const MmaShape
         RB[I] = inputRegister(S, Call, L, Call.NA + I);
       for (unsigned I = 0; I < NC; ++I)
         RC[I] = inputRegister(S, Call, L, Call.NA + Call.NB + I);
-      gatherFragment(Sh, 0, TA, L, RA, NA, M);
+      if (!KeepA)
+        gatherFragment(Sh, 0, TA, L, RA, NA, M);
       gatherFragment(Sh, 1, TB, L, RB, NB, M);
       gatherFragment(Sh, 2, TC, L, RC, NC, M);
     });
@@ -678,39 +681,87 @@ unsigned mmaOutOffset(const MmaCall &Call) {
   return mmaWords(Call) ? (N + 1) / 2 * 2 * 4 : N * 8;
 }
 
+/// A lane's inputs as its slot row, register I read by Reg(I) (its bits, zero-extended); returns the row's words.
+template <class RegFn> unsigned packInputs(const MmaCall &Call, RegFn &&Reg, uint64_t *Packed) {
+  // No zeroing: the slot takes the words given, no more.
+  unsigned N = std::min(Call.NA + Call.NB + Call.NC, 2 * CollectiveSlot::MaxIn);
+  for (unsigned I = 0; Call.Pack && I < (N + 1) / 2; ++I)
+    Packed[I] = (Reg(2 * I) & 0xffffffffu) | (2 * I + 1 < N ? Reg(2 * I + 1) << 32 : 0);
+  for (unsigned I = 0; !Call.Pack && I < N; ++I)
+    Packed[I] = Reg(I);
+  return Call.Pack ? (N + 1) / 2 : N;
+}
+
+/// A lane's D registers from its slot row O: Put(I, register I's bits).
+template <class PutFn> void unpackOutputs(const MmaCall &Call, const uint64_t *O, PutFn &&Put) {
+  unsigned ND = std::min<unsigned>(Call.ND, 2 * CollectiveSlot::MaxOut);
+  for (unsigned I = 0; I < ND; ++I)
+    Put(I, ND > CollectiveSlot::MaxOut ? (O[I / 2] >> (32 * (I & 1))) & 0xffffffffu : O[I]);
+}
+
 /// A lane's inputs (Regs, as the lowering writes them) as its slot row; returns the row's words.
 unsigned packMmaInputs(const MmaCall &Call, const void *Regs, uint64_t *Packed) {
-  // No zeroing: the slot takes the words given, no more.
-  bool Words = mmaWords(Call);
-  unsigned N = std::min(Call.NA + Call.NB + Call.NC, 2 * CollectiveSlot::MaxIn);
-  const auto *In32 = static_cast<const uint32_t *>(Regs);
-  const auto *In64 = static_cast<const uint64_t *>(Regs);
   // Loads as wide as the generated code's stores, which they read right after: a wider load would wait for the
   // stores to retire instead of taking their data (a fifth of a wmma loop's time, as `rep movs` or masked moves).
-  for (unsigned I = 0; Call.Pack && Words && I < (N + 1) / 2; ++I)
-    Packed[I] = In32[2 * I] | uint64_t(In32[2 * I + 1]) << 32;
-  for (unsigned I = 0; Call.Pack && !Words && I < (N + 1) / 2; ++I)
-    Packed[I] = (In64[2 * I] & 0xffffffffu) | (2 * I + 1 < N ? In64[2 * I + 1] << 32 : 0);
-  for (unsigned I = 0; !Call.Pack && I < N; ++I)
-    Packed[I] = Words ? In32[I] : In64[I];
-  return Call.Pack ? (N + 1) / 2 : N;
+  const auto *In32 = static_cast<const uint32_t *>(Regs);
+  const auto *In64 = static_cast<const uint64_t *>(Regs);
+  if (mmaWords(Call))
+    return packInputs(
+        Call, [&](unsigned I) -> uint64_t { return In32[I]; }, Packed);
+  return packInputs(
+      Call, [&](unsigned I) { return In64[I]; }, Packed);
 }
 
 /// A lane's D registers from its slot row O into its buffer (after the inputs).
 void unpackMmaOutputs(const MmaCall &Call, const uint64_t *O, void *Regs) {
   void *Out = static_cast<char *>(Regs) + mmaOutOffset(Call);
-  bool Words = mmaWords(Call);
-  unsigned ND = std::min<unsigned>(Call.ND, 2 * CollectiveSlot::MaxOut);
-  if (ND > CollectiveSlot::MaxOut && Words)
-    for (unsigned I = 0; I < ND; ++I)
-      static_cast<uint32_t *>(Out)[I] = static_cast<uint32_t>(O[I / 2] >> (32 * (I & 1)));
-  else if (ND > CollectiveSlot::MaxOut)
-    for (unsigned I = 0; I < ND; ++I)
-      static_cast<uint64_t *>(Out)[I] = (O[I / 2] >> (32 * (I & 1))) & 0xffffffffu;
+  if (mmaWords(Call))
+    unpackOutputs(Call, O, [&](unsigned I, uint64_t V) { static_cast<uint32_t *>(Out)[I] = static_cast<uint32_t>(V); });
   else
-    for (unsigned I = 0; I < ND; ++I)
-      Words ? void(static_cast<uint32_t *>(Out)[I] = static_cast<uint32_t>(O[I]))
-            : void(static_cast<uint64_t *>(Out)[I] = O[I]);
+    unpackOutputs(Call, O, [&](unsigned I, uint64_t V) { static_cast<uint64_t *>(Out)[I] = V; });
+}
+
+/// One product of a batch for the slot's participants, each lane's registers in its words (LaneWords[L]) at the
+/// places Idx names (its A, B, C registers, then D's).
+void computeBatchProduct(CollectiveSlot &S, const MmaCall &Call, const uint32_t *Idx, uint64_t *const *LaneWords,
+                         bool KeepA) {
+  bool Words = mmaWords(Call);
+  forLanes(S.Participants, [&](uint32_t L) {
+    const uint64_t *W = LaneWords[L];
+    packInputs(
+        Call, [&](unsigned I) { return Words ? W[Idx[I]] & 0xffffffffu : W[Idx[I]]; }, S.In[L]);
+  });
+  computeMma(S, Call, KeepA);
+  const uint32_t *OutIdx = Idx + Call.NA + Call.NB + Call.NC;
+  forLanes(S.Participants, [&](uint32_t L) {
+    uint64_t *W = LaneWords[L];
+    unpackOutputs(Call, S.Out[L], [&](unsigned I, uint64_t V) { W[OutIdx[I]] = Words ? V & 0xffffffffu : V; });
+  });
+}
+
+/// Whether product P of a batch multiplies the A that product Prev just did (a GEMM's unrolled k step: one row
+/// of A tiles against every column of B tiles): the same shape, A type and A registers, none of them Prev's D.
+bool sameA(const uint32_t *Prev, const uint32_t *P) {
+  MmaCall Before = mmaCall(Prev[0], Prev[1]), Call = mmaCall(P[0], P[1]);
+  constexpr uint32_t ShapeAndA = 0xff | 1u << 21 | 1u << 23;
+  if ((Before.Code & ShapeAndA) != (Call.Code & ShapeAndA) || Before.NA != Call.NA ||
+      !std::equal(P + 2, P + 2 + Call.NA, Prev + 2))
+    return false;
+  const uint32_t *D = Prev + 2 + Before.NA + Before.NB + Before.NC;
+  return std::none_of(D, D + Before.ND,
+                      [&](uint32_t W) { return std::find(P + 2, P + 2 + Call.NA, W) != P + 2 + Call.NA; });
+}
+
+/// ptxrt_mma_batch's products in order (Desc: {count, then per product: code, counts, the word of each of its
+/// A, B, C and D registers}; lower/MatrixOps.cpp lowerMmaBatch): a later product reads what an earlier one wrote.
+void computeMmaBatch(CollectiveSlot &S, const uint32_t *Desc, uint64_t *const *LaneWords) {
+  const uint32_t *P = Desc + 1, *Prev = nullptr;
+  for (uint32_t I = 0; I < Desc[0]; ++I) {
+    MmaCall Call = mmaCall(P[0], P[1]);
+    computeBatchProduct(S, Call, P + 2, LaneWords, Prev && sameA(Prev, P));
+    Prev = P;
+    P += 2 + Call.NA + Call.NB + Call.NC + Call.ND;
+  }
 }
 
 } // namespace
@@ -943,6 +994,17 @@ static void ptxrt_mma(ThreadContext *C, uint32_t Code, uint32_t Counts, void *Re
   unpackMmaOutputs(Call, O, Regs);
 }
 
+/// A run of products as one collective (lower/MatrixOps.cpp lowerMmaBatch): Key tells runs apart, Desc says
+/// what each computes, Words holds the lane's registers, which the products read and write in place.
+static void ptxrt_mma_batch(ThreadContext *C, uint32_t Key, const uint32_t *Desc, uint64_t *Words) {
+  uint64_t In = reinterpret_cast<uint64_t>(Words);
+  collective(C, CKMmaBatch, 0xffffffffu, Key, &In, 1, nullptr, 0, [=](CollectiveSlot &S) {
+    uint64_t *LaneWords[32];
+    forLanes(S.Participants, [&](uint32_t L) { LaneWords[L] = reinterpret_cast<uint64_t *>(S.In[L][0]); });
+    computeMmaBatch(S, Desc, LaneWords);
+  });
+}
+
 /// wmma.load.{a,b,c} (Which 0/1/2) and wmma.store.d (Which 3): per-lane accesses in this implementation's
 /// fragment layout (see wmmaPos). Code as for ptxrt_mma; T is the element type of the fragment; ColMajor the
 /// memory layout; Stride the leading dimension in elements.
@@ -1001,7 +1063,7 @@ void ptxforge::codegen::exec::registerWarpHelpers(HelperTable &T) {
                      PTXRT_HELPER(ptxrt_redux), PTXRT_HELPER(ptxrt_activemask), PTXRT_HELPER(ptxrt_elect),
                      PTXRT_HELPER(ptxrt_warp_sync), PTXRT_HELPER(ptxrt_ldmatrix), PTXRT_HELPER(ptxrt_stmatrix),
                      PTXRT_HELPER(ptxrt_ldmatrix_b8), PTXRT_HELPER(ptxrt_stmatrix_b8), PTXRT_HELPER(ptxrt_mma),
-                     PTXRT_HELPER(ptxrt_movmatrix), PTXRT_HELPER(ptxrt_wmma_ldst)});
+                     PTXRT_HELPER(ptxrt_mma_batch), PTXRT_HELPER(ptxrt_movmatrix), PTXRT_HELPER(ptxrt_wmma_ldst)});
   registerRegionHelpers(T);
 }
 
@@ -1037,6 +1099,12 @@ void ptxforge::codegen::exec::computeMatrixCut(uint32_t Kind, uint32_t Arg, uint
   S.Participants = Participants;
   auto regs = [&](uint32_t L) { return reinterpret_cast<void *>(Lanes[L].Buffer); };
   switch (Kind) {
+  case RCMmaBatch: {
+    uint64_t *LaneWords[32];
+    forLanes(Participants, [&](uint32_t L) { LaneWords[L] = reinterpret_cast<uint64_t *>(Lanes[L].Buffer); });
+    computeMmaBatch(S, reinterpret_cast<const uint32_t *>(Lanes[__builtin_ctz(Participants)].Value), LaneWords);
+    return;
+  }
   case RCMma: {
     MmaCall Call = mmaCall(Arg, Lanes[__builtin_ctz(Participants)].Counts);
     forLanes(Participants, [&](uint32_t L) { packMmaInputs(Call, regs(L), S.In[L]); });

@@ -11,6 +11,7 @@
 #include "BarrierRegions.h"
 #include "LoopCuts.h"
 #include "Markers.h"
+#include "MatrixBatches.h"
 #include "ProgressPoints.h"
 #include "ThreadLoop.h"
 #include "WarpRendezvous.h"
@@ -83,9 +84,10 @@ bool ptxforge::codegen::detail::regionSplittable(const ptx::Module &M, const ptx
 
 unsigned ptxforge::codegen::detail::regionCuts(const ptx::Function &Kernel) {
   ProgressPoints Points = findProgressPoints(Kernel);
+  // A batch of products is one cut (MatrixBatches.h).
   return static_cast<unsigned>(
              llvm::count_if(Kernel.Instructions, [](const ptx::Instruction &I) { return synchronizesThreads(I); })) +
-         Points.LockstepPoints + Points.SpinPoints;
+         Points.LockstepPoints + Points.SpinPoints - findMatrixBatches(Kernel, Points).Joined;
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #include "FunctionLowering.h"
 #include "DebugLocations.h"
 #include "Markers.h"
+#include "MatrixBatches.h"
 #include "ProgressPoints.h"
 #include "passes/Passes.h"
 
@@ -538,6 +539,38 @@ void FunctionLowering::emitProgressPoint(llvm::StringRef Helper, bool Cut) {
     detail::markRegionCut(CI, {RCLoop, /*Arg=*/1});
 }
 
+void FunctionLowering::lowerStatement(uint32_t Index, const detail::ProgressPoints &Points) {
+  const ptx::Instruction &I = F.Instructions[Index];
+  if (Points.LockstepBefore[Index] && IsKernel)
+    emitProgressPoint("ptxrt_lockstep", /*Cut=*/true);
+  if (Points.SpinBackEdge[Index])
+    emitProgressPoint("ptxrt_spin_point", /*Cut=*/IsKernel);
+  // A guarded branch is a conditional branch; any other guarded instruction is skipped when false.
+  if (I.Guard == ptx::NoReg || I.Op == ptx::Opcode::Bra) {
+    lowerInstruction(I);
+    return;
+  }
+  llvm::Value *G = B.CreateLoad(B.getInt1Ty(), regSlot(I.Guard));
+  if (I.GuardNegated)
+    G = B.CreateNot(G);
+  llvm::BasicBlock *Then = llvm::BasicBlock::Create(ML.Ctx, "guarded", LF);
+  llvm::BasicBlock *Cont = llvm::BasicBlock::Create(ML.Ctx, "cont", LF);
+  B.CreateCondBr(G, Then, Cont);
+  B.SetInsertPoint(Then);
+  lowerInstruction(I);
+  if (!B.GetInsertBlock()->getTerminator())
+    B.CreateBr(Cont);
+  B.SetInsertPoint(Cont);
+}
+
+void FunctionLowering::lowerMatrixBatch(llvm::ArrayRef<unsigned> Positions) {
+  std::vector<const ptx::Instruction *> Products;
+  for (unsigned Pos : Positions)
+    Products.push_back(&F.Instructions[F.Body[Pos].Index]);
+  llvm::SaveAndRestore<const ptx::Instruction *> Lowering(Current, Products.front());
+  detail::lowerMmaBatch(*this, Products);
+}
+
 bool FunctionLowering::run() {
   PayloadUnobserved = detail::nanPayloadUnobserved(F);
   detail::ProgressPoints Points = detail::findProgressPoints(F);
@@ -547,7 +580,9 @@ bool FunctionLowering::run() {
   llvm::BasicBlock *First = llvm::BasicBlock::Create(ML.Ctx, "body", LF);
   B.CreateBr(First);
   B.SetInsertPoint(First);
-  for (const ptx::Statement &S : F.Body) {
+  detail::MatrixBatches Batches = detail::findMatrixBatches(F, Points);
+  for (unsigned Pos : Batches.Order) {
+    const ptx::Statement &S = F.Body[Pos];
     if (S.Kind == ptx::StatementKind::Label) {
       llvm::BasicBlock *BB = labelBlock(S.Index);
       if (!B.GetInsertBlock()->getTerminator())
@@ -560,26 +595,10 @@ bool FunctionLowering::run() {
     const ptx::Instruction &I = F.Instructions[S.Index];
     if (Subprogram) // what the instruction's code does at a fault names it (CompiledModule::sourceLocation)
       B.SetCurrentDebugLocation(ML.location(I.Loc, Subprogram));
-    if (Points.LockstepBefore[S.Index] && IsKernel)
-      emitProgressPoint("ptxrt_lockstep", /*Cut=*/true);
-    if (Points.SpinBackEdge[S.Index])
-      emitProgressPoint("ptxrt_spin_point", /*Cut=*/IsKernel);
-    // A guarded branch is a conditional branch; any other guarded instruction is skipped when false.
-    if (I.Guard != ptx::NoReg && I.Op != ptx::Opcode::Bra) {
-      llvm::Value *G = B.CreateLoad(B.getInt1Ty(), regSlot(I.Guard));
-      if (I.GuardNegated)
-        G = B.CreateNot(G);
-      llvm::BasicBlock *Then = llvm::BasicBlock::Create(ML.Ctx, "guarded", LF);
-      llvm::BasicBlock *Cont = llvm::BasicBlock::Create(ML.Ctx, "cont", LF);
-      B.CreateCondBr(G, Then, Cont);
-      B.SetInsertPoint(Then);
-      lowerInstruction(I);
-      if (!B.GetInsertBlock()->getTerminator())
-        B.CreateBr(Cont);
-      B.SetInsertPoint(Cont);
-    } else {
-      lowerInstruction(I);
-    }
+    if (auto It = Batches.Batches.find(Pos); It != Batches.Batches.end())
+      lowerMatrixBatch(It->second);
+    else
+      lowerStatement(S.Index, Points);
     if (!ML.Error.empty())
       return false;
   }

@@ -18,6 +18,8 @@
 
 namespace ptxforge::codegen::detail {
 
+struct ProgressPoints;
+
 /// Module-wide lowering state: globals, shared-memory layout, functions.
 struct ModuleLowering {
   const ptx::Module &M;
@@ -135,6 +137,10 @@ public:
 
 private:
   bool lowerInstruction(const ptx::Instruction &I);
+  /// F.Instructions[Index] with the progress points before it and its guard.
+  void lowerStatement(uint32_t Index, const ProgressPoints &Points);
+  /// A batch of products (MatrixBatches.h) at these body positions: one collective.
+  void lowerMatrixBatch(llvm::ArrayRef<unsigned> Positions);
   // read() of each operand kind; Ty is bitsType(T).
   llvm::Value *readRegister(const ptx::Operand &Op, ptx::ScalarType T, llvm::Type *Ty);
   llvm::Value *readIntegerLiteral(const ptx::Operand &Op, ptx::ScalarType T, llvm::Type *Ty);
@@ -180,8 +186,10 @@ bool lowerFloat(FunctionLowering &L, const ptx::Instruction &I);
 bool lowerConvert(FunctionLowering &L, const ptx::Instruction &I);
 bool lowerWarp(FunctionLowering &L, const ptx::Instruction &I);
 bool lowerAtomic(FunctionLowering &L, const ptx::Instruction &I);
-bool lowerAsync(FunctionLowering &L, const ptx::Instruction &I);   ///< cp.async*, mbarrier (lower/AsyncOps.cpp)
-bool lowerMatrix(FunctionLowering &L, const ptx::Instruction &I);  ///< ldmatrix/stmatrix/mma/wmma (lower/MatrixOps.cpp)
+bool lowerAsync(FunctionLowering &L, const ptx::Instruction &I);  ///< cp.async*, mbarrier (lower/AsyncOps.cpp)
+bool lowerMatrix(FunctionLowering &L, const ptx::Instruction &I); ///< ldmatrix/stmatrix/mma/wmma (lower/MatrixOps.cpp)
+/// mma.sync / wmma.mma products in order as one warp collective (MatrixBatches.h; lower/MatrixOps.cpp).
+void lowerMmaBatch(FunctionLowering &L, llvm::ArrayRef<const ptx::Instruction *> Products);
 bool lowerTexture(FunctionLowering &L, const ptx::Instruction &I); ///< tex/tld4/txq/su* (lower/TextureOps.cpp)
 /// cp.async.bulk.tensor, cp.reduce.async.bulk(.tensor), called by lowerAsync (lower/BulkCopyOps.cpp)
 bool lowerBulkCopy(FunctionLowering &L, const ptx::Instruction &I);

@@ -93,16 +93,35 @@ bool lowerStmatrix(FunctionLowering &L, const ptx::Instruction &I) {
   return true;
 }
 
+/// One product's runtime code (Code bit 21 aside) and operands.
+struct MmaForm {
+  uint32_t Code = 0;
+  const ptx::Operand *D = nullptr, *A = nullptr, *B = nullptr, *C = nullptr;
+  ScalarType TD = ScalarType::None, TA = ScalarType::None, TB = ScalarType::None, TC = ScalarType::None;
+};
+
+/// The registers a fragment of element type T travels in: 64-bit for f64, else 32-bit.
+ScalarType fragmentRegister(ScalarType T) { return ptx::bitWidth(T) == 64 ? ScalarType::B64 : ScalarType::B32; }
+
+/// Whether every fragment travels in 32-bit registers (Code bit 21: the runtime takes them as 32-bit words).
+bool wordFragments(const MmaForm &F) {
+  return llvm::all_of(std::initializer_list<ScalarType>{F.TD, F.TA, F.TB, F.TC},
+                      [](ScalarType T) { return fragmentRegister(T) == ScalarType::B32; });
+}
+
+/// NA | NB << 8 | NC << 16 | ND << 24, the register counts ptxrt_mma takes.
+uint32_t mmaCounts(const MmaForm &F) {
+  return static_cast<uint32_t>(operandElements(*F.A).size() | operandElements(*F.B).size() << 8 |
+                               operandElements(*F.C).size() << 16 | operandElements(*F.D).size() << 24);
+}
+
 /// Calls ptxrt_mma with the A, B, C fragments and writes D. Fragments of 32-bit registers (all but f64) travel as
 /// 32-bit words (Code bit 21), an even number of them, which the runtime copies into its slot as they are; D
 /// comes back in the same buffer, after them.
-void emitMma(FunctionLowering &L, uint32_t Code, const ptx::Operand &D, const ptx::Operand &A, const ptx::Operand &Bop,
-             const ptx::Operand &C, ScalarType TD, ScalarType TA, ScalarType TB, ScalarType TC) {
+void emitMma(FunctionLowering &L, const MmaForm &F) {
   auto &B = L.b();
-  auto DE = operandElements(D), AE = operandElements(A), BE = operandElements(Bop), CE = operandElements(C);
-  auto regType = [](ScalarType T) { return ptx::bitWidth(T) == 64 ? ScalarType::B64 : ScalarType::B32; };
-  bool Words = regType(TD) == ScalarType::B32 && regType(TA) == ScalarType::B32 && regType(TB) == ScalarType::B32 &&
-               regType(TC) == ScalarType::B32;
+  auto DE = operandElements(*F.D), AE = operandElements(*F.A), BE = operandElements(*F.B), CE = operandElements(*F.C);
+  bool Words = wordFragments(F);
   llvm::Type *WordTy = Words ? B.getInt32Ty() : B.getInt64Ty();
   unsigned N = static_cast<unsigned>(AE.size() + BE.size() + CE.size()), InWords = Words ? (N + 1) / 2 * 2 : N;
   llvm::Value *In = scratchBuffer(L, WordTy, InWords + static_cast<unsigned>(DE.size()));
@@ -110,24 +129,26 @@ void emitMma(FunctionLowering &L, uint32_t Code, const ptx::Operand &D, const pt
   unsigned K = 0;
   auto put = [&](const std::vector<const ptx::Operand *> &Es, ScalarType T) {
     for (const ptx::Operand *E : Es)
-      B.CreateStore(B.CreateZExt(L.read(*E, regType(T)), WordTy), B.CreateConstGEP1_32(WordTy, In, K++));
+      B.CreateStore(B.CreateZExt(L.read(*E, fragmentRegister(T)), WordTy), B.CreateConstGEP1_32(WordTy, In, K++));
   };
-  put(AE, TA);
-  put(BE, TB);
-  put(CE, TC);
-  uint32_t Counts = static_cast<uint32_t>(AE.size() | BE.size() << 8 | CE.size() << 16 | DE.size() << 24);
-  callMatrixCut(L, "ptxrt_mma", {L.threadCtx(), B.getInt32(Code | (Words ? 1u << 21 : 0)), B.getInt32(Counts), In},
+  put(AE, F.TA);
+  put(BE, F.TB);
+  put(CE, F.TC);
+  callMatrixCut(L, "ptxrt_mma",
+                {L.threadCtx(), B.getInt32(F.Code | (Words ? 1u << 21 : 0)), B.getInt32(mmaCounts(F)), In},
                 {RCMma, /*Arg=*/1, -1, /*B=*/2, -1, -1, -1, /*Buffer=*/3});
+  ScalarType RT = fragmentRegister(F.TD);
   for (unsigned J = 0; J < DE.size(); ++J) {
     llvm::Value *V = B.CreateLoad(WordTy, B.CreateConstGEP1_32(WordTy, Out, J));
-    ScalarType RT = regType(TD);
     L.write(*DE[J], RT, B.CreateZExtOrTrunc(V, B.getIntNTy(ptx::bitWidth(RT))));
   }
 }
 
-bool lowerMma(FunctionLowering &L, const ptx::Instruction &I) {
+/// mma.sync's product; Why says what is unsupported where there is none.
+std::optional<MmaForm> mmaSyncForm(const ptx::Instruction &I, const char *&Why) {
+  Why = "operands";
   if (I.Operands.size() != 4 || I.typeCount() != 4)
-    return L.unsupported(I, "operands");
+    return std::nullopt;
   ScalarType TD = I.type(0), TA = I.type(1), TB = I.type(2), TC = I.type(3);
   unsigned Shape;
   if (I.has(Modifier::M16n8k16))
@@ -143,13 +164,21 @@ bool lowerMma(FunctionLowering &L, const ptx::Instruction &I) {
   else if (I.has(Modifier::M16n8k64))
     Shape = 9;
   else
-    return L.unsupported(I, "mma shape");
+    return Why = "mma shape", std::nullopt;
   if (!matrixElementCode(TD) || !matrixElementCode(TA) || !matrixElementCode(TB) || !matrixElementCode(TC) ||
       !I.has(Modifier::Row) || !I.has(Modifier::Col))
-    return L.unsupported(I, "mma types");
+    return Why = "mma types", std::nullopt;
   uint32_t Code = Shape | matrixElementCode(TA) << 4 | matrixElementCode(TB) << 8 | matrixElementCode(TC) << 12 |
                   matrixElementCode(TD) << 16 | (I.has(Modifier::Satfinite) ? 1u << 20 : 0);
-  emitMma(L, Code, I.Operands[0], I.Operands[1], I.Operands[2], I.Operands[3], TD, TA, TB, TC);
+  return MmaForm{Code, &I.Operands[0], &I.Operands[1], &I.Operands[2], &I.Operands[3], TD, TA, TB, TC};
+}
+
+bool lowerMma(FunctionLowering &L, const ptx::Instruction &I) {
+  const char *Why = nullptr;
+  std::optional<MmaForm> F = mmaSyncForm(I, Why);
+  if (!F)
+    return L.unsupported(I, Why);
+  emitMma(L, *F);
   return true;
 }
 
@@ -276,32 +305,46 @@ WmmaShape wmmaShape(const ptx::Instruction &I) {
   return {};
 }
 
+/// wmma.mma's product; Why says what is unsupported where there is none.
+std::optional<MmaForm> wmmaForm(const ptx::Instruction &I, const char *&Why) {
+  unsigned Shape = wmmaShape(I).Code;
+  Why = "wmma shape";
+  if (!Shape)
+    return std::nullopt;
+  // f64 products round once per element in the runtime's double arithmetic: round to nearest only.
+  Why = "wmma rounding other than .rn";
+  if (I.has(Modifier::Rz) || I.has(Modifier::Rm) || I.has(Modifier::Rp))
+    return std::nullopt;
+  Why = "wmma types";
+  ScalarType TD, TA, TB, TC;
+  if (I.typeCount() == 2)
+    TD = I.type(0), TC = I.type(1), TA = TB = ScalarType::F16;
+  else if (I.typeCount() == 4)
+    TD = I.type(0), TA = I.type(1), TB = I.type(2), TC = I.type(3);
+  else
+    return std::nullopt;
+  if (I.Operands.size() != 4 || !matrixElementCode(TD) || !matrixElementCode(TA) || !matrixElementCode(TC))
+    return std::nullopt;
+  uint32_t Code = Shape | matrixElementCode(TA) << 4 | matrixElementCode(TB) << 8 | matrixElementCode(TC) << 12 |
+                  matrixElementCode(TD) << 16 | (I.has(Modifier::Satfinite) ? 1u << 20 : 0) | 1u << 23;
+  return MmaForm{Code, &I.Operands[0], &I.Operands[1], &I.Operands[2], &I.Operands[3], TD, TA, TB, TC};
+}
+
 bool lowerWmma(FunctionLowering &L, const ptx::Instruction &I) {
+  if (I.has(Modifier::Mma)) {
+    const char *Why = nullptr;
+    std::optional<MmaForm> F = wmmaForm(I, Why);
+    if (!F)
+      return L.unsupported(I, Why);
+    emitMma(L, *F);
+    return true;
+  }
   auto &B = L.b();
   WmmaShape Sh = wmmaShape(I);
   unsigned Shape = Sh.Code;
   if (!Shape)
     return L.unsupported(I, "wmma shape");
-  // f64 products round once per element in the runtime's double arithmetic: round to nearest only.
-  if (I.has(Modifier::Rz) || I.has(Modifier::Rm) || I.has(Modifier::Rp))
-    return L.unsupported(I, "wmma rounding other than .rn");
   auto &Ops = I.Operands;
-  if (I.has(Modifier::Mma)) {
-    ScalarType TD, TA, TB, TC;
-    if (I.typeCount() == 2) {
-      TD = I.type(0), TC = I.type(1), TA = TB = ScalarType::F16;
-    } else if (I.typeCount() == 4) {
-      TD = I.type(0), TA = I.type(1), TB = I.type(2), TC = I.type(3);
-    } else {
-      return L.unsupported(I, "wmma types");
-    }
-    if (Ops.size() != 4 || !matrixElementCode(TD) || !matrixElementCode(TA) || !matrixElementCode(TC))
-      return L.unsupported(I, "wmma types");
-    uint32_t Code = Shape | matrixElementCode(TA) << 4 | matrixElementCode(TB) << 8 | matrixElementCode(TC) << 12 |
-                    matrixElementCode(TD) << 16 | (I.has(Modifier::Satfinite) ? 1u << 20 : 0) | 1u << 23;
-    emitMma(L, Code, Ops[0], Ops[1], Ops[2], Ops[3], TD, TA, TB, TC);
-    return true;
-  }
   bool Store = I.has(Modifier::Store);
   unsigned Which = Store ? 3 : I.has(Modifier::A) ? 0 : I.has(Modifier::B) ? 1 : 2;
   ScalarType T = I.type();
@@ -333,6 +376,52 @@ bool lowerWmma(FunctionLowering &L, const ptx::Instruction &I) {
       L.write(*Regs[J], RT, B.CreateTrunc(V, B.getIntNTy(ptx::bitWidth(RT))));
     }
   return true;
+}
+
+/// The product I is, whichever instruction.
+std::optional<MmaForm> productForm(const ptx::Instruction &I, const char *&Why) {
+  return I.Op == Opcode::Wmma ? wmmaForm(I, Why) : mmaSyncForm(I, Why);
+}
+
+/// A batch's registers, each in one 64-bit word of the lane's buffer, and the descriptor ptxrt_mma_batch reads:
+/// {count, then per product: code, counts, the words of its A, B, C and D registers}.
+struct BatchLayout {
+  struct Word {
+    const ptx::Operand *Reg;
+    ScalarType T;
+    bool LiveIn = false, Written = false; ///< read before any product writes it; written by a product
+  };
+  std::vector<Word> Words;
+  std::vector<uint32_t> Desc;
+  llvm::DenseMap<ptx::RegId, unsigned> WordOf;
+
+  void add(const MmaForm &F) {
+    Desc.push_back(F.Code | (wordFragments(F) ? 1u << 21 : 0));
+    Desc.push_back(mmaCounts(F));
+    for (auto [Op, T] : {std::pair(F.A, F.TA), std::pair(F.B, F.TB), std::pair(F.C, F.TC)})
+      for (const ptx::Operand *E : operandElements(*Op))
+        use(E, T, /*Write=*/false);
+    for (const ptx::Operand *E : operandElements(*F.D))
+      use(E, F.TD, /*Write=*/true);
+  }
+
+private:
+  void use(const ptx::Operand *E, ScalarType T, bool Write) {
+    auto [It, New] = WordOf.try_emplace(E->Reg, static_cast<unsigned>(Words.size()));
+    if (New)
+      Words.push_back({E, fragmentRegister(T)});
+    Word &W = Words[It->second];
+    W.LiveIn |= !Write && !W.Written;
+    W.Written |= Write;
+    Desc.push_back(It->second);
+  }
+};
+
+/// The batch's descriptor as a private constant of the module.
+llvm::Constant *batchDescriptor(FunctionLowering &L, llvm::ArrayRef<uint32_t> Desc) {
+  llvm::Constant *Init = llvm::ConstantDataArray::get(L.ctx(), Desc);
+  return new llvm::GlobalVariable(*L.function()->getParent(), Init->getType(), /*isConstant=*/true,
+                                  llvm::GlobalValue::PrivateLinkage, Init, "mma.batch");
 }
 
 } // namespace
@@ -409,4 +498,34 @@ unsigned ptxforge::codegen::detail::matrixElementCode(ScalarType T) {
   default:
     return MENone;
   }
+}
+
+void ptxforge::codegen::detail::lowerMmaBatch(FunctionLowering &L, llvm::ArrayRef<const ptx::Instruction *> Products) {
+  auto &B = L.b();
+  BatchLayout Layout;
+  Layout.Desc.push_back(static_cast<uint32_t>(Products.size()));
+  for (const ptx::Instruction *I : Products) {
+    const char *Why = nullptr;
+    std::optional<MmaForm> F = productForm(*I, Why);
+    if (!F) {
+      L.unsupported(*I, Why);
+      return;
+    }
+    Layout.add(*F);
+  }
+  llvm::Type *I64 = B.getInt64Ty();
+  llvm::Value *Buf = scratchBuffer(L, I64, static_cast<unsigned>(Layout.Words.size()));
+  for (unsigned W = 0; W < Layout.Words.size(); ++W)
+    if (Layout.Words[W].LiveIn)
+      B.CreateStore(B.CreateZExt(L.read(*Layout.Words[W].Reg, Layout.Words[W].T), I64),
+                    B.CreateConstGEP1_32(I64, Buf, W));
+  // Lanes meet by kind and key (RegionRendezvous.cpp meetingKey): the key tells batches apart.
+  uint32_t Key = static_cast<uint32_t>(llvm::hash_combine_range(Layout.Desc.begin(), Layout.Desc.end())) & 0xffffff;
+  callMatrixCut(L, "ptxrt_mma_batch", {L.threadCtx(), B.getInt32(Key), batchDescriptor(L, Layout.Desc), Buf},
+                {RCMmaBatch, /*Arg=*/1, /*Value=*/2, -1, -1, -1, -1, /*Buffer=*/3});
+  for (unsigned W = 0; W < Layout.Words.size(); ++W)
+    if (Layout.Words[W].Written) {
+      llvm::Value *V = B.CreateLoad(I64, B.CreateConstGEP1_32(I64, Buf, W));
+      L.write(*Layout.Words[W].Reg, Layout.Words[W].T, B.CreateTrunc(V, B.getIntNTy(ptx::bitWidth(Layout.Words[W].T))));
+    }
 }

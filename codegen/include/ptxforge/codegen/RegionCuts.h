@@ -25,6 +25,7 @@ enum RegionCutKind : uint32_t {
   RCLdmatrix,  ///< ldmatrix; Arg: matrices * 2 + trans; the row address in the value slot
   RCStmatrix,  ///< stmatrix; Arg: as ldmatrix
   RCMovmatrix, ///< movmatrix.trans; the register in the value slot, the result in the out slot
+  RCMmaBatch,  ///< a run of products (ptxrt_mma_batch); Arg: its key; the descriptor's address in the value slot
   NumRegionCutKinds
 };
 
