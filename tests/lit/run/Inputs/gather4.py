@@ -8,6 +8,7 @@ import json
 import os
 import struct
 import sys
+from case_files import write_index
 
 W, H, BOX = 40, 20, 16
 SPANS = {0: 0, 1: 32, 2: 64, 3: 128}
@@ -70,5 +71,4 @@ def case(root, name, coords, swizzle):
 
 root = sys.argv[1]
 cases = [case(root, "gather4_rows", [30, 3, 19, -1, 25], 0), case(root, "gather4_swizzle_64b", [2, 7, 0, 11, 7], 2)]
-with open(os.path.join(root, "index.json"), "w") as f:
-    json.dump({"format": "ptx-conformance-1", "cases": cases}, f, indent=1)
+write_index(root, cases)

@@ -15,6 +15,7 @@ import json
 import os
 import struct
 import sys
+from case_files import write_index
 
 SPANS = {2: 64, 3: 128}
 FMT = {1: ("H", 2), 2: ("I", 4)}  # CUtensorMapDataType: UINT16, UINT32
@@ -137,5 +138,4 @@ NWC = {"dtype": 1, "dims": [32, 40, 5], "strides": [64, 64 * 40], "estrides": [1
 root = sys.argv[1]
 cases = [case(root, "im2col_w_nhwc", NHWC, [4, -2, 1, 0], 3, 1),
          case(root, "im2col_w128_nwc", NWC, [0, 3, 0], 2, 5)]
-with open(os.path.join(root, "index.json"), "w") as f:
-    json.dump({"format": "ptx-conformance-1", "cases": cases}, f, indent=1)
+write_index(root, cases)

@@ -11,13 +11,13 @@ rows' bits and the registers' bits mapped into the same reference space), invert
 register bit takes the memory bit that lands on the same reference bit. In the .b4x16_p64 / .b6x16_p32 forms the
 reference space is the unpacked one: element c of a row (4 or 6 bits, packed from bit 0 of its first 8 or 12
 bytes) becomes byte c, zero-extended."""
-import json
 import os
 import random
 import struct
 import sys
 
 from cute_layout import layout, size
+from case_files import write_single_case
 
 
 # (src thread shape/stride, src bits per thread, dst thread shape/stride, dst value shape/stride)
@@ -140,8 +140,4 @@ c = {"name": f"matrix/{name}", "description": "sm_100 ldmatrix/stmatrix b8 forms
      "buffers": {"in": {"bytes": 512, "init": "in.bin"},
                  "out": {"bytes": len(expect), "init": {"fill_byte": 205}, "expect": "out.expect.bin",
                          "compare": {"as": "u32"}}}}
-with open(os.path.join(d, "case.json"), "w") as f:
-    json.dump(c, f, indent=1)
-with open(os.path.join(root, "index.json"), "w") as f:
-    json.dump({"format": "ptx-conformance-1", "cases": [{"name": c["name"], "dir": name, "min_sm": 100,
-               "ptx_version": "8.7", "target": "sm_100a", "description": c["description"]}]}, f, indent=1)
+write_single_case(root, name, c)

@@ -18,6 +18,7 @@ import sys
 from fractions import Fraction
 
 from cute_layout import layout
+from case_files import write_index
 
 M, N = 16, 8
 
@@ -181,5 +182,4 @@ cases = case(root, "f8f6f4_e2m1_e3m2", "f8f6f4", "e2m1", "e3m2", 0, (0, 0, 0, 0)
     case(root, "mxf4_2x", "mxf4", "e2m1", "e2m1", 2, (2, 1, 0, 1), 506) + \
     case(root, "mxf4nvf4_2x", "mxf4nvf4", "e2m1", "e2m1", 2, (0, 0, 2, 0), 507) + \
     case(root, "mxf4nvf4_4x_ue4m3", "mxf4nvf4", "e2m1", "e2m1", 4, (0, 1, 0, 3), 509, stype="ue4m3")
-with open(os.path.join(root, "index.json"), "w") as f:
-    json.dump({"format": "ptx-conformance-1", "cases": cases}, f, indent=1)
+write_index(root, cases)

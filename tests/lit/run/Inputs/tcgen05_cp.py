@@ -6,7 +6,6 @@ copies them into Tensor Memory with tcgen05.cp.cta_group::1 .128x256b (columns 0
 mbarrier, and every warp reads its 32 lanes' 24 columns back. The expected lanes follow CuTe's SM100 UTCCP atoms
 (ValID: a row's data-path lane, and the lanes a broadcast or repeat mode adds): row r in lane r; 02_13 also lane
 r + 64; 01_23 rows 32.. from lane 64, each also 32 lanes on; warpx4 lanes r + 32 w."""
-import json
 import os
 import random
 import struct
@@ -15,6 +14,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cute_layout import layout  # noqa: E402
 from tcgen05_mma import TCGEN, place  # noqa: E402
+from case_files import write_single_case  # noqa: E402
 
 REGION = 8192
 # (instruction shape, rows, bytes a row, swizzle code (wgmma's numbering), first column, CuTe ValID lane modes
@@ -100,8 +100,4 @@ c = {"name": f"tcgen05/{name}", "description": "tcgen05.cp shapes against CuTe's
      "params": params, "buffers": {"img": {"bytes": len(img), "init": "img.bin"},
                                    "out": {"bytes": 128 * 96, "init": {"fill_byte": 205}, "expect": "out.expect.bin",
                                            "compare": {"as": "u32"}}}}
-with open(os.path.join(d, "case.json"), "w") as f:
-    json.dump(c, f, indent=1)
-with open(os.path.join(root, "index.json"), "w") as f:
-    json.dump({"format": "ptx-conformance-1", "cases": [{"name": c["name"], "dir": name, "min_sm": 100,
-               "ptx_version": "8.7", "target": "sm_100a", "description": c["description"]}]}, f, indent=1)
+write_single_case(root, name, c)

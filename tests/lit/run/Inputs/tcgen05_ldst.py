@@ -8,12 +8,12 @@ reads those halves back with .32x32b.x8.pack::16b. Every lane writes what it loa
 value to a bit of the 16 data-path lanes' rows, ValID: bit b of lane d is b + bits-per-lane * d; the _16b atoms'
 ValID takes a row's bits 16 at a time from the low halves of consecutive 32-bit columns), evaluated here as CuTe
 layouts."""
-import json
 import os
 import struct
 import sys
 
 from cute_layout import layout
+from case_files import write_single_case
 
 
 # (bits per data-path lane, thread shape/stride, value shape/stride) of the .x1/.x2 forms used here
@@ -146,8 +146,4 @@ c = {"name": f"tcgen05/{name}", "description": "tcgen05.ld/st shapes against CUT
      "dynamic_shared_bytes": 0, "params": [{"type": "u64", "buffer": "out"}],
      "buffers": {"out": {"bytes": len(out), "init": {"fill_byte": 205}, "expect": "out.expect.bin",
                          "compare": {"as": "u32"}}}}
-with open(os.path.join(d, "case.json"), "w") as f:
-    json.dump(c, f, indent=1)
-with open(os.path.join(root, "index.json"), "w") as f:
-    json.dump({"format": "ptx-conformance-1", "cases": [{"name": c["name"], "dir": name, "min_sm": 100,
-               "ptx_version": "8.7", "target": "sm_100a", "description": c["description"]}]}, f, indent=1)
+write_single_case(root, name, c)

@@ -14,6 +14,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../conformance/cases"))
 from hopper import desc_offset, e4m3_value, f16_bits  # noqa: E402  (the wgmma cases' layouts and encodings)
+from case_files import write_index  # noqa: E402
 
 M, N = 128, 32
 SPAN = {0: 0, 1: 128, 2: 64, 3: 32}  # wgmma swizzle codes
@@ -182,5 +183,4 @@ if __name__ == "__main__":
     root = sys.argv[1]
     cases = case(root, "f16_a_none_b_128b", "f16", 0, 1, 401) + case(root, "tf32_a_64b_b_none", "tf32", 2, 0, 402) + \
         case(root, "i8_a_32b_b_64b", "i8", 3, 2, 403) + case(root, "e4m3_a_64b_b_32b", "e4m3", 2, 3, 404)
-    with open(os.path.join(root, "index.json"), "w") as f:
-        json.dump({"format": "ptx-conformance-1", "cases": cases}, f, indent=1)
+    write_index(root, cases)

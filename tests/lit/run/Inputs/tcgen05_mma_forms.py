@@ -17,6 +17,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cute_layout import layout  # noqa: E402
 from tcgen05_mma import TCGEN, element, place, wgmma_kernel  # noqa: E402
+from case_files import write_index  # noqa: E402
 
 LANES, COLS, A_COL = 128, 128, 64
 NBYTES = {"f16": 2, "tf32": 4, "i8": 1, "e4m3": 1}
@@ -238,5 +239,4 @@ cases = (case(root, "m64_f16", "f16", 64, 32, codes=(0, 1), seed=501) +
          case(root, "ws_m64_e4m3_d16", "e4m3", 64, 64, ws=True, half=True, codes=(0, 3), seed=509) +
          case(root, "pair_m256_f16", "f16", 256, 32, scale=1, codes=(0, 1), seed=510, pair=True) +
          case(root, "pair_m128_i8", "i8", 128, 48, codes=(3, 0), seed=511, pair=True))
-with open(os.path.join(root, "index.json"), "w") as f:
-    json.dump({"format": "ptx-conformance-1", "cases": cases}, f, indent=1)
+write_index(root, cases)
