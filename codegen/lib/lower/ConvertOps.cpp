@@ -252,9 +252,35 @@ bool lowerIntToInt(FunctionLowering &L, const ptx::Instruction &I) {
   return true;
 }
 
+/// cvt.pack.sat.{u4,s4,u8,s8}.s32.b32 d, a, b, c and cvt.pack.sat.{u16,s16}.s32 d, a, b: a and b saturated to
+/// the narrow type, b in the low bits, a above it, and c's low bits above both.
+bool lowerConvertPack(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  ScalarType D = I.type(0);
+  unsigned Size = ptx::bitWidth(D);
+  bool Signed = ptx::kindOf(D) == ptx::TypeKind::Signed;
+  if (!ptx::isInteger(D) || Size > 16 || I.type(1) != ScalarType::S32 || Ops.size() < 3 || Ops.size() > 4)
+    return L.unsupported(I);
+  int32_t Lo = Signed ? -(1 << (Size - 1)) : 0, Hi = Signed ? (1 << (Size - 1)) - 1 : (1 << Size) - 1;
+  auto saturate = [&](const ptx::Operand &Op) {
+    llvm::Value *X = L.read(Op, ScalarType::S32);
+    X = B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, X, B.getInt32(static_cast<uint32_t>(Lo)));
+    X = B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, X, B.getInt32(static_cast<uint32_t>(Hi)));
+    return B.CreateAnd(X, B.getInt32((1u << Size) - 1));
+  };
+  llvm::Value *R = B.CreateOr(B.CreateShl(saturate(Ops[1]), Size), saturate(Ops[2]));
+  if (Ops.size() == 4 && 2 * Size < 32)
+    R = B.CreateOr(R, B.CreateShl(L.read(Ops[3], ScalarType::B32), 2 * Size));
+  L.write(Ops[0], ScalarType::U32, R);
+  return true;
+}
+
 } // namespace
 
 bool ptxforge::codegen::detail::lowerConvert(FunctionLowering &L, const ptx::Instruction &I) {
+  if (I.Op == Opcode::Cvt && I.has(Modifier::Pack))
+    return lowerConvertPack(L, I);
   if (I.Op != Opcode::Cvt || I.typeCount() != 2)
     return false;
   bool Handled;
