@@ -13,7 +13,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cute_layout import layout  # noqa: E402
-from tcgen05_mma import TCGEN, place  # noqa: E402
+from tcgen05_mma import TCGEN, copy_image, place  # noqa: E402
 from case_files import write_single_case  # noqa: E402
 
 REGION = 8192
@@ -43,10 +43,7 @@ def kernel(n):
          "\t.reg .b32 %r<24>, %v<24>;", "\t.reg .b64 %rd<16>;", f"\t.shared .align 1024 .b8 s_img[{REGION * n}];",
          "\t.shared .align 8 .b64 s_bar;", "\t.shared .align 4 .b32 s_taddr;", "\tmov.u32 %r1, %tid.x;",
          "\tld.param.u64 %rd1, [p_img];", "\tcvta.to.global.u64 %rd1, %rd1;", "\tmov.u32 %r2, s_img;",
-         "\tshl.b32 %r3, %r1, 2;", "$L_copy:", f"\tsetp.ge.u32 %p1, %r3, {REGION * n};", "\t@%p1 bra $L_copied;",
-         "\tcvt.u64.u32 %rd2, %r3;", "\tadd.u64 %rd3, %rd1, %rd2;", "\tld.global.u32 %r4, [%rd3];",
-         "\tadd.u32 %r5, %r2, %r3;", "\tst.shared.u32 [%r5], %r4;", "\tadd.u32 %r3, %r3, 512;", "\tbra.uni $L_copy;",
-         "$L_copied:", "\tfence.proxy.async.shared::cta;", "\tmov.u32 %r6, s_taddr;", "\tmov.u32 %r7, s_bar;",
+         *copy_image(REGION * n, 512), "\tfence.proxy.async.shared::cta;", "\tmov.u32 %r6, s_taddr;", "\tmov.u32 %r7, s_bar;",
          "\tshr.u32 %r8, %r1, 5;", "\tsetp.ne.u32 %p2, %r8, 0;", "\t@%p2 bra $L_allocated;",
          "\ttcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r6], 32;", "$L_allocated:",
          "\tsetp.ne.u32 %p3, %r1, 0;", "\t@%p3 bra $L_inited;", "\tmbarrier.init.shared::cta.b64 [%r7], 1;",

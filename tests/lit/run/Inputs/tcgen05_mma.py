@@ -21,6 +21,15 @@ SPAN = {0: 0, 1: 128, 2: 64, 3: 32}  # wgmma swizzle codes
 TCGEN = {0: 0, 1: 2, 2: 4, 3: 6}  # the same swizzles as tcgen05 codes
 
 
+def copy_image(nbytes, stride):
+    """PTX lines copying NBYTES from global %rd1 to shared %r2, thread %r1 taking a word every STRIDE bytes from
+    its own (registers %r3-%r5, %rd2-%rd3, %p1; the loop ends at $L_copied)."""
+    return ["\tshl.b32 %r3, %r1, 2;", "$L_copy:", f"\tsetp.ge.u32 %p1, %r3, {nbytes};", "\t@%p1 bra $L_copied;",
+            "\tcvt.u64.u32 %rd2, %r3;", "\tadd.u64 %rd3, %rd1, %rd2;", "\tld.global.u32 %r4, [%rd3];",
+            "\tadd.u32 %r5, %r2, %r3;", "\tst.shared.u32 [%r5], %r4;", f"\tadd.u32 %r3, %r3, {stride};",
+            "\tbra.uni $L_copy;", "$L_copied:"]
+
+
 def element(rnd, kind):
     if kind == "i8":
         b = rnd.getrandbits(8)
@@ -63,10 +72,7 @@ def tcgen05_kernel(kind):
          "\t.shared .align 1024 .b8 s_img[16384];", "\t.shared .align 8 .b64 s_bar;",
          "\t.shared .align 4 .b32 s_taddr;",
          "\tmov.u32 %r1, %tid.x;", "\tld.param.u64 %rd1, [p_img];", "\tcvta.to.global.u64 %rd1, %rd1;",
-         "\tmov.u32 %r2, s_img;", "\tshl.b32 %r3, %r1, 2;", "$L_copy:", "\tsetp.ge.u32 %p1, %r3, 16384;",
-         "\t@%p1 bra $L_copied;", "\tcvt.u64.u32 %rd2, %r3;", "\tadd.u64 %rd3, %rd1, %rd2;",
-         "\tld.global.u32 %r4, [%rd3];", "\tadd.u32 %r5, %r2, %r3;", "\tst.shared.u32 [%r5], %r4;",
-         "\tadd.u32 %r3, %r3, 512;", "\tbra.uni $L_copy;", "$L_copied:", "\tfence.proxy.async.shared::cta;",
+         "\tmov.u32 %r2, s_img;", *copy_image(16384, 512), "\tfence.proxy.async.shared::cta;",
          "\tmov.u32 %r6, s_taddr;", "\tmov.u32 %r7, s_bar;", "\tshr.u32 %r8, %r1, 5;", "\tsetp.ne.u32 %p2, %r8, 0;",
          "\t@%p2 bra $L_allocated;", "\ttcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r6], 32;",
          "$L_allocated:", "\tsetp.ne.u32 %p3, %r1, 0;", "\t@%p3 bra $L_inited;",
@@ -99,10 +105,7 @@ def wgmma_kernel(kind, k):
          ".visible .entry k_wgmma(.param .u64 p_img, .param .u64 p_out, .param .u64 p_adesc, .param .u64 p_bdesc, "
          ".param .u32 p_idesc)", "{", "\t.reg .pred %p<4>;", "\t.reg .b32 %r<24>, %d<16>;", "\t.reg .b64 %rd<16>;",
          "\t.shared .align 1024 .b8 s_img[16384];", "\tmov.u32 %r1, %tid.x;", "\tld.param.u64 %rd1, [p_img];",
-         "\tcvta.to.global.u64 %rd1, %rd1;", "\tmov.u32 %r2, s_img;", "\tshl.b32 %r3, %r1, 2;", "$L_copy:",
-         "\tsetp.ge.u32 %p1, %r3, 16384;", "\t@%p1 bra $L_copied;", "\tcvt.u64.u32 %rd2, %r3;",
-         "\tadd.u64 %rd3, %rd1, %rd2;", "\tld.global.u32 %r4, [%rd3];", "\tadd.u32 %r5, %r2, %r3;",
-         "\tst.shared.u32 [%r5], %r4;", "\tadd.u32 %r3, %r3, 1024;", "\tbra.uni $L_copy;", "$L_copied:",
+         "\tcvta.to.global.u64 %rd1, %rd1;", "\tmov.u32 %r2, s_img;", *copy_image(16384, 1024),
          "\tfence.proxy.async.shared::cta;", "\tbar.sync 0;", "\tshr.u32 %r10, %r2, 4;",
          # warpgroup g takes rows 64g..: its A starts 8 row groups (8 * SBO) further
          "\tshr.u32 %r14, %r1, 7;", "\tld.param.u64 %rd9, [p_adesc];", "\tshr.u64 %rd10, %rd9, 32;",

@@ -16,7 +16,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cute_layout import layout  # noqa: E402
-from tcgen05_mma import TCGEN, element, place, wgmma_kernel  # noqa: E402
+from tcgen05_mma import TCGEN, copy_image, element, place, wgmma_kernel  # noqa: E402
 from case_files import write_index  # noqa: E402
 
 LANES, COLS, A_COL = 128, 128, 64
@@ -84,10 +84,7 @@ def forms_kernel(instr, mask, pair=False):
          "\t.shared .align 4 .b32 s_taddr;", "\tmov.u32 %r1, %tid.x;",
          "\tmov.u32 %r25, %cluster_ctarank;" if pair else "\tmov.u32 %r25, 0;", "\tmad.lo.u32 %r26, %r25, 128, %r1;",
          "\tld.param.u64 %rd1, [p_img];", "\tcvta.to.global.u64 %rd1, %rd1;", "\tmul.wide.u32 %rd9, %r25, 16384;",
-         "\tadd.u64 %rd1, %rd1, %rd9;", "\tmov.u32 %r2, s_img;", "\tshl.b32 %r3, %r1, 2;", "$L_copy:",
-         "\tsetp.ge.u32 %p1, %r3, 16384;", "\t@%p1 bra $L_copied;", "\tcvt.u64.u32 %rd2, %r3;",
-         "\tadd.u64 %rd3, %rd1, %rd2;", "\tld.global.u32 %r4, [%rd3];", "\tadd.u32 %r5, %r2, %r3;",
-         "\tst.shared.u32 [%r5], %r4;", "\tadd.u32 %r3, %r3, 512;", "\tbra.uni $L_copy;", "$L_copied:",
+         "\tadd.u64 %rd1, %rd1, %rd9;", "\tmov.u32 %r2, s_img;", *copy_image(16384, 512),
          "\tfence.proxy.async.shared::cta;", "\tmov.u32 %r6, s_taddr;", "\tmov.u32 %r7, s_bar;",
          "\tshr.u32 %r8, %r1, 5;", "\tsetp.ne.u32 %p2, %r8, 0;", "\t@%p2 bra $L_allocated;",
          f"\ttcgen05.alloc.cta_group::{group}.sync.aligned.shared::cta.b32 [%r6], {COLS};", "$L_allocated:",
