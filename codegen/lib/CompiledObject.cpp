@@ -115,11 +115,21 @@ PtxFacts ptxforge::codegen::describePtx(const ptx::Module &M) {
 
 // Compiling.
 
+namespace {
+/// The hot tier's limit (which decides KernelInfo::DeferredRegionCuts) and kernels.
+std::string hotKernelsKey(const LoweringOptions &L) {
+  std::string Key = " hot-cuts=" + std::to_string(L.HotRegionCutLimit);
+  for (size_t I = 0; I < L.HotKernels.size(); ++I)
+    Key += (I ? "," : " hot=") + L.HotKernels[I];
+  return Key;
+}
+} // namespace
+
 std::string CompileOptions::codeKey() const {
   return "O" + std::to_string(OptLevel) + " cpu=" + TargetCpu + " stream=" + std::to_string(StreamingStoreBytes) +
          " block-functions=" + std::to_string(Lowering.BlockFunctions) +
          " loop-cuts=" + std::to_string(Lowering.LoopCuts) +
-         " region-cuts=" + std::to_string(Lowering.RegionCutBudget) +
+         " region-cuts=" + std::to_string(Lowering.RegionCutBudget) + hotKernelsKey(Lowering) +
          " function-budget=" + std::to_string(FunctionSizeBudget) + " warp=" + std::to_string(WarpVectorize) +
          (FastCodeGen ? " fast-codegen" : "") + (Lowering.Memcheck ? " memcheck" : "");
 }
@@ -375,6 +385,7 @@ struct KernelFields {
   std::string BlockSymbol;
   bool ExitInCallee;
   bool MaySpin;
+  uint32_t DeferredRegionCuts;
   uint32_t ReqNtid[3], MaxNtid[3];
   uint32_t ReqClusterDim[3], MaxClusterRank;
   bool ExplicitCluster;
@@ -471,6 +482,7 @@ void writePayload(ByteWriter &W, const CompiledObject &O) {
     W.str(K.BlockSymbol);
     W.num<uint8_t>(K.ExitInCallee);
     W.num<uint8_t>(K.MaySpin);
+    W.num<uint32_t>(K.DeferredRegionCuts);
     for (uint32_t V : K.ReqNtid)
       W.num<uint32_t>(V);
     for (uint32_t V : K.MaxNtid)
@@ -532,6 +544,7 @@ void readPayload(ByteReader &R, CompiledObject &O) {
     K.BlockSymbol = R.str();
     K.ExitInCallee = R.num<uint8_t>() != 0;
     K.MaySpin = R.num<uint8_t>() != 0;
+    K.DeferredRegionCuts = R.num<uint32_t>();
     for (uint32_t &V : K.ReqNtid)
       V = R.num<uint32_t>();
     for (uint32_t &V : K.MaxNtid)

@@ -498,20 +498,30 @@ template <typename Predicate> bool anyCalleeInstruction(const ptx::Module &M, Pr
   return false;
 }
 
-/// Kernel FI's block function (null where its threads run one by one).
-llvm::Expected<llvm::Function *> emitBlockFunction(ModuleLowering &ML, size_t FI, const KernelInfo &K,
+/// The most cuts kernel F's region split may have: the budget, or the hot tier's limit for a kernel it names.
+unsigned regionCutBudget(const ptx::Function &F, const LoweringOptions &Options) {
+  bool Hot = llvm::is_contained(Options.HotKernels, F.Name.str());
+  return Hot ? std::max(Options.RegionCutBudget, Options.HotRegionCutLimit) : Options.RegionCutBudget;
+}
+
+/// Kernel FI's block function (null where its threads run one by one). A kernel left on fibers for its cuts
+/// alone gets K.DeferredRegionCuts.
+llvm::Expected<llvm::Function *> emitBlockFunction(ModuleLowering &ML, size_t FI, KernelInfo &K,
                                                    const LoweringOptions &Options) {
-  if (!Options.BlockFunctions)
-    return nullptr;
   const ptx::Function &F = *ML.M.Functions[FI];
+  bool OthersHot = !Options.HotKernels.empty() && !llvm::is_contained(Options.HotKernels, F.Name.str());
+  if (!Options.BlockFunctions || OthersHot)
+    return nullptr;
   llvm::Function *Block = nullptr;
   if (!K.Synchronizes && !K.ExitInCallee) {
     Block = emitBlockLoop(ML, ML.Functions[FI], !readsShared(ML, FI));
   } else if (regionSplittable(ML.M, F)) {
     // Over the compile-time budget (LoweringOptions::RegionCutBudget) the kernel runs on fibers, as planned,
     // not as a failure of the builder.
-    if (unsigned Cuts = regionCuts(F); Cuts > Options.RegionCutBudget) {
-      passes::reportRegionSplitFailure(*ML.Functions[FI], passes::overRegionBudget(Cuts, Options.RegionCutBudget));
+    if (unsigned Cuts = regionCuts(F), Budget = regionCutBudget(F, Options); Cuts > Budget) {
+      passes::reportRegionSplitFailure(*ML.Functions[FI], passes::overRegionBudget(Cuts, Budget));
+      if (Cuts <= Options.HotRegionCutLimit)
+        K.DeferredRegionCuts = Cuts;
       return Block;
     }
     llvm::Expected<llvm::Function *> Split = emitRegionBlockFunction(ML, ML.Functions[FI]);

@@ -16,6 +16,7 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -304,7 +305,10 @@ llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const
     alignas(8) uint64_t GridWorkspace[2] = {0, 0};
     if (Cooperative)
       C.GridWorkspace = GridWorkspace;
+    auto Start = std::chrono::steady_clock::now();
     GridFailure G = runGrid(*Fn, {Code, K}, C, Params.empty() ? nullptr : Params.data(), 0);
+    if (!Code->blockEntry(*K))
+      Fn->noteFiberRun(std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count());
     if (G.Result == Status::Success)
       return;
     if (verbose())

@@ -132,6 +132,8 @@ struct Module::PendingCompile {
   /// OptimizeLock, so that they never hold up another kernel's first use.
   std::unique_ptr<codegen::ModuleSplit> Split, QuickSplit;
   size_t KernelsLeft = 0;
+  /// Of KernelsLeft, those whose optimized code is in but which may still go hot (Module::deferRegionSplit).
+  size_t WaitingForHotTier = 0;
 
   CacheKeyInputs key(unsigned CC, llvm::StringRef Part) const {
     std::string Code = Options.codeKey(); // PTXFORGE_JIT_TIER=0: no block functions, other code, another entry
@@ -149,6 +151,21 @@ struct Module::PendingCompile {
       return Part.takeError();
     codegen::CompileOptions O = Quick ? codegen::quickCode(Options) : Options;
     O.Cancel = Cancel;
+    return codegen::compileObject(std::move(*Part), O);
+  }
+  /// Kernel Name's hot tier: its region split past the budget (LoweringOptions::HotKernels), from a lowering of
+  /// its own that gives no other kernel a block function.
+  llvm::Expected<codegen::CompiledObject> compileHotKernel(llvm::StringRef Name, const codegen::CancelToken *Cancel) {
+    codegen::CompileOptions O = Options;
+    O.Lowering.HotKernels = {Name.str()};
+    O.Lowering.Cancel = O.Cancel = Cancel;
+    auto Lowered = codegen::lowerToLLVM(*Front->Verified, Front->Source.get(), O.Lowering);
+    if (!Lowered)
+      return Lowered.takeError();
+    codegen::ModuleSplit Hot(std::move(*Lowered));
+    auto Part = Hot.kernelPart(Name);
+    if (!Part)
+      return Part.takeError();
     return codegen::compileObject(std::move(*Part), O);
   }
   llvm::Expected<codegen::ModuleSplit *> split(bool Quick, const codegen::CancelToken *Cancel = nullptr) {
@@ -461,20 +478,26 @@ llvm::Expected<KernelCode> Module::compileFunction(Function &F) {
   F.FromCache = Part->FromCache;
   if (Quick)
     startOptimizedCompile(F, Key); // before Ready: launches read F.OptimizeJob; the job counts the kernel done
-  else if (--P.KernelsLeft == 0)
-    Pending.reset(); // every kernel has its code: the PTX and IR are no longer needed
+  else if (K->DeferredRegionCuts && !F.Code.Code->blockEntry(*K))
+    deferRegionSplit(F, K->DeferredRegionCuts);
+  else
+    kernelDone();
   F.Ready.store(true, std::memory_order_release);
   return F.Code;
 }
 
 void Module::waitForBackgroundCompiles() const {
-  for (const auto &F : Functions)
+  for (const auto &F : Functions) {
     BackgroundJobs::get().wait(F->OptimizeJob);
+    BackgroundJobs::get().wait(F->HotJob);
+  }
 }
 
 void Module::cancelBackgroundCompiles() const {
-  for (const auto &F : Functions)
+  for (const auto &F : Functions) {
     BackgroundJobs::get().cancel(F->OptimizeJob);
+    BackgroundJobs::get().cancel(F->HotJob);
+  }
   waitForBackgroundCompiles();
 }
 
@@ -483,6 +506,7 @@ void Module::startOptimizedCompile(Function &F, CacheKeyInputs Key) {
   PendingCompile *P = Pending.get(); // lives until the last kernel is done, which this job's own may be
   F.OptimizeJob =
       BackgroundJobs::get().start([this, &F, P, Key = std::move(Key)](const BackgroundJobs::CancelFlag &Cancel) {
+        uint32_t Deferred = 0; // the optimized code has no block function for its cuts alone
         {
           std::scoped_lock L(OptimizeLock); // the full lowering's LLVMContext: one compile at a time
           struct Done {
@@ -501,6 +525,8 @@ void Module::startOptimizedCompile(Function &F, CacheKeyInputs Key) {
           if (K && Part->Code->blockEntry(*K)) {
             F.Optimized = std::move(Part->Code);
             F.Upgrade.Block.store(F.Optimized->blockEntry(*K), std::memory_order_release);
+          } else if (K && K->DeferredRegionCuts) {
+            Deferred = K->DeferredRegionCuts;
           } else if (!Part && codegen::cancelRequested(&Cancel)) {
             llvm::consumeError(Part.takeError());
           } else if (!Part) {
@@ -510,8 +536,81 @@ void Module::startOptimizedCompile(Function &F, CacheKeyInputs Key) {
           }
         }
         std::scoped_lock L(MaterializeLock);
-        if (--P->KernelsLeft == 0)
-          Pending.reset();
+        if (Deferred && !BackgroundJobs::get().exiting())
+          deferRegionSplit(F, Deferred);
+        else
+          kernelDone();
+      });
+}
+
+void Module::kernelDone() {
+  if (--Pending->KernelsLeft == 0) {
+    Pending.reset(); // every kernel has its code: the PTX and IR are no longer needed
+  } else if (Pending->KernelsLeft == Pending->WaitingForHotTier) {
+    // Hot compiles lower the PTX afresh; the IR of the quick and optimized lowerings (cub_big: hundreds of MB)
+    // serves no kernel any more. No background compile uses Split now: each kernel it would serve is done.
+    Pending->Split.reset();
+    Pending->QuickSplit.reset();
+  }
+}
+
+void Module::deferRegionSplit(Function &F, uint32_t DeferredCuts) {
+  PendingCompile &P = *Pending;
+  if (auto Hot = cachedPart(P.key(BinaryVersion, "kernel=" + F.name().str() + " hot"),
+                            [&](const codegen::CompiledObject &O) { return loadKernelCode(O); })) {
+    const codegen::KernelInfo *K = Hot->Code ? Hot->Code->kernel(F.name()) : nullptr;
+    if (K && Hot->Code->blockEntry(*K)) {
+      F.Optimized = std::move(Hot->Code);
+      F.Upgrade.Block.store(F.Optimized->blockEntry(*K), std::memory_order_release);
+      F.HotStarted.store(true, std::memory_order_release); // launches take it up; no compile
+      kernelDone();
+      return;
+    }
+  }
+  ++P.WaitingForHotTier;
+  F.DeferredCuts.store(DeferredCuts, std::memory_order_release);
+  if (P.KernelsLeft == P.WaitingForHotTier) {
+    P.Split.reset();
+    P.QuickSplit.reset();
+  }
+}
+
+void Module::startHotCompile(Function &F) {
+  std::scoped_lock L(MaterializeLock);
+  PendingCompile *P = Pending.get(); // kept while F waits for its hot tier
+  if (!P)
+    return;
+  F.Upgrade.Compiling.store(true, std::memory_order_release);
+  CacheKeyInputs Key = P->key(BinaryVersion, "kernel=" + F.name().str() + " hot");
+  F.HotJob =
+      BackgroundJobs::get().start([this, &F, P, Key = std::move(Key)](const BackgroundJobs::CancelFlag &Cancel) {
+        {
+          std::scoped_lock L(OptimizeLock);
+          struct Done {
+            codegen::TierUp &U;
+            ~Done() { U.Compiling.store(false, std::memory_order_release); }
+          } MarkDone{F.Upgrade};
+          if (codegen::cancelRequested(&Cancel))
+            return;
+          auto Part = compilePart(
+              Key, [&] { return P->compileHotKernel(F.name(), &Cancel); },
+              [&](const codegen::CompiledObject &O) { return loadKernelCode(O); });
+          const codegen::KernelInfo *K = Part && Part->Code ? Part->Code->kernel(F.name()) : nullptr;
+          if (K && Part->Code->blockEntry(*K)) {
+            F.Optimized = std::move(Part->Code);
+            F.Upgrade.Block.store(F.Optimized->blockEntry(*K), std::memory_order_release);
+          } else if (!Part && codegen::cancelRequested(&Cancel)) {
+            llvm::consumeError(Part.takeError());
+            return;
+          } else {
+            // The fibers run the same PTX correctly; the kernel stays on them.
+            std::string Why = Part ? "the region split made no block function" : llvm::toString(Part.takeError());
+            printLateFailure("ptxforge: kernel '" + F.name().str() + "' stays on fibers: " + Why + "\n");
+          }
+        }
+        std::scoped_lock L(MaterializeLock);
+        --P->WaitingForHotTier;
+        kernelDone();
       });
 }
 

@@ -66,6 +66,8 @@ Settings Settings::fromEnvironment() {
   unsigned Cuts = 0;
   if (!env("PTXFORGE_REGION_CUTS").getAsInteger(10, Cuts))
     S.Compile.Lowering.RegionCutBudget = Cuts;
+  if (unsigned Hot; !env("PTXFORGE_HOT_REGION_CUTS").getAsInteger(10, Hot))
+    S.Compile.Lowering.HotRegionCutLimit = Hot;
   S.Compile.WarpVectorize = env("PTXFORGE_WARP_VECTORIZE") != "0";
   S.Tier = jitTier(env("PTXFORGE_JIT_TIER"));
   if (S.Tier == JitTier::Quick)

@@ -81,6 +81,130 @@ TEST_CASE("unloading a module while its kernel's optimized code compiles cancels
 
 namespace {
 
+/// Each of a block's 128 threads takes its right neighbour's value Rounds times, through shared memory: two
+/// barriers a round, so that a region budget of 1 leaves it on fibers.
+const char *RotatePtx = R"(.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry rotate(.param .u64 out, .param .u32 rounds)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<4>;
+  .shared .align 4 .b32 buf[128];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %ctaid.x;
+  mad.lo.u32 %r3, %r2, 128, %r1;
+  mov.u32 %r10, %r3;
+  ld.param.u32 %r9, [rounds];
+  mov.u32 %r8, 0;
+  mov.u32 %r4, buf;
+  shl.b32 %r5, %r1, 2;
+  add.u32 %r5, %r4, %r5;
+  add.u32 %r6, %r1, 1;
+  and.b32 %r6, %r6, 127;
+  shl.b32 %r6, %r6, 2;
+  add.u32 %r6, %r4, %r6;
+LOOP:
+  st.shared.u32 [%r5], %r3;
+  bar.sync 0;
+  ld.shared.u32 %r3, [%r6];
+  bar.sync 0;
+  add.u32 %r8, %r8, 1;
+  setp.lt.u32 %p1, %r8, %r9;
+  @%p1 bra LOOP;
+  ld.param.u64 %rd1, [out];
+  mul.wide.u32 %rd2, %r10, 4;
+  add.u64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r3;
+  ret;
+}
+)";
+
+std::unique_ptr<Module> loadRotate(unsigned HotRegionCutLimit = 2048) {
+  EnvScope Env({"CUDA_MODULE_LOADING"});
+  JitOptions Options;
+  Options.Codegen = processSettings().Compile;
+  Options.Codegen->Lowering.RegionCutBudget = 1;
+  Options.Codegen->Lowering.HotRegionCutLimit = HotRegionCutLimit;
+  JitLogs Logs;
+  ModuleSource Source;
+  Source.Image = RotatePtx;
+  auto M = Module::load(cacheTestContext(), Source, Options, Logs);
+  REQUIRE_MESSAGE(static_cast<bool>(M), Logs.Error);
+  return std::move(*M);
+}
+
+/// Launches rotate over 32 blocks; what went wrong, or empty.
+std::string runRotate(Function &F) {
+  constexpr uint32_t Blocks = 32, N = Blocks * 128, Rounds = 100;
+  auto Out = DeviceMemory::get().allocate(N * 4, MemoryKind::Device, &cacheTestContext());
+  if (!Out)
+    return llvm::toString(Out.takeError());
+  uint64_t OutPtr = *Out;
+  uint32_t R = Rounds;
+  void *Args[] = {&OutPtr, &R};
+  auto Params = F.packParams(Args);
+  if (!Params)
+    return llvm::toString(Params.takeError());
+  codegen::LaunchConfig Config;
+  Config.Grid = {Blocks, 1, 1};
+  Config.Block = {128, 1, 1};
+  if (llvm::Error E = launch(cacheTestContext(), nullptr, F, Config, std::move(*Params)))
+    return llvm::toString(std::move(E));
+  std::vector<uint32_t> Host(N);
+  CopyRegion C;
+  C.Dst = reinterpret_cast<uint64_t>(Host.data()), C.DstSide = Side::Host;
+  C.Src = OutPtr, C.SrcSide = Side::Device, C.Width = N * 4;
+  if (llvm::Error E = copyMemory(cacheTestContext(), nullptr, false, C))
+    return llvm::toString(std::move(E));
+  llvm::consumeError(DeviceMemory::get().free(OutPtr, {MemoryKind::Device}));
+  for (uint32_t I = 0; I < N; ++I)
+    if (uint32_t Want = I / 128 * 128 + (I % 128 + Rounds) % 128; Host[I] != Want)
+      return "out[" + std::to_string(I) + "] = " + std::to_string(Host[I]) + ", not " + std::to_string(Want);
+  return "";
+}
+
+bool hotCodeArrived(const Function &F) { return F.upgrade() && F.upgrade()->Block.load() != nullptr; }
+
+} // namespace
+
+TEST_CASE("a kernel past the region budget moves to its region split once it has run on fibers long enough") {
+  if (processSettings().Tier != JitTier::Tiered || processSettings().Compile.Lowering.HotRegionCutLimit < 2)
+    return;
+  GlobalCacheScope Scope;
+  {
+    auto Off = loadRotate(/*HotRegionCutLimit=*/0); // no hot tier: its two cuts keep it on fibers for good
+    Function *F = Off->function("rotate");
+    REQUIRE(F != nullptr);
+    for (int I = 0; I < 5; ++I) {
+      CHECK(runRotate(*F).empty());
+      Off->waitForBackgroundCompiles();
+    }
+    CHECK_FALSE(hotCodeArrived(*F));
+  }
+  {
+    auto M = loadRotate();
+    Function *F = M->function("rotate");
+    REQUIRE(F != nullptr);
+    // Its runs on fibers add up to the split's expected compile time (2 cuts: 80 ms) within a few launches.
+    for (int I = 0; I < 400 && !hotCodeArrived(*F); ++I) {
+      CHECK(runRotate(*F).empty());
+      M->waitForBackgroundCompiles();
+    }
+    CHECK(hotCodeArrived(*F));
+    CHECK(runRotate(*F).empty()); // on the region split now
+  }
+  auto Warm = loadRotate();
+  Function *F = Warm->function("rotate");
+  REQUIRE(F != nullptr);
+  CHECK(hotCodeArrived(*F)); // the cache keeps the hot code: the first launch starts on it
+  CHECK(runRotate(*F).empty());
+  CHECK(Scope.cache().stats().Corrupt == 0);
+}
+
+namespace {
+
 struct ExitRun {
   bool Exited = false;
   int Status = 0;

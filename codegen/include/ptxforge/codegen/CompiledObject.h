@@ -51,7 +51,7 @@ public:
   /// Bumped whenever the serialized layout or the meaning of a field changes; older bytes are refused.
   /// 2: block functions run a range of blocks; 3: ptxrt_region_release takes the span of live threads; 4: KernelInfo
   /// says whether the kernel may spin (MaySpin).
-  static constexpr uint32_t FormatVersion = 6;
+  static constexpr uint32_t FormatVersion = 7;
 
   std::string ObjectCode; ///< a relocatable object file for TargetTriple
   std::vector<KernelInfo> Kernels;

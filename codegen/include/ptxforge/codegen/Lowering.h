@@ -45,6 +45,10 @@ struct KernelInfo {
   /// Has a loop that may wait for other threads or blocks (a spin point, codegen/lib/ProgressPoints.h): its
   /// threads run as fibers, and a grid that fits the device's occupancy runs all its blocks at once.
   bool MaySpin = false;
+  /// The kernel's barriers and collectives when they alone kept it from a region-split block function (more
+  /// than LoweringOptions::RegionCutBudget, at most HotRegionCutLimit), else 0. Its threads run as fibers; the
+  /// driver's hot tier compiles the split once the kernel has run long enough on fibers to pay for it.
+  uint32_t DeferredRegionCuts = 0;
   uint32_t ReqNtid[3] = {0, 0, 0}, MaxNtid[3] = {0, 0, 0};
   /// Thread-block clusters: `.reqnctapercluster` (0: none; a launch without cluster dimensions uses it),
   /// `.maxclusterrank` (0: none) and `.explicitcluster` (launches must give cluster dimensions).
@@ -106,6 +110,12 @@ struct LoweringOptions {
   /// x2000: 0.6 s instead of ~25 s); loop cuts (3 regions each) are made only while the total stays within it.
   /// An optimization remark (ptxforge-regions) says so. Part of the compute cache's key.
   unsigned RegionCutBudget = 128;
+  /// The hot tier (a JIT's answer to the budget above): the kernels named here are region-split up to
+  /// HotRegionCutLimit cuts, for a caller that has seen them run on fibers long enough to pay for the compile
+  /// (KernelInfo::DeferredRegionCuts). The limit bounds the compile's time and memory. Where it names any, only
+  /// the kernels named get block functions: the caller takes their parts alone. Part of the compute cache's key.
+  std::vector<std::string> HotKernels;
+  unsigned HotRegionCutLimit = 2048;
   /// A kernel the region builder should split but cannot (the lowering broke the builder's contract, a bug)
   /// fails the lowering instead of running on fibers with an optimization remark. Tests set it.
   bool RegionSplitFailureIsError = false;

@@ -83,7 +83,15 @@ public:
   bool fromComputeCache() const { return FromCache; }
   /// Tiered JIT: where the optimized code appears when the kernel's code() is its quick code (see
   /// codegen::TierUp); null otherwise.
-  const codegen::TierUp *upgrade() const { return OptimizeJob ? &Upgrade : nullptr; }
+  const codegen::TierUp *upgrade() const {
+    return OptimizeJob || HotStarted.load(std::memory_order_acquire) ? &Upgrade : nullptr;
+  }
+  /// The hot tier: a launch of the kernel ran Seconds without a block function. A kernel whose optimized code
+  /// has none only because its barriers and collectives are past the region budget
+  /// (codegen::KernelInfo::DeferredRegionCuts) gets its region split compiled in the background once its runs
+  /// on fibers have taken as long as that compile is expected to (a JIT's hot tier; the rent-or-buy rule keeps
+  /// the total within twice the better choice made in hindsight). Launches take the code up through upgrade().
+  void noteFiberRun(double Seconds);
 
   /// Largest block the kernel can be launched with (its .maxntid/.reqntid, else the device limit).
   unsigned maxThreadsPerBlock() const;
@@ -149,6 +157,12 @@ private:
   BackgroundJobs::Handle OptimizeJob;
   std::unique_ptr<codegen::CompiledModule> Optimized;
   codegen::TierUp Upgrade;
+  /// The hot tier (noteFiberRun): the optimized code's deferred cuts (0: none), the time run on fibers since,
+  /// and the compile of the split.
+  std::atomic<uint32_t> DeferredCuts{0};
+  std::atomic<uint64_t> FiberMicroseconds{0};
+  std::atomic<bool> HotStarted{false};
+  BackgroundJobs::Handle HotJob;
   std::optional<Status> Failure;
   std::string FailureLog;
   unsigned MaxDynamicShared;
@@ -249,6 +263,14 @@ private:
   llvm::Expected<KernelCode> compileFunction(Function &F);
   /// Tiered JIT: F runs on its quick code; compiles its optimized code (cache key Key) in the background.
   void startOptimizedCompile(Function &F, CacheKeyInputs Key);
+  /// The hot tier: compiles F's region split past the budget in the background (Function::noteFiberRun).
+  void startHotCompile(Function &F);
+  /// F's optimized code has no block function for DeferredCuts cuts alone: takes the hot tier's code from the
+  /// compute cache where it holds it, else lets F's launches start the hot compile. Under MaterializeLock.
+  void deferRegionSplit(Function &F, uint32_t DeferredCuts);
+  /// A kernel has all the code it will get (under MaterializeLock): the PTX goes once no kernel needs it, the
+  /// lowered IR once only kernels waiting for the hot tier do.
+  void kernelDone();
   /// Stops the background compiles (they store nothing unless finished) and waits until none runs.
   void cancelBackgroundCompiles() const;
   /// A kernel's compiled part, JIT-linked against the module's shared part.
