@@ -402,6 +402,43 @@ void tmemMove(ThreadContext *C, uint32_t Row, uint32_t Col, bool Pack, bool Stor
     Reg = (Lo[0] & 0xffff) | Lo[1] << 16;
 }
 
+/// A key that orders f32 bits as min/max.f32 do (-0 below +0): the sign-magnitude bits made two's complement.
+int32_t orderedF32(uint32_t Bits) { return static_cast<int32_t>(Bits ^ ((0u - (Bits >> 31)) & 0x7fffffffu)); }
+
+/// tcgen05.ld.red's redVal: the min or max of a lane's Count loaded words (Flags: Tcgen05CopyFlag), as min/max of
+/// their type take it: u32 or s32 integers, or f32 values (min/max.f32: a NaN input is ignored unless .NaN, which
+/// makes any NaN the result; all NaN gives the canonical NaN; .abs reduces the magnitudes). The ISA requires
+/// .num of .x2 or more, so Count >= 2.
+uint32_t reduceLoaded(const uint32_t *Regs, uint32_t Count, uint32_t Flags) {
+  bool Max = Flags & TgRedMax;
+  if (Flags & (TgRedU32 | TgRedS32)) {
+    bool Signed = Flags & TgRedS32;
+    uint32_t Best = Regs[0];
+    for (uint32_t R = 1; R < Count; ++R) {
+      bool Less = Signed ? static_cast<int32_t>(Regs[R]) < static_cast<int32_t>(Best) : Regs[R] < Best;
+      if (Max ? !Less && Regs[R] != Best : Less)
+        Best = Regs[R];
+    }
+    return Best;
+  }
+  bool Any = false, SawNaN = false;
+  int32_t Best = 0;
+  for (uint32_t R = 0; R < Count; ++R) {
+    uint32_t Bits = Flags & TgRedAbs ? Regs[R] & 0x7fffffffu : Regs[R];
+    if ((Bits & 0x7fffffffu) > 0x7f800000u) {
+      SawNaN = true;
+      continue;
+    }
+    int32_t Key = orderedF32(Bits);
+    if (!Any || (Max ? Key > Best : Key < Best))
+      Best = Key;
+    Any = true;
+  }
+  if (!Any || (SawNaN && (Flags & TgRedNaN)))
+    return 0x7fffffffu;
+  return static_cast<uint32_t>(orderedF32(static_cast<uint32_t>(Best)));
+}
+
 /// One tcgen05.ld/st for every lane of the warp at once (In: the lane's address, register buffer, count, store flag,
 /// shape with TgPack16, and immediate): the instruction is warp-synchronous, and its shapes other than .32x32b reach
 /// lanes of Tensor Memory that other threads' stores wrote, so no lane may run ahead of, or behind, the others'
@@ -411,15 +448,17 @@ void computeTmemCopy(CollectiveSlot &S, void *Arg) {
   forLanes(S.Participants, [&](uint32_t L) {
     const uint64_t *F = S.In[L];
     uint32_t Addr = static_cast<uint32_t>(F[0]), Count = static_cast<uint32_t>(F[2]),
-             Shape = static_cast<uint32_t>(F[4]);
+             Flags = static_cast<uint32_t>(F[4]), Shape = Flags & 7;
     auto *Regs = reinterpret_cast<uint32_t *>(F[1]);
-    bool Pack = Shape & TgPack16;
+    bool Pack = Flags & TgPack16;
     for (unsigned R = 0; R < Count; ++R) {
       uint32_t Row, Col;
-      tmemPosition(Shape & ~TgPack16, L, R, Row, Col);
-      uint32_t Imm = (Shape & ~TgPack16) == 4 && L >= 16 ? static_cast<uint32_t>(F[5]) : 0;
+      tmemPosition(Shape, L, R, Row, Col);
+      uint32_t Imm = Shape == 4 && L >= 16 ? static_cast<uint32_t>(F[5]) : 0;
       tmemMove(C, (Addr >> 16) + Row, (Addr & 0xffff) + (Pack ? 2 * Col : Col) + Imm, Pack, F[3] != 0, Regs[R]);
     }
+    if (Flags & TgRed)
+      Regs[Count] = reduceLoaded(Regs, Count, Flags);
   });
 }
 
@@ -434,6 +473,7 @@ struct UmmaCall {
   uint32_t ATmem, DAddr;
   BlockState *Tmem[2];
   const char *Shared[2];
+  uint64_t ZeroColumns; ///< .ws's zero-column mask descriptor (with TgZeroColumns)
 };
 
 /// The CTAs sharing the product: 2 for a cta_group::2 pair.
@@ -473,7 +513,8 @@ bool decodeUmma(uint32_t IDesc, uint32_t Flags, uint64_t ADesc, uint64_t BDesc, 
                0,
                0,
                {},
-               {}};
+               {},
+               0};
   bool ADone = ATmem ? !U.TransA && (U.M == 128 || !(Flags & TgWs)) && !(Flags & TgPair) : (!ADesc || U.ADesc);
   bool DDone = U.Int ? DType == 2 : DType == 1 || (DType == 0 && Kind != 1);
   return ummaShape(U.M, U.N, Flags) && !(IDesc & 4) && U.AType != MENone && U.BType != MENone && DDone && ADone &&
@@ -512,6 +553,29 @@ double ummaA(ThreadContext *C, const UmmaCall &U, unsigned Row, unsigned K) {
   return U.SignA * decode(U.AType, Bits);
 }
 
+/// Whether bit Col of the N-bit mask a zero-column mask descriptor Z generates for an M-row .ws product is set (the
+/// ISA's Zero-Column Mask Descriptor): 128 / M sub-masks of N M / 128 bits each, sub-mask i starting with the value
+/// of First Span i, Start Count i of its bits skipped, then alternating runs of Skip Span + 1 ones (columns of zeros)
+/// and Use Span + 1 zeros (columns of B), as the ISA's four worked examples read.
+bool zeroColumnBit(uint64_t Z, unsigned M, unsigned N, unsigned Col) {
+  if (!(Z >> 39 & 1))
+    return false;
+  unsigned Width = N / (128 / M), Sub = Col / Width;
+  unsigned Ones = static_cast<unsigned>(Z >> 40 & 0xff) + 1, Zeros = static_cast<unsigned>(Z >> 48 & 0xff) + 1;
+  unsigned Q = (Col % Width + static_cast<unsigned>(Z >> (8 * Sub) & 0xff)) % (Ones + Zeros);
+  return (Z >> (32 + Sub) & 1) ? Q < Ones : Q >= Zeros;
+}
+
+/// The column of B that column Col of D reads (moved by a zero-column mask's Column Shift), and whether the mask
+/// makes it a column of zeros.
+unsigned bColumn(const UmmaCall &U, unsigned Col, bool &Zero) {
+  Zero = false;
+  if (!(U.Flags & TgZeroColumns))
+    return Col;
+  Zero = zeroColumnBit(U.ZeroColumns, U.M, U.N, Col);
+  return Col + static_cast<unsigned>(U.ZeroColumns >> 56 & 63);
+}
+
 /// One element of D: the row of A (signs applied) times column Col of B (in its CTA's shared memory), plus the old
 /// value scaled by 2^-s when EnableD. Products are summed in double and rounded once, as wgmma's are, so the same
 /// data gives wgmma's result. An f16 D element takes a column of its own, in its low half (CuTe's tmem_frg of 16-bit
@@ -521,8 +585,13 @@ uint32_t ummaElement(const UmmaCall &U, const double *ARow, unsigned Col, uint32
   double In = U.Half ? halfToFloat(static_cast<uint16_t>(Old)) : llvm::bit_cast<float>(Old);
   double Acc = EnableD && !U.Int ? std::ldexp(In, -int((U.Flags >> TgScaleDShift) & 15)) : 0;
   int64_t IAcc = EnableD ? static_cast<int32_t>(Old) : 0;
+  // A pair's CTA v holds columns v N/2.. of B; one CTA all of them, and a zero-column mask's shift may read past N.
+  bool Zero, Pair = ummaCtas(U) == 2;
+  unsigned BCol = bColumn(U, Col, Zero);
+  const char *BShared = U.Shared[Pair ? BCol / N : 0];
   for (unsigned Kk = 0; Kk < K; ++Kk) {
-    double P = ARow[Kk] * U.SignB * loadElem(U.Shared[Col / N], U.BDesc, Col % N, Kk, U.BType, U.TransB);
+    double P = ARow[Kk] * U.SignB *
+               (Zero ? 0.0 : loadElem(BShared, U.BDesc, Pair ? BCol % N : BCol, Kk, U.BType, U.TransB));
     if (U.Int)
       IAcc += static_cast<int64_t>(P);
     else
@@ -564,6 +633,37 @@ void ummaCtasOf(ThreadContext *C, UmmaCall &U) {
   }
 }
 
+/// Byte Byte of a 16-byte group of a decompressing tcgen05.cp's source Group (.b8x16 from Form's .b4x16_p64 or
+/// .b6x16_p32: 16 elements of 4 or 6 bits packed from bit 0 up, then padding): element Byte zero-extended, as
+/// ldmatrix's .b8x16 forms unpack the same source formats (WarpCollectives.cpp rowElement); without a form the
+/// byte itself.
+uint8_t decompressedByte(const uint8_t *Group, uint32_t Form, unsigned Byte) {
+  if (Form & TgCpB4x16P64)
+    return Group[Byte / 2] >> (4 * (Byte & 1)) & 15;
+  if (Form & TgCpB6x16P32) {
+    unsigned Bit = 6 * Byte;
+    return (Group[Bit / 8] | uint32_t(Group[Bit / 8 + 1]) << 8) >> (Bit % 8) & 63;
+  }
+  return Group[Byte];
+}
+
+/// Row R of a tcgen05.cp source (Bytes bytes, behind descriptor D in the shared window Shared of Size bytes) into
+/// Out, decompressed by Form; the source and destination rows have the same size (16 bytes a group of 16 elements).
+void copySourceRow(ThreadContext *C, const char *Shared, uint32_t Size, uint64_t D, unsigned R, unsigned Bytes,
+                   uint32_t Form, uint8_t *Out) {
+  for (unsigned G = 0; G < Bytes; G += 16) {
+    uint8_t Group[17] = {};
+    for (unsigned B = 0; B < 16; ++B) {
+      uint32_t Off = descOffset(D, R, G + B, 1, false);
+      if (Off >= Size)
+        raiseFault(C, LaunchFault::IllegalAddress, "tcgen05.cp: the matrix leaves shared memory", true);
+      Group[B] = static_cast<uint8_t>(Shared[Off]);
+    }
+    for (unsigned B = 0; B < 16; ++B)
+      Out[G + B] = decompressedByte(Group, Form, B);
+  }
+}
+
 } // namespace
 
 extern "C" {
@@ -577,27 +677,48 @@ static void ptxrt_tcgen05_alloc(ThreadContext *C, uint32_t Op, uint64_t Arg, uin
 
 static void ptxrt_tcgen05_relinquish(ThreadContext *C) { C->Block->TmemRelinquished = true; }
 
-/// tcgen05.cp.cta_group::1 (Shape as the lowering numbers it): the rows of the matrix behind the shared-memory
-/// descriptor Desc (its K-major canonical layout, K the row's 256 or 128 bits) into Tensor Memory from TAddr, row r
-/// into lane r and the lanes CuTe's UTCCP atoms broadcast it to: 64x128b.warpx2::02_13 also lane r + 64,
-/// 64x128b.warpx2::01_23 rows 32.. from lane 64 and each row also 32 lanes on, 32x128b.warpx4 lanes r + 32 w.
-static void ptxrt_tcgen05_cp(ThreadContext *C, uint32_t TAddr, uint64_t Desc, uint32_t Shape) {
-  static constexpr unsigned Rows[5] = {128, 128, 64, 64, 32}, Copies[5] = {1, 1, 2, 2, 4};
+/// tcgen05.cp (Flags: the shape as the lowering numbers it in bits 0-3, Tcgen05CpFlag): the rows of the matrix
+/// behind the shared-memory descriptor Desc (its K-major canonical layout, K the row's 256 or 128 bits) into Tensor
+/// Memory from TAddr, row r into lane r and the lanes CuTe's UTCCP atoms broadcast it to: 64x128b.warpx2::02_13
+/// also lane r + 64, 64x128b.warpx2::01_23 rows 32.. from lane 64 and each row also 32 lanes on, 32x128b.warpx4
+/// lanes r + 32 w; .4x256b's four rows go to lanes r. A decompressing form unpacks each 16-byte group of the source
+/// into 16 bytes. With cta_group::2 both CTAs of the pair copy, each from its own shared memory at the descriptor's
+/// offsets into its own Tensor Memory (as each CTA of a pair's mma reads its share of A and B from its own).
+static void ptxrt_tcgen05_cp(ThreadContext *C, uint32_t TAddr, uint64_t Desc, uint32_t Flags) {
+  static constexpr unsigned Rows[6] = {128, 128, 64, 64, 32, 4}, Copies[6] = {1, 1, 2, 2, 4, 1};
+  uint32_t Shape = Flags & 15;
   uint64_t D = hopperDescriptor(Desc);
   if (!D && Desc)
     raiseFault(C, LaunchFault::IllegalInstruction, "tcgen05.cp: the 128-byte swizzle with 32-byte atomicity", true);
-  unsigned Words = Shape == 0 ? 8 : 4;
-  for (unsigned R = 0; R < Rows[Shape]; ++R)
-    for (unsigned Copy = 0; Copy < Copies[Shape]; ++Copy) {
-      uint32_t Lane = Shape == 3 ? 64 * (R / 32) + R % 32 + 32 * Copy : R + (Shape == 2 ? 64 : 32) * Copy;
-      uint32_t *Out = tmemCell(C, (TAddr >> 16) + Lane, TAddr & 0xffff, Words, "tcgen05.cp");
-      for (unsigned W = 0; W < 4 * Words; ++W) {
-        uint32_t Off = descOffset(D, R, W, 1, false);
-        if (Off >= C->TotalSmemSize)
-          raiseFault(C, LaunchFault::IllegalAddress, "tcgen05.cp: the matrix leaves shared memory", true);
-        reinterpret_cast<char *>(Out)[W] = C->Shared[Off];
+  unsigned Bytes = Shape == 0 || Shape == 5 ? 32 : 16;
+  uint32_t Base = C->Cluster ? C->Cluster->Rank & ~1u : 0;
+  for (uint32_t V = 0; V < (Flags & TgCpPair ? 2u : 1u); ++V) {
+    BlockState &Block = Flags & TgCpPair ? clusterBlockOf(C, Base + V, "tcgen05.cp.cta_group::2") : *C->Block;
+    const char *Shared = Flags & TgCpPair ? clusterWindow(C, Base + V) : C->Shared;
+    for (unsigned R = 0; R < Rows[Shape]; ++R) {
+      uint8_t Row[32];
+      copySourceRow(C, Shared, C->TotalSmemSize, D, R, Bytes, Flags, Row);
+      for (unsigned Copy = 0; Copy < Copies[Shape]; ++Copy) {
+        uint32_t Lane = Shape == 3 ? 64 * (R / 32) + R % 32 + 32 * Copy : R + (Shape == 2 ? 64 : 32) * Copy;
+        memcpy(tmemCellOf(C, Block, (TAddr >> 16) + Lane, TAddr & 0xffff, Bytes / 4, "tcgen05.cp"), Row, Bytes);
       }
     }
+  }
+}
+
+/// tcgen05.shift.down (Pair: cta_group::2, in both CTAs of the pair): the 32-byte elements (eight columns from
+/// TAddr's) of the rows from TAddr's lane, which the ISA requires to be a multiple of 32, to the last lane each move
+/// one row down; the first row keeps its value.
+static void ptxrt_tcgen05_shift(ThreadContext *C, uint32_t TAddr, uint32_t Pair) {
+  uint32_t First = TAddr >> 16, Col = TAddr & 0xffff, Base = C->Cluster ? C->Cluster->Rank & ~1u : 0;
+  if (First % 32)
+    raiseFault(C, LaunchFault::IllegalInstruction, "tcgen05.shift: the address's lane is not a multiple of 32", true);
+  for (uint32_t V = 0; V < (Pair ? 2u : 1u); ++V) {
+    BlockState &Block = Pair ? clusterBlockOf(C, Base + V, "tcgen05.shift.cta_group::2") : *C->Block;
+    for (uint32_t Lane = TmemLanes - 1; Lane > First; --Lane)
+      memcpy(tmemCellOf(C, Block, Lane, Col, 8, "tcgen05.shift"),
+             tmemCellOf(C, Block, Lane - 1, Col, 8, "tcgen05.shift"), 32);
+  }
 }
 
 /// tcgen05.commit's .multicast::cluster: one arrival on the mbarrier at Bar's offset in the shared memory of each CTA
@@ -626,7 +747,8 @@ static void ptxrt_tcgen05_ldst(ThreadContext *C, uint32_t Addr, uint32_t *Regs, 
 /// decodeUmma reads the instruction descriptor IDesc and Flags (Tcgen05MmaFlag); A is behind the shared-memory
 /// descriptor A or in Tensor Memory at address A (TgATmem); TgPair spreads the product over a cta_group::2 pair
 /// (UmmaCall). Mask holds disable-output-lane's words (four, or eight for a pair, which must be zero here), a bit per
-/// Tensor Memory lane that keeps its value.
+/// Tensor Memory lane that keeps its value, or with TgZeroColumns (.ws, which has no disable-output-lane) the
+/// zero-column mask descriptor in its first two words.
 static void ptxrt_tcgen05_mma(ThreadContext *C, uint32_t DAddr, uint64_t A, uint64_t BDesc, uint32_t IDesc,
                               uint32_t EnableD, uint32_t Flags, const uint32_t *Mask) {
   UmmaCall U;
@@ -634,6 +756,15 @@ static void ptxrt_tcgen05_mma(ThreadContext *C, uint32_t DAddr, uint64_t A, uint
   if (!decodeUmma(IDesc, Flags, A, BDesc, U) || PairMask)
     raiseFault(C, LaunchFault::IllegalInstruction,
                "tcgen05.mma: a shape, type, sparsity, swizzle or pair's disable-output-lane not done", true);
+  static constexpr uint32_t NoLanes[8] = {};
+  if (Flags & TgZeroColumns) {
+    U.ZeroColumns = Mask[0] | uint64_t(Mask[1]) << 32;
+    if ((U.ZeroColumns >> 56 & 63) > (U.M == 32 ? 16u : 32u))
+      raiseFault(C, LaunchFault::IllegalInstruction,
+                 "tcgen05.mma.ws: the zero-column mask's column shift is above the maximum (16 for M = 32, else 32)",
+                 true);
+    Mask = NoLanes;
+  }
   U.ATmem = static_cast<uint32_t>(A);
   U.DAddr = DAddr;
   ummaCtasOf(C, U);
@@ -684,5 +815,6 @@ void ptxforge::codegen::exec::registerWarpgroupHelpers(HelperTable &T) {
   T.insert(T.end(),
            {PTXRT_HELPER(ptxrt_wgmma), PTXRT_HELPER(ptxrt_tcgen05_alloc), PTXRT_HELPER(ptxrt_tcgen05_relinquish),
             PTXRT_HELPER(ptxrt_tcgen05_ldst), PTXRT_HELPER(ptxrt_tcgen05_mma),
-            PTXRT_HELPER(ptxrt_tcgen05_commit_multicast), PTXRT_HELPER(ptxrt_tcgen05_cp)});
+            PTXRT_HELPER(ptxrt_tcgen05_commit_multicast), PTXRT_HELPER(ptxrt_tcgen05_cp),
+            PTXRT_HELPER(ptxrt_tcgen05_shift)});
 }

@@ -7,7 +7,11 @@ warp reads its 32 lanes back. The expected image is computed here: D's rows and 
 atoms (the ISA's data-path layouts D, E, F and G) put them, a lane the mask names keeps its value, and the second
 product adds D * 2^-scale-input-d. Operands are multiples of 1/8 (or bytes for i8), so every sum is exact. The plain
 M = 64 case has a wgmma twin (m64nNk16, sm_90a, GPU-verified) on the same shared-memory image. Two cases have an
-f16 D: each element in the low half of its column (CuTe's tmem_frg of 16-bit values in 32-bit storage)."""
+f16 D: each element in the low half of its column (CuTe's tmem_frg of 16-bit values in 32-bit storage). Three .ws
+cases pass a zero-column-mask-desc (the ISA's worked examples 2, 3 and 4, whose masks zero_column_mask must
+reproduce, with a column shift): column c of D reads column c + shift of B, or zeros where the mask's bit c is set;
+each has a twin without the descriptor whose B already holds those columns (zeroed and shifted), which must give the
+same D."""
 import json
 import os
 import random
@@ -55,7 +59,43 @@ def pattern(kind, lane, col, half):
     return f32_bits(lane - 64 + col / 128)
 
 
-def mma_text(kind, ws, a_tmem, mask, scale, mods, pair=False):
+def zero_column_desc(sc, fs, skip, use, shift, nonzero=1):
+    """The 64-bit zero-column mask descriptor (the ISA's table): start counts, first spans, non-zero mask, skip
+    span, use span and column shift."""
+    return (sum(c << 8 * i for i, c in enumerate(sc)) | sum(f << 32 + i for i, f in enumerate(fs)) | nonzero << 39 |
+            skip << 40 | use << 48 | shift << 56)
+
+
+def zero_column_mask(z, m, n):
+    """The N mask bits (a set bit zeroes that column of B) as the ISA's worked examples read its table: 128 / M
+    sub-masks of N M / 128 bits, sub-mask i starting with First Span i, Start Count i of its bits skipped, then runs
+    of Skip Span + 1 ones and Use Span + 1 zeros."""
+    if not z >> 39 & 1:
+        return [0] * n
+    width, ones, zeros = n * m // 128, (z >> 40 & 255) + 1, (z >> 48 & 255) + 1
+    bits = []
+    for c in range(n):
+        i = c // width
+        q = (c % width + (z >> 8 * i & 255)) % (ones + zeros)
+        bits.append(int(q < ones) if z >> 32 + i & 1 else int(q >= zeros))
+    return bits
+
+
+def lsb_first(text):
+    """A mask the ISA writes most significant bit first ("0b ... 111 0000") as bits from bit 0 up."""
+    return [int(b) for b in reversed(text.replace(" ", ""))]
+
+
+# The ISA's examples 2-4 (sub-masks as it prints them, their high bits elided): the generator must agree.
+assert zero_column_mask(zero_column_desc([0] * 4, [0] * 4, 2, 3, 0), 128, 64)[:14] == lsb_first("111 0000 111 0000")
+EX3 = zero_column_mask(zero_column_desc([0, 0, 0, 0], [1, 0, 0, 0], 2, 3, 0), 64, 64)
+assert EX3[:17] == lsb_first("111 0000 111 0000 111") and EX3[32:50] == lsb_first("0000 111 0000 111 0000")
+EX4 = zero_column_mask(zero_column_desc([0, 1, 2, 1], [1, 1, 0, 0], 2, 3, 2), 32, 64)
+assert EX4[:14] == lsb_first("0000 111 0000 111") and EX4[16:29] == lsb_first("0000 111 0000 11")
+assert EX4[32:44] == lsb_first("111 0000 111 00") and EX4[48:61] == lsb_first("111 0000 111 000")
+
+
+def mma_text(kind, ws, a_tmem, mask, scale, mods, pair=False, zcm=False):
     ptx_kind = "f8f6f4" if kind == "e4m3" else kind
     ops = ["[%r9]", "[%r20]" if a_tmem else "%rd5", "%rd6", "%r11"]
     if mask is not None:
@@ -63,6 +103,8 @@ def mma_text(kind, ws, a_tmem, mask, scale, mods, pair=False):
     ops.append("%p1")
     if scale is not None:
         ops.append(str(scale))
+    if zcm:
+        ops.append("%rd13")
     return f"tcgen05.mma{'.ws' if ws else ''}.cta_group::{2 if pair else 1}.kind::{ptx_kind}{mods} " + ", ".join(ops) + ";"
 
 
@@ -70,7 +112,7 @@ def regs(first, count):
     return ", ".join(f"%d{i}" for i in range(first, first + count))
 
 
-def forms_kernel(instr, mask, pair=False):
+def forms_kernel(instr, mask, pair=False, zcm=False):
     """pair: a cluster of two CTAs (a cta_group::2 pair): CTA r takes its image, fill and output rows at r times
     their size, both allocate together, cluster barriers order them, and rank 0's thread 0 runs the product and
     commits to both CTAs' mbarriers."""
@@ -78,7 +120,8 @@ def forms_kernel(instr, mask, pair=False):
     sync = ["\tbarrier.cluster.arrive.aligned;", "\tbarrier.cluster.wait.aligned;"] if pair else ["\tbar.sync 0;"]
     L = [".version 8.7", ".target sm_100a", ".address_size 64", "",
          ".visible .entry k_forms(.param .u64 p_img, .param .u64 p_out, .param .u64 p_adesc, .param .u64 p_bdesc, "
-         ".param .u32 p_idesc, .param .u64 p_pre)" + (" .reqnctapercluster 2, 1, 1" if pair else ""), "{",
+         ".param .u32 p_idesc, .param .u64 p_pre" + (", .param .u64 p_zcm" if zcm else "") + ")" +
+         (" .reqnctapercluster 2, 1, 1" if pair else ""), "{",
          "\t.reg .pred %p<6>;", "\t.reg .b32 %r<40>, %d<128>;", "\t.reg .b16 %rs<2>;",
          "\t.reg .b64 %rd<16>;", "\t.shared .align 1024 .b8 s_img[16384];", "\t.shared .align 8 .b64 s_bar;",
          "\t.shared .align 4 .b32 s_taddr;", "\tmov.u32 %r1, %tid.x;",
@@ -101,7 +144,7 @@ def forms_kernel(instr, mask, pair=False):
           "\t@%p4 bra $L_issued;", "\tshr.u32 %r10, %r2, 4;",
           "\tcvt.u64.u32 %rd4, %r10;", "\tld.param.u64 %rd5, [p_adesc];", "\tadd.u64 %rd5, %rd5, %rd4;",
           "\tld.param.u64 %rd6, [p_bdesc];", "\tadd.u64 %rd6, %rd6, %rd4;", "\tld.param.u32 %r11, [p_idesc];",
-          f"\tadd.u32 %r20, %r9, {A_COL};"]
+          f"\tadd.u32 %r20, %r9, {A_COL};"] + (["\tld.param.u64 %rd13, [p_zcm];"] if zcm else [])
     L += [f"\tmov.b32 %r{30 + j}, {w};" for j, w in enumerate(mask or [])]
     L += ["\tsetp.ne.u32 %p1, %r1, %r1;", f"\t{instr}", "\tsetp.eq.u32 %p1, %r1, %r1;", f"\t{instr}",
           "\tmov.u16 %rs1, 3;",
@@ -119,17 +162,19 @@ def forms_kernel(instr, mask, pair=False):
     return "\n".join(L)
 
 
-def expected_image(kind, m, n, ws, pair, A, B, pre, mask, scale, half):
+def expected_image(kind, m, n, ws, pair, A, B, pre, mask, scale, half, zcm=None):
     """Tensor Memory after the two products: D = A B, then D = A B + D 2^-scale (2 A B for i8); an f16 D (half) in
-    its columns' low halves."""
+    its columns' low halves. With a zero-column mask descriptor column c reads column c + shift of B, or zeros."""
     img = [row[:] for row in pre]
     k = len(A[0])
+    zero = zero_column_mask(zcm, m, n) if zcm is not None else [0] * n
+    shift = zcm >> 56 & 63 if zcm is not None else 0
     for r in range(m):
         for c in range(n):
             lane, col = d_cell(m, n, ws, pair, r, c)
             if mask and mask[lane // 32] >> (lane % 32) & 1:
                 continue
-            p = sum(A[r][kk][1] * B[c][kk][1] for kk in range(k))
+            p = 0 if zero[c] else sum(A[r][kk][1] * B[c + shift][kk][1] for kk in range(k))
             if kind == "i8":
                 img[lane][col] = (2 * p) & 0xffffffff
             elif half:  # A B is exact in f16 (a multiple of 1/64 below 16 in magnitude); the sum rounds once
@@ -177,20 +222,30 @@ def images(A, B, k, nb, codes, ctas):
 
 
 def case(root, name, kind, m, n, ws=False, a_tmem=False, mask=None, scale=None, mods="", codes=(0, 0), seed=0,
-         half=False, pair=False):
+         half=False, pair=False, zcm=None, operands=None):
+    """zcm: a .ws zero-column mask descriptor; B then has N + shift columns, and a second case (NAME_nozcm) runs the
+    plain .ws product on a B whose column c is what the mask makes column c (zeros, or column c + shift)."""
     nb = NBYTES[kind]
     k = 32 // nb
     ctas = 2 if pair else 1
     rnd = random.Random(seed)
     A = [[element(rnd, kind) for _ in range(k)] for _ in range(m)]
-    B = [[element(rnd, kind) for _ in range(k)] for _ in range(n)]
+    B = [[element(rnd, kind) for _ in range(k)] for _ in range(n + (zcm >> 56 & 63 if zcm is not None else 0))]
+    if operands is not None:
+        A, B = operands
+    entries = []
+    if zcm is not None:
+        zero, shift = zero_column_mask(zcm, m, n), zcm >> 56 & 63
+        folded = [[(0, 0)] * k if zero[c] else B[c + shift] for c in range(n)]
+        entries = case(root, name + "_nozcm", kind, m, n, ws, a_tmem, mask, scale, mods, codes, seed, half, pair,
+                       None, (A, folded))
     img, (alb, asb, blb, bsb) = images(A, B, k, nb, codes, ctas)
     pre = [[pattern(kind, lane % 128, col, half) for col in range(COLS)] for lane in range(LANES * ctas)]
     if a_tmem:
         for r in range(m):
             lane, _ = d_cell(m, n, ws, pair, r, 0)
             pre[lane][A_COL:A_COL + 8] = a_words(A[r], nb)
-    out = expected_image(kind, m, n, ws, pair, A, B, pre, mask, scale, half)
+    out = expected_image(kind, m, n, ws, pair, A, B, pre, mask, scale, half, zcm)
 
     def desc(start, lbo, sbo, code):
         return (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | 1 << 46 | TCGEN[code] << 61
@@ -207,9 +262,10 @@ def case(root, name, kind, m, n, ws=False, a_tmem=False, mask=None, scale=None, 
                "pre": {"bytes": len(words), "init": "pre.bin"}}
     files = {"img.bin": bytes(img), "out.expect.bin": words,
              "pre.bin": b"".join(struct.pack("<I", w) for row in pre for w in row)}
-    ptx = forms_kernel(mma_text(kind, ws, a_tmem, mask, scale, mods, pair), mask, pair)
-    entries = [write_case(root, f"{name}_tcgen05", ptx, "k_forms", 128, params + [{"type": "u64", "buffer": "pre"}],
-                          buffers, files, ctas)]
+    ptx = forms_kernel(mma_text(kind, ws, a_tmem, mask, scale, mods, pair, zcm is not None), mask, pair,
+                       zcm is not None)
+    extra = [{"type": "u64", "buffer": "pre"}] + ([{"type": "u64", "bits": f"{zcm:x}"}] if zcm is not None else [])
+    entries += [write_case(root, f"{name}_tcgen05", ptx, "k_forms", 128, params + extra, buffers, files, ctas)]
     if m == 64 and not (ws or a_tmem or mask or scale or half):  # the same product by wgmma: rows of D in order
         twin = wgmma_kernel(kind, k).replace("\tor.b64 %rd5, %rd5, %rd11;", f"\tor.b64 %rd5, %rd5, {codes[0] << 62};")
         twin = twin.replace("\tor.b64 %rd6, %rd6, %rd12;", f"\tor.b64 %rd6, %rd6, {codes[1] << 62};")
@@ -235,5 +291,11 @@ cases = (case(root, "m64_f16", "f16", 64, 32, codes=(0, 1), seed=501) +
          case(root, "m128_f16_d16_scale", "f16", 128, 32, scale=1, half=True, codes=(3, 0), seed=508) +
          case(root, "ws_m64_e4m3_d16", "e4m3", 64, 64, ws=True, half=True, codes=(0, 3), seed=509) +
          case(root, "pair_m256_f16", "f16", 256, 32, scale=1, codes=(0, 1), seed=510, pair=True) +
-         case(root, "pair_m128_i8", "i8", 128, 48, codes=(3, 0), seed=511, pair=True))
+         case(root, "pair_m128_i8", "i8", 128, 48, codes=(3, 0), seed=511, pair=True) +
+         case(root, "ws_m128_f16_zcm", "f16", 128, 64, ws=True, codes=(0, 0), seed=512,
+              zcm=zero_column_desc([3, 0, 0, 0], [0, 0, 0, 0], 2, 3, 5)) +
+         case(root, "ws_m64_i8_zcm", "i8", 64, 128, ws=True, mods=".collector::b2::use", codes=(1, 0), seed=513,
+              zcm=zero_column_desc([0, 0, 0, 0], [1, 0, 0, 0], 2, 3, 32)) +
+         case(root, "ws_m32_e4m3_zcm", "e4m3", 32, 64, ws=True, codes=(0, 2), seed=514,
+              zcm=zero_column_desc([0, 1, 2, 1], [1, 1, 0, 0], 2, 3, 2)))
 write_index(root, cases)
