@@ -21,7 +21,8 @@
 //
 // tcgen05 (sm_100a; no GPU here has it): alloc/dealloc/relinquish_alloc_permit, ld/st (.32x32b, .16x64b, .16x128b,
 // .16x256b, .16x32bx2, with .pack::16b/.unpack::16b; sm_103a's ld.red), cp (every shape, the .b8x16 decompressing
-// forms, cta_group::2), shift.down, and mma(.ws, with its zero-column mask).cta_group::1 and mma.cta_group::2
+// forms, cta_group::2), shift.down, mma(.ws, with its zero-column mask).cta_group::1 and mma.cta_group::2, and the
+// block-scaled kinds (mxf8f6f4, mxf4, mxf4nvf4 with their scale factors in Tensor Memory) for one CTA
 // with B behind a shared-memory descriptor and A behind one or in Tensor Memory (kinds f16, tf32, f8f6f4 with
 // e4m3/e5m2, i8; M = 64 and 128, .ws M = 32, 64, 128, a pair's M = 128 and 256; f32, f16 or s32 D), from the ISA's
 // definitions and CuTe's Tensor Memory layouts, and the products by the same descriptor layouts and arithmetic as
@@ -58,7 +59,16 @@ struct WgmmaCall {
 };
 
 unsigned typeBytes(uint32_t T) { return T == MEF16 || T == MEBF16 ? 2 : T == METF32 ? 4 : 1; }
-unsigned kOf(uint32_t T) { return 32 / typeBytes(T); }
+/// K of a product step: 32 bytes of each row of A and B (64 for e2m1, two to a byte).
+unsigned kOf(uint32_t T) { return T == MEE2M1 ? 64 : 32 / typeBytes(T); }
+/// The bits an element takes in shared or Tensor Memory.
+unsigned typeBits(uint32_t T) { return T == MEE2M1 ? 4 : 8 * typeBytes(T); }
+
+/// An e2m1 (fp4) value: sign, two exponent bits (bias 1), one mantissa bit.
+double e2m1Value(uint32_t Bits) {
+  static constexpr double Magnitudes[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+  return (Bits & 8 ? -1 : 1) * Magnitudes[Bits & 7];
+}
 
 double decode(uint32_t T, uint32_t Bits) {
   switch (T) {
@@ -80,6 +90,8 @@ double decode(uint32_t T, uint32_t Bits) {
     return fp8ToDouble(Bits & 0xff, false);
   case MEE5M2:
     return fp8ToDouble(Bits & 0xff, true);
+  case MEE2M1:
+    return e2m1Value(Bits & 15);
   default:
     return 0;
   }
@@ -105,6 +117,8 @@ uint32_t descOffset(uint64_t Desc, unsigned MN, unsigned K, unsigned Bytes, bool
 }
 
 double loadElem(const char *Shared, uint64_t Desc, unsigned MN, unsigned K, uint32_t T, bool Trans) {
+  if (T == MEE2M1) // two to a byte along K, the low nibble first (K-major only: the mxf4 kinds do not transpose)
+    return decode(T, static_cast<uint8_t>(Shared[descOffset(Desc, MN, K / 2, 1, false)]) >> (4 * (K % 2)));
   unsigned Bytes = typeBytes(T);
   uint32_t Bits = 0;
   memcpy(&Bits, Shared + descOffset(Desc, MN, K, Bytes, Trans), Bytes);
@@ -339,9 +353,15 @@ void computeTmemAlloc(CollectiveSlot &S, void *Arg) {
 }
 
 /// The element code (MatrixElements.h) of an instruction descriptor's A or B type field for a kind (tcgen05.mma's
-/// Kind: 0 f16, 1 tf32, 2 f8f6f4, 3 i8); MENone for the types not done here.
+/// Kind: 0 f16, 1 tf32, 2 f8f6f4, 3 i8, 4 mxf8f6f4, 5 mxf4, 6 mxf4nvf4); MENone for the types not done here (the
+/// fp6 and fp4 types of the f8f6f4 kinds).
 uint32_t tcgenType(uint32_t Kind, uint32_t Field) {
   switch (Kind) {
+  case 4:
+    return Field == 0 ? MEE4M3 : Field == 1 ? MEE5M2 : MENone;
+  case 5:
+  case 6:
+    return Field == 1 ? MEE2M1 : MENone;
   case 0:
     return Field == 0 ? MEF16 : Field == 1 ? MEBF16 : MENone;
   case 1:
@@ -475,6 +495,10 @@ struct UmmaCall {
   BlockState *Tmem[2];
   const char *Shared[2];
   uint64_t ZeroColumns; ///< .ws's zero-column mask descriptor (with TgZeroColumns)
+  /// Block scaling: scales per row of A and column of B (0: none), their Tensor Memory addresses, the scale factor
+  /// data IDs (the byte of each word where the scales start), and whether they are ue4m3 (else ue8m0).
+  uint32_t ScaleVec, SfaAddr, SfbAddr, SfaId, SfbId;
+  bool Ue4m3;
 };
 
 /// The CTAs sharing the product: 2 for a cta_group::2 pair.
@@ -488,6 +512,29 @@ bool ummaShape(uint32_t M, uint32_t N, uint32_t Flags) {
   if (Flags & TgPair)
     return N && N <= 256 && N % 16 == 0 && (M == 128 || M == 256);
   return N && N <= 256 && ((M == 64 && N % 8 == 0) || (M == 128 && N % 16 == 0));
+}
+
+/// The block-scaled kinds' instruction descriptor (the ISA's tables for .kind::mxf8f6f4 and .kind::mxf4(nvf4)) into U,
+/// whose descriptors decodeUmma set: M in bits 27-28 (M >> 7), B's and A's scale factor data IDs in bits 4-5 and
+/// 29-30, the scale type in bit 23 (1 ue8m0; mxf4nvf4 with four scales a row may take 0, ue4m3), D always f32.
+/// False for what the ISA leaves undefined or is not done here: sparsity, K = 96 (bit 31), transposed fp4, fp6/fp4
+/// under mxf8f6f4, a pair, A in Tensor Memory, an ID the scale vector does not allow.
+bool decodeScaledUmma(uint32_t IDesc, uint32_t Flags, UmmaCall &U) {
+  uint32_t Kind = Flags & TgKindMask;
+  U.M = ((IDesc >> 27) & 3) << 7;
+  U.Half = U.Int = U.Sat = false;
+  uint32_t Vec = (Flags >> TgScaleVecShift) & 3;
+  U.ScaleVec = Vec ? 1u << (Vec - 1) : 0;
+  U.SfaId = (IDesc >> 29) & 3, U.SfbId = (IDesc >> 4) & 3;
+  U.Ue4m3 = !(IDesc >> 23 & 1);
+  bool Fp4 = Kind != 4;
+  if (Fp4) // btype is two bits wide here
+    U.BType = tcgenType(Kind, (IDesc >> 10) & 3);
+  bool IdsOk = U.ScaleVec == 1 || (U.ScaleVec == 2 ? !(U.SfaId & 1) && !(U.SfbId & 1) : !U.SfaId && !U.SfbId);
+  bool ScaleOk = !U.Ue4m3 || (Kind == 6 && U.ScaleVec == 4);
+  return U.ScaleVec && U.M == 128 && ummaShape(U.M, U.N, Flags) && !(IDesc & 4) && !(Fp4 && (IDesc >> 31)) &&
+         !(Fp4 && (U.TransA || U.TransB)) && U.AType != MENone && U.BType != MENone && IdsOk && ScaleOk &&
+         !(Flags & (TgATmem | TgPair | TgWs));
 }
 
 /// Decodes a tcgen05.mma's instruction descriptor (types, saturation, negations, transposes, N, M) and descriptors;
@@ -515,7 +562,15 @@ bool decodeUmma(uint32_t IDesc, uint32_t Flags, uint64_t ADesc, uint64_t BDesc, 
                0,
                {},
                {},
-               0};
+               0,
+               0,
+               0,
+               0,
+               0,
+               0,
+               false};
+  if (Kind >= 4)
+    return decodeScaledUmma(IDesc, Flags, U) && (!ADesc || U.ADesc) && (!BDesc || U.BDesc);
   bool ADone = ATmem ? !U.TransA && (U.M == 128 || !(Flags & TgWs)) && !(Flags & TgPair) : (!ADesc || U.ADesc);
   bool DDone = U.Int ? DType == 2 : DType == 1 || (DType == 0 && Kind != 1);
   return ummaShape(U.M, U.N, Flags) && !(IDesc & 4) && U.AType != MENone && U.BType != MENone && DDone && ADone &&
@@ -581,7 +636,8 @@ unsigned bColumn(const UmmaCall &U, unsigned Col, bool &Zero) {
 /// value scaled by 2^-s when EnableD. Products are summed in double and rounded once, as wgmma's are, so the same
 /// data gives wgmma's result. An f16 D element takes a column of its own, in its low half (CuTe's tmem_frg of 16-bit
 /// values in 32-bit storage); the high half is written zero.
-uint32_t ummaElement(const UmmaCall &U, const double *ARow, unsigned Col, uint32_t Old, uint32_t EnableD) {
+uint32_t ummaElement(const UmmaCall &U, const double *ARow, unsigned Col, uint32_t Old, uint32_t EnableD,
+                     const double *ScaleB) {
   unsigned K = kOf(U.AType), N = U.N / ummaCtas(U);
   double In = U.Half ? halfToFloat(static_cast<uint16_t>(Old)) : llvm::bit_cast<float>(Old);
   double Acc = EnableD && !U.Int ? std::ldexp(In, -int((U.Flags >> TgScaleDShift) & 15)) : 0;
@@ -593,6 +649,8 @@ uint32_t ummaElement(const UmmaCall &U, const double *ARow, unsigned Col, uint32
   for (unsigned Kk = 0; Kk < K; ++Kk) {
     double P = ARow[Kk] * U.SignB *
                (Zero ? 0.0 : loadElem(BShared, U.BDesc, Pair ? BCol % N : BCol, Kk, U.BType, U.TransB));
+    if (ScaleB)
+      P *= ScaleB[Kk / (K / U.ScaleVec)];
     if (U.Int)
       IAcc += static_cast<int64_t>(P);
     else
@@ -603,21 +661,41 @@ uint32_t ummaElement(const UmmaCall &U, const double *ARow, unsigned Col, uint32
   return U.Half ? toHalf(Acc) : llvm::bit_cast<uint32_t>(static_cast<float>(Acc));
 }
 
-/// D = A * B (+ D) over the data-path layout, skipping the lanes disable-output-lane's Mask names.
+/// Scale factor J of row or column MN (of A or B) for the rows of D in Tensor Memory lane partition Part: as CuTe's
+/// tmem_sf_frg lays the scales out (the ISA's scale factor layouts), MN's 32-row group in the address's column + MN /
+/// 32, lane MN mod 32 of each partition (the ISA wants the scales duplicated into all four), the scales of one row
+/// in consecutive bytes of the word from the data ID's byte. ue8m0 is 2^(e - 127) (255 NaN), ue4m3 an e4m3 without
+/// its sign.
+double scaleFactor(ThreadContext *C, const UmmaCall &U, uint32_t Addr, uint32_t Id, unsigned MN, unsigned Part,
+                   unsigned J) {
+  uint32_t Word = *tmemCell(C, (Addr >> 16) + MN % 32 + 32 * Part, (Addr & 0xffff) + MN / 32, 1,
+                            "tcgen05.mma scale factors");
+  uint32_t Bits = Word >> (8 * (Id + J)) & 0xff;
+  if (U.Ue4m3)
+    return fp8ToDouble(Bits & 0x7f, false);
+  return Bits == 255 ? std::nan("") : std::ldexp(1.0, int(Bits) - 127);
+}
+
+/// D = A * B (+ D) over the data-path layout, skipping the lanes disable-output-lane's Mask names; block-scaled
+/// kinds multiply each K block of A's rows and B's columns by its scale factor.
 void ummaProduct(ThreadContext *C, const UmmaCall &U, uint32_t EnableD, const uint32_t *Mask) {
   unsigned K = kOf(U.AType);
   for (unsigned Row = 0; Row < U.M; ++Row) {
-    double ARow[32];
+    double ARow[64];
     for (unsigned Kk = 0; Kk < K; ++Kk)
-      ARow[Kk] = ummaA(C, U, Row, Kk);
+      ARow[Kk] = ummaA(C, U, Row, Kk) *
+                 (U.ScaleVec ? scaleFactor(C, U, U.SfaAddr, U.SfaId, Row, Row / 32, Kk / (K / U.ScaleVec)) : 1.0);
     for (unsigned Col = 0; Col < U.N; ++Col) {
       uint32_t Lane, Column;
       unsigned Cta = dPlace(U, Row, Col, Lane, Column);
       Lane += U.DAddr >> 16;
       if (Lane < TmemLanes && (Mask[Lane / 32] >> (Lane % 32) & 1))
         continue;
+      double ScaleB[4];
+      for (unsigned J = 0; J < U.ScaleVec; ++J)
+        ScaleB[J] = scaleFactor(C, U, U.SfbAddr, U.SfbId, Col, (Lane % TmemLanes) / 32, J);
       uint32_t *Out = tmemCellOf(C, *U.Tmem[Cta], Lane, (U.DAddr & 0xffff) + Column, 1, "tcgen05.mma");
-      *Out = ummaElement(U, ARow, Col, *Out, EnableD);
+      *Out = ummaElement(U, ARow, Col, *Out, EnableD, U.ScaleVec ? ScaleB : nullptr);
     }
   }
 }
@@ -758,6 +836,10 @@ static void ptxrt_tcgen05_mma(ThreadContext *C, uint32_t DAddr, uint64_t A, uint
     raiseFault(C, LaunchFault::IllegalInstruction,
                "tcgen05.mma: a shape, type, sparsity, swizzle or pair's disable-output-lane not done", true);
   static constexpr uint32_t NoLanes[8] = {};
+  if (U.ScaleVec) {
+    U.SfaAddr = Mask[0], U.SfbAddr = Mask[1];
+    Mask = NoLanes;
+  }
   if (Flags & TgZeroColumns) {
     U.ZeroColumns = Mask[0] | uint64_t(Mask[1]) << 32;
     if ((U.ZeroColumns >> 56 & 63) > (U.M == 32 ? 16u : 32u))

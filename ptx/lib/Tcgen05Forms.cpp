@@ -77,6 +77,24 @@ std::string loadError(const Instruction &I) {
   return "";
 }
 
+/// tcgen05.mma's block scaling: .block_scale exactly with the kinds mxf8f6f4, mxf4 and mxf4nvf4, and at most one
+/// .scale_vectorsize, one the kind takes (the ISA's Table 54/55): mxf8f6f4 1X or .block32 (or none), mxf4 2X or
+/// .block32 (or none, meaning .block32), mxf4nvf4 2X, 4X, .block32 or .block16, which it must name.
+std::string blockScaleError(const Instruction &I) {
+  bool Mx8 = I.has(Modifier::Kind_Mxf8f6f4), Mx4 = I.has(Modifier::Kind_Mxf4), Nv4 = I.has(Modifier::Kind_Mxf4nvf4);
+  unsigned Named = countOf(I, {Modifier::ScaleVec_1X, Modifier::ScaleVec_2X, Modifier::ScaleVec_4X, Modifier::Block16,
+                               Modifier::Block32});
+  if (I.has(Modifier::BlockScale) != (Mx8 || Mx4 || Nv4))
+    return "tcgen05.mma takes .block_scale with .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4, and only there";
+  if (!I.has(Modifier::BlockScale))
+    return Named ? "tcgen05.mma takes a .scale_vectorsize only with .block_scale" : "";
+  bool Ok = Named <= 1 && (Mx8 ? !I.has(Modifier::ScaleVec_2X) && !I.has(Modifier::ScaleVec_4X) && !I.has(Modifier::Block16)
+                           : Mx4 ? !I.has(Modifier::ScaleVec_1X) && !I.has(Modifier::ScaleVec_4X) && !I.has(Modifier::Block16)
+                                 : Named == 1 && !I.has(Modifier::ScaleVec_1X));
+  return Ok ? "" : "tcgen05.mma's .kind::mxf8f6f4 takes .scale_vec::1X or .block32, .kind::mxf4 .scale_vec::2X or "
+                   ".block32, .kind::mxf4nvf4 one of .scale_vec::2X, .scale_vec::4X, .block32 and .block16";
+}
+
 } // namespace
 
 std::string ptxforge::ptx::tcgen05FormError(const Instruction &I) {
@@ -90,6 +108,9 @@ std::string ptxforge::ptx::tcgen05FormError(const Instruction &I) {
     return loadError(I);
   if (I.has(Modifier::Mma) && I.has(Modifier::Ws) && !I.has(Modifier::CtaGroup_1))
     return "tcgen05.mma.ws takes .cta_group::1 only";
+  if (I.has(Modifier::Mma))
+    if (std::string Why = blockScaleError(I); !Why.empty())
+      return Why;
   if ((I.has(Modifier::St) || I.has(Modifier::Mma) || I.has(Modifier::Alloc) || I.has(Modifier::Dealloc)) &&
       (I.has(Modifier::Red) || I.has(Modifier::Down)))
     return "'.red' and '.down' belong to tcgen05.ld and tcgen05.shift";

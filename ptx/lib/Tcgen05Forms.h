@@ -9,7 +9,7 @@
 namespace ptxforge::ptx {
 
 /// Why the tcgen05 instruction I is not a form the ISA defines ("" when it is), for the operations whose forms the
-/// verifier checks: shift, cp, ld (.red), and mma.ws.
+/// verifier checks: shift, cp, ld (.red), mma.ws and mma's block scaling.
 std::string tcgen05FormError(const Instruction &I);
 
 } // namespace ptxforge::ptx

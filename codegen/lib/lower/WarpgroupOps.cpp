@@ -181,7 +181,8 @@ bool lowerTmemCopy(FunctionLowering &L, const ptx::Instruction &I, bool Store) {
 /// tcgen05.mma's kind as ptxrt_tcgen05_mma numbers it (Tcgen05MmaFlag), or -1 for the kinds not done here.
 int tcgen05Kind(const ptx::Instruction &I) {
   static constexpr std::pair<Modifier, int> Kinds[] = {
-      {Modifier::Kind_F16, 0}, {Modifier::Kind_Tf32, 1}, {Modifier::Kind_F8f6f4, 2}, {Modifier::Kind_I8, 3}};
+      {Modifier::Kind_F16, 0},      {Modifier::Kind_Tf32, 1}, {Modifier::Kind_F8f6f4, 2},   {Modifier::Kind_I8, 3},
+      {Modifier::Kind_Mxf8f6f4, 4}, {Modifier::Kind_Mxf4, 5}, {Modifier::Kind_Mxf4nvf4, 6}};
   for (auto [M, K] : Kinds)
     if (I.has(M))
       return K;
@@ -202,6 +203,46 @@ llvm::Value *outputLaneMask(FunctionLowering &L, const ptx::Operand *Op, const p
   return Buf;
 }
 
+/// The scales per row of A a block-scaled tcgen05.mma names (.scale_vec::NX, or its .block16/.block32 alias: 4 and
+/// 2 for the mxf4 kinds at K = 64, .block32 1 for mxf8f6f4), defaulting as the ISA says (mxf4 to .block32, mxf8f6f4 to
+/// its only 1X); 0 for a combination Table 54/55 of the ISA does not list (mxf4nvf4 must name one).
+unsigned scaleVector(const ptx::Instruction &I, int Kind) {
+  unsigned Named = I.has(Modifier::ScaleVec_1X) + I.has(Modifier::ScaleVec_2X) + I.has(Modifier::ScaleVec_4X) +
+                   I.has(Modifier::Block16) + I.has(Modifier::Block32);
+  if (Named > 1)
+    return 0;
+  unsigned Vec = I.has(Modifier::ScaleVec_1X)                                 ? 1
+                 : I.has(Modifier::ScaleVec_2X)                               ? 2
+                 : I.has(Modifier::ScaleVec_4X) || I.has(Modifier::Block16)  ? 4
+                 : I.has(Modifier::Block32) || (!Named && Kind == 5)          ? (Kind == 4 ? 1 : 2)
+                 : !Named && Kind == 4                                        ? 1
+                                                                              : 0;
+  bool Ok = Kind == 4 ? Vec == 1 : Kind == 5 ? Vec == 2 : Vec == 2 || Vec == 4;
+  return Ok ? Vec : 0;
+}
+
+/// tcgen05.mma.cta_group::1.kind::{mxf8f6f4,mxf4,mxf4nvf4}.block_scale{.scale_vectorsize} [d], a-desc, b-desc, idesc,
+/// [scale-A-tmem], [scale-B-tmem], enable-input-d: ptxrt_tcgen05_mma with the scale addresses in the mask buffer's
+/// first two words and the scale vector in the flags. Not done: .sp, A in Tensor Memory, cta_group::2.
+bool lowerTcgen05ScaledMma(FunctionLowering &L, const ptx::Instruction &I, int Kind) {
+  auto &B = L.b();
+  auto &Ops = I.Operands;
+  unsigned Vec = scaleVector(I, Kind);
+  if (Kind < 4 || !Vec || Ops.size() != 7 || !I.has(Modifier::BlockScale) || I.has(Modifier::Sp) || I.has(Modifier::Ws) ||
+      I.has(Modifier::CtaGroup_2) || Ops[1].Kind == ptx::OperandKind::Address ||
+      Ops[4].Kind != ptx::OperandKind::Address || Ops[5].Kind != ptx::OperandKind::Address)
+    return L.unsupported(I, "tcgen05.mma form");
+  uint32_t Flags = static_cast<uint32_t>(Kind) | (Vec == 1 ? 1u : Vec == 2 ? 2u : 3u) << TgScaleVecShift;
+  llvm::Value *Scales = scratchBuffer(L, B.getInt32Ty(), 8, 4);
+  for (unsigned J = 0; J < 8; ++J)
+    B.CreateStore(J < 2 ? tmemAddress(L, Ops[4 + J]) : B.getInt32(0), B.CreateConstGEP1_32(B.getInt32Ty(), Scales, J));
+  L.callHelper("ptxrt_tcgen05_mma", B.getVoidTy(),
+               {L.threadCtx(), tmemAddress(L, Ops[0]), L.read(Ops[1], ScalarType::B64), L.read(Ops[2], ScalarType::B64),
+                L.read(Ops[3], ScalarType::B32), B.CreateZExt(L.read(Ops[6], ScalarType::Pred), B.getInt32Ty()),
+                B.getInt32(Flags), Scales});
+  return true;
+}
+
 /// tcgen05.mma(.ws).cta_group::1 and tcgen05.mma.cta_group::2 [d], a-desc or [a-tmem], b-desc, idesc, then (not
 /// .ws) an optional disable-output-lane vector, enable-input-d and (kinds f16 and tf32) an optional scale-input-d
 /// immediate, or (.ws) enable-input-d and an optional 64-bit zero-column-mask-desc (ptxrt_tcgen05_mma). The collector
@@ -211,6 +252,8 @@ bool lowerTcgen05Mma(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   auto &Ops = I.Operands;
   int Kind = tcgen05Kind(I);
+  if (Kind >= 4 || I.has(Modifier::BlockScale))
+    return lowerTcgen05ScaledMma(L, I, Kind);
   bool Ws = I.has(Modifier::Ws), Pair = I.has(Modifier::CtaGroup_2),
        ATmem = Ops.size() > 1 && Ops[1].Kind == ptx::OperandKind::Address;
   bool HasMask = !Ws && Ops.size() > 4 && Ops[4].Kind == ptx::OperandKind::Vector;

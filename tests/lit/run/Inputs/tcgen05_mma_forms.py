@@ -21,9 +21,11 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cute_layout import layout  # noqa: E402
 from tcgen05_mma import TCGEN, copy_image, element, place, wgmma_kernel  # noqa: E402
+from hopper import e4m3_value  # noqa: E402  (tcgen05_mma put the conformance cases' helpers on the path)
 from case_files import write_index  # noqa: E402
 
 LANES, COLS, A_COL = 128, 128, 64
+SFA_COL, SFB_COL = 96, 100  # block-scaled cases: scale_A's four columns (M = 128), scale_B's N / 32
 NBYTES = {"f16": 2, "tf32": 4, "i8": 1, "e4m3": 1}
 
 
@@ -112,7 +114,7 @@ def regs(first, count):
     return ", ".join(f"%d{i}" for i in range(first, first + count))
 
 
-def forms_kernel(instr, mask, pair=False, zcm=False):
+def forms_kernel(instr, mask, pair=False, zcm=False, scales=False):
     """pair: a cluster of two CTAs (a cta_group::2 pair): CTA r takes its image, fill and output rows at r times
     their size, both allocate together, cluster barriers order them, and rank 0's thread 0 runs the product and
     commits to both CTAs' mbarriers."""
@@ -144,7 +146,8 @@ def forms_kernel(instr, mask, pair=False, zcm=False):
           "\t@%p4 bra $L_issued;", "\tshr.u32 %r10, %r2, 4;",
           "\tcvt.u64.u32 %rd4, %r10;", "\tld.param.u64 %rd5, [p_adesc];", "\tadd.u64 %rd5, %rd5, %rd4;",
           "\tld.param.u64 %rd6, [p_bdesc];", "\tadd.u64 %rd6, %rd6, %rd4;", "\tld.param.u32 %r11, [p_idesc];",
-          f"\tadd.u32 %r20, %r9, {A_COL};"] + (["\tld.param.u64 %rd13, [p_zcm];"] if zcm else [])
+          f"\tadd.u32 %r20, %r9, {A_COL};"] + (["\tld.param.u64 %rd13, [p_zcm];"] if zcm else []) + (
+          [f"\tadd.u32 %r21, %r9, {SFA_COL};", f"\tadd.u32 %r22, %r9, {SFB_COL};"] if scales else [])
     L += [f"\tmov.b32 %r{30 + j}, {w};" for j, w in enumerate(mask or [])]
     L += ["\tsetp.ne.u32 %p1, %r1, %r1;", f"\t{instr}", "\tsetp.eq.u32 %p1, %r1, %r1;", f"\t{instr}",
           "\tmov.u16 %rs1, 3;",
@@ -279,6 +282,87 @@ def case(root, name, kind, m, n, ws=False, a_tmem=False, mask=None, scale=None, 
     return entries
 
 
+E2M1 = [0, 0.5, 1, 1.5, 2, 3, 4, 6]
+
+
+def scale_value(bits, ue4m3):
+    """A scale factor's value: ue8m0 2^(e - 127), ue4m3 an e4m3 without its sign."""
+    return e4m3_value(bits) if ue4m3 else 2.0 ** (bits - 127)
+
+
+def scaled_case(root, name, kind, n, vec, ue4m3=False, ids=(0, 0), seed=0, twin=False):
+    """A block-scaled tcgen05.mma (M = 128, cta_group::1): kind mxf8f6f4 (e4m3, K = 32, 1X), mxf4 or mxf4nvf4 (e2m1
+    two to a byte, K = 64; VEC scales a row, ue8m0 or ue4m3). The scales lie in Tensor Memory as CuTe's tmem_sf_frg
+    (the ISA's scale factor layouts) puts them: row (or column) i's in column base + i / 32 of lane i mod 32 of every
+    32-lane partition, scale j in byte ids + j of the word. D = 2 (A scale_A)(B scale_B) after the two products.
+    twin: also the plain kind::f8f6f4 product of A and B with the scales folded into their values (exact in e4m3),
+    which must give the same D."""
+    rnd = random.Random(seed)
+    fp4 = kind != "mxf8f6f4"
+    k = 64 if fp4 else 32
+    if fp4:
+        A = [[rnd.getrandbits(4) for _ in range(k)] for _ in range(128)]
+        B = [[rnd.getrandbits(4) for _ in range(k)] for _ in range(n)]
+        value = lambda b: (-1 if b & 8 else 1) * E2M1[b & 7]  # noqa: E731
+    else:
+        vals = [-2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 2]
+        code = {v: next(b for b in range(256) if e4m3_value(b) == v and b != 0x80) for v in vals}
+        pick = lambda: code[rnd.choice(vals)]  # noqa: E731
+        A = [[pick() for _ in range(k)] for _ in range(128)]
+        B = [[pick() for _ in range(k)] for _ in range(n)]
+        value = e4m3_value
+    choices = [0x30, 0x38, 0x3c, 0x40] if ue4m3 else [126, 127, 128]  # 0.5, 1, 1.5, 2 or 2^-1, 1, 2
+    sfa = [[rnd.choice(choices) for _ in range(vec)] for _ in range(128)]
+    sfb = [[rnd.choice(choices) for _ in range(vec)] for _ in range(n)]
+    blk = k // vec
+    sa = lambda r, kk: scale_value(sfa[r][kk // blk], ue4m3)  # noqa: E731
+    sb = lambda c, kk: scale_value(sfb[c][kk // blk], ue4m3)  # noqa: E731
+    as_bytes = (lambda row: [(row[2 * i] | row[2 * i + 1] << 4, None) for i in range(k // 2)]) if fp4 else \
+        (lambda row: [(b, None) for b in row])
+    img, (alb, asb, blb, bsb) = images([as_bytes(r) for r in A], [as_bytes(c) for c in B], 32, 1, (0, 0), 1)
+    pre = [[pattern("f16", lane, col, False) for col in range(COLS)] for lane in range(LANES)]
+    for lane in range(LANES):
+        for g in range(4):
+            i = lane % 32 + 32 * g
+            pre[lane][SFA_COL + g] = sum(b << 8 * (ids[0] + j) for j, b in enumerate(sfa[i]))
+            if i < n:
+                pre[lane][SFB_COL + g] = sum(b << 8 * (ids[1] + j) for j, b in enumerate(sfb[i]))
+    out = [row[:] for row in pre]
+    for r in range(128):
+        for c in range(n):
+            p = sum(value(A[r][kk]) * sa(r, kk) * value(B[c][kk]) * sb(c, kk) for kk in range(k))
+            out[r][c] = f32_bits(2 * p)
+
+    def desc(start, lbo, sbo):
+        return (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | 1 << 46
+
+    types = 0 << 7 | 0 << 10 if not fp4 else 1 << 7 | 1 << 10
+    idesc = ids[1] << 4 | types | (n >> 3) << 17 | (0 if ue4m3 else 1) << 23 | (128 >> 7) << 27 | ids[0] << 29
+    vec_mod = {1: ".scale_vec::1X", 2: ".scale_vec::2X", 4: ".scale_vec::4X"}[vec] if kind != "mxf4" else ""
+    instr = (f"tcgen05.mma.cta_group::1.kind::{kind}.block_scale{vec_mod} [%r9], %rd5, %rd6, %r11, [%r21], [%r22], "
+             "%p1;")
+    words = b"".join(struct.pack("<I", w) for row in out for w in row)
+    params = [{"type": "u64", "buffer": "img"}, {"type": "u64", "buffer": "out"},
+              {"type": "u64", "bits": f"{desc(0, alb, asb):x}"}, {"type": "u64", "bits": f"{desc(8192, blb, bsb):x}"},
+              {"type": "u32", "value": idesc}, {"type": "u64", "buffer": "pre"}]
+    buffers = {"img": {"bytes": len(img), "init": "img.bin"},
+               "out": {"bytes": len(words), "init": {"fill_byte": 205}, "expect": "out.expect.bin",
+                       "compare": {"as": "u32"}},
+               "pre": {"bytes": len(words), "init": "pre.bin"}}
+    files = {"img.bin": bytes(img), "out.expect.bin": words,
+             "pre.bin": b"".join(struct.pack("<I", w) for row in pre for w in row)}
+    ptx = forms_kernel(instr, None, scales=True)
+    if kind == "mxf4":  # no .scale_vectorsize means .block32, a PTX ISA 8.8 qualifier (ptxas says so)
+        ptx = ptx.replace(".version 8.7", ".version 8.8")
+    entries = [write_case(root, f"{name}_tcgen05", ptx, "k_forms", 128, params, buffers, files)]
+    if twin:  # the scales folded into e4m3 values: the plain kind::f8f6f4 product of the same numbers
+        enc = {e4m3_value(b): b for b in range(256) if b != 0x80 and e4m3_value(b) == e4m3_value(b)}
+        fa = [[(enc[value(A[r][kk]) * sa(r, kk)], value(A[r][kk]) * sa(r, kk)) for kk in range(k)] for r in range(128)]
+        fb = [[(enc[value(B[c][kk]) * sb(c, kk)], value(B[c][kk]) * sb(c, kk)) for kk in range(k)] for c in range(n)]
+        entries += case(root, name + "_folded", "e4m3", 128, n, codes=(0, 0), seed=seed, operands=(fa, fb))
+    return entries
+
+
 MASK = [0x80000001, 0x0000ff00, 0x12345678, 0xfffe0000]
 root = sys.argv[1]
 cases = (case(root, "m64_f16", "f16", 64, 32, codes=(0, 1), seed=501) +
@@ -297,5 +381,9 @@ cases = (case(root, "m64_f16", "f16", 64, 32, codes=(0, 1), seed=501) +
          case(root, "ws_m64_i8_zcm", "i8", 64, 128, ws=True, mods=".collector::b2::use", codes=(1, 0), seed=513,
               zcm=zero_column_desc([0, 0, 0, 0], [1, 0, 0, 0], 2, 3, 32)) +
          case(root, "ws_m32_e4m3_zcm", "e4m3", 32, 64, ws=True, codes=(0, 2), seed=514,
-              zcm=zero_column_desc([0, 1, 2, 1], [1, 1, 0, 0], 2, 3, 2)))
+              zcm=zero_column_desc([0, 1, 2, 1], [1, 1, 0, 0], 2, 3, 2)) +
+         scaled_case(root, "mxf8f6f4_1x", "mxf8f6f4", 64, 1, ids=(2, 1), seed=515, twin=True) +
+         scaled_case(root, "mxf4_2x", "mxf4", 32, 2, ids=(2, 0), seed=516) +
+         scaled_case(root, "mxf4nvf4_2x", "mxf4nvf4", 32, 2, ids=(2, 0), seed=516) +
+         scaled_case(root, "mxf4nvf4_4x_ue4m3", "mxf4nvf4", 48, 4, ue4m3=True, seed=517))
 write_index(root, cases)
