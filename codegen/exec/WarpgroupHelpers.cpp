@@ -499,7 +499,12 @@ struct UmmaCall {
   /// data IDs (the byte of each word where the scales start), and whether they are ue4m3 (else ue8m0).
   uint32_t ScaleVec, SfaAddr, SfbAddr, SfaId, SfbId;
   bool Ue4m3;
+  bool Sparse;       ///< tcgen05.mma.sp: A holds half of each row's K, the metadata places it
+  uint32_t MetaAddr; ///< the sparsity metadata's Tensor Memory address
 };
+
+/// K of the call's product: twice the stored K for a sparse A.
+unsigned ummaK(const UmmaCall &U) { return kOf(U.AType) * (U.Sparse ? 2 : 1); }
 
 /// The CTAs sharing the product: 2 for a cta_group::2 pair.
 unsigned ummaCtas(const UmmaCall &U) { return U.Flags & TgPair ? 2 : 1; }
@@ -568,13 +573,20 @@ bool decodeUmma(uint32_t IDesc, uint32_t Flags, uint64_t ADesc, uint64_t BDesc, 
                0,
                0,
                0,
-               false};
+               false,
+               (Flags & TgSparse) != 0,
+               0};
+  // .sp (sparsity bit 2 of the descriptor with it) for the 2:4 kinds f16, f8f6f4 (e4m3/e5m2) and i8 at M = 128 with
+  // selector 0 (the ISA: 8-bit kinds must use 0); not done: tf32's 1:2, other selectors, M = 64, .ws, pairs, A in
+  // Tensor Memory, sparse block scaling.
+  if ((IDesc >> 2 & 1) != U.Sparse ||
+      (U.Sparse && (Kind == 1 || Kind >= 4 || (IDesc & 3) || (Flags & (TgATmem | TgWs | TgPair)) || U.M != 128)))
+    return false;
   if (Kind >= 4)
     return decodeScaledUmma(IDesc, Flags, U) && (!ADesc || U.ADesc) && (!BDesc || U.BDesc);
   bool ADone = ATmem ? !U.TransA && (U.M == 128 || !(Flags & TgWs)) && !(Flags & TgPair) : (!ADesc || U.ADesc);
   bool DDone = U.Int ? DType == 2 : DType == 1 || (DType == 0 && Kind != 1);
-  return ummaShape(U.M, U.N, Flags) && !(IDesc & 4) && U.AType != MENone && U.BType != MENone && DDone && ADone &&
-         (!BDesc || U.BDesc);
+  return ummaShape(U.M, U.N, Flags) && U.AType != MENone && U.BType != MENone && DDone && ADone && (!BDesc || U.BDesc);
 }
 
 /// Where element (Row, Col) of D lies: the CTA of the pair, and lane and column from D's address by the ISA's
@@ -638,7 +650,7 @@ unsigned bColumn(const UmmaCall &U, unsigned Col, bool &Zero) {
 /// values in 32-bit storage); the high half is written zero.
 uint32_t ummaElement(const UmmaCall &U, const double *ARow, unsigned Col, uint32_t Old, uint32_t EnableD,
                      const double *ScaleB) {
-  unsigned K = kOf(U.AType), N = U.N / ummaCtas(U);
+  unsigned K = ummaK(U), N = U.N / ummaCtas(U);
   double In = U.Half ? halfToFloat(static_cast<uint16_t>(Old)) : llvm::bit_cast<float>(Old);
   double Acc = EnableD && !U.Int ? std::ldexp(In, -int((U.Flags >> TgScaleDShift) & 15)) : 0;
   int64_t IAcc = EnableD ? static_cast<int32_t>(Old) : 0;
@@ -676,15 +688,44 @@ double scaleFactor(ThreadContext *C, const UmmaCall &U, uint32_t Addr, uint32_t 
   return Bits == 255 ? std::nan("") : std::ldexp(1.0, int(Bits) - 127);
 }
 
+/// The 4-bit metadata of 4-element chunk Chunk of row Row of a sparse A (M = 128), as CuTe's tmem_e_frg lays it out
+/// (the ISA's sparsity metadata figures): a row's K/4 nibbles are its logical K's bits, chunk c at bits 4c..4c+3.
+/// 8-bit kinds: row r in lane r, bit b in column b / 32; f16: row r0 + 8 r1 + 16 r2 and K k0 + 16 k1 in lane
+/// r0 + 16 r2 + 8 k1, bit k0 + 16 r1 of the one column.
+uint32_t metadataNibble(ThreadContext *C, const UmmaCall &U, unsigned Row, unsigned Chunk) {
+  unsigned Bit = 4 * Chunk, Lane = Row, Col = Bit / 32;
+  if (typeBytes(U.AType) == 2) {
+    Lane = Row % 8 + 16 * (Row / 16) + 8 * (Bit / 16);
+    Bit = Bit % 16 + 16 * ((Row / 8) % 2), Col = 0;
+  }
+  uint32_t Word = *tmemCell(C, (U.MetaAddr >> 16) + Lane, (U.MetaAddr & 0xffff) + Col, 1, "tcgen05.mma.sp metadata");
+  return Word >> (Bit % 32) & 15;
+}
+
+/// Row Row of a sparse A expanded to its logical K (2:4: each 4-element chunk takes the row's next two stored
+/// elements at the positions its metadata's two 2-bit indices name, zeros elsewhere).
+void sparseRow(ThreadContext *C, const UmmaCall &U, unsigned Row, double *ARow) {
+  unsigned K = ummaK(U);
+  std::fill(ARow, ARow + K, 0.0);
+  for (unsigned Chunk = 0; Chunk < K / 4; ++Chunk) {
+    uint32_t Nibble = metadataNibble(C, U, Row, Chunk);
+    ARow[4 * Chunk + (Nibble & 3)] = ummaA(C, U, Row, 2 * Chunk);
+    ARow[4 * Chunk + (Nibble >> 2)] = ummaA(C, U, Row, 2 * Chunk + 1);
+  }
+}
+
 /// D = A * B (+ D) over the data-path layout, skipping the lanes disable-output-lane's Mask names; block-scaled
 /// kinds multiply each K block of A's rows and B's columns by its scale factor.
 void ummaProduct(ThreadContext *C, const UmmaCall &U, uint32_t EnableD, const uint32_t *Mask) {
-  unsigned K = kOf(U.AType);
+  unsigned K = ummaK(U);
   for (unsigned Row = 0; Row < U.M; ++Row) {
     double ARow[64];
-    for (unsigned Kk = 0; Kk < K; ++Kk)
-      ARow[Kk] = ummaA(C, U, Row, Kk) *
-                 (U.ScaleVec ? scaleFactor(C, U, U.SfaAddr, U.SfaId, Row, Row / 32, Kk / (K / U.ScaleVec)) : 1.0);
+    if (U.Sparse)
+      sparseRow(C, U, Row, ARow);
+    else
+      for (unsigned Kk = 0; Kk < K; ++Kk)
+        ARow[Kk] = ummaA(C, U, Row, Kk) *
+                   (U.ScaleVec ? scaleFactor(C, U, U.SfaAddr, U.SfaId, Row, Row / 32, Kk / (K / U.ScaleVec)) : 1.0);
     for (unsigned Col = 0; Col < U.N; ++Col) {
       uint32_t Lane, Column;
       unsigned Cta = dPlace(U, Row, Col, Lane, Column);
@@ -840,6 +881,8 @@ static void ptxrt_tcgen05_mma(ThreadContext *C, uint32_t DAddr, uint64_t A, uint
     U.SfaAddr = Mask[0], U.SfbAddr = Mask[1];
     Mask = NoLanes;
   }
+  if (U.Sparse)
+    U.MetaAddr = Mask[4];
   if (Flags & TgZeroColumns) {
     U.ZeroColumns = Mask[0] | uint64_t(Mask[1]) << 32;
     if ((U.ZeroColumns >> 56 & 63) > (U.M == 32 ? 16u : 32u))

@@ -250,16 +250,23 @@ bool lowerTcgen05ScaledMma(FunctionLowering &L, const ptx::Instruction &I, int K
 /// A in Tensor Memory are not done.
 bool lowerTcgen05Mma(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
-  auto &Ops = I.Operands;
   int Kind = tcgen05Kind(I);
   if (Kind >= 4 || I.has(Modifier::BlockScale))
     return lowerTcgen05ScaledMma(L, I, Kind);
+  // .sp puts [sp-meta-tmem] after b-desc; the operands are otherwise the dense form's.
+  bool Sparse = I.has(Modifier::Sp);
+  llvm::SmallVector<ptx::Operand, 8> Ops(I.Operands.begin(), I.Operands.end());
+  if (Sparse && (Ops.size() < 4 || Ops[3].Kind != ptx::OperandKind::Address))
+    return L.unsupported(I, "tcgen05.mma form");
+  ptx::Operand Meta = Sparse ? Ops[3] : ptx::Operand{};
+  if (Sparse)
+    Ops.erase(Ops.begin() + 3);
   bool Ws = I.has(Modifier::Ws), Pair = I.has(Modifier::CtaGroup_2),
        ATmem = Ops.size() > 1 && Ops[1].Kind == ptx::OperandKind::Address;
   bool HasMask = !Ws && Ops.size() > 4 && Ops[4].Kind == ptx::OperandKind::Vector;
   size_t Pred = HasMask ? 5 : 4;
   bool HasZeroColumns = Ws && Ops.size() == Pred + 2, HasScale = !Ws && Ops.size() == Pred + 2;
-  if (Kind < 0 || Ops.size() < Pred + 1 || Ops.size() > Pred + 2 || I.has(Modifier::Sp) ||
+  if (Kind < 0 || Ops.size() < Pred + 1 || Ops.size() > Pred + 2 || (Sparse && (Ws || Pair)) ||
       I.has(Modifier::BlockScale) || (Ws && Pair) || (Pair && ATmem) ||
       (HasMask && operandElements(Ops[4]).size() != (Pair ? 8u : 4u)) ||
       (HasScale && (Kind > 1 || Ops.back().Kind != ptx::OperandKind::Immediate || Ops.back().Bits > 15)) ||
@@ -267,12 +274,16 @@ bool lowerTcgen05Mma(FunctionLowering &L, const ptx::Instruction &I) {
     return L.unsupported(I, "tcgen05.mma form");
   uint32_t Flags = static_cast<uint32_t>(Kind) | (ATmem ? uint32_t(TgATmem) : 0u) | (Ws ? uint32_t(TgWs) : 0u) |
                    (Pair ? uint32_t(TgPair) : 0u) | (HasZeroColumns ? uint32_t(TgZeroColumns) : 0u) |
-                   (HasScale ? static_cast<uint32_t>(Ops.back().Bits) << TgScaleDShift : 0);
+                   (HasScale ? static_cast<uint32_t>(Ops.back().Bits) << TgScaleDShift : 0) |
+                   (Sparse ? uint32_t(TgSparse) : 0u);
   llvm::Value *A = ATmem ? B.CreateZExt(tmemAddress(L, Ops[1]), B.getInt64Ty()) : L.read(Ops[1], ScalarType::B64);
+  llvm::Value *Words = outputLaneMask(L, HasMask ? &Ops[4] : nullptr, HasZeroColumns ? &Ops.back() : nullptr);
+  if (Sparse) // cta_group::1: disable-output-lane takes words 0-3
+    B.CreateStore(tmemAddress(L, Meta), B.CreateConstGEP1_32(B.getInt32Ty(), Words, 4));
   L.callHelper("ptxrt_tcgen05_mma", B.getVoidTy(),
                {L.threadCtx(), tmemAddress(L, Ops[0]), A, L.read(Ops[2], ScalarType::B64),
                 L.read(Ops[3], ScalarType::B32), B.CreateZExt(L.read(Ops[Pred], ScalarType::Pred), B.getInt32Ty()),
-                B.getInt32(Flags), outputLaneMask(L, HasMask ? &Ops[4] : nullptr, HasZeroColumns ? &Ops.back() : nullptr)});
+                B.getInt32(Flags), Words});
   return true;
 }
 

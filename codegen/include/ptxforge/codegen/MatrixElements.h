@@ -58,7 +58,8 @@ enum Tcgen05MmaFlag : uint32_t {
   TgPair = 64,
   TgScaleDShift = 8,
   TgZeroColumns = 1u << 12,
-  TgScaleVecShift = 13
+  TgScaleVecShift = 13,
+  TgSparse = 1u << 15 ///< tcgen05.mma.sp: the metadata's Tensor Memory address in the mask buffer's fifth word
 };
 
 /// ptxrt_tcgen05_ldst's shape flags beside the shape number: .pack::16b (ld) and .unpack::16b (st), and

@@ -26,6 +26,7 @@ from case_files import write_index  # noqa: E402
 
 LANES, COLS, A_COL = 128, 128, 64
 SFA_COL, SFB_COL = 96, 100  # block-scaled cases: scale_A's four columns (M = 128), scale_B's N / 32
+META_COL = 112  # sparse cases: the metadata's columns
 NBYTES = {"f16": 2, "tf32": 4, "i8": 1, "e4m3": 1}
 
 
@@ -114,7 +115,7 @@ def regs(first, count):
     return ", ".join(f"%d{i}" for i in range(first, first + count))
 
 
-def forms_kernel(instr, mask, pair=False, zcm=False, scales=False):
+def forms_kernel(instr, mask, pair=False, zcm=False, scales=False, meta=False):
     """pair: a cluster of two CTAs (a cta_group::2 pair): CTA r takes its image, fill and output rows at r times
     their size, both allocate together, cluster barriers order them, and rank 0's thread 0 runs the product and
     commits to both CTAs' mbarriers."""
@@ -147,7 +148,8 @@ def forms_kernel(instr, mask, pair=False, zcm=False, scales=False):
           "\tcvt.u64.u32 %rd4, %r10;", "\tld.param.u64 %rd5, [p_adesc];", "\tadd.u64 %rd5, %rd5, %rd4;",
           "\tld.param.u64 %rd6, [p_bdesc];", "\tadd.u64 %rd6, %rd6, %rd4;", "\tld.param.u32 %r11, [p_idesc];",
           f"\tadd.u32 %r20, %r9, {A_COL};"] + (["\tld.param.u64 %rd13, [p_zcm];"] if zcm else []) + (
-          [f"\tadd.u32 %r21, %r9, {SFA_COL};", f"\tadd.u32 %r22, %r9, {SFB_COL};"] if scales else [])
+          [f"\tadd.u32 %r21, %r9, {SFA_COL};", f"\tadd.u32 %r22, %r9, {SFB_COL};"] if scales else []) + (
+          [f"\tadd.u32 %r23, %r9, {META_COL};"] if meta else [])
     L += [f"\tmov.b32 %r{30 + j}, {w};" for j, w in enumerate(mask or [])]
     L += ["\tsetp.ne.u32 %p1, %r1, %r1;", f"\t{instr}", "\tsetp.eq.u32 %p1, %r1, %r1;", f"\t{instr}",
           "\tmov.u16 %rs1, 3;",
@@ -363,6 +365,80 @@ def scaled_case(root, name, kind, n, vec, ue4m3=False, ids=(0, 0), seed=0, twin=
     return entries
 
 
+# The metadata nibbles the ISA calls meaningful for 2:4 sparsity: two 2-bit indices, the first stored element's
+# position in the chunk in the low bits.
+META_NIBBLES = [0b0100, 0b1000, 0b1100, 0b1001, 0b1101, 0b0110, 0b1110]
+
+
+def meta_cell(nb, row, chunk):
+    """(lane, column offset, bit) of chunk CHUNK's nibble of row ROW's metadata (M = 128), as CuTe's tmem_e_frg lays
+    it out: 8-bit kinds row r in lane r, its K/4 nibbles from bit 0 of two columns; f16 row r0 + 8 r1 + 16 r2 and
+    K k0 + 16 k1 in lane r0 + 16 r2 + 8 k1, bit k0 + 16 r1."""
+    bit = 4 * chunk
+    if nb == 2:
+        return row % 8 + 16 * (row // 16) + 8 * (bit // 16), 0, bit % 16 + 16 * (row // 8 % 2)
+    return row, bit // 32, bit % 32
+
+
+def sparse_case(root, name, kind, n, seed, mask=None):
+    """tcgen05.mma.sp (M = 128, 2:4): A's rows keep two of each four elements (stored K/2 wide behind the descriptor),
+    the metadata in Tensor Memory at META_COL. D = 2 A B of the expanded A (disable-output-lane's lanes kept), and a
+    dense twin runs the same product as two dense mmas over K's halves on the expanded A, which must agree."""
+    nb = NBYTES[kind]
+    k = 64 // nb  # the logical K: twice the dense step
+    rnd = random.Random(seed)
+    stored = [[element(rnd, kind) for _ in range(k // 2)] for _ in range(128)]
+    B = [[element(rnd, kind) for _ in range(k)] for _ in range(n)]
+    nibbles = [[rnd.choice(META_NIBBLES) for _ in range(k // 4)] for _ in range(128)]
+    dense = [[(0, 0)] * k for _ in range(128)]
+    for r in range(128):
+        for c, m in enumerate(nibbles[r]):
+            dense[r][4 * c + (m & 3)] = stored[r][2 * c]
+            dense[r][4 * c + (m >> 2)] = stored[r][2 * c + 1]
+    pre = [[pattern(kind, lane, col, False) for col in range(COLS)] for lane in range(LANES)]
+    for lane in range(LANES):
+        pre[lane][META_COL:META_COL + 2] = [0, 0]
+    for r in range(128):
+        for c, m in enumerate(nibbles[r]):
+            lane, col, bit = meta_cell(nb, r, c)
+            pre[lane][META_COL + col] |= m << bit
+    out = expected_image(kind, 128, n, False, False, dense, B, pre, mask, None, False)
+
+    def desc(start, lbo, sbo):
+        return (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | 1 << 46
+
+    atype = {"f16": 0, "i8": 1, "e4m3": 0}[kind]
+    idesc = (2 if kind == "i8" else 1) << 4 | atype << 7 | atype << 10 | (n >> 3) << 17 | (128 >> 4) << 24
+    ptx_kind = "f8f6f4" if kind == "e4m3" else kind
+    lanes = ", {%r30, %r31, %r32, %r33}" if mask else ""
+    words = b"".join(struct.pack("<I", w) for row in out for w in row)
+    buffers = {"img": {"bytes": 16384, "init": "img.bin"},
+               "out": {"bytes": len(words), "init": {"fill_byte": 205}, "expect": "out.expect.bin",
+                       "compare": {"as": "u32"}},
+               "pre": {"bytes": len(words), "init": "pre.bin"}}
+    entries = []
+    for twin in (False, True):
+        img = bytearray(16384)
+        a_rows = dense if twin else stored
+        alb, asb = place(img, 0, 128, len(a_rows[0]), 0, a_rows, nb)
+        blb, bsb = place(img, 8192, n, k, 0, B, nb)
+        params = [{"type": "u64", "buffer": "img"}, {"type": "u64", "buffer": "out"},
+                  {"type": "u64", "bits": f"{desc(0, alb, asb):x}"}, {"type": "u64", "bits": f"{desc(8192, blb, bsb):x}"},
+                  {"type": "u32", "value": idesc | (0 if twin else 4)}, {"type": "u64", "buffer": "pre"}]
+        if twin:  # K's second half lies two core matrices (2 LBO) on in both no-swizzle K-major layouts
+            first = f"tcgen05.mma.cta_group::1.kind::{ptx_kind} [%r9], %rd5, %rd6, %r11{lanes}, %p1;"
+            instr = "\n\t".join([f"add.u64 %rd14, %rd5, {2 * alb >> 4};", f"add.u64 %rd15, %rd6, {2 * blb >> 4};",
+                                   "setp.eq.u32 %p5, %r1, %r1;", first,
+                                   f"tcgen05.mma.cta_group::1.kind::{ptx_kind} [%r9], %rd14, %rd15, %r11{lanes}, %p5;"])
+        else:
+            instr = f"tcgen05.mma.sp.cta_group::1.kind::{ptx_kind} [%r9], %rd5, %rd6, [%r23], %r11{lanes}, %p1;"
+        files = {"img.bin": bytes(img), "out.expect.bin": words,
+                 "pre.bin": b"".join(struct.pack("<I", w) for row in pre for w in row)}
+        entries.append(write_case(root, f"{name}_{'dense' if twin else 'sp'}_tcgen05", forms_kernel(instr, mask, meta=True),
+                                  "k_forms", 128, params, buffers, files))
+    return entries
+
+
 MASK = [0x80000001, 0x0000ff00, 0x12345678, 0xfffe0000]
 root = sys.argv[1]
 cases = (case(root, "m64_f16", "f16", 64, 32, codes=(0, 1), seed=501) +
@@ -385,5 +461,8 @@ cases = (case(root, "m64_f16", "f16", 64, 32, codes=(0, 1), seed=501) +
          scaled_case(root, "mxf8f6f4_1x", "mxf8f6f4", 64, 1, ids=(2, 1), seed=515, twin=True) +
          scaled_case(root, "mxf4_2x", "mxf4", 32, 2, ids=(2, 0), seed=516) +
          scaled_case(root, "mxf4nvf4_2x", "mxf4nvf4", 32, 2, ids=(2, 0), seed=516) +
-         scaled_case(root, "mxf4nvf4_4x_ue4m3", "mxf4nvf4", 48, 4, ue4m3=True, seed=517))
+         scaled_case(root, "mxf4nvf4_4x_ue4m3", "mxf4nvf4", 48, 4, ue4m3=True, seed=517) +
+         sparse_case(root, "sp_f16", "f16", 32, 518) +
+         sparse_case(root, "sp_i8_mask", "i8", 48, 519, mask=MASK) +
+         sparse_case(root, "sp_e4m3", "e4m3", 16, 520))
 write_index(root, cases)
