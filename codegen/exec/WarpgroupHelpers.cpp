@@ -576,11 +576,11 @@ bool decodeUmma(uint32_t IDesc, uint32_t Flags, uint64_t ADesc, uint64_t BDesc, 
                false,
                (Flags & TgSparse) != 0,
                0};
-  // .sp (sparsity bit 2 of the descriptor with it) for the 2:4 kinds f16, f8f6f4 (e4m3/e5m2) and i8 at M = 128 with
-  // selector 0 (the ISA: 8-bit kinds must use 0); not done: tf32's 1:2, other selectors, M = 64, .ws, pairs, A in
-  // Tensor Memory, sparse block scaling.
-  if ((IDesc >> 2 & 1) != U.Sparse ||
-      (U.Sparse && (Kind == 1 || Kind >= 4 || (IDesc & 3) || (Flags & (TgATmem | TgWs | TgPair)) || U.M != 128)))
+  // .sp (sparsity bit 2 of the descriptor with it) for the 2:4 kinds f16, f8f6f4 (e4m3/e5m2) and i8 at M = 128, or
+  // .ws.sp at M = 32, 64 and 128, with selector 0 (the ISA: 8-bit kinds must use 0); not done: tf32's 1:2, other
+  // selectors, M = 64 without .ws, pairs, A in Tensor Memory, sparse block scaling.
+  if ((IDesc >> 2 & 1) != U.Sparse || (U.Sparse && (Kind == 1 || Kind >= 4 || (IDesc & 3) ||
+                                                    (Flags & (TgATmem | TgPair)) || (U.M != 128 && !(Flags & TgWs)))))
     return false;
   if (Kind >= 4)
     return decodeScaledUmma(IDesc, Flags, U) && (!ADesc || U.ADesc) && (!BDesc || U.BDesc);
@@ -688,10 +688,11 @@ double scaleFactor(ThreadContext *C, const UmmaCall &U, uint32_t Addr, uint32_t 
   return Bits == 255 ? std::nan("") : std::ldexp(1.0, int(Bits) - 127);
 }
 
-/// The 4-bit metadata of 4-element chunk Chunk of row Row of a sparse A (M = 128), as CuTe's tmem_e_frg lays it out
-/// (the ISA's sparsity metadata figures): a row's K/4 nibbles are its logical K's bits, chunk c at bits 4c..4c+3.
-/// 8-bit kinds: row r in lane r, bit b in column b / 32; f16: row r0 + 8 r1 + 16 r2 and K k0 + 16 k1 in lane
-/// r0 + 16 r2 + 8 k1, bit k0 + 16 r1 of the one column.
+/// The 4-bit metadata of 4-element chunk Chunk of row Row of a sparse A, as CuTe's tmem_e_frg (M = 128) and
+/// tmem_e_frg_ws (.ws M = 128, 64, 32) lay it out (the ISA's sparsity metadata figures): a row's K/4 nibbles are its
+/// logical K's bits, chunk c at bits 4c..4c+3. 8-bit kinds: row r in lane r, bit b in column b / 32; f16: row
+/// r0 + 8 r1 + 16 r2 and K k0 + 16 k1 in lane r0 + 16 r2 + 8 k1, bit k0 + 16 r1 of the one column. The .ws layouts of
+/// M = 64 and 32 repeat those lanes M lanes on (where D's folded columns lie); this reads the first copy.
 uint32_t metadataNibble(ThreadContext *C, const UmmaCall &U, unsigned Row, unsigned Chunk) {
   unsigned Bit = 4 * Chunk, Lane = Row, Col = Bit / 32;
   if (typeBytes(U.AType) == 2) {

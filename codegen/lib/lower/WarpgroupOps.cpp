@@ -266,7 +266,7 @@ bool lowerTcgen05Mma(FunctionLowering &L, const ptx::Instruction &I) {
   bool HasMask = !Ws && Ops.size() > 4 && Ops[4].Kind == ptx::OperandKind::Vector;
   size_t Pred = HasMask ? 5 : 4;
   bool HasZeroColumns = Ws && Ops.size() == Pred + 2, HasScale = !Ws && Ops.size() == Pred + 2;
-  if (Kind < 0 || Ops.size() < Pred + 1 || Ops.size() > Pred + 2 || (Sparse && (Ws || Pair)) ||
+  if (Kind < 0 || Ops.size() < Pred + 1 || Ops.size() > Pred + 2 || (Sparse && Pair) ||
       I.has(Modifier::BlockScale) || (Ws && Pair) || (Pair && ATmem) ||
       (HasMask && operandElements(Ops[4]).size() != (Pair ? 8u : 4u)) ||
       (HasScale && (Kind > 1 || Ops.back().Kind != ptx::OperandKind::Immediate || Ops.back().Bits > 15)) ||
@@ -278,7 +278,7 @@ bool lowerTcgen05Mma(FunctionLowering &L, const ptx::Instruction &I) {
                    (Sparse ? uint32_t(TgSparse) : 0u);
   llvm::Value *A = ATmem ? B.CreateZExt(tmemAddress(L, Ops[1]), B.getInt64Ty()) : L.read(Ops[1], ScalarType::B64);
   llvm::Value *Words = outputLaneMask(L, HasMask ? &Ops[4] : nullptr, HasZeroColumns ? &Ops.back() : nullptr);
-  if (Sparse) // cta_group::1: disable-output-lane takes words 0-3
+  if (Sparse) // cta_group::1: disable-output-lane (or .ws's zero-column mask) takes words 0-3
     B.CreateStore(tmemAddress(L, Meta), B.CreateConstGEP1_32(B.getInt32Ty(), Words, 4));
   L.callHelper("ptxrt_tcgen05_mma", B.getVoidTy(),
                {L.threadCtx(), tmemAddress(L, Ops[0]), A, L.read(Ops[2], ScalarType::B64),

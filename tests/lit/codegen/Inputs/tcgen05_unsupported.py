@@ -26,7 +26,6 @@ FORMS = {
         "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X [%r1], %rd1, %rd2, %r3, [%r4], [%r5], %p1;",
     "tcgen05_mma_block_scale_a_tmem":
         "tcgen05.mma.cta_group::1.kind::mxf4.block_scale [%r1], [%r2], %rd2, %r3, [%r4], [%r5], %p1;",
-    "tcgen05_mma_ws_sp": "tcgen05.mma.ws.sp.cta_group::1.kind::f16 [%r1], %rd1, %rd2, [%r2], %r3, %p1;",
     "tcgen05_mma_pair_a_tmem": "tcgen05.mma.cta_group::2.kind::f16 [%r1], [%r2], %rd2, %r3, %p1;",
 }
 SM103 = {}

@@ -380,35 +380,38 @@ def meta_cell(nb, row, chunk):
     return row, bit // 32, bit % 32
 
 
-def sparse_case(root, name, kind, n, seed, mask=None):
-    """tcgen05.mma.sp (M = 128, 2:4): A's rows keep two of each four elements (stored K/2 wide behind the descriptor),
-    the metadata in Tensor Memory at META_COL. D = 2 A B of the expanded A (disable-output-lane's lanes kept), and a
-    dense twin runs the same product as two dense mmas over K's halves on the expanded A, which must agree."""
+def sparse_case(root, name, kind, n, seed, mask=None, m=128, ws=False):
+    """tcgen05.mma.sp (M = 128) or .ws.sp (M = 128, 64, 32), 2:4: A's rows keep two of each four elements (stored K/2
+    wide behind the descriptor), the metadata in Tensor Memory at META_COL (repeated M lanes on for .ws's M = 64 and
+    32, as tmem_e_frg_ws lays it out). D = 2 A B of the expanded A (disable-output-lane's lanes kept), and a dense
+    twin runs the same product as two dense mmas over K's halves on the expanded A, which must agree."""
     nb = NBYTES[kind]
     k = 64 // nb  # the logical K: twice the dense step
     rnd = random.Random(seed)
-    stored = [[element(rnd, kind) for _ in range(k // 2)] for _ in range(128)]
+    stored = [[element(rnd, kind) for _ in range(k // 2)] for _ in range(m)]
     B = [[element(rnd, kind) for _ in range(k)] for _ in range(n)]
-    nibbles = [[rnd.choice(META_NIBBLES) for _ in range(k // 4)] for _ in range(128)]
-    dense = [[(0, 0)] * k for _ in range(128)]
-    for r in range(128):
-        for c, m in enumerate(nibbles[r]):
-            dense[r][4 * c + (m & 3)] = stored[r][2 * c]
-            dense[r][4 * c + (m >> 2)] = stored[r][2 * c + 1]
+    nibbles = [[rnd.choice(META_NIBBLES) for _ in range(k // 4)] for _ in range(m)]
+    dense = [[(0, 0)] * k for _ in range(m)]
+    for r in range(m):
+        for c, nib in enumerate(nibbles[r]):
+            dense[r][4 * c + (nib & 3)] = stored[r][2 * c]
+            dense[r][4 * c + (nib >> 2)] = stored[r][2 * c + 1]
     pre = [[pattern(kind, lane, col, False) for col in range(COLS)] for lane in range(LANES)]
     for lane in range(LANES):
         pre[lane][META_COL:META_COL + 2] = [0, 0]
-    for r in range(128):
-        for c, m in enumerate(nibbles[r]):
+    for r in range(m):
+        for c, nib in enumerate(nibbles[r]):
             lane, col, bit = meta_cell(nb, r, c)
-            pre[lane][META_COL + col] |= m << bit
-    out = expected_image(kind, 128, n, False, False, dense, B, pre, mask, None, False)
+            for copy in range(128 // m):
+                pre[lane + m * copy][META_COL + col] |= nib << bit
+    out = expected_image(kind, m, n, ws, False, dense, B, pre, mask, None, False)
 
     def desc(start, lbo, sbo):
         return (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | 1 << 46
 
     atype = {"f16": 0, "i8": 1, "e4m3": 0}[kind]
-    idesc = (2 if kind == "i8" else 1) << 4 | atype << 7 | atype << 10 | (n >> 3) << 17 | (128 >> 4) << 24
+    idesc = (2 if kind == "i8" else 1) << 4 | atype << 7 | atype << 10 | (n >> 3) << 17 | (m >> 4) << 24
+    op = "tcgen05.mma.ws" if ws else "tcgen05.mma"
     ptx_kind = "f8f6f4" if kind == "e4m3" else kind
     lanes = ", {%r30, %r31, %r32, %r33}" if mask else ""
     words = b"".join(struct.pack("<I", w) for row in out for w in row)
@@ -420,18 +423,18 @@ def sparse_case(root, name, kind, n, seed, mask=None):
     for twin in (False, True):
         img = bytearray(16384)
         a_rows = dense if twin else stored
-        alb, asb = place(img, 0, 128, len(a_rows[0]), 0, a_rows, nb)
+        alb, asb = place(img, 0, m, len(a_rows[0]), 0, a_rows, nb)
         blb, bsb = place(img, 8192, n, k, 0, B, nb)
         params = [{"type": "u64", "buffer": "img"}, {"type": "u64", "buffer": "out"},
                   {"type": "u64", "bits": f"{desc(0, alb, asb):x}"}, {"type": "u64", "bits": f"{desc(8192, blb, bsb):x}"},
                   {"type": "u32", "value": idesc | (0 if twin else 4)}, {"type": "u64", "buffer": "pre"}]
         if twin:  # K's second half lies two core matrices (2 LBO) on in both no-swizzle K-major layouts
-            first = f"tcgen05.mma.cta_group::1.kind::{ptx_kind} [%r9], %rd5, %rd6, %r11{lanes}, %p1;"
+            first = f"{op}.cta_group::1.kind::{ptx_kind} [%r9], %rd5, %rd6, %r11{lanes}, %p1;"
             instr = "\n\t".join([f"add.u64 %rd14, %rd5, {2 * alb >> 4};", f"add.u64 %rd15, %rd6, {2 * blb >> 4};",
                                    "setp.eq.u32 %p5, %r1, %r1;", first,
-                                   f"tcgen05.mma.cta_group::1.kind::{ptx_kind} [%r9], %rd14, %rd15, %r11{lanes}, %p5;"])
+                                   f"{op}.cta_group::1.kind::{ptx_kind} [%r9], %rd14, %rd15, %r11{lanes}, %p5;"])
         else:
-            instr = f"tcgen05.mma.sp.cta_group::1.kind::{ptx_kind} [%r9], %rd5, %rd6, [%r23], %r11{lanes}, %p1;"
+            instr = f"{op}.sp.cta_group::1.kind::{ptx_kind} [%r9], %rd5, %rd6, [%r23], %r11{lanes}, %p1;"
         files = {"img.bin": bytes(img), "out.expect.bin": words,
                  "pre.bin": b"".join(struct.pack("<I", w) for row in pre for w in row)}
         entries.append(write_case(root, f"{name}_{'dense' if twin else 'sp'}_tcgen05", forms_kernel(instr, mask, meta=True),
@@ -464,5 +467,8 @@ cases = (case(root, "m64_f16", "f16", 64, 32, codes=(0, 1), seed=501) +
          scaled_case(root, "mxf4nvf4_4x_ue4m3", "mxf4nvf4", 48, 4, ue4m3=True, seed=517) +
          sparse_case(root, "sp_f16", "f16", 32, 518) +
          sparse_case(root, "sp_i8_mask", "i8", 48, 519, mask=MASK) +
-         sparse_case(root, "sp_e4m3", "e4m3", 16, 520))
+         sparse_case(root, "sp_e4m3", "e4m3", 16, 520) +
+         sparse_case(root, "ws_sp_f16_m64", "f16", 64, 521, m=64, ws=True) +
+         sparse_case(root, "ws_sp_i8_m32", "i8", 128, 522, m=32, ws=True) +
+         sparse_case(root, "ws_sp_e4m3_m128", "e4m3", 64, 523, ws=True))
 write_index(root, cases)
