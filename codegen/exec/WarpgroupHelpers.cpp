@@ -537,7 +537,7 @@ bool decodeScaledUmma(uint32_t IDesc, uint32_t Flags, UmmaCall &U) {
     U.BType = tcgenType(Kind, (IDesc >> 10) & 3);
   bool IdsOk = U.ScaleVec == 1 || (U.ScaleVec == 2 ? !(U.SfaId & 1) && !(U.SfbId & 1) : !U.SfaId && !U.SfbId);
   bool ScaleOk = !U.Ue4m3 || (Kind == 6 && U.ScaleVec == 4);
-  return U.ScaleVec && U.M == 128 && ummaShape(U.M, U.N, Flags) && !(IDesc & 4) && !(Fp4 && (IDesc >> 31)) &&
+  return U.ScaleVec && U.M == 128 && ummaShape(U.M, U.N, Flags) && !(Fp4 && (IDesc >> 31)) &&
          !(Fp4 && (U.TransA || U.TransB)) && U.AType != MENone && U.BType != MENone && IdsOk && ScaleOk &&
          !(Flags & (TgATmem | TgPair | TgWs));
 }
@@ -579,8 +579,8 @@ bool decodeUmma(uint32_t IDesc, uint32_t Flags, uint64_t ADesc, uint64_t BDesc, 
   // .sp (sparsity bit 2 of the descriptor with it) for the 2:4 kinds f16, f8f6f4 (e4m3/e5m2) and i8 at M = 128, or
   // .ws.sp at M = 32, 64 and 128, with selector 0 (the ISA: 8-bit kinds must use 0); not done: tf32's 1:2, other
   // selectors, M = 64 without .ws, pairs, A in Tensor Memory, sparse block scaling.
-  if ((IDesc >> 2 & 1) != U.Sparse || (U.Sparse && (Kind == 1 || Kind >= 4 || (IDesc & 3) ||
-                                                    (Flags & (TgATmem | TgPair)) || (U.M != 128 && !(Flags & TgWs)))))
+  if ((IDesc >> 2 & 1) != U.Sparse || (U.Sparse && (Kind == 1 || (IDesc & 3) || (Flags & (TgATmem | TgPair)) ||
+                                                    (Kind < 4 && U.M != 128 && !(Flags & TgWs)))))
     return false;
   if (Kind >= 4)
     return decodeScaledUmma(IDesc, Flags, U) && (!ADesc || U.ADesc) && (!BDesc || U.BDesc);
@@ -703,15 +703,19 @@ uint32_t metadataNibble(ThreadContext *C, const UmmaCall &U, unsigned Row, unsig
   return Word >> (Bit % 32) & 15;
 }
 
-/// Row Row of a sparse A expanded to its logical K (2:4: each 4-element chunk takes the row's next two stored
-/// elements at the positions its metadata's two 2-bit indices name, zeros elsewhere).
+/// Row Row of a sparse A expanded to its logical K: 2:4, each 4-element chunk takes the row's next two stored
+/// elements at the positions its metadata's two 2-bit indices name, zeros elsewhere; the fp4 kinds' pairwise 4:8,
+/// each 8-element chunk its next two stored pairs at the 2-element sub-chunks the indices name (the chunk's nibble
+/// where a 2:4 kind's 4-element chunk's would be, CuTe's tmem_e_frg of fp4 having the 8-bit kinds' layout).
 void sparseRow(ThreadContext *C, const UmmaCall &U, unsigned Row, double *ARow) {
-  unsigned K = ummaK(U);
+  unsigned K = ummaK(U), Width = U.AType == MEE2M1 ? 2 : 1;
   std::fill(ARow, ARow + K, 0.0);
-  for (unsigned Chunk = 0; Chunk < K / 4; ++Chunk) {
+  for (unsigned Chunk = 0; Chunk < K / (4 * Width); ++Chunk) {
     uint32_t Nibble = metadataNibble(C, U, Row, Chunk);
-    ARow[4 * Chunk + (Nibble & 3)] = ummaA(C, U, Row, 2 * Chunk);
-    ARow[4 * Chunk + (Nibble >> 2)] = ummaA(C, U, Row, 2 * Chunk + 1);
+    for (unsigned Half = 0; Half < 2; ++Half)
+      for (unsigned E = 0; E < Width; ++E)
+        ARow[4 * Width * Chunk + Width * (Nibble >> (2 * Half) & 3) + E] =
+            ummaA(C, U, Row, 2 * Width * Chunk + Width * Half + E);
   }
 }
 
@@ -720,13 +724,16 @@ void sparseRow(ThreadContext *C, const UmmaCall &U, unsigned Row, double *ARow) 
 void ummaProduct(ThreadContext *C, const UmmaCall &U, uint32_t EnableD, const uint32_t *Mask) {
   unsigned K = ummaK(U);
   for (unsigned Row = 0; Row < U.M; ++Row) {
-    double ARow[64];
+    double ARow[128]; // K up to 128: a sparse fp4 row
     if (U.Sparse)
       sparseRow(C, U, Row, ARow);
     else
       for (unsigned Kk = 0; Kk < K; ++Kk)
-        ARow[Kk] = ummaA(C, U, Row, Kk) *
-                   (U.ScaleVec ? scaleFactor(C, U, U.SfaAddr, U.SfaId, Row, Row / 32, Kk / (K / U.ScaleVec)) : 1.0);
+        ARow[Kk] = ummaA(C, U, Row, Kk);
+    // A sparse product's scale blocks divide its logical K (CUTLASS's sparse block-scaled atoms: 64 elements a scale
+    // for mxf8f6f4's 1X, 64 or 32 for the fp4 kinds' 2X or 4X over K = 128).
+    for (unsigned Kk = 0; Kk < K && U.ScaleVec; ++Kk)
+      ARow[Kk] *= scaleFactor(C, U, U.SfaAddr, U.SfaId, Row, Row / 32, Kk / (K / U.ScaleVec));
     for (unsigned Col = 0; Col < U.N; ++Col) {
       uint32_t Lane, Column;
       unsigned Cta = dPlace(U, Row, Col, Lane, Column);
@@ -878,12 +885,12 @@ static void ptxrt_tcgen05_mma(ThreadContext *C, uint32_t DAddr, uint64_t A, uint
     raiseFault(C, LaunchFault::IllegalInstruction,
                "tcgen05.mma: a shape, type, sparsity, swizzle or pair's disable-output-lane not done", true);
   static constexpr uint32_t NoLanes[8] = {};
+  if (U.Sparse)
+    U.MetaAddr = Mask[4];
   if (U.ScaleVec) {
     U.SfaAddr = Mask[0], U.SfbAddr = Mask[1];
     Mask = NoLanes;
   }
-  if (U.Sparse)
-    U.MetaAddr = Mask[4];
   if (Flags & TgZeroColumns) {
     U.ZeroColumns = Mask[0] | uint64_t(Mask[1]) << 32;
     if ((U.ZeroColumns >> 56 & 63) > (U.M == 32 ? 16u : 32u))

@@ -221,21 +221,32 @@ unsigned scaleVector(const ptx::Instruction &I, int Kind) {
   return Ok ? Vec : 0;
 }
 
-/// tcgen05.mma.cta_group::1.kind::{mxf8f6f4,mxf4,mxf4nvf4}.block_scale{.scale_vectorsize} [d], a-desc, b-desc, idesc,
-/// [scale-A-tmem], [scale-B-tmem], enable-input-d: ptxrt_tcgen05_mma with the scale addresses in the mask buffer's
-/// first two words and the scale vector in the flags. Not done: .sp, A in Tensor Memory, cta_group::2.
+/// tcgen05.mma(.sp).cta_group::1.kind::{mxf8f6f4,mxf4,mxf4nvf4}.block_scale{.scale_vectorsize} [d], a-desc, b-desc,
+/// ([sp-meta-tmem],) idesc, [scale-A-tmem], [scale-B-tmem], enable-input-d: ptxrt_tcgen05_mma with the scale
+/// addresses in the mask buffer's first two words (.sp's metadata address in its fifth) and the scale vector in the
+/// flags. Not done: A in Tensor Memory, cta_group::2.
 bool lowerTcgen05ScaledMma(FunctionLowering &L, const ptx::Instruction &I, int Kind) {
   auto &B = L.b();
-  auto &Ops = I.Operands;
+  bool Sparse = I.has(Modifier::Sp);
+  llvm::SmallVector<ptx::Operand, 8> Ops(I.Operands.begin(), I.Operands.end());
+  if (Sparse && (Ops.size() < 4 || Ops[3].Kind != ptx::OperandKind::Address))
+    return L.unsupported(I, "tcgen05.mma form");
+  ptx::Operand Meta = Sparse ? Ops[3] : ptx::Operand{};
+  if (Sparse)
+    Ops.erase(Ops.begin() + 3);
   unsigned Vec = scaleVector(I, Kind);
-  if (Kind < 4 || !Vec || Ops.size() != 7 || !I.has(Modifier::BlockScale) || I.has(Modifier::Sp) || I.has(Modifier::Ws) ||
+  if (Kind < 4 || !Vec || Ops.size() != 7 || !I.has(Modifier::BlockScale) || I.has(Modifier::Ws) ||
       I.has(Modifier::CtaGroup_2) || Ops[1].Kind == ptx::OperandKind::Address ||
       Ops[4].Kind != ptx::OperandKind::Address || Ops[5].Kind != ptx::OperandKind::Address)
     return L.unsupported(I, "tcgen05.mma form");
-  uint32_t Flags = static_cast<uint32_t>(Kind) | (Vec == 1 ? 1u : Vec == 2 ? 2u : 3u) << TgScaleVecShift;
+  uint32_t Flags = static_cast<uint32_t>(Kind) | (Vec == 1 ? 1u : Vec == 2 ? 2u : 3u) << TgScaleVecShift |
+                   (Sparse ? uint32_t(TgSparse) : 0u);
   llvm::Value *Scales = scratchBuffer(L, B.getInt32Ty(), 8, 4);
   for (unsigned J = 0; J < 8; ++J)
-    B.CreateStore(J < 2 ? tmemAddress(L, Ops[4 + J]) : B.getInt32(0), B.CreateConstGEP1_32(B.getInt32Ty(), Scales, J));
+    B.CreateStore(J < 2    ? tmemAddress(L, Ops[4 + J])
+                  : J == 4 && Sparse ? tmemAddress(L, Meta)
+                                     : B.getInt32(0),
+                  B.CreateConstGEP1_32(B.getInt32Ty(), Scales, J));
   L.callHelper("ptxrt_tcgen05_mma", B.getVoidTy(),
                {L.threadCtx(), tmemAddress(L, Ops[0]), L.read(Ops[1], ScalarType::B64), L.read(Ops[2], ScalarType::B64),
                 L.read(Ops[3], ScalarType::B32), B.CreateZExt(L.read(Ops[6], ScalarType::Pred), B.getInt32Ty()),

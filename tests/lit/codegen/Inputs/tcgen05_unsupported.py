@@ -19,8 +19,8 @@ HEAD = """.version 8.8
 """
 FORMS = {
     "tcgen05_mma_sp_pair": "tcgen05.mma.sp.cta_group::2.kind::f16 [%r1], %rd1, %rd2, [%r2], %r3, %p1;",
-    "tcgen05_mma_sp_block_scale":
-        "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X [%r1], %rd1, %rd2, [%r2], %r3, [%r4], "
+    "tcgen05_mma_sp_block_scale_a_tmem":
+        "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X [%r1], [%r6], %rd2, [%r2], %r3, [%r4], "
         "[%r5], %p1;",
     "tcgen05_mma_block_scale_pair":
         "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X [%r1], %rd1, %rd2, %r3, [%r4], [%r5], %p1;",

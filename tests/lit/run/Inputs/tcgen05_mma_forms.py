@@ -292,16 +292,18 @@ def scale_value(bits, ue4m3):
     return e4m3_value(bits) if ue4m3 else 2.0 ** (bits - 127)
 
 
-def scaled_case(root, name, kind, n, vec, ue4m3=False, ids=(0, 0), seed=0, twin=False):
+def scaled_case(root, name, kind, n, vec, ue4m3=False, ids=(0, 0), seed=0, twin=False, sparse=False):
     """A block-scaled tcgen05.mma (M = 128, cta_group::1): kind mxf8f6f4 (e4m3, K = 32, 1X), mxf4 or mxf4nvf4 (e2m1
     two to a byte, K = 64; VEC scales a row, ue8m0 or ue4m3). The scales lie in Tensor Memory as CuTe's tmem_sf_frg
     (the ISA's scale factor layouts) puts them: row (or column) i's in column base + i / 32 of lane i mod 32 of every
     32-lane partition, scale j in byte ids + j of the word. D = 2 (A scale_A)(B scale_B) after the two products.
     twin: also the plain kind::f8f6f4 product of A and B with the scales folded into their values (exact in e4m3),
-    which must give the same D."""
+    which must give the same D. sparse: tcgen05.mma.sp, K doubled, A's rows 2:4 (mxf8f6f4) or pairwise 4:8 (fp4)
+    sparse with the metadata at META_COL (each chunk's nibble at bit 4c of its row's lane), the scale blocks dividing
+    the logical K; with twin (mxf8f6f4) the dense block-scaled product over K's halves of the expanded A instead."""
     rnd = random.Random(seed)
     fp4 = kind != "mxf8f6f4"
-    k = 64 if fp4 else 32
+    k = (64 if fp4 else 32) * (2 if sparse else 1)
     if fp4:
         A = [[rnd.getrandbits(4) for _ in range(k)] for _ in range(128)]
         B = [[rnd.getrandbits(4) for _ in range(k)] for _ in range(n)]
@@ -319,10 +321,25 @@ def scaled_case(root, name, kind, n, vec, ue4m3=False, ids=(0, 0), seed=0, twin=
     blk = k // vec
     sa = lambda r, kk: scale_value(sfa[r][kk // blk], ue4m3)  # noqa: E731
     sb = lambda c, kk: scale_value(sfb[c][kk // blk], ue4m3)  # noqa: E731
-    as_bytes = (lambda row: [(row[2 * i] | row[2 * i + 1] << 4, None) for i in range(k // 2)]) if fp4 else \
+    as_bytes = (lambda row: [(row[2 * i] | row[2 * i + 1] << 4, None) for i in range(len(row) // 2)]) if fp4 else \
         (lambda row: [(b, None) for b in row])
-    img, (alb, asb, blb, bsb) = images([as_bytes(r) for r in A], [as_bytes(c) for c in B], 32, 1, (0, 0), 1)
     pre = [[pattern("f16", lane, col, False) for col in range(COLS)] for lane in range(LANES)]
+    stored = A
+    if sparse:  # keep two of each four elements (fp4: two of each four pairs) where random meaningful nibbles say
+        width = 2 if fp4 else 1
+        nibbles = [[rnd.choice(META_NIBBLES) for _ in range(k // (4 * width))] for _ in range(128)]
+        stored = [[A[r][kk] for kk in range(k // 2)] for r in range(128)]
+        A = [[0] * k for _ in range(128)]
+        for r in range(128):
+            pre[r][META_COL:META_COL + 2] = [0, 0]
+            for c, nib in enumerate(nibbles[r]):
+                pre[r][META_COL + (4 * c) // 32] |= nib << (4 * c) % 32
+                for half in range(2):
+                    for e in range(width):
+                        A[r][4 * width * c + width * (nib >> 2 * half & 3) + e] = stored[r][2 * width * c + width * half + e]
+    img = bytearray(16384)
+    alb, asb = place(img, 0, 128, len(as_bytes(stored[0])), 0, [as_bytes(r) for r in stored], 1)
+    blb, bsb = place(img, 8192, n, len(as_bytes(B[0])), 0, [as_bytes(c) for c in B], 1)
     for lane in range(LANES):
         for g in range(4):
             i = lane % 32 + 32 * g
@@ -341,8 +358,10 @@ def scaled_case(root, name, kind, n, vec, ue4m3=False, ids=(0, 0), seed=0, twin=
     types = 0 << 7 | 0 << 10 if not fp4 else 1 << 7 | 1 << 10
     idesc = ids[1] << 4 | types | (n >> 3) << 17 | (0 if ue4m3 else 1) << 23 | (128 >> 7) << 27 | ids[0] << 29
     vec_mod = {1: ".scale_vec::1X", 2: ".scale_vec::2X", 4: ".scale_vec::4X"}[vec] if kind != "mxf4" else ""
-    instr = (f"tcgen05.mma.cta_group::1.kind::{kind}.block_scale{vec_mod} [%r9], %rd5, %rd6, %r11, [%r21], [%r22], "
-             "%p1;")
+    op = f"tcgen05.mma{'.sp' if sparse else ''}.cta_group::1.kind::{kind}.block_scale{vec_mod}"
+    instr = f"{op} [%r9], %rd5, %rd6, {'[%r23], ' if sparse else ''}%r11, [%r21], [%r22], %p1;"
+    if sparse:
+        idesc |= 4
     words = b"".join(struct.pack("<I", w) for row in out for w in row)
     params = [{"type": "u64", "buffer": "img"}, {"type": "u64", "buffer": "out"},
               {"type": "u64", "bits": f"{desc(0, alb, asb):x}"}, {"type": "u64", "bits": f"{desc(8192, blb, bsb):x}"},
@@ -353,11 +372,23 @@ def scaled_case(root, name, kind, n, vec, ue4m3=False, ids=(0, 0), seed=0, twin=
                "pre": {"bytes": len(words), "init": "pre.bin"}}
     files = {"img.bin": bytes(img), "out.expect.bin": words,
              "pre.bin": b"".join(struct.pack("<I", w) for row in pre for w in row)}
-    ptx = forms_kernel(instr, None, scales=True)
+    ptx = forms_kernel(instr, None, scales=True, meta=sparse)
     if kind == "mxf4":  # no .scale_vectorsize means .block32, a PTX ISA 8.8 qualifier (ptxas says so)
         ptx = ptx.replace(".version 8.7", ".version 8.8")
     entries = [write_case(root, f"{name}_tcgen05", ptx, "k_forms", 128, params, buffers, files)]
-    if twin:  # the scales folded into e4m3 values: the plain kind::f8f6f4 product of the same numbers
+    if twin and sparse:  # two dense block-scaled mmas over K's halves of the expanded A, the same scales
+        img = bytearray(16384)
+        alb, asb = place(img, 0, 128, k, 0, [as_bytes(r) for r in A], 1)
+        place(img, 8192, n, k, 0, [as_bytes(c) for c in B], 1)
+        dense_op = op.replace(".sp", "")
+        instr = "\n\t".join([f"add.u64 %rd14, %rd5, {2 * alb >> 4};", f"add.u64 %rd15, %rd6, {2 * blb >> 4};",
+                               "setp.eq.u32 %p5, %r1, %r1;", f"{dense_op} [%r9], %rd5, %rd6, %r11, [%r21], [%r22], %p1;",
+                               f"{dense_op} [%r9], %rd14, %rd15, %r11, [%r21], [%r22], %p5;"])
+        params = params[:2] + [{"type": "u64", "bits": f"{desc(0, alb, asb):x}"}] + params[3:4] + [
+            {"type": "u32", "value": idesc & ~4}] + params[5:]
+        entries.append(write_case(root, f"{name}_dense_tcgen05", forms_kernel(instr, None, scales=True), "k_forms",
+                                  128, params, buffers, dict(files, **{"img.bin": bytes(img)})))
+    elif twin:  # the scales folded into e4m3 values: the plain kind::f8f6f4 product of the same numbers
         enc = {e4m3_value(b): b for b in range(256) if b != 0x80 and e4m3_value(b) == e4m3_value(b)}
         fa = [[(enc[value(A[r][kk]) * sa(r, kk)], value(A[r][kk]) * sa(r, kk)) for kk in range(k)] for r in range(128)]
         fb = [[(enc[value(B[c][kk]) * sb(c, kk)], value(B[c][kk]) * sb(c, kk)) for kk in range(k)] for c in range(n)]
@@ -470,5 +501,8 @@ cases = (case(root, "m64_f16", "f16", 64, 32, codes=(0, 1), seed=501) +
          sparse_case(root, "sp_e4m3", "e4m3", 16, 520) +
          sparse_case(root, "ws_sp_f16_m64", "f16", 64, 521, m=64, ws=True) +
          sparse_case(root, "ws_sp_i8_m32", "i8", 128, 522, m=32, ws=True) +
-         sparse_case(root, "ws_sp_e4m3_m128", "e4m3", 64, 523, ws=True))
+         sparse_case(root, "ws_sp_e4m3_m128", "e4m3", 64, 523, ws=True) +
+         scaled_case(root, "sp_mxf8f6f4_1x", "mxf8f6f4", 32, 1, ids=(1, 3), seed=524, twin=True, sparse=True) +
+         scaled_case(root, "sp_mxf4nvf4_4x_ue4m3", "mxf4nvf4", 32, 4, ue4m3=True, seed=525, sparse=True) +
+         scaled_case(root, "sp_mxf4_2x", "mxf4", 48, 2, ids=(2, 2), seed=526, sparse=True))
 write_index(root, cases)
