@@ -21,8 +21,9 @@
 //
 // tcgen05 (sm_100a; no GPU here has it): alloc/dealloc/relinquish_alloc_permit, ld/st (.32x32b, .16x64b, .16x128b,
 // .16x256b, .16x32bx2, with .pack::16b/.unpack::16b; sm_103a's ld.red), cp (every shape, the .b8x16 decompressing
-// forms, cta_group::2), shift.down, mma(.ws, with its zero-column mask).cta_group::1 and mma.cta_group::2, and the
-// block-scaled kinds (mxf8f6f4, mxf4, mxf4nvf4 with their scale factors in Tensor Memory) for one CTA
+// forms, cta_group::2), shift.down, mma(.ws, with its zero-column mask).cta_group::1 and mma.cta_group::2, the
+// block-scaled kinds (mxf8f6f4, mxf4, mxf4nvf4 with their scale factors in Tensor Memory) for one CTA, and .sp/.ws.sp
+// (2:4, or the fp4 kinds' pairwise 4:8, with the metadata in Tensor Memory) for one CTA
 // with B behind a shared-memory descriptor and A behind one or in Tensor Memory (kinds f16, tf32, f8f6f4 with
 // e4m3/e5m2, i8; M = 64 and 128, .ws M = 32, 64, 128, a pair's M = 128 and 256; f32, f16 or s32 D), from the ISA's
 // definitions and CuTe's Tensor Memory layouts, and the products by the same descriptor layouts and arithmetic as
