@@ -20,7 +20,10 @@
 // moves 16-byte chunks as the tensor copies do (swizzleSharedOffset).
 //
 // tcgen05 (sm_100a; no GPU here has it): alloc/dealloc/relinquish_alloc_permit, ld/st (.32x32b, .16x64b, .16x128b,
-// .16x256b, .16x32bx2, with .pack::16b/.unpack::16b), cp.cta_group::1 and mma(.ws).cta_group::1 and mma.cta_group::2
+// .16x256b, .16x32bx2, with .pack::16b/.unpack::16b; sm_103a's ld.red), cp (every shape, the .b8x16 decompressing
+// forms, cta_group::2), shift.down, mma(.ws, with its zero-column mask).cta_group::1 and mma.cta_group::2, the
+// block-scaled kinds (mxf8f6f4, mxf4, mxf4nvf4 with their scale factors in Tensor Memory) for one CTA, and .sp/.ws.sp
+// (2:4, or the fp4 kinds' pairwise 4:8, with the metadata in Tensor Memory) for one CTA
 // with B behind a shared-memory descriptor and A behind one or in Tensor Memory (kinds f16, tf32, f8f6f4 with
 // e4m3/e5m2, i8; M = 64 and 128, .ws M = 32, 64, 128, a pair's M = 128 and 256; f32, f16 or s32 D), from the ISA's
 // definitions and CuTe's Tensor Memory layouts, and the products by the same descriptor layouts and arithmetic as
@@ -57,7 +60,16 @@ struct WgmmaCall {
 };
 
 unsigned typeBytes(uint32_t T) { return T == MEF16 || T == MEBF16 ? 2 : T == METF32 ? 4 : 1; }
-unsigned kOf(uint32_t T) { return 32 / typeBytes(T); }
+/// K of a product step: 32 bytes of each row of A and B (64 for e2m1, two to a byte).
+unsigned kOf(uint32_t T) { return T == MEE2M1 ? 64 : 32 / typeBytes(T); }
+/// The bits an element takes in shared or Tensor Memory.
+unsigned typeBits(uint32_t T) { return T == MEE2M1 ? 4 : 8 * typeBytes(T); }
+
+/// An e2m1 (fp4) value: sign, two exponent bits (bias 1), one mantissa bit.
+double e2m1Value(uint32_t Bits) {
+  static constexpr double Magnitudes[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+  return (Bits & 8 ? -1 : 1) * Magnitudes[Bits & 7];
+}
 
 double decode(uint32_t T, uint32_t Bits) {
   switch (T) {
@@ -79,6 +91,8 @@ double decode(uint32_t T, uint32_t Bits) {
     return fp8ToDouble(Bits & 0xff, false);
   case MEE5M2:
     return fp8ToDouble(Bits & 0xff, true);
+  case MEE2M1:
+    return e2m1Value(Bits & 15);
   default:
     return 0;
   }
@@ -104,6 +118,8 @@ uint32_t descOffset(uint64_t Desc, unsigned MN, unsigned K, unsigned Bytes, bool
 }
 
 double loadElem(const char *Shared, uint64_t Desc, unsigned MN, unsigned K, uint32_t T, bool Trans) {
+  if (T == MEE2M1) // two to a byte along K, the low nibble first (K-major only: the mxf4 kinds do not transpose)
+    return decode(T, static_cast<uint8_t>(Shared[descOffset(Desc, MN, K / 2, 1, false)]) >> (4 * (K % 2)));
   unsigned Bytes = typeBytes(T);
   uint32_t Bits = 0;
   memcpy(&Bits, Shared + descOffset(Desc, MN, K, Bytes, Trans), Bytes);
@@ -338,9 +354,15 @@ void computeTmemAlloc(CollectiveSlot &S, void *Arg) {
 }
 
 /// The element code (MatrixElements.h) of an instruction descriptor's A or B type field for a kind (tcgen05.mma's
-/// Kind: 0 f16, 1 tf32, 2 f8f6f4, 3 i8); MENone for the types not done here.
+/// Kind: 0 f16, 1 tf32, 2 f8f6f4, 3 i8, 4 mxf8f6f4, 5 mxf4, 6 mxf4nvf4); MENone for the types not done here (the
+/// fp6 and fp4 types of the f8f6f4 kinds).
 uint32_t tcgenType(uint32_t Kind, uint32_t Field) {
   switch (Kind) {
+  case 4:
+    return Field == 0 ? MEE4M3 : Field == 1 ? MEE5M2 : MENone;
+  case 5:
+  case 6:
+    return Field == 1 ? MEE2M1 : MENone;
   case 0:
     return Field == 0 ? MEF16 : Field == 1 ? MEBF16 : MENone;
   case 1:
@@ -402,6 +424,43 @@ void tmemMove(ThreadContext *C, uint32_t Row, uint32_t Col, bool Pack, bool Stor
     Reg = (Lo[0] & 0xffff) | Lo[1] << 16;
 }
 
+/// A key that orders f32 bits as min/max.f32 do (-0 below +0): the sign-magnitude bits made two's complement.
+int32_t orderedF32(uint32_t Bits) { return static_cast<int32_t>(Bits ^ ((0u - (Bits >> 31)) & 0x7fffffffu)); }
+
+/// tcgen05.ld.red's redVal: the min or max of a lane's Count loaded words (Flags: Tcgen05CopyFlag), as min/max of
+/// their type take it: u32 or s32 integers, or f32 values (min/max.f32: a NaN input is ignored unless .NaN, which
+/// makes any NaN the result; all NaN gives the canonical NaN; .abs reduces the magnitudes). The ISA requires
+/// .num of .x2 or more, so Count >= 2.
+uint32_t reduceLoaded(const uint32_t *Regs, uint32_t Count, uint32_t Flags) {
+  bool Max = Flags & TgRedMax;
+  if (Flags & (TgRedU32 | TgRedS32)) {
+    bool Signed = Flags & TgRedS32;
+    uint32_t Best = Regs[0];
+    for (uint32_t R = 1; R < Count; ++R) {
+      bool Less = Signed ? static_cast<int32_t>(Regs[R]) < static_cast<int32_t>(Best) : Regs[R] < Best;
+      if (Max ? !Less && Regs[R] != Best : Less)
+        Best = Regs[R];
+    }
+    return Best;
+  }
+  bool Any = false, SawNaN = false;
+  int32_t Best = 0;
+  for (uint32_t R = 0; R < Count; ++R) {
+    uint32_t Bits = Flags & TgRedAbs ? Regs[R] & 0x7fffffffu : Regs[R];
+    if ((Bits & 0x7fffffffu) > 0x7f800000u) {
+      SawNaN = true;
+      continue;
+    }
+    int32_t Key = orderedF32(Bits);
+    if (!Any || (Max ? Key > Best : Key < Best))
+      Best = Key;
+    Any = true;
+  }
+  if (!Any || (SawNaN && (Flags & TgRedNaN)))
+    return 0x7fffffffu;
+  return static_cast<uint32_t>(orderedF32(static_cast<uint32_t>(Best)));
+}
+
 /// One tcgen05.ld/st for every lane of the warp at once (In: the lane's address, register buffer, count, store flag,
 /// shape with TgPack16, and immediate): the instruction is warp-synchronous, and its shapes other than .32x32b reach
 /// lanes of Tensor Memory that other threads' stores wrote, so no lane may run ahead of, or behind, the others'
@@ -411,15 +470,17 @@ void computeTmemCopy(CollectiveSlot &S, void *Arg) {
   forLanes(S.Participants, [&](uint32_t L) {
     const uint64_t *F = S.In[L];
     uint32_t Addr = static_cast<uint32_t>(F[0]), Count = static_cast<uint32_t>(F[2]),
-             Shape = static_cast<uint32_t>(F[4]);
+             Flags = static_cast<uint32_t>(F[4]), Shape = Flags & 7;
     auto *Regs = reinterpret_cast<uint32_t *>(F[1]);
-    bool Pack = Shape & TgPack16;
+    bool Pack = Flags & TgPack16;
     for (unsigned R = 0; R < Count; ++R) {
       uint32_t Row, Col;
-      tmemPosition(Shape & ~TgPack16, L, R, Row, Col);
-      uint32_t Imm = (Shape & ~TgPack16) == 4 && L >= 16 ? static_cast<uint32_t>(F[5]) : 0;
+      tmemPosition(Shape, L, R, Row, Col);
+      uint32_t Imm = Shape == 4 && L >= 16 ? static_cast<uint32_t>(F[5]) : 0;
       tmemMove(C, (Addr >> 16) + Row, (Addr & 0xffff) + (Pack ? 2 * Col : Col) + Imm, Pack, F[3] != 0, Regs[R]);
     }
+    if (Flags & TgRed)
+      Regs[Count] = reduceLoaded(Regs, Count, Flags);
   });
 }
 
@@ -434,7 +495,17 @@ struct UmmaCall {
   uint32_t ATmem, DAddr;
   BlockState *Tmem[2];
   const char *Shared[2];
+  uint64_t ZeroColumns; ///< .ws's zero-column mask descriptor (with TgZeroColumns)
+  /// Block scaling: scales per row of A and column of B (0: none), their Tensor Memory addresses, the scale factor
+  /// data IDs (the byte of each word where the scales start), and whether they are ue4m3 (else ue8m0).
+  uint32_t ScaleVec, SfaAddr, SfbAddr, SfaId, SfbId;
+  bool Ue4m3;
+  bool Sparse;       ///< tcgen05.mma.sp: A holds half of each row's K, the metadata places it
+  uint32_t MetaAddr; ///< the sparsity metadata's Tensor Memory address
 };
+
+/// K of the call's product: twice the stored K for a sparse A.
+unsigned ummaK(const UmmaCall &U) { return kOf(U.AType) * (U.Sparse ? 2 : 1); }
 
 /// The CTAs sharing the product: 2 for a cta_group::2 pair.
 unsigned ummaCtas(const UmmaCall &U) { return U.Flags & TgPair ? 2 : 1; }
@@ -447,6 +518,29 @@ bool ummaShape(uint32_t M, uint32_t N, uint32_t Flags) {
   if (Flags & TgPair)
     return N && N <= 256 && N % 16 == 0 && (M == 128 || M == 256);
   return N && N <= 256 && ((M == 64 && N % 8 == 0) || (M == 128 && N % 16 == 0));
+}
+
+/// The block-scaled kinds' instruction descriptor (the ISA's tables for .kind::mxf8f6f4 and .kind::mxf4(nvf4)) into U,
+/// whose descriptors decodeUmma set: M in bits 27-28 (M >> 7), B's and A's scale factor data IDs in bits 4-5 and
+/// 29-30, the scale type in bit 23 (1 ue8m0; mxf4nvf4 with four scales a row may take 0, ue4m3), D always f32.
+/// False for what the ISA leaves undefined or is not done here: sparsity, K = 96 (bit 31), transposed fp4, fp6/fp4
+/// under mxf8f6f4, a pair, A in Tensor Memory, an ID the scale vector does not allow.
+bool decodeScaledUmma(uint32_t IDesc, uint32_t Flags, UmmaCall &U) {
+  uint32_t Kind = Flags & TgKindMask;
+  U.M = ((IDesc >> 27) & 3) << 7;
+  U.Half = U.Int = U.Sat = false;
+  uint32_t Vec = (Flags >> TgScaleVecShift) & 3;
+  U.ScaleVec = Vec ? 1u << (Vec - 1) : 0;
+  U.SfaId = (IDesc >> 29) & 3, U.SfbId = (IDesc >> 4) & 3;
+  U.Ue4m3 = !(IDesc >> 23 & 1);
+  bool Fp4 = Kind != 4;
+  if (Fp4) // btype is two bits wide here
+    U.BType = tcgenType(Kind, (IDesc >> 10) & 3);
+  bool IdsOk = U.ScaleVec == 1 || (U.ScaleVec == 2 ? !(U.SfaId & 1) && !(U.SfbId & 1) : !U.SfaId && !U.SfbId);
+  bool ScaleOk = !U.Ue4m3 || (Kind == 6 && U.ScaleVec == 4);
+  return U.ScaleVec && U.M == 128 && ummaShape(U.M, U.N, Flags) && !(Fp4 && (IDesc >> 31)) &&
+         !(Fp4 && (U.TransA || U.TransB)) && U.AType != MENone && U.BType != MENone && IdsOk && ScaleOk &&
+         !(Flags & (TgATmem | TgPair | TgWs));
 }
 
 /// Decodes a tcgen05.mma's instruction descriptor (types, saturation, negations, transposes, N, M) and descriptors;
@@ -473,11 +567,27 @@ bool decodeUmma(uint32_t IDesc, uint32_t Flags, uint64_t ADesc, uint64_t BDesc, 
                0,
                0,
                {},
-               {}};
+               {},
+               0,
+               0,
+               0,
+               0,
+               0,
+               0,
+               false,
+               (Flags & TgSparse) != 0,
+               0};
+  // .sp (sparsity bit 2 of the descriptor with it) for the 2:4 kinds f16, f8f6f4 (e4m3/e5m2) and i8 at M = 128, or
+  // .ws.sp at M = 32, 64 and 128, with selector 0 (the ISA: 8-bit kinds must use 0); not done: tf32's 1:2, other
+  // selectors, M = 64 without .ws, pairs, A in Tensor Memory, sparse block scaling.
+  if ((IDesc >> 2 & 1) != U.Sparse || (U.Sparse && (Kind == 1 || (IDesc & 3) || (Flags & (TgATmem | TgPair)) ||
+                                                    (Kind < 4 && U.M != 128 && !(Flags & TgWs)))))
+    return false;
+  if (Kind >= 4)
+    return decodeScaledUmma(IDesc, Flags, U) && (!ADesc || U.ADesc) && (!BDesc || U.BDesc);
   bool ADone = ATmem ? !U.TransA && (U.M == 128 || !(Flags & TgWs)) && !(Flags & TgPair) : (!ADesc || U.ADesc);
   bool DDone = U.Int ? DType == 2 : DType == 1 || (DType == 0 && Kind != 1);
-  return ummaShape(U.M, U.N, Flags) && !(IDesc & 4) && U.AType != MENone && U.BType != MENone && DDone && ADone &&
-         (!BDesc || U.BDesc);
+  return ummaShape(U.M, U.N, Flags) && U.AType != MENone && U.BType != MENone && DDone && ADone && (!BDesc || U.BDesc);
 }
 
 /// Where element (Row, Col) of D lies: the CTA of the pair, and lane and column from D's address by the ISA's
@@ -512,17 +622,48 @@ double ummaA(ThreadContext *C, const UmmaCall &U, unsigned Row, unsigned K) {
   return U.SignA * decode(U.AType, Bits);
 }
 
+/// Whether bit Col of the N-bit mask a zero-column mask descriptor Z generates for an M-row .ws product is set (the
+/// ISA's Zero-Column Mask Descriptor): 128 / M sub-masks of N M / 128 bits each, sub-mask i starting with the value
+/// of First Span i, Start Count i of its bits skipped, then alternating runs of Skip Span + 1 ones (columns of zeros)
+/// and Use Span + 1 zeros (columns of B), as the ISA's four worked examples read.
+bool zeroColumnBit(uint64_t Z, unsigned M, unsigned N, unsigned Col) {
+  if (!(Z >> 39 & 1))
+    return false;
+  unsigned Width = N / (128 / M), Sub = Col / Width;
+  unsigned Ones = static_cast<unsigned>(Z >> 40 & 0xff) + 1, Zeros = static_cast<unsigned>(Z >> 48 & 0xff) + 1;
+  unsigned Q = (Col % Width + static_cast<unsigned>(Z >> (8 * Sub) & 0xff)) % (Ones + Zeros);
+  return (Z >> (32 + Sub) & 1) ? Q < Ones : Q >= Zeros;
+}
+
+/// The column of B that column Col of D reads (moved by a zero-column mask's Column Shift), and whether the mask
+/// makes it a column of zeros.
+unsigned bColumn(const UmmaCall &U, unsigned Col, bool &Zero) {
+  Zero = false;
+  if (!(U.Flags & TgZeroColumns))
+    return Col;
+  Zero = zeroColumnBit(U.ZeroColumns, U.M, U.N, Col);
+  return Col + static_cast<unsigned>(U.ZeroColumns >> 56 & 63);
+}
+
 /// One element of D: the row of A (signs applied) times column Col of B (in its CTA's shared memory), plus the old
 /// value scaled by 2^-s when EnableD. Products are summed in double and rounded once, as wgmma's are, so the same
 /// data gives wgmma's result. An f16 D element takes a column of its own, in its low half (CuTe's tmem_frg of 16-bit
 /// values in 32-bit storage); the high half is written zero.
-uint32_t ummaElement(const UmmaCall &U, const double *ARow, unsigned Col, uint32_t Old, uint32_t EnableD) {
-  unsigned K = kOf(U.AType), N = U.N / ummaCtas(U);
+uint32_t ummaElement(const UmmaCall &U, const double *ARow, unsigned Col, uint32_t Old, uint32_t EnableD,
+                     const double *ScaleB) {
+  unsigned K = ummaK(U), N = U.N / ummaCtas(U);
   double In = U.Half ? halfToFloat(static_cast<uint16_t>(Old)) : llvm::bit_cast<float>(Old);
   double Acc = EnableD && !U.Int ? std::ldexp(In, -int((U.Flags >> TgScaleDShift) & 15)) : 0;
   int64_t IAcc = EnableD ? static_cast<int32_t>(Old) : 0;
+  // A pair's CTA v holds columns v N/2.. of B; one CTA all of them, and a zero-column mask's shift may read past N.
+  bool Zero, Pair = ummaCtas(U) == 2;
+  unsigned BCol = bColumn(U, Col, Zero);
+  const char *BShared = U.Shared[Pair ? BCol / N : 0];
   for (unsigned Kk = 0; Kk < K; ++Kk) {
-    double P = ARow[Kk] * U.SignB * loadElem(U.Shared[Col / N], U.BDesc, Col % N, Kk, U.BType, U.TransB);
+    double P = ARow[Kk] * U.SignB *
+               (Zero ? 0.0 : loadElem(BShared, U.BDesc, Pair ? BCol % N : BCol, Kk, U.BType, U.TransB));
+    if (ScaleB)
+      P *= ScaleB[Kk / (K / U.ScaleVec)];
     if (U.Int)
       IAcc += static_cast<int64_t>(P);
     else
@@ -533,21 +674,78 @@ uint32_t ummaElement(const UmmaCall &U, const double *ARow, unsigned Col, uint32
   return U.Half ? toHalf(Acc) : llvm::bit_cast<uint32_t>(static_cast<float>(Acc));
 }
 
-/// D = A * B (+ D) over the data-path layout, skipping the lanes disable-output-lane's Mask names.
+/// Scale factor J of row or column MN (of A or B) for the rows of D in Tensor Memory lane partition Part: as CuTe's
+/// tmem_sf_frg lays the scales out (the ISA's scale factor layouts), MN's 32-row group in the address's column + MN /
+/// 32, lane MN mod 32 of each partition (the ISA wants the scales duplicated into all four), the scales of one row
+/// in consecutive bytes of the word from the data ID's byte. ue8m0 is 2^(e - 127) (255 NaN), ue4m3 an e4m3 without
+/// its sign.
+double scaleFactor(ThreadContext *C, const UmmaCall &U, uint32_t Addr, uint32_t Id, unsigned MN, unsigned Part,
+                   unsigned J) {
+  uint32_t Word = *tmemCell(C, (Addr >> 16) + MN % 32 + 32 * Part, (Addr & 0xffff) + MN / 32, 1,
+                            "tcgen05.mma scale factors");
+  uint32_t Bits = Word >> (8 * (Id + J)) & 0xff;
+  if (U.Ue4m3)
+    return fp8ToDouble(Bits & 0x7f, false);
+  return Bits == 255 ? std::nan("") : std::ldexp(1.0, int(Bits) - 127);
+}
+
+/// The 4-bit metadata of 4-element chunk Chunk of row Row of a sparse A, as CuTe's tmem_e_frg (M = 128) and
+/// tmem_e_frg_ws (.ws M = 128, 64, 32) lay it out (the ISA's sparsity metadata figures): a row's K/4 nibbles are its
+/// logical K's bits, chunk c at bits 4c..4c+3. 8-bit kinds: row r in lane r, bit b in column b / 32; f16: row
+/// r0 + 8 r1 + 16 r2 and K k0 + 16 k1 in lane r0 + 16 r2 + 8 k1, bit k0 + 16 r1 of the one column. The .ws layouts of
+/// M = 64 and 32 repeat those lanes M lanes on (where D's folded columns lie); this reads the first copy.
+uint32_t metadataNibble(ThreadContext *C, const UmmaCall &U, unsigned Row, unsigned Chunk) {
+  unsigned Bit = 4 * Chunk, Lane = Row, Col = Bit / 32;
+  if (typeBytes(U.AType) == 2) {
+    Lane = Row % 8 + 16 * (Row / 16) + 8 * (Bit / 16);
+    Bit = Bit % 16 + 16 * ((Row / 8) % 2), Col = 0;
+  }
+  uint32_t Word = *tmemCell(C, (U.MetaAddr >> 16) + Lane, (U.MetaAddr & 0xffff) + Col, 1, "tcgen05.mma.sp metadata");
+  return Word >> (Bit % 32) & 15;
+}
+
+/// Row Row of a sparse A expanded to its logical K: 2:4, each 4-element chunk takes the row's next two stored
+/// elements at the positions its metadata's two 2-bit indices name, zeros elsewhere; the fp4 kinds' pairwise 4:8,
+/// each 8-element chunk its next two stored pairs at the 2-element sub-chunks the indices name (the chunk's nibble
+/// where a 2:4 kind's 4-element chunk's would be, CuTe's tmem_e_frg of fp4 having the 8-bit kinds' layout).
+void sparseRow(ThreadContext *C, const UmmaCall &U, unsigned Row, double *ARow) {
+  unsigned K = ummaK(U), Width = U.AType == MEE2M1 ? 2 : 1;
+  std::fill(ARow, ARow + K, 0.0);
+  for (unsigned Chunk = 0; Chunk < K / (4 * Width); ++Chunk) {
+    uint32_t Nibble = metadataNibble(C, U, Row, Chunk);
+    for (unsigned Half = 0; Half < 2; ++Half)
+      for (unsigned E = 0; E < Width; ++E)
+        ARow[4 * Width * Chunk + Width * (Nibble >> (2 * Half) & 3) + E] =
+            ummaA(C, U, Row, 2 * Width * Chunk + Width * Half + E);
+  }
+}
+
+/// D = A * B (+ D) over the data-path layout, skipping the lanes disable-output-lane's Mask names; block-scaled
+/// kinds multiply each K block of A's rows and B's columns by its scale factor.
 void ummaProduct(ThreadContext *C, const UmmaCall &U, uint32_t EnableD, const uint32_t *Mask) {
-  unsigned K = kOf(U.AType);
+  unsigned K = ummaK(U);
   for (unsigned Row = 0; Row < U.M; ++Row) {
-    double ARow[32];
-    for (unsigned Kk = 0; Kk < K; ++Kk)
-      ARow[Kk] = ummaA(C, U, Row, Kk);
+    double ARow[128]; // K up to 128: a sparse fp4 row
+    if (U.Sparse)
+      sparseRow(C, U, Row, ARow);
+    else
+      for (unsigned Kk = 0; Kk < K; ++Kk)
+        ARow[Kk] = ummaA(C, U, Row, Kk);
+    // A sparse product's scale blocks divide its logical K (CUTLASS's sparse block-scaled atoms: 64 elements a scale
+    // for mxf8f6f4's 1X, 64 or 32 for the fp4 kinds' 2X or 4X over K = 128).
+    for (unsigned Kk = 0; Kk < K && U.ScaleVec; ++Kk)
+      ARow[Kk] *= scaleFactor(C, U, U.SfaAddr, U.SfaId, Row, Row / 32, Kk / (K / U.ScaleVec));
     for (unsigned Col = 0; Col < U.N; ++Col) {
       uint32_t Lane, Column;
       unsigned Cta = dPlace(U, Row, Col, Lane, Column);
       Lane += U.DAddr >> 16;
       if (Lane < TmemLanes && (Mask[Lane / 32] >> (Lane % 32) & 1))
         continue;
+      double ScaleB[4];
+      for (unsigned J = 0; J < U.ScaleVec; ++J)
+        ScaleB[J] = scaleFactor(C, U, U.SfbAddr, U.SfbId, Col, (Lane % TmemLanes) / 32, J);
       uint32_t *Out = tmemCellOf(C, *U.Tmem[Cta], Lane, (U.DAddr & 0xffff) + Column, 1, "tcgen05.mma");
-      *Out = ummaElement(U, ARow, Col, *Out, EnableD);
+      *Out = ummaElement(U, ARow, Col, *Out, EnableD, U.ScaleVec ? ScaleB : nullptr);
     }
   }
 }
@@ -564,6 +762,37 @@ void ummaCtasOf(ThreadContext *C, UmmaCall &U) {
   }
 }
 
+/// Byte Byte of a 16-byte group of a decompressing tcgen05.cp's source Group (.b8x16 from Form's .b4x16_p64 or
+/// .b6x16_p32: 16 elements of 4 or 6 bits packed from bit 0 up, then padding): element Byte zero-extended, as
+/// ldmatrix's .b8x16 forms unpack the same source formats (WarpCollectives.cpp rowElement); without a form the
+/// byte itself.
+uint8_t decompressedByte(const uint8_t *Group, uint32_t Form, unsigned Byte) {
+  if (Form & TgCpB4x16P64)
+    return Group[Byte / 2] >> (4 * (Byte & 1)) & 15;
+  if (Form & TgCpB6x16P32) {
+    unsigned Bit = 6 * Byte;
+    return (Group[Bit / 8] | uint32_t(Group[Bit / 8 + 1]) << 8) >> (Bit % 8) & 63;
+  }
+  return Group[Byte];
+}
+
+/// Row R of a tcgen05.cp source (Bytes bytes, behind descriptor D in the shared window Shared of Size bytes) into
+/// Out, decompressed by Form; the source and destination rows have the same size (16 bytes a group of 16 elements).
+void copySourceRow(ThreadContext *C, const char *Shared, uint32_t Size, uint64_t D, unsigned R, unsigned Bytes,
+                   uint32_t Form, uint8_t *Out) {
+  for (unsigned G = 0; G < Bytes; G += 16) {
+    uint8_t Group[17] = {};
+    for (unsigned B = 0; B < 16; ++B) {
+      uint32_t Off = descOffset(D, R, G + B, 1, false);
+      if (Off >= Size)
+        raiseFault(C, LaunchFault::IllegalAddress, "tcgen05.cp: the matrix leaves shared memory", true);
+      Group[B] = static_cast<uint8_t>(Shared[Off]);
+    }
+    for (unsigned B = 0; B < 16; ++B)
+      Out[G + B] = decompressedByte(Group, Form, B);
+  }
+}
+
 } // namespace
 
 extern "C" {
@@ -577,27 +806,48 @@ static void ptxrt_tcgen05_alloc(ThreadContext *C, uint32_t Op, uint64_t Arg, uin
 
 static void ptxrt_tcgen05_relinquish(ThreadContext *C) { C->Block->TmemRelinquished = true; }
 
-/// tcgen05.cp.cta_group::1 (Shape as the lowering numbers it): the rows of the matrix behind the shared-memory
-/// descriptor Desc (its K-major canonical layout, K the row's 256 or 128 bits) into Tensor Memory from TAddr, row r
-/// into lane r and the lanes CuTe's UTCCP atoms broadcast it to: 64x128b.warpx2::02_13 also lane r + 64,
-/// 64x128b.warpx2::01_23 rows 32.. from lane 64 and each row also 32 lanes on, 32x128b.warpx4 lanes r + 32 w.
-static void ptxrt_tcgen05_cp(ThreadContext *C, uint32_t TAddr, uint64_t Desc, uint32_t Shape) {
-  static constexpr unsigned Rows[5] = {128, 128, 64, 64, 32}, Copies[5] = {1, 1, 2, 2, 4};
+/// tcgen05.cp (Flags: the shape as the lowering numbers it in bits 0-3, Tcgen05CpFlag): the rows of the matrix
+/// behind the shared-memory descriptor Desc (its K-major canonical layout, K the row's 256 or 128 bits) into Tensor
+/// Memory from TAddr, row r into lane r and the lanes CuTe's UTCCP atoms broadcast it to: 64x128b.warpx2::02_13
+/// also lane r + 64, 64x128b.warpx2::01_23 rows 32.. from lane 64 and each row also 32 lanes on, 32x128b.warpx4
+/// lanes r + 32 w; .4x256b's four rows go to lanes r. A decompressing form unpacks each 16-byte group of the source
+/// into 16 bytes. With cta_group::2 both CTAs of the pair copy, each from its own shared memory at the descriptor's
+/// offsets into its own Tensor Memory (as each CTA of a pair's mma reads its share of A and B from its own).
+static void ptxrt_tcgen05_cp(ThreadContext *C, uint32_t TAddr, uint64_t Desc, uint32_t Flags) {
+  static constexpr unsigned Rows[6] = {128, 128, 64, 64, 32, 4}, Copies[6] = {1, 1, 2, 2, 4, 1};
+  uint32_t Shape = Flags & 15;
   uint64_t D = hopperDescriptor(Desc);
   if (!D && Desc)
     raiseFault(C, LaunchFault::IllegalInstruction, "tcgen05.cp: the 128-byte swizzle with 32-byte atomicity", true);
-  unsigned Words = Shape == 0 ? 8 : 4;
-  for (unsigned R = 0; R < Rows[Shape]; ++R)
-    for (unsigned Copy = 0; Copy < Copies[Shape]; ++Copy) {
-      uint32_t Lane = Shape == 3 ? 64 * (R / 32) + R % 32 + 32 * Copy : R + (Shape == 2 ? 64 : 32) * Copy;
-      uint32_t *Out = tmemCell(C, (TAddr >> 16) + Lane, TAddr & 0xffff, Words, "tcgen05.cp");
-      for (unsigned W = 0; W < 4 * Words; ++W) {
-        uint32_t Off = descOffset(D, R, W, 1, false);
-        if (Off >= C->TotalSmemSize)
-          raiseFault(C, LaunchFault::IllegalAddress, "tcgen05.cp: the matrix leaves shared memory", true);
-        reinterpret_cast<char *>(Out)[W] = C->Shared[Off];
+  unsigned Bytes = Shape == 0 || Shape == 5 ? 32 : 16;
+  uint32_t Base = C->Cluster ? C->Cluster->Rank & ~1u : 0;
+  for (uint32_t V = 0; V < (Flags & TgCpPair ? 2u : 1u); ++V) {
+    BlockState &Block = Flags & TgCpPair ? clusterBlockOf(C, Base + V, "tcgen05.cp.cta_group::2") : *C->Block;
+    const char *Shared = Flags & TgCpPair ? clusterWindow(C, Base + V) : C->Shared;
+    for (unsigned R = 0; R < Rows[Shape]; ++R) {
+      uint8_t Row[32];
+      copySourceRow(C, Shared, C->TotalSmemSize, D, R, Bytes, Flags, Row);
+      for (unsigned Copy = 0; Copy < Copies[Shape]; ++Copy) {
+        uint32_t Lane = Shape == 3 ? 64 * (R / 32) + R % 32 + 32 * Copy : R + (Shape == 2 ? 64 : 32) * Copy;
+        memcpy(tmemCellOf(C, Block, (TAddr >> 16) + Lane, TAddr & 0xffff, Bytes / 4, "tcgen05.cp"), Row, Bytes);
       }
     }
+  }
+}
+
+/// tcgen05.shift.down (Pair: cta_group::2, in both CTAs of the pair): the 32-byte elements (eight columns from
+/// TAddr's) of the rows from TAddr's lane, which the ISA requires to be a multiple of 32, to the last lane each move
+/// one row down; the first row keeps its value.
+static void ptxrt_tcgen05_shift(ThreadContext *C, uint32_t TAddr, uint32_t Pair) {
+  uint32_t First = TAddr >> 16, Col = TAddr & 0xffff, Base = C->Cluster ? C->Cluster->Rank & ~1u : 0;
+  if (First % 32)
+    raiseFault(C, LaunchFault::IllegalInstruction, "tcgen05.shift: the address's lane is not a multiple of 32", true);
+  for (uint32_t V = 0; V < (Pair ? 2u : 1u); ++V) {
+    BlockState &Block = Pair ? clusterBlockOf(C, Base + V, "tcgen05.shift.cta_group::2") : *C->Block;
+    for (uint32_t Lane = TmemLanes - 1; Lane > First; --Lane)
+      memcpy(tmemCellOf(C, Block, Lane, Col, 8, "tcgen05.shift"),
+             tmemCellOf(C, Block, Lane - 1, Col, 8, "tcgen05.shift"), 32);
+  }
 }
 
 /// tcgen05.commit's .multicast::cluster: one arrival on the mbarrier at Bar's offset in the shared memory of each CTA
@@ -626,7 +876,8 @@ static void ptxrt_tcgen05_ldst(ThreadContext *C, uint32_t Addr, uint32_t *Regs, 
 /// decodeUmma reads the instruction descriptor IDesc and Flags (Tcgen05MmaFlag); A is behind the shared-memory
 /// descriptor A or in Tensor Memory at address A (TgATmem); TgPair spreads the product over a cta_group::2 pair
 /// (UmmaCall). Mask holds disable-output-lane's words (four, or eight for a pair, which must be zero here), a bit per
-/// Tensor Memory lane that keeps its value.
+/// Tensor Memory lane that keeps its value, or with TgZeroColumns (.ws, which has no disable-output-lane) the
+/// zero-column mask descriptor in its first two words.
 static void ptxrt_tcgen05_mma(ThreadContext *C, uint32_t DAddr, uint64_t A, uint64_t BDesc, uint32_t IDesc,
                               uint32_t EnableD, uint32_t Flags, const uint32_t *Mask) {
   UmmaCall U;
@@ -634,6 +885,21 @@ static void ptxrt_tcgen05_mma(ThreadContext *C, uint32_t DAddr, uint64_t A, uint
   if (!decodeUmma(IDesc, Flags, A, BDesc, U) || PairMask)
     raiseFault(C, LaunchFault::IllegalInstruction,
                "tcgen05.mma: a shape, type, sparsity, swizzle or pair's disable-output-lane not done", true);
+  static constexpr uint32_t NoLanes[8] = {};
+  if (U.Sparse)
+    U.MetaAddr = Mask[4];
+  if (U.ScaleVec) {
+    U.SfaAddr = Mask[0], U.SfbAddr = Mask[1];
+    Mask = NoLanes;
+  }
+  if (Flags & TgZeroColumns) {
+    U.ZeroColumns = Mask[0] | uint64_t(Mask[1]) << 32;
+    if ((U.ZeroColumns >> 56 & 63) > (U.M == 32 ? 16u : 32u))
+      raiseFault(C, LaunchFault::IllegalInstruction,
+                 "tcgen05.mma.ws: the zero-column mask's column shift is above the maximum (16 for M = 32, else 32)",
+                 true);
+    Mask = NoLanes;
+  }
   U.ATmem = static_cast<uint32_t>(A);
   U.DAddr = DAddr;
   ummaCtasOf(C, U);
@@ -684,5 +950,6 @@ void ptxforge::codegen::exec::registerWarpgroupHelpers(HelperTable &T) {
   T.insert(T.end(),
            {PTXRT_HELPER(ptxrt_wgmma), PTXRT_HELPER(ptxrt_tcgen05_alloc), PTXRT_HELPER(ptxrt_tcgen05_relinquish),
             PTXRT_HELPER(ptxrt_tcgen05_ldst), PTXRT_HELPER(ptxrt_tcgen05_mma),
-            PTXRT_HELPER(ptxrt_tcgen05_commit_multicast), PTXRT_HELPER(ptxrt_tcgen05_cp)});
+            PTXRT_HELPER(ptxrt_tcgen05_commit_multicast), PTXRT_HELPER(ptxrt_tcgen05_cp),
+            PTXRT_HELPER(ptxrt_tcgen05_shift)});
 }

@@ -7,6 +7,8 @@
 #include "ptxforge/ptx/Printer.h"
 #include "ptxforge/ptx/Requirements.h"
 
+#include "Tcgen05Forms.h"
+
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -523,6 +525,8 @@ private:
                              " or higher, but the module declares '.version " + ptxVersionName(M.Version.value()) +
                              "'");
     shapes(F, I, Info);
+    if (std::string Why = tcgen05FormError(I); !Why.empty())
+      Diags.error(I.Loc, "'" + instructionName(I) + "' is not a form the PTX ISA defines: " + Why);
     stateSpaces(F, I);
     control(I);
     selectors(I);

@@ -119,9 +119,27 @@ llvm::Value *tmemAddress(FunctionLowering &L, const ptx::Operand &Op) {
   return B.CreateAdd(Base, B.getInt32(static_cast<uint32_t>(Op.offset())));
 }
 
+/// tcgen05.ld.red's flags (Tcgen05CopyFlag) for its .redOp, .abs, .NaN and type, or 0 for a form the ISA does not
+/// define: .min or .max; f32 with optional .abs and .NaN, or u32/s32 with neither.
+uint32_t reductionFlags(const ptx::Instruction &I) {
+  bool Max = I.has(Modifier::Max), Float = I.type() == ScalarType::F32;
+  if (Max == I.has(Modifier::Min) || I.typeCount() != 1 ||
+      (!Float && (I.has(Modifier::Abs) || I.has(Modifier::NaN))))
+    return 0;
+  uint32_t Type = Float                        ? 0
+                  : I.type() == ScalarType::U32 ? uint32_t(TgRedU32)
+                  : I.type() == ScalarType::S32 ? uint32_t(TgRedS32)
+                                                : ~0u;
+  if (Type == ~0u)
+    return 0;
+  return TgRed | Type | (Max ? uint32_t(TgRedMax) : 0u) | (I.has(Modifier::Abs) ? uint32_t(TgRedAbs) : 0u) |
+         (I.has(Modifier::NaN) ? uint32_t(TgRedNaN) : 0u);
+}
+
 /// tcgen05.ld/st: the registers through a scratch buffer (exec/WarpgroupHelpers.cpp ptxrt_tcgen05_ldst, which
 /// numbers the shapes), ld's .pack::16b and st's .unpack::16b as TgPack16. .16x32bx2 takes its second half's column
-/// offset as an immediate after the address.
+/// offset as an immediate after the address. tcgen05.ld.red (.32x32b and .16x32bx2, .x2 and up, no packing) puts
+/// redVal between the registers and the address; the helper writes it after the loaded words.
 bool lowerTmemCopy(FunctionLowering &L, const ptx::Instruction &I, bool Store) {
   auto &B = L.b();
   auto &Ops = I.Operands;
@@ -131,34 +149,40 @@ bool lowerTmemCopy(FunctionLowering &L, const ptx::Instruction &I, bool Store) {
                    : I.has(Modifier::G16x256b)  ? 3
                    : I.has(Modifier::G16x32bx2) ? 4
                                                 : 5;
-  unsigned NOps = Shape == 4 ? 3 : 2;
+  bool Red = !Store && I.has(Modifier::Red);
+  uint32_t RedFlags = Red ? reductionFlags(I) : 0;
+  size_t AddrIndex = Store ? 0 : Red ? 2 : 1;
+  unsigned NOps = static_cast<unsigned>(AddrIndex) + (Shape == 4 ? 2 : 1) + (Store ? 1 : 0);
+  size_t ImmIndex = AddrIndex + 1;
   bool Pack = I.has(Store ? Modifier::Unpack_16b : Modifier::Pack_16b);
-  // tcgen05.ld.red (sm_103a) is not done.
-  if (Shape == 5 || Ops.size() != NOps || I.has(Modifier::Red) ||
+  auto Regs = operandElements(Store ? Ops.back() : Ops[0]);
+  if (Shape == 5 || Ops.size() != NOps || (Store && I.has(Modifier::Red)) ||
       I.has(Store ? Modifier::Pack_16b : Modifier::Unpack_16b) ||
-      (Shape == 4 && Ops[Store ? 1 : 2].Kind != ptx::OperandKind::Immediate))
+      (Shape == 4 && Ops[ImmIndex].Kind != ptx::OperandKind::Immediate) ||
+      (Red && (!RedFlags || Pack || (Shape != 0 && Shape != 4) || Regs.size() < 2)))
     return L.unsupported(I, "tcgen05.ld/st shape, operands or packing");
-  const ptx::Operand &Addr = Store ? Ops[0] : Ops[1];
-  auto Regs = operandElements(Store ? Ops[NOps - 1] : Ops[0]);
-  uint32_t Imm = Shape == 4 ? static_cast<uint32_t>(Ops[Store ? 1 : 2].Bits) : 0;
+  uint32_t Imm = Shape == 4 ? static_cast<uint32_t>(Ops[ImmIndex].Bits) : 0;
   unsigned N = static_cast<unsigned>(Regs.size());
-  llvm::Value *Buf = scratchBuffer(L, B.getInt32Ty(), N, 2);
+  llvm::Value *Buf = scratchBuffer(L, B.getInt32Ty(), N + 1, 2);
   if (Store)
     for (unsigned J = 0; J < N; ++J)
       B.CreateStore(L.read(*Regs[J], ScalarType::B32), B.CreateConstGEP1_32(B.getInt32Ty(), Buf, J));
   L.callHelper("ptxrt_tcgen05_ldst", B.getVoidTy(),
-               {L.threadCtx(), tmemAddress(L, Addr), Buf, B.getInt32(N), B.getInt32(Store),
-                B.getInt32(Shape | (Pack ? uint32_t(TgPack16) : 0u)), B.getInt32(Imm)});
+               {L.threadCtx(), tmemAddress(L, Ops[AddrIndex]), Buf, B.getInt32(N), B.getInt32(Store),
+                B.getInt32(Shape | (Pack ? uint32_t(TgPack16) : 0u) | RedFlags), B.getInt32(Imm)});
   if (!Store)
     for (unsigned J = 0; J < N; ++J)
       L.write(*Regs[J], ScalarType::B32, B.CreateLoad(B.getInt32Ty(), B.CreateConstGEP1_32(B.getInt32Ty(), Buf, J)));
+  if (Red)
+    L.write(Ops[1], ScalarType::B32, B.CreateLoad(B.getInt32Ty(), B.CreateConstGEP1_32(B.getInt32Ty(), Buf, N)));
   return true;
 }
 
 /// tcgen05.mma's kind as ptxrt_tcgen05_mma numbers it (Tcgen05MmaFlag), or -1 for the kinds not done here.
 int tcgen05Kind(const ptx::Instruction &I) {
   static constexpr std::pair<Modifier, int> Kinds[] = {
-      {Modifier::Kind_F16, 0}, {Modifier::Kind_Tf32, 1}, {Modifier::Kind_F8f6f4, 2}, {Modifier::Kind_I8, 3}};
+      {Modifier::Kind_F16, 0},      {Modifier::Kind_Tf32, 1}, {Modifier::Kind_F8f6f4, 2},   {Modifier::Kind_I8, 3},
+      {Modifier::Kind_Mxf8f6f4, 4}, {Modifier::Kind_Mxf4, 5}, {Modifier::Kind_Mxf4nvf4, 6}};
   for (auto [M, K] : Kinds)
     if (I.has(M))
       return K;
@@ -166,43 +190,111 @@ int tcgen05Kind(const ptx::Instruction &I) {
 }
 
 /// The words of disable-output-lane (four, eight for cta_group::2) into an eight-word scratch buffer, zeros where
-/// the operand has none.
-llvm::Value *outputLaneMask(FunctionLowering &L, const ptx::Operand *Op) {
+/// the operand has none; or .ws's 64-bit zero-column-mask-desc (ZeroColumns) in its first two words.
+llvm::Value *outputLaneMask(FunctionLowering &L, const ptx::Operand *Op, const ptx::Operand *ZeroColumns = nullptr) {
   auto &B = L.b();
   llvm::Value *Buf = scratchBuffer(L, B.getInt32Ty(), 8, 4);
   auto E = Op ? operandElements(*Op) : std::vector<const ptx::Operand *>{};
   for (unsigned J = 0; J < 8; ++J)
     B.CreateStore(J < E.size() ? L.read(*E[J], ScalarType::B32) : B.getInt32(0),
                   B.CreateConstGEP1_32(B.getInt32Ty(), Buf, J));
+  if (ZeroColumns)
+    B.CreateStore(L.read(*ZeroColumns, ScalarType::B64), Buf);
   return Buf;
+}
+
+/// The scales per row of A a block-scaled tcgen05.mma names (.scale_vec::NX, or its .block16/.block32 alias: 4 and
+/// 2 for the mxf4 kinds at K = 64, .block32 1 for mxf8f6f4), defaulting as the ISA says (mxf4 to .block32, mxf8f6f4 to
+/// its only 1X); 0 for a combination Table 54/55 of the ISA does not list (mxf4nvf4 must name one).
+unsigned scaleVector(const ptx::Instruction &I, int Kind) {
+  unsigned Named = I.has(Modifier::ScaleVec_1X) + I.has(Modifier::ScaleVec_2X) + I.has(Modifier::ScaleVec_4X) +
+                   I.has(Modifier::Block16) + I.has(Modifier::Block32);
+  if (Named > 1)
+    return 0;
+  unsigned Vec = I.has(Modifier::ScaleVec_1X)                                 ? 1
+                 : I.has(Modifier::ScaleVec_2X)                               ? 2
+                 : I.has(Modifier::ScaleVec_4X) || I.has(Modifier::Block16)  ? 4
+                 : I.has(Modifier::Block32) || (!Named && Kind == 5)          ? (Kind == 4 ? 1 : 2)
+                 : !Named && Kind == 4                                        ? 1
+                                                                              : 0;
+  bool Ok = Kind == 4 ? Vec == 1 : Kind == 5 ? Vec == 2 : Vec == 2 || Vec == 4;
+  return Ok ? Vec : 0;
+}
+
+/// tcgen05.mma(.sp).cta_group::1.kind::{mxf8f6f4,mxf4,mxf4nvf4}.block_scale{.scale_vectorsize} [d], a-desc, b-desc,
+/// ([sp-meta-tmem],) idesc, [scale-A-tmem], [scale-B-tmem], enable-input-d: ptxrt_tcgen05_mma with the scale
+/// addresses in the mask buffer's first two words (.sp's metadata address in its fifth) and the scale vector in the
+/// flags. Not done: A in Tensor Memory, cta_group::2.
+bool lowerTcgen05ScaledMma(FunctionLowering &L, const ptx::Instruction &I, int Kind) {
+  auto &B = L.b();
+  bool Sparse = I.has(Modifier::Sp);
+  llvm::SmallVector<ptx::Operand, 8> Ops(I.Operands.begin(), I.Operands.end());
+  if (Sparse && (Ops.size() < 4 || Ops[3].Kind != ptx::OperandKind::Address))
+    return L.unsupported(I, "tcgen05.mma form");
+  ptx::Operand Meta = Sparse ? Ops[3] : ptx::Operand{};
+  if (Sparse)
+    Ops.erase(Ops.begin() + 3);
+  unsigned Vec = scaleVector(I, Kind);
+  if (Kind < 4 || !Vec || Ops.size() != 7 || !I.has(Modifier::BlockScale) || I.has(Modifier::Ws) ||
+      I.has(Modifier::CtaGroup_2) || Ops[1].Kind == ptx::OperandKind::Address ||
+      Ops[4].Kind != ptx::OperandKind::Address || Ops[5].Kind != ptx::OperandKind::Address)
+    return L.unsupported(I, "tcgen05.mma form");
+  uint32_t Flags = static_cast<uint32_t>(Kind) | (Vec == 1 ? 1u : Vec == 2 ? 2u : 3u) << TgScaleVecShift |
+                   (Sparse ? uint32_t(TgSparse) : 0u);
+  llvm::Value *Scales = scratchBuffer(L, B.getInt32Ty(), 8, 4);
+  for (unsigned J = 0; J < 8; ++J)
+    B.CreateStore(J < 2    ? tmemAddress(L, Ops[4 + J])
+                  : J == 4 && Sparse ? tmemAddress(L, Meta)
+                                     : B.getInt32(0),
+                  B.CreateConstGEP1_32(B.getInt32Ty(), Scales, J));
+  L.callHelper("ptxrt_tcgen05_mma", B.getVoidTy(),
+               {L.threadCtx(), tmemAddress(L, Ops[0]), L.read(Ops[1], ScalarType::B64), L.read(Ops[2], ScalarType::B64),
+                L.read(Ops[3], ScalarType::B32), B.CreateZExt(L.read(Ops[6], ScalarType::Pred), B.getInt32Ty()),
+                B.getInt32(Flags), Scales});
+  return true;
 }
 
 /// tcgen05.mma(.ws).cta_group::1 and tcgen05.mma.cta_group::2 [d], a-desc or [a-tmem], b-desc, idesc, then (not
 /// .ws) an optional disable-output-lane vector, enable-input-d and (kinds f16 and tf32) an optional scale-input-d
-/// immediate (ptxrt_tcgen05_mma). The collector buffer modifiers only hint at operand reuse, so they change nothing
-/// here; .ws's zero-column-mask-desc, .sp, the block-scaled kinds and a pair's A in Tensor Memory are not done.
+/// immediate, or (.ws) enable-input-d and an optional 64-bit zero-column-mask-desc (ptxrt_tcgen05_mma). The collector
+/// buffer modifiers only hint at operand reuse, so they change nothing here; .sp, the block-scaled kinds and a pair's
+/// A in Tensor Memory are not done.
 bool lowerTcgen05Mma(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
-  auto &Ops = I.Operands;
   int Kind = tcgen05Kind(I);
+  if (Kind >= 4 || I.has(Modifier::BlockScale))
+    return lowerTcgen05ScaledMma(L, I, Kind);
+  // .sp puts [sp-meta-tmem] after b-desc; the operands are otherwise the dense form's.
+  bool Sparse = I.has(Modifier::Sp);
+  llvm::SmallVector<ptx::Operand, 8> Ops(I.Operands.begin(), I.Operands.end());
+  if (Sparse && (Ops.size() < 4 || Ops[3].Kind != ptx::OperandKind::Address))
+    return L.unsupported(I, "tcgen05.mma form");
+  ptx::Operand Meta = Sparse ? Ops[3] : ptx::Operand{};
+  if (Sparse)
+    Ops.erase(Ops.begin() + 3);
   bool Ws = I.has(Modifier::Ws), Pair = I.has(Modifier::CtaGroup_2),
        ATmem = Ops.size() > 1 && Ops[1].Kind == ptx::OperandKind::Address;
   bool HasMask = !Ws && Ops.size() > 4 && Ops[4].Kind == ptx::OperandKind::Vector;
   size_t Pred = HasMask ? 5 : 4;
-  bool HasScale = Ops.size() == Pred + 2;
-  if (Kind < 0 || Ops.size() < Pred + 1 || Ops.size() > Pred + 2 || I.has(Modifier::Sp) ||
+  bool HasZeroColumns = Ws && Ops.size() == Pred + 2, HasScale = !Ws && Ops.size() == Pred + 2;
+  if (Kind < 0 || Ops.size() < Pred + 1 || Ops.size() > Pred + 2 || (Sparse && Pair) ||
       I.has(Modifier::BlockScale) || (Ws && Pair) || (Pair && ATmem) ||
       (HasMask && operandElements(Ops[4]).size() != (Pair ? 8u : 4u)) ||
-      (HasScale && (Ws || Kind > 1 || Ops.back().Kind != ptx::OperandKind::Immediate || Ops.back().Bits > 15)))
+      (HasScale && (Kind > 1 || Ops.back().Kind != ptx::OperandKind::Immediate || Ops.back().Bits > 15)) ||
+      (HasZeroColumns && Ops.back().Kind != ptx::OperandKind::Register))
     return L.unsupported(I, "tcgen05.mma form");
   uint32_t Flags = static_cast<uint32_t>(Kind) | (ATmem ? uint32_t(TgATmem) : 0u) | (Ws ? uint32_t(TgWs) : 0u) |
-                   (Pair ? uint32_t(TgPair) : 0u) |
-                   (HasScale ? static_cast<uint32_t>(Ops.back().Bits) << TgScaleDShift : 0);
+                   (Pair ? uint32_t(TgPair) : 0u) | (HasZeroColumns ? uint32_t(TgZeroColumns) : 0u) |
+                   (HasScale ? static_cast<uint32_t>(Ops.back().Bits) << TgScaleDShift : 0) |
+                   (Sparse ? uint32_t(TgSparse) : 0u);
   llvm::Value *A = ATmem ? B.CreateZExt(tmemAddress(L, Ops[1]), B.getInt64Ty()) : L.read(Ops[1], ScalarType::B64);
+  llvm::Value *Words = outputLaneMask(L, HasMask ? &Ops[4] : nullptr, HasZeroColumns ? &Ops.back() : nullptr);
+  if (Sparse) // cta_group::1: disable-output-lane (or .ws's zero-column mask) takes words 0-3
+    B.CreateStore(tmemAddress(L, Meta), B.CreateConstGEP1_32(B.getInt32Ty(), Words, 4));
   L.callHelper("ptxrt_tcgen05_mma", B.getVoidTy(),
                {L.threadCtx(), tmemAddress(L, Ops[0]), A, L.read(Ops[2], ScalarType::B64),
                 L.read(Ops[3], ScalarType::B32), B.CreateZExt(L.read(Ops[Pred], ScalarType::Pred), B.getInt32Ty()),
-                B.getInt32(Flags), outputLaneMask(L, HasMask ? &Ops[4] : nullptr)});
+                B.getInt32(Flags), Words});
   return true;
 }
 
@@ -224,9 +316,10 @@ bool lowerTcgen05Commit(FunctionLowering &L, const ptx::Instruction &I) {
   return true;
 }
 
-/// tcgen05.cp.cta_group::1 [taddr], s-desc (ptxrt_tcgen05_cp numbers the shapes: 0 128x256b, 1 128x128b,
-/// 2 64x128b.warpx2::02_13, 3 64x128b.warpx2::01_23, 4 32x128b.warpx4). Not done: 4x256b, the decompressing forms
-/// and cta_group::2.
+/// tcgen05.cp [taddr], s-desc (ptxrt_tcgen05_cp numbers the shapes: 0 128x256b, 1 128x128b, 2
+/// 64x128b.warpx2::02_13, 3 64x128b.warpx2::01_23, 4 32x128b.warpx4, 5 4x256b, beside Tcgen05CpFlag's cta_group::2
+/// and the decompressing .b8x16 forms' source format). The ISA pairs 64x128b with a warpx2 and 32x128b with warpx4,
+/// and .b8x16 with one source format.
 bool lowerTcgen05Copy(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   auto &Ops = I.Operands;
@@ -235,12 +328,28 @@ bool lowerTcgen05Copy(FunctionLowering &L, const ptx::Instruction &I) {
               : I.has(Modifier::G64x128b) && I.has(Modifier::Warpx2_0213) ? 2
               : I.has(Modifier::G64x128b) && I.has(Modifier::Warpx2_0123) ? 3
               : I.has(Modifier::G32x128b) && I.has(Modifier::Warpx4)      ? 4
+              : I.has(Modifier::G4x256b)                                  ? 5
                                                                           : -1;
-  if (Shape < 0 || Ops.size() != 2 || !I.has(Modifier::CtaGroup_1) || I.has(Modifier::B8x16))
+  bool B4 = I.has(Modifier::B4x16P64), B6 = I.has(Modifier::B6x16P32), Pair = I.has(Modifier::CtaGroup_2);
+  unsigned Multicasts = I.has(Modifier::Warpx2_0213) + I.has(Modifier::Warpx2_0123) + I.has(Modifier::Warpx4);
+  if (Shape < 0 || Ops.size() != 2 || Pair == I.has(Modifier::CtaGroup_1) || (B4 && B6) ||
+      I.has(Modifier::B8x16) != (B4 || B6) || Multicasts != (Shape >= 2 && Shape <= 4 ? 1u : 0u))
     return L.unsupported(I, "tcgen05.cp form");
+  uint32_t Flags = static_cast<uint32_t>(Shape) | (Pair ? uint32_t(TgCpPair) : 0u) |
+                   (B4 ? uint32_t(TgCpB4x16P64) : 0u) | (B6 ? uint32_t(TgCpB6x16P32) : 0u);
   L.callHelper("ptxrt_tcgen05_cp", B.getVoidTy(),
-               {L.threadCtx(), tmemAddress(L, Ops[0]), L.read(Ops[1], ScalarType::B64),
-                B.getInt32(static_cast<uint32_t>(Shape))});
+               {L.threadCtx(), tmemAddress(L, Ops[0]), L.read(Ops[1], ScalarType::B64), B.getInt32(Flags)});
+  return true;
+}
+
+/// tcgen05.shift.cta_group::N.down [taddr] (ptxrt_tcgen05_shift; .down is the only direction the ISA defines).
+bool lowerTcgen05Shift(FunctionLowering &L, const ptx::Instruction &I) {
+  auto &B = L.b();
+  bool Pair = I.has(Modifier::CtaGroup_2);
+  if (I.Operands.size() != 1 || !I.has(Modifier::Down) || Pair == I.has(Modifier::CtaGroup_1))
+    return L.unsupported(I, "tcgen05.shift form");
+  L.callHelper("ptxrt_tcgen05_shift", B.getVoidTy(),
+               {L.threadCtx(), tmemAddress(L, I.Operands[0]), B.getInt32(Pair)});
   return true;
 }
 
@@ -277,6 +386,8 @@ bool lowerTcgen05(FunctionLowering &L, const ptx::Instruction &I) {
     return lowerTcgen05Commit(L, I);
   if (I.has(Modifier::Cp))
     return lowerTcgen05Copy(L, I);
+  if (I.has(Modifier::Shift))
+    return lowerTcgen05Shift(L, I);
   if (I.has(Modifier::Wait_Ld) || I.has(Modifier::Wait_St) || I.has(Modifier::Fence_BeforeThreadSync) ||
       I.has(Modifier::Fence_AfterThreadSync)) {
     B.CreateFence(llvm::AtomicOrdering::AcquireRelease);

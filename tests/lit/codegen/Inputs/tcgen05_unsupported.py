@@ -18,19 +18,17 @@ HEAD = """.version 8.8
 }}
 """
 FORMS = {
-    "tcgen05_mma_sp": "tcgen05.mma.sp.cta_group::1.kind::f16 [%r1], %rd1, %rd2, [%r2], %r3, %p1;",
-    "tcgen05_mma_block_scale":
-        "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X [%r1], %rd1, %rd2, %r3, [%r4], [%r5], %p1;",
-    "tcgen05_mma_ws_zero_column_mask": "tcgen05.mma.ws.cta_group::1.kind::f16 [%r1], %rd1, %rd2, %r3, %p1, %rd3;",
-    "tcgen05_cp_4x256b": "tcgen05.cp.cta_group::1.4x256b [%r1], %rd1;",
-    "tcgen05_cp_decompress": "tcgen05.cp.cta_group::1.128x256b.b8x16.b6x16_p32 [%r1], %rd1;",
-    "tcgen05_cp_pair": "tcgen05.cp.cta_group::2.128x128b [%r1], %rd1;",
-    "tcgen05_shift": "tcgen05.shift.cta_group::1.down [%r1];",
+    "tcgen05_mma_sp_pair": "tcgen05.mma.sp.cta_group::2.kind::f16 [%r1], %rd1, %rd2, [%r2], %r3, %p1;",
+    "tcgen05_mma_sp_block_scale_a_tmem":
+        "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X [%r1], [%r6], %rd2, [%r2], %r3, [%r4], "
+        "[%r5], %p1;",
+    "tcgen05_mma_block_scale_pair":
+        "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X [%r1], %rd1, %rd2, %r3, [%r4], [%r5], %p1;",
+    "tcgen05_mma_block_scale_a_tmem":
+        "tcgen05.mma.cta_group::1.kind::mxf4.block_scale [%r1], [%r2], %rd2, %r3, [%r4], [%r5], %p1;",
     "tcgen05_mma_pair_a_tmem": "tcgen05.mma.cta_group::2.kind::f16 [%r1], [%r2], %rd2, %r3, %p1;",
 }
-SM103 = {  # tcgen05.ld.red is sm_103a's (ptxas refuses it for sm_100a), from PTX ISA 8.8
-    "tcgen05_ld_red": "tcgen05.ld.red.sync.aligned.32x32b.x2.min.f32 {%f0, %f1}, %f2, [%r1];",
-}
+SM103 = {}
 SM120 = {
     "mma_sync_4x_ue8m0":
         "mma.sync.aligned.kind::mxf4nvf4.block_scale.scale_vec::4X.m16n8k64.row.col.f32.e2m1.e2m1.f32.ue8m0 "

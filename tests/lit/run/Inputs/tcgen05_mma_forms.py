@@ -7,7 +7,11 @@ warp reads its 32 lanes back. The expected image is computed here: D's rows and 
 atoms (the ISA's data-path layouts D, E, F and G) put them, a lane the mask names keeps its value, and the second
 product adds D * 2^-scale-input-d. Operands are multiples of 1/8 (or bytes for i8), so every sum is exact. The plain
 M = 64 case has a wgmma twin (m64nNk16, sm_90a, GPU-verified) on the same shared-memory image. Two cases have an
-f16 D: each element in the low half of its column (CuTe's tmem_frg of 16-bit values in 32-bit storage)."""
+f16 D: each element in the low half of its column (CuTe's tmem_frg of 16-bit values in 32-bit storage). Three .ws
+cases pass a zero-column-mask-desc (the ISA's worked examples 2, 3 and 4, whose masks zero_column_mask must
+reproduce, with a column shift): column c of D reads column c + shift of B, or zeros where the mask's bit c is set;
+each has a twin without the descriptor whose B already holds those columns (zeroed and shifted), which must give the
+same D."""
 import json
 import os
 import random
@@ -17,9 +21,12 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cute_layout import layout  # noqa: E402
 from tcgen05_mma import TCGEN, copy_image, element, place, wgmma_kernel  # noqa: E402
+from hopper import e4m3_value  # noqa: E402  (tcgen05_mma put the conformance cases' helpers on the path)
 from case_files import write_index  # noqa: E402
 
 LANES, COLS, A_COL = 128, 128, 64
+SFA_COL, SFB_COL = 96, 100  # block-scaled cases: scale_A's four columns (M = 128), scale_B's N / 32
+META_COL = 112  # sparse cases: the metadata's columns
 NBYTES = {"f16": 2, "tf32": 4, "i8": 1, "e4m3": 1}
 
 
@@ -55,7 +62,43 @@ def pattern(kind, lane, col, half):
     return f32_bits(lane - 64 + col / 128)
 
 
-def mma_text(kind, ws, a_tmem, mask, scale, mods, pair=False):
+def zero_column_desc(sc, fs, skip, use, shift, nonzero=1):
+    """The 64-bit zero-column mask descriptor (the ISA's table): start counts, first spans, non-zero mask, skip
+    span, use span and column shift."""
+    return (sum(c << 8 * i for i, c in enumerate(sc)) | sum(f << 32 + i for i, f in enumerate(fs)) | nonzero << 39 |
+            skip << 40 | use << 48 | shift << 56)
+
+
+def zero_column_mask(z, m, n):
+    """The N mask bits (a set bit zeroes that column of B) as the ISA's worked examples read its table: 128 / M
+    sub-masks of N M / 128 bits, sub-mask i starting with First Span i, Start Count i of its bits skipped, then runs
+    of Skip Span + 1 ones and Use Span + 1 zeros."""
+    if not z >> 39 & 1:
+        return [0] * n
+    width, ones, zeros = n * m // 128, (z >> 40 & 255) + 1, (z >> 48 & 255) + 1
+    bits = []
+    for c in range(n):
+        i = c // width
+        q = (c % width + (z >> 8 * i & 255)) % (ones + zeros)
+        bits.append(int(q < ones) if z >> 32 + i & 1 else int(q >= zeros))
+    return bits
+
+
+def lsb_first(text):
+    """A mask the ISA writes most significant bit first ("0b ... 111 0000") as bits from bit 0 up."""
+    return [int(b) for b in reversed(text.replace(" ", ""))]
+
+
+# The ISA's examples 2-4 (sub-masks as it prints them, their high bits elided): the generator must agree.
+assert zero_column_mask(zero_column_desc([0] * 4, [0] * 4, 2, 3, 0), 128, 64)[:14] == lsb_first("111 0000 111 0000")
+EX3 = zero_column_mask(zero_column_desc([0, 0, 0, 0], [1, 0, 0, 0], 2, 3, 0), 64, 64)
+assert EX3[:17] == lsb_first("111 0000 111 0000 111") and EX3[32:50] == lsb_first("0000 111 0000 111 0000")
+EX4 = zero_column_mask(zero_column_desc([0, 1, 2, 1], [1, 1, 0, 0], 2, 3, 2), 32, 64)
+assert EX4[:14] == lsb_first("0000 111 0000 111") and EX4[16:29] == lsb_first("0000 111 0000 11")
+assert EX4[32:44] == lsb_first("111 0000 111 00") and EX4[48:61] == lsb_first("111 0000 111 000")
+
+
+def mma_text(kind, ws, a_tmem, mask, scale, mods, pair=False, zcm=False):
     ptx_kind = "f8f6f4" if kind == "e4m3" else kind
     ops = ["[%r9]", "[%r20]" if a_tmem else "%rd5", "%rd6", "%r11"]
     if mask is not None:
@@ -63,6 +106,8 @@ def mma_text(kind, ws, a_tmem, mask, scale, mods, pair=False):
     ops.append("%p1")
     if scale is not None:
         ops.append(str(scale))
+    if zcm:
+        ops.append("%rd13")
     return f"tcgen05.mma{'.ws' if ws else ''}.cta_group::{2 if pair else 1}.kind::{ptx_kind}{mods} " + ", ".join(ops) + ";"
 
 
@@ -70,7 +115,7 @@ def regs(first, count):
     return ", ".join(f"%d{i}" for i in range(first, first + count))
 
 
-def forms_kernel(instr, mask, pair=False):
+def forms_kernel(instr, mask, pair=False, zcm=False, scales=False, meta=False):
     """pair: a cluster of two CTAs (a cta_group::2 pair): CTA r takes its image, fill and output rows at r times
     their size, both allocate together, cluster barriers order them, and rank 0's thread 0 runs the product and
     commits to both CTAs' mbarriers."""
@@ -78,7 +123,8 @@ def forms_kernel(instr, mask, pair=False):
     sync = ["\tbarrier.cluster.arrive.aligned;", "\tbarrier.cluster.wait.aligned;"] if pair else ["\tbar.sync 0;"]
     L = [".version 8.7", ".target sm_100a", ".address_size 64", "",
          ".visible .entry k_forms(.param .u64 p_img, .param .u64 p_out, .param .u64 p_adesc, .param .u64 p_bdesc, "
-         ".param .u32 p_idesc, .param .u64 p_pre)" + (" .reqnctapercluster 2, 1, 1" if pair else ""), "{",
+         ".param .u32 p_idesc, .param .u64 p_pre" + (", .param .u64 p_zcm" if zcm else "") + ")" +
+         (" .reqnctapercluster 2, 1, 1" if pair else ""), "{",
          "\t.reg .pred %p<6>;", "\t.reg .b32 %r<40>, %d<128>;", "\t.reg .b16 %rs<2>;",
          "\t.reg .b64 %rd<16>;", "\t.shared .align 1024 .b8 s_img[16384];", "\t.shared .align 8 .b64 s_bar;",
          "\t.shared .align 4 .b32 s_taddr;", "\tmov.u32 %r1, %tid.x;",
@@ -101,7 +147,9 @@ def forms_kernel(instr, mask, pair=False):
           "\t@%p4 bra $L_issued;", "\tshr.u32 %r10, %r2, 4;",
           "\tcvt.u64.u32 %rd4, %r10;", "\tld.param.u64 %rd5, [p_adesc];", "\tadd.u64 %rd5, %rd5, %rd4;",
           "\tld.param.u64 %rd6, [p_bdesc];", "\tadd.u64 %rd6, %rd6, %rd4;", "\tld.param.u32 %r11, [p_idesc];",
-          f"\tadd.u32 %r20, %r9, {A_COL};"]
+          f"\tadd.u32 %r20, %r9, {A_COL};"] + (["\tld.param.u64 %rd13, [p_zcm];"] if zcm else []) + (
+          [f"\tadd.u32 %r21, %r9, {SFA_COL};", f"\tadd.u32 %r22, %r9, {SFB_COL};"] if scales else []) + (
+          [f"\tadd.u32 %r23, %r9, {META_COL};"] if meta else [])
     L += [f"\tmov.b32 %r{30 + j}, {w};" for j, w in enumerate(mask or [])]
     L += ["\tsetp.ne.u32 %p1, %r1, %r1;", f"\t{instr}", "\tsetp.eq.u32 %p1, %r1, %r1;", f"\t{instr}",
           "\tmov.u16 %rs1, 3;",
@@ -119,17 +167,19 @@ def forms_kernel(instr, mask, pair=False):
     return "\n".join(L)
 
 
-def expected_image(kind, m, n, ws, pair, A, B, pre, mask, scale, half):
+def expected_image(kind, m, n, ws, pair, A, B, pre, mask, scale, half, zcm=None):
     """Tensor Memory after the two products: D = A B, then D = A B + D 2^-scale (2 A B for i8); an f16 D (half) in
-    its columns' low halves."""
+    its columns' low halves. With a zero-column mask descriptor column c reads column c + shift of B, or zeros."""
     img = [row[:] for row in pre]
     k = len(A[0])
+    zero = zero_column_mask(zcm, m, n) if zcm is not None else [0] * n
+    shift = zcm >> 56 & 63 if zcm is not None else 0
     for r in range(m):
         for c in range(n):
             lane, col = d_cell(m, n, ws, pair, r, c)
             if mask and mask[lane // 32] >> (lane % 32) & 1:
                 continue
-            p = sum(A[r][kk][1] * B[c][kk][1] for kk in range(k))
+            p = 0 if zero[c] else sum(A[r][kk][1] * B[c + shift][kk][1] for kk in range(k))
             if kind == "i8":
                 img[lane][col] = (2 * p) & 0xffffffff
             elif half:  # A B is exact in f16 (a multiple of 1/64 below 16 in magnitude); the sum rounds once
@@ -177,20 +227,30 @@ def images(A, B, k, nb, codes, ctas):
 
 
 def case(root, name, kind, m, n, ws=False, a_tmem=False, mask=None, scale=None, mods="", codes=(0, 0), seed=0,
-         half=False, pair=False):
+         half=False, pair=False, zcm=None, operands=None):
+    """zcm: a .ws zero-column mask descriptor; B then has N + shift columns, and a second case (NAME_nozcm) runs the
+    plain .ws product on a B whose column c is what the mask makes column c (zeros, or column c + shift)."""
     nb = NBYTES[kind]
     k = 32 // nb
     ctas = 2 if pair else 1
     rnd = random.Random(seed)
     A = [[element(rnd, kind) for _ in range(k)] for _ in range(m)]
-    B = [[element(rnd, kind) for _ in range(k)] for _ in range(n)]
+    B = [[element(rnd, kind) for _ in range(k)] for _ in range(n + (zcm >> 56 & 63 if zcm is not None else 0))]
+    if operands is not None:
+        A, B = operands
+    entries = []
+    if zcm is not None:
+        zero, shift = zero_column_mask(zcm, m, n), zcm >> 56 & 63
+        folded = [[(0, 0)] * k if zero[c] else B[c + shift] for c in range(n)]
+        entries = case(root, name + "_nozcm", kind, m, n, ws, a_tmem, mask, scale, mods, codes, seed, half, pair,
+                       None, (A, folded))
     img, (alb, asb, blb, bsb) = images(A, B, k, nb, codes, ctas)
     pre = [[pattern(kind, lane % 128, col, half) for col in range(COLS)] for lane in range(LANES * ctas)]
     if a_tmem:
         for r in range(m):
             lane, _ = d_cell(m, n, ws, pair, r, 0)
             pre[lane][A_COL:A_COL + 8] = a_words(A[r], nb)
-    out = expected_image(kind, m, n, ws, pair, A, B, pre, mask, scale, half)
+    out = expected_image(kind, m, n, ws, pair, A, B, pre, mask, scale, half, zcm)
 
     def desc(start, lbo, sbo, code):
         return (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | 1 << 46 | TCGEN[code] << 61
@@ -207,9 +267,10 @@ def case(root, name, kind, m, n, ws=False, a_tmem=False, mask=None, scale=None, 
                "pre": {"bytes": len(words), "init": "pre.bin"}}
     files = {"img.bin": bytes(img), "out.expect.bin": words,
              "pre.bin": b"".join(struct.pack("<I", w) for row in pre for w in row)}
-    ptx = forms_kernel(mma_text(kind, ws, a_tmem, mask, scale, mods, pair), mask, pair)
-    entries = [write_case(root, f"{name}_tcgen05", ptx, "k_forms", 128, params + [{"type": "u64", "buffer": "pre"}],
-                          buffers, files, ctas)]
+    ptx = forms_kernel(mma_text(kind, ws, a_tmem, mask, scale, mods, pair, zcm is not None), mask, pair,
+                       zcm is not None)
+    extra = [{"type": "u64", "buffer": "pre"}] + ([{"type": "u64", "bits": f"{zcm:x}"}] if zcm is not None else [])
+    entries += [write_case(root, f"{name}_tcgen05", ptx, "k_forms", 128, params + extra, buffers, files, ctas)]
     if m == 64 and not (ws or a_tmem or mask or scale or half):  # the same product by wgmma: rows of D in order
         twin = wgmma_kernel(kind, k).replace("\tor.b64 %rd5, %rd5, %rd11;", f"\tor.b64 %rd5, %rd5, {codes[0] << 62};")
         twin = twin.replace("\tor.b64 %rd6, %rd6, %rd12;", f"\tor.b64 %rd6, %rd6, {codes[1] << 62};")
@@ -220,6 +281,195 @@ def case(root, name, kind, m, n, ws=False, a_tmem=False, mask=None, scale=None, 
         tbuf = {"img": buffers["img"], "out": dict(buffers["out"], bytes=len(rows))}
         entries.append(write_case(root, f"{name}_wgmma", twin, "k_wgmma", 128, params, tbuf,
                                   {"img.bin": bytes(img), "out.expect.bin": rows}))
+    return entries
+
+
+E2M1 = [0, 0.5, 1, 1.5, 2, 3, 4, 6]
+
+
+def scale_value(bits, ue4m3):
+    """A scale factor's value: ue8m0 2^(e - 127), ue4m3 an e4m3 without its sign."""
+    return e4m3_value(bits) if ue4m3 else 2.0 ** (bits - 127)
+
+
+def scaled_case(root, name, kind, n, vec, ue4m3=False, ids=(0, 0), seed=0, twin=False, sparse=False):
+    """A block-scaled tcgen05.mma (M = 128, cta_group::1): kind mxf8f6f4 (e4m3, K = 32, 1X), mxf4 or mxf4nvf4 (e2m1
+    two to a byte, K = 64; VEC scales a row, ue8m0 or ue4m3). The scales lie in Tensor Memory as CuTe's tmem_sf_frg
+    (the ISA's scale factor layouts) puts them: row (or column) i's in column base + i / 32 of lane i mod 32 of every
+    32-lane partition, scale j in byte ids + j of the word. D = 2 (A scale_A)(B scale_B) after the two products.
+    twin: also the plain kind::f8f6f4 product of A and B with the scales folded into their values (exact in e4m3),
+    which must give the same D. sparse: tcgen05.mma.sp, K doubled, A's rows 2:4 (mxf8f6f4) or pairwise 4:8 (fp4)
+    sparse with the metadata at META_COL (each chunk's nibble at bit 4c of its row's lane), the scale blocks dividing
+    the logical K; with twin (mxf8f6f4) the dense block-scaled product over K's halves of the expanded A instead."""
+    rnd = random.Random(seed)
+    fp4 = kind != "mxf8f6f4"
+    k = (64 if fp4 else 32) * (2 if sparse else 1)
+    if fp4:
+        A = [[rnd.getrandbits(4) for _ in range(k)] for _ in range(128)]
+        B = [[rnd.getrandbits(4) for _ in range(k)] for _ in range(n)]
+        value = lambda b: (-1 if b & 8 else 1) * E2M1[b & 7]  # noqa: E731
+    else:
+        vals = [-2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 2]
+        code = {v: next(b for b in range(256) if e4m3_value(b) == v and b != 0x80) for v in vals}
+        pick = lambda: code[rnd.choice(vals)]  # noqa: E731
+        A = [[pick() for _ in range(k)] for _ in range(128)]
+        B = [[pick() for _ in range(k)] for _ in range(n)]
+        value = e4m3_value
+    choices = [0x30, 0x38, 0x3c, 0x40] if ue4m3 else [126, 127, 128]  # 0.5, 1, 1.5, 2 or 2^-1, 1, 2
+    sfa = [[rnd.choice(choices) for _ in range(vec)] for _ in range(128)]
+    sfb = [[rnd.choice(choices) for _ in range(vec)] for _ in range(n)]
+    blk = k // vec
+    sa = lambda r, kk: scale_value(sfa[r][kk // blk], ue4m3)  # noqa: E731
+    sb = lambda c, kk: scale_value(sfb[c][kk // blk], ue4m3)  # noqa: E731
+    as_bytes = (lambda row: [(row[2 * i] | row[2 * i + 1] << 4, None) for i in range(len(row) // 2)]) if fp4 else \
+        (lambda row: [(b, None) for b in row])
+    pre = [[pattern("f16", lane, col, False) for col in range(COLS)] for lane in range(LANES)]
+    stored = A
+    if sparse:  # keep two of each four elements (fp4: two of each four pairs) where random meaningful nibbles say
+        width = 2 if fp4 else 1
+        nibbles = [[rnd.choice(META_NIBBLES) for _ in range(k // (4 * width))] for _ in range(128)]
+        stored = [[A[r][kk] for kk in range(k // 2)] for r in range(128)]
+        A = [[0] * k for _ in range(128)]
+        for r in range(128):
+            pre[r][META_COL:META_COL + 2] = [0, 0]
+            for c, nib in enumerate(nibbles[r]):
+                pre[r][META_COL + (4 * c) // 32] |= nib << (4 * c) % 32
+                for half in range(2):
+                    for e in range(width):
+                        A[r][4 * width * c + width * (nib >> 2 * half & 3) + e] = stored[r][2 * width * c + width * half + e]
+    img = bytearray(16384)
+    alb, asb = place(img, 0, 128, len(as_bytes(stored[0])), 0, [as_bytes(r) for r in stored], 1)
+    blb, bsb = place(img, 8192, n, len(as_bytes(B[0])), 0, [as_bytes(c) for c in B], 1)
+    for lane in range(LANES):
+        for g in range(4):
+            i = lane % 32 + 32 * g
+            pre[lane][SFA_COL + g] = sum(b << 8 * (ids[0] + j) for j, b in enumerate(sfa[i]))
+            if i < n:
+                pre[lane][SFB_COL + g] = sum(b << 8 * (ids[1] + j) for j, b in enumerate(sfb[i]))
+    out = [row[:] for row in pre]
+    for r in range(128):
+        for c in range(n):
+            p = sum(value(A[r][kk]) * sa(r, kk) * value(B[c][kk]) * sb(c, kk) for kk in range(k))
+            out[r][c] = f32_bits(2 * p)
+
+    def desc(start, lbo, sbo):
+        return (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | 1 << 46
+
+    types = 0 << 7 | 0 << 10 if not fp4 else 1 << 7 | 1 << 10
+    idesc = ids[1] << 4 | types | (n >> 3) << 17 | (0 if ue4m3 else 1) << 23 | (128 >> 7) << 27 | ids[0] << 29
+    vec_mod = {1: ".scale_vec::1X", 2: ".scale_vec::2X", 4: ".scale_vec::4X"}[vec] if kind != "mxf4" else ""
+    op = f"tcgen05.mma{'.sp' if sparse else ''}.cta_group::1.kind::{kind}.block_scale{vec_mod}"
+    instr = f"{op} [%r9], %rd5, %rd6, {'[%r23], ' if sparse else ''}%r11, [%r21], [%r22], %p1;"
+    if sparse:
+        idesc |= 4
+    words = b"".join(struct.pack("<I", w) for row in out for w in row)
+    params = [{"type": "u64", "buffer": "img"}, {"type": "u64", "buffer": "out"},
+              {"type": "u64", "bits": f"{desc(0, alb, asb):x}"}, {"type": "u64", "bits": f"{desc(8192, blb, bsb):x}"},
+              {"type": "u32", "value": idesc}, {"type": "u64", "buffer": "pre"}]
+    buffers = {"img": {"bytes": len(img), "init": "img.bin"},
+               "out": {"bytes": len(words), "init": {"fill_byte": 205}, "expect": "out.expect.bin",
+                       "compare": {"as": "u32"}},
+               "pre": {"bytes": len(words), "init": "pre.bin"}}
+    files = {"img.bin": bytes(img), "out.expect.bin": words,
+             "pre.bin": b"".join(struct.pack("<I", w) for row in pre for w in row)}
+    ptx = forms_kernel(instr, None, scales=True, meta=sparse)
+    if kind == "mxf4":  # no .scale_vectorsize means .block32, a PTX ISA 8.8 qualifier (ptxas says so)
+        ptx = ptx.replace(".version 8.7", ".version 8.8")
+    entries = [write_case(root, f"{name}_tcgen05", ptx, "k_forms", 128, params, buffers, files)]
+    if twin and sparse:  # two dense block-scaled mmas over K's halves of the expanded A, the same scales
+        img = bytearray(16384)
+        alb, asb = place(img, 0, 128, k, 0, [as_bytes(r) for r in A], 1)
+        place(img, 8192, n, k, 0, [as_bytes(c) for c in B], 1)
+        dense_op = op.replace(".sp", "")
+        instr = "\n\t".join([f"add.u64 %rd14, %rd5, {2 * alb >> 4};", f"add.u64 %rd15, %rd6, {2 * blb >> 4};",
+                               "setp.eq.u32 %p5, %r1, %r1;", f"{dense_op} [%r9], %rd5, %rd6, %r11, [%r21], [%r22], %p1;",
+                               f"{dense_op} [%r9], %rd14, %rd15, %r11, [%r21], [%r22], %p5;"])
+        params = params[:2] + [{"type": "u64", "bits": f"{desc(0, alb, asb):x}"}] + params[3:4] + [
+            {"type": "u32", "value": idesc & ~4}] + params[5:]
+        entries.append(write_case(root, f"{name}_dense_tcgen05", forms_kernel(instr, None, scales=True), "k_forms",
+                                  128, params, buffers, dict(files, **{"img.bin": bytes(img)})))
+    elif twin:  # the scales folded into e4m3 values: the plain kind::f8f6f4 product of the same numbers
+        enc = {e4m3_value(b): b for b in range(256) if b != 0x80 and e4m3_value(b) == e4m3_value(b)}
+        fa = [[(enc[value(A[r][kk]) * sa(r, kk)], value(A[r][kk]) * sa(r, kk)) for kk in range(k)] for r in range(128)]
+        fb = [[(enc[value(B[c][kk]) * sb(c, kk)], value(B[c][kk]) * sb(c, kk)) for kk in range(k)] for c in range(n)]
+        entries += case(root, name + "_folded", "e4m3", 128, n, codes=(0, 0), seed=seed, operands=(fa, fb))
+    return entries
+
+
+# The metadata nibbles the ISA calls meaningful for 2:4 sparsity: two 2-bit indices, the first stored element's
+# position in the chunk in the low bits.
+META_NIBBLES = [0b0100, 0b1000, 0b1100, 0b1001, 0b1101, 0b0110, 0b1110]
+
+
+def meta_cell(nb, row, chunk):
+    """(lane, column offset, bit) of chunk CHUNK's nibble of row ROW's metadata (M = 128), as CuTe's tmem_e_frg lays
+    it out: 8-bit kinds row r in lane r, its K/4 nibbles from bit 0 of two columns; f16 row r0 + 8 r1 + 16 r2 and
+    K k0 + 16 k1 in lane r0 + 16 r2 + 8 k1, bit k0 + 16 r1."""
+    bit = 4 * chunk
+    if nb == 2:
+        return row % 8 + 16 * (row // 16) + 8 * (bit // 16), 0, bit % 16 + 16 * (row // 8 % 2)
+    return row, bit // 32, bit % 32
+
+
+def sparse_case(root, name, kind, n, seed, mask=None, m=128, ws=False):
+    """tcgen05.mma.sp (M = 128) or .ws.sp (M = 128, 64, 32), 2:4: A's rows keep two of each four elements (stored K/2
+    wide behind the descriptor), the metadata in Tensor Memory at META_COL (repeated M lanes on for .ws's M = 64 and
+    32, as tmem_e_frg_ws lays it out). D = 2 A B of the expanded A (disable-output-lane's lanes kept), and a dense
+    twin runs the same product as two dense mmas over K's halves on the expanded A, which must agree."""
+    nb = NBYTES[kind]
+    k = 64 // nb  # the logical K: twice the dense step
+    rnd = random.Random(seed)
+    stored = [[element(rnd, kind) for _ in range(k // 2)] for _ in range(m)]
+    B = [[element(rnd, kind) for _ in range(k)] for _ in range(n)]
+    nibbles = [[rnd.choice(META_NIBBLES) for _ in range(k // 4)] for _ in range(m)]
+    dense = [[(0, 0)] * k for _ in range(m)]
+    for r in range(m):
+        for c, nib in enumerate(nibbles[r]):
+            dense[r][4 * c + (nib & 3)] = stored[r][2 * c]
+            dense[r][4 * c + (nib >> 2)] = stored[r][2 * c + 1]
+    pre = [[pattern(kind, lane, col, False) for col in range(COLS)] for lane in range(LANES)]
+    for lane in range(LANES):
+        pre[lane][META_COL:META_COL + 2] = [0, 0]
+    for r in range(m):
+        for c, nib in enumerate(nibbles[r]):
+            lane, col, bit = meta_cell(nb, r, c)
+            for copy in range(128 // m):
+                pre[lane + m * copy][META_COL + col] |= nib << bit
+    out = expected_image(kind, m, n, ws, False, dense, B, pre, mask, None, False)
+
+    def desc(start, lbo, sbo):
+        return (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | 1 << 46
+
+    atype = {"f16": 0, "i8": 1, "e4m3": 0}[kind]
+    idesc = (2 if kind == "i8" else 1) << 4 | atype << 7 | atype << 10 | (n >> 3) << 17 | (m >> 4) << 24
+    op = "tcgen05.mma.ws" if ws else "tcgen05.mma"
+    ptx_kind = "f8f6f4" if kind == "e4m3" else kind
+    lanes = ", {%r30, %r31, %r32, %r33}" if mask else ""
+    words = b"".join(struct.pack("<I", w) for row in out for w in row)
+    buffers = {"img": {"bytes": 16384, "init": "img.bin"},
+               "out": {"bytes": len(words), "init": {"fill_byte": 205}, "expect": "out.expect.bin",
+                       "compare": {"as": "u32"}},
+               "pre": {"bytes": len(words), "init": "pre.bin"}}
+    entries = []
+    for twin in (False, True):
+        img = bytearray(16384)
+        a_rows = dense if twin else stored
+        alb, asb = place(img, 0, m, len(a_rows[0]), 0, a_rows, nb)
+        blb, bsb = place(img, 8192, n, k, 0, B, nb)
+        params = [{"type": "u64", "buffer": "img"}, {"type": "u64", "buffer": "out"},
+                  {"type": "u64", "bits": f"{desc(0, alb, asb):x}"}, {"type": "u64", "bits": f"{desc(8192, blb, bsb):x}"},
+                  {"type": "u32", "value": idesc | (0 if twin else 4)}, {"type": "u64", "buffer": "pre"}]
+        if twin:  # K's second half lies two core matrices (2 LBO) on in both no-swizzle K-major layouts
+            first = f"{op}.cta_group::1.kind::{ptx_kind} [%r9], %rd5, %rd6, %r11{lanes}, %p1;"
+            instr = "\n\t".join([f"add.u64 %rd14, %rd5, {2 * alb >> 4};", f"add.u64 %rd15, %rd6, {2 * blb >> 4};",
+                                   "setp.eq.u32 %p5, %r1, %r1;", first,
+                                   f"{op}.cta_group::1.kind::{ptx_kind} [%r9], %rd14, %rd15, %r11{lanes}, %p5;"])
+        else:
+            instr = f"{op}.sp.cta_group::1.kind::{ptx_kind} [%r9], %rd5, %rd6, [%r23], %r11{lanes}, %p1;"
+        files = {"img.bin": bytes(img), "out.expect.bin": words,
+                 "pre.bin": b"".join(struct.pack("<I", w) for row in pre for w in row)}
+        entries.append(write_case(root, f"{name}_{'dense' if twin else 'sp'}_tcgen05", forms_kernel(instr, mask, meta=True),
+                                  "k_forms", 128, params, buffers, files))
     return entries
 
 
@@ -235,5 +485,24 @@ cases = (case(root, "m64_f16", "f16", 64, 32, codes=(0, 1), seed=501) +
          case(root, "m128_f16_d16_scale", "f16", 128, 32, scale=1, half=True, codes=(3, 0), seed=508) +
          case(root, "ws_m64_e4m3_d16", "e4m3", 64, 64, ws=True, half=True, codes=(0, 3), seed=509) +
          case(root, "pair_m256_f16", "f16", 256, 32, scale=1, codes=(0, 1), seed=510, pair=True) +
-         case(root, "pair_m128_i8", "i8", 128, 48, codes=(3, 0), seed=511, pair=True))
+         case(root, "pair_m128_i8", "i8", 128, 48, codes=(3, 0), seed=511, pair=True) +
+         case(root, "ws_m128_f16_zcm", "f16", 128, 64, ws=True, codes=(0, 0), seed=512,
+              zcm=zero_column_desc([3, 0, 0, 0], [0, 0, 0, 0], 2, 3, 5)) +
+         case(root, "ws_m64_i8_zcm", "i8", 64, 128, ws=True, mods=".collector::b2::use", codes=(1, 0), seed=513,
+              zcm=zero_column_desc([0, 0, 0, 0], [1, 0, 0, 0], 2, 3, 32)) +
+         case(root, "ws_m32_e4m3_zcm", "e4m3", 32, 64, ws=True, codes=(0, 2), seed=514,
+              zcm=zero_column_desc([0, 1, 2, 1], [1, 1, 0, 0], 2, 3, 2)) +
+         scaled_case(root, "mxf8f6f4_1x", "mxf8f6f4", 64, 1, ids=(2, 1), seed=515, twin=True) +
+         scaled_case(root, "mxf4_2x", "mxf4", 32, 2, ids=(2, 0), seed=516) +
+         scaled_case(root, "mxf4nvf4_2x", "mxf4nvf4", 32, 2, ids=(2, 0), seed=516) +
+         scaled_case(root, "mxf4nvf4_4x_ue4m3", "mxf4nvf4", 48, 4, ue4m3=True, seed=517) +
+         sparse_case(root, "sp_f16", "f16", 32, 518) +
+         sparse_case(root, "sp_i8_mask", "i8", 48, 519, mask=MASK) +
+         sparse_case(root, "sp_e4m3", "e4m3", 16, 520) +
+         sparse_case(root, "ws_sp_f16_m64", "f16", 64, 521, m=64, ws=True) +
+         sparse_case(root, "ws_sp_i8_m32", "i8", 128, 522, m=32, ws=True) +
+         sparse_case(root, "ws_sp_e4m3_m128", "e4m3", 64, 523, ws=True) +
+         scaled_case(root, "sp_mxf8f6f4_1x", "mxf8f6f4", 32, 1, ids=(1, 3), seed=524, twin=True, sparse=True) +
+         scaled_case(root, "sp_mxf4nvf4_4x_ue4m3", "mxf4nvf4", 32, 4, ue4m3=True, seed=525, sparse=True) +
+         scaled_case(root, "sp_mxf4_2x", "mxf4", 48, 2, ids=(2, 2), seed=526, sparse=True))
 write_index(root, cases)
