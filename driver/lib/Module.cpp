@@ -501,41 +501,52 @@ void Module::cancelBackgroundCompiles() const {
   waitForBackgroundCompiles();
 }
 
-void Module::startOptimizedCompile(Function &F, CacheKeyInputs Key) {
+void Module::startUpgrade(Function &F, BackgroundJobs::Handle &Job, CacheKeyInputs Key, UpgradeCompile Compile,
+                          const char *Stays, std::function<void(uint32_t)> Finish) {
   F.Upgrade.Compiling.store(true, std::memory_order_release);
+  Job = BackgroundJobs::get().start([this, &F, Key = std::move(Key), Compile = std::move(Compile), Stays,
+                                     Finish = std::move(Finish)](const BackgroundJobs::CancelFlag &Cancel) {
+    uint32_t Deferred = 0; // the code has no block function for its cuts alone
+    {
+      std::scoped_lock L(OptimizeLock); // one background compile at a time
+      struct Done {
+        codegen::TierUp &U;
+        ~Done() { U.Compiling.store(false, std::memory_order_release); }
+      } MarkDone{F.Upgrade};
+      // Cancelled (the module unloads or the process exits): the code the kernel runs did the work. A compile
+      // cancelled midway fails, so the cache gets no entry.
+      if (codegen::cancelRequested(&Cancel))
+        return;
+      // No second cache lookup: the caller's missed a moment ago.
+      auto Part = compilePart(
+          Key, [&] { return Compile(&Cancel); }, [&](const codegen::CompiledObject &O) { return loadKernelCode(O); });
+      const codegen::KernelInfo *K = Part && Part->Code ? Part->Code->kernel(F.name()) : nullptr;
+      if (K && Part->Code->blockEntry(*K)) {
+        F.Optimized = std::move(Part->Code);
+        F.Upgrade.Block.store(F.Optimized->blockEntry(*K), std::memory_order_release);
+      } else if (K) {
+        Deferred = K->DeferredRegionCuts;
+      } else if (!Part && codegen::cancelRequested(&Cancel)) {
+        llvm::consumeError(Part.takeError());
+        return;
+      } else if (!Part) {
+        // What the kernel runs was compiled from the same PTX; it keeps running on that.
+        std::string Why = llvm::toString(Part.takeError());
+        printLateFailure("ptxforge: kernel '" + F.name().str() + "' " + Stays + ": " + Why + "\n");
+      }
+    }
+    std::scoped_lock L(MaterializeLock);
+    Finish(Deferred);
+  });
+}
+
+void Module::startOptimizedCompile(Function &F, CacheKeyInputs Key) {
   PendingCompile *P = Pending.get(); // lives until the last kernel is done, which this job's own may be
-  F.OptimizeJob =
-      BackgroundJobs::get().start([this, &F, P, Key = std::move(Key)](const BackgroundJobs::CancelFlag &Cancel) {
-        uint32_t Deferred = 0; // the optimized code has no block function for its cuts alone
-        {
-          std::scoped_lock L(OptimizeLock); // the full lowering's LLVMContext: one compile at a time
-          struct Done {
-            codegen::TierUp &U;
-            ~Done() { U.Compiling.store(false, std::memory_order_release); }
-          } MarkDone{F.Upgrade};
-          // Cancelled (the module unloads or the process exits): the quick code did the work. A compile cancelled
-          // midway fails, so the cache gets no entry and the kernel keeps its quick code.
-          if (codegen::cancelRequested(&Cancel))
-            return;
-          // No second cache lookup: compileFunction's missed a moment ago.
-          auto Part = compilePart(
-              Key, [&] { return P->compileKernel(F.name(), /*Quick=*/false, &Cancel); },
-              [&](const codegen::CompiledObject &O) { return loadKernelCode(O); });
-          const codegen::KernelInfo *K = Part && Part->Code ? Part->Code->kernel(F.name()) : nullptr;
-          if (K && Part->Code->blockEntry(*K)) {
-            F.Optimized = std::move(Part->Code);
-            F.Upgrade.Block.store(F.Optimized->blockEntry(*K), std::memory_order_release);
-          } else if (K && K->DeferredRegionCuts) {
-            Deferred = K->DeferredRegionCuts;
-          } else if (!Part && codegen::cancelRequested(&Cancel)) {
-            llvm::consumeError(Part.takeError());
-          } else if (!Part) {
-            // The quick code the kernel runs on was compiled from the same PTX; it keeps running on that.
-            std::string Why = llvm::toString(Part.takeError());
-            printLateFailure("ptxforge: kernel '" + F.name().str() + "' stays on its quick code: " + Why + "\n");
-          }
-        }
-        std::scoped_lock L(MaterializeLock);
+  startUpgrade(
+      F, F.OptimizeJob, std::move(Key),
+      [P, &F](const codegen::CancelToken *Cancel) { return P->compileKernel(F.name(), /*Quick=*/false, Cancel); },
+      "stays on its quick code",
+      [this, &F](uint32_t Deferred) {
         if (Deferred && !BackgroundJobs::get().exiting())
           deferRegionSplit(F, Deferred);
         else
@@ -580,35 +591,10 @@ void Module::startHotCompile(Function &F) {
   PendingCompile *P = Pending.get(); // kept while F waits for its hot tier
   if (!P)
     return;
-  F.Upgrade.Compiling.store(true, std::memory_order_release);
-  CacheKeyInputs Key = P->key(BinaryVersion, "kernel=" + F.name().str() + " hot");
-  F.HotJob =
-      BackgroundJobs::get().start([this, &F, P, Key = std::move(Key)](const BackgroundJobs::CancelFlag &Cancel) {
-        {
-          std::scoped_lock L(OptimizeLock);
-          struct Done {
-            codegen::TierUp &U;
-            ~Done() { U.Compiling.store(false, std::memory_order_release); }
-          } MarkDone{F.Upgrade};
-          if (codegen::cancelRequested(&Cancel))
-            return;
-          auto Part = compilePart(
-              Key, [&] { return P->compileHotKernel(F.name(), &Cancel); },
-              [&](const codegen::CompiledObject &O) { return loadKernelCode(O); });
-          const codegen::KernelInfo *K = Part && Part->Code ? Part->Code->kernel(F.name()) : nullptr;
-          if (K && Part->Code->blockEntry(*K)) {
-            F.Optimized = std::move(Part->Code);
-            F.Upgrade.Block.store(F.Optimized->blockEntry(*K), std::memory_order_release);
-          } else if (!Part && codegen::cancelRequested(&Cancel)) {
-            llvm::consumeError(Part.takeError());
-            return;
-          } else {
-            // The fibers run the same PTX correctly; the kernel stays on them.
-            std::string Why = Part ? "the region split made no block function" : llvm::toString(Part.takeError());
-            printLateFailure("ptxforge: kernel '" + F.name().str() + "' stays on fibers: " + Why + "\n");
-          }
-        }
-        std::scoped_lock L(MaterializeLock);
+  startUpgrade(
+      F, F.HotJob, P->key(BinaryVersion, "kernel=" + F.name().str() + " hot"),
+      [P, &F](const codegen::CancelToken *Cancel) { return P->compileHotKernel(F.name(), Cancel); }, "stays on fibers",
+      [this, P](uint32_t) {
         --P->WaitingForHotTier;
         kernelDone();
       });

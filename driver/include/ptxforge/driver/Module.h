@@ -15,6 +15,7 @@
 #include "llvm/Support/Error.h"
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -261,6 +262,12 @@ private:
   llvm::Error materializeShared();
   /// Compiles F alone (F's module is compiled per kernel); Function::code() calls it.
   llvm::Expected<KernelCode> compileFunction(Function &F);
+  /// The background compiles of the tiered JIT (optimized code, hot tier): Compile makes F's better code (cache
+  /// key Key) in Job, which launches take up between blocks; a failure leaves F where it is, as Stays says. Then,
+  /// unless cancelled, Finish runs under MaterializeLock with the new code's deferred region cuts (0: none).
+  using UpgradeCompile = std::function<llvm::Expected<codegen::CompiledObject>(const codegen::CancelToken *)>;
+  void startUpgrade(Function &F, BackgroundJobs::Handle &Job, CacheKeyInputs Key, UpgradeCompile Compile,
+                    const char *Stays, std::function<void(uint32_t)> Finish);
   /// Tiered JIT: F runs on its quick code; compiles its optimized code (cache key Key) in the background.
   void startOptimizedCompile(Function &F, CacheKeyInputs Key);
   /// The hot tier: compiles F's region split past the budget in the background (Function::noteFiberRun).
