@@ -158,6 +158,9 @@ private:
                        llvm::ValueToValueMapTy &VMap, llvm::ArrayRef<llvm::AllocaInst *> Uniform, bool Consecutive);
   /// The copies' reads of the thread's ids take the loop's values.
   void useLoopIds(llvm::ArrayRef<llvm::BasicBlock *> Copies, const ThreadLoop &Loop);
+  /// Joins the copies' plain accesses of the thread's own slots (OwnSlots, the thread's state) to the threads'
+  /// access group, as the PTX's shared and global accesses are.
+  void markOwnSlotAccesses(llvm::ArrayRef<llvm::BasicBlock *> Copies, llvm::Value *StatePtr);
   /// Loop regions whose counters may be the same in every thread, or count up with it, get a version of their
   /// loop that reads them once, behind a scan that picks it (Fast[R] becomes the scan).
   void emitVersionedLoops(std::vector<llvm::BasicBlock *> &Fast);
@@ -197,6 +200,7 @@ private:
   };
   std::vector<Piece> Pieces;
   std::vector<llvm::AllocaInst *> PieceAllocas; ///< the current region loop's own registers (cloneRegion)
+  llvm::SmallPtrSet<llvm::Value *, 32> OwnSlots; ///< the current region loop's pointers to the thread's slots
   llvm::BasicBlock *DispatchSame = nullptr, *DispatchRuntime = nullptr; ///< emitDispatch's blocks
   /// Cut exits: the branch that ends a thread's region at cut K (a barrier or a collective) continues in
   /// region K + 1.
@@ -686,6 +690,17 @@ void RegionBuilder::outlinePieces(llvm::BasicBlock *Done) {
           Out->addParamAttrs(K, llvm::AttrBuilder(ML.Ctx, F->getAttributes().getParamAttrs(Arg->getArgNo())));
         else if (llvm::isa<llvm::AllocaInst>(V) || FrameSlices.count(V))
           Out->addParamAttr(K, llvm::Attribute::NoAlias);
+        // A scalar of the block function's own (the misaligned-address accumulator, the dispatch's min and
+        // max) may be written anywhere in the piece, and is aligned: so LICM keeps it in a register across the
+        // region loop even where only some threads write it (the accumulator after a global store past a
+        // loop's exit test, in a region that runs the loop's back edge), and the loop stays vectorizable.
+        if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(V))
+          if (std::optional<llvm::TypeSize> Size = A->getAllocationSize(F->getDataLayout());
+              Size && !Size->isScalable()) {
+            Out->addDereferenceableParamAttr(K, Size->getFixedValue());
+            Out->addParamAttr(K, llvm::Attribute::getWithAlignment(ML.Ctx, A->getAlign()));
+            Out->addParamAttr(K, llvm::Attribute::Writable);
+          }
         if (V == Ctx) // where passes::StreamingStoresPass finds the launch's shape
           Out->addFnAttr(passes::ContextArgumentAttr, llvm::utostr(K));
       }
@@ -787,6 +802,7 @@ RegionBuilder::cloneRegion(size_t K, const ThreadLoop &Loop, llvm::Value *T64, l
   for (llvm::AllocaInst *A : allocasUsedBy(Reg)) {
     if (llvm::Value *Arr = PerThread.lookup(A)) {
       VMap[A] = SB.CreateGEP(threadType(A), Arr, T64, A->getName() + ".mine");
+      OwnSlots.insert(VMap[A]);
     } else {
       auto *Own = new llvm::AllocaInst(A->getAllocatedType(), A->getAddressSpace(), A->getArraySize(), A->getAlign(),
                                        A->getName(), Setup->getTerminator()->getIterator());
@@ -846,6 +862,29 @@ void RegionBuilder::readUniformOnce(const Region &Reg, const ThreadLoop &Loop,
       }
     }
   }
+}
+
+void RegionBuilder::markOwnSlotAccesses(llvm::ArrayRef<llvm::BasicBlock *> Copies, llvm::Value *StatePtr) {
+  // A region loop's threads touch only their own slots of the per-thread arrays (thread 0's slot, where a
+  // version reads a register once, is read before the loop), so these accesses carry no dependence from one
+  // thread to another. In the group, a loop whose PTX accesses are all plain shared and global ones is a
+  // parallel loop for LLVM: the copy loop of a pipelined tile (cp.async into shared memory, its stage counter in
+  // a per-thread array) vectorizes without the overlap checks LLVM cannot build for its shared addresses.
+  auto own = [&](llvm::Value *P) {
+    while (!OwnSlots.count(P) && P != StatePtr)
+      if (auto *G = llvm::dyn_cast<llvm::GetElementPtrInst>(P))
+        P = G->getPointerOperand();
+      else
+        return false;
+    return true;
+  };
+  for (llvm::BasicBlock *Copy : Copies)
+    for (llvm::Instruction &I : *Copy) {
+      auto *L = llvm::dyn_cast<llvm::LoadInst>(&I);
+      auto *S = llvm::dyn_cast<llvm::StoreInst>(&I);
+      if ((L && L->isSimple() && own(L->getPointerOperand())) || (S && S->isSimple() && own(S->getPointerOperand())))
+        passes::markThreadParallel(&I);
+    }
 }
 
 void RegionBuilder::useLoopIds(llvm::ArrayRef<llvm::BasicBlock *> Copies, const ThreadLoop &Loop) {
@@ -924,6 +963,11 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
     llvm::BranchInst::Create(Starts[Stop], Copy);
   }
   useLoopIds(AllCopies, Loop);
+  if (!Generic) {
+    AllCopies.push_back(Loop.Latch); // where the thread's state is stored
+    markOwnSlotAccesses(AllCopies, StatePtr);
+  }
+  OwnSlots.clear();
   llvm::BasicBlock *Entry = Live.Entry ? Live.Entry : Loop.Entry;
   std::string Name = Generic ? "generic" : "region" + std::to_string(R);
   if (!Uniform.empty())
