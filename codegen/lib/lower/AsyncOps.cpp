@@ -71,14 +71,19 @@ void lowerSmallCopy(FunctionLowering &L, const ptx::Instruction &I, llvm::Value 
     codegen::passes::markThreadParallel(A);
     codegen::passes::markAccess(A, C);
   };
+  // The loads first, then the stores, as ld.v4 and st.v4 would: vectorized across threads, each run is one
+  // interleaved group (passes/ContiguousGathers.cpp).
   auto emitWords = [&] {
+    std::vector<llvm::Value *> Words;
     for (unsigned K = 0; K < Bytes / 4; ++K) {
-      llvm::Value *S = K ? B.CreateConstGEP1_64(B.getInt8Ty(), Src, K * 4) : Src;
-      llvm::Value *D = K ? B.CreateConstGEP1_64(B.getInt8Ty(), Dst, K * 4) : Dst;
-      auto *Ld = B.CreateAlignedLoad(B.getInt32Ty(), S, llvm::Align(1));
+      auto *Ld = B.CreateAlignedLoad(B.getInt32Ty(), K ? B.CreateConstGEP1_64(B.getInt8Ty(), Src, K * 4) : Src,
+                                     llvm::Align(1));
       mark(Ld, codegen::passes::MemoryClass::Global);
-      mark(B.CreateAlignedStore(Ld, D, llvm::Align(1)), codegen::passes::MemoryClass::Shared);
+      Words.push_back(Ld);
     }
+    for (unsigned K = 0; K < Bytes / 4; ++K)
+      mark(B.CreateAlignedStore(Words[K], K ? B.CreateConstGEP1_64(B.getInt8Ty(), Dst, K * 4) : Dst, llvm::Align(1)),
+           codegen::passes::MemoryClass::Shared);
   };
   auto *Known = llvm::dyn_cast<llvm::ConstantInt>(SrcSize);
   if (SrcSize == CpSize || (Known && Known->getZExtValue() >= Bytes)) {
