@@ -126,7 +126,10 @@ bool lowerCp(FunctionLowering &L, const ptx::Instruction &I) {
   if (I.has(Modifier::Reduce) || I.has(Modifier::Tensor))
     return lowerBulkCopy(L, I);
   if (I.has(Modifier::Mbarrier) && I.has(Modifier::Arrive)) {
-    // cp.async.mbarrier.arrive{.noinc}{.shared}.b64 [addr]
+    // cp.async.mbarrier.arrive{.noinc}{.shared}.b64 [addr]: the copies are done, so the plain form (which
+    // raises the pending count by the arrival it then makes) changes nothing.
+    if (!I.has(Modifier::Noinc))
+      return true;
     L.callHelper("ptxrt_mbar_cp_arrive", B.getVoidTy(),
                  {L.threadCtx(), L.address(Ops[0], mbarSpace(I)), B.getInt32(I.has(Modifier::Noinc))});
     return true;
