@@ -174,9 +174,6 @@ private:
                        llvm::ValueToValueMapTy &VMap, llvm::ArrayRef<llvm::AllocaInst *> Uniform, bool Consecutive);
   /// The copies' reads of the thread's ids take the loop's values.
   void useLoopIds(llvm::ArrayRef<llvm::BasicBlock *> Copies, const ThreadLoop &Loop);
-  /// Joins the copies' plain accesses of the thread's own slots (OwnSlots, the thread's state) to the threads'
-  /// access group, as the PTX's shared and global accesses are.
-  void markOwnSlotAccesses(llvm::ArrayRef<llvm::BasicBlock *> Copies, llvm::Value *StatePtr);
   /// Loop regions whose counters may be the same in every thread, or count up with it, get a version of their
   /// loop that reads them once, behind a scan that picks it (Fast[R] becomes the scan).
   void emitVersionedLoops(std::vector<llvm::BasicBlock *> &Fast);
@@ -216,7 +213,6 @@ private:
   };
   std::vector<Piece> Pieces;
   std::vector<llvm::AllocaInst *> PieceAllocas; ///< the current region loop's own registers (cloneRegion)
-  llvm::SmallPtrSet<llvm::Value *, 32> OwnSlots; ///< the current region loop's pointers to the thread's slots
   llvm::BasicBlock *DispatchSame = nullptr, *DispatchRuntime = nullptr; ///< emitDispatch's blocks
   /// Cut exits: the branch that ends a thread's region at cut K (a barrier or a collective) continues in
   /// region K + 1.
@@ -818,7 +814,6 @@ RegionBuilder::cloneRegion(size_t K, const ThreadLoop &Loop, llvm::Value *T64, l
   for (llvm::AllocaInst *A : allocasUsedBy(Reg)) {
     if (llvm::Value *Arr = PerThread.lookup(A)) {
       VMap[A] = SB.CreateGEP(threadType(A), Arr, T64, A->getName() + ".mine");
-      OwnSlots.insert(VMap[A]);
     } else {
       auto *Own = new llvm::AllocaInst(A->getAllocatedType(), A->getAddressSpace(), A->getArraySize(), A->getAlign(),
                                        A->getName(), Setup->getTerminator()->getIterator());
@@ -878,29 +873,6 @@ void RegionBuilder::readUniformOnce(const Region &Reg, const ThreadLoop &Loop,
       }
     }
   }
-}
-
-void RegionBuilder::markOwnSlotAccesses(llvm::ArrayRef<llvm::BasicBlock *> Copies, llvm::Value *StatePtr) {
-  // A region loop's threads touch only their own slots of the per-thread arrays (thread 0's slot, where a
-  // version reads a register once, is read before the loop), so these accesses carry no dependence from one
-  // thread to another. In the group, a loop whose PTX accesses are all plain shared and global ones is a
-  // parallel loop for LLVM: the copy loop of a pipelined tile (cp.async into shared memory, its stage counter in
-  // a per-thread array) vectorizes without the overlap checks LLVM cannot build for its shared addresses.
-  auto own = [&](llvm::Value *P) {
-    while (!OwnSlots.count(P) && P != StatePtr)
-      if (auto *G = llvm::dyn_cast<llvm::GetElementPtrInst>(P))
-        P = G->getPointerOperand();
-      else
-        return false;
-    return true;
-  };
-  for (llvm::BasicBlock *Copy : Copies)
-    for (llvm::Instruction &I : *Copy) {
-      auto *L = llvm::dyn_cast<llvm::LoadInst>(&I);
-      auto *S = llvm::dyn_cast<llvm::StoreInst>(&I);
-      if ((L && L->isSimple() && own(L->getPointerOperand())) || (S && S->isSimple() && own(S->getPointerOperand())))
-        passes::markThreadParallel(&I);
-    }
 }
 
 void RegionBuilder::useLoopIds(llvm::ArrayRef<llvm::BasicBlock *> Copies, const ThreadLoop &Loop) {
@@ -979,11 +951,6 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
     llvm::BranchInst::Create(Starts[Stop], Copy);
   }
   useLoopIds(AllCopies, Loop);
-  if (!Generic) {
-    AllCopies.push_back(Loop.Latch); // where the thread's state is stored
-    markOwnSlotAccesses(AllCopies, StatePtr);
-  }
-  OwnSlots.clear();
   llvm::BasicBlock *Entry = Live.Entry ? Live.Entry : Loop.Entry;
   std::string Name = Generic ? "generic" : "region" + std::to_string(R);
   if (!Uniform.empty())
