@@ -38,19 +38,6 @@ using namespace ptxforge;
 using namespace ptxforge::codegen;
 using namespace ptxforge::codegen::detail;
 
-namespace {
-/// An operation on one of the block's own mbarriers (cp.async's arrival on one among them): to the region
-/// builder, memory operations of the helpers, not cuts. Their waits are test_wait/try_wait polls, which answer at
-/// once outside fibers, and the loops around them are spin points (ProgressPoints.cpp), where a region loop
-/// stops the waiting thread and runs the block's others. Cluster forms reach other blocks' mbarriers: fibers.
-bool blockMbarrierOp(const ptx::Instruction &I) {
-  if (I.has(ptx::Modifier::Shared_Cluster) || I.has(ptx::Modifier::Cluster))
-    return false;
-  return I.Op == ptx::Opcode::Mbarrier ||
-         (I.Op == ptx::Opcode::Cp && I.has(ptx::Modifier::Mbarrier) && I.has(ptx::Modifier::Arrive));
-}
-} // namespace
-
 bool ptxforge::codegen::detail::regionSplittable(const ptx::Module &M, const ptx::Function &Kernel) {
   std::optional<uint64_t> Id;
   bool Collectives = false;
@@ -66,8 +53,6 @@ bool ptxforge::codegen::detail::regionSplittable(const ptx::Module &M, const ptx
         Collectives = true;
         continue;
       }
-      if (IsKernel && blockMbarrierOp(I))
-        continue;
       if (!IsKernel || (I.Op != ptx::Opcode::Bar && I.Op != ptx::Opcode::Barrier))
         return false;
       // bar.red d, a, c is a barrier between its tally's updates (lower/WarpOps.cpp); with a count b it is not.
@@ -101,8 +86,7 @@ unsigned ptxforge::codegen::detail::regionCuts(const ptx::Function &Kernel) {
   ProgressPoints Points = findProgressPoints(Kernel);
   // A batch of products is one cut (MatrixBatches.h).
   return static_cast<unsigned>(
-             llvm::count_if(Kernel.Instructions,
-                            [](const ptx::Instruction &I) { return synchronizesThreads(I) && !blockMbarrierOp(I); })) +
+             llvm::count_if(Kernel.Instructions, [](const ptx::Instruction &I) { return synchronizesThreads(I); })) +
          Points.LockstepPoints + Points.SpinPoints - findMatrixBatches(Kernel, Points).Joined;
 }
 
