@@ -686,6 +686,17 @@ void RegionBuilder::outlinePieces(llvm::BasicBlock *Done) {
           Out->addParamAttrs(K, llvm::AttrBuilder(ML.Ctx, F->getAttributes().getParamAttrs(Arg->getArgNo())));
         else if (llvm::isa<llvm::AllocaInst>(V) || FrameSlices.count(V))
           Out->addParamAttr(K, llvm::Attribute::NoAlias);
+        // A scalar of the block function's own (the misaligned-address accumulator, the dispatch's min and
+        // max) may be written anywhere in the piece, and is aligned: so LICM keeps it in a register across the
+        // region loop even where only some threads write it (the accumulator after a global store past a
+        // loop's exit test, in a region that runs the loop's back edge), and the loop stays vectorizable.
+        if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(V))
+          if (std::optional<llvm::TypeSize> Size = A->getAllocationSize(F->getDataLayout());
+              Size && !Size->isScalable()) {
+            Out->addDereferenceableParamAttr(K, Size->getFixedValue());
+            Out->addParamAttr(K, llvm::Attribute::getWithAlignment(ML.Ctx, A->getAlign()));
+            Out->addParamAttr(K, llvm::Attribute::Writable);
+          }
         if (V == Ctx) // where passes::StreamingStoresPass finds the launch's shape
           Out->addFnAttr(passes::ContextArgumentAttr, llvm::utostr(K));
       }

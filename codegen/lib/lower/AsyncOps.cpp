@@ -3,6 +3,7 @@
 // at once (a legal schedule of an asynchronous copy), so the group operations need no code; mbarrier state
 // lives in its 64-bit object and is handled by the helpers in exec/AsyncHelpers.cpp. Tensor copies and bulk
 // reductions are lower/BulkCopyOps.cpp's.
+#include "../passes/Passes.h"
 #include "FamilyLowering.h"
 
 namespace {
@@ -40,21 +41,95 @@ bool isPredOperand(FunctionLowering &L, const ptx::Operand &Op) {
          L.fn().Registers[Op.Reg].Type == ScalarType::Pred;
 }
 
+/// ORs the bits of an Op address (P) that a Size-byte access forbids into the misalignment accumulator: the
+/// register's, where [reg + k*Size] shares its check with the thread's other accesses through reg.
+void accumulateAddressMisalignment(FunctionLowering &L, const ptx::Operand &Op, llvm::Value *P, unsigned Size) {
+  if (Op.Reg != ptx::NoReg && Op.offset() % Size == 0)
+    accumulateMisalignmentBits(L, L.b().CreateAnd(L.addressRegister(Op), L.b().getInt64(Size - 1)));
+  else
+    accumulateMisalignment(L, P, Size);
+}
+
+/// cp.async.ca/cg's copy of CpSize (4, 8 or 16) bytes, SrcSize of them read and the rest zeroed, inline: loads
+/// and stores of 32-bit words, as ld/st would be, and where src-size may be smaller (a runtime value,
+/// ignore-src) a masked load of the bytes below it instead, which reads nothing past them. A helper call in the
+/// copy loop of a pipelined tile loop kept that loop uncut and its region cyclic, so every access through the
+/// tile counter became a gather (cuda::memcpy_async's matrix products ran 4x slower than with plain loads).
+/// Memcheck keeps the helper: its accesses are not the instrumented kind.
+void lowerSmallCopy(FunctionLowering &L, const ptx::Instruction &I, llvm::Value *Dst, llvm::Value *Src,
+                    llvm::Value *CpSize, llvm::Value *SrcSize) {
+  auto &B = L.b();
+  auto *Size = llvm::dyn_cast<llvm::ConstantInt>(CpSize);
+  unsigned Bytes = Size ? static_cast<unsigned>(Size->getZExtValue()) : 0;
+  if (L.module().Memcheck || (Bytes != 4 && Bytes != 8 && Bytes != 16)) {
+    L.callHelper("ptxrt_cp_async", B.getVoidTy(), {Dst, Src, CpSize, SrcSize});
+    return;
+  }
+  accumulateAddressMisalignment(L, I.Operands[0], Dst, Bytes);
+  accumulateAddressMisalignment(L, I.Operands[1], Src, Bytes);
+  auto mark = [](llvm::Instruction *A, codegen::passes::MemoryClass C) {
+    codegen::passes::markThreadParallel(A);
+    codegen::passes::markAccess(A, C);
+  };
+  // The loads first, then the stores, as ld.v4 and st.v4 would: vectorized across threads, each run is one
+  // interleaved group (passes/ContiguousGathers.cpp).
+  auto emitWords = [&] {
+    std::vector<llvm::Value *> Words;
+    for (unsigned K = 0; K < Bytes / 4; ++K) {
+      auto *Ld = B.CreateAlignedLoad(B.getInt32Ty(), K ? B.CreateConstGEP1_64(B.getInt8Ty(), Src, K * 4) : Src,
+                                     llvm::Align(1));
+      mark(Ld, codegen::passes::MemoryClass::Global);
+      Words.push_back(Ld);
+    }
+    for (unsigned K = 0; K < Bytes / 4; ++K)
+      mark(B.CreateAlignedStore(Words[K], K ? B.CreateConstGEP1_64(B.getInt8Ty(), Dst, K * 4) : Dst, llvm::Align(1)),
+           codegen::passes::MemoryClass::Shared);
+  };
+  auto *Known = llvm::dyn_cast<llvm::ConstantInt>(SrcSize);
+  if (SrcSize == CpSize || (Known && Known->getZExtValue() >= Bytes)) {
+    emitWords();
+    return;
+  }
+  llvm::LLVMContext &C = L.module().Ctx;
+  llvm::Function *F = B.GetInsertBlock()->getParent();
+  auto *Full = llvm::BasicBlock::Create(C, "cp.async.full", F);
+  auto *Partial = llvm::BasicBlock::Create(C, "cp.async.partial", F);
+  auto *Done = llvm::BasicBlock::Create(C, "cp.async.done", F);
+  B.CreateCondBr(B.CreateICmpUGE(SrcSize, CpSize), Full, Partial);
+  B.SetInsertPoint(Full);
+  emitWords();
+  B.CreateBr(Done);
+  B.SetInsertPoint(Partial);
+  auto *VecTy = llvm::FixedVectorType::get(B.getInt8Ty(), Bytes);
+  std::vector<llvm::Constant *> Lanes;
+  for (unsigned K = 0; K < Bytes; ++K)
+    Lanes.push_back(B.getInt32(K));
+  llvm::Value *Mask = B.CreateICmpULT(llvm::ConstantVector::get(Lanes), B.CreateVectorSplat(Bytes, SrcSize));
+  llvm::CallInst *Ld = B.CreateMaskedLoad(VecTy, Src, llvm::Align(1), Mask, llvm::Constant::getNullValue(VecTy));
+  codegen::passes::markAccess(Ld, codegen::passes::MemoryClass::Global);
+  mark(B.CreateAlignedStore(Ld, Dst, llvm::Align(1)), codegen::passes::MemoryClass::Shared);
+  B.CreateBr(Done);
+  B.SetInsertPoint(Done);
+}
+
 bool lowerCp(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   auto &Ops = I.Operands;
   if (!I.has(Modifier::Async))
     return L.unsupported(I);
-  // Group bookkeeping and prefetches: every copy has completed already.
+  // Group bookkeeping and prefetches: every copy has completed already, in the issuing thread's program order,
+  // and other threads see them only after a barrier, itself a cut or a call. No code: a fence here was an
+  // atomic instruction in every pipelined loop, which kept the loop cuts off it (LoopCuts.cpp, worthCutting).
   if (I.has(Modifier::CommitGroup) || I.has(Modifier::WaitGroup) || I.has(Modifier::WaitAll) ||
-      I.has(Modifier::Prefetch)) {
-    B.CreateFence(llvm::AtomicOrdering::AcquireRelease);
+      I.has(Modifier::Prefetch))
     return true;
-  }
   if (I.has(Modifier::Reduce) || I.has(Modifier::Tensor))
     return lowerBulkCopy(L, I);
   if (I.has(Modifier::Mbarrier) && I.has(Modifier::Arrive)) {
-    // cp.async.mbarrier.arrive{.noinc}{.shared}.b64 [addr]
+    // cp.async.mbarrier.arrive{.noinc}{.shared}.b64 [addr]: the copies are done, so the plain form (which
+    // raises the pending count by the arrival it then makes) changes nothing.
+    if (!I.has(Modifier::Noinc))
+      return true;
     L.callHelper("ptxrt_mbar_cp_arrive", B.getVoidTy(),
                  {L.threadCtx(), L.address(Ops[0], mbarSpace(I)), B.getInt32(I.has(Modifier::Noinc))});
     return true;
@@ -93,7 +168,7 @@ bool lowerCp(FunctionLowering &L, const ptx::Instruction &I) {
     else
       SrcSize = L.read(Ops[3], ScalarType::U32);
   }
-  L.callHelper("ptxrt_cp_async", B.getVoidTy(), {Dst, Src, CpSize, SrcSize});
+  lowerSmallCopy(L, I, Dst, Src, CpSize, SrcSize);
   return true;
 }
 

@@ -36,3 +36,57 @@ define void @scatter(<4 x float> %v, <4 x ptr addrspace(1)> %p) {
   call void @llvm.masked.scatter.v4f32.v4p1(<4 x float> %v, <4 x ptr addrspace(1)> align 4 %p, <4 x i1> splat (i1 true))
   ret void
 }
+
+; An interleaved group: each lane copies two words through one pointer (ld.v2/cp.async of 8 bytes, vectorized
+; across threads), at %p + 0 and %p + 4. It is tested once, for lane I at lane 0's + I * 8 bytes, and then runs
+; as one load of both lanes' words (each lane's mask bit twice) split into the two vectors.
+; CHECK-LABEL: define <4 x i32> @pair(
+; CHECK:         [[FIRST:%.*]] = extractelement <4 x ptr> %p, i64 0
+; CHECK:         [[EXPECTED:%.*]] = add <4 x i64> {{%.*}}, <i64 0, i64 8, i64 16, i64 24>
+; CHECK:         br i1 {{%.*}}, label %[[WIDE:.*]], label %[[SLOW:.*]], !prof
+; CHECK:       [[WIDE]]:
+; CHECK:         [[M2:%.*]] = shufflevector <4 x i1> %m, <4 x i1> poison, <8 x i32> <i32 0, i32 0, i32 1, i32 1, i32 2, i32 2, i32 3, i32 3>
+; CHECK:         [[ALL:%.*]] = call <8 x i32> @llvm.masked.load.v8i32.p0(ptr align 4 {{%.*}}, <8 x i1> [[M2]], <8 x i32> poison)
+; CHECK:         shufflevector <8 x i32> [[ALL]], <8 x i32> poison, <4 x i32> <i32 0, i32 2, i32 4, i32 6>
+; CHECK:         shufflevector <8 x i32> [[ALL]], <8 x i32> poison, <4 x i32> <i32 1, i32 3, i32 5, i32 7>
+; CHECK:       [[SLOW]]:
+; CHECK:         call <4 x i32> @llvm.masked.gather.v4i32.v4p0(
+; CHECK:         call <4 x i32> @llvm.masked.gather.v4i32.v4p0(
+; CHECK-NOT:     masked.gather
+define <4 x i32> @pair(<4 x ptr> %p, <4 x i1> %m) {
+  %a = call <4 x i32> @llvm.masked.gather.v4i32.v4p0(<4 x ptr> align 4 %p, <4 x i1> %m, <4 x i32> poison)
+  %q = getelementptr i8, <4 x ptr> %p, i64 4
+  %b = call <4 x i32> @llvm.masked.gather.v4i32.v4p0(<4 x ptr> align 4 %q, <4 x i1> %m, <4 x i32> poison)
+  %s = add <4 x i32> %a, %b
+  ret <4 x i32> %s
+}
+
+; The same for scatters (st.v2 of each lane's two words): one store of both vectors interleaved, lane by lane.
+; CHECK-LABEL: define void @pair_store(
+; CHECK:         br i1 {{%.*}}, label %[[WIDE:.*]], label %[[SLOW:.*]], !prof
+; CHECK:       [[WIDE]]:
+; CHECK:         [[BOTH:%.*]] = shufflevector <4 x i32> %a, <4 x i32> %b, <8 x i32> <i32 0, i32 1, i32 2, i32 3, i32 4, i32 5, i32 6, i32 7>
+; CHECK:         [[LANES:%.*]] = shufflevector <8 x i32> [[BOTH]], <8 x i32> poison, <8 x i32> <i32 0, i32 4, i32 1, i32 5, i32 2, i32 6, i32 3, i32 7>
+; CHECK:         call void @llvm.masked.store.v8i32.p0(<8 x i32> [[LANES]], ptr align 4 {{%.*}}, <8 x i1>
+; CHECK:       [[SLOW]]:
+; CHECK:         call void @llvm.masked.scatter.v4i32.v4p0(<4 x i32> %a,
+; CHECK:         call void @llvm.masked.scatter.v4i32.v4p0(<4 x i32> %b,
+define void @pair_store(<4 x i32> %a, <4 x i32> %b, <4 x ptr> %p, <4 x i1> %m) {
+  call void @llvm.masked.scatter.v4i32.v4p0(<4 x i32> %a, <4 x ptr> align 4 %p, <4 x i1> %m)
+  %q = getelementptr i8, <4 x ptr> %p, i64 4
+  call void @llvm.masked.scatter.v4i32.v4p0(<4 x i32> %b, <4 x ptr> align 4 %q, <4 x i1> %m)
+  ret void
+}
+
+; A store between the two loads may change what the second reads: no group, each gather tested alone.
+; CHECK-LABEL: define <4 x i32> @split_by_store(
+; CHECK-NOT:     masked.load.v8i32
+; CHECK:         ret <4 x i32>
+define <4 x i32> @split_by_store(<4 x ptr> %p, <4 x i1> %m, ptr %x) {
+  %a = call <4 x i32> @llvm.masked.gather.v4i32.v4p0(<4 x ptr> align 4 %p, <4 x i1> %m, <4 x i32> poison)
+  store i32 0, ptr %x
+  %q = getelementptr i8, <4 x ptr> %p, i64 4
+  %b = call <4 x i32> @llvm.masked.gather.v4i32.v4p0(<4 x ptr> align 4 %q, <4 x i1> %m, <4 x i32> poison)
+  %s = add <4 x i32> %a, %b
+  ret <4 x i32> %s
+}
