@@ -1,0 +1,415 @@
+// The warp-major form of ptxrt_mma_batch (exec/WarpCollectives.cpp computeMmaBatch) for a full warp's run of wmma
+// products: each fragment the run reads is gathered from the lanes' registers and decoded once, then kept while
+// its registers are unchanged (a GEMM's unrolled k step multiplies each A tile by every B tile and each B by
+// every A); each product's D stays decoded, as its registers hold it after rounding, for the next product that
+// takes it as C, and reaches the lanes' registers once: when the run ends, or before anything reads those
+// registers otherwise. A product per lane-by-lane gather, decode, encode and scatter cost ~30 times its
+// arithmetic; the results are those of the per-product path, bit for bit (the same decode, the same
+// multiplyMatrices call, the same rounding).
+#include "MatrixCompute.h"
+#include "MatrixProduct.h"
+#include "Runtime.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+using namespace ptxforge::codegen;
+using namespace ptxforge::codegen::exec;
+
+namespace {
+
+/// A batch's registers are at most this many words of each lane's buffer (codegen/lib/MatrixBatches.cpp).
+constexpr unsigned MaxWords = 1024;
+/// Decoded fragments kept at once: a 2 x 4 warp tile's eight accumulators and its A and B tiles with room.
+constexpr unsigned Capacity = 24;
+
+/// How a fragment's elements lie: A row-major M x K, B column-major K x N (kept decoded row-major), C and D
+/// row-major M x N (one role: a D is the next product's C).
+enum class Role : uint8_t { A, B, Acc };
+
+/// One fragment of one product: its role, element type and the batch words of its registers.
+struct Fragment {
+  Role R;
+  uint32_t T;
+  unsigned Rows, Cols, NRegs;
+  const uint32_t *Words; ///< into the batch's descriptor
+};
+
+unsigned elementBits(uint32_t T) { return matrixElementBits(T); }
+
+/// Elements per lane of a fragment of NRegs registers (32-bit registers pack smaller elements).
+unsigned laneElements(uint32_t T, unsigned NRegs) {
+  unsigned Bits = elementBits(T);
+  return Bits >= 32 ? NRegs : NRegs * (32 / Bits);
+}
+
+/// Bytes of one register in a lane's buffer word: 8 for f64 fragments, else the 32-bit register's 4.
+unsigned registerBytes(uint32_t T) { return elementBits(T) == 64 ? 8 : 4; }
+
+/// Whether the fragment's per-lane runs tile its matrix, so that lanes 32 - Total/E ... 31 hold one whole copy in
+/// order (the wmma layout of WarpCollectives.cpp wmmaPos), and its type is one decodeElements takes.
+bool tiles(const Fragment &F) {
+  unsigned Total = F.Rows * F.Cols, E = laneElements(F.T, F.NRegs), Bits = elementBits(F.T);
+  return E && F.NRegs <= 16 && Total <= 512 && Total % E == 0 && (32 * E) % Total == 0 && Bits >= 8 &&
+         E * Bits == F.NRegs * registerBytes(F.T) * 8;
+}
+
+struct Entry {
+  Fragment F;
+  bool Valid = false, Dirty = false; ///< Dirty: the lanes' registers do not hold it yet
+  uint64_t LastUse = 0;
+  alignas(64) double Vals[512]; ///< row-major (B too)
+  alignas(64) unsigned char Bits[512 * 8]; ///< a dirty D's elements as its registers take them, packed
+};
+
+bool sameFragment(const Fragment &X, const Fragment &Y) {
+  return X.R == Y.R && X.T == Y.T && X.Rows == Y.Rows && X.Cols == Y.Cols && X.NRegs == Y.NRegs &&
+         std::equal(X.Words, X.Words + X.NRegs, Y.Words);
+}
+
+/// The decoded fragments of the batch being computed, and which entry last took each register word.
+class FragmentCache {
+public:
+  explicit FragmentCache(uint64_t *const *LaneWords) : LaneWords(LaneWords) {}
+  /// A new batch: Lanes its lanes' words, Dead its bitmap of words whose values die in it (NDead words).
+  void reset(uint64_t *const *Lanes, const uint32_t *Dead, unsigned NDead);
+  /// F decoded, from the cache or the lanes' registers; pinned for the current product.
+  Entry &get(const Fragment &F);
+  /// A fresh entry for a product's D (the caller fills Bits and Vals, then calls publish).
+  Entry &allocate();
+  /// E, a product's D just computed, becomes what its registers hold.
+  void publish(Entry &E);
+  /// Every D not yet in the lanes' registers goes there.
+  void flush();
+  /// Product Index (from 1) of the batch reads F.
+  void noteRead(const Fragment &F, uint32_t Index) {
+    for (unsigned R = 0; R < F.NRegs; ++R)
+      LastRead[F.Words[R]] = Index;
+  }
+  /// Product Index (from 1) is next: the entries it gets are pinned until the next one.
+  void startProduct(uint32_t Index) { Current = Index, ++Tick; }
+  /// Starts loading the lanes' registers of F unless the cache holds it: the lanes' buffers are far apart
+  /// (a thread's frame each), and a gather waiting on each lane's line was most of a decode.
+  void prefetch(const Fragment &F) const {
+    if (uint8_t O = Owner[F.Words[0]]; O && Entries[O - 1].Valid)
+      return;
+    prefetchLanes(F, /*Write=*/false);
+  }
+
+private:
+  void writeBack(Entry &E);
+  void prefetchLanes(const Fragment &F, bool Write) const {
+    for (unsigned L = 0; L < 32; ++L) {
+      const uint64_t *W = LaneWords[L];
+      if (Write)
+        __builtin_prefetch(&W[F.Words[0]], 1), __builtin_prefetch(&W[F.Words[F.NRegs - 1]], 1);
+      else
+        __builtin_prefetch(&W[F.Words[0]]), __builtin_prefetch(&W[F.Words[F.NRegs - 1]]);
+    }
+  }
+  void drop(Entry &E, const Fragment *Keep);
+  void claim(Entry &E);
+  void decode(Entry &E);
+  /// Whether a register of E's may be read after the batch, so that E must reach the lanes' registers.
+  bool liveOut(const Entry &E) const;
+  /// Whether the current product (which may not have pinned it yet), a later one or code after the batch may
+  /// read a register of E's.
+  bool readLater(const Entry &E) const {
+    for (unsigned R = 0; R < E.F.NRegs; ++R)
+      if (LastRead[E.F.Words[R]] >= Current)
+        return true;
+    return liveOut(E);
+  }
+
+  uint64_t *const *LaneWords;
+  const uint32_t *Dead = nullptr;
+  unsigned NDead = 0;
+  uint64_t Tick = 1;
+  uint32_t Current = 0;
+  Entry Entries[Capacity];
+  uint8_t Owner[MaxWords] = {}; ///< entry index + 1 of the entry holding the word, or 0
+  uint32_t LastRead[MaxWords] = {}; ///< the last product (from 1) of the batch that reads the word, or 0
+  // decode's scratch: a fragment's registers packed, and a B's column-major elements.
+  alignas(64) unsigned char Packed[512 * 8];
+  alignas(64) double Cols[512];
+};
+
+void FragmentCache::reset(uint64_t *const *Lanes, const uint32_t *DeadWords, unsigned NDeadWords) {
+  LaneWords = Lanes;
+  Dead = DeadWords;
+  NDead = NDeadWords;
+  for (Entry &E : Entries)
+    E.Valid = E.Dirty = false;
+  unsigned N = std::min(NDeadWords, MaxWords);
+  memset(Owner, 0, N * sizeof Owner[0]);
+  memset(LastRead, 0, N * sizeof LastRead[0]);
+  Current = 0;
+  ++Tick;
+}
+
+/// The lanes' registers take E's elements: lane L's registers are its run of E elements from (L * E) mod Total.
+void FragmentCache::writeBack(Entry &E) {
+  const Fragment &F = E.F;
+  unsigned Total = F.Rows * F.Cols, PerLane = laneElements(F.T, F.NRegs), Bytes = elementBits(F.T) / 8;
+  unsigned RB = registerBytes(F.T);
+  for (unsigned L = 0; L < 32; ++L) {
+    const unsigned char *Run = E.Bits + ((L * PerLane) % Total) * Bytes;
+    uint64_t *W = LaneWords[L];
+    if (RB == 4) // copies of a size the compiler knows: no call per register
+      for (unsigned R = 0; R < F.NRegs; ++R) {
+        uint32_t V;
+        memcpy(&V, Run + R * 4, 4);
+        W[F.Words[R]] = V;
+      }
+    else
+      for (unsigned R = 0; R < F.NRegs; ++R)
+        memcpy(&W[F.Words[R]], Run + R * 8, 8);
+  }
+  E.Dirty = false;
+}
+
+bool FragmentCache::liveOut(const Entry &E) const {
+  for (unsigned R = 0; R < E.F.NRegs; ++R) {
+    uint32_t W = E.F.Words[R];
+    if (W >= NDead || !(Dead[W / 32] >> (W % 32) & 1))
+      return true;
+  }
+  return false;
+}
+
+/// Forgets E, writing it back first if its registers lack it and anyone may read them, unless Keep (the D about to replace it) has
+/// exactly its registers and role.
+void FragmentCache::drop(Entry &E, const Fragment *Keep) {
+  if (E.Dirty && readLater(E) &&
+      !(Keep && Keep->R == E.F.R && Keep->NRegs == E.F.NRegs &&
+        std::equal(Keep->Words, Keep->Words + Keep->NRegs, E.F.Words)))
+    writeBack(E);
+  E.Valid = E.Dirty = false;
+  uint8_t Id = static_cast<uint8_t>(&E - Entries + 1);
+  for (unsigned R = 0; R < E.F.NRegs; ++R)
+    if (Owner[E.F.Words[R]] == Id)
+      Owner[E.F.Words[R]] = 0;
+}
+
+/// E becomes its words' owner; an entry that held any of them is dropped (a register holds one value).
+void FragmentCache::claim(Entry &E) {
+  uint8_t Id = static_cast<uint8_t>(&E - Entries + 1);
+  for (unsigned R = 0; R < E.F.NRegs; ++R) {
+    uint8_t &O = Owner[E.F.Words[R]];
+    if (O && O != Id)
+      drop(Entries[O - 1], &E.F);
+    O = Id;
+  }
+}
+
+/// E's fragment from the lanes' registers: lanes 32 - Total/E ... 31 hold one copy, in order.
+void FragmentCache::decode(Entry &E) {
+  const Fragment &F = E.F;
+  for (unsigned R = 0; R < F.NRegs; ++R) // a D still in the cache is what the registers hold
+    if (uint8_t O = Owner[F.Words[R]]; O && Entries[O - 1].Dirty)
+      writeBack(Entries[O - 1]);
+  unsigned Total = F.Rows * F.Cols, PerLane = laneElements(F.T, F.NRegs), RB = registerBytes(F.T);
+  unsigned char *P = Packed;
+  for (unsigned L = 32 - Total / PerLane; L < 32; ++L) {
+    const uint64_t *W = LaneWords[L];
+    if (RB == 4) // a 32-bit register is its word's low half
+      for (unsigned R = 0; R < F.NRegs; ++R, P += 4) {
+        uint32_t V = static_cast<uint32_t>(W[F.Words[R]]);
+        memcpy(P, &V, 4);
+      }
+    else
+      for (unsigned R = 0; R < F.NRegs; ++R, P += 8)
+        memcpy(P, &W[F.Words[R]], 8);
+  }
+  if (F.R != Role::B) {
+    decodeElements(F.T, Packed, Total, E.Vals);
+    return;
+  }
+  decodeElements(F.T, Packed, Total, Cols); // column-major K x N -> row-major
+  for (unsigned J = 0; J < F.Cols; ++J)
+    for (unsigned K = 0; K < F.Rows; ++K)
+      E.Vals[K * F.Cols + J] = Cols[J * F.Rows + K];
+}
+
+Entry &FragmentCache::allocate() {
+  Entry *Best = nullptr;
+  for (Entry &E : Entries) {
+    if (E.LastUse == Tick) // pinned: the current product reads it, dropped or not
+      continue;
+    if (!E.Valid) {
+      Best = &E;
+      break;
+    }
+    if (!Best || E.LastUse < Best->LastUse)
+      Best = &E;
+  }
+  // Capacity exceeds the four entries one product pins, so there is always one.
+  if (Best->Valid)
+    drop(*Best, nullptr);
+  Best->LastUse = Tick;
+  return *Best;
+}
+
+Entry &FragmentCache::get(const Fragment &F) {
+  // A valid entry owns every one of its words, so the owner of F's first is the only candidate.
+  if (uint8_t O = Owner[F.Words[0]]; O && Entries[O - 1].Valid && sameFragment(Entries[O - 1].F, F)) {
+    Entries[O - 1].LastUse = Tick;
+    return Entries[O - 1];
+  }
+  Entry &E = allocate();
+  E.F = F;
+  decode(E);
+  E.Valid = true;
+  claim(E);
+  return E;
+}
+
+void FragmentCache::publish(Entry &E) {
+  E.Valid = E.Dirty = true;
+  claim(E);
+}
+
+void FragmentCache::flush() {
+  Entry *Pending = nullptr; // each write-back overlaps the next one's line fetches
+  for (Entry &E : Entries) {
+    if (!E.Valid || !E.Dirty || !liveOut(E))
+      continue;
+    prefetchLanes(E.F, /*Write=*/true);
+    if (Pending)
+      writeBack(*Pending);
+    Pending = &E;
+  }
+  if (Pending)
+    writeBack(*Pending);
+}
+
+/// Count sums rounded to D's type T as its registers hold them (Bits, packed) and as the next product decodes
+/// them (Vals): what the per-product path (WarpCollectives.cpp computeMma) writes and reads back. False for a
+/// type a wmma D cannot have.
+bool roundResults(uint32_t T, bool Sat, const double *Sums, unsigned Count, unsigned char *Bits, double *Vals) {
+  switch (T) {
+  case MEF32:
+    doublesToF32(Sums, Count, reinterpret_cast<uint32_t *>(Bits));
+    break;
+  case MEF64:
+    memcpy(Bits, Sums, size_t(Count) * 8);
+    break;
+  case MEF16:
+    for (unsigned I = 0; I < Count; ++I) {
+      _Float16 H = static_cast<_Float16>(Sums[I]);
+      memcpy(Bits + 2 * I, &H, 2);
+    }
+    break;
+  case MES32: // exact integer sums, wrapped to 32 bits or saturated
+    for (unsigned I = 0; I < Count; ++I) {
+      int64_t V = static_cast<int64_t>(Sums[I]);
+      uint32_t U = static_cast<uint32_t>(Sat ? std::clamp<int64_t>(V, INT32_MIN, INT32_MAX) : V);
+      memcpy(Bits + 4 * I, &U, 4);
+    }
+    break;
+  default:
+    return false;
+  }
+  return decodeElements(T, Bits, Count, Vals);
+}
+
+/// The fragments of one product of the descriptor (P: code, counts, then its registers' words).
+struct Product {
+  uint32_t Code;
+  Fragment A, B, C, D;
+  unsigned Words; ///< descriptor words it takes
+};
+
+bool readProduct(const uint32_t *P, Product &Out) {
+  uint32_t Code = P[0], Counts = P[1];
+  unsigned NA = Counts & 0xff, NB = Counts >> 8 & 0xff, NC = Counts >> 16 & 0xff, ND = Counts >> 24;
+  MmaShape Sh = mmaShapeOf(Code);
+  if (!Sh.Wmma || !(Code >> 23 & 1))
+    return false;
+  const uint32_t *W = P + 2;
+  uint32_t TA = Code >> 4 & 15, TB = Code >> 8 & 15, TC = Code >> 12 & 15, TD = Code >> 16 & 15;
+  Out = {Code,
+         {Role::A, TA, Sh.M, Sh.K, NA, W},
+         {Role::B, TB, Sh.K, Sh.N, NB, W + NA},
+         {Role::Acc, TC, Sh.M, Sh.N, NC, W + NA + NB},
+         {Role::Acc, TD, Sh.M, Sh.N, ND, W + NA + NB + NC},
+         2 + NA + NB + NC + ND};
+  bool Words64 = !(Code >> 21 & 1);
+  for (const Fragment *F : {&Out.A, &Out.B, &Out.C, &Out.D}) {
+    if (!tiles(*F) || (registerBytes(F->T) == 8) != Words64)
+      return false;
+    for (unsigned R = 0; R < F->NRegs; ++R)
+      if (F->Words[R] >= MaxWords)
+        return false;
+  }
+  return TD == MEF32 || TD == MEF64 || TD == MEF16 || TD == MES32;
+}
+
+void computeProduct(FragmentCache &Cache, const Product &P) {
+  const Entry &A = Cache.get(P.A);
+  const Entry &B = Cache.get(P.B);
+  const Entry &C = Cache.get(P.C);
+  Entry &D = Cache.allocate();
+  D.F = P.D;
+  alignas(64) double Sums[256];
+  uint32_t TA = P.Code >> 4 & 15, TD = P.Code >> 16 & 15;
+  multiplyMatrices(P.A.Rows, P.B.Cols, P.A.Cols, A.Vals, B.Vals, C.Vals, Sums, TA != MEF64);
+  roundResults(TD, P.Code >> 20 & 1, Sums, P.D.Rows * P.D.Cols, D.Bits, D.Vals);
+  Cache.publish(D);
+}
+
+/// The products of Desc, each checked, with its word count and bitmap after them (lowerMmaBatch markLiveOut):
+/// false, for the per-product path, where one does not fit.
+bool readBatch(const uint32_t *Desc, std::vector<Product> &Out, const uint32_t *&Dead, unsigned &NWords) {
+  Out.clear();
+  const uint32_t *P = Desc + 1;
+  for (uint32_t I = 0; I < Desc[0]; ++I) {
+    Product Pr;
+    if (!readProduct(P, Pr) || Pr.D.Rows * Pr.D.Cols > 256)
+      return false;
+    Out.push_back(Pr);
+    P += Pr.Words;
+  }
+  NWords = *P, Dead = P + 1;
+  if (NWords > MaxWords)
+    return false;
+  for (const Product &Pr : Out) // every word in the bitmap's range
+    for (const Fragment *F : {&Pr.A, &Pr.B, &Pr.C, &Pr.D})
+      if (std::any_of(F->Words, F->Words + F->NRegs, [&](uint32_t W) { return W >= NWords; }))
+        return false;
+  return true;
+}
+
+} // namespace
+
+bool ptxforge::codegen::exec::computeWarpMmaBatch(const uint32_t *Desc, uint64_t *const *LaneWords) {
+  // One per worker thread (a product never yields): 24 entries of 8 KiB, not on a fiber's stack.
+  thread_local std::unique_ptr<FragmentCache> Cache;
+  thread_local std::vector<Product> Products;
+  const uint32_t *Dead = nullptr;
+  unsigned NWords = 0;
+  // Every product must fit before any runs: the per-product path takes the whole batch otherwise.
+  if (!readBatch(Desc, Products, Dead, NWords))
+    return false;
+  if (!Cache)
+    Cache = std::make_unique<FragmentCache>(LaneWords);
+  Cache->reset(LaneWords, Dead, NWords);
+  for (uint32_t I = 0; I < Products.size(); ++I)
+    for (const Fragment *F : {&Products[I].A, &Products[I].B, &Products[I].C})
+      Cache->noteRead(*F, I + 1);
+  for (uint32_t I = 0; I < std::min<size_t>(2, Products.size()); ++I)
+    for (const Fragment *F : {&Products[I].A, &Products[I].B, &Products[I].C})
+      Cache->prefetch(*F);
+  constexpr unsigned Ahead = 2; // products whose fragments are fetched while one computes
+  for (uint32_t I = 0; I < Products.size(); ++I) {
+    if (I + Ahead < Products.size())
+      for (const Fragment *F : {&Products[I + Ahead].A, &Products[I + Ahead].B, &Products[I + Ahead].C})
+        Cache->prefetch(*F);
+    Cache->startProduct(I + 1);
+    computeProduct(*Cache, Products[I]);
+  }
+  Cache->flush();
+  return true;
+}
