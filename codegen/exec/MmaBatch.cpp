@@ -37,7 +37,27 @@ struct Fragment {
   const uint32_t *Words; ///< into the batch's descriptor
 };
 
-unsigned elementBits(uint32_t T) { return matrixElementBits(T); }
+/// Bits of an element of type T (WarpCollectives.cpp elemBits, here without a call into another file: the
+/// helpers below run for every fragment).
+unsigned elementBits(uint32_t T) {
+  switch (T) {
+  case MEF16:
+  case MEBF16:
+    return 16;
+  case MEF64:
+    return 64;
+  case MES8:
+  case MEU8:
+  case MEE4M3:
+  case MEE5M2:
+    return 8;
+  case MES4:
+  case MEU4:
+    return 4;
+  default:
+    return 32;
+  }
+}
 
 /// Elements per lane of a fragment of NRegs registers (32-bit registers pack smaller elements).
 unsigned laneElements(uint32_t T, unsigned NRegs) {
@@ -52,7 +72,8 @@ unsigned registerBytes(uint32_t T) { return elementBits(T) == 64 ? 8 : 4; }
 /// order (the wmma layout of WarpCollectives.cpp wmmaPos), and its type is one decodeElements takes.
 bool tiles(const Fragment &F) {
   unsigned Total = F.Rows * F.Cols, E = laneElements(F.T, F.NRegs), Bits = elementBits(F.T);
-  return E && F.NRegs <= 16 && Total <= 512 && Total % E == 0 && (32 * E) % Total == 0 && Bits >= 8 &&
+  return E && F.NRegs <= 16 && Total <= 512 && !(Total & (Total - 1)) && Total % E == 0 && (32 * E) % Total == 0 &&
+         Bits >= 8 &&
          E * Bits == F.NRegs * registerBytes(F.T) * 8;
 }
 
@@ -132,7 +153,7 @@ private:
   uint8_t Owner[MaxWords] = {}; ///< entry index + 1 of the entry holding the word, or 0
   uint32_t LastRead[MaxWords] = {}; ///< the last product (from 1) of the batch that reads the word, or 0
   // decode's scratch: a fragment's registers packed, and a B's column-major elements.
-  alignas(64) unsigned char Packed[512 * 8];
+  alignas(64) unsigned char Packed[512 * 8]; // as 32-bit or 64-bit registers
   alignas(64) double Cols[512];
 };
 
@@ -153,19 +174,21 @@ void FragmentCache::reset(uint64_t *const *Lanes, const uint32_t *DeadWords, uns
 void FragmentCache::writeBack(Entry &E) {
   const Fragment &F = E.F;
   unsigned Total = F.Rows * F.Cols, PerLane = laneElements(F.T, F.NRegs), Bytes = elementBits(F.T) / 8;
-  unsigned RB = registerBytes(F.T);
+  unsigned NRegs = F.NRegs;
+  uint32_t Idx[16]; // a copy the stores below cannot alias: no reload per register
+  std::copy(F.Words, F.Words + NRegs, Idx);
   for (unsigned L = 0; L < 32; ++L) {
-    const unsigned char *Run = E.Bits + ((L * PerLane) % Total) * Bytes;
+    const unsigned char *Run = E.Bits + ((L * PerLane) & (Total - 1)) * Bytes;
     uint64_t *W = LaneWords[L];
-    if (RB == 4) // copies of a size the compiler knows: no call per register
-      for (unsigned R = 0; R < F.NRegs; ++R) {
+    if (registerBytes(F.T) == 4) // copies of a size the compiler knows: no call per register
+      for (unsigned R = 0; R < NRegs; ++R) {
         uint32_t V;
         memcpy(&V, Run + R * 4, 4);
-        W[F.Words[R]] = V;
+        W[Idx[R]] = V;
       }
     else
-      for (unsigned R = 0; R < F.NRegs; ++R)
-        memcpy(&W[F.Words[R]], Run + R * 8, 8);
+      for (unsigned R = 0; R < NRegs; ++R)
+        memcpy(&W[Idx[R]], Run + R * 8, 8);
   }
   E.Dirty = false;
 }
@@ -210,18 +233,19 @@ void FragmentCache::decode(Entry &E) {
   for (unsigned R = 0; R < F.NRegs; ++R) // a D still in the cache is what the registers hold
     if (uint8_t O = Owner[F.Words[R]]; O && Entries[O - 1].Dirty)
       writeBack(Entries[O - 1]);
-  unsigned Total = F.Rows * F.Cols, PerLane = laneElements(F.T, F.NRegs), RB = registerBytes(F.T);
-  unsigned char *P = Packed;
-  for (unsigned L = 32 - Total / PerLane; L < 32; ++L) {
-    const uint64_t *W = LaneWords[L];
-    if (RB == 4) // a 32-bit register is its word's low half
-      for (unsigned R = 0; R < F.NRegs; ++R, P += 4) {
-        uint32_t V = static_cast<uint32_t>(W[F.Words[R]]);
-        memcpy(P, &V, 4);
-      }
-    else
-      for (unsigned R = 0; R < F.NRegs; ++R, P += 8)
-        memcpy(P, &W[F.Words[R]], 8);
+  unsigned Total = F.Rows * F.Cols, PerLane = laneElements(F.T, F.NRegs), NRegs = F.NRegs;
+  uint32_t Idx[16]; // a copy the stores below cannot alias: no reload per register
+  std::copy(F.Words, F.Words + NRegs, Idx);
+  if (registerBytes(F.T) == 4) { // a 32-bit register is its word's low half
+    uint32_t *P = reinterpret_cast<uint32_t *>(Packed);
+    for (unsigned L = 32 - Total / PerLane; L < 32; ++L, P += NRegs)
+      for (unsigned R = 0; R < NRegs; ++R)
+        P[R] = static_cast<uint32_t>(LaneWords[L][Idx[R]]);
+  } else {
+    uint64_t *P = reinterpret_cast<uint64_t *>(Packed);
+    for (unsigned L = 32 - Total / PerLane; L < 32; ++L, P += NRegs)
+      for (unsigned R = 0; R < NRegs; ++R)
+        P[R] = LaneWords[L][Idx[R]];
   }
   if (F.R != Role::B) {
     decodeElements(F.T, Packed, Total, E.Vals);
