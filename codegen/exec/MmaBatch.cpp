@@ -77,12 +77,14 @@ bool tiles(const Fragment &F) {
          E * Bits == F.NRegs * registerBytes(F.T) * 8;
 }
 
+/// A cached fragment. The entries are small and together, their matrices elsewhere: every allocation scans them
+/// all, and with the matrices inline each entry was a cache line (and a page) of its own.
 struct Entry {
   Fragment F;
   bool Valid = false, Dirty = false; ///< Dirty: the lanes' registers do not hold it yet
   uint64_t LastUse = 0;
-  alignas(64) double Vals[512]; ///< row-major (B too)
-  alignas(64) unsigned char Bits[512 * 8]; ///< a dirty D's elements as its registers take them, packed
+  double *Vals = nullptr;         ///< row-major (B too), 512 doubles
+  unsigned char *Bits = nullptr; ///< a dirty D's elements as its registers take them, packed (256 of 8 bytes)
 };
 
 bool sameFragment(const Fragment &X, const Fragment &Y) {
@@ -93,9 +95,13 @@ bool sameFragment(const Fragment &X, const Fragment &Y) {
 /// The decoded fragments of the batch being computed, and which entry last took each register word.
 class FragmentCache {
 public:
-  explicit FragmentCache(uint64_t *const *LaneWords) : LaneWords(LaneWords) {}
-  /// A new batch: Lanes its lanes' words, Dead its bitmap of words whose values die in it (NDead words).
-  void reset(uint64_t *const *Lanes, const uint32_t *Dead, unsigned NDead);
+  explicit FragmentCache(uint64_t *const *LaneWords) : LaneWords(LaneWords) {
+    for (unsigned I = 0; I < Capacity; ++I)
+      Entries[I].Vals = ValStore[I], Entries[I].Bits = BitStore[I];
+  }
+  /// A new batch: Lanes its lanes' words, Dead its bitmap of words whose values die in it (NDead words), Reads
+  /// the last product (from 1) that reads each word, or 0.
+  void reset(uint64_t *const *Lanes, const uint32_t *Dead, unsigned NDead, const uint32_t *Reads);
   /// F decoded, from the cache or the lanes' registers; pinned for the current product.
   Entry &get(const Fragment &F);
   /// A fresh entry for a product's D (the caller fills Bits and Vals, then calls publish).
@@ -104,11 +110,6 @@ public:
   void publish(Entry &E);
   /// Every D not yet in the lanes' registers goes there.
   void flush();
-  /// Product Index (from 1) of the batch reads F.
-  void noteRead(const Fragment &F, uint32_t Index) {
-    for (unsigned R = 0; R < F.NRegs; ++R)
-      LastRead[F.Words[R]] = Index;
-  }
   /// Product Index (from 1) is next: the entries it gets are pinned until the next one.
   void startProduct(uint32_t Index) { Current = Index, ++Tick; }
   /// Starts loading the lanes' registers of F unless the cache holds it: the lanes' buffers are far apart
@@ -149,15 +150,19 @@ private:
   unsigned NDead = 0;
   uint64_t Tick = 1;
   uint32_t Current = 0;
+  unsigned Hand = 0; ///< allocate's next candidate
   Entry Entries[Capacity];
   uint8_t Owner[MaxWords] = {}; ///< entry index + 1 of the entry holding the word, or 0
   uint32_t LastRead[MaxWords] = {}; ///< the last product (from 1) of the batch that reads the word, or 0
   // decode's scratch: a fragment's registers packed, and a B's column-major elements.
   alignas(64) unsigned char Packed[512 * 8]; // as 32-bit or 64-bit registers
   alignas(64) double Cols[512];
+  alignas(64) double ValStore[Capacity][512];
+  alignas(64) unsigned char BitStore[Capacity][256 * 8];
 };
 
-void FragmentCache::reset(uint64_t *const *Lanes, const uint32_t *DeadWords, unsigned NDeadWords) {
+void FragmentCache::reset(uint64_t *const *Lanes, const uint32_t *DeadWords, unsigned NDeadWords,
+                          const uint32_t *Reads) {
   LaneWords = Lanes;
   Dead = DeadWords;
   NDead = NDeadWords;
@@ -165,7 +170,7 @@ void FragmentCache::reset(uint64_t *const *Lanes, const uint32_t *DeadWords, uns
     E.Valid = E.Dirty = false;
   unsigned N = std::min(NDeadWords, MaxWords);
   memset(Owner, 0, N * sizeof Owner[0]);
-  memset(LastRead, 0, N * sizeof LastRead[0]);
+  memcpy(LastRead, Reads, N * sizeof LastRead[0]);
   Current = 0;
   ++Tick;
 }
@@ -241,39 +246,38 @@ void FragmentCache::decode(Entry &E) {
     for (unsigned L = 32 - Total / PerLane; L < 32; ++L, P += NRegs)
       for (unsigned R = 0; R < NRegs; ++R)
         P[R] = static_cast<uint32_t>(LaneWords[L][Idx[R]]);
-  } else {
-    uint64_t *P = reinterpret_cast<uint64_t *>(Packed);
+  } else { // f64: the registers are the elements, gathered straight into the matrix (B: its columns)
+    double *P = F.R == Role::B ? Cols : E.Vals;
     for (unsigned L = 32 - Total / PerLane; L < 32; ++L, P += NRegs)
       for (unsigned R = 0; R < NRegs; ++R)
-        P[R] = LaneWords[L][Idx[R]];
+        memcpy(&P[R], &LaneWords[L][Idx[R]], 8);
   }
+  bool F64 = registerBytes(F.T) == 8;
   if (F.R != Role::B) {
-    decodeElements(F.T, Packed, Total, E.Vals);
+    if (!F64)
+      decodeElements(F.T, Packed, Total, E.Vals);
     return;
   }
-  decodeElements(F.T, Packed, Total, Cols); // column-major K x N -> row-major
+  if (!F64)
+    decodeElements(F.T, Packed, Total, Cols); // column-major K x N -> row-major
   for (unsigned J = 0; J < F.Cols; ++J)
     for (unsigned K = 0; K < F.Rows; ++K)
       E.Vals[K * F.Cols + J] = Cols[J * F.Rows + K];
 }
 
 Entry &FragmentCache::allocate() {
-  Entry *Best = nullptr;
-  for (Entry &E : Entries) {
+  // First in, first out, past the entries the current product pinned: a scan for the least recently used one
+  // was a tenth of an f64 GEMM's time, and a k step's fragments are allocated in the order they are used.
+  for (;;) {
+    Entry &E = Entries[Hand];
+    Hand = Hand + 1 == Capacity ? 0 : Hand + 1;
     if (E.LastUse == Tick) // pinned: the current product reads it, dropped or not
       continue;
-    if (!E.Valid) {
-      Best = &E;
-      break;
-    }
-    if (!Best || E.LastUse < Best->LastUse)
-      Best = &E;
+    if (E.Valid)
+      drop(E, nullptr);
+    E.LastUse = Tick;
+    return E; // Capacity exceeds the four entries one product pins, so the loop ends
   }
-  // Capacity exceeds the four entries one product pins, so there is always one.
-  if (Best->Valid)
-    drop(*Best, nullptr);
-  Best->LastUse = Tick;
-  return *Best;
 }
 
 Entry &FragmentCache::get(const Fragment &F) {
@@ -384,49 +388,91 @@ void computeProduct(FragmentCache &Cache, const Product &P) {
   Cache.publish(D);
 }
 
-/// The products of Desc, each checked, with its word count and bitmap after them (lowerMmaBatch markLiveOut):
-/// false, for the per-product path, where one does not fit.
-bool readBatch(const uint32_t *Desc, std::vector<Product> &Out, const uint32_t *&Dead, unsigned &NWords) {
-  Out.clear();
-  const uint32_t *P = Desc + 1;
+/// A batch's descriptor parsed (its words copied: the products point into them), or Ok false where the
+/// per-product path must take it.
+struct ParsedBatch {
+  const uint32_t *Desc = nullptr;
+  std::vector<uint32_t> Copy;
+  std::vector<Product> Products;
+  std::vector<uint32_t> LastRead; ///< per word, the last product (from 1) that reads it
+  const uint32_t *Dead = nullptr;
+  unsigned NWords = 0;
+  bool Ok = false;
+};
+
+/// The descriptor's length in words: the products, then the word count and its bitmap.
+size_t descriptorWords(const uint32_t *Desc) {
+  size_t P = 1;
+  for (uint32_t I = 0; I < Desc[0]; ++I) {
+    uint32_t Counts = Desc[P + 1];
+    P += 2 + (Counts & 0xff) + (Counts >> 8 & 0xff) + (Counts >> 16 & 0xff) + (Counts >> 24);
+  }
+  return P + 1 + (Desc[P] + 31) / 32;
+}
+
+/// Parses B.Copy: its products, each checked, with the word count and bitmap after them (lowerMmaBatch
+/// markLiveOut).
+void parseBatch(ParsedBatch &B) {
+  B.Products.clear();
+  B.Ok = false;
+  const uint32_t *Desc = B.Copy.data(), *P = Desc + 1;
   for (uint32_t I = 0; I < Desc[0]; ++I) {
     Product Pr;
     if (!readProduct(P, Pr) || Pr.D.Rows * Pr.D.Cols > 256)
-      return false;
-    Out.push_back(Pr);
+      return;
+    B.Products.push_back(Pr);
     P += Pr.Words;
   }
-  NWords = *P, Dead = P + 1;
-  if (NWords > MaxWords)
-    return false;
-  for (const Product &Pr : Out) // every word in the bitmap's range
-    for (const Fragment *F : {&Pr.A, &Pr.B, &Pr.C, &Pr.D})
-      if (std::any_of(F->Words, F->Words + F->NRegs, [&](uint32_t W) { return W >= NWords; }))
-        return false;
-  return true;
+  B.NWords = *P, B.Dead = P + 1;
+  if (B.NWords > MaxWords)
+    return;
+  B.LastRead.assign(B.NWords, 0);
+  for (uint32_t I = 0; I < B.Products.size(); ++I) // every word in the bitmap's range
+    for (const Fragment *F : {&B.Products[I].A, &B.Products[I].B, &B.Products[I].C, &B.Products[I].D})
+      for (unsigned R = 0; R < F->NRegs; ++R) {
+        if (F->Words[R] >= B.NWords)
+          return;
+        if (F != &B.Products[I].D)
+          B.LastRead[F->Words[R]] = I + 1;
+      }
+  B.Ok = true;
+}
+
+/// Desc parsed: the dispatcher computes every warp's batch at one cut in turn, so a few recent ones are kept
+/// (checked word for word: a module unloaded and another loaded may reuse the address).
+const ParsedBatch &parsedBatch(const uint32_t *Desc) {
+  constexpr unsigned Kept = 4;
+  thread_local ParsedBatch Batches[Kept];
+  thread_local unsigned Next = 0;
+  size_t N = descriptorWords(Desc);
+  for (ParsedBatch &B : Batches)
+    if (B.Desc == Desc && B.Copy.size() == N && std::equal(Desc, Desc + N, B.Copy.begin()))
+      return B;
+  ParsedBatch &B = Batches[Next];
+  Next = (Next + 1) % Kept;
+  B.Desc = Desc;
+  B.Copy.assign(Desc, Desc + N);
+  parseBatch(B);
+  return B;
 }
 
 } // namespace
 
 bool ptxforge::codegen::exec::computeWarpMmaBatch(const uint32_t *Desc, uint64_t *const *LaneWords) {
-  // One per worker thread (a product never yields): 24 entries of 8 KiB, not on a fiber's stack.
-  thread_local std::unique_ptr<FragmentCache> Cache;
-  thread_local std::vector<Product> Products;
-  const uint32_t *Dead = nullptr;
-  unsigned NWords = 0;
   // Every product must fit before any runs: the per-product path takes the whole batch otherwise.
-  if (!readBatch(Desc, Products, Dead, NWords))
+  const ParsedBatch &Batch = parsedBatch(Desc);
+  if (!Batch.Ok)
     return false;
+  // One per worker thread (a product never yields): 24 entries of 6 KiB, not on a fiber's stack.
+  thread_local std::unique_ptr<FragmentCache> Cache;
   if (!Cache)
     Cache = std::make_unique<FragmentCache>(LaneWords);
-  Cache->reset(LaneWords, Dead, NWords);
-  for (uint32_t I = 0; I < Products.size(); ++I)
-    for (const Fragment *F : {&Products[I].A, &Products[I].B, &Products[I].C})
-      Cache->noteRead(*F, I + 1);
-  for (uint32_t I = 0; I < std::min<size_t>(2, Products.size()); ++I)
+  Cache->reset(LaneWords, Batch.Dead, Batch.NWords, Batch.LastRead.data());
+  const std::vector<Product> &Products = Batch.Products;
+  constexpr unsigned Ahead = 2; // products whose fragments are fetched while one computes
+  for (uint32_t I = 0; I < std::min<size_t>(Ahead, Products.size()); ++I)
     for (const Fragment *F : {&Products[I].A, &Products[I].B, &Products[I].C})
       Cache->prefetch(*F);
-  constexpr unsigned Ahead = 2; // products whose fragments are fetched while one computes
   for (uint32_t I = 0; I < Products.size(); ++I) {
     if (I + Ahead < Products.size())
       for (const Fragment *F : {&Products[I + Ahead].A, &Products[I + Ahead].B, &Products[I + Ahead].C})
