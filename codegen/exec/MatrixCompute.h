@@ -11,6 +11,19 @@
 
 namespace ptxforge::codegen::exec {
 
+/// An mma/wmma shape: M x N x K, and whether it is a wmma one (its fragments in this implementation's layout).
+struct MmaShape {
+  unsigned M, N, K;
+  bool Wmma;
+};
+/// The shape of ptxrt_mma's Code (its low four bits).
+MmaShape mmaShapeOf(uint32_t Code);
+
+/// ptxrt_mma_batch's products for a full warp (LaneWords[L]: lane L's batch words; Desc as
+/// lower/MatrixOps.cpp lowerMmaBatch writes it) when every one is a wmma whose fragments tile their matrices
+/// (MmaBatch.cpp); false, having changed nothing, otherwise.
+bool computeWarpMmaBatch(const uint32_t *Desc, uint64_t *const *LaneWords);
+
 /// Bits of one element of type T.
 unsigned matrixElementBits(uint32_t T);
 /// The value of an element of type T (its low bits in Bits), exact in a double.

@@ -304,11 +304,6 @@ void decodeFragment(uint32_t T, const uint64_t *R, unsigned NRegs, double *Out) 
   }
 }
 
-struct MmaShape {
-  unsigned M, N, K;
-  bool Wmma;
-};
-
 MmaShape shapeOf(uint32_t Code) {
   // By the low four bits of the lowering's shape code; 0 and the unused codes 12-15 read as m16n8k16.
   static constexpr MmaShape Shapes[16] = {
@@ -755,6 +750,8 @@ bool sameA(const uint32_t *Prev, const uint32_t *P) {
 /// ptxrt_mma_batch's products in order (Desc: {count, then per product: code, counts, the word of each of its
 /// A, B, C and D registers}; lower/MatrixOps.cpp lowerMmaBatch): a later product reads what an earlier one wrote.
 void computeMmaBatch(CollectiveSlot &S, const uint32_t *Desc, uint64_t *const *LaneWords) {
+  if (S.Participants == 0xffffffffu && computeWarpMmaBatch(Desc, LaneWords))
+    return;
   const uint32_t *P = Desc + 1, *Prev = nullptr;
   for (uint32_t I = 0; I < Desc[0]; ++I) {
     MmaCall Call = mmaCall(P[0], P[1]);
@@ -1005,6 +1002,32 @@ static void ptxrt_mma_batch(ThreadContext *C, uint32_t Key, const uint32_t *Desc
   });
 }
 
+/// A wmma.load or wmma.store in which lane Lane's registers are one run of memory (lower/MatrixOps.cpp
+/// runLayout says when, and packs Layout): the lane's first element is (Lane * E) mod Total in the fragment's
+/// order (wmmaPos), line Idx / Len, place Idx % Len, lines Stride elements apart; its registers (Regs, 64-bit
+/// words) are the run's bytes in order. Powers of two and fixed-size copies: a few cycles, where
+/// ptxrt_wmma_ldst's walk took a sixth of a GEMM's time.
+static void ptxrt_wmma_run(uint32_t Lane, uint32_t Layout, uint32_t Stride, char *Ptr, uint64_t *Regs) {
+  uint32_t E = Layout & 127, Idx = (Lane * E) & ((1u << (Layout >> 8 & 15)) - 1), LenShift = Layout >> 12 & 15;
+  char *Run = Ptr + ((uint64_t(Idx >> LenShift) * Stride + (Idx & ((1u << LenShift) - 1))) << (Layout >> 16 & 3));
+  unsigned NRegs = Layout >> 18 & 31;
+  bool Wide = Layout >> 23 & 1, Store = Layout >> 24 & 1;
+  for (unsigned R = 0; R < NRegs; ++R) {
+    if (Wide && Store)
+      memcpy(Run + 8 * R, &Regs[R], 8);
+    else if (Wide)
+      memcpy(&Regs[R], Run + 8 * R, 8);
+    else if (Store) {
+      uint32_t V = static_cast<uint32_t>(Regs[R]);
+      memcpy(Run + 4 * R, &V, 4);
+    } else {
+      uint32_t V;
+      memcpy(&V, Run + 4 * R, 4);
+      Regs[R] = V;
+    }
+  }
+}
+
 /// wmma.load.{a,b,c} (Which 0/1/2) and wmma.store.d (Which 3): per-lane accesses in this implementation's
 /// fragment layout (see wmmaPos). Code as for ptxrt_mma; T is the element type of the fragment; ColMajor the
 /// memory layout; Stride the leading dimension in elements.
@@ -1063,7 +1086,8 @@ void ptxforge::codegen::exec::registerWarpHelpers(HelperTable &T) {
                      PTXRT_HELPER(ptxrt_redux), PTXRT_HELPER(ptxrt_activemask), PTXRT_HELPER(ptxrt_elect),
                      PTXRT_HELPER(ptxrt_warp_sync), PTXRT_HELPER(ptxrt_ldmatrix), PTXRT_HELPER(ptxrt_stmatrix),
                      PTXRT_HELPER(ptxrt_ldmatrix_b8), PTXRT_HELPER(ptxrt_stmatrix_b8), PTXRT_HELPER(ptxrt_mma),
-                     PTXRT_HELPER(ptxrt_mma_batch), PTXRT_HELPER(ptxrt_movmatrix), PTXRT_HELPER(ptxrt_wmma_ldst)});
+                     PTXRT_HELPER(ptxrt_mma_batch), PTXRT_HELPER(ptxrt_movmatrix), PTXRT_HELPER(ptxrt_wmma_ldst),
+                     PTXRT_HELPER(ptxrt_wmma_run)});
   registerRegionHelpers(T);
 }
 
@@ -1073,6 +1097,8 @@ void ptxforge::codegen::exec::warpCollective(ThreadContext *C, uint32_t Kind, ui
 }
 
 unsigned ptxforge::codegen::exec::matrixElementBits(uint32_t T) { return elemBits(T); }
+
+MmaShape ptxforge::codegen::exec::mmaShapeOf(uint32_t Code) { return shapeOf(Code); }
 
 double ptxforge::codegen::exec::decodeMatrixElement(uint32_t T, uint64_t Bits) { return decode(T, Bits); }
 

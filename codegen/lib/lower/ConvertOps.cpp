@@ -61,6 +61,27 @@ uint32_t narrowCode(const ptx::Instruction &I, int Fmt) {
   return code(0, static_cast<uint32_t>(Fmt), Mode, Flags);
 }
 
+/// An f32 (Bits, i32) to tf32 inline for round to nearest (even, or away from zero: .rna, what
+/// __float_to_tf32 emits) and toward zero without flags; null otherwise (the runtime's encode takes them). A
+/// finite value's magnitude rounds in its bit pattern: adding half of the 13 dropped bits' weight carries into
+/// the exponent where it should, up to infinity past the largest tf32; infinities stay; a NaN keeps its sign and
+/// truncated payload (exec/HalfMath.cpp encodeTf32). The helper call was most of a tf32 GEMM's time: its kernels
+/// convert every fragment element.
+llvm::Value *roundToTf32(llvm::IRBuilderBase &B, llvm::Value *Bits, uint32_t Code) {
+  using namespace halfcode;
+  uint32_t Mode = (Code >> ModeShift) & 7;
+  if ((Code & FlagsMask) || (Mode != ModeRN && Mode != ModeRNA && Mode != ModeRZ))
+    return nullptr;
+  llvm::Value *Truncated = B.CreateAnd(Bits, 0xffffe000u);
+  if (Mode == ModeRZ)
+    return Truncated;
+  llvm::Value *Half = B.getInt32(0x1000); // ties away from zero
+  if (Mode == ModeRN) // ties to even: 0xfff plus the kept part's lowest bit
+    Half = B.CreateAdd(B.getInt32(0xfff), B.CreateAnd(B.CreateLShr(Bits, 13), 1));
+  llvm::Value *NaN = B.CreateICmpUGT(B.CreateAnd(Bits, 0x7fffffffu), B.getInt32(0x7f800000u));
+  return B.CreateSelect(NaN, Truncated, B.CreateAnd(B.CreateAdd(Bits, Half), 0xffffe000u));
+}
+
 /// Conversions to and between the narrow formats (f16, bf16, tf32, fp8, and their packed x2 forms) except the
 /// exact widenings and f16 round-to-integral, which the generic paths handle. False when I is none of them.
 bool lowerNarrowConvert(FunctionLowering &L, const ptx::Instruction &I, bool &Handled) {
@@ -87,8 +108,12 @@ bool lowerNarrowConvert(FunctionLowering &L, const ptx::Instruction &I, bool &Ha
     if ((DFmt == halfcode::FmtF16 || DFmt == halfcode::FmtBF16) && (S == ScalarType::F32 || S == ScalarType::F64) &&
         halfRoundingMode(I) == halfcode::ModeRN && !(Code & halfcode::FlagSatfinite))
       return B.CreateZExt(roundToHalf(B, source(Op), DFmt == halfcode::FmtBF16, Code & halfcode::FlagsMask), I32);
-    if (D == ScalarType::TF32)
-      return pure(L.callHelper("ptxrt_cvt_tf32_f32", I32, {B.getInt32(Code), L.read(Op, ScalarType::F32)}));
+    if (D == ScalarType::TF32) {
+      llvm::Value *Bits = L.read(Op, ScalarType::F32);
+      if (llvm::Value *R = roundToTf32(B, Bits, Code))
+        return R;
+      return pure(L.callHelper("ptxrt_cvt_tf32_f32", I32, {B.getInt32(Code), Bits}));
+    }
     if (ptx::isInteger(S)) {
       llvm::Value *X = L.read(Op, S);
       bool Sg = ptx::kindOf(S) == ptx::TypeKind::Signed;

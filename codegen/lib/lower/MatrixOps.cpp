@@ -11,6 +11,8 @@
 #include "FamilyLowering.h"
 #include "ptxforge/codegen/MatrixElements.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
+
 using namespace ptxforge::codegen;
 
 namespace {
@@ -330,6 +332,32 @@ std::optional<MmaForm> wmmaForm(const ptx::Instruction &I, const char *&Why) {
   return MmaForm{Code, &I.Operands[0], &I.Operands[1], &I.Operands[2], &I.Operands[3], TD, TA, TB, TC};
 }
 
+/// A wmma.load or wmma.store: an R x C fragment (Which: 0 A, 1 B, 2 C, 3 D) of element type T in memory of
+/// layout ColMajor, in NRegs registers.
+struct FragmentAccess {
+  unsigned Rows, Cols, Which;
+  ScalarType T;
+  bool ColMajor, Store;
+  unsigned NRegs;
+};
+
+/// ptxrt_wmma_run's layout code for an access in which each lane's registers are one run of consecutive memory:
+/// the fragment's order (exec/WarpCollectives.cpp wmmaPos: lane l holds elements l*E... row-major, B
+/// column-major) is memory's, and a lane's E elements lie in one row (column). Its bits: E, log2 of the
+/// elements, of the line length and of the element bytes, the register count, 64-bit registers, a store.
+/// Nothing for other accesses (ptxrt_wmma_ldst's general walk takes them).
+std::optional<uint32_t> runLayout(const FragmentAccess &A) {
+  unsigned Bits = ptx::bitWidth(A.T);
+  bool FragColMajor = A.Which == 1;
+  unsigned Total = A.Rows * A.Cols, Len = FragColMajor ? A.Rows : A.Cols;
+  unsigned E = Bits >= 32 ? A.NRegs : A.NRegs * (32 / std::max(Bits, 1u));
+  if (A.ColMajor != FragColMajor || Bits < 8 || !A.NRegs || A.NRegs > 31 || !E || E > 127 || Len % E ||
+      (32 * E) % Total || Total % E || !llvm::isPowerOf2_32(Total) || !llvm::isPowerOf2_32(Len))
+    return std::nullopt;
+  return E | llvm::Log2_32(Total) << 8 | llvm::Log2_32(Len) << 12 | llvm::Log2_32(Bits / 8) << 16 | A.NRegs << 18 |
+         (Bits == 64 ? 1u << 23 : 0) | (A.Store ? 1u << 24 : 0);
+}
+
 bool lowerWmma(FunctionLowering &L, const ptx::Instruction &I) {
   if (I.has(Modifier::Mma)) {
     const char *Why = nullptr;
@@ -367,9 +395,15 @@ bool lowerWmma(FunctionLowering &L, const ptx::Instruction &I) {
   if (Store)
     for (unsigned J = 0; J < Regs.size(); ++J)
       B.CreateStore(B.CreateZExt(L.read(*Regs[J], RT), B.getInt64Ty()), B.CreateConstGEP1_32(B.getInt64Ty(), Buf, J));
-  L.callHelper("ptxrt_wmma_ldst", B.getVoidTy(),
-               {L.threadCtx(), B.getInt32(Shape), B.getInt32(Which), B.getInt32(matrixElementCode(T)),
-                B.getInt32(ColMajor), Ptr, Stride, B.getInt32(Regs.size()), Buf});
+  // A call even for a run: inline loads and stores through the fragment's pointer more than doubled a GEMM
+  // module's optimization time (aliasing queries, and thread loops vectorized across lanes).
+  if (std::optional<uint32_t> Run =
+          runLayout({Rows, Cols, Which, T, ColMajor, Store, static_cast<unsigned>(Regs.size())}))
+    L.callHelper("ptxrt_wmma_run", B.getVoidTy(), {L.ctxField(TCLaneId), B.getInt32(*Run), Stride, Ptr, Buf});
+  else
+    L.callHelper("ptxrt_wmma_ldst", B.getVoidTy(),
+                 {L.threadCtx(), B.getInt32(Shape), B.getInt32(Which), B.getInt32(matrixElementCode(T)),
+                  B.getInt32(ColMajor), Ptr, Stride, B.getInt32(Regs.size()), Buf});
   if (!Store)
     for (unsigned J = 0; J < Regs.size(); ++J) {
       llvm::Value *V = B.CreateLoad(B.getInt64Ty(), B.CreateConstGEP1_32(B.getInt64Ty(), Buf, J));
@@ -384,12 +418,13 @@ std::optional<MmaForm> productForm(const ptx::Instruction &I, const char *&Why) 
 }
 
 /// A batch's registers, each in one 64-bit word of the lane's buffer, and the descriptor ptxrt_mma_batch reads:
-/// {count, then per product: code, counts, the words of its A, B, C and D registers}.
+/// {count, then per product: code, counts, the words of its A, B, C and D registers}, then markLiveOut's words.
 struct BatchLayout {
   struct Word {
     const ptx::Operand *Reg;
     ScalarType T;
     bool LiveIn = false, Written = false; ///< read before any product writes it; written by a product
+    bool LiveOut = true; ///< its value may be read after the batch (markLiveOut)
   };
   std::vector<Word> Words;
   std::vector<uint32_t> Desc;
@@ -416,6 +451,47 @@ private:
     Desc.push_back(It->second);
   }
 };
+
+/// Calls Fn(register) for every register Op names (an address's base, a vector's elements, a pair's two).
+template <class FnT> void forRegisters(const ptx::Operand &Op, FnT &&Fn) {
+  if (Op.Reg != ptx::NoReg)
+    Fn(Op.Reg);
+  if (Op.Reg2 != ptx::NoReg)
+    Fn(Op.Reg2);
+  for (const ptx::Operand &E : Op.Elements)
+    forRegisters(E, Fn);
+}
+
+/// Clears LiveOut for the words a product writes whose registers no instruction outside the batch names and no
+/// product reads before one writes them: a GEMM's accumulator chained from one unrolled k step to the next
+/// (nvcc gives each step's D registers of their own) dies in the batch, and the runtime need not put it back
+/// in the lanes' registers. Then appends {word count, a bit per word: dead after the batch} to the descriptor.
+// One pass over F's instructions per batch: batches are few (each ends at a branch or a barrier).
+void markLiveOut(const ptx::Function &F, llvm::ArrayRef<const ptx::Instruction *> Products, BatchLayout &Layout) {
+  llvm::SmallPtrSet<const ptx::Instruction *, 32> Members(Products.begin(), Products.end());
+  for (BatchLayout::Word &W : Layout.Words)
+    W.LiveOut = W.LiveIn || !W.Written;
+  auto named = [&](ptx::RegId R) {
+    if (auto It = Layout.WordOf.find(R); It != Layout.WordOf.end())
+      Layout.Words[It->second].LiveOut = true;
+  };
+  for (const ptx::Instruction &I : F.Instructions) {
+    if (Members.contains(&I))
+      continue;
+    if (I.Guard != ptx::NoReg)
+      named(I.Guard);
+    for (const ptx::Operand &Op : I.Operands)
+      forRegisters(Op, named);
+  }
+  unsigned N = static_cast<unsigned>(Layout.Words.size());
+  Layout.Desc.push_back(N);
+  for (unsigned First = 0; First < N; First += 32) {
+    uint32_t Dead = 0;
+    for (unsigned W = First; W < std::min(N, First + 32); ++W)
+      Dead |= static_cast<uint32_t>(!Layout.Words[W].LiveOut) << (W - First);
+    Layout.Desc.push_back(Dead);
+  }
+}
 
 /// The batch's descriptor as a private constant of the module.
 llvm::Constant *batchDescriptor(FunctionLowering &L, llvm::ArrayRef<uint32_t> Desc) {
@@ -513,6 +589,7 @@ void ptxforge::codegen::detail::lowerMmaBatch(FunctionLowering &L, llvm::ArrayRe
     }
     Layout.add(*F);
   }
+  markLiveOut(L.fn(), Products, Layout);
   llvm::Type *I64 = B.getInt64Ty();
   llvm::Value *Buf = scratchBuffer(L, I64, static_cast<unsigned>(Layout.Words.size()));
   for (unsigned W = 0; W < Layout.Words.size(); ++W)
@@ -524,7 +601,7 @@ void ptxforge::codegen::detail::lowerMmaBatch(FunctionLowering &L, llvm::ArrayRe
   callMatrixCut(L, "ptxrt_mma_batch", {L.threadCtx(), B.getInt32(Key), batchDescriptor(L, Layout.Desc), Buf},
                 {RCMmaBatch, /*Arg=*/1, /*Value=*/2, -1, -1, -1, -1, /*Buffer=*/3});
   for (unsigned W = 0; W < Layout.Words.size(); ++W)
-    if (Layout.Words[W].Written) {
+    if (Layout.Words[W].Written && Layout.Words[W].LiveOut) {
       llvm::Value *V = B.CreateLoad(I64, B.CreateConstGEP1_32(I64, Buf, W));
       L.write(*Layout.Words[W].Reg, Layout.Words[W].T, B.CreateTrunc(V, B.getIntNTy(ptx::bitWidth(Layout.Words[W].T))));
     }
