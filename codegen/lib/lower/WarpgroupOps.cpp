@@ -221,6 +221,19 @@ unsigned scaleVector(const ptx::Instruction &I, int Kind) {
   return Ok ? Vec : 0;
 }
 
+/// I's operands as the dense form has them, and (.sp) the [sp-meta-tmem] operand .sp puts after b-desc; false
+/// where .sp has no address there.
+bool denseOperands(const ptx::Instruction &I, llvm::SmallVectorImpl<ptx::Operand> &Ops, ptx::Operand &Meta) {
+  Ops.assign(I.Operands.begin(), I.Operands.end());
+  if (!I.has(Modifier::Sp))
+    return true;
+  if (Ops.size() < 4 || Ops[3].Kind != ptx::OperandKind::Address)
+    return false;
+  Meta = Ops[3];
+  Ops.erase(Ops.begin() + 3);
+  return true;
+}
+
 /// tcgen05.mma(.sp).cta_group::1.kind::{mxf8f6f4,mxf4,mxf4nvf4}.block_scale{.scale_vectorsize} [d], a-desc, b-desc,
 /// ([sp-meta-tmem],) idesc, [scale-A-tmem], [scale-B-tmem], enable-input-d: ptxrt_tcgen05_mma with the scale
 /// addresses in the mask buffer's first two words (.sp's metadata address in its fifth) and the scale vector in the
@@ -228,12 +241,10 @@ unsigned scaleVector(const ptx::Instruction &I, int Kind) {
 bool lowerTcgen05ScaledMma(FunctionLowering &L, const ptx::Instruction &I, int Kind) {
   auto &B = L.b();
   bool Sparse = I.has(Modifier::Sp);
-  llvm::SmallVector<ptx::Operand, 8> Ops(I.Operands.begin(), I.Operands.end());
-  if (Sparse && (Ops.size() < 4 || Ops[3].Kind != ptx::OperandKind::Address))
+  llvm::SmallVector<ptx::Operand, 8> Ops;
+  ptx::Operand Meta;
+  if (!denseOperands(I, Ops, Meta))
     return L.unsupported(I, "tcgen05.mma form");
-  ptx::Operand Meta = Sparse ? Ops[3] : ptx::Operand{};
-  if (Sparse)
-    Ops.erase(Ops.begin() + 3);
   unsigned Vec = scaleVector(I, Kind);
   if (Kind < 4 || !Vec || Ops.size() != 7 || !I.has(Modifier::BlockScale) || I.has(Modifier::Ws) ||
       I.has(Modifier::CtaGroup_2) || Ops[1].Kind == ptx::OperandKind::Address ||
@@ -264,14 +275,11 @@ bool lowerTcgen05Mma(FunctionLowering &L, const ptx::Instruction &I) {
   int Kind = tcgen05Kind(I);
   if (Kind >= 4 || I.has(Modifier::BlockScale))
     return lowerTcgen05ScaledMma(L, I, Kind);
-  // .sp puts [sp-meta-tmem] after b-desc; the operands are otherwise the dense form's.
   bool Sparse = I.has(Modifier::Sp);
-  llvm::SmallVector<ptx::Operand, 8> Ops(I.Operands.begin(), I.Operands.end());
-  if (Sparse && (Ops.size() < 4 || Ops[3].Kind != ptx::OperandKind::Address))
+  llvm::SmallVector<ptx::Operand, 8> Ops;
+  ptx::Operand Meta;
+  if (!denseOperands(I, Ops, Meta))
     return L.unsupported(I, "tcgen05.mma form");
-  ptx::Operand Meta = Sparse ? Ops[3] : ptx::Operand{};
-  if (Sparse)
-    Ops.erase(Ops.begin() + 3);
   bool Ws = I.has(Modifier::Ws), Pair = I.has(Modifier::CtaGroup_2),
        ATmem = Ops.size() > 1 && Ops[1].Kind == ptx::OperandKind::Address;
   bool HasMask = !Ws && Ops.size() > 4 && Ops[4].Kind == ptx::OperandKind::Vector;
