@@ -62,8 +62,6 @@ struct WgmmaCall {
 unsigned typeBytes(uint32_t T) { return T == MEF16 || T == MEBF16 ? 2 : T == METF32 ? 4 : 1; }
 /// K of a product step: 32 bytes of each row of A and B (64 for e2m1, two to a byte).
 unsigned kOf(uint32_t T) { return T == MEE2M1 ? 64 : 32 / typeBytes(T); }
-/// The bits an element takes in shared or Tensor Memory.
-unsigned typeBits(uint32_t T) { return T == MEE2M1 ? 4 : 8 * typeBytes(T); }
 
 /// An e2m1 (fp4) value: sign, two exponent bits (bias 1), one mantissa bit.
 double e2m1Value(uint32_t Bits) {
