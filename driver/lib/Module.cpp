@@ -557,9 +557,15 @@ void Module::startOptimizedCompile(Function &F, CacheKeyInputs Key) {
 void Module::kernelDone() {
   if (--Pending->KernelsLeft == 0) {
     Pending.reset(); // every kernel has its code: the PTX and IR are no longer needed
-  } else if (Pending->KernelsLeft == Pending->WaitingForHotTier) {
-    // Hot compiles lower the PTX afresh; the IR of the quick and optimized lowerings (cub_big: hundreds of MB)
-    // serves no kernel any more. No background compile uses Split now: each kernel it would serve is done.
+  } else {
+    dropLoweringsIfOnlyHotLeft();
+  }
+}
+
+void Module::dropLoweringsIfOnlyHotLeft() {
+  // Hot compiles lower the PTX afresh; the IR of the quick and optimized lowerings (cub_big: hundreds of MB)
+  // serves no kernel any more. No background compile uses Split now: each kernel it would serve is done.
+  if (Pending->KernelsLeft == Pending->WaitingForHotTier) {
     Pending->Split.reset();
     Pending->QuickSplit.reset();
   }
@@ -580,10 +586,7 @@ void Module::deferRegionSplit(Function &F, uint32_t DeferredCuts) {
   }
   ++P.WaitingForHotTier;
   F.DeferredCuts.store(DeferredCuts, std::memory_order_release);
-  if (P.KernelsLeft == P.WaitingForHotTier) {
-    P.Split.reset();
-    P.QuickSplit.reset();
-  }
+  dropLoweringsIfOnlyHotLeft();
 }
 
 void Module::startHotCompile(Function &F) {

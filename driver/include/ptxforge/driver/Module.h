@@ -278,6 +278,8 @@ private:
   /// A kernel has all the code it will get (under MaterializeLock): the PTX goes once no kernel needs it, the
   /// lowered IR once only kernels waiting for the hot tier do.
   void kernelDone();
+  /// Frees the quick and optimized lowerings once only kernels waiting for the hot tier are left.
+  void dropLoweringsIfOnlyHotLeft();
   /// Stops the background compiles (they store nothing unless finished) and waits until none runs.
   void cancelBackgroundCompiles() const;
   /// A kernel's compiled part, JIT-linked against the module's shared part.
