@@ -31,4 +31,11 @@ void copyWords(void *Dst, const void *Src, unsigned Count);
 /// Count doubles rounded to f32 (to nearest), as bit patterns.
 void doublesToF32(const double *In, unsigned Count, uint32_t *Out);
 
+/// Count doubles rounded to f32 (to nearest): Bits the f32 patterns, Vals the rounded values as doubles (what
+/// decodeElements gives back for Bits), in one pass.
+void roundToF32(const double *In, unsigned Count, uint32_t *Bits, double *Vals);
+
+/// Out (Cols x Rows, row-major) = In (Rows x Cols, row-major) transposed; In and Out do not overlap.
+void transposeMatrix(const double *In, unsigned Rows, unsigned Cols, double *Out);
+
 } // namespace ptxforge::codegen::exec

@@ -259,10 +259,8 @@ void FragmentCache::decode(Entry &E) {
     return;
   }
   if (!F64)
-    decodeElements(F.T, Packed, Total, Cols); // column-major K x N -> row-major
-  for (unsigned J = 0; J < F.Cols; ++J)
-    for (unsigned K = 0; K < F.Rows; ++K)
-      E.Vals[K * F.Cols + J] = Cols[J * F.Rows + K];
+    decodeElements(F.T, Packed, Total, Cols);
+  transposeMatrix(Cols, F.Cols, F.Rows, E.Vals); // column-major K x N -> row-major
 }
 
 Entry &FragmentCache::allocate() {
@@ -318,9 +316,9 @@ void FragmentCache::flush() {
 /// type a wmma D cannot have.
 bool roundResults(uint32_t T, bool Sat, const double *Sums, unsigned Count, unsigned char *Bits, double *Vals) {
   switch (T) {
-  case MEF32:
-    doublesToF32(Sums, Count, reinterpret_cast<uint32_t *>(Bits));
-    break;
+  case MEF32: // the common case, in one pass
+    roundToF32(Sums, Count, reinterpret_cast<uint32_t *>(Bits), Vals);
+    return true;
   case MEF64:
     memcpy(Bits, Sums, size_t(Count) * 8);
     break;

@@ -127,3 +127,49 @@ TEST_CASE("fragment elements decode exactly") {
   CHECK(F[0] == 0x3f800000u); // ties to even
   CHECK(F[1] == GBits);
 }
+
+TEST_CASE("bf16 fragments decode 8 at a time and in the tail alike") {
+  uint16_t In[19];
+  double Out[19];
+  for (unsigned I = 0; I < 19; ++I)
+    In[I] = static_cast<uint16_t>(0x3f80 + I * 0x0731); // normals, both signs, an infinity's neighbours
+  REQUIRE(decodeElements(MEBF16, In, 19, Out));
+  for (unsigned I = 0; I < 19; ++I) {
+    uint32_t Bits = static_cast<uint32_t>(In[I]) << 16;
+    float F;
+    memcpy(&F, &Bits, 4);
+    CAPTURE(I);
+    CHECK(std::memcmp(&Out[I], &static_cast<const double &>(static_cast<double>(F)), 8) == 0);
+  }
+}
+
+TEST_CASE("sums round to f32 once, as bits and as the doubles they decode to") {
+  double Sums[21];
+  for (unsigned I = 0; I < 21; ++I)
+    Sums[I] = (I % 2 ? -1.0 : 1.0) * (1.0 + std::ldexp(static_cast<double>(I), -30)) * std::ldexp(1.0, I);
+  uint32_t Bits[21];
+  double Vals[21];
+  roundToF32(Sums, 21, Bits, Vals);
+  for (unsigned I = 0; I < 21; ++I) {
+    float F = static_cast<float>(Sums[I]);
+    uint32_t Want;
+    memcpy(&Want, &F, 4);
+    CAPTURE(I);
+    CHECK(Bits[I] == Want);
+    CHECK(Vals[I] == static_cast<double>(F));
+  }
+}
+
+TEST_CASE("matrices transpose in 8 x 8 blocks and in any other shape") {
+  for (Shape S : {Shape{16, 16, 0}, Shape{8, 16, 0}, Shape{16, 8, 0}, Shape{4, 8, 0}, Shape{32, 8, 0}}) {
+    CAPTURE(S.M);
+    CAPTURE(S.N);
+    std::vector<double> In(S.M * S.N), Out(S.M * S.N, -1);
+    for (unsigned I = 0; I < In.size(); ++I)
+      In[I] = I;
+    transposeMatrix(In.data(), S.M, S.N, Out.data());
+    for (unsigned R = 0; R < S.M; ++R)
+      for (unsigned C = 0; C < S.N; ++C)
+        CHECK(Out[C * S.M + R] == In[R * S.N + C]);
+  }
+}
