@@ -19,6 +19,34 @@ struct MmaShape {
 /// The shape of ptxrt_mma's Code (its low four bits).
 MmaShape mmaShapeOf(uint32_t Code);
 
+/// A wmma.load or wmma.store whose lane registers are each one run of memory (lower/MatrixOps.cpp runLayout packs
+/// Layout): lane Lane's first element is (Lane * E) mod Total in the fragment's order, line Idx / Len, place
+/// Idx % Len, lines Stride elements apart; its registers (Regs, 64-bit words) are the run's bytes in order.
+inline void wmmaRunAccess(uint32_t Lane, uint32_t Layout, uint32_t Stride, char *Ptr, uint64_t *Regs) {
+  uint32_t E = Layout & 127, Idx = (Lane * E) & ((1u << (Layout >> 8 & 15)) - 1), LenShift = Layout >> 12 & 15;
+  char *Run = Ptr + ((uint64_t(Idx >> LenShift) * Stride + (Idx & ((1u << LenShift) - 1))) << (Layout >> 16 & 3));
+  unsigned NRegs = Layout >> 18 & 31;
+  bool Wide = Layout >> 23 & 1, Store = Layout >> 24 & 1;
+  for (unsigned R = 0; R < NRegs; ++R) {
+    if (Wide && Store)
+      __builtin_memcpy(Run + 8 * R, &Regs[R], 8);
+    else if (Wide)
+      __builtin_memcpy(&Regs[R], Run + 8 * R, 8);
+    else if (Store) {
+      uint32_t V = static_cast<uint32_t>(Regs[R]);
+      __builtin_memcpy(Run + 4 * R, &V, 4);
+    } else {
+      uint32_t V;
+      __builtin_memcpy(&V, Run + 4 * R, 4);
+      Regs[R] = V;
+    }
+  }
+}
+
+/// The fragment loads a batch took over (Desc's part after its bitmap), done lane by lane into the
+/// participating lanes' words, as the loads themselves would have: the per-product path's first step.
+void loadBatchFragments(const uint32_t *Desc, uint32_t Participants, uint64_t *const *LaneWords);
+
 /// ptxrt_mma_batch's products for a full warp (LaneWords[L]: lane L's batch words; Desc as
 /// lower/MatrixOps.cpp lowerMmaBatch writes it) when every one is a wmma whose fragments tile their matrices
 /// (MmaBatch.cpp); false, having changed nothing, otherwise.

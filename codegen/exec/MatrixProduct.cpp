@@ -253,8 +253,8 @@ bool ptxforge::codegen::exec::decodeElements(uint32_t T, const void *In, unsigne
     floatBits(W, Count, T == METF32 ? ~0x1fffu : ~0u, Out);
     return true;
   }
-  case MEF64:
-    memcpy(Out, In, Count * 8);
+  case MEF64: // masked vector moves: memcpy of a run-time size became `rep movs`, slow to start for a row
+    copyWords(Out, In, Count * 2);
     return true;
   case MES8:
   case MEU8: {

@@ -35,7 +35,35 @@ struct Fragment {
   uint32_t T;
   unsigned Rows, Cols, NRegs;
   const uint32_t *Words; ///< into the batch's descriptor
+  unsigned Load = 0;     ///< 1 + the index of the taken-over load that fills its registers, or 0
 };
+
+/// A fragment load the batch took over (lower/MatrixOps.cpp planMmaBatch): the run layout, the words holding
+/// each lane's address and stride, and its registers' words.
+struct TakenLoad {
+  uint32_t Run, PtrWord, StrideWord, NRegs;
+  const uint32_t *Words;
+  bool LaneByLane = false; ///< a product reads its registers as another fragment: load them into the lanes
+};
+
+/// Where a taken-over load's fragment lies for this warp: Ptr null where the lanes disagree (or LaneByLane),
+/// so that the lanes' registers were loaded instead.
+struct LoadSource {
+  const char *Ptr;
+  uint64_t Stride;
+};
+
+/// Each lane's registers of load Ld, loaded from its own address and stride (ptxrt_wmma_run's access).
+void loadLaneByLane(const TakenLoad &Ld, uint32_t Participants, uint64_t *const *LaneWords) {
+  for (uint32_t L = 0; L < 32; ++L) {
+    if (!(Participants >> L & 1))
+      continue;
+    uint64_t *W = LaneWords[L], Regs[32];
+    wmmaRunAccess(L, Ld.Run, static_cast<uint32_t>(W[Ld.StrideWord]), reinterpret_cast<char *>(W[Ld.PtrWord]), Regs);
+    for (unsigned R = 0; R < Ld.NRegs; ++R)
+      W[Ld.Words[R]] = Regs[R];
+  }
+}
 
 /// Bits of an element of type T (WarpCollectives.cpp elemBits, here without a call into another file: the
 /// helpers below run for every fragment).
@@ -101,7 +129,8 @@ public:
   }
   /// A new batch: Lanes its lanes' words, Dead its bitmap of words whose values die in it (NDead words), Reads
   /// the last product (from 1) that reads each word, or 0.
-  void reset(uint64_t *const *Lanes, const uint32_t *Dead, unsigned NDead, const uint32_t *Reads);
+  void reset(uint64_t *const *Lanes, const uint32_t *Dead, unsigned NDead, const uint32_t *Reads,
+             const LoadSource *Sources);
   /// F decoded, from the cache or the lanes' registers; pinned for the current product.
   Entry &get(const Fragment &F);
   /// A fresh entry for a product's D (the caller fills Bits and Vals, then calls publish).
@@ -112,11 +141,16 @@ public:
   void flush();
   /// Product Index (from 1) is next: the entries it gets are pinned until the next one.
   void startProduct(uint32_t Index) { Current = Index, ++Tick; }
+  /// computeWarpMmaBatch's scratch: the taken-over loads' sources and whether the lanes agree on each.
+  std::vector<LoadSource> SourceStore;
+  std::vector<uint8_t> UniformStore;
   /// Starts loading the lanes' registers of F unless the cache holds it: the lanes' buffers are far apart
   /// (a thread's frame each), and a gather waiting on each lane's line was most of a decode.
   void prefetch(const Fragment &F) const {
     if (uint8_t O = Owner[F.Words[0]]; O && Entries[O - 1].Valid)
       return;
+    if (F.Load && Sources[F.Load - 1].Ptr)
+      return; // rows of shared memory: the hardware prefetcher's
     prefetchLanes(F, /*Write=*/false);
   }
 
@@ -134,6 +168,8 @@ private:
   void drop(Entry &E, const Fragment *Keep);
   void claim(Entry &E);
   void decode(Entry &E);
+  /// E's fragment straight from the memory a taken-over load names (rows, or a B's columns, Stride apart).
+  void decodeFromMemory(Entry &E, const LoadSource &Src);
   /// Whether a register of E's may be read after the batch, so that E must reach the lanes' registers.
   bool liveOut(const Entry &E) const;
   /// Whether the current product (which may not have pinned it yet), a later one or code after the batch may
@@ -146,6 +182,7 @@ private:
   }
 
   uint64_t *const *LaneWords;
+  const LoadSource *Sources = nullptr; ///< per taken-over load
   const uint32_t *Dead = nullptr;
   unsigned NDead = 0;
   uint64_t Tick = 1;
@@ -162,8 +199,9 @@ private:
 };
 
 void FragmentCache::reset(uint64_t *const *Lanes, const uint32_t *DeadWords, unsigned NDeadWords,
-                          const uint32_t *Reads) {
+                          const uint32_t *Reads, const LoadSource *LoadSources) {
   LaneWords = Lanes;
+  Sources = LoadSources;
   Dead = DeadWords;
   NDead = NDeadWords;
   for (Entry &E : Entries)
@@ -235,6 +273,8 @@ void FragmentCache::claim(Entry &E) {
 /// E's fragment from the lanes' registers: lanes 32 - Total/E ... 31 hold one copy, in order.
 void FragmentCache::decode(Entry &E) {
   const Fragment &F = E.F;
+  if (F.Load && Sources[F.Load - 1].Ptr)
+    return decodeFromMemory(E, Sources[F.Load - 1]);
   for (unsigned R = 0; R < F.NRegs; ++R) // a D still in the cache is what the registers hold
     if (uint8_t O = Owner[F.Words[R]]; O && Entries[O - 1].Dirty)
       writeBack(Entries[O - 1]);
@@ -261,6 +301,18 @@ void FragmentCache::decode(Entry &E) {
   if (!F64)
     decodeElements(F.T, Packed, Total, Cols);
   transposeMatrix(Cols, F.Cols, F.Rows, E.Vals); // column-major K x N -> row-major
+}
+
+void FragmentCache::decodeFromMemory(Entry &E, const LoadSource &Src) {
+  const Fragment &F = E.F;
+  bool ColumnWise = F.R == Role::B; // a B fragment's order is column-major
+  unsigned Lines = ColumnWise ? F.Cols : F.Rows, Len = ColumnWise ? F.Rows : F.Cols;
+  uint64_t LineBytes = Src.Stride * (elementBits(F.T) / 8);
+  double *Out = ColumnWise ? Cols : E.Vals;
+  for (unsigned I = 0; I < Lines; ++I)
+    decodeElements(F.T, Src.Ptr + I * LineBytes, Len, Out + I * Len);
+  if (ColumnWise)
+    transposeMatrix(Cols, F.Cols, F.Rows, E.Vals);
 }
 
 Entry &FragmentCache::allocate() {
@@ -393,10 +445,32 @@ struct ParsedBatch {
   std::vector<uint32_t> Copy;
   std::vector<Product> Products;
   std::vector<uint32_t> LastRead; ///< per word, the last product (from 1) that reads it
+  std::vector<TakenLoad> Loads;
   const uint32_t *Dead = nullptr;
   unsigned NWords = 0;
   bool Ok = false;
 };
+
+/// The taken-over loads after the descriptor's bitmap (P: its load count).
+std::vector<TakenLoad> readLoads(const uint32_t *P) {
+  std::vector<TakenLoad> Loads(P[0]);
+  P += 1;
+  for (TakenLoad &Ld : Loads) {
+    Ld = {P[0], P[1], P[2], P[3], P + 4};
+    P += 4 + Ld.NRegs;
+  }
+  return Loads;
+}
+
+/// The descriptor's words from its word count on (P): the count, the bitmap, the load count and the loads.
+size_t tailWords(const uint32_t *P) {
+  size_t N = 1 + (P[0] + 31) / 32;
+  uint32_t Count = P[N];
+  N += 1;
+  for (uint32_t I = 0; I < Count; ++I)
+    N += 4 + P[N + 3];
+  return N;
+}
 
 /// The descriptor's length in words: the products, then the word count and its bitmap.
 size_t descriptorWords(const uint32_t *Desc) {
@@ -405,7 +479,45 @@ size_t descriptorWords(const uint32_t *Desc) {
     uint32_t Counts = Desc[P + 1];
     P += 2 + (Counts & 0xff) + (Counts >> 8 & 0xff) + (Counts >> 16 & 0xff) + (Counts >> 24);
   }
-  return P + 1 + (Desc[P] + 31) / 32;
+  return P + tailWords(Desc + P);
+}
+
+/// Whether F is exactly what load Ld puts in its registers: the same words in order, and lines of its matrix in
+/// the fragment's order (rows; a B's columns) as the load's run layout reads them.
+bool loadFills(const TakenLoad &Ld, const Fragment &F) {
+  unsigned Total = 1u << (Ld.Run >> 8 & 15), Len = 1u << (Ld.Run >> 12 & 15), Bytes = 1u << (Ld.Run >> 16 & 3);
+  return Ld.NRegs == F.NRegs && std::equal(F.Words, F.Words + F.NRegs, Ld.Words) && Total == F.Rows * F.Cols &&
+         Len == (F.R == Role::B ? F.Rows : F.Cols) && Bytes * 8 == elementBits(F.T) && Len <= 512;
+}
+
+/// Marks each product fragment a taken-over load fills (Fragment::Load); a load whose registers a product reads
+/// otherwise, or writes, is loaded lane by lane. False where the loads are malformed.
+bool matchLoads(ParsedBatch &B) {
+  std::vector<uint16_t> LoadOf(B.NWords, 0); // 1 + the load each word belongs to
+  for (size_t I = 0; I < B.Loads.size(); ++I)
+    for (unsigned R = 0; R < B.Loads[I].NRegs; ++R) {
+      if (B.Loads[I].Words[R] >= B.NWords || B.Loads[I].PtrWord >= B.NWords || B.Loads[I].StrideWord >= B.NWords)
+        return false;
+      LoadOf[B.Loads[I].Words[R]] = static_cast<uint16_t>(I + 1);
+    }
+  for (Product &P : B.Products) {
+    for (Fragment *F : {&P.A, &P.B, &P.C})
+      for (unsigned R = 0; R < F->NRegs; ++R)
+        if (uint16_t Ld = LoadOf[F->Words[R]]) {
+          if (loadFills(B.Loads[Ld - 1], *F))
+            F->Load = Ld;
+          else
+            B.Loads[Ld - 1].LaneByLane = true;
+        }
+    for (unsigned R = 0; R < P.D.NRegs; ++R)
+      if (uint16_t Ld = LoadOf[P.D.Words[R]])
+        B.Loads[Ld - 1].LaneByLane = true;
+  }
+  for (Product &P : B.Products) // a load marked late: every fragment it fills is read from the lanes
+    for (Fragment *F : {&P.A, &P.B, &P.C})
+      if (F->Load && B.Loads[F->Load - 1].LaneByLane)
+        F->Load = 0;
+  return true;
 }
 
 /// Parses B.Copy: its products, each checked, with the word count and bitmap after them (lowerMmaBatch
@@ -433,13 +545,14 @@ void parseBatch(ParsedBatch &B) {
         if (F != &B.Products[I].D)
           B.LastRead[F->Words[R]] = I + 1;
       }
-  B.Ok = true;
+  B.Loads = readLoads(P + 1 + (B.NWords + 31) / 32);
+  B.Ok = matchLoads(B);
 }
 
 /// Desc parsed: the dispatcher computes every warp's batch at one cut in turn, so a few recent ones are kept
 /// (checked word for word: a module unloaded and another loaded may reuse the address).
 const ParsedBatch &parsedBatch(const uint32_t *Desc) {
-  constexpr unsigned Kept = 4;
+  constexpr unsigned Kept = 16; // a dmma k loop unrolled by nvcc is five batches of 1024 words
   thread_local ParsedBatch Batches[Kept];
   thread_local unsigned Next = 0;
   size_t N = descriptorWords(Desc);
@@ -462,22 +575,60 @@ bool ptxforge::codegen::exec::computeWarpMmaBatch(const uint32_t *Desc, uint64_t
   if (!Batch.Ok)
     return false;
   // One per worker thread (a product never yields): 24 entries of 6 KiB, not on a fiber's stack.
-  thread_local std::unique_ptr<FragmentCache> Cache;
-  if (!Cache)
-    Cache = std::make_unique<FragmentCache>(LaneWords);
-  Cache->reset(LaneWords, Batch.Dead, Batch.NWords, Batch.LastRead.data());
+  thread_local std::unique_ptr<FragmentCache> CacheStore;
+  if (!CacheStore)
+    CacheStore = std::make_unique<FragmentCache>(LaneWords);
+  FragmentCache &Cache = *CacheStore;
+  // Each taken-over load: from memory where the warp gives one address and stride (wmma.load requires it),
+  // else into the lanes' registers as the load itself would have. Lane by lane, each lane's words in order: a
+  // lane's buffer is far from the next one's, and a load's words from 32 buffers in turn were 32 cache misses
+  // where one lane's run of loads is a stream. (The vectors are the cache's, not thread-locals: GCC called
+  // __tls_get_addr for every use of one in the loops.)
+  std::vector<LoadSource> &Sources = Cache.SourceStore;
+  std::vector<uint8_t> &Uniform = Cache.UniformStore;
+  size_t NLoads = Batch.Loads.size();
+  Sources.resize(NLoads);
+  Uniform.resize(NLoads);
+  for (size_t I = 0; I < NLoads; ++I) {
+    const TakenLoad &Ld = Batch.Loads[I];
+    Sources[I] = {reinterpret_cast<const char *>(LaneWords[0][Ld.PtrWord]), LaneWords[0][Ld.StrideWord]};
+    Uniform[I] = !Ld.LaneByLane;
+  }
+  for (unsigned L = 1; L < 32; ++L) {
+    const uint64_t *W = LaneWords[L];
+    for (size_t I = 0; I < NLoads; ++I)
+      Uniform[I] &= W[Batch.Loads[I].PtrWord] == reinterpret_cast<uint64_t>(Sources[I].Ptr) &&
+                    W[Batch.Loads[I].StrideWord] == Sources[I].Stride;
+  }
+  for (size_t I = 0; I < NLoads; ++I)
+    if (!Uniform[I]) {
+      Sources[I].Ptr = nullptr;
+      loadLaneByLane(Batch.Loads[I], 0xffffffffu, LaneWords);
+    }
+  Cache.reset(LaneWords, Batch.Dead, Batch.NWords, Batch.LastRead.data(), Sources.data());
   const std::vector<Product> &Products = Batch.Products;
   constexpr unsigned Ahead = 2; // products whose fragments are fetched while one computes
   for (uint32_t I = 0; I < std::min<size_t>(Ahead, Products.size()); ++I)
     for (const Fragment *F : {&Products[I].A, &Products[I].B, &Products[I].C})
-      Cache->prefetch(*F);
+      Cache.prefetch(*F);
   for (uint32_t I = 0; I < Products.size(); ++I) {
     if (I + Ahead < Products.size())
       for (const Fragment *F : {&Products[I + Ahead].A, &Products[I + Ahead].B, &Products[I + Ahead].C})
-        Cache->prefetch(*F);
-    Cache->startProduct(I + 1);
-    computeProduct(*Cache, Products[I]);
+        Cache.prefetch(*F);
+    Cache.startProduct(I + 1);
+    computeProduct(Cache, Products[I]);
   }
-  Cache->flush();
+  Cache.flush();
   return true;
+}
+
+void ptxforge::codegen::exec::loadBatchFragments(const uint32_t *Desc, uint32_t Participants,
+                                                  uint64_t *const *LaneWords) {
+  const uint32_t *P = Desc + 1;
+  for (uint32_t I = 0; I < Desc[0]; ++I) {
+    uint32_t Counts = P[1];
+    P += 2 + (Counts & 0xff) + (Counts >> 8 & 0xff) + (Counts >> 16 & 0xff) + (Counts >> 24);
+  }
+  for (const TakenLoad &Ld : readLoads(P + 1 + (P[0] + 31) / 32))
+    loadLaneByLane(Ld, Participants, LaneWords);
 }

@@ -752,6 +752,7 @@ bool sameA(const uint32_t *Prev, const uint32_t *P) {
 void computeMmaBatch(CollectiveSlot &S, const uint32_t *Desc, uint64_t *const *LaneWords) {
   if (S.Participants == 0xffffffffu && computeWarpMmaBatch(Desc, LaneWords))
     return;
+  loadBatchFragments(Desc, S.Participants, LaneWords);
   const uint32_t *P = Desc + 1, *Prev = nullptr;
   for (uint32_t I = 0; I < Desc[0]; ++I) {
     MmaCall Call = mmaCall(P[0], P[1]);
@@ -1002,30 +1003,11 @@ static void ptxrt_mma_batch(ThreadContext *C, uint32_t Key, const uint32_t *Desc
   });
 }
 
-/// A wmma.load or wmma.store in which lane Lane's registers are one run of memory (lower/MatrixOps.cpp
-/// runLayout says when, and packs Layout): the lane's first element is (Lane * E) mod Total in the fragment's
-/// order (wmmaPos), line Idx / Len, place Idx % Len, lines Stride elements apart; its registers (Regs, 64-bit
-/// words) are the run's bytes in order. Powers of two and fixed-size copies: a few cycles, where
-/// ptxrt_wmma_ldst's walk took a sixth of a GEMM's time.
+/// A wmma.load or wmma.store in which lane Lane's registers are one run of memory (MatrixCompute.h
+/// wmmaRunAccess). Powers of two and fixed-size copies: a few cycles, where ptxrt_wmma_ldst's walk took a sixth
+/// of a GEMM's time.
 static void ptxrt_wmma_run(uint32_t Lane, uint32_t Layout, uint32_t Stride, char *Ptr, uint64_t *Regs) {
-  uint32_t E = Layout & 127, Idx = (Lane * E) & ((1u << (Layout >> 8 & 15)) - 1), LenShift = Layout >> 12 & 15;
-  char *Run = Ptr + ((uint64_t(Idx >> LenShift) * Stride + (Idx & ((1u << LenShift) - 1))) << (Layout >> 16 & 3));
-  unsigned NRegs = Layout >> 18 & 31;
-  bool Wide = Layout >> 23 & 1, Store = Layout >> 24 & 1;
-  for (unsigned R = 0; R < NRegs; ++R) {
-    if (Wide && Store)
-      memcpy(Run + 8 * R, &Regs[R], 8);
-    else if (Wide)
-      memcpy(&Regs[R], Run + 8 * R, 8);
-    else if (Store) {
-      uint32_t V = static_cast<uint32_t>(Regs[R]);
-      memcpy(Run + 4 * R, &V, 4);
-    } else {
-      uint32_t V;
-      memcpy(&V, Run + 4 * R, 4);
-      Regs[R] = V;
-    }
-  }
+  wmmaRunAccess(Lane, Layout, Stride, Ptr, Regs);
 }
 
 /// wmma.load.{a,b,c} (Which 0/1/2) and wmma.store.d (Which 3): per-lane accesses in this implementation's

@@ -563,12 +563,19 @@ void FunctionLowering::lowerStatement(uint32_t Index, const detail::ProgressPoin
   B.SetInsertPoint(Cont);
 }
 
-void FunctionLowering::lowerMatrixBatch(llvm::ArrayRef<unsigned> Positions) {
-  std::vector<const ptx::Instruction *> Products;
-  for (unsigned Pos : Positions)
-    Products.push_back(&F.Instructions[F.Body[Pos].Index]);
-  llvm::SaveAndRestore<const ptx::Instruction *> Lowering(Current, Products.front());
-  detail::lowerMmaBatch(*this, Products);
+const detail::MatrixBatchPlan &FunctionLowering::matrixBatchPlan(const detail::MatrixBatches &Batches, unsigned Key) {
+  std::shared_ptr<detail::MatrixBatchPlan> &Plan = BatchPlans[Key];
+  if (!Plan) {
+    const detail::MatrixBatch &Batch = Batches.Batches.find(Key)->second;
+    std::vector<const ptx::Instruction *> Products, Loads;
+    for (unsigned Pos : Batch.Products)
+      Products.push_back(&F.Instructions[F.Body[Pos].Index]);
+    for (unsigned Pos : Batch.Loads)
+      Loads.push_back(&F.Instructions[F.Body[Pos].Index]);
+    llvm::SaveAndRestore<const ptx::Instruction *> Lowering(Current, Products.front());
+    Plan = detail::planMmaBatch(*this, Products, Loads);
+  }
+  return *Plan;
 }
 
 bool FunctionLowering::run() {
@@ -595,10 +602,13 @@ bool FunctionLowering::run() {
     const ptx::Instruction &I = F.Instructions[S.Index];
     if (Subprogram) // what the instruction's code does at a fault names it (CompiledModule::sourceLocation)
       B.SetCurrentDebugLocation(ML.location(I.Loc, Subprogram));
-    if (auto It = Batches.Batches.find(Pos); It != Batches.Batches.end())
-      lowerMatrixBatch(It->second);
-    else
+    if (Batches.Batches.count(Pos)) {
+      llvm::SaveAndRestore<const ptx::Instruction *> Lowering(Current, &I);
+      detail::lowerMmaBatch(*this, matrixBatchPlan(Batches, Pos));
+    } else if (auto It = Batches.LoadBatch.find(Pos);
+               It == Batches.LoadBatch.end() || !detail::lowerTakenLoad(*this, matrixBatchPlan(Batches, It->second), I)) {
       lowerStatement(S.Index, Points);
+    }
     if (!ML.Error.empty())
       return false;
   }

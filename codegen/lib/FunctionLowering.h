@@ -11,6 +11,7 @@
 #include "llvm/IR/IRBuilder.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -19,6 +20,8 @@
 namespace ptxforge::codegen::detail {
 
 struct ProgressPoints;
+struct MatrixBatches;
+struct MatrixBatchPlan;
 
 /// Module-wide lowering state: globals, shared-memory layout, functions.
 struct ModuleLowering {
@@ -139,8 +142,8 @@ private:
   bool lowerInstruction(const ptx::Instruction &I);
   /// F.Instructions[Index] with the progress points before it and its guard.
   void lowerStatement(uint32_t Index, const ProgressPoints &Points);
-  /// A batch of products (MatrixBatches.h) at these body positions: one collective.
-  void lowerMatrixBatch(llvm::ArrayRef<unsigned> Positions);
+  /// Batch Key's plan (MatrixBatches.h), made on first use: at its first taken-over load or at the batch.
+  const MatrixBatchPlan &matrixBatchPlan(const MatrixBatches &Batches, unsigned Key);
   // read() of each operand kind; Ty is bitsType(T).
   llvm::Value *readRegister(const ptx::Operand &Op, ptx::ScalarType T, llvm::Type *Ty);
   llvm::Value *readIntegerLiteral(const ptx::Operand &Op, ptx::ScalarType T, llvm::Type *Ty);
@@ -172,6 +175,7 @@ private:
   std::map<std::pair<unsigned, llvm::Type *>, llvm::AllocaInst *> Scratch; ///< (slot, type) -> its alloca
   llvm::AllocaInst *MisalignedBits = nullptr;
   std::map<unsigned, llvm::AllocaInst *> ReductionSequences; ///< barrier id -> reductionSequence's alloca
+  std::map<unsigned, std::shared_ptr<MatrixBatchPlan>> BatchPlans; ///< batch key -> its plan
   const ptx::Instruction *Current = nullptr;                 ///< the instruction being lowered, for errors
   /// The function's debug info (null without): each instruction's code gets its PTX line.
   llvm::DISubprogram *Subprogram = nullptr;
@@ -188,8 +192,15 @@ bool lowerWarp(FunctionLowering &L, const ptx::Instruction &I);
 bool lowerAtomic(FunctionLowering &L, const ptx::Instruction &I);
 bool lowerAsync(FunctionLowering &L, const ptx::Instruction &I);  ///< cp.async*, mbarrier (lower/AsyncOps.cpp)
 bool lowerMatrix(FunctionLowering &L, const ptx::Instruction &I); ///< ldmatrix/stmatrix/mma/wmma (lower/MatrixOps.cpp)
-/// mma.sync / wmma.mma products in order as one warp collective (MatrixBatches.h; lower/MatrixOps.cpp).
-void lowerMmaBatch(FunctionLowering &L, llvm::ArrayRef<const ptx::Instruction *> Products);
+/// A batch of mma.sync / wmma.mma products (MatrixBatches.h; lower/MatrixOps.cpp), planned before any of it is
+/// lowered: which of its candidate fragment loads it takes over, its registers' words and its descriptor.
+std::shared_ptr<MatrixBatchPlan> planMmaBatch(FunctionLowering &L, llvm::ArrayRef<const ptx::Instruction *> Products,
+                                              llvm::ArrayRef<const ptx::Instruction *> Loads);
+/// A load the plan took over, where it stands: the warp's address and stride into the batch's buffer. False
+/// for a load it did not take (lowered as any other).
+bool lowerTakenLoad(FunctionLowering &L, const MatrixBatchPlan &Plan, const ptx::Instruction &Load);
+/// The products in order as one warp collective.
+void lowerMmaBatch(FunctionLowering &L, const MatrixBatchPlan &Plan);
 bool lowerTexture(FunctionLowering &L, const ptx::Instruction &I); ///< tex/tld4/txq/su* (lower/TextureOps.cpp)
 /// cp.async.bulk.tensor, cp.reduce.async.bulk(.tensor), called by lowerAsync (lower/BulkCopyOps.cpp)
 bool lowerBulkCopy(FunctionLowering &L, const ptx::Instruction &I);

@@ -121,9 +121,22 @@ bool batchable(const ptx::Instruction &I) {
   return true;
 }
 
-/// The batch being gathered: its products and the registers they read and write.
+/// A wmma.load of an A, B or C fragment into plain registers, unguarded: one a batch may take over.
+bool fragmentLoad(const ptx::Instruction &I) {
+  if (I.Op != Opcode::Wmma || I.has(Modifier::Mma) || I.has(Modifier::Store) || I.Guard != ptx::NoReg ||
+      I.Operands.size() < 2 || I.Operands[0].Kind != ptx::OperandKind::Vector)
+    return false;
+  return llvm::all_of(I.Operands[0].Elements, plainRegister);
+}
+
+/// Writes memory (or may): a load before it cannot move after it.
+bool writesMemory(const ptx::Instruction &I) { return I.Op == Opcode::St || (I.Op == Opcode::Wmma && I.has(Modifier::Store)); }
+
+/// The batch being gathered: its products and the registers they read and write, and the fragment loads since
+/// the last store or the previous batch (candidates to take over).
 struct Pending {
   llvm::SmallVector<unsigned, 16> Members;
+  llvm::SmallVector<unsigned, 16> Loads;
   RegSet Touched;
 
   bool independent(const RegSet &Regs) const {
@@ -136,13 +149,36 @@ struct Pending {
 MatrixBatches ptxforge::codegen::detail::findMatrixBatches(const ptx::Function &F, const ProgressPoints &Points) {
   MatrixBatches R;
   Pending P;
+  // How many instructions name each register: a load's registers named by it and the batch's products alone
+  // are the batch's to fill.
+  llvm::DenseMap<ptx::RegId, unsigned> Names;
+  for (const ptx::Instruction &I : F.Instructions)
+    for (ptx::RegId Reg : registersOf(I))
+      ++Names[Reg];
   auto flush = [&] {
-    if (P.Members.empty())
+    if (P.Members.empty()) {
+      P.Loads.clear();
       return;
+    }
     R.Order.push_back(P.Members.front());
     if (P.Members.size() > 1) {
       R.Joined += static_cast<unsigned>(P.Members.size() - 1);
-      R.Batches[P.Members.front()] = P.Members;
+      MatrixBatch &Batch = R.Batches[P.Members.front()];
+      Batch.Products = P.Members;
+      llvm::DenseMap<ptx::RegId, unsigned> InBatch;
+      for (unsigned Pos : P.Members)
+        for (ptx::RegId Reg : registersOf(F.Instructions[F.Body[Pos].Index]))
+          ++InBatch[Reg];
+      for (unsigned Pos : P.Loads) {
+        const ptx::Instruction &Load = F.Instructions[F.Body[Pos].Index];
+        if (llvm::all_of(Load.Operands[0].Elements, [&](const ptx::Operand &E) {
+              auto It = InBatch.find(E.Reg);
+              return It != InBatch.end() && Names.lookup(E.Reg) == 1 + It->second;
+            })) {
+          Batch.Loads.push_back(Pos);
+          R.LoadBatch[Pos] = P.Members.front();
+        }
+      }
     }
     P = Pending();
   };
@@ -164,12 +200,18 @@ MatrixBatches ptxforge::codegen::detail::findMatrixBatches(const ptx::Function &
       continue;
     }
     // An instruction the pending products neither feed nor share a register with runs before them.
-    if (!P.Members.empty() && Pointless && threadLocal(*I) && P.independent(registersOf(*I))) {
+    if (Pointless && threadLocal(*I) && (P.Members.empty() || P.independent(registersOf(*I)))) {
+      if (writesMemory(*I))
+        P.Loads.clear();
+      else if (fragmentLoad(*I))
+        P.Loads.push_back(Pos);
       R.Order.push_back(Pos);
       continue;
     }
     flush();
     R.Order.push_back(Pos);
+    // After a batch, or before anything was pending: a load before this instruction is never moved past it.
+    P.Loads.clear();
   }
   flush();
   return R;

@@ -18,11 +18,22 @@
 
 namespace ptxforge::codegen::detail {
 
+/// One batch: its products, and the fragment loads it may take over (each wmma.load in Order before the batch,
+/// with no store between it and the batch, whose registers nothing but it and the batch's products names).
+/// Such a load need not reach the lanes' registers: the batch can decode the fragment from memory, the warp's one
+/// address and stride, instead of gathering it from 32 lanes (lower/MatrixOps.cpp decides which it takes).
+struct MatrixBatch {
+  llvm::SmallVector<unsigned, 16> Products;
+  llvm::SmallVector<unsigned, 16> Loads;
+};
+
 struct MatrixBatches {
   /// F.Body's positions in the order the lowering takes them; a batch's products after its first are left out.
   std::vector<unsigned> Order;
-  /// The body positions of each batch's products (two or more), keyed by its first product's position.
-  llvm::DenseMap<unsigned, llvm::SmallVector<unsigned, 16>> Batches;
+  /// Each batch (two or more products), keyed by its first product's position.
+  llvm::DenseMap<unsigned, MatrixBatch> Batches;
+  /// The body position of each load a batch may take over -> that batch's key.
+  llvm::DenseMap<unsigned, unsigned> LoadBatch;
   /// How many products joined an earlier one's batch: the rendezvous the batches save.
   unsigned Joined = 0;
 };

@@ -358,6 +358,41 @@ std::optional<uint32_t> runLayout(const FragmentAccess &A) {
          (Bits == 64 ? 1u << 23 : 0) | (A.Store ? 1u << 24 : 0);
 }
 
+/// A wmma.load's or wmma.store's fragment (Which 0 A, 1 B, 2 C, 3 D), its registers and its address operand;
+/// Rows 0 for a shape or type the lowering does not take.
+struct WmmaAccess {
+  WmmaShape Shape;
+  FragmentAccess Frag{};
+  std::vector<const ptx::Operand *> Regs;
+  const ptx::Operand *Addr = nullptr;
+};
+
+WmmaAccess wmmaAccess(const ptx::Instruction &I) {
+  WmmaAccess R;
+  R.Shape = wmmaShape(I);
+  ScalarType T = I.type();
+  if (!R.Shape.Code || !matrixElementCode(T) || I.Operands.size() < 2)
+    return R;
+  bool Store = I.has(Modifier::Store);
+  unsigned Which = Store ? 3 : I.has(Modifier::A) ? 0 : I.has(Modifier::B) ? 1 : 2;
+  R.Regs = operandElements(Store ? I.Operands[1] : I.Operands[0]);
+  R.Addr = Store ? &I.Operands[0] : &I.Operands[1];
+  unsigned Rows = Which == 0 ? R.Shape.M : Which == 1 ? R.Shape.K : R.Shape.M;
+  unsigned Cols = Which == 0 ? R.Shape.K : R.Shape.N;
+  R.Frag = {Rows, Cols, Which, T, I.has(Modifier::Col), Store, static_cast<unsigned>(R.Regs.size())};
+  return R;
+}
+
+/// The access's address and leading dimension in elements (by default the matrix's own row or column length).
+std::pair<llvm::Value *, llvm::Value *> wmmaAddress(FunctionLowering &L, const ptx::Instruction &I,
+                                                    const WmmaAccess &A) {
+  auto &B = L.b();
+  const FragmentAccess &F = A.Frag;
+  llvm::Value *Stride =
+      I.Operands.size() > 2 ? L.read(I.Operands[2], ScalarType::U32) : B.getInt32(F.ColMajor ? F.Rows : F.Cols);
+  return {L.address(*A.Addr, matrixSpace(I)), Stride};
+}
+
 bool lowerWmma(FunctionLowering &L, const ptx::Instruction &I) {
   if (I.has(Modifier::Mma)) {
     const char *Why = nullptr;
@@ -368,42 +403,28 @@ bool lowerWmma(FunctionLowering &L, const ptx::Instruction &I) {
     return true;
   }
   auto &B = L.b();
-  WmmaShape Sh = wmmaShape(I);
-  unsigned Shape = Sh.Code;
-  if (!Shape)
+  WmmaAccess A = wmmaAccess(I);
+  if (!A.Shape.Code)
     return L.unsupported(I, "wmma shape");
-  auto &Ops = I.Operands;
-  bool Store = I.has(Modifier::Store);
-  unsigned Which = Store ? 3 : I.has(Modifier::A) ? 0 : I.has(Modifier::B) ? 1 : 2;
-  ScalarType T = I.type();
-  if (!matrixElementCode(T) || Ops.size() < 2)
+  if (!A.Frag.Rows)
     return L.unsupported(I, "wmma type");
-  const ptx::Operand &Frag = Store ? Ops[1] : Ops[0];
-  const ptx::Operand &Addr = Store ? Ops[0] : Ops[1];
-  auto Regs = operandElements(Frag);
-  bool ColMajor = I.has(Modifier::Col);
-  // Default leading dimension: the matrix's own row (or column) length.
-  unsigned M = Sh.M, N = Sh.N, K = Sh.K;
-  unsigned Rows = Which == 0 ? M : Which == 1 ? K : M, Cols = Which == 0 ? K : N;
-  llvm::Value *Stride = Ops.size() > 2 ? L.read(Ops[2], ScalarType::U32) : B.getInt32(ColMajor ? Rows : Cols);
-  ptx::StateSpace S = I.has(Modifier::Shared) || I.has(Modifier::Shared_Cta) ? ptx::StateSpace::Shared
-                      : I.has(Modifier::Global)                              ? ptx::StateSpace::Global
-                                                                             : ptx::StateSpace::Generic;
-  llvm::Value *Ptr = L.address(Addr, S);
-  ScalarType RT = ptx::bitWidth(T) == 64 ? ScalarType::B64 : ScalarType::B32;
+  const FragmentAccess &F = A.Frag;
+  auto [Ptr, Stride] = wmmaAddress(L, I, A);
+  ScalarType T = F.T, RT = fragmentRegister(T);
+  bool Store = F.Store;
+  auto &Regs = A.Regs;
   llvm::Value *Buf = scratchBuffer(L, B.getInt64Ty(), static_cast<unsigned>(Regs.size()));
   if (Store)
     for (unsigned J = 0; J < Regs.size(); ++J)
       B.CreateStore(B.CreateZExt(L.read(*Regs[J], RT), B.getInt64Ty()), B.CreateConstGEP1_32(B.getInt64Ty(), Buf, J));
   // A call even for a run: inline loads and stores through the fragment's pointer more than doubled a GEMM
   // module's optimization time (aliasing queries, and thread loops vectorized across lanes).
-  if (std::optional<uint32_t> Run =
-          runLayout({Rows, Cols, Which, T, ColMajor, Store, static_cast<unsigned>(Regs.size())}))
+  if (std::optional<uint32_t> Run = runLayout(F))
     L.callHelper("ptxrt_wmma_run", B.getVoidTy(), {L.ctxField(TCLaneId), B.getInt32(*Run), Stride, Ptr, Buf});
   else
     L.callHelper("ptxrt_wmma_ldst", B.getVoidTy(),
-                 {L.threadCtx(), B.getInt32(Shape), B.getInt32(Which), B.getInt32(matrixElementCode(T)),
-                  B.getInt32(ColMajor), Ptr, Stride, B.getInt32(Regs.size()), Buf});
+                 {L.threadCtx(), B.getInt32(A.Shape.Code), B.getInt32(F.Which), B.getInt32(matrixElementCode(T)),
+                  B.getInt32(F.ColMajor), Ptr, Stride, B.getInt32(Regs.size()), Buf});
   if (!Store)
     for (unsigned J = 0; J < Regs.size(); ++J) {
       llvm::Value *V = B.CreateLoad(B.getInt64Ty(), B.CreateConstGEP1_32(B.getInt64Ty(), Buf, J));
@@ -421,14 +442,36 @@ std::optional<MmaForm> productForm(const ptx::Instruction &I, const char *&Why) 
 /// {count, then per product: code, counts, the words of its A, B, C and D registers}, then markLiveOut's words.
 struct BatchLayout {
   struct Word {
-    const ptx::Operand *Reg;
+    const ptx::Operand *Reg; ///< null: a taken-over load's address or stride
     ScalarType T;
     bool LiveIn = false, Written = false; ///< read before any product writes it; written by a product
     bool LiveOut = true; ///< its value may be read after the batch (markLiveOut)
+    bool Loaded = false; ///< a taken-over load fills it: the lanes' registers never hold it
   };
   std::vector<Word> Words;
   std::vector<uint32_t> Desc;
   llvm::DenseMap<ptx::RegId, unsigned> WordOf;
+  /// The taken-over loads' part of the descriptor: per load, its run layout, address and stride words, register
+  /// count and register words.
+  std::vector<uint32_t> LoadDesc;
+  unsigned NLoads = 0;
+
+  /// A load the batch takes over; returns the words of its address and stride.
+  std::pair<unsigned, unsigned> addLoad(const WmmaAccess &A, uint32_t Run) {
+    unsigned PtrWord = static_cast<unsigned>(Words.size());
+    Words.push_back({nullptr, ScalarType::B64});
+    Words.push_back({nullptr, ScalarType::B64});
+    LoadDesc.insert(LoadDesc.end(), {Run, PtrWord, PtrWord + 1, static_cast<uint32_t>(A.Regs.size())});
+    for (const ptx::Operand *E : A.Regs) {
+      auto [It, New] = WordOf.try_emplace(E->Reg, static_cast<unsigned>(Words.size()));
+      if (New)
+        Words.push_back({E, fragmentRegister(A.Frag.T)});
+      Words[It->second].Loaded = true;
+      LoadDesc.push_back(It->second);
+    }
+    ++NLoads;
+    return {PtrWord, PtrWord + 1};
+  }
 
   void add(const MmaForm &F) {
     Desc.push_back(F.Code | (wordFragments(F) ? 1u << 21 : 0));
@@ -576,24 +619,116 @@ unsigned ptxforge::codegen::detail::matrixElementCode(ScalarType T) {
   }
 }
 
-void ptxforge::codegen::detail::lowerMmaBatch(FunctionLowering &L, llvm::ArrayRef<const ptx::Instruction *> Products) {
-  auto &B = L.b();
+/// A planned batch (FunctionLowering.h MatrixBatchPlan): its layout, the loads it took over, its buffer.
+struct ptxforge::codegen::detail::MatrixBatchPlan {
   BatchLayout Layout;
-  Layout.Desc.push_back(static_cast<uint32_t>(Products.size()));
+  /// Each taken-over load -> the buffer words of its address and stride.
+  llvm::DenseMap<const ptx::Instruction *, std::pair<unsigned, unsigned>> Loads;
+  llvm::Value *Buf = nullptr;
+  bool Ok = true;
+};
+
+namespace {
+
+/// The scratch slot of batch buffers: their words must outlive the fragment loads' scratch use (slot 0) between
+/// a taken-over load and its batch.
+constexpr unsigned BatchScratchSlot = 9;
+
+/// Whether the batch can take Load over: a run-layout wmma.load whose registers the products read as exactly
+/// that fragment (the operand of the same role, the same registers in order, shape and element type). Then the
+/// batch decodes it from memory (exec/MmaBatch.cpp) and no lane loads it.
+std::optional<uint32_t> takeableLoad(const ptx::Instruction &Load, llvm::ArrayRef<const ptx::Instruction *> Products,
+                                     llvm::ArrayRef<MmaForm> Forms) {
+  WmmaAccess A = wmmaAccess(Load);
+  if (!A.Frag.Rows || A.Frag.Which > 2)
+    return std::nullopt;
+  std::optional<uint32_t> Run = runLayout(A.Frag);
+  if (!Run)
+    return std::nullopt;
+  bool Read = false;
+  for (size_t P = 0; P < Products.size(); ++P) {
+    const MmaForm &F = Forms[P];
+    const ptx::Operand *Ops[3] = {F.A, F.B, F.C};
+    ScalarType Types[3] = {F.TA, F.TB, F.TC};
+    for (unsigned Role = 0; Role < 3; ++Role) {
+      auto Es = operandElements(*Ops[Role]);
+      bool Shares = llvm::any_of(Es, [&](const ptx::Operand *E) {
+        return llvm::any_of(A.Regs, [&](const ptx::Operand *R) { return R->Reg == E->Reg; });
+      });
+      if (!Shares)
+        continue;
+      bool Same = Products[P]->Op == Opcode::Wmma && Role == A.Frag.Which && Types[Role] == A.Frag.T &&
+                  wmmaShape(*Products[P]).Code == A.Shape.Code && Es.size() == A.Regs.size() &&
+                  std::equal(Es.begin(), Es.end(), A.Regs.begin(),
+                             [](const ptx::Operand *X, const ptx::Operand *Y) { return X->Reg == Y->Reg; });
+      if (!Same)
+        return std::nullopt;
+      Read = true;
+    }
+    for (const ptx::Operand *E : operandElements(*F.D)) // a product's D in the load's registers: keep the load
+      if (llvm::any_of(A.Regs, [&](const ptx::Operand *R) { return R->Reg == E->Reg; }))
+        return std::nullopt;
+  }
+  if (!Read)
+    return std::nullopt;
+  return Run;
+}
+
+} // namespace
+
+std::shared_ptr<detail::MatrixBatchPlan>
+ptxforge::codegen::detail::planMmaBatch(FunctionLowering &L, llvm::ArrayRef<const ptx::Instruction *> Products,
+                                        llvm::ArrayRef<const ptx::Instruction *> Loads) {
+  auto Plan = std::make_shared<MatrixBatchPlan>();
+  BatchLayout &Layout = Plan->Layout;
+  std::vector<MmaForm> Forms;
   for (const ptx::Instruction *I : Products) {
     const char *Why = nullptr;
     std::optional<MmaForm> F = productForm(*I, Why);
     if (!F) {
       L.unsupported(*I, Why);
-      return;
+      Plan->Ok = false;
+      return Plan;
     }
-    Layout.add(*F);
+    Forms.push_back(*F);
   }
+  // Memcheck checks every access where it stands: no load moves into the batch.
+  if (!L.module().Memcheck)
+    for (const ptx::Instruction *Load : Loads)
+      if (std::optional<uint32_t> Run = takeableLoad(*Load, Products, Forms))
+        Plan->Loads[Load] = Layout.addLoad(wmmaAccess(*Load), *Run);
+  Layout.Desc.push_back(static_cast<uint32_t>(Products.size()));
+  for (const MmaForm &F : Forms)
+    Layout.add(F);
   markLiveOut(L.fn(), Products, Layout);
+  Layout.Desc.push_back(Layout.NLoads);
+  Layout.Desc.insert(Layout.Desc.end(), Layout.LoadDesc.begin(), Layout.LoadDesc.end());
+  Plan->Buf = scratchBuffer(L, L.b().getInt64Ty(), static_cast<unsigned>(Layout.Words.size()), BatchScratchSlot);
+  return Plan;
+}
+
+bool ptxforge::codegen::detail::lowerTakenLoad(FunctionLowering &L, const MatrixBatchPlan &Plan,
+                                               const ptx::Instruction &Load) {
+  auto It = Plan.Loads.find(&Load);
+  if (It == Plan.Loads.end())
+    return false;
+  auto &B = L.b();
   llvm::Type *I64 = B.getInt64Ty();
-  llvm::Value *Buf = scratchBuffer(L, I64, static_cast<unsigned>(Layout.Words.size()));
+  auto [Ptr, Stride] = wmmaAddress(L, Load, wmmaAccess(Load));
+  B.CreateStore(B.CreatePtrToInt(Ptr, I64), B.CreateConstGEP1_32(I64, Plan.Buf, It->second.first));
+  B.CreateStore(B.CreateZExt(Stride, I64), B.CreateConstGEP1_32(I64, Plan.Buf, It->second.second));
+  return true;
+}
+
+void ptxforge::codegen::detail::lowerMmaBatch(FunctionLowering &L, const MatrixBatchPlan &Plan) {
+  if (!Plan.Ok)
+    return;
+  auto &B = L.b();
+  const BatchLayout &Layout = Plan.Layout;
+  llvm::Type *I64 = B.getInt64Ty();
+  llvm::Value *Buf = Plan.Buf;
   for (unsigned W = 0; W < Layout.Words.size(); ++W)
-    if (Layout.Words[W].LiveIn)
+    if (Layout.Words[W].Reg && Layout.Words[W].LiveIn && !Layout.Words[W].Loaded)
       B.CreateStore(B.CreateZExt(L.read(*Layout.Words[W].Reg, Layout.Words[W].T), I64),
                     B.CreateConstGEP1_32(I64, Buf, W));
   // Lanes meet by kind and key (RegionRendezvous.cpp meetingKey): the key tells batches apart.
@@ -601,7 +736,7 @@ void ptxforge::codegen::detail::lowerMmaBatch(FunctionLowering &L, llvm::ArrayRe
   callMatrixCut(L, "ptxrt_mma_batch", {L.threadCtx(), B.getInt32(Key), batchDescriptor(L, Layout.Desc), Buf},
                 {RCMmaBatch, /*Arg=*/1, /*Value=*/2, -1, -1, -1, -1, /*Buffer=*/3});
   for (unsigned W = 0; W < Layout.Words.size(); ++W)
-    if (Layout.Words[W].Written && Layout.Words[W].LiveOut) {
+    if (Layout.Words[W].Reg && Layout.Words[W].Written && Layout.Words[W].LiveOut) {
       llvm::Value *V = B.CreateLoad(I64, B.CreateConstGEP1_32(I64, Buf, W));
       L.write(*Layout.Words[W].Reg, Layout.Words[W].T, B.CreateTrunc(V, B.getIntNTy(ptx::bitWidth(Layout.Words[W].T))));
     }

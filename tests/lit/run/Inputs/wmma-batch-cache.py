@@ -65,6 +65,18 @@ for n in range(28):
     many[n] = d
 results += [("f32", 8, d) for d in many[::3]]
 
+# An A fragment whose lanes give different addresses: undefined on the GPU, but a batch that took the load over
+# (lower/MatrixOps.cpp planMmaBatch) must do what each lane's own load does.
+emit("  and.b32 %r14, %r1, 1;")
+emit("  shl.b32 %r14, %r14, 5;")
+emit("  add.u32 %r14, %r14, %r11;")
+va = fresh("r", 8)
+emit(f"  wmma.load.a.sync.aligned.row.m16n16k16.shared.f16 {va}, [%r14+512], 16;")
+vd, vd2 = fresh("f", 8), fresh("f", 8)
+emit(f"  {guard}{F16} {vd}, {va}, {bs[0]}, {acc[0][1]};")
+emit(f"  {guard}{F16} {vd2}, {va}, {bs[1]}, {vd};")
+results.append(("f32", 8, vd2))
+
 # f16 accumulators; two of their D's together are the next product's A.
 h0, h1 = fresh("r", 4), fresh("r", 4)
 zero_h = fresh("r", 4)
