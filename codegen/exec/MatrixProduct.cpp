@@ -147,18 +147,12 @@ Kernel avx512Kernel(unsigned M, unsigned N, bool Fused) {
   }
 }
 
-[[gnu::target("avx512f")]] void roundToF32Avx512(const double *In, unsigned Count, uint32_t *Bits, double *Vals) {
+[[gnu::target("avx512f")]] void roundToF32Avx512(double *Vals, unsigned Count) {
   unsigned I = 0;
-  for (; I + 8 <= Count; I += 8) {
-    __m256 F = _mm512_maskz_cvtpd_ps(0xff, _mm512_loadu_pd(In + I));
-    _mm256_storeu_ps(reinterpret_cast<float *>(Bits + I), F);
-    _mm512_storeu_pd(Vals + I, _mm512_maskz_cvtps_pd(0xff, F));
-  }
-  for (; I < Count; ++I) {
-    float F = static_cast<float>(In[I]);
-    memcpy(Bits + I, &F, 4);
-    Vals[I] = F;
-  }
+  for (; I + 8 <= Count; I += 8)
+    _mm512_storeu_pd(Vals + I, _mm512_maskz_cvtps_pd(0xff, _mm512_maskz_cvtpd_ps(0xff, _mm512_loadu_pd(Vals + I))));
+  for (; I < Count; ++I)
+    Vals[I] = static_cast<float>(Vals[I]);
 }
 
 /// Out = In transposed, In Rows x Cols row-major, by 8 x 8 blocks: unpack pairs of rows, then gather 128-bit and
@@ -287,14 +281,11 @@ void ptxforge::codegen::exec::doublesToF32(const double *In, unsigned Count, uin
   }
 }
 
-void ptxforge::codegen::exec::roundToF32(const double *In, unsigned Count, uint32_t *Bits, double *Vals) {
+void ptxforge::codegen::exec::roundToF32(double *Vals, unsigned Count) {
   if (hasAvx512())
-    return roundToF32Avx512(In, Count, Bits, Vals);
-  for (unsigned I = 0; I < Count; ++I) {
-    float F = static_cast<float>(In[I]);
-    memcpy(Bits + I, &F, 4);
-    Vals[I] = F;
-  }
+    return roundToF32Avx512(Vals, Count);
+  for (unsigned I = 0; I < Count; ++I)
+    Vals[I] = static_cast<float>(Vals[I]);
 }
 
 void ptxforge::codegen::exec::transposeMatrix(const double *In, unsigned Rows, unsigned Cols, double *Out) {

@@ -31,9 +31,9 @@ void copyWords(void *Dst, const void *Src, unsigned Count);
 /// Count doubles rounded to f32 (to nearest), as bit patterns.
 void doublesToF32(const double *In, unsigned Count, uint32_t *Out);
 
-/// Count doubles rounded to f32 (to nearest): Bits the f32 patterns, Vals the rounded values as doubles (what
-/// decodeElements gives back for Bits), in one pass.
-void roundToF32(const double *In, unsigned Count, uint32_t *Bits, double *Vals);
+/// Count doubles rounded to f32 (to nearest) in place: each the double of its f32 (what decodeElements gives
+/// back for the f32's bits).
+void roundToF32(double *Vals, unsigned Count);
 
 /// Out (Cols x Rows, row-major) = In (Rows x Cols, row-major) transposed; In and Out do not overlap.
 void transposeMatrix(const double *In, unsigned Rows, unsigned Cols, double *Out);

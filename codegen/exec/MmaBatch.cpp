@@ -105,6 +105,55 @@ bool tiles(const Fragment &F) {
          E * Bits == F.NRegs * registerBytes(F.T) * 8;
 }
 
+/// Count sums (in place) rounded to D's type T: the values its registers will hold and the next product reads,
+/// as the per-product path (WarpCollectives.cpp computeMma) rounds them. False for a type a wmma D cannot have.
+bool roundResults(uint32_t T, bool Sat, double *Vals, unsigned Count) {
+  switch (T) {
+  case MEF32:
+    roundToF32(Vals, Count);
+    return true;
+  case MEF64:
+    return true;
+  case MEF16:
+    for (unsigned I = 0; I < Count; ++I)
+      Vals[I] = static_cast<double>(static_cast<_Float16>(Vals[I]));
+    return true;
+  case MES32: // exact integer sums, wrapped to 32 bits or saturated
+    for (unsigned I = 0; I < Count; ++I) {
+      int64_t V = static_cast<int64_t>(Vals[I]);
+      Vals[I] = static_cast<int32_t>(static_cast<uint32_t>(Sat ? std::clamp<int64_t>(V, INT32_MIN, INT32_MAX) : V));
+    }
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// Count rounded values of type T (roundResults) as their registers hold them, packed: exact conversions, done
+/// only for a D that reaches the lanes' registers.
+void encodeResults(uint32_t T, const double *Vals, unsigned Count, unsigned char *Bits) {
+  switch (T) {
+  case MEF32:
+    doublesToF32(Vals, Count, reinterpret_cast<uint32_t *>(Bits));
+    return;
+  case MEF64:
+    memcpy(Bits, Vals, size_t(Count) * 8);
+    return;
+  case MEF16:
+    for (unsigned I = 0; I < Count; ++I) {
+      _Float16 H = static_cast<_Float16>(Vals[I]);
+      memcpy(Bits + 2 * I, &H, 2);
+    }
+    return;
+  default: // MES32
+    for (unsigned I = 0; I < Count; ++I) {
+      uint32_t U = static_cast<uint32_t>(static_cast<int32_t>(Vals[I]));
+      memcpy(Bits + 4 * I, &U, 4);
+    }
+    return;
+  }
+}
+
 /// A cached fragment. The entries are small and together, their matrices elsewhere: every allocation scans them
 /// all, and with the matrices inline each entry was a cache line (and a page) of its own.
 struct Entry {
@@ -112,7 +161,7 @@ struct Entry {
   bool Valid = false, Dirty = false; ///< Dirty: the lanes' registers do not hold it yet
   uint64_t LastUse = 0;
   double *Vals = nullptr;         ///< row-major (B too), 512 doubles
-  unsigned char *Bits = nullptr; ///< a dirty D's elements as its registers take them, packed (256 of 8 bytes)
+  unsigned char *Bits = nullptr; ///< writeBack's scratch: a D's elements as its registers take them, packed
 };
 
 bool sameFragment(const Fragment &X, const Fragment &Y) {
@@ -133,7 +182,7 @@ public:
              const LoadSource *Sources);
   /// F decoded, from the cache or the lanes' registers; pinned for the current product.
   Entry &get(const Fragment &F);
-  /// A fresh entry for a product's D (the caller fills Bits and Vals, then calls publish).
+  /// A fresh entry for a product's D (the caller fills Vals, rounded, then calls publish).
   Entry &allocate();
   /// E, a product's D just computed, becomes what its registers hold.
   void publish(Entry &E);
@@ -218,6 +267,7 @@ void FragmentCache::writeBack(Entry &E) {
   const Fragment &F = E.F;
   unsigned Total = F.Rows * F.Cols, PerLane = laneElements(F.T, F.NRegs), Bytes = elementBits(F.T) / 8;
   unsigned NRegs = F.NRegs;
+  encodeResults(F.T, E.Vals, Total, E.Bits);
   uint32_t Idx[16]; // a copy the stores below cannot alias: no reload per register
   std::copy(F.Words, F.Words + NRegs, Idx);
   for (unsigned L = 0; L < 32; ++L) {
@@ -308,6 +358,17 @@ void FragmentCache::decodeFromMemory(Entry &E, const LoadSource &Src) {
   bool ColumnWise = F.R == Role::B; // a B fragment's order is column-major
   unsigned Lines = ColumnWise ? F.Cols : F.Rows, Len = ColumnWise ? F.Rows : F.Cols;
   uint64_t LineBytes = Src.Stride * (elementBits(F.T) / 8);
+  if (F.T == MEF64) { // the elements are the doubles: straight into place, a B's columns transposed on the way
+    for (unsigned I = 0; I < Lines; ++I) {
+      const char *Line = Src.Ptr + I * LineBytes;
+      for (unsigned J = 0; J < Len; ++J) {
+        double V;
+        memcpy(&V, Line + 8 * J, 8);
+        E.Vals[ColumnWise ? J * Lines + I : I * Len + J] = V;
+      }
+    }
+    return;
+  }
   double *Out = ColumnWise ? Cols : E.Vals;
   for (unsigned I = 0; I < Lines; ++I)
     decodeElements(F.T, Src.Ptr + I * LineBytes, Len, Out + I * Len);
@@ -363,36 +424,6 @@ void FragmentCache::flush() {
     writeBack(*Pending);
 }
 
-/// Count sums rounded to D's type T as its registers hold them (Bits, packed) and as the next product decodes
-/// them (Vals): what the per-product path (WarpCollectives.cpp computeMma) writes and reads back. False for a
-/// type a wmma D cannot have.
-bool roundResults(uint32_t T, bool Sat, const double *Sums, unsigned Count, unsigned char *Bits, double *Vals) {
-  switch (T) {
-  case MEF32: // the common case, in one pass
-    roundToF32(Sums, Count, reinterpret_cast<uint32_t *>(Bits), Vals);
-    return true;
-  case MEF64:
-    memcpy(Bits, Sums, size_t(Count) * 8);
-    break;
-  case MEF16:
-    for (unsigned I = 0; I < Count; ++I) {
-      _Float16 H = static_cast<_Float16>(Sums[I]);
-      memcpy(Bits + 2 * I, &H, 2);
-    }
-    break;
-  case MES32: // exact integer sums, wrapped to 32 bits or saturated
-    for (unsigned I = 0; I < Count; ++I) {
-      int64_t V = static_cast<int64_t>(Sums[I]);
-      uint32_t U = static_cast<uint32_t>(Sat ? std::clamp<int64_t>(V, INT32_MIN, INT32_MAX) : V);
-      memcpy(Bits + 4 * I, &U, 4);
-    }
-    break;
-  default:
-    return false;
-  }
-  return decodeElements(T, Bits, Count, Vals);
-}
-
 /// The fragments of one product of the descriptor (P: code, counts, then its registers' words).
 struct Product {
   uint32_t Code;
@@ -431,10 +462,9 @@ void computeProduct(FragmentCache &Cache, const Product &P) {
   const Entry &C = Cache.get(P.C);
   Entry &D = Cache.allocate();
   D.F = P.D;
-  alignas(64) double Sums[256];
   uint32_t TA = P.Code >> 4 & 15, TD = P.Code >> 16 & 15;
-  multiplyMatrices(P.A.Rows, P.B.Cols, P.A.Cols, A.Vals, B.Vals, C.Vals, Sums, TA != MEF64);
-  roundResults(TD, P.Code >> 20 & 1, Sums, P.D.Rows * P.D.Cols, D.Bits, D.Vals);
+  multiplyMatrices(P.A.Rows, P.B.Cols, P.A.Cols, A.Vals, B.Vals, C.Vals, D.Vals, TA != MEF64);
+  roundResults(TD, P.Code >> 20 & 1, D.Vals, P.D.Rows * P.D.Cols);
   Cache.publish(D);
 }
 
@@ -446,6 +476,7 @@ struct ParsedBatch {
   std::vector<Product> Products;
   std::vector<uint32_t> LastRead; ///< per word, the last product (from 1) that reads it
   std::vector<TakenLoad> Loads;
+  bool AddressesFirst = false; ///< load I's address and stride are words 2I and 2I + 1
   const uint32_t *Dead = nullptr;
   unsigned NWords = 0;
   bool Ok = false;
@@ -546,6 +577,9 @@ void parseBatch(ParsedBatch &B) {
           B.LastRead[F->Words[R]] = I + 1;
       }
   B.Loads = readLoads(P + 1 + (B.NWords + 31) / 32);
+  B.AddressesFirst = true;
+  for (uint32_t I = 0; I < B.Loads.size(); ++I)
+    B.AddressesFirst &= B.Loads[I].PtrWord == 2 * I && B.Loads[I].StrideWord == 2 * I + 1;
   B.Ok = matchLoads(B);
 }
 
@@ -596,6 +630,9 @@ bool ptxforge::codegen::exec::computeWarpMmaBatch(const uint32_t *Desc, uint64_t
   }
   for (unsigned L = 1; L < 32; ++L) {
     const uint64_t *W = LaneWords[L];
+    // planMmaBatch puts the addresses and strides first: a lane that agrees on all of them is one memcmp.
+    if (Batch.AddressesFirst && !memcmp(W, LaneWords[0], NLoads * 2 * sizeof(uint64_t)))
+      continue;
     for (size_t I = 0; I < NLoads; ++I)
       Uniform[I] &= W[Batch.Loads[I].PtrWord] == reinterpret_cast<uint64_t>(Sources[I].Ptr) &&
                     W[Batch.Loads[I].StrideWord] == Sources[I].Stride;

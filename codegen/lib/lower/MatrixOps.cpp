@@ -456,11 +456,15 @@ struct BatchLayout {
   std::vector<uint32_t> LoadDesc;
   unsigned NLoads = 0;
 
-  /// A load the batch takes over; returns the words of its address and stride.
-  std::pair<unsigned, unsigned> addLoad(const WmmaAccess &A, uint32_t Run) {
-    unsigned PtrWord = static_cast<unsigned>(Words.size());
+  /// Two words for a taken-over load's address and stride; returns the first. All loads' come first, together:
+  /// the runtime reads them from every lane, and its registers' words only where the lanes' addresses differ.
+  unsigned addAddress() {
     Words.push_back({nullptr, ScalarType::B64});
     Words.push_back({nullptr, ScalarType::B64});
+    return static_cast<unsigned>(Words.size() - 2);
+  }
+  /// A load the batch takes over, its address and stride in PtrWord and the next.
+  void addLoad(const WmmaAccess &A, uint32_t Run, unsigned PtrWord) {
     LoadDesc.insert(LoadDesc.end(), {Run, PtrWord, PtrWord + 1, static_cast<uint32_t>(A.Regs.size())});
     for (const ptx::Operand *E : A.Regs) {
       auto [It, New] = WordOf.try_emplace(E->Reg, static_cast<unsigned>(Words.size()));
@@ -470,7 +474,6 @@ struct BatchLayout {
       LoadDesc.push_back(It->second);
     }
     ++NLoads;
-    return {PtrWord, PtrWord + 1};
   }
 
   void add(const MmaForm &F) {
@@ -693,10 +696,17 @@ ptxforge::codegen::detail::planMmaBatch(FunctionLowering &L, llvm::ArrayRef<cons
     Forms.push_back(*F);
   }
   // Memcheck checks every access where it stands: no load moves into the batch.
+  std::vector<std::pair<const ptx::Instruction *, uint32_t>> Taken;
   if (!L.module().Memcheck)
     for (const ptx::Instruction *Load : Loads)
       if (std::optional<uint32_t> Run = takeableLoad(*Load, Products, Forms))
-        Plan->Loads[Load] = Layout.addLoad(wmmaAccess(*Load), *Run);
+        Taken.emplace_back(Load, *Run);
+  for (auto [Load, Run] : Taken) {
+    unsigned PtrWord = Layout.addAddress();
+    Plan->Loads[Load] = {PtrWord, PtrWord + 1};
+  }
+  for (auto [Load, Run] : Taken)
+    Layout.addLoad(wmmaAccess(*Load), Run, Plan->Loads[Load].first);
   Layout.Desc.push_back(static_cast<uint32_t>(Products.size()));
   for (const MmaForm &F : Forms)
     Layout.add(F);
