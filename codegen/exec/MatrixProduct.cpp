@@ -115,7 +115,8 @@ Kernel avx512Kernel(unsigned M, unsigned N, bool Fused) {
 [[gnu::target("avx512f")]] void bfloatsAvx512(const unsigned char *In, unsigned Count, double *Out) {
   unsigned I = 0;
   for (; I + 8 <= Count; I += 8) {
-    __m256i W = _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(In + 2 * I))), 16);
+    __m128i H = _mm_loadu_si128(reinterpret_cast<const __m128i *>(In + 2 * I));
+    __m256i W = _mm256_slli_epi32(_mm256_cvtepu16_epi32(H), 16);
     _mm512_storeu_pd(Out + I, _mm512_maskz_cvtps_pd(0xff, _mm256_castsi256_ps(W)));
   }
   for (; I < Count; ++I) {
@@ -162,7 +163,8 @@ Kernel avx512Kernel(unsigned M, unsigned N, bool Fused) {
     for (unsigned C0 = 0; C0 < Cols; C0 += 8) {
       __m512d T[8], U[8];
       for (unsigned P = 0; P < 4; ++P) {
-        __m512d X = _mm512_loadu_pd(In + (R0 + 2 * P) * Cols + C0), Y = _mm512_loadu_pd(In + (R0 + 2 * P + 1) * Cols + C0);
+        __m512d X = _mm512_loadu_pd(In + (R0 + 2 * P) * Cols + C0);
+        __m512d Y = _mm512_loadu_pd(In + (R0 + 2 * P + 1) * Cols + C0);
         T[2 * P] = _mm512_maskz_unpacklo_pd(0xff, X, Y); // row pair P's even columns
         T[2 * P + 1] = _mm512_maskz_unpackhi_pd(0xff, X, Y); // and odd ones
       }

@@ -20,7 +20,8 @@ using namespace ptxforge::codegen::exec;
 
 namespace {
 
-/// A batch's registers are at most this many words of each lane's buffer (codegen/lib/MatrixBatches.cpp).
+/// A batch's registers and taken-over loads' addresses are at most this many words of each lane's buffer
+/// (codegen/lib/MatrixBatches.cpp, lower/MatrixOps.cpp planMmaBatch).
 constexpr unsigned MaxWords = 1024;
 /// Decoded fragments kept at once: a 2 x 4 warp tile's eight accumulators and its A and B tiles with room.
 constexpr unsigned Capacity = 24;
@@ -586,15 +587,23 @@ void parseBatch(ParsedBatch &B) {
 /// Desc parsed: the dispatcher computes every warp's batch at one cut in turn, so a few recent ones are kept
 /// (checked word for word: a module unloaded and another loaded may reuse the address).
 const ParsedBatch &parsedBatch(const uint32_t *Desc) {
-  constexpr unsigned Kept = 16; // a dmma k loop unrolled by nvcc is five batches of 1024 words
-  thread_local ParsedBatch Batches[Kept];
-  thread_local unsigned Next = 0;
+  constexpr unsigned Kept = 32; // dmmaTensorCoreGemm's k loop, unrolled by nvcc, is 16 batches
+  struct Recent {
+    ParsedBatch Batches[Kept];
+    unsigned Next = 0;
+  };
+  // On the heap: libcuda.so.1's thread-locals live in static TLS (FaultGuard.cpp's initial-exec variable), of
+  // which a dlopen()ed library gets little; 32 batches there made dlopen fail.
+  thread_local std::unique_ptr<Recent> Store;
+  if (!Store)
+    Store = std::make_unique<Recent>();
+  Recent &R = *Store;
   size_t N = descriptorWords(Desc);
-  for (ParsedBatch &B : Batches)
+  for (ParsedBatch &B : R.Batches)
     if (B.Desc == Desc && B.Copy.size() == N && std::equal(Desc, Desc + N, B.Copy.begin()))
       return B;
-  ParsedBatch &B = Batches[Next];
-  Next = (Next + 1) % Kept;
+  ParsedBatch &B = R.Batches[R.Next];
+  R.Next = (R.Next + 1) % Kept;
   B.Desc = Desc;
   B.Copy.assign(Desc, Desc + N);
   parseBatch(B);

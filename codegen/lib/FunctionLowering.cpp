@@ -602,11 +602,12 @@ bool FunctionLowering::run() {
     const ptx::Instruction &I = F.Instructions[S.Index];
     if (Subprogram) // what the instruction's code does at a fault names it (CompiledModule::sourceLocation)
       B.SetCurrentDebugLocation(ML.location(I.Loc, Subprogram));
+    auto Load = Batches.LoadBatch.find(Pos); // a load a batch may take over
     if (Batches.Batches.count(Pos)) {
       llvm::SaveAndRestore<const ptx::Instruction *> Lowering(Current, &I);
       detail::lowerMmaBatch(*this, matrixBatchPlan(Batches, Pos));
-    } else if (auto It = Batches.LoadBatch.find(Pos);
-               It == Batches.LoadBatch.end() || !detail::lowerTakenLoad(*this, matrixBatchPlan(Batches, It->second), I)) {
+    } else if (Load == Batches.LoadBatch.end() ||
+               !detail::lowerTakenLoad(*this, matrixBatchPlan(Batches, Load->second), I)) {
       lowerStatement(S.Index, Points);
     }
     if (!ML.Error.empty())

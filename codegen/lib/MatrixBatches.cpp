@@ -130,7 +130,9 @@ bool fragmentLoad(const ptx::Instruction &I) {
 }
 
 /// Writes memory (or may): a load before it cannot move after it.
-bool writesMemory(const ptx::Instruction &I) { return I.Op == Opcode::St || (I.Op == Opcode::Wmma && I.has(Modifier::Store)); }
+bool writesMemory(const ptx::Instruction &I) {
+  return I.Op == Opcode::St || (I.Op == Opcode::Wmma && I.has(Modifier::Store));
+}
 
 /// The batch being gathered: its products and the registers they read and write, and the fragment loads since
 /// the last store or the previous batch (candidates to take over).

@@ -11,6 +11,7 @@
 #include "FamilyLowering.h"
 #include "ptxforge/codegen/MatrixElements.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 using namespace ptxforge::codegen;
@@ -637,6 +638,9 @@ namespace {
 /// a taken-over load and its batch.
 constexpr unsigned BatchScratchSlot = 9;
 
+/// The most buffer words a batch the runtime computes warp-major may have (exec/MmaBatch.cpp MaxWords).
+constexpr size_t MaxBatchWords = 1024;
+
 /// Whether the batch can take Load over: a run-layout wmma.load whose registers the products read as exactly
 /// that fragment (the operand of the same role, the same registers in order, shape and element type). Then the
 /// batch decodes it from memory (exec/MmaBatch.cpp) and no lane loads it.
@@ -696,10 +700,18 @@ ptxforge::codegen::detail::planMmaBatch(FunctionLowering &L, llvm::ArrayRef<cons
     Forms.push_back(*F);
   }
   // Memcheck checks every access where it stands: no load moves into the batch.
+  // Each load taken over adds two words (its address and stride) to the products' registers; the runtime's
+  // warp-major path takes at most MaxBatchWords, so the loads past that stay per-lane loads.
+  llvm::SmallDenseSet<ptx::RegId, 64> Registers;
+  for (const MmaForm &F : Forms)
+    for (const ptx::Operand *Op : {F.A, F.B, F.C, F.D})
+      for (const ptx::Operand *E : operandElements(*Op))
+        Registers.insert(E->Reg);
+  size_t Room = Registers.size() < MaxBatchWords ? (MaxBatchWords - Registers.size()) / 2 : 0;
   std::vector<std::pair<const ptx::Instruction *, uint32_t>> Taken;
   if (!L.module().Memcheck)
     for (const ptx::Instruction *Load : Loads)
-      if (std::optional<uint32_t> Run = takeableLoad(*Load, Products, Forms))
+      if (std::optional<uint32_t> Run = takeableLoad(*Load, Products, Forms); Run && Taken.size() < Room)
         Taken.emplace_back(Load, *Run);
   for (auto [Load, Run] : Taken) {
     unsigned PtrWord = Layout.addAddress();

@@ -1,7 +1,7 @@
 // The directed-rounding f32 forms and ex2.approx.f32 are lowered to plain IR (lower/DirectedRounding.cpp,
 // lower/ApproxMath.cpp). These tests run them through the JIT over edge cases and random bit patterns and
-// compare with references that are right by construction: the host FPU switched to the same rounding mode
-// (the runtime's ptxrt_* helpers) and exp2 in double.
+// compare with references that are right by construction: the runtime's ptxrt_* helpers, themselves checked
+// against the host FPU switched to the same rounding mode, and exp2 in double.
 #include "KernelRunner.h"
 #include "ptxforge/codegen/CompiledModule.h"
 #include "ptxforge/codegen/Launch.h"
@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include "llvm/ADT/bit.h"
+#include <cfenv>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -32,6 +33,17 @@ PTXRT_REFERENCE(rz)
 PTXRT_REFERENCE(rm)
 PTXRT_REFERENCE(rp)
 #undef PTXRT_REFERENCE
+#define PTXRT_F64(MODE)                                                                                                \
+  double ptxrt_add_##MODE##_f64(double, double);                                                                       \
+  double ptxrt_sub_##MODE##_f64(double, double);                                                                       \
+  double ptxrt_mul_##MODE##_f64(double, double);                                                                       \
+  double ptxrt_div_##MODE##_f64(double, double);                                                                       \
+  double ptxrt_fma_##MODE##_f64(double, double, double);                                                               \
+  double ptxrt_sqrt_##MODE##_f64(double);
+PTXRT_F64(rz)
+PTXRT_F64(rm)
+PTXRT_F64(rp)
+#undef PTXRT_F64
 }
 
 namespace {
@@ -200,6 +212,65 @@ unsigned countOutsideUlp(const std::vector<float> &X, const std::vector<float> &
       FAIL_CHECK(What << "(" << X[I] << ") = " << Got[I] << ", want " << Want[I]);
   }
   return Bad;
+}
+
+namespace {
+/// Op(A, B, C) with the host FPU switched to Mode: the operands and the result pass through volatiles, so the
+/// operation stays between the two switches without -frounding-math.
+template <typename T, typename F> T underMode(int Mode, T A, T B, T C, F Op) {
+  volatile T VA = A, VB = B, VC = C, R;
+  int Old = std::fegetround();
+  std::fesetround(Mode);
+  R = Op(VA, VB, VC);
+  std::fesetround(Old);
+  return R;
+}
+
+/// The helpers of one type in one mode against the switched FPU, bit for bit, on Values taken three at a time.
+template <typename T, typename U> void checkDirectedHelpers(int Mode, const std::vector<T> &Values, T (*Add)(T, T),
+                                                            T (*Sub)(T, T), T (*Mul)(T, T), T (*Div)(T, T),
+                                                            T (*Fma)(T, T, T), T (*Sqrt)(T)) {
+  auto same = [](T X, T Y) { return llvm::bit_cast<U>(X) == llvm::bit_cast<U>(Y); };
+  for (size_t I = 0; I + 2 < Values.size(); ++I) {
+    T A = Values[I], B = Values[I + 1], C = Values[I + 2];
+    CAPTURE(A);
+    CAPTURE(B);
+    CAPTURE(C);
+    CHECK(same(Add(A, B), underMode(Mode, A, B, C, [](T X, T Y, T) { return X + Y; })));
+    CHECK(same(Sub(A, B), underMode(Mode, A, B, C, [](T X, T Y, T) { return X - Y; })));
+    CHECK(same(Mul(A, B), underMode(Mode, A, B, C, [](T X, T Y, T) { return X * Y; })));
+    CHECK(same(Div(A, B), underMode(Mode, A, B, C, [](T X, T Y, T) { return X / Y; })));
+    CHECK(same(Fma(A, B, C), underMode(Mode, A, B, C, [](T X, T Y, T Z) { return std::fma(X, Y, Z); })));
+    CHECK(same(Sqrt(A), underMode(Mode, A, B, C, [](T X, T, T) { return std::sqrt(X); })));
+  }
+}
+} // namespace
+
+// Where the CPU has AVX-512 the runtime's directed-rounding helpers round in the instruction (embedded rounding)
+// instead of switching the FPU: both must give the same bits, NaNs included.
+TEST_CASE("directed-rounding helpers match the FPU switched to the same mode") {
+  std::mt19937_64 Rng(20);
+  std::vector<double> Doubles = {1.0,       3.0,       -1.0,          0.1,      -0.0,           0.0,
+                                 1e308,     -1e308,    4.9e-324,      -4.9e-324, 0x1p-1022,     INFINITY,
+                                 -INFINITY, NAN,       1.0 + 0x1p-52, 0x1p-1074, 7.0,           1e-300};
+  std::vector<float> Floats = {1.0f, 3.0f, -1.0f, 0.1f, -0.0f, 0.0f, 3e38f, -3e38f, 1.4e-45f, 1.17549435e-38f,
+                               INFINITY, -INFINITY, NAN, 1.0f + 0x1p-23f, 7.0f};
+  for (int I = 0; I < 3000; ++I) {
+    Doubles.push_back(llvm::bit_cast<double>(Rng()));
+    Floats.push_back(llvm::bit_cast<float>(static_cast<uint32_t>(Rng())));
+  }
+  checkDirectedHelpers<double, uint64_t>(FE_TOWARDZERO, Doubles, ptxrt_add_rz_f64, ptxrt_sub_rz_f64, ptxrt_mul_rz_f64,
+                                         ptxrt_div_rz_f64, ptxrt_fma_rz_f64, ptxrt_sqrt_rz_f64);
+  checkDirectedHelpers<double, uint64_t>(FE_DOWNWARD, Doubles, ptxrt_add_rm_f64, ptxrt_sub_rm_f64, ptxrt_mul_rm_f64,
+                                         ptxrt_div_rm_f64, ptxrt_fma_rm_f64, ptxrt_sqrt_rm_f64);
+  checkDirectedHelpers<double, uint64_t>(FE_UPWARD, Doubles, ptxrt_add_rp_f64, ptxrt_sub_rp_f64, ptxrt_mul_rp_f64,
+                                         ptxrt_div_rp_f64, ptxrt_fma_rp_f64, ptxrt_sqrt_rp_f64);
+  checkDirectedHelpers<float, uint32_t>(FE_TOWARDZERO, Floats, ptxrt_add_rz_f32, ptxrt_sub_rz_f32, ptxrt_mul_rz_f32,
+                                        ptxrt_div_rz_f32, ptxrt_fma_rz_f32, ptxrt_sqrt_rz_f32);
+  checkDirectedHelpers<float, uint32_t>(FE_DOWNWARD, Floats, ptxrt_add_rm_f32, ptxrt_sub_rm_f32, ptxrt_mul_rm_f32,
+                                        ptxrt_div_rm_f32, ptxrt_fma_rm_f32, ptxrt_sqrt_rm_f32);
+  checkDirectedHelpers<float, uint32_t>(FE_UPWARD, Floats, ptxrt_add_rp_f32, ptxrt_sub_rp_f32, ptxrt_mul_rp_f32,
+                                        ptxrt_div_rp_f32, ptxrt_fma_rp_f32, ptxrt_sqrt_rp_f32);
 }
 
 TEST_CASE("ex2.approx.f32 stays within 2 ulp of 2^x") {
