@@ -49,6 +49,50 @@ private:
   llvm::orc::LLJIT &From;
 };
 
+/// A function of the object: its name, size, section and offset there, and its address where the JIT exports it.
+struct PerfSymbol {
+  std::string Name;
+  uint64_t Size = 0, Offset = 0, Address = 0;
+  llvm::object::section_iterator Section;
+};
+
+/// Object's functions, each with its JIT address: the exported ones from the JIT, the module-local ones (the
+/// block functions and region pieces, where a region-split kernel spends its time) from an exported function of
+/// the same section, which the JIT loads whole.
+std::vector<PerfSymbol> perfSymbols(llvm::orc::LLJIT &JIT, const llvm::object::ObjectFile &Obj) {
+  std::vector<PerfSymbol> Syms;
+  for (const llvm::object::SymbolRef &Sym : Obj.symbols()) {
+    auto Type = Sym.getType();
+    auto Name = Sym.getName();
+    auto Value = Sym.getValue();
+    auto Section = Sym.getSection();
+    if (!Type || !Name || !Value || !Section || *Type != llvm::object::SymbolRef::ST_Function || Name->empty() ||
+        *Section == Obj.section_end()) {
+      llvm::consumeError(Type.takeError());
+      llvm::consumeError(Name.takeError());
+      llvm::consumeError(Value.takeError());
+      llvm::consumeError(Section.takeError());
+      continue;
+    }
+    PerfSymbol P{Name->str(), llvm::object::ELFSymbolRef(Sym).getSize(), *Value, 0, *Section};
+    if (auto Addr = JIT.lookup(*Name)) // local symbols are not found: placed below
+      P.Address = Addr->getValue();
+    else
+      llvm::consumeError(Addr.takeError());
+    Syms.push_back(std::move(P));
+  }
+  for (PerfSymbol &Local : Syms) {
+    if (Local.Address)
+      continue;
+    for (const PerfSymbol &Exported : Syms)
+      if (Exported.Address && Exported.Section == Local.Section) {
+        Local.Address = Exported.Address - Exported.Offset + Local.Offset;
+        break;
+      }
+  }
+  return Syms;
+}
+
 /// Names Object's functions for perf as Mode says (PerfMap).
 void writePerfMap(llvm::orc::LLJIT &JIT, llvm::StringRef ObjectCode, PerfMap Mode) {
   if (Mode == PerfMap::Off)
@@ -58,6 +102,7 @@ void writePerfMap(llvm::orc::LLJIT &JIT, llvm::StringRef ObjectCode, PerfMap Mod
     llvm::consumeError(Obj.takeError());
     return;
   }
+  std::vector<PerfSymbol> Syms = perfSymbols(JIT, **Obj);
   static std::mutex Lock;
   std::scoped_lock L(Lock);
   std::string Path = "/tmp/perf-" + std::to_string(getpid()) + ".map";
@@ -65,26 +110,13 @@ void writePerfMap(llvm::orc::LLJIT &JIT, llvm::StringRef ObjectCode, PerfMap Mod
   if (!F)
     return;
   uint64_t First = 0;
-  for (const llvm::object::SymbolRef &Sym : (*Obj)->symbols()) {
-    auto Type = Sym.getType();
-    auto Name = Sym.getName();
-    if (!Type || !Name || *Type != llvm::object::SymbolRef::ST_Function || Name->empty()) {
-      if (!Type)
-        llvm::consumeError(Type.takeError());
-      if (!Name)
-        llvm::consumeError(Name.takeError());
+  for (const PerfSymbol &Sym : Syms) {
+    if (!Sym.Address)
       continue;
-    }
-    uint64_t Size = llvm::object::ELFSymbolRef(Sym).getSize();
-    auto Addr = JIT.lookup(*Name); // local symbols are not found: the map names what the module exports
-    if (!Addr) {
-      llvm::consumeError(Addr.takeError());
-      continue;
-    }
-    std::fprintf(F, "%llx %llx %s\n", static_cast<unsigned long long>(Addr->getValue()),
-                 static_cast<unsigned long long>(Size), Name->str().c_str());
+    std::fprintf(F, "%llx %llx %s\n", static_cast<unsigned long long>(Sym.Address),
+                 static_cast<unsigned long long>(Sym.Size), Sym.Name.c_str());
     if (!First)
-      First = Addr->getValue();
+      First = Sym.Address;
   }
   std::fclose(F);
   if (Mode == PerfMap::Objects && First) {
