@@ -15,7 +15,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
+#include <set>
 #include <unistd.h>
 
 using namespace ptxforge;
@@ -49,47 +51,73 @@ private:
   llvm::orc::LLJIT &From;
 };
 
-/// A function of the object: its name, size, section and offset there, and its address where the JIT exports it.
-struct PerfSymbol {
-  std::string Name;
-  uint64_t Size = 0, Offset = 0, Address = 0;
-  llvm::object::section_iterator Section;
+/// A function symbol of an object, with what placing it needs.
+struct FunctionSymbol {
+  llvm::StringRef Name;
+  uint64_t Offset, Size, Section; ///< offset and size in its section, the section's index
+  bool Global;
 };
 
-/// Object's functions, each with its JIT address: the exported ones from the JIT, the module-local ones (the
-/// block functions and region pieces, where a region-split kernel spends its time) from an exported function of
-/// the same section, which the JIT loads whole.
-std::vector<PerfSymbol> perfSymbols(llvm::orc::LLJIT &JIT, const llvm::object::ObjectFile &Obj) {
-  std::vector<PerfSymbol> Syms;
+/// Sym as a function symbol of Obj; none for any other symbol (or one LLVM cannot read).
+std::optional<FunctionSymbol> functionSymbol(const llvm::object::ObjectFile &Obj, const llvm::object::SymbolRef &Sym) {
+  auto Type = Sym.getType();
+  auto Flags = Sym.getFlags();
+  auto Name = Sym.getName();
+  auto Sec = Sym.getSection();
+  auto Value = Sym.getValue();
+  if (!Type || !Flags || !Name || !Sec || !Value || *Type != llvm::object::SymbolRef::ST_Function || Name->empty() ||
+      *Sec == Obj.section_end()) {
+    llvm::consumeError(Type.takeError());
+    llvm::consumeError(Flags.takeError());
+    llvm::consumeError(Name.takeError());
+    llvm::consumeError(Sec.takeError());
+    llvm::consumeError(Value.takeError());
+    return std::nullopt;
+  }
+  return FunctionSymbol{*Name, *Value, llvm::object::ELFSymbolRef(Sym).getSize(), (*Sec)->getIndex(),
+                        (*Flags & llvm::object::SymbolRef::SF_Global) != 0};
+}
+
+/// Where the JIT linked each of Obj's sections that holds an exported function, by section index. The linker
+/// keeps each section whole, so a section's address is any exported function's address less its offset in the
+/// section; a section whose functions disagree on that (a layout this does not know) is left out.
+std::map<uint64_t, uint64_t> sectionBases(const llvm::object::ObjectFile &Obj, llvm::orc::LLJIT &JIT) {
+  std::map<uint64_t, uint64_t> Bases;
+  std::set<uint64_t> Disagree;
   for (const llvm::object::SymbolRef &Sym : Obj.symbols()) {
-    auto Type = Sym.getType();
-    auto Name = Sym.getName();
-    auto Value = Sym.getValue();
-    auto Section = Sym.getSection();
-    if (!Type || !Name || !Value || !Section || *Type != llvm::object::SymbolRef::ST_Function || Name->empty() ||
-        *Section == Obj.section_end()) {
-      llvm::consumeError(Type.takeError());
-      llvm::consumeError(Name.takeError());
-      llvm::consumeError(Value.takeError());
-      llvm::consumeError(Section.takeError());
+    std::optional<FunctionSymbol> F = functionSymbol(Obj, Sym);
+    if (!F || !F->Global)
+      continue;
+    auto Addr = JIT.lookup(F->Name);
+    if (!Addr) {
+      llvm::consumeError(Addr.takeError());
       continue;
     }
-    PerfSymbol P{Name->str(), llvm::object::ELFSymbolRef(Sym).getSize(), *Value, 0, *Section};
-    if (auto Addr = JIT.lookup(*Name)) // local symbols are not found: placed below
-      P.Address = Addr->getValue();
-    else
-      llvm::consumeError(Addr.takeError());
-    Syms.push_back(std::move(P));
+    uint64_t Base = Addr->getValue() - F->Offset;
+    if (auto [It, New] = Bases.try_emplace(F->Section, Base); !New && It->second != Base)
+      Disagree.insert(F->Section);
   }
-  for (PerfSymbol &Local : Syms) {
-    if (Local.Address)
-      continue;
-    for (const PerfSymbol &Exported : Syms)
-      if (Exported.Address && Exported.Section == Local.Section) {
-        Local.Address = Exported.Address - Exported.Offset + Local.Offset;
-        break;
-      }
-  }
+  for (uint64_t Index : Disagree)
+    Bases.erase(Index);
+  return Bases;
+}
+
+/// A function of the object, named for perf: its JIT address, size and name.
+struct PerfSymbol {
+  uint64_t Address, Size;
+  std::string Name;
+};
+
+/// Obj's functions placed by their sections' bases (sectionBases): the exported ones and the module-local ones
+/// (the block functions and region pieces, where a region-split kernel spends its time), which a JIT lookup does
+/// not find.
+std::vector<PerfSymbol> perfSymbols(llvm::orc::LLJIT &JIT, const llvm::object::ObjectFile &Obj) {
+  std::map<uint64_t, uint64_t> Bases = sectionBases(Obj, JIT);
+  std::vector<PerfSymbol> Syms;
+  for (const llvm::object::SymbolRef &Sym : Obj.symbols())
+    if (std::optional<FunctionSymbol> F = functionSymbol(Obj, Sym))
+      if (auto Base = Bases.find(F->Section); Base != Bases.end())
+        Syms.push_back({Base->second + F->Offset, F->Size, F->Name.str()});
   return Syms;
 }
 
@@ -228,42 +256,15 @@ std::string CompiledModule::sourceLocation(uint64_t Pc) const {
 }
 
 namespace {
-/// Where Pc lies in Obj's code as JIT linked it: its section and offset there. The linker keeps each section
-/// whole, so a section's address is any exported function's address less its offset in the section; a section
-/// whose functions disagree on that (a layout this does not know) names nothing.
+/// Where Pc lies in Obj's code as JIT linked it: its section and offset there (sectionBases).
 std::optional<llvm::object::SectionedAddress> objectAddress(const llvm::object::ObjectFile &Obj, llvm::orc::LLJIT &JIT,
                                                             uint64_t Pc) {
-  std::optional<llvm::object::SectionedAddress> Found;
-  std::optional<uint64_t> FoundBase;
-  for (const llvm::object::SymbolRef &Sym : Obj.symbols()) {
-    auto Type = Sym.getType();
-    auto Flags = Sym.getFlags();
-    auto Name = Sym.getName();
-    auto Sec = Sym.getSection();
-    auto Value = Sym.getValue();
-    if (!Type || !Flags || !Name || !Sec || !Value || *Type != llvm::object::SymbolRef::ST_Function ||
-        !(*Flags & llvm::object::SymbolRef::SF_Global) || *Sec == Obj.section_end()) {
-      llvm::consumeError(Type.takeError());
-      llvm::consumeError(Flags.takeError());
-      llvm::consumeError(Name.takeError());
-      llvm::consumeError(Sec.takeError());
-      llvm::consumeError(Value.takeError());
-      continue;
-    }
-    auto Addr = JIT.lookup(*Name);
-    if (!Addr) {
-      llvm::consumeError(Addr.takeError());
-      continue;
-    }
-    uint64_t Base = Addr->getValue() - *Value;
-    if (Pc < Base || Pc - Base >= (*Sec)->getSize())
-      continue;
-    if (FoundBase && *FoundBase != Base)
-      return std::nullopt;
-    FoundBase = Base;
-    Found = llvm::object::SectionedAddress{Pc - Base, (*Sec)->getIndex()};
-  }
-  return Found;
+  std::map<uint64_t, uint64_t> Bases = sectionBases(Obj, JIT);
+  for (const llvm::object::SectionRef &Sec : Obj.sections())
+    if (auto Base = Bases.find(Sec.getIndex());
+        Base != Bases.end() && Pc >= Base->second && Pc - Base->second < Sec.getSize())
+      return llvm::object::SectionedAddress{Pc - Base->second, Sec.getIndex()};
+  return std::nullopt;
 }
 } // namespace
 

@@ -22,28 +22,20 @@
 using namespace ptxforge;
 
 extern "C" {
-#define PTXRT_REFERENCE(MODE)                                                                                          \
-  float ptxrt_add_##MODE##_f32(float, float);                                                                          \
-  float ptxrt_sub_##MODE##_f32(float, float);                                                                          \
-  float ptxrt_mul_##MODE##_f32(float, float);                                                                          \
-  float ptxrt_div_##MODE##_f32(float, float);                                                                          \
-  float ptxrt_fma_##MODE##_f32(float, float, float);                                                                   \
-  float ptxrt_sqrt_##MODE##_f32(float);
-PTXRT_REFERENCE(rz)
-PTXRT_REFERENCE(rm)
-PTXRT_REFERENCE(rp)
+#define PTXRT_REFERENCE(MODE, T, SUFFIX)                                                                               \
+  T ptxrt_add_##MODE##_##SUFFIX(T, T);                                                                                 \
+  T ptxrt_sub_##MODE##_##SUFFIX(T, T);                                                                                 \
+  T ptxrt_mul_##MODE##_##SUFFIX(T, T);                                                                                 \
+  T ptxrt_div_##MODE##_##SUFFIX(T, T);                                                                                 \
+  T ptxrt_fma_##MODE##_##SUFFIX(T, T, T);                                                                              \
+  T ptxrt_sqrt_##MODE##_##SUFFIX(T);
+PTXRT_REFERENCE(rz, float, f32)
+PTXRT_REFERENCE(rm, float, f32)
+PTXRT_REFERENCE(rp, float, f32)
+PTXRT_REFERENCE(rz, double, f64)
+PTXRT_REFERENCE(rm, double, f64)
+PTXRT_REFERENCE(rp, double, f64)
 #undef PTXRT_REFERENCE
-#define PTXRT_F64(MODE)                                                                                                \
-  double ptxrt_add_##MODE##_f64(double, double);                                                                       \
-  double ptxrt_sub_##MODE##_f64(double, double);                                                                       \
-  double ptxrt_mul_##MODE##_f64(double, double);                                                                       \
-  double ptxrt_div_##MODE##_f64(double, double);                                                                       \
-  double ptxrt_fma_##MODE##_f64(double, double, double);                                                               \
-  double ptxrt_sqrt_##MODE##_f64(double);
-PTXRT_F64(rz)
-PTXRT_F64(rm)
-PTXRT_F64(rp)
-#undef PTXRT_F64
 }
 
 namespace {
