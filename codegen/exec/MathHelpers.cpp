@@ -3,6 +3,7 @@
 // elsewhere, and for the conversions, the host FPU's rounding mode is switched around one operation. The switch
 // (fegetround and two fesetround calls) was three quarters of an interval-arithmetic kernel's time. The
 // narrow-format helpers (f16, bf16, tf32, fp8) live in HalfMath.cpp and register from here.
+#include "MatrixProduct.h"
 #include "Runtime.h"
 
 #include <cfenv>
@@ -30,11 +31,6 @@ template <typename F> auto withRounding(int Mode, F Fn) {
 template <typename T> T opaque(T X) {
   asm volatile("" : "+x"(X));
   return X;
-}
-
-bool hasAvx512() {
-  static const bool Has = (__builtin_cpu_init(), __builtin_cpu_supports("avx512f"));
-  return Has;
 }
 
 /// The operations with embedded rounding R (an _MM_FROUND_TO_* mode), on scalars in the low element.

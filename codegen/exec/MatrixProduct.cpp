@@ -8,12 +8,12 @@
 
 using namespace ptxforge::codegen::exec;
 
-namespace {
-
-bool hasAvx512() {
+bool ptxforge::codegen::exec::hasAvx512() {
   static const bool Has = (__builtin_cpu_init(), __builtin_cpu_supports("avx512f"));
   return Has;
 }
+
+namespace {
 
 void multiplyScalar(unsigned M, unsigned N, unsigned K, const double *A, const double *B, const double *C, double *D) {
   for (unsigned I = 0; I < M * N; ++I)

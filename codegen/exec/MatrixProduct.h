@@ -31,6 +31,9 @@ void copyWords(void *Dst, const void *Src, unsigned Count);
 /// Count doubles rounded to f32 (to nearest), as bit patterns.
 void doublesToF32(const double *In, unsigned Count, uint32_t *Out);
 
+/// Whether this CPU has AVX-512F: the runtime's vector and embedded-rounding paths (probed once).
+bool hasAvx512();
+
 /// Count doubles rounded to f32 (to nearest) in place: each the double of its f32 (what decodeElements gives
 /// back for the f32's bits).
 void roundToF32(double *Vals, unsigned Count);

@@ -505,13 +505,19 @@ size_t tailWords(const uint32_t *P) {
 }
 
 /// The descriptor's length in words: the products, then the word count and its bitmap.
-size_t descriptorWords(const uint32_t *Desc) {
-  size_t P = 1;
+/// Where the descriptor's products end: its word count, then the bitmap and the taken-over loads.
+const uint32_t *productsEnd(const uint32_t *Desc) {
+  const uint32_t *P = Desc + 1;
   for (uint32_t I = 0; I < Desc[0]; ++I) {
-    uint32_t Counts = Desc[P + 1];
+    uint32_t Counts = P[1];
     P += 2 + (Counts & 0xff) + (Counts >> 8 & 0xff) + (Counts >> 16 & 0xff) + (Counts >> 24);
   }
-  return P + tailWords(Desc + P);
+  return P;
+}
+
+size_t descriptorWords(const uint32_t *Desc) {
+  const uint32_t *P = productsEnd(Desc);
+  return (P - Desc) + tailWords(P);
 }
 
 /// Whether F is exactly what load Ld puts in its registers: the same words in order, and lines of its matrix in
@@ -670,11 +676,7 @@ bool ptxforge::codegen::exec::computeWarpMmaBatch(const uint32_t *Desc, uint64_t
 
 void ptxforge::codegen::exec::loadBatchFragments(const uint32_t *Desc, uint32_t Participants,
                                                   uint64_t *const *LaneWords) {
-  const uint32_t *P = Desc + 1;
-  for (uint32_t I = 0; I < Desc[0]; ++I) {
-    uint32_t Counts = P[1];
-    P += 2 + (Counts & 0xff) + (Counts >> 8 & 0xff) + (Counts >> 16 & 0xff) + (Counts >> 24);
-  }
+  const uint32_t *P = productsEnd(Desc);
   for (const TakenLoad &Ld : readLoads(P + 1 + (P[0] + 31) / 32))
     loadLaneByLane(Ld, Participants, LaneWords);
 }
