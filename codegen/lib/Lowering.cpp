@@ -252,7 +252,7 @@ llvm::Function *emitBlockLoop(ModuleLowering &ML, llvm::Function *Thread, bool G
   llvm::Value *FirstX = Grouped ? B.CreateLoad(I32, field(Ctx, TCCtaid, 0)) : nullptr;
   llvm::Value *Fault = Grouped ? F->getArg(2) : nullptr;
   llvm::BasicBlock *Exit = llvm::BasicBlock::Create(C, "exit", F);
-  ThreadLoop Loop = emitThreadLoop(ML, F, Ctx, NX, NY, NZ, Exit, /*Vectorize=*/true, nullptr, nullptr,
+  ThreadLoop Loop = emitThreadLoop(ML, F, Ctx, NX, NY, NZ, Exit, ThreadLoopVectors::Any, nullptr, nullptr,
                                    Grouped ? F->getArg(3) : nullptr, Flat);
   B.CreateBr(Loop.Entry);
   B.SetInsertPoint(Loop.Body);

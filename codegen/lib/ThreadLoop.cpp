@@ -23,7 +23,8 @@ llvm::MDNode *ptxforge::codegen::detail::loopProperty(llvm::LLVMContext &C, llvm
 
 ThreadLoop ptxforge::codegen::detail::emitThreadLoop(ModuleLowering &ML, llvm::Function *F, llvm::Value *Ctx,
                                                      llvm::Value *NX, llvm::Value *NY, llvm::Value *NZ,
-                                                     llvm::BasicBlock *Exit, bool Vectorize, llvm::Value *XBegin,
+                                                     llvm::BasicBlock *Exit, ThreadLoopVectors Vectors,
+                                                     llvm::Value *XBegin,
                                                      llvm::Value *XEnd, llvm::Value *Groups, bool FlatGroups) {
   llvm::LLVMContext &C = ML.Ctx;
   llvm::IRBuilder<> B(C);
@@ -99,11 +100,14 @@ ThreadLoop ptxforge::codegen::detail::emitThreadLoop(ModuleLowering &ML, llvm::F
   X->addIncoming(NextX, L.Latch);
   llvm::BranchInst *Back = B.CreateCondBr(B.CreateICmpULT(NextX, XEnd ? XEnd : NX), L.Body, RowExit);
   // Marked for optimizeModule, which picks the vector width of the loops over threads for the target.
-  Back->setMetadata(llvm::LLVMContext::MD_loop,
-                    Vectorize ? loopId(C, {llvm::MDNode::get(C, llvm::MDString::get(C, ThreadLoopMarker)),
-                                           llvm::MDNode::get(C, {llvm::MDString::get(C, "llvm.loop.parallel_accesses"),
-                                                                 passes::threadAccessGroup(ML.Mod)})})
-                              : loopId(C, {loopProperty(C, "llvm.loop.vectorize.enable", 0)}));
+  llvm::SmallVector<llvm::Metadata *, 3> Props;
+  if (Vectors != ThreadLoopVectors::None)
+    Props = {llvm::MDNode::get(C, llvm::MDString::get(C, ThreadLoopMarker)),
+             llvm::MDNode::get(C, {llvm::MDString::get(C, "llvm.loop.parallel_accesses"),
+                                   passes::threadAccessGroup(ML.Mod)})};
+  if (Vectors != ThreadLoopVectors::Any)
+    Props.push_back(loopProperty(C, "llvm.loop.vectorize.enable", 0));
+  Back->setMetadata(llvm::LLVMContext::MD_loop, loopId(C, Props));
   B.SetInsertPoint(YLatch);
   llvm::Value *NextY = B.CreateAdd(Y, B.getInt32(1));
   Y->addIncoming(NextY, YLatch);

@@ -39,13 +39,23 @@ llvm::MDNode *loopId(llvm::LLVMContext &C, llvm::ArrayRef<llvm::Metadata *> Prop
 /// The property {Name, i32 Value} (llvm.loop.vectorize.width and the like).
 llvm::MDNode *loopProperty(llvm::LLVMContext &C, llvm::StringRef Name, uint32_t Value);
 
+/// Which vectorizers may take a loop over threads.
+enum class ThreadLoopVectors {
+  None,     ///< neither: the loop stays scalar
+  Any,      ///< LLVM's loop vectorizer (straight-line and if-convertible bodies) and WarpVectorizePass (bodies with
+            ///< loops of their own)
+  WarpOnly, ///< WarpVectorizePass alone: a loop resuming threads in a cut loop (BarrierRegions.cpp), which runs
+            ///< their loops to the end
+};
+
 /// Emits the loop into F (Ctx: the ThreadContext the ids are stored into; NX/NY/NZ: %ntid); after the last
-/// thread control continues at Exit. Vectorize: false keeps the loop scalar (llvm.loop.vectorize.enable).
+/// thread control continues at Exit. Vectors: which vectorizers may take it.
 /// XBegin/XEnd (when given, defined before the loop) bound each row's %tid.x instead of 0 and NX. Groups (i32,
 /// at least 1, defined before the loop) adds the loop over groups between y and x, or with FlatGroups widens the
 /// loop over x to the groups' rows.
 ThreadLoop emitThreadLoop(ModuleLowering &ML, llvm::Function *F, llvm::Value *Ctx, llvm::Value *NX, llvm::Value *NY,
-                          llvm::Value *NZ, llvm::BasicBlock *Exit, bool Vectorize = true, llvm::Value *XBegin = nullptr,
+                          llvm::Value *NZ, llvm::BasicBlock *Exit, ThreadLoopVectors Vectors = ThreadLoopVectors::Any,
+                          llvm::Value *XBegin = nullptr,
                           llvm::Value *XEnd = nullptr, llvm::Value *Groups = nullptr, bool FlatGroups = false);
 
 } // namespace ptxforge::codegen::detail
