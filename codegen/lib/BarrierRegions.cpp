@@ -151,6 +151,8 @@ private:
   void emitResumeLoops(const LiveRange &Live, llvm::BasicBlock *Generic);
   /// Whether a cut of region K leads back into K (K is a cut loop's body).
   bool cutsBackTo(unsigned K) const;
+  /// Whether the generic loop passes cut K: a loop cut the builder made, not a lockstep point.
+  bool passableCut(unsigned K) const { return Cuts[K].Kind == RCLoop && !Cuts[K].Arg; }
   /// The generic loop's scan for the threads it can enter.
   LiveRange emitLiveScan();
   /// The span of live threads kernels with collectives keep.
@@ -935,8 +937,7 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
     for (size_t K = 1; K < Regions.size(); ++K)
       Every.push_back(static_cast<unsigned>(K));
     Loop = emitThreadsLoop(
-        Live, Every, /*ByState=*/true, [&](unsigned Stop) { return Cuts[Stop].Kind == RCLoop && !Cuts[Stop].Arg; },
-        ThreadLoopVectors::None);
+        Live, Every, /*ByState=*/true, [&](unsigned Stop) { return passableCut(Stop); }, ThreadLoopVectors::None);
     emitResumeLoops(Live, Loop);
   }
   if (Live.Done && !Live.Done->getTerminator())
@@ -956,12 +957,10 @@ void RegionBuilder::emitResumeLoops(const LiveRange &Live, llvm::BasicBlock *Gen
   // with the loop's back edge passed, runs every such thread's loop to its end at once, the warp vectorizer
   // making the threads lanes that leave the loop under a mask. The scalar generic loop would run them one by
   // one (eigenvalues: 93% of its time there).
-  if (!Live.RunMin)
-    return;
   llvm::SwitchInst *Which = nullptr;
   for (size_t K = 1; K < Regions.size(); ++K) {
     unsigned H = static_cast<unsigned>(K);
-    if (Cuts[H].Kind != RCLoop || Cuts[H].Arg || !cutsBackTo(H))
+    if (!passableCut(H) || !cutsBackTo(H))
       continue;
     llvm::BasicBlock *Resume = emitThreadsLoop(Live, {H}, /*ByState=*/true, [H](unsigned Stop) { return Stop == H; },
                                                ThreadLoopVectors::WarpOnly);
