@@ -6,6 +6,7 @@
 
 #include "Cluster.h"
 #include "Memcheck.h"
+#include "Profile.h"
 #include "Runtime.h"
 #include "WorkerPool.h"
 
@@ -600,8 +601,10 @@ public:
         // device's occupancy.
         AllResident(C.GridWorkspace || (K.MaySpin && C.CoResidentBlocks && Blocks <= C.CoResidentBlocks)),
         Watchdog(C.TimeoutSeconds), Watched(C.TimeoutSeconds > 0) {
-    if (!BlockFn)
-      BlockFn = lateBlockFunction();
+    // The upgrade, where there is one, is the newer code: the optimized block function of quick code, or the hot
+    // tier's of optimized code.
+    if (BlockRangeFunction Late = lateBlockFunction())
+      BlockFn = Late;
     if (AllResident)
       Workers = static_cast<unsigned>(Blocks);
     if (Clustered)
@@ -687,6 +690,7 @@ private:
   /// per block), so that a fault abandons the block being run and ends the launch.
   void work(unsigned Index) {
     DeviceRuntimeScope Runtime(C.Runtime);
+    ProfileScope Profile(C.Profile);
     WorkerState W;
     // try_cancel takes whole unstarted blocks from the counter grab hands out; not where a worker runs a cluster
     // group's fixed sequence, nor where every block must run at once (it may fail: the ISA allows either).
@@ -760,6 +764,9 @@ private:
     BlockResult R = signalResult(F, Block, Thread, C);
     if (F.Signal == SIGSEGV || F.Signal == SIGBUS) {
       R.Site.Location = M.sourceLocation(F.Pc);
+      if (const CompiledModule *Late = C.Upgrade ? C.Upgrade->Code.load(std::memory_order_acquire) : nullptr;
+          R.Site.Location.empty() && Late)
+        R.Site.Location = Late->sourceLocation(F.Pc);
       // Blocks that wait for each other (AllResident) cannot run alone. The other workers stop first: the launch
       // has failed.
       if (MyBlockFn && !AllResident && !Clustered && !K.MaySpin) {

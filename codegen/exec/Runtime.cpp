@@ -2,6 +2,7 @@
 #include "Runtime.h"
 #include "MatrixCompute.h"
 #include "Memcheck.h"
+#include "Profile.h"
 
 using namespace ptxforge::codegen::exec;
 
@@ -21,6 +22,7 @@ const std::vector<std::pair<std::string, void *>> &ptxforge::codegen::exec::runt
     registerSparseMatrixHelpers(T);
     registerScaledMatrixHelpers(T);
     registerClusterHelpers(T);
+    registerProfileHelpers(T);
     return T;
   }();
   return Table;

@@ -109,10 +109,13 @@ struct Region {
 
 class RegionBuilder {
 public:
-  RegionBuilder(ModuleLowering &ML, llvm::Function *F) : ML(ML), F(F), B(ML.Ctx) {}
+  RegionBuilder(ModuleLowering &ML, llvm::Function *F, ResumeLoops Resume)
+      : ML(ML), F(F), B(ML.Ctx), Resume(Resume) {}
 
   /// Rewrites F into the block function; an error says which contract (Markers.h) the input broke.
   llvm::Error build();
+  /// The resume loops left out, their rounds counted (ResumeLoops::Count).
+  unsigned countedResumeLoops() const { return CountedResumeLoops; }
 
 private:
   llvm::Error splitAtCuts();
@@ -138,23 +141,26 @@ private:
   struct LiveRange {
     llvm::BasicBlock *Entry = nullptr, *Done = nullptr;
     llvm::Value *Begin = nullptr, *End = nullptr, *IdleMin = nullptr, *IdleMax = nullptr;
-    /// The least and greatest state of the threads the loop enters (the generic loop's scan).
-    llvm::Value *RunMin = nullptr, *RunMax = nullptr;
+    /// The least and greatest state, among the threads the loop enters, that names a resumable loop
+    /// (resumableLoops; the generic loop's scan; ~0 and 0 where none does).
+    llvm::Value *ResumableMin = nullptr, *ResumableMax = nullptr;
   };
   /// One loop over the threads Live covers, entering the regions Enter lists (ByState: each thread the one its
   /// state names, if listed), passing the cuts Passes accepts. Returns its entry; it ends at Dispatch.
   llvm::BasicBlock *emitThreadsLoop(const LiveRange &Live, llvm::ArrayRef<unsigned> Enter, bool ByState,
                                     llvm::function_ref<bool(unsigned)> Passes, ThreadLoopVectors Vectors,
                                     llvm::ArrayRef<llvm::AllocaInst *> Uniform = {}, bool Consecutive = false);
-  /// Beside the generic loop (entered at Generic), the loops that resume threads all standing in one cut loop,
-  /// chosen at Live.Done.
-  void emitResumeLoops(const LiveRange &Live, llvm::BasicBlock *Generic);
+  /// Beside the generic loop (entered at Generic), the loops that resume the threads standing in one of the
+  /// Resumable cut loops, chosen at Live.Done.
+  void emitResumeLoops(const LiveRange &Live, llvm::ArrayRef<unsigned> Resumable, llvm::BasicBlock *Generic);
   /// Whether a cut of region K leads back into K (K is a cut loop's body).
   bool cutsBackTo(unsigned K) const;
   /// Whether the generic loop passes cut K: a loop cut the builder made, not a lockstep point.
   bool passableCut(unsigned K) const { return Cuts[K].Kind == RCLoop && !Cuts[K].Arg; }
   /// The generic loop's scan for the threads it can enter.
-  LiveRange emitLiveScan();
+  LiveRange emitLiveScan(llvm::ArrayRef<unsigned> Resumable);
+  /// The cut loops a resume loop can run: a passable cut leads back into each.
+  std::vector<unsigned> resumableLoops() const;
   /// The span of live threads kernels with collectives keep.
   LiveRange emitSpanLoad();
   /// The loop's latch stores where each thread stopped (StoppedAt) and folds it into the min/max states, through
@@ -186,6 +192,8 @@ private:
   ModuleLowering &ML;
   llvm::Function *F;
   llvm::IRBuilder<> B;
+  ResumeLoops Resume;
+  unsigned CountedResumeLoops = 0;
   llvm::BasicBlock *Setup = nullptr, *Dispatch = nullptr;
   llvm::Value *Ctx = nullptr, *NX = nullptr, *NY = nullptr, *NZ = nullptr, *States = nullptr;
   llvm::AllocaInst *MisalignedSeen = nullptr; ///< privatizeMisalignedBits' accumulator
@@ -719,7 +727,15 @@ void RegionBuilder::outlinePieces(llvm::BasicBlock *Done) {
   }
 }
 
-RegionBuilder::LiveRange RegionBuilder::emitLiveScan() {
+std::vector<unsigned> RegionBuilder::resumableLoops() const {
+  std::vector<unsigned> Out;
+  for (size_t K = 1; K < Regions.size(); ++K)
+    if (passableCut(static_cast<unsigned>(K)) && cutsBackTo(static_cast<unsigned>(K)))
+      Out.push_back(static_cast<unsigned>(K));
+  return Out;
+}
+
+RegionBuilder::LiveRange RegionBuilder::emitLiveScan(llvm::ArrayRef<unsigned> Resumable) {
   // The generic loop holds a copy of every region and runs only threads whose states diverged (a warp's tail of
   // shuffles, exits): vectorized, it was most of a region kernel's compile time for little run time. Often one
   // warp of the block runs (a reduction's shuffle tail, after the other warps exited), so in a one-dimensional
@@ -745,9 +761,9 @@ RegionBuilder::LiveRange RegionBuilder::emitLiveScan() {
   llvm::PHINode *XBegin = result(SB.getInt32(0), "x.begin"), *XEnd = result(NX, "x.end");
   llvm::PHINode *IdleMin = result(SB.getInt32(~0u), "idle.min"), *IdleMax = result(SB.getInt32(0), "idle.max");
   // Unscanned (blocks of more dimensions): a range no resume loop takes.
-  llvm::PHINode *RunMin = result(SB.getInt32(0), "run.min"), *RunMax = result(SB.getInt32(~0u), "run.max");
+  llvm::PHINode *ResMin = result(SB.getInt32(0), "resumable.min"), *ResMax = result(SB.getInt32(~0u), "resumable.max");
   Live.Begin = XBegin, Live.End = XEnd, Live.IdleMin = IdleMin, Live.IdleMax = IdleMax;
-  Live.RunMin = RunMin, Live.RunMax = RunMax;
+  Live.ResumableMin = ResMin, Live.ResumableMax = ResMax;
   SB.SetInsertPoint(Body);
   auto phi = [&](llvm::Value *Init, const char *Name) {
     llvm::PHINode *P = SB.CreatePHI(I32, 2, Name);
@@ -756,23 +772,37 @@ RegionBuilder::LiveRange RegionBuilder::emitLiveScan() {
   };
   llvm::PHINode *T = phi(SB.getInt32(0), "t"), *Lo = phi(NX, "run.lo"), *Hi = phi(SB.getInt32(0), "run.hi");
   llvm::PHINode *IMin = phi(SB.getInt32(~0u), "scan.min"), *IMax = phi(SB.getInt32(0), "scan.max");
-  llvm::PHINode *RMin = phi(SB.getInt32(~0u), "scan.run.min"), *RMax = phi(SB.getInt32(0), "scan.run.max");
+  llvm::PHINode *RMin = phi(SB.getInt32(~0u), "scan.resumable.min"), *RMax = phi(SB.getInt32(0), "scan.resumable.max");
   llvm::Value *S = SB.CreateLoad(I32, SB.CreateGEP(I32, States, SB.CreateZExt(T, SB.getInt64Ty())));
   // What the loop's switch enters: regions 1 .. Regions.size() - 1 (0: exited; RegionBlocked: held back).
   llvm::Value *Run =
       SB.CreateICmpULT(SB.CreateSub(S, SB.getInt32(1)), SB.getInt32(static_cast<uint32_t>(Regions.size() - 1)));
   llvm::Value *NextT = SB.CreateAdd(T, SB.getInt32(1));
-  auto fold = [&](llvm::PHINode *P, llvm::Intrinsic::ID Op, llvm::Value *IfRun, llvm::Value *IfIdle) {
-    llvm::Value *V = SB.CreateBinaryIntrinsic(Op, P, SB.CreateSelect(Run, IfRun, IfIdle));
+  auto fold = [&](llvm::PHINode *P, llvm::Intrinsic::ID Op, llvm::Value *If, llvm::Value *IfSo, llvm::Value *Else) {
+    llvm::Value *V = SB.CreateBinaryIntrinsic(Op, P, SB.CreateSelect(If, IfSo, Else));
     P->addIncoming(V, Body);
     return V;
   };
-  llvm::Value *LoV = fold(Lo, llvm::Intrinsic::umin, T, NX);
-  llvm::Value *HiV = fold(Hi, llvm::Intrinsic::umax, NextT, SB.getInt32(0));
-  IdleMin->addIncoming(fold(IMin, llvm::Intrinsic::umin, SB.getInt32(~0u), S), Body);
-  IdleMax->addIncoming(fold(IMax, llvm::Intrinsic::umax, SB.getInt32(0), S), Body);
-  RunMin->addIncoming(fold(RMin, llvm::Intrinsic::umin, S, SB.getInt32(~0u)), Body);
-  RunMax->addIncoming(fold(RMax, llvm::Intrinsic::umax, S, SB.getInt32(0)), Body);
+  llvm::Value *LoV = fold(Lo, llvm::Intrinsic::umin, Run, T, NX);
+  llvm::Value *HiV = fold(Hi, llvm::Intrinsic::umax, Run, NextT, SB.getInt32(0));
+  IdleMin->addIncoming(fold(IMin, llvm::Intrinsic::umin, Run, SB.getInt32(~0u), S), Body);
+  IdleMax->addIncoming(fold(IMax, llvm::Intrinsic::umax, Run, SB.getInt32(0), S), Body);
+  // Whether the thread stands in a resumable loop: a constant table by state (a runnable state is a region's
+  // number; any other reads entry 0, which says no).
+  llvm::Value *InResumable = SB.getFalse();
+  if (!Resumable.empty()) {
+    std::vector<uint8_t> Is(Regions.size(), 0);
+    for (unsigned H : Resumable)
+      Is[H] = 1;
+    auto *Table = new llvm::GlobalVariable(ML.Mod, llvm::ArrayType::get(SB.getInt8Ty(), Is.size()), true,
+                                           llvm::GlobalValue::PrivateLinkage,
+                                           llvm::ConstantDataArray::get(ML.Ctx, Is), F->getName() + ".resumable");
+    llvm::Value *Index = SB.CreateZExt(SB.CreateSelect(Run, S, SB.getInt32(0)), SB.getInt64Ty());
+    InResumable = SB.CreateICmpNE(SB.CreateLoad(SB.getInt8Ty(), SB.CreateGEP(SB.getInt8Ty(), Table, Index)),
+                                  SB.getInt8(0));
+  }
+  ResMin->addIncoming(fold(RMin, llvm::Intrinsic::umin, InResumable, S, SB.getInt32(~0u)), Body);
+  ResMax->addIncoming(fold(RMax, llvm::Intrinsic::umax, InResumable, S, SB.getInt32(0)), Body);
   // An empty span (no thread to run) keeps the whole row.
   llvm::Value *Some = SB.CreateICmpULT(LoV, HiV);
   XBegin->addIncoming(SB.CreateSelect(Some, LoV, SB.getInt32(0)), Body);
@@ -925,7 +955,8 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
   // The generic loop covers the live threads a scan finds; the others the span of live threads (kernels with
   // collectives: threads outside it have exited for good) or the whole block.
   PieceAllocas.clear();
-  LiveRange Live = Generic ? emitLiveScan() : Span ? emitSpanLoad() : LiveRange{};
+  std::vector<unsigned> Resumable = Generic && Resume != ResumeLoops::Omit ? resumableLoops() : std::vector<unsigned>{};
+  LiveRange Live = Generic ? emitLiveScan(Resumable) : Span ? emitSpanLoad() : LiveRange{};
   llvm::BasicBlock *Loop = nullptr;
   if (!Generic) {
     Loop = emitThreadsLoop(Live, {static_cast<unsigned>(R)}, /*ByState=*/false, [](unsigned) { return false; },
@@ -938,7 +969,7 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
       Every.push_back(static_cast<unsigned>(K));
     Loop = emitThreadsLoop(
         Live, Every, /*ByState=*/true, [&](unsigned Stop) { return passableCut(Stop); }, ThreadLoopVectors::None);
-    emitResumeLoops(Live, Loop);
+    emitResumeLoops(Live, Resumable, Loop);
   }
   if (Live.Done && !Live.Done->getTerminator())
     llvm::BranchInst::Create(Loop, Live.Done);
@@ -951,25 +982,37 @@ llvm::BasicBlock *RegionBuilder::emitRegionLoop(int R, bool Generic, llvm::Array
   return Entry;
 }
 
-void RegionBuilder::emitResumeLoops(const LiveRange &Live, llvm::BasicBlock *Generic) {
-  // The generic loop's threads often stand in one cut loop while the others wait at the barrier (a bisection's
-  // threads count on for intervals not yet converged): there, a loop over threads entering that region alone,
-  // with the loop's back edge passed, runs every such thread's loop to its end at once, the warp vectorizer
-  // making the threads lanes that leave the loop under a mask. The scalar generic loop would run them one by
-  // one (eigenvalues: 93% of its time there).
-  llvm::SwitchInst *Which = nullptr;
-  for (size_t K = 1; K < Regions.size(); ++K) {
-    unsigned H = static_cast<unsigned>(K);
-    if (!passableCut(H) || !cutsBackTo(H))
+void RegionBuilder::emitResumeLoops(const LiveRange &Live, llvm::ArrayRef<unsigned> Resumable,
+                                    llvm::BasicBlock *Generic) {
+  // The generic loop's threads are often threads of one cut loop that others have left (a bisection's threads
+  // count on for intervals not yet converged; the others wait at the barrier or at the loop's exit). There, a
+  // loop over threads entering that region alone, with the loop's back edge passed, runs each such thread's loop
+  // to its end at once, the warp vectorizer making the threads lanes that leave the loop under a mask; the
+  // others keep their states, and the dispatcher, seeing them again, sends them on. The scalar generic loop
+  // would run the loops one thread after another (eigenvalues: 93% of its time there). Left out
+  // (ResumeLoops::Count), such a round is counted instead, and the generic loop runs it.
+  if (Resumable.empty())
+    return;
+  llvm::IRBuilder<> DB(Live.Done);
+  llvm::Value *One = DB.CreateSelect(DB.CreateICmpEQ(Live.ResumableMin, Live.ResumableMax), Live.ResumableMin,
+                                     DB.getInt32(0));
+  llvm::SwitchInst *Which = DB.CreateSwitch(One, Generic);
+  llvm::BasicBlock *Count = nullptr;
+  for (unsigned H : Resumable) {
+    if (Resume == ResumeLoops::Emit) {
+      Which->addCase(B.getInt32(H), emitThreadsLoop(Live, {H}, /*ByState=*/true,
+                                                    [H](unsigned Stop) { return Stop == H; },
+                                                    ThreadLoopVectors::WarpOnly));
       continue;
-    llvm::BasicBlock *Resume = emitThreadsLoop(Live, {H}, /*ByState=*/true, [H](unsigned Stop) { return Stop == H; },
-                                               ThreadLoopVectors::WarpOnly);
-    if (!Which) {
-      llvm::IRBuilder<> DB(Live.Done);
-      llvm::Value *One = DB.CreateSelect(DB.CreateICmpEQ(Live.RunMin, Live.RunMax), Live.RunMin, DB.getInt32(0));
-      Which = DB.CreateSwitch(One, Generic);
     }
-    Which->addCase(B.getInt32(H), Resume);
+    if (!Count) {
+      Count = llvm::BasicBlock::Create(ML.Ctx, "resumable.round", F);
+      llvm::IRBuilder<> CB(Count);
+      CB.CreateCall(ML.Mod.getOrInsertFunction("ptxrt_resumable_round", CB.getVoidTy()));
+      CB.CreateBr(Generic);
+    }
+    Which->addCase(B.getInt32(H), Count);
+    ++CountedResumeLoops;
   }
 }
 
@@ -1218,8 +1261,12 @@ llvm::Error RegionBuilder::build() {
 
 } // namespace
 
-llvm::Error ptxforge::codegen::detail::buildRegions(ModuleLowering &ML, llvm::Function &F) {
-  return RegionBuilder(ML, &F).build();
+llvm::Expected<unsigned> ptxforge::codegen::detail::buildRegions(ModuleLowering &ML, llvm::Function &F,
+                                                                ResumeLoops Resume) {
+  RegionBuilder Builder(ML, &F, Resume);
+  if (llvm::Error E = Builder.build())
+    return E;
+  return Builder.countedResumeLoops();
 }
 
 namespace {
@@ -1247,8 +1294,8 @@ void relaxBlockVolatiles(llvm::Function &F) {
 
 } // namespace
 
-llvm::Expected<llvm::Function *> ptxforge::codegen::detail::emitRegionBlockFunction(ModuleLowering &ML,
-                                                                                    llvm::Function *Thread) {
+llvm::Expected<ptxforge::codegen::detail::RegionSplit>
+ptxforge::codegen::detail::emitRegionBlockFunction(ModuleLowering &ML, llvm::Function *Thread, ResumeLoops Resume) {
   llvm::ValueToValueMapTy VMap;
   llvm::Function *F = llvm::CloneFunction(Thread, VMap);
   F->setName("__ptx_block_" + Thread->getName().drop_front(strlen("__ptx_kernel_")));
@@ -1261,8 +1308,14 @@ llvm::Expected<llvm::Function *> ptxforge::codegen::detail::emitRegionBlockFunct
   llvm::Error E = cutAtRendezvous(*F, ML.ThreadCtxTy).takeError();
   if (!E && ML.LoopCuts)
     E = cutLoops(*F, ML.RegionCutBudget).takeError();
-  if (!E)
-    E = buildRegions(ML, *F);
+  unsigned Counted = 0;
+  if (!E) {
+    llvm::Expected<unsigned> Built = buildRegions(ML, *F, Resume);
+    if (Built)
+      Counted = *Built;
+    else
+      E = Built.takeError();
+  }
   std::string Invalid;
   llvm::raw_string_ostream OS(Invalid);
   if (!E && llvm::verifyFunction(*F, &OS))
@@ -1272,5 +1325,5 @@ llvm::Expected<llvm::Function *> ptxforge::codegen::detail::emitRegionBlockFunct
     F->eraseFromParent();
     return E;
   }
-  return F;
+  return RegionSplit{F, Counted};
 }

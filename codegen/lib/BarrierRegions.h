@@ -17,13 +17,20 @@ unsigned regionCuts(const ptx::Function &Kernel);
 /// The region builder as a pass of its own (ptxforge-region-blocks runs it on its copy of a thread function):
 /// rewrites F, a thread function keeping the region contract (Markers.h: the warp rendezvous and the loop cuts
 /// have run), into `__ptx_block_K(ThreadContext *Template, const char *Params)`, every thread of the block region
-/// by region. An error, with F no function to keep, when F breaks the contract.
-llvm::Error buildRegions(ModuleLowering &ML, llvm::Function &F);
+/// by region. Returns the resume loops it left out (ResumeLoops::Count); an error, with F no function to keep,
+/// when F breaks the contract.
+llvm::Expected<unsigned> buildRegions(ModuleLowering &ML, llvm::Function &F, ResumeLoops Resume);
+
+/// A region split: the block function, and the resume loops whose rounds its generic loop counts.
+struct RegionSplit {
+  llvm::Function *Block = nullptr;
+  unsigned CountedResumeLoops = 0;
+};
 
 /// `__ptx_block_K` for a region-splittable kernel's thread function: a copy with its deferred checks folded, put
 /// through the warp rendezvous, the loop cuts (ML.LoopCuts, within ML.RegionCutBudget) and the region builder.
 /// An error when the thread function breaks a pass's contract (Markers.h): the lowering and the passes disagree,
 /// a bug the caller reports.
-llvm::Expected<llvm::Function *> emitRegionBlockFunction(ModuleLowering &ML, llvm::Function *Thread);
+llvm::Expected<RegionSplit> emitRegionBlockFunction(ModuleLowering &ML, llvm::Function *Thread, ResumeLoops Resume);
 
 } // namespace ptxforge::codegen::detail

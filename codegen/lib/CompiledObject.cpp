@@ -118,7 +118,8 @@ PtxFacts ptxforge::codegen::describePtx(const ptx::Module &M) {
 namespace {
 /// The hot tier's limit (which decides KernelInfo::DeferredRegionCuts) and kernels.
 std::string hotKernelsKey(const LoweringOptions &L) {
-  std::string Key = " hot-cuts=" + std::to_string(L.HotRegionCutLimit);
+  std::string Key = " hot-cuts=" + std::to_string(L.HotRegionCutLimit) +
+                    " resume=" + std::to_string(static_cast<unsigned>(L.Resume));
   for (size_t I = 0; I < L.HotKernels.size(); ++I)
     Key += (I ? "," : " hot=") + L.HotKernels[I];
   return Key;
@@ -386,6 +387,7 @@ struct KernelFields {
   bool ExitInCallee;
   bool MaySpin;
   uint32_t DeferredRegionCuts;
+  uint32_t DeferredResumeLoops;
   uint32_t ReqNtid[3], MaxNtid[3];
   uint32_t ReqClusterDim[3], MaxClusterRank;
   bool ExplicitCluster;
@@ -483,6 +485,7 @@ void writePayload(ByteWriter &W, const CompiledObject &O) {
     W.num<uint8_t>(K.ExitInCallee);
     W.num<uint8_t>(K.MaySpin);
     W.num<uint32_t>(K.DeferredRegionCuts);
+    W.num<uint32_t>(K.DeferredResumeLoops);
     for (uint32_t V : K.ReqNtid)
       W.num<uint32_t>(V);
     for (uint32_t V : K.MaxNtid)
@@ -545,6 +548,7 @@ void readPayload(ByteReader &R, CompiledObject &O) {
     K.ExitInCallee = R.num<uint8_t>() != 0;
     K.MaySpin = R.num<uint8_t>() != 0;
     K.DeferredRegionCuts = R.num<uint32_t>();
+    K.DeferredResumeLoops = R.num<uint32_t>();
     for (uint32_t &V : K.ReqNtid)
       V = R.num<uint32_t>();
     for (uint32_t &V : K.MaxNtid)

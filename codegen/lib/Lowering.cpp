@@ -504,6 +504,13 @@ unsigned regionCutBudget(const ptx::Function &F, const LoweringOptions &Options)
   return Hot ? std::max(Options.RegionCutBudget, Options.HotRegionCutLimit) : Options.RegionCutBudget;
 }
 
+/// What kernel F's region split does with its resume loops: the hot tier's kernels get them.
+ResumeLoops resumeLoops(const ptx::Function &F, const LoweringOptions &Options) {
+  if (Options.Resume == ResumeLoops::Omit)
+    return ResumeLoops::Omit;
+  return llvm::is_contained(Options.HotKernels, F.Name.str()) ? ResumeLoops::Emit : Options.Resume;
+}
+
 /// Kernel FI's block function (null where its threads run one by one). A kernel left on fibers for its cuts
 /// alone gets K.DeferredRegionCuts.
 llvm::Expected<llvm::Function *> emitBlockFunction(ModuleLowering &ML, size_t FI, KernelInfo &K,
@@ -524,13 +531,15 @@ llvm::Expected<llvm::Function *> emitBlockFunction(ModuleLowering &ML, size_t FI
         K.DeferredRegionCuts = Cuts;
       return Block;
     }
-    llvm::Expected<llvm::Function *> Split = emitRegionBlockFunction(ML, ML.Functions[FI]);
+    llvm::Expected<RegionSplit> Split = emitRegionBlockFunction(ML, ML.Functions[FI], resumeLoops(F, Options));
     if (!Split && Options.RegionSplitFailureIsError)
       return Split.takeError();
-    if (!Split)
+    if (!Split) {
       passes::reportRegionSplitFailure(*ML.Functions[FI], Split.takeError());
-    else
-      Block = *Split;
+    } else {
+      Block = Split->Block;
+      K.DeferredResumeLoops = Split->CountedResumeLoops;
+    }
   }
   return Block;
 }

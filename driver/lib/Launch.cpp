@@ -283,6 +283,7 @@ llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const
   C.PinWorkers = processSettings().PinWorkers;
   C.TimeoutSeconds = processSettings().LaunchTimeoutSeconds;
   C.Upgrade = F.upgrade();
+  C.Profile = F.profile();
   C.CoResidentBlocks = Resident; // blocks of a kernel that may spin wait for each other only within these
   bool Cooperative = Kind == LaunchKind::Cooperative;
   Function *Fn = &F;
@@ -307,8 +308,8 @@ llvm::Error ptxforge::driver::launch(Context &Ctx, Stream *S, Function &F, const
       C.GridWorkspace = GridWorkspace;
     auto Start = std::chrono::steady_clock::now();
     GridFailure G = runGrid(*Fn, {Code, K}, C, Params.empty() ? nullptr : Params.data(), 0);
-    if (!Code->blockEntry(*K))
-      Fn->noteFiberRun(std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count());
+    bool OnFibers = !Code->blockEntry(*K) && !(C.Upgrade && C.Upgrade->Block.load(std::memory_order_acquire));
+    Fn->noteRun(std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count(), OnFibers);
     if (G.Result == Status::Success)
       return;
     if (verbose())

@@ -132,7 +132,7 @@ struct Module::PendingCompile {
   /// OptimizeLock, so that they never hold up another kernel's first use.
   std::unique_ptr<codegen::ModuleSplit> Split, QuickSplit;
   size_t KernelsLeft = 0;
-  /// Of KernelsLeft, those whose optimized code is in but which may still go hot (Module::deferRegionSplit).
+  /// Of KernelsLeft, those whose optimized code is in but which may still go hot (Module::optimizedCodeIn).
   size_t WaitingForHotTier = 0;
 
   CacheKeyInputs key(unsigned CC, llvm::StringRef Part) const {
@@ -478,10 +478,8 @@ llvm::Expected<KernelCode> Module::compileFunction(Function &F) {
   F.FromCache = Part->FromCache;
   if (Quick)
     startOptimizedCompile(F, Key); // before Ready: launches read F.OptimizeJob; the job counts the kernel done
-  else if (K->DeferredRegionCuts && !F.Code.Code->blockEntry(*K))
-    deferRegionSplit(F, K->DeferredRegionCuts);
   else
-    kernelDone();
+    optimizedCodeIn(F, *F.Code.Code);
   F.Ready.store(true, std::memory_order_release);
   return F.Code;
 }
@@ -501,12 +499,13 @@ void Module::cancelBackgroundCompiles() const {
   waitForBackgroundCompiles();
 }
 
-void Module::startUpgrade(Function &F, BackgroundJobs::Handle &Job, CacheKeyInputs Key, UpgradeCompile Compile,
-                          const char *Stays, std::function<void(uint32_t)> Finish) {
+void Module::startUpgrade(Function &F, BackgroundJobs::Handle &Job, std::unique_ptr<codegen::CompiledModule> &Into,
+                          CacheKeyInputs Key, UpgradeCompile Compile, const char *Stays,
+                          std::function<void(const codegen::CompiledModule *)> Finish) {
   F.Upgrade.Compiling.store(true, std::memory_order_release);
-  Job = BackgroundJobs::get().start([this, &F, Key = std::move(Key), Compile = std::move(Compile), Stays,
+  Job = BackgroundJobs::get().start([this, &F, &Into, Key = std::move(Key), Compile = std::move(Compile), Stays,
                                      Finish = std::move(Finish)](const BackgroundJobs::CancelFlag &Cancel) {
-    uint32_t Deferred = 0; // the code has no block function for its cuts alone
+    std::optional<LoadedPart> Part;
     {
       std::scoped_lock L(OptimizeLock); // one background compile at a time
       struct Done {
@@ -518,37 +517,46 @@ void Module::startUpgrade(Function &F, BackgroundJobs::Handle &Job, CacheKeyInpu
       if (codegen::cancelRequested(&Cancel))
         return;
       // No second cache lookup: the caller's missed a moment ago.
-      auto Part = compilePart(
+      auto Compiled = compilePart(
           Key, [&] { return Compile(&Cancel); }, [&](const codegen::CompiledObject &O) { return loadKernelCode(O); });
-      const codegen::KernelInfo *K = Part && Part->Code ? Part->Code->kernel(F.name()) : nullptr;
-      if (K && Part->Code->blockEntry(*K)) {
-        F.Optimized = std::move(Part->Code);
-        F.Upgrade.Block.store(F.Optimized->blockEntry(*K), std::memory_order_release);
-      } else if (K) {
-        Deferred = K->DeferredRegionCuts;
-      } else if (!Part && codegen::cancelRequested(&Cancel)) {
-        llvm::consumeError(Part.takeError());
+      if (!Compiled && codegen::cancelRequested(&Cancel)) {
+        llvm::consumeError(Compiled.takeError());
         return;
-      } else if (!Part) {
+      }
+      if (!Compiled) {
         // What the kernel runs was compiled from the same PTX; it keeps running on that.
-        std::string Why = llvm::toString(Part.takeError());
+        std::string Why = llvm::toString(Compiled.takeError());
         printLateFailure("ptxforge: kernel '" + F.name().str() + "' " + Stays + ": " + Why + "\n");
+      } else {
+        Part = std::move(*Compiled);
       }
     }
     std::scoped_lock L(MaterializeLock);
-    Finish(Deferred);
+    // New lives on in Into, where launches take it up, or in Part until Finish returns.
+    const codegen::CompiledModule *New = Part ? Part->Code.get() : nullptr;
+    const codegen::KernelInfo *K = New ? New->kernel(F.name()) : nullptr;
+    if (K && New->blockEntry(*K)) {
+      Into = std::move(Part->Code);
+      takeUp(F, *Into, *K);
+    }
+    Finish(New);
   });
+}
+
+void Module::takeUp(Function &F, const codegen::CompiledModule &Code, const codegen::KernelInfo &K) {
+  F.Upgrade.Code.store(&Code, std::memory_order_release);
+  F.Upgrade.Block.store(Code.blockEntry(K), std::memory_order_release);
 }
 
 void Module::startOptimizedCompile(Function &F, CacheKeyInputs Key) {
   PendingCompile *P = Pending.get(); // lives until the last kernel is done, which this job's own may be
   startUpgrade(
-      F, F.OptimizeJob, std::move(Key),
+      F, F.OptimizeJob, F.Optimized, std::move(Key),
       [P, &F](const codegen::CancelToken *Cancel) { return P->compileKernel(F.name(), /*Quick=*/false, Cancel); },
       "stays on its quick code",
-      [this, &F](uint32_t Deferred) {
-        if (Deferred && !BackgroundJobs::get().exiting())
-          deferRegionSplit(F, Deferred);
+      [this, &F](const codegen::CompiledModule *Code) {
+        if (Code && !BackgroundJobs::get().exiting())
+          optimizedCodeIn(F, *Code);
         else
           kernelDone();
       });
@@ -571,21 +579,35 @@ void Module::dropLoweringsIfOnlyHotLeft() {
   }
 }
 
-void Module::deferRegionSplit(Function &F, uint32_t DeferredCuts) {
+void Module::optimizedCodeIn(Function &F, const codegen::CompiledModule &Code) {
+  // Left out of the optimized code for the hot tier: the region split (the kernel runs on fibers), or the resume
+  // loops of a region split.
+  const codegen::KernelInfo *K = Code.kernel(F.name());
+  uint32_t Cuts = 0, ResumeLoops = 0;
+  if (K && Code.blockEntry(*K))
+    ResumeLoops = K->DeferredResumeLoops;
+  else if (K)
+    Cuts = K->DeferredRegionCuts;
+  if (!Cuts && !ResumeLoops) {
+    kernelDone();
+    return;
+  }
   PendingCompile &P = *Pending;
   if (auto Hot = cachedPart(P.key(BinaryVersion, "kernel=" + F.name().str() + " hot"),
                             [&](const codegen::CompiledObject &O) { return loadKernelCode(O); })) {
-    const codegen::KernelInfo *K = Hot->Code ? Hot->Code->kernel(F.name()) : nullptr;
-    if (K && Hot->Code->blockEntry(*K)) {
-      F.Optimized = std::move(Hot->Code);
-      F.Upgrade.Block.store(F.Optimized->blockEntry(*K), std::memory_order_release);
+    const codegen::KernelInfo *HK = Hot->Code ? Hot->Code->kernel(F.name()) : nullptr;
+    if (HK && Hot->Code->blockEntry(*HK)) {
+      F.HotCode = std::move(Hot->Code);
+      takeUp(F, *F.HotCode, *HK);
+      F.HotIn.store(true, std::memory_order_release);
       F.HotStarted.store(true, std::memory_order_release); // launches take it up; no compile
       kernelDone();
       return;
     }
   }
   ++P.WaitingForHotTier;
-  F.DeferredCuts.store(DeferredCuts, std::memory_order_release);
+  F.DeferredCuts.store(Cuts, std::memory_order_release);
+  F.DeferredResumeLoops.store(ResumeLoops, std::memory_order_release);
   dropLoweringsIfOnlyHotLeft();
 }
 
@@ -595,9 +617,11 @@ void Module::startHotCompile(Function &F) {
   if (!P)
     return;
   startUpgrade(
-      F, F.HotJob, P->key(BinaryVersion, "kernel=" + F.name().str() + " hot"),
-      [P, &F](const codegen::CancelToken *Cancel) { return P->compileHotKernel(F.name(), Cancel); }, "stays on fibers",
-      [this, P](uint32_t) {
+      F, F.HotJob, F.HotCode, P->key(BinaryVersion, "kernel=" + F.name().str() + " hot"),
+      [P, &F](const codegen::CancelToken *Cancel) { return P->compileHotKernel(F.name(), Cancel); },
+      F.DeferredCuts.load(std::memory_order_acquire) ? "stays on fibers" : "stays without its resume loops",
+      [this, P, &F](const codegen::CompiledModule *) {
+        F.HotIn.store(F.HotCode != nullptr, std::memory_order_release);
         --P->WaitingForHotTier;
         kernelDone();
       });

@@ -68,6 +68,8 @@ Settings Settings::fromEnvironment() {
     S.Compile.Lowering.RegionCutBudget = Cuts;
   if (unsigned Hot; !env("PTXFORGE_HOT_REGION_CUTS").getAsInteger(10, Hot))
     S.Compile.Lowering.HotRegionCutLimit = Hot;
+  if (llvm::StringRef R = env("PTXFORGE_RESUME_LOOPS"); R == "0" || R == "1")
+    S.Compile.Lowering.Resume = R == "1" ? codegen::ResumeLoops::Emit : codegen::ResumeLoops::Omit;
   S.Compile.WarpVectorize = env("PTXFORGE_WARP_VECTORIZE") != "0";
   S.Tier = jitTier(env("PTXFORGE_JIT_TIER"));
   if (S.Tier == JitTier::Quick)

@@ -18,6 +18,10 @@ class PassBuilder;
 class PassInstrumentationCallbacks;
 } // namespace llvm
 
+namespace ptxforge::codegen {
+enum class ResumeLoops : uint8_t; // Lowering.h
+} // namespace ptxforge::codegen
+
 namespace ptxforge::codegen::passes {
 
 // Each pass is a new-PM pass over a function or a module (UNIT); one whose Passes.def line takes parameters holds
@@ -169,6 +173,9 @@ PTXFORGE_PASS_WITH_SETTING(LoopCutsPass, Function, unsigned, CutBudget)
 struct RegionBlocksOptions {
   bool LoopCuts;      ///< LoweringOptions::LoopCuts (`loop-cuts`, `no-loop-cuts`)
   unsigned CutBudget; ///< LoweringOptions::RegionCutBudget (`cut-budget=N`)
+  /// The resume loops (BarrierRegions.h): `resume-loops` (emitted, the hot tier's code), `count-resumable` (left
+  /// out and counted, the default tier's code), `no-resume-loops`.
+  ResumeLoops Resume;
 };
 PTXFORGE_PASS_WITH_SETTING(RegionBlocksPass, Module, RegionBlocksOptions, Options)
 

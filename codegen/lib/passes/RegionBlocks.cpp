@@ -76,7 +76,7 @@ PreservedAnalyses passes::RegionBlocksPass::run(Module &M, ModuleAnalysisManager
       reportRegionSplitFailure(*Thread, overRegionBudget(Cuts, Options.CutBudget));
       continue;
     }
-    if (Expected<Function *> Block = codegen::detail::emitRegionBlockFunction(ML, Thread); !Block)
+    if (auto Block = codegen::detail::emitRegionBlockFunction(ML, Thread, Options.Resume); !Block)
       reportRegionSplitFailure(*Thread, Block.takeError());
   }
   return PreservedAnalyses::none();

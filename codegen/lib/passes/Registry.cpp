@@ -37,12 +37,17 @@ Expected<unsigned> parseCutBudget(StringRef Params) {
 
 Expected<RegionBlocksOptions> parseRegionBlocksOptions(StringRef Params) {
   ptxforge::codegen::LoweringOptions Defaults;
-  RegionBlocksOptions O{Defaults.LoopCuts, Defaults.RegionCutBudget};
+  RegionBlocksOptions O{Defaults.LoopCuts, Defaults.RegionCutBudget, ptxforge::codegen::ResumeLoops::Count};
   while (!Params.empty()) {
     StringRef P;
     std::tie(P, Params) = Params.split(';');
     if (P == "loop-cuts" || P == "no-loop-cuts") {
       O.LoopCuts = P == "loop-cuts";
+      continue;
+    }
+    using ptxforge::codegen::ResumeLoops;
+    if (P == "resume-loops" || P == "count-resumable" || P == "no-resume-loops") {
+      O.Resume = P == "resume-loops" ? ResumeLoops::Emit : P == "count-resumable" ? ResumeLoops::Count : ResumeLoops::Omit;
       continue;
     }
     Expected<unsigned> Budget = parseNumber<unsigned>(P, "cut-budget", O.CutBudget);

@@ -11,6 +11,7 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -294,4 +295,128 @@ TEST_CASE("a child of fork() exits at once although the parent's background comp
     ::kill(Child, SIGKILL), ::waitpid(Child, &Status, 0);
   CHECK(Exited);
   CHECK((WIFEXITED(Status) && WEXITSTATUS(Status) == 0));
+}
+
+namespace {
+
+/// Each thread t of a 128-thread block loops rounds * (1 + (t & mask)) times over the block's shared values
+/// between two barriers: with mask 0 the threads loop together, with mask 3 a quarter of them at a time is left
+/// looping while the others wait at the second barrier (what the generic loop's resume loops are for).
+const char *DivergePtx = R"(.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry diverge(.param .u64 out, .param .u32 rounds, .param .u32 mask)
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<16>;
+  .reg .b64 %rd<4>;
+  .shared .align 4 .b32 buf[128];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %ctaid.x;
+  mad.lo.u32 %r3, %r2, 128, %r1;
+  mad.lo.u32 %r4, %r1, 7, 1;
+  mov.u32 %r5, buf;
+  shl.b32 %r6, %r1, 2;
+  add.u32 %r6, %r5, %r6;
+  st.shared.u32 [%r6], %r4;
+  bar.sync 0;
+  ld.param.u32 %r7, [rounds];
+  ld.param.u32 %r13, [mask];
+  and.b32 %r8, %r1, %r13;
+  add.u32 %r8, %r8, 1;
+  mul.lo.u32 %r8, %r8, %r7;
+  mov.u32 %r9, 0;
+  mov.u32 %r10, 0;
+LOOP:
+  add.u32 %r11, %r10, %r1;
+  and.b32 %r11, %r11, 127;
+  shl.b32 %r11, %r11, 2;
+  add.u32 %r11, %r5, %r11;
+  ld.shared.u32 %r12, [%r11];
+  mad.lo.u32 %r9, %r9, 3, %r12;
+  add.u32 %r10, %r10, 1;
+  setp.lt.u32 %p2, %r10, %r8;
+  @%p2 bra LOOP;
+  bar.sync 0;
+  ld.param.u64 %rd1, [out];
+  mul.wide.u32 %rd2, %r3, 4;
+  add.u64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r9;
+  ret;
+}
+)";
+
+/// Launches diverge over 16 blocks; what went wrong, or empty.
+std::string runDiverge(Function &F, uint32_t Rounds, uint32_t Mask) {
+  constexpr uint32_t Blocks = 16, N = Blocks * 128;
+  auto Out = DeviceMemory::get().allocate(N * 4, MemoryKind::Device, &cacheTestContext());
+  if (!Out)
+    return llvm::toString(Out.takeError());
+  uint64_t OutPtr = *Out;
+  void *Args[] = {&OutPtr, &Rounds, &Mask};
+  auto Params = F.packParams(Args);
+  if (!Params)
+    return llvm::toString(Params.takeError());
+  codegen::LaunchConfig Config;
+  Config.Grid = {Blocks, 1, 1};
+  Config.Block = {128, 1, 1};
+  if (llvm::Error E = launch(cacheTestContext(), nullptr, F, Config, std::move(*Params)))
+    return llvm::toString(std::move(E));
+  std::vector<uint32_t> Host(N);
+  CopyRegion C;
+  C.Dst = reinterpret_cast<uint64_t>(Host.data()), C.DstSide = Side::Host;
+  C.Src = OutPtr, C.SrcSide = Side::Device, C.Width = N * 4;
+  if (llvm::Error E = copyMemory(cacheTestContext(), nullptr, false, C))
+    return llvm::toString(std::move(E));
+  llvm::consumeError(DeviceMemory::get().free(OutPtr, {MemoryKind::Device}));
+  for (uint32_t T = 0; T < 128; ++T) {
+    uint32_t Want = 0;
+    for (uint32_t I = 0, Trips = Rounds * (1 + (T & Mask)); I < Trips; ++I)
+      Want = Want * 3 + ((I + T) % 128) * 7 + 1;
+    for (uint32_t B = 0; B < Blocks; ++B)
+      if (Host[B * 128 + T] != Want)
+        return "out[" + std::to_string(B * 128 + T) + "] = " + std::to_string(Host[B * 128 + T]) + ", not " +
+               std::to_string(Want);
+  }
+  return "";
+}
+
+} // namespace
+
+TEST_CASE("a region kernel whose threads part ways at a cut loop gets its resume loops from the hot tier") {
+  const Settings &S = processSettings();
+  if (S.Tier == JitTier::Quick || S.Compile.Lowering.Resume != codegen::ResumeLoops::Count)
+    return; // no block functions, or the resume loops' placement fixed for the whole process
+  GlobalCacheScope Scope;
+  constexpr uint32_t Rounds = 3000;
+  auto Launches = [&](Module &M, uint32_t Mask, double Seconds) {
+    Function *F = M.function("diverge");
+    REQUIRE(F != nullptr);
+    auto Start = std::chrono::steady_clock::now();
+    while (!F->onHotCode() && std::chrono::steady_clock::now() - Start < std::chrono::duration<double>(Seconds)) {
+      CHECK(runDiverge(*F, Rounds, Mask).empty());
+      M.waitForBackgroundCompiles();
+    }
+    return F;
+  };
+  {
+    // Threads that loop together never need a resume loop, however long the kernel runs: its code counts no
+    // round, so no hot compile.
+    auto M = loadLazily(DivergePtx);
+    CHECK_FALSE(Launches(*M, 0, 1.5)->onHotCode());
+  }
+  {
+    // Parted threads: the rounds are counted, and after about the loop's compile time (0.35 s) the hot code is in.
+    auto M = loadLazily(DivergePtx);
+    Function *F = Launches(*M, 3, 60);
+    CHECK(F->onHotCode());
+    CHECK(runDiverge(*F, Rounds, 3).empty()); // on the resume loops now
+    CHECK(runDiverge(*F, Rounds, 0).empty());
+  }
+  auto Warm = loadLazily(DivergePtx);
+  Function *F = Warm->function("diverge");
+  REQUIRE(F != nullptr);
+  CHECK(runDiverge(*F, Rounds, 3).empty());
+  CHECK(F->onHotCode()); // the cache keeps the hot code: it is in once the optimized code is
+  CHECK(Scope.cache().stats().Corrupt == 0);
 }

@@ -52,7 +52,7 @@ public:
   /// 2: block functions run a range of blocks; 3: ptxrt_region_release takes the span of live threads; 4: KernelInfo
   /// says whether the kernel may spin (MaySpin); 8: a matrix batch's descriptor lists the fragment loads it took
   /// over (exec/MmaBatch.cpp).
-  static constexpr uint32_t FormatVersion = 8;
+  static constexpr uint32_t FormatVersion = 9;
 
   std::string ObjectCode; ///< a relocatable object file for TargetTriple
   std::vector<KernelInfo> Kernels;

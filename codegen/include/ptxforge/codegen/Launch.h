@@ -23,9 +23,19 @@ struct Dim3 {
 /// code (thread functions only). A launch of quick code moves to Block between blocks once it appears; while
 /// Compiling, one of its workers (when it has several) leaves its core to the compiler, so that the optimized
 /// code comes sooner.
+/// The hot tier uses the same: a kernel already on its optimized block function moves to a hotter one (its
+/// resume loops, KernelInfo::DeferredResumeLoops). Code: the module Block is in, for a fault's report; stored
+/// before Block.
 struct TierUp {
   std::atomic<BlockRangeFunction> Block{nullptr};
+  std::atomic<const CompiledModule *> Code{nullptr};
   std::atomic<bool> Compiling{false};
+};
+
+/// What a kernel's JIT'd code counts for the driver's hot tier while it runs: the rounds of its generic loop in
+/// which a resume loop the split left out would have run (KernelInfo::DeferredResumeLoops).
+struct KernelProfile {
+  std::atomic<uint64_t> ResumableRounds{0};
 };
 
 struct LaunchConfig {
@@ -48,6 +58,8 @@ struct LaunchConfig {
   bool ExplicitCluster = false;
   /// Tiered JIT: the kernel's optimized code on its way (see TierUp). Null: the code launched is all there is.
   const TierUp *Upgrade = nullptr;
+  /// Where the launch's code counts what the hot tier reads (see KernelProfile); null: nowhere.
+  KernelProfile *Profile = nullptr;
   /// The watchdog (PTXFORGE_LAUNCH_TIMEOUT at the edges): a launch still running after this many seconds is
   /// stopped and fails with LaunchFault::Timeout. 0: none. The kernel's code pays nothing (see LaunchWatchdog).
   double TimeoutSeconds = 0;

@@ -49,6 +49,10 @@ struct KernelInfo {
   /// than LoweringOptions::RegionCutBudget, at most HotRegionCutLimit), else 0. Its threads run as fibers; the
   /// driver's hot tier compiles the split once the kernel has run long enough on fibers to pay for it.
   uint32_t DeferredRegionCuts = 0;
+  /// The resume loops its region split left out (LoweringOptions::Resume): the generic loop counts, through
+  /// LaunchConfig::Profile, each round in which one would have run, and the driver's hot tier compiles
+  /// them once that happens in a kernel that has run long enough to pay for their compile. 0: none left out.
+  uint32_t DeferredResumeLoops = 0;
   uint32_t ReqNtid[3] = {0, 0, 0}, MaxNtid[3] = {0, 0, 0};
   /// Thread-block clusters: `.reqnctapercluster` (0: none; a launch without cluster dimensions uses it),
   /// `.maxclusterrank` (0: none) and `.explicitcluster` (launches must give cluster dimensions).
@@ -87,6 +91,14 @@ llvm::Error compileCancelled();
 /// A cancelled compile's end: LM's IR is freed, or with Cancel->Abandon left unfreed. Returns compileCancelled().
 llvm::Error dropCancelled(LoweredModule &LM, const CancelToken *Cancel);
 
+/// What a region split does with its resume loops (codegen/lib/BarrierRegions.cpp, emitResumeLoops: a warp-
+/// vectorized loop per cut loop for the threads that stand in it while the others wait at a barrier): emits them;
+/// leaves them out, its generic loop counting each round in which one would have run (ptxrt_resumable_round into
+/// LaunchConfig::Profile, which the driver's hot tier reads); or leaves them out silently. Most cut loops never
+/// see their threads diverge, and each resume loop costs about a third of a second of optimized compile (cub_big:
+/// 143 of them, +40%): so by default only the hot tier's kernels get them.
+enum class ResumeLoops : uint8_t { Emit, Count, Omit };
+
 /// How to lower. The defaults are what a JIT compile wants; nothing here depends on the environment (the driver
 /// and the CLI read it, see README.md's table of variables).
 struct LoweringOptions {
@@ -116,6 +128,9 @@ struct LoweringOptions {
   /// the kernels named get block functions: the caller takes their parts alone. Part of the compute cache's key.
   std::vector<std::string> HotKernels;
   unsigned HotRegionCutLimit = 2048;
+  /// What the resume loops of kernels outside HotKernels become; the hot tier's kernels get them emitted unless
+  /// Omit. Part of the compute cache's key.
+  ResumeLoops Resume = ResumeLoops::Count;
   /// A kernel the region builder should split but cannot (the lowering broke the builder's contract, a bug)
   /// fails the lowering instead of running on fibers with an optimization remark. Tests set it.
   bool RegionSplitFailureIsError = false;

@@ -87,12 +87,20 @@ public:
   const codegen::TierUp *upgrade() const {
     return OptimizeJob || HotStarted.load(std::memory_order_acquire) ? &Upgrade : nullptr;
   }
-  /// The hot tier: a launch of the kernel ran Seconds without a block function. A kernel whose optimized code
-  /// has none only because its barriers and collectives are past the region budget
-  /// (codegen::KernelInfo::DeferredRegionCuts) gets its region split compiled in the background once its runs
-  /// on fibers have taken as long as that compile is expected to (a JIT's hot tier; the rent-or-buy rule keeps
-  /// the total within twice the better choice made in hindsight). Launches take the code up through upgrade().
-  void noteFiberRun(double Seconds);
+  /// The hot tier: a launch of the kernel ran Seconds, on fibers (without a block function) or not. The hot tier
+  /// compiles the kernel again, in the background, once its runs have taken as long as that compile is expected
+  /// to (a JIT's hot tier; the rent-or-buy rule keeps the total within twice the better choice made in
+  /// hindsight), where its optimized code left out
+  /// - its region split, its barriers and collectives being past the region budget
+  ///   (codegen::KernelInfo::DeferredRegionCuts): counting runs on fibers;
+  /// - its resume loops (codegen::KernelInfo::DeferredResumeLoops): counting runs once its profile says one
+  ///   would have run.
+  /// Launches take the code up through upgrade().
+  void noteRun(double Seconds, bool OnFibers);
+  /// Where launches count what the hot tier reads.
+  codegen::KernelProfile *profile() { return &Profile; }
+  /// Whether the hot tier's code is in (launches take it up through upgrade()).
+  bool onHotCode() const { return HotIn.load(std::memory_order_acquire); }
 
   /// Largest block the kernel can be launched with (its .maxntid/.reqntid, else the device limit).
   unsigned maxThreadsPerBlock() const;
@@ -158,12 +166,16 @@ private:
   BackgroundJobs::Handle OptimizeJob;
   std::unique_ptr<codegen::CompiledModule> Optimized;
   codegen::TierUp Upgrade;
-  /// The hot tier (noteFiberRun): the optimized code's deferred cuts (0: none), the time run on fibers since,
-  /// and the compile of the split.
+  /// The hot tier (noteRun): the optimized code's deferred cuts and resume loops (0: none), the time it ran for
+  /// them since, its profile, and the compile of the hot code, which HotCode holds.
   std::atomic<uint32_t> DeferredCuts{0};
-  std::atomic<uint64_t> FiberMicroseconds{0};
+  std::atomic<uint32_t> DeferredResumeLoops{0};
+  std::atomic<uint64_t> HotMicroseconds{0};
+  codegen::KernelProfile Profile;
   std::atomic<bool> HotStarted{false};
   BackgroundJobs::Handle HotJob;
+  std::unique_ptr<codegen::CompiledModule> HotCode;
+  std::atomic<bool> HotIn{false};
   std::optional<Status> Failure;
   std::string FailureLog;
   unsigned MaxDynamicShared;
@@ -263,18 +275,23 @@ private:
   /// Compiles F alone (F's module is compiled per kernel); Function::code() calls it.
   llvm::Expected<KernelCode> compileFunction(Function &F);
   /// The background compiles of the tiered JIT (optimized code, hot tier): Compile makes F's better code (cache
-  /// key Key) in Job, which launches take up between blocks; a failure leaves F where it is, as Stays says. Then,
-  /// unless cancelled, Finish runs under MaterializeLock with the new code's deferred region cuts (0: none).
+  /// key Key) in Job into Into, which launches take up between blocks; a failure leaves F where it is, as Stays
+  /// says. Then, unless cancelled, Finish runs under MaterializeLock with the new code (null: none).
   using UpgradeCompile = std::function<llvm::Expected<codegen::CompiledObject>(const codegen::CancelToken *)>;
-  void startUpgrade(Function &F, BackgroundJobs::Handle &Job, CacheKeyInputs Key, UpgradeCompile Compile,
-                    const char *Stays, std::function<void(uint32_t)> Finish);
+  void startUpgrade(Function &F, BackgroundJobs::Handle &Job, std::unique_ptr<codegen::CompiledModule> &Into,
+                    CacheKeyInputs Key, UpgradeCompile Compile, const char *Stays,
+                    std::function<void(const codegen::CompiledModule *)> Finish);
+  /// F's launches move to K's block function in Code, which outlives them (F holds it).
+  static void takeUp(Function &F, const codegen::CompiledModule &Code, const codegen::KernelInfo &K);
   /// Tiered JIT: F runs on its quick code; compiles its optimized code (cache key Key) in the background.
   void startOptimizedCompile(Function &F, CacheKeyInputs Key);
-  /// The hot tier: compiles F's region split past the budget in the background (Function::noteFiberRun).
+  /// The hot tier: compiles F's region split past the budget, or with its resume loops, in the background
+  /// (Function::noteRun).
   void startHotCompile(Function &F);
-  /// F's optimized code has no block function for DeferredCuts cuts alone: takes the hot tier's code from the
-  /// compute cache where it holds it, else lets F's launches start the hot compile. Under MaterializeLock.
-  void deferRegionSplit(Function &F, uint32_t DeferredCuts);
+  /// The kernel's optimized code Code is in: one that left something to the hot tier (its region split or its resume
+  /// loops) takes the hot tier's code from the compute cache where it holds it, else lets F's launches start the
+  /// hot compile; any other kernel is done. Under MaterializeLock.
+  void optimizedCodeIn(Function &F, const codegen::CompiledModule &Code);
   /// A kernel has all the code it will get (under MaterializeLock): the PTX goes once no kernel needs it, the
   /// lowered IR once only kernels waiting for the hot tier do.
   void kernelDone();
