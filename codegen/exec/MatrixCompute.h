@@ -52,6 +52,10 @@ void loadBatchFragments(const uint32_t *Desc, uint32_t Participants, uint64_t *c
 /// (MmaBatch.cpp); false, having changed nothing, otherwise.
 bool computeWarpMmaBatch(const uint32_t *Desc, uint64_t *const *LaneWords);
 
+/// JIT'd code went away (a CompiledModule was destroyed): the batch descriptors computeWarpMmaBatch keeps parsed
+/// by address are checked word for word again before their next use (another module's may lie there now).
+void noteCodeUnloaded();
+
 /// Bits of one element of type T.
 unsigned matrixElementBits(uint32_t T);
 /// The value of an element of type T (its low bits in Bits), exact in a double.

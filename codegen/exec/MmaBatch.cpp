@@ -11,6 +11,7 @@
 #include "Runtime.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -165,9 +166,18 @@ struct Entry {
   unsigned char *Bits = nullptr; ///< writeBack's scratch: a D's elements as its registers take them, packed
 };
 
+/// Whether N register words agree. A loop, not std::equal: that becomes a memcmp call, for the one to eight words
+/// of a fragment on every get (an f64 GEMM: 7% of its time in memcmp).
+bool sameWords(const uint32_t *X, const uint32_t *Y, unsigned N) {
+  for (unsigned I = 0; I < N; ++I)
+    if (X[I] != Y[I])
+      return false;
+  return true;
+}
+
 bool sameFragment(const Fragment &X, const Fragment &Y) {
   return X.R == Y.R && X.T == Y.T && X.Rows == Y.Rows && X.Cols == Y.Cols && X.NRegs == Y.NRegs &&
-         std::equal(X.Words, X.Words + X.NRegs, Y.Words);
+         sameWords(X.Words, Y.Words, X.NRegs);
 }
 
 /// The decoded fragments of the batch being computed, and which entry last took each register word.
@@ -301,7 +311,7 @@ bool FragmentCache::liveOut(const Entry &E) const {
 void FragmentCache::drop(Entry &E, const Fragment *Keep) {
   if (E.Dirty && readLater(E) &&
       !(Keep && Keep->R == E.F.R && Keep->NRegs == E.F.NRegs &&
-        std::equal(Keep->Words, Keep->Words + Keep->NRegs, E.F.Words)))
+        sameWords(Keep->Words, E.F.Words, Keep->NRegs)))
     writeBack(E);
   E.Valid = E.Dirty = false;
   uint8_t Id = static_cast<uint8_t>(&E - Entries + 1);
@@ -359,14 +369,15 @@ void FragmentCache::decodeFromMemory(Entry &E, const LoadSource &Src) {
   bool ColumnWise = F.R == Role::B; // a B fragment's order is column-major
   unsigned Lines = ColumnWise ? F.Cols : F.Rows, Len = ColumnWise ? F.Rows : F.Cols;
   uint64_t LineBytes = Src.Stride * (elementBits(F.T) / 8);
-  if (F.T == MEF64) { // the elements are the doubles: straight into place, a B's columns transposed on the way
+  if (F.T == MEF64) { // the elements are the doubles: rows straight into place, a B's columns transposed
     for (unsigned I = 0; I < Lines; ++I) {
       const char *Line = Src.Ptr + I * LineBytes;
-      for (unsigned J = 0; J < Len; ++J) {
-        double V;
-        memcpy(&V, Line + 8 * J, 8);
-        E.Vals[ColumnWise ? J * Lines + I : I * Len + J] = V;
+      if (!ColumnWise) {
+        memcpy(E.Vals + I * Len, Line, size_t(Len) * 8);
+        continue;
       }
+      for (unsigned J = 0; J < Len; ++J)
+        memcpy(&E.Vals[J * Lines + I], Line + 8 * J, 8);
     }
     return;
   }
@@ -473,6 +484,7 @@ void computeProduct(FragmentCache &Cache, const Product &P) {
 /// per-product path must take it.
 struct ParsedBatch {
   const uint32_t *Desc = nullptr;
+  uint64_t Epoch = 0; ///< UnloadEpoch when Copy was last found to be Desc's words
   std::vector<uint32_t> Copy;
   std::vector<Product> Products;
   std::vector<uint32_t> LastRead; ///< per word, the last product (from 1) that reads it
@@ -590,8 +602,13 @@ void parseBatch(ParsedBatch &B) {
   B.Ok = matchLoads(B);
 }
 
-/// Desc parsed: the dispatcher computes every warp's batch at one cut in turn, so a few recent ones are kept
-/// (checked word for word: a module unloaded and another loaded may reuse the address).
+/// Counts unloads of JIT'd code (noteCodeUnloaded): a descriptor's words cannot change while its code is loaded.
+std::atomic<uint64_t> UnloadEpoch{1};
+
+/// Desc parsed: the dispatcher computes every warp's batch at one cut in turn, so a few recent ones are kept,
+/// by address. Checked word for word once after each unload of code (a module unloaded and another loaded may
+/// reuse the address), not at every call: the check and the walk to find the descriptor's length were 9% of an
+/// f64 GEMM's time.
 const ParsedBatch &parsedBatch(const uint32_t *Desc) {
   constexpr unsigned Kept = 32; // dmmaTensorCoreGemm's k loop, unrolled by nvcc, is 16 batches
   struct Recent {
@@ -604,19 +621,28 @@ const ParsedBatch &parsedBatch(const uint32_t *Desc) {
   if (!Store)
     Store = std::make_unique<Recent>();
   Recent &R = *Store;
+  uint64_t Epoch = UnloadEpoch.load(std::memory_order_acquire);
+  for (ParsedBatch &B : R.Batches)
+    if (B.Desc == Desc && B.Epoch == Epoch)
+      return B;
   size_t N = descriptorWords(Desc);
   for (ParsedBatch &B : R.Batches)
-    if (B.Desc == Desc && B.Copy.size() == N && std::equal(Desc, Desc + N, B.Copy.begin()))
+    if (B.Desc == Desc && B.Copy.size() == N && std::equal(Desc, Desc + N, B.Copy.begin())) {
+      B.Epoch = Epoch;
       return B;
+    }
   ParsedBatch &B = R.Batches[R.Next];
   R.Next = (R.Next + 1) % Kept;
   B.Desc = Desc;
+  B.Epoch = Epoch;
   B.Copy.assign(Desc, Desc + N);
   parseBatch(B);
   return B;
 }
 
 } // namespace
+
+void ptxforge::codegen::exec::noteCodeUnloaded() { UnloadEpoch.fetch_add(1, std::memory_order_acq_rel); }
 
 bool ptxforge::codegen::exec::computeWarpMmaBatch(const uint32_t *Desc, uint64_t *const *LaneWords) {
   // Every product must fit before any runs: the per-product path takes the whole batch otherwise.

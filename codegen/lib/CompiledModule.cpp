@@ -2,6 +2,7 @@
 #include "ptxforge/codegen/CompiledModule.h"
 #include "ptxforge/codegen/CompiledObject.h"
 
+#include "../exec/MatrixCompute.h"
 #include "../exec/Runtime.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -158,7 +159,8 @@ void writePerfMap(llvm::orc::LLJIT &JIT, llvm::StringRef ObjectCode, PerfMap Mod
 
 } // namespace
 
-CompiledModule::~CompiledModule() = default;
+// Before the JIT (a member) frees the code: what the runtime keeps by the code's addresses is checked again.
+CompiledModule::~CompiledModule() { exec::noteCodeUnloaded(); }
 
 llvm::Expected<std::unique_ptr<CompiledModule>> CompiledModule::compile(LoweredModule LM,
                                                                         const CompileOptions &Options) {
