@@ -121,7 +121,8 @@ bool isGlobalAccess(const llvm::Instruction &I);
 /// does). So the vectorizer needs no overlap checks between the threads' accesses. Only plain (not volatile,
 /// not atomic) accesses to those spaces join the group (threadAccessGroup); a loop with any other memory
 /// access (local memory, which the threads of a loop share as one stack slot, generic addresses, emulated
-/// shared atomics, ptxforge's per-thread arrays) is not parallel and keeps LLVM's checks.
+/// shared atomics, ptxforge's per-thread arrays indexed other than by the loop's own thread) is not parallel and
+/// keeps LLVM's checks. A region loop's accesses to the thread's own slots join the group (BarrierRegions.cpp).
 llvm::MDNode *threadAccessGroup(llvm::Module &M);
 void markThreadParallel(llvm::Instruction *I);
 
