@@ -9,6 +9,7 @@
 //   %i = sub i32 %twice, %low.fr
 #include "Passes.h"
 
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/Analysis/ScalarEvolutionExpressions.h"
@@ -29,8 +30,8 @@ unsigned widthOf(const SCEVAddRecExpr *AR, ScalarEvolution &SE) { return SE.getT
 /// greater start and step (llvm/llvm-project#191382), which is false: {0,+,4}<i32> not wrapping says nothing
 /// about {0,+,1}<i2>, which wraps after 4 trips. The same call answers here, so on an LLVM that fixed it
 /// (#191498) nothing is found.
-std::vector<const SCEVAddRecExpr *> droppedWrapChecks(Loop &L, ScalarEvolution &SE) {
-  std::vector<const SCEVWrapPredicate *> Wraps;
+SmallSetVector<const SCEVAddRecExpr *, 4> droppedWrapChecks(Loop &L, ScalarEvolution &SE) {
+  SmallSetVector<const SCEVWrapPredicate *, 8> Wraps; // each access of a recurrence asks for its predicate again
   for (BasicBlock *BB : L.blocks())
     for (Instruction &I : *BB) {
       Value *Ptr = getLoadStorePointerOperand(&I);
@@ -40,13 +41,13 @@ std::vector<const SCEVAddRecExpr *> droppedWrapChecks(Loop &L, ScalarEvolution &
       SE.convertSCEVToAddRecWithPredicates(SE.getSCEV(Ptr), &L, Preds);
       for (const SCEVPredicate *P : Preds)
         if (const auto *W = dyn_cast<SCEVWrapPredicate>(P))
-          Wraps.push_back(W);
+          Wraps.insert(W);
     }
-  std::vector<const SCEVAddRecExpr *> Dropped;
+  SmallSetVector<const SCEVAddRecExpr *, 4> Dropped;
   for (const SCEVWrapPredicate *Narrow : Wraps)
     for (const SCEVWrapPredicate *Wide : Wraps)
       if (widthOf(Wide->getExpr(), SE) > widthOf(Narrow->getExpr(), SE) && Wide->implies(Narrow, SE)) {
-        Dropped.push_back(Narrow->getExpr());
+        Dropped.insert(Narrow->getExpr());
         break;
       }
   return Dropped;
@@ -60,19 +61,21 @@ bool freezeSources(Loop &L, const SCEVAddRecExpr *AR, ScalarEvolution &SE) {
   auto holdsAR = [&](Value *V) {
     return SE.isSCEVable(V->getType()) && SCEVExprContains(SE.getSCEV(V), [AR](const SCEV *S) { return S == AR; });
   };
+  auto isFrozen = [](Instruction &I) { return I.hasOneUse() && isa<FreezeInst>(*I.user_begin()); };
   std::vector<Instruction *> Sources;
   for (BasicBlock *BB : L.blocks())
     for (Instruction &I : *BB)
-      if (I.getType()->isIntegerTy() && !I.isTerminator() && holdsAR(&I) && llvm::none_of(I.operands(), [&](Value *Op) {
+      if (I.getType()->isIntegerTy() && !I.isTerminator() && !isFrozen(I) && holdsAR(&I) &&
+          llvm::none_of(I.operands(), [&](Value *Op) {
             auto *OpI = dyn_cast<Instruction>(Op);
             return OpI && L.contains(OpI) && holdsAR(OpI);
           }))
         Sources.push_back(&I);
   for (Instruction *I : Sources) {
     auto Where = isa<PHINode>(I) ? I->getParent()->getFirstInsertionPt() : std::next(I->getIterator());
+    SE.forgetValue(I); // and its users, found while they still use I
     auto *Frozen = new FreezeInst(I, I->getName() + ".fr", Where);
     I->replaceUsesWithIf(Frozen, [Frozen](Use &U) { return U.getUser() != Frozen; });
-    SE.forgetValue(I);
   }
   return !Sources.empty();
 }
@@ -83,7 +86,7 @@ bool guardLoop(Loop &L, ScalarEvolution &SE) {
   constexpr unsigned MaxRounds = 4; // each round hides at least one recurrence; loops have few
   bool Changed = false;
   for (unsigned Round = 0; Round < MaxRounds; ++Round) {
-    std::vector<const SCEVAddRecExpr *> Dropped = droppedWrapChecks(L, SE);
+    SmallSetVector<const SCEVAddRecExpr *, 4> Dropped = droppedWrapChecks(L, SE);
     if (Dropped.empty())
       return Changed;
     bool Froze = false;
@@ -100,8 +103,7 @@ bool guardLoop(Loop &L, ScalarEvolution &SE) {
 
 } // namespace
 
-PreservedAnalyses ptxforge::codegen::passes::HideNarrowRecurrencesPass::run(Function &F,
-                                                                           FunctionAnalysisManager &AM) {
+PreservedAnalyses ptxforge::codegen::passes::HideNarrowRecurrencesPass::run(Function &F, FunctionAnalysisManager &AM) {
   LoopInfo &LI = AM.getResult<LoopAnalysis>(F);
   ScalarEvolution &SE = AM.getResult<ScalarEvolutionAnalysis>(F);
   bool Changed = false;

@@ -103,3 +103,39 @@ loop:
 exit:
   ret void
 }
+
+; The narrow recurrence is a phi of its own (an i2 counter): the phi's value is frozen where the block's phis end,
+; and the counter's increment reads the frozen value, no induction for the vectorizer any more.
+; CHECK-LABEL: define void @narrow_phi(
+; CHECK:         %j = phi i2
+; CHECK-NEXT:    %j.fr = freeze i2 %j
+; CHECK:         %low = zext i2 %j.fr to i32
+; CHECK:         %j.next = add i2 %j.fr, 1
+define void @narrow_phi(ptr noalias %d, ptr noalias %s, i64 %n) {
+entry:
+  br label %loop
+
+loop:
+  %iv = phi i64 [ 0, %entry ], [ %iv.next, %loop ]
+  %j = phi i2 [ 0, %entry ], [ %j.next, %loop ]
+  %t = trunc i64 %iv to i32
+  %t.ext = zext i32 %t to i64
+  %mine = getelementptr i32, ptr %s, i64 %t.ext
+  %w = load i32, ptr %mine, align 4
+  %twice = shl i32 %t, 1
+  %low = zext i2 %j to i32
+  %i = sub i32 %twice, %low
+  %i.ext = zext i32 %i to i64
+  %src = getelementptr i32, ptr %s, i64 %i.ext
+  %v = load i32, ptr %src, align 4
+  %sum = add i32 %v, %w
+  %dst = getelementptr i32, ptr %d, i64 %iv
+  store i32 %sum, ptr %dst, align 4
+  %iv.next = add nuw nsw i64 %iv, 1
+  %j.next = add i2 %j, 1
+  %done = icmp eq i64 %iv.next, %n
+  br i1 %done, label %exit, label %loop
+
+exit:
+  ret void
+}
