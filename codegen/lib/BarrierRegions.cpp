@@ -124,6 +124,8 @@ private:
   void hoistBlockConstants();
   void privatizeMisalignedBits();
   void markInternalAccesses();
+  /// Puts the loads and stores of the thread's own slots (addresses indexed by T64) in the threads' group.
+  void markThreadSlots(llvm::Value *T64);
   void findThreadPrivateAllocas();
   /// The registers (Allocas) Reg's blocks use, in Allocas' order.
   std::vector<llvm::AllocaInst *> allocasUsedBy(const Region &Reg) const;
@@ -1066,7 +1068,20 @@ llvm::BasicBlock *RegionBuilder::emitThreadsLoop(const LiveRange &Live, llvm::Ar
     llvm::BranchInst::Create(Starts[Stop], Copy);
   }
   useLoopIds(AllCopies, Loop);
+  markThreadSlots(T64);
   return Loop.Entry;
+}
+
+void RegionBuilder::markThreadSlots(llvm::Value *T64) {
+  // Every address indexed by the thread (its state, its register slots) is the thread's own: its plain loads
+  // and stores join the threads' access group, so they keep no region loop from being a parallel loop.
+  for (llvm::User *U : T64->users())
+    if (auto *G = llvm::dyn_cast<llvm::GetElementPtrInst>(U); G && G->getNumIndices() == 1)
+      for (llvm::User *A : G->users()) {
+        auto *I = llvm::dyn_cast<llvm::Instruction>(A);
+        if (I && llvm::getLoadStorePointerOperand(I) == G && !I->isAtomic() && !I->isVolatile())
+          passes::markThreadParallel(I);
+      }
 }
 
 llvm::Value *RegionBuilder::emitRegionNext(llvm::Value *N) {

@@ -117,6 +117,8 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
   PB.registerVectorizerStartEPCallback([Lanes, &Options](llvm::FunctionPassManager &FPM, llvm::OptimizationLevel) {
     if (Options.WarpVectorize)
       FPM.addPass(passes::WarpVectorizePass(Lanes));
+    // Last before LLVM's loop vectorizer: it keeps the wrap checks that vectorizer would drop.
+    FPM.addPass(passes::HideNarrowRecurrencesPass());
   });
   PB.registerOptimizerLastEPCallback(
       [&Options](llvm::ModulePassManager &MPM, llvm::OptimizationLevel, llvm::ThinOrFullLTOPhase) {

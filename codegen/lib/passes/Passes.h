@@ -71,6 +71,15 @@ PTXFORGE_PASS_WITH_SETTING(WarpVectorizePass, Function, unsigned, Lanes)
 /// for an all-false one. Runs last, after the vectorizers.
 PTXFORGE_PASS(UnmaskFullVectorsPass, Function)
 
+/// LLVM 22's loop vectorizer may take an address built on a narrow recurrence (`t & 3`: an i2 one) for a
+/// consecutive one under a check that the recurrence does not wrap, then drop that check because a wider
+/// recurrence's check seems to imply it (llvm/llvm-project#191382, fixed in LLVM 23): the vector loads lanes
+/// 4..15 of `s[2t - (t & 3)]` from the wrong addresses (bitonic sort's compare-exchange steps). Before the loop
+/// vectorizer, this pass finds the recurrences whose checks LLVM would drop, with LLVM's own implication test,
+/// and freezes the values that bring them in, which SCEV cannot see through: such an access becomes a gather.
+/// Where no value can be frozen the loop is left unvectorized.
+PTXFORGE_PASS(HideNarrowRecurrencesPass, Function)
+
 /// On some targets (AVX2 hosts) the loop vectorizer builds a thread loop's vector of thread ids lane by lane:
 /// scalar id + 0, id + 1, ..., each inserted into the vector, a dozen instructions per vector where one add
 /// would do. This pass rewrites such a vector, built from lanes that are lane 0's value plus the lane number,
@@ -116,7 +125,8 @@ bool isGlobalAccess(const llvm::Instruction &I);
 /// does). So the vectorizer needs no overlap checks between the threads' accesses. Only plain (not volatile,
 /// not atomic) accesses to those spaces join the group (threadAccessGroup); a loop with any other memory
 /// access (local memory, which the threads of a loop share as one stack slot, generic addresses, emulated
-/// shared atomics, ptxforge's per-thread arrays) is not parallel and keeps LLVM's checks.
+/// shared atomics, ptxforge's per-thread arrays indexed other than by the loop's own thread) is not parallel and
+/// keeps LLVM's checks. A region loop's accesses to the thread's own slots join the group (BarrierRegions.cpp).
 llvm::MDNode *threadAccessGroup(llvm::Module &M);
 void markThreadParallel(llvm::Instruction *I);
 
