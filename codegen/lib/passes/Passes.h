@@ -135,6 +135,18 @@ PTXFORGE_PASS_WITH_SETTING(StreamingStoresPass, Function, uint64_t, ThresholdByt
 /// `llvm.loop.interleave.count` 1 to the marked loops' `llvm.loop` (Lanes 0: the pass does nothing).
 PTXFORGE_PASS_WITH_SETTING(WidenThreadLoopsPass, Function, unsigned, Lanes)
 
+/// x86's fast instruction selector (the quick tier's, CompileOptions::FastCodeGen) hands what it cannot select to
+/// SelectionDAG, one call at a time, or for anything else the whole block above it: on cuDNN's kernels that was
+/// most of code generation. This pass rewrites those instructions into forms it selects, with the same results
+/// bit for bit: scalar llvm.fma and llvm.roundeven as calls of the C library's fma(f) and roundeven(f), integer
+/// min/max as a compare and select, fabs/copysign as bit operations, minnum/maxnum as the compares and selects
+/// x86's lowering makes, and a float select on a compare of another type as an integer select. Runs last, and
+/// on unoptimized (optnone) functions too, since code generation is what it is for.
+struct FastISelFormsPass : llvm::PassInfoMixin<FastISelFormsPass> {
+  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
+  static bool isRequired() { return true; }
+};
+
 /// Functions over Budget instructions (CompileOptions::FunctionSizeBudget; 0: no limit) are left unoptimized
 /// (optnone, noinline), with a missed-optimization remark, so that no input makes the optimizer run without bound.
 /// So are replay-only functions (isReplayOnly), without a remark.
