@@ -14,6 +14,7 @@
 //   %f = bitcast i32 %2 to float
 #include "Passes.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/IntrinsicInst.h"
@@ -134,7 +135,7 @@ Value *halfBitsOfFloat(IRBuilder<> &B, Value *X) {
   Value *Sign = B.CreateAnd(Bits, 0x80000000u);
   Value *Abs = B.CreateAnd(Bits, 0x7fffffffu);
   // NaN: quiet bit set, payload's top bits kept; at or over 65536 (and infinity): infinity.
-  Value *Nan = B.CreateOr(B.CreateLShr(Abs, 13), 0x7e00);
+  Value *Nan = B.CreateOr(B.CreateAnd(B.CreateLShr(Abs, 13), 0x3ff), 0x7e00);
   Value *Big = B.CreateSelect(B.CreateICmpUGT(Abs, B.getInt32(0x7f800000)), Nan, B.getInt32(0x7c00));
   // Under 2^-14: adding 0.5 leaves the half's subnormal bits at the bottom, rounded by the add.
   Value *Half = B.CreateBitCast(B.getInt32(0x3f000000), B.getFloatTy());
@@ -150,21 +151,25 @@ Value *halfBitsOfFloat(IRBuilder<> &B, Value *X) {
 }
 
 /// The 16 bits of V, a half or bfloat, where FastISel can have them without the type: a load's as an i16 load, a
-/// bitcast's source, a float's rounded to half; null otherwise.
-Value *int16Of(IRBuilder<> &B, Value *V) {
+/// bitcast's source, a float's rounded to half; null otherwise. Made once per V (Made), where V is.
+Value *int16Of(Value *V, DenseMap<Value *, Value *> &Made) {
   if (auto *Cast = dyn_cast<BitCastInst>(V); Cast && Cast->getSrcTy()->isIntegerTy(16))
     return Cast->getOperand(0);
+  if (Value *Known = Made.lookup(V))
+    return Known;
+  Value *Bits = nullptr;
   if (auto *L = dyn_cast<LoadInst>(V); L && L->isSimple()) {
     IRBuilder<> AtLoad(L);
-    LoadInst *Bits = AtLoad.CreateAlignedLoad(AtLoad.getInt16Ty(), L->getPointerOperand(), L->getAlign());
-    Bits->copyMetadata(*L);
-    return Bits;
-  }
-  if (auto *T = dyn_cast<FPTruncInst>(V); T && T->getType()->isHalfTy() && T->getSrcTy()->isFloatTy()) {
+    LoadInst *Load = AtLoad.CreateAlignedLoad(AtLoad.getInt16Ty(), L->getPointerOperand(), L->getAlign());
+    Load->copyMetadata(*L);
+    Bits = Load;
+  } else if (auto *T = dyn_cast<FPTruncInst>(V); T && T->getType()->isHalfTy() && T->getSrcTy()->isFloatTy()) {
     IRBuilder<> AtTrunc(T);
-    return halfBitsOfFloat(AtTrunc, T->getOperand(0));
+    Bits = halfBitsOfFloat(AtTrunc, T->getOperand(0));
   }
-  return nullptr;
+  if (Bits)
+    Made[V] = Bits;
+  return Bits;
 }
 
 /// A half's bits (in an i32) widened to float's, as vcvtsh2ss and vcvtph2ps widen them (exactly; a signaling NaN
@@ -186,14 +191,14 @@ Value *floatBitsOfHalf(IRBuilder<> &B, Value *H) {
 
 /// fpext of a half or bfloat, and a bitcast of one to i16, done on its bits (see int16Of); bfloat is float's top
 /// half, so widening it is a shift.
-Value *halfConversion(IRBuilder<> &B, CastInst &C) {
+Value *halfConversion(IRBuilder<> &B, CastInst &C, DenseMap<Value *, Value *> &Made) {
   Value *Src = C.getOperand(0);
   if (!isHalfType(Src->getType()))
     return nullptr;
   bool Widen = isa<FPExtInst>(C) && (C.getType()->isFloatTy() || C.getType()->isDoubleTy());
   if (!Widen && !(isa<BitCastInst>(C) && C.getType()->isIntegerTy(16)))
     return nullptr;
-  Value *Bits = int16Of(B, Src);
+  Value *Bits = int16Of(Src, Made);
   if (!Bits || !Widen)
     return Bits;
   Value *Wide = B.CreateZExt(Bits, B.getInt32Ty());
@@ -202,29 +207,33 @@ Value *halfConversion(IRBuilder<> &B, CastInst &C) {
   return C.getType()->isDoubleTy() ? B.CreateFPExt(F, C.getType()) : F;
 }
 
-/// Rewrites I where selectableForm, integerSelect or halfConversion has a form for it; the half values read as
-/// bits instead go to Dead, to be deleted once nothing reads them.
-bool rewrite(Instruction &I, SmallVectorImpl<WeakTrackingVH> &Dead) {
-  IRBuilder<> B(&I);
-  Value *New = nullptr;
-  if (auto *II = dyn_cast<IntrinsicInst>(&I))
-    New = selectableForm(B, *II);
-  else if (auto *S = dyn_cast<SelectInst>(&I))
-    New = integerSelect(B, *S);
-  else if (auto *C = dyn_cast<CastInst>(&I))
-    New = halfConversion(B, *C);
-  if (!New)
-    return false;
-  // The half value's load or conversion, read as bits now, goes once nothing else reads it.
-  auto *Source = dyn_cast<Instruction>(I.getOperand(0));
-  if (isa<Instruction>(New))
-    New->takeName(&I);
-  I.replaceAllUsesWith(New);
-  I.eraseFromParent();
-  if (Source && isHalfType(Source->getType()))
-    Dead.push_back(Source);
-  return true;
-}
+/// Rewrites I where selectableForm, integerSelect or halfConversion has a form for it.
+class Rewriter {
+public:
+  bool rewrite(Instruction &I) {
+    IRBuilder<> B(&I);
+    Value *New = nullptr;
+    if (auto *II = dyn_cast<IntrinsicInst>(&I))
+      New = selectableForm(B, *II);
+    else if (auto *S = dyn_cast<SelectInst>(&I))
+      New = integerSelect(B, *S);
+    else if (auto *C = dyn_cast<CastInst>(&I); C && (New = halfConversion(B, *C, Int16s)))
+      Dead.push_back(C->getOperand(0)); // the half's load or conversion, read as bits now
+    if (!New)
+      return false;
+    if (isa<Instruction>(New))
+      New->takeName(&I);
+    I.replaceAllUsesWith(New);
+    I.eraseFromParent();
+    return true;
+  }
+  /// Deletes the half values that nothing reads any more.
+  void deleteDead() { RecursivelyDeleteTriviallyDeadInstructionsPermissive(Dead); }
+
+private:
+  DenseMap<Value *, Value *> Int16s; // int16Of's
+  SmallVector<WeakTrackingVH, 16> Dead;
+};
 
 } // namespace
 
@@ -234,9 +243,9 @@ PreservedAnalyses ptxforge::codegen::passes::FastISelFormsPass::run(Function &F,
     if (isa<IntrinsicInst>(I) || isa<SelectInst>(I) || isa<CastInst>(I))
       Candidates.push_back(&I);
   bool Changed = false;
-  SmallVector<WeakTrackingVH, 16> Dead;
+  Rewriter R;
   for (Instruction *I : Candidates)
-    Changed |= rewrite(*I, Dead);
-  RecursivelyDeleteTriviallyDeadInstructionsPermissive(Dead);
+    Changed |= R.rewrite(*I);
+  R.deleteDead();
   return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 }

@@ -28,7 +28,7 @@ define double @fma64(double %a, double %b, double %c) {
   ret double %r
 }
 
-; A vector fma stays (a call per element would cost more than the selector's fallback saves).
+; A vector fma stays: calls element by element would trade one fallback for several calls.
 ; CHECK-LABEL: define <4 x float> @fma_vector(
 ; CHECK-NEXT:    call <4 x float> @llvm.fma.v4f32
 define <4 x float> @fma_vector(<4 x float> %a, <4 x float> %b, <4 x float> %c) {
@@ -110,17 +110,23 @@ define float @select_other_compare(double %d, float %x) {
   ret float %r
 }
 
-; A loaded bfloat is read as an i16 and widened by a shift; the bfloat load goes.
+; A loaded bfloat is read as an i16 (once for both readers) and widened by a shift; the bfloat load goes.
 ; CHECK-LABEL: define float @bfloat_to_float(
 ; CHECK-NEXT:    [[H:%.*]] = load i16, ptr %p, align 2, !tbaa
 ; CHECK-NEXT:    [[W:%.*]] = zext i16 [[H]] to i32
 ; CHECK-NEXT:    [[S:%.*]] = shl i32 [[W]], 16
 ; CHECK-NEXT:    %r = bitcast i32 [[S]] to float
-; CHECK-NEXT:    ret float %r
+; CHECK-NEXT:    [[W2:%.*]] = zext i16 [[H]] to i32
+; CHECK-NEXT:    [[S2:%.*]] = shl i32 [[W2]], 16
+; CHECK-NEXT:    %r2 = bitcast i32 [[S2]] to float
+; CHECK-NEXT:    %sum = fadd float %r, %r2
+; CHECK-NEXT:    ret float %sum
 define float @bfloat_to_float(ptr %p) {
   %h = load bfloat, ptr %p, align 2, !tbaa !0
   %r = fpext bfloat %h to float
-  ret float %r
+  %r2 = fpext bfloat %h to float
+  %sum = fadd float %r, %r2
+  ret float %sum
 }
 
 ; A half widens on its bits: normal numbers rebiased, infinities and NaNs (made quiet) to float's, subnormals
