@@ -86,7 +86,10 @@ Value *selectableForm(IRBuilder<> &B, IntrinsicInst &II) {
     return nullptr;
   switch (II.getIntrinsicID()) {
   case Intrinsic::fma:
-    // fmaf/fma round once, as llvm.fma must (glibc picks the FMA instruction where the CPU has it).
+    // fmaf/fma round once, as llvm.fma must (glibc picks the FMA instruction where the CPU has it). Of several NaN
+    // inputs the instruction returns the first in its operand order, which SelectionDAG picks per use (213, 231,
+    // 132 forms) and glibc fixes: that payload may differ. No PTX result shows it: the lowering replaces a NaN
+    // result by the GPU's (FloatOps.cpp: nanResult) unless no reader sees payloads (NaNPayload.cpp).
     return callLibrary(B, II, "fmaf", "fma");
   case Intrinsic::roundeven:
     // Rounds to nearest-even whatever the rounding mode, as roundss $8 does; rint would follow the mode.
