@@ -136,16 +136,16 @@ std::unique_ptr<Module> loadRotate(unsigned HotRegionCutLimit = 2048) {
   return std::move(*M);
 }
 
-/// Launches rotate over 32 blocks; what went wrong, or empty.
-std::string runRotate(Function &F) {
-  constexpr uint32_t Blocks = 32, N = Blocks * 128, Rounds = 100;
+/// Launches F over Blocks blocks of 128 threads, its first parameter a fresh device buffer of a word per thread
+/// and Rest the addresses of the others; Host receives the buffer. What went wrong, or empty.
+std::string launchBlocks(Function &F, uint32_t Blocks, std::vector<void *> Rest, std::vector<uint32_t> &Host) {
+  const uint32_t N = Blocks * 128;
   auto Out = DeviceMemory::get().allocate(N * 4, MemoryKind::Device, &cacheTestContext());
   if (!Out)
     return llvm::toString(Out.takeError());
   uint64_t OutPtr = *Out;
-  uint32_t R = Rounds;
-  void *Args[] = {&OutPtr, &R};
-  auto Params = F.packParams(Args);
+  Rest.insert(Rest.begin(), &OutPtr);
+  auto Params = F.packParams(Rest.data());
   if (!Params)
     return llvm::toString(Params.takeError());
   codegen::LaunchConfig Config;
@@ -153,13 +153,23 @@ std::string runRotate(Function &F) {
   Config.Block = {128, 1, 1};
   if (llvm::Error E = launch(cacheTestContext(), nullptr, F, Config, std::move(*Params)))
     return llvm::toString(std::move(E));
-  std::vector<uint32_t> Host(N);
+  Host.assign(N, 0);
   CopyRegion C;
   C.Dst = reinterpret_cast<uint64_t>(Host.data()), C.DstSide = Side::Host;
   C.Src = OutPtr, C.SrcSide = Side::Device, C.Width = N * 4;
   if (llvm::Error E = copyMemory(cacheTestContext(), nullptr, false, C))
     return llvm::toString(std::move(E));
   llvm::consumeError(DeviceMemory::get().free(OutPtr, {MemoryKind::Device}));
+  return "";
+}
+
+/// Launches rotate over 32 blocks; what went wrong, or empty.
+std::string runRotate(Function &F) {
+  constexpr uint32_t Blocks = 32, N = Blocks * 128, Rounds = 100;
+  uint32_t R = Rounds;
+  std::vector<uint32_t> Host;
+  if (std::string Why = launchBlocks(F, Blocks, {&R}, Host); !Why.empty())
+    return Why;
   for (uint32_t I = 0; I < N; ++I)
     if (uint32_t Want = I / 128 * 128 + (I % 128 + Rounds) % 128; Host[I] != Want)
       return "out[" + std::to_string(I) + "] = " + std::to_string(Host[I]) + ", not " + std::to_string(Want);
@@ -348,27 +358,10 @@ LOOP:
 
 /// Launches diverge over 16 blocks; what went wrong, or empty.
 std::string runDiverge(Function &F, uint32_t Rounds, uint32_t Mask) {
-  constexpr uint32_t Blocks = 16, N = Blocks * 128;
-  auto Out = DeviceMemory::get().allocate(N * 4, MemoryKind::Device, &cacheTestContext());
-  if (!Out)
-    return llvm::toString(Out.takeError());
-  uint64_t OutPtr = *Out;
-  void *Args[] = {&OutPtr, &Rounds, &Mask};
-  auto Params = F.packParams(Args);
-  if (!Params)
-    return llvm::toString(Params.takeError());
-  codegen::LaunchConfig Config;
-  Config.Grid = {Blocks, 1, 1};
-  Config.Block = {128, 1, 1};
-  if (llvm::Error E = launch(cacheTestContext(), nullptr, F, Config, std::move(*Params)))
-    return llvm::toString(std::move(E));
-  std::vector<uint32_t> Host(N);
-  CopyRegion C;
-  C.Dst = reinterpret_cast<uint64_t>(Host.data()), C.DstSide = Side::Host;
-  C.Src = OutPtr, C.SrcSide = Side::Device, C.Width = N * 4;
-  if (llvm::Error E = copyMemory(cacheTestContext(), nullptr, false, C))
-    return llvm::toString(std::move(E));
-  llvm::consumeError(DeviceMemory::get().free(OutPtr, {MemoryKind::Device}));
+  constexpr uint32_t Blocks = 16;
+  std::vector<uint32_t> Host;
+  if (std::string Why = launchBlocks(F, Blocks, {&Rounds, &Mask}, Host); !Why.empty())
+    return Why;
   for (uint32_t T = 0; T < 128; ++T) {
     uint32_t Want = 0;
     for (uint32_t I = 0, Trips = Rounds * (1 + (T & Mask)); I < Trips; ++I)
