@@ -805,7 +805,8 @@ private:
 llvm::Error ptxforge::codegen::launchKernel(const CompiledModule &M, const KernelInfo &K, const LaunchConfig &Config,
                                             const void *Params) {
   const LaunchConfig C = withClusterShape(K, Config);
-  if (!C.Block.count() || C.Block.count() > 1024 || C.Block.Z > 64 || !C.Grid.count() || !validClusterShape(C))
+  if (!C.Block.count() || C.Block.count() > MaxBlockThreads || C.Block.X > MaxBlockDim[0] ||
+      C.Block.Y > MaxBlockDim[1] || C.Block.Z > MaxBlockDim[2] || !C.Grid.count() || !validClusterShape(C))
     return llvm::make_error<LaunchError>(LaunchFault::InvalidConfiguration, "invalid launch configuration");
   installFaultHandlers(); // once per launch: its workers' guarded calls skip the check
   return GridRun(M, K, C, Params).run();

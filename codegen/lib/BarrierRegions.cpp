@@ -711,6 +711,12 @@ void RegionBuilder::outlinePieces(llvm::BasicBlock *Done) {
           Out->addParamAttrs(K, llvm::AttrBuilder(ML.Ctx, F->getAttributes().getParamAttrs(Arg->getArgNo())));
         else if (llvm::isa<llvm::AllocaInst>(V) || FrameSlices.count(V))
           Out->addParamAttr(K, llvm::Attribute::NoAlias);
+        // %ntid's range (withLaunchRange) bounds the piece's loops over threads, as it bounds the block
+        // function's.
+        else if (auto *L = llvm::dyn_cast<llvm::LoadInst>(V))
+          if (const llvm::MDNode *Range = L->getMetadata(llvm::LLVMContext::MD_range))
+            Out->addParamAttr(K, llvm::Attribute::get(ML.Ctx, llvm::Attribute::Range,
+                                                      llvm::getConstantRangeFromMetadata(*Range)));
         // A scalar of the block function's own (the misaligned-address accumulator, the dispatch's min and
         // max) may be written anywhere in the piece, and is aligned: so LICM keeps it in a register across the
         // region loop even where only some threads write it (the accumulator after a global store past a
@@ -1234,8 +1240,10 @@ llvm::Error RegionBuilder::build() {
   privatizeMisalignedBits();
   beginDeferredChecks(B, ML, Ctx);
   auto ntid = [&](unsigned D) {
-    return B.CreateLoad(B.getInt32Ty(),
-                        B.CreateInBoundsGEP(ML.ThreadCtxTy, Ctx, {B.getInt32(0), B.getInt32(TCNtid), B.getInt32(D)}));
+    return detail::withLaunchRange(
+        B.CreateLoad(B.getInt32Ty(),
+                     B.CreateInBoundsGEP(ML.ThreadCtxTy, Ctx, {B.getInt32(0), B.getInt32(TCNtid), B.getInt32(D)})),
+        TCNtid, D);
   };
   NX = ntid(0), NY = ntid(1), NZ = ntid(2);
   rematerializeRegisters();

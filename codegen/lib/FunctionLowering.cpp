@@ -73,7 +73,7 @@ llvm::Value *FunctionLowering::ctxField(unsigned Field, unsigned Index) {
   else
     P = B.CreateStructGEP(ML.ThreadCtxTy, TCtx, Field);
   llvm::Type *Ty = (Field == TCShared || Field == TCBlock) ? static_cast<llvm::Type *>(B.getPtrTy()) : B.getInt32Ty();
-  return B.CreateLoad(Ty, P);
+  return detail::withLaunchRange(B.CreateLoad(Ty, P), Field, Index);
 }
 
 llvm::Value *FunctionLowering::sharedBase() {

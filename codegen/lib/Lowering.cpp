@@ -3,6 +3,7 @@
 #include "BarrierRegions.h"
 #include "DebugLocations.h"
 #include "FunctionLowering.h"
+#include "Markers.h"
 #include "ProgressPoints.h"
 #include "ThreadLoop.h"
 #include "passes/Passes.h"
@@ -247,8 +248,8 @@ llvm::Function *emitBlockLoop(ModuleLowering &ML, llvm::Function *Thread, bool G
   auto field = [&](llvm::Value *Of, unsigned Field, unsigned Index) {
     return B.CreateInBoundsGEP(ML.ThreadCtxTy, Of, {B.getInt32(0), B.getInt32(Field), B.getInt32(Index)});
   };
-  llvm::Value *NX = B.CreateLoad(I32, field(Ctx, TCNtid, 0)), *NY = B.CreateLoad(I32, field(Ctx, TCNtid, 1)),
-              *NZ = B.CreateLoad(I32, field(Ctx, TCNtid, 2));
+  auto ntid = [&](unsigned D) { return detail::withLaunchRange(B.CreateLoad(I32, field(Ctx, TCNtid, D)), TCNtid, D); };
+  llvm::Value *NX = ntid(0), *NY = ntid(1), *NZ = ntid(2);
   llvm::Value *FirstX = Grouped ? B.CreateLoad(I32, field(Ctx, TCCtaid, 0)) : nullptr;
   llvm::Value *Fault = Grouped ? F->getArg(2) : nullptr;
   llvm::BasicBlock *Exit = llvm::BasicBlock::Create(C, "exit", F);

@@ -1,8 +1,11 @@
 // See Markers.h. The marks are metadata, which cloning (the block functions copy the thread function) keeps.
 #include "Markers.h"
 
+#include "ptxforge/codegen/ThreadContext.h"
+
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/InstIterator.h"
+#include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Metadata.h"
 
 #include <array>
@@ -123,6 +126,20 @@ void ptxforge::codegen::detail::markSerialReadModifyWrite(llvm::Instruction *Loa
 
 const llvm::MDNode *ptxforge::codegen::detail::serialReadModifyWriteOf(const llvm::Instruction &I) {
   return I.getMetadata(SerialKind);
+}
+
+llvm::LoadInst *ptxforge::codegen::detail::withLaunchRange(llvm::LoadInst *L, unsigned Field, unsigned Index) {
+  uint64_t Low = 0, End = 0; // [Low, End)
+  if (Field == TCTid && Index < 3)
+    End = MaxBlockDim[Index];
+  else if (Field == TCNtid && Index < 3)
+    Low = 1, End = MaxBlockDim[Index] + 1;
+  else if (Field == TCLaneId)
+    End = 32;
+  if (End && L->getType()->isIntegerTy(32))
+    L->setMetadata(llvm::LLVMContext::MD_range,
+                   llvm::MDBuilder(L->getContext()).createRange(llvm::APInt(32, Low), llvm::APInt(32, End)));
+  return L;
 }
 
 void ptxforge::codegen::detail::markBlockVolatile(llvm::Instruction *I) {

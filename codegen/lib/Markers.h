@@ -31,6 +31,13 @@ void markRegionCut(llvm::CallInst *CI, const CutOperands &Ops);
 /// The cut CI was marked as, if any.
 std::optional<CutOperands> regionCutOf(const llvm::CallInst *CI);
 
+/// Gives L, a load of the thread context's field Field (element Index of an array field), the values a launch lets
+/// it hold as `!range`: %tid and %ntid within the block shapes launchKernel accepts (ThreadContext.h), %laneid
+/// below 32. Loops over a block's threads then have a known bound (1024 trips), which SCEV needs to prove that a
+/// narrow recurrence in them never wraps (and which lets it drop the umax(%ntid, 1) of a trip count). Loads of
+/// other fields are left alone. Returns L.
+llvm::LoadInst *withLaunchRange(llvm::LoadInst *L, unsigned Field, unsigned Index = 0);
+
 /// Marks a call to a runtime rendezvous only the fiber mode implements (activemask, elect, bar.arrive, bar.red).
 void markFiberOnly(llvm::CallInst *CI);
 bool isFiberOnly(const llvm::CallInst *CI);

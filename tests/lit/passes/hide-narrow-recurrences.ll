@@ -139,3 +139,72 @@ loop:
 exit:
   ret void
 }
+
+; d[t] = s[(4t + 4160) & 0xfffffffc] (cuda-samples' globalToShmemAsyncCopy, a shared-memory row read): SCEV
+; writes the mask as the i30 recurrence {1040,+,1}, which could wrap only after 2^30 trips. A loop over a
+; block's threads is bounded by %ntid (the lowering gives it `range`, at most 1024 trips), so SCEV proves the
+; recurrence never wraps: no predicate, nothing to hide, and the rows load as consecutive vectors.
+; CHECK-LABEL: define void @bounded_rows(
+; CHECK-NOT:     freeze
+; CHECK:         br i1 %done, label %exit, label %loop{{$}}
+; VEC-LABEL: define void @bounded_rows(
+; VEC:         vector.body:
+; VEC:           load <8 x float>
+define void @bounded_rows(ptr noalias %d, ptr noalias %s, i32 range(i32 1, 1025) %n) {
+entry:
+  %trips = zext i32 %n to i64
+  br label %loop
+
+loop:
+  %iv = phi i64 [ 0, %entry ], [ %iv.next, %loop ]
+  %t = trunc i64 %iv to i32
+  %four = shl i32 %t, 2
+  %row = add i32 %four, 4096
+  %row.ext = zext i32 %row to i64
+  %next = add i64 %row.ext, 64
+  %at = and i64 %next, 4294967292
+  %src = getelementptr i8, ptr %s, i64 %at
+  %v = load float, ptr %src, align 4
+  %dst = getelementptr float, ptr %d, i64 %iv
+  store float %v, ptr %dst, align 4
+  %iv.next = add i64 %iv, 1
+  %done = icmp eq i64 %iv, %trips
+  br i1 %done, label %exit, label %loop
+
+exit:
+  ret void
+}
+
+; The same loop with no bound on its trips: the i30 recurrence may wrap, no value of the loop holds it alone to
+; freeze, and the loop is left unvectorized.
+; CHECK-LABEL: define void @unbounded_rows(
+; CHECK:         br i1 %done, label %exit, label %loop, !llvm.loop [[UNVECTORIZED:![0-9]+]]
+; VEC-LABEL: define void @unbounded_rows(
+; VEC-NOT:       vector.body:
+; VEC:         ret void
+define void @unbounded_rows(ptr noalias %d, ptr noalias %s, i32 %n) {
+entry:
+  %trips = zext i32 %n to i64
+  br label %loop
+
+loop:
+  %iv = phi i64 [ 0, %entry ], [ %iv.next, %loop ]
+  %t = trunc i64 %iv to i32
+  %four = shl i32 %t, 2
+  %row = add i32 %four, 4096
+  %row.ext = zext i32 %row to i64
+  %next = add i64 %row.ext, 64
+  %at = and i64 %next, 4294967292
+  %src = getelementptr i8, ptr %s, i64 %at
+  %v = load float, ptr %src, align 4
+  %dst = getelementptr float, ptr %d, i64 %iv
+  store float %v, ptr %dst, align 4
+  %iv.next = add i64 %iv, 1
+  %done = icmp eq i64 %iv, %trips
+  br i1 %done, label %exit, label %loop
+
+exit:
+  ret void
+}
+; CHECK: [[UNVECTORIZED]] = distinct !{[[UNVECTORIZED]], [[DISABLE:![0-9]+]]}
+; CHECK: [[DISABLE]] = !{!"llvm.loop.vectorize.enable", i32 0}

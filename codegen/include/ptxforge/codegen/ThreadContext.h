@@ -45,6 +45,11 @@ struct ThreadContext {
   exec::ClusterState *Cluster; ///< barrier.cluster's state; null where the block is a cluster of its own
 };
 
+/// The block shapes launchKernel accepts (it refuses a launch outside them, as the GPU does): generated code
+/// takes %tid and %ntid to lie within them, which bounds every loop over a block's threads.
+constexpr uint32_t MaxBlockThreads = 1024;
+constexpr uint32_t MaxBlockDim[3] = {1024, 1024, 64};
+
 /// ThreadContext's fields in declaration order. The IR struct type is made from this list and the fields' C++
 /// types (codegen/lib/Lowering.cpp, threadContextType), and the assertions below prove the list is every field
 /// in order, so the two layouts agree by construction.
