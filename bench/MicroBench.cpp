@@ -318,7 +318,7 @@ void benchAtomics(const Options &O) {
 }
 
 /// Grid-stride copies (inputs/grid-stride-copy.cu: nvcc's PTX, its loop unrolled by four after a remainder
-/// loop) over 1- to 16-byte elements, 64 blocks of 256 threads, each kernel alone: GB/s read + written.
+/// loop) over 1- to 32-byte elements, 64 blocks of 256 threads, each kernel alone: GB/s read + written.
 void benchGridStride(const Options &O) {
   std::ifstream In(PTXFORGE_BENCH_INPUTS "/grid-stride-copy.ptx");
   std::stringstream Text;
@@ -337,7 +337,7 @@ void benchGridStride(const Options &O) {
   std::printf("%-10s %10s %10s %10s %10s  %s\n", "kernel", "ms", "GB/s", "cpu ms", "cpu GB/s", "output");
   const std::pair<const char *, unsigned> Kernels[] = {
       {"copy_u8", 1}, {"copy_u16", 2}, {"copy_u32", 4}, {"copy_c4", 4},  {"copy_c4m", 4},
-      {"copy_f2", 8}, {"copy_f2m", 8}, {"copy_f3", 12}, {"copy_f4", 16}, {"copy_f4m", 16}};
+      {"copy_f2", 8}, {"copy_f2m", 8}, {"copy_f3", 12}, {"copy_f4", 16}, {"copy_f4m", 16}, {"copy_f8", 32}};
   for (auto [Name, Size] : Kernels) {
     const codegen::KernelInfo *K = M->kernel(Name);
     uint64_t Args[3] = {reinterpret_cast<uint64_t>(Dst.data()), reinterpret_cast<uint64_t>(Src.data()), Bytes / Size};

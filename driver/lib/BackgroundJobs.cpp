@@ -1,8 +1,12 @@
 // See BackgroundJobs.h.
 #include "ptxforge/driver/BackgroundJobs.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
+#include <optional>
 #include <cstdlib>
 #include <mutex>
 #include <pthread.h>
@@ -15,6 +19,7 @@ using namespace ptxforge::driver;
 
 struct BackgroundJobs::Job {
   CancelFlag Cancelled;
+  std::atomic<uint64_t> CreditMicros{0}; ///< see credit()
   bool Done = false;
   BackgroundJobs::State *Owner = nullptr; ///< the process's job state when the job started (see fork below)
 };
@@ -111,13 +116,56 @@ void BackgroundJobs::wait(const Handle &H) {
   S.Finished.wait(L, [&] { return H->Done; });
 }
 
+void BackgroundJobs::credit(const Handle &H, double Seconds) {
+  if (H && Seconds > 0)
+    H->CreditMicros.fetch_add(static_cast<uint64_t>(Seconds * 1e6), std::memory_order_relaxed);
+}
+
+void BackgroundJobs::finishOrCancel(llvm::ArrayRef<Handle> Jobs) {
+  State &S = state();
+  std::unique_lock L(S.Lock);
+  graceThenCancel(
+      S, L,
+      [&](const Job *J) { return llvm::any_of(Jobs, [J](const Handle &H) { return H.get() == J; }); },
+      /*Exit=*/false);
+}
+
 void BackgroundJobs::cancelAndWaitAll() {
   State &S = state();
   std::unique_lock L(S.Lock);
-  S.Exiting.store(true, std::memory_order_release);
-  for (Job *J : S.Running) {
-    J->Cancelled.Abandon.store(true, std::memory_order_relaxed); // the process ends: leave the IR unfreed
+  S.Exiting.store(true, std::memory_order_release); // a job started from now on starts cancelled
+  graceThenCancel(S, L, [](const Job *) { return true; }, /*Exit=*/true);
+}
+
+void BackgroundJobs::graceThenCancel(State &S, std::unique_lock<std::mutex> &L,
+                                     const std::function<bool(const Job *)> &Mine, bool Exit) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point Start = Clock::now();
+  auto cancelJob = [Exit](Job *J) {
+    if (Exit)
+      J->Cancelled.Abandon.store(true, std::memory_order_relaxed); // the process ends: leave the IR unfreed
     J->Cancelled.Requested.store(true, std::memory_order_release);
+  };
+  for (;;) {
+    // Each job still worth waiting for runs on until its credit, counted from Start, is spent; a job that
+    // finishes wakes the wait (Finished) and leaves Running.
+    const Clock::time_point Now = Clock::now();
+    std::optional<Clock::time_point> Next;
+    for (Job *J : S.Running) {
+      if (!Mine(J) || J->Cancelled.Requested.load(std::memory_order_acquire))
+        continue;
+      auto Credit = std::chrono::microseconds(J->CreditMicros.load(std::memory_order_relaxed));
+      Clock::time_point Until = Start + std::min<Clock::duration>(
+                                            Credit, std::chrono::duration_cast<Clock::duration>(
+                                                        std::chrono::duration<double>(MaxGraceSeconds)));
+      if (Until <= Now)
+        cancelJob(J);
+      else if (!Next || Until < *Next)
+        Next = Until;
+    }
+    if (!Next)
+      break;
+    S.Finished.wait_until(L, *Next);
   }
-  S.Finished.wait(L, [&] { return S.Running.empty(); });
+  S.Finished.wait(L, [&] { return llvm::none_of(S.Running, Mine); });
 }

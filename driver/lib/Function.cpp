@@ -235,6 +235,9 @@ llvm::Expected<std::vector<char>> Function::packParams(const void *Data, size_t 
 }
 
 void Function::noteRun(double Seconds, bool OnFibers) {
+  // Time on the quick code is what the optimized compile saves (BackgroundJobs::credit).
+  if (OptimizeJob && !Upgrade.Block.load(std::memory_order_acquire))
+    BackgroundJobs::get().credit(OptimizeJob, Seconds);
   // The hot compile's cost, measured (CPU, a loaded 2-core host): CUB's onesweep region split (237 cuts) took
   // 9.3 s; cub_big's 143 resume loops added 55 s to its optimized compile.
   constexpr double CompileSecondsPerCut = 0.04, CompileSecondsPerResumeLoop = 0.35;

@@ -492,11 +492,12 @@ void Module::waitForBackgroundCompiles() const {
 }
 
 void Module::cancelBackgroundCompiles() const {
-  for (const auto &F : Functions) {
-    BackgroundJobs::get().cancel(F->OptimizeJob);
-    BackgroundJobs::get().cancel(F->HotJob);
-  }
-  waitForBackgroundCompiles();
+  std::vector<BackgroundJobs::Handle> Jobs;
+  for (const auto &F : Functions)
+    for (const BackgroundJobs::Handle &H : {F->OptimizeJob, F->HotJob})
+      if (H)
+        Jobs.push_back(H);
+  BackgroundJobs::get().finishOrCancel(Jobs);
 }
 
 void Module::startUpgrade(Function &F, BackgroundJobs::Handle &Job, std::unique_ptr<codegen::CompiledModule> &Into,

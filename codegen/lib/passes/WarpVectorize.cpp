@@ -120,6 +120,11 @@ bool linearOrder(const Loop &Scope, const LoopInfo &LI, SmallVectorImpl<BasicBlo
   return true;
 }
 
+/// The most bytes one access of a memory-moving loop's trip may span (its lanes' share of a structure each):
+/// 64 lanes of 32-byte structures made each access 32 AVX-512 registers wide, which the register allocator spent
+/// seconds spilling (cuda-samples' alignedTypes, RGBA32_2: 3 s to compile a copy loop).
+constexpr uint64_t MaxTripBytes = 1024;
+
 /// Threads of a lockstep trip (WarpWidths::Lockstep): a block of 256 threads, the most common size.
 constexpr unsigned LockstepThreads = 256;
 
@@ -136,7 +141,7 @@ struct WarpWidths {
 };
 
 WarpWidths warpWidths(const ThreadLoop &TL, const Shapes &SA, const DataLayout &DL, unsigned Lanes) {
-  uint64_t Narrowest = 4, Widest = 0;
+  uint64_t Narrowest = 4, Widest = 0, Broadest = 0;
   unsigned Accesses = 0, Work = 0;
   bool Whole = true; // every access of the threads' inner loops moves whole consecutive scalar elements
   // Whether a loop mostly moves memory is judged where its time goes: in its threads' innermost loops, whose
@@ -187,6 +192,7 @@ WarpWidths warpWidths(const ThreadLoop &TL, const Shapes &SA, const DataLayout &
       Shape A = SA.of(Ptr);
       uint64_t PerLane = A.isConsecutive() ? uint64_t(A.Stride < 0 ? -A.Stride : A.Stride) : DL.getTypeStoreSize(T);
       Narrowest = std::min<uint64_t>(Narrowest, std::max<uint64_t>(PerLane, 1));
+      Broadest = std::max<uint64_t>(Broadest, PerLane);
     }
   // A loop that does little besides moving memory (at most 8 lane-varying instructions per access: address
   // arithmetic, a conversion) and whose threads' loops step an index each (grid-stride loops: their lanes run
@@ -207,6 +213,8 @@ WarpWidths warpWidths(const ThreadLoop &TL, const Shapes &SA, const DataLayout &
     // threads' elements.
     unsigned Lockstep = std::min<unsigned>(LockstepThreads, Lanes * 16);
     unsigned Warp = std::min<unsigned>(64, Lanes * 4);
+    while (Warp > Lanes && Warp * Broadest > MaxTripBytes)
+      Warp /= 2;
     return {Warp, Lockstep > Warp && Whole && Widest <= 4 ? Lockstep : 0};
   }
   return {std::min<unsigned>(64, Lanes * unsigned(4 / Narrowest)), 0};
