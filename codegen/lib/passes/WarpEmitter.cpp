@@ -293,17 +293,6 @@ void WarpEmitter::beginLoop(Loop *L) {
   // with loops inside stay single: copies of copies would grow the code exponentially with the nesting depth.
   LS.InFullCopy = L->getSubLoops().empty();
   Value *Enter = LS.InFullCopy ? fullCopyCondition(L, In, Init) : nullptr;
-  // A consecutive phi whose lanes may have wrapped on the way in (an index's extension, noWrapOf) enters the
-  // full copy only where they did not: there its vector is lane 0's value plus the lane steps, derived in each
-  // trip (rematerialize) instead of carried round the loop. A byte copy's grid-stride loop carried two
-  // <256 x i64> address vectors, 64 registers, spilled in every trip.
-  SmallPtrSet<PHINode *, 4> EnteredNoWrap;
-  if (LS.InFullCopy && !Stream)
-    for (auto &[P, WV] : Init)
-      if (WV.NoWrap && !isa<Constant>(WV.NoWrap) && WV.Scalar && WV.Vector) {
-        Enter = B.CreateLogicalAnd(Enter, WV.NoWrap, "entered.nowrap");
-        EnteredNoWrap.insert(P);
-      }
   if (Stream)
     Enter = B.getTrue();
   else if (ParkAt && ParkAt->L == L && LS.InFullCopy)
@@ -333,10 +322,7 @@ void WarpEmitter::beginLoop(Loop *L) {
   for (auto &[P, WV] : Init) {
     auto Assumed = llvm::find_if(LS.Assumed, [&, P = P](auto &A) { return A.first == P; });
     if (Assumed == LS.Assumed.end()) {
-      WarpValue Entered = WV;
-      if (EnteredNoWrap.contains(P) && LS.General) // checked on entry to the full copy (above)
-        Entered.NoWrap = IRBuilder<>(LS.Pre->getTerminator()).getTrue();
-      Map[P] = headerPhis(*P, Entered, LS.Pre);
+      Map[P] = headerPhis(*P, WV, LS.Pre);
       continue;
     }
     // Consecutive in the full copy (checked on entry): lane 0's value beside the vector.
