@@ -14,7 +14,8 @@
 // G gathers or scatters through one vector of pointers p, at p + 0, p + 4, ..., each lane G elements past its
 // neighbour: an interleaved group, which the per-access test never finds contiguous. Such a group is tested once,
 // for lane I at p[0] + I * G elements, and then runs as one masked access of G times the lanes (each lane's mask
-// bit repeated G times) with shuffles between the lanes' vectors and memory's order.
+// bit repeated G times) with shuffles between the lanes' vectors and memory's order. A scatter group that stores
+// a gather group's values unchanged (a structure copied) stores the wide load's vector itself (copiedGroup).
 #include "Passes.h"
 
 #include "llvm/IR/Constants.h"
@@ -129,9 +130,69 @@ std::vector<Group> findGroups(Function &F, const DataLayout &DL) {
   return Groups;
 }
 
+/// A gather group rewritten: its members' results (phis of the wide load's lanes and the fallback's gathers),
+/// the wide load and the blocks around it. A scatter group that stores exactly these results under the same mask
+/// (a structure copied: cp.async, ld.v4 then st.v4) stores the wide load's vector as it is, not de-interleaved
+/// into the members and interleaved back (eight lane shuffles per 16-byte copy, most of a pipelined tile copy's
+/// time in cuda-samples' globalToShmemAsyncCopy).
+struct LoadedGroup {
+  SmallVector<PHINode *, 8> Results;
+  Value *Mask;
+  Instruction *Wide;
+  SmallVector<Instruction *, 8> Slow;
+  PHINode *Whole = nullptr; ///< the group's elements in memory's order on either path, made when first asked for
+};
+
+/// Lane I's G values together, from the members' vectors of N lanes each (G a power of two).
+Value *interleaveLanes(IRBuilder<> &B, ArrayRef<Value *> Members, unsigned N) {
+  unsigned G = Members.size();
+  SmallVector<Value *, 8> Parts(Members.begin(), Members.end());
+  for (unsigned Len = N; Parts.size() > 1; Len *= 2) {
+    SmallVector<Value *, 8> Joined;
+    SmallVector<int, 64> Both;
+    for (unsigned I = 0; I < 2 * Len; ++I)
+      Both.push_back(static_cast<int>(I));
+    for (size_t J = 0; J < Parts.size(); J += 2)
+      Joined.push_back(B.CreateShuffleVector(Parts[J], Parts[J + 1], Both));
+    Parts = std::move(Joined);
+  }
+  SmallVector<int, 64> Gathered(N * G);
+  for (unsigned I = 0; I < N; ++I)
+    for (unsigned K = 0; K < G; ++K)
+      Gathered[I * G + K] = static_cast<int>(K * N + I);
+  return B.CreateShuffleVector(Parts[0], Gathered);
+}
+
+/// The interleaved vector a scatter group of Values under Mask would store, where Values are a loaded group's
+/// results in order under the same mask: the wide load itself on its path, the fallback's gathers interleaved on
+/// the other.
+Value *copiedGroup(ArrayRef<Value *> Values, Value *Mask, std::vector<LoadedGroup> &Loaded, unsigned N) {
+  for (LoadedGroup &LG : Loaded) {
+    if (LG.Mask != Mask || LG.Results.size() != Values.size())
+      continue;
+    bool Same = true;
+    for (size_t K = 0; K < Values.size(); ++K)
+      Same &= Values[K] == LG.Results[K];
+    if (!Same)
+      continue;
+    if (!LG.Whole) {
+      BasicBlock *Join = LG.Results[0]->getParent(), *SlowEnd = LG.Slow.back()->getParent();
+      IRBuilder<> B(SlowEnd->getTerminator());
+      Value *FromSlow = interleaveLanes(B, SmallVector<Value *, 8>(LG.Slow.begin(), LG.Slow.end()), N);
+      B.SetInsertPoint(Join, Join->getFirstNonPHIIt());
+      LG.Whole = B.CreatePHI(LG.Wide->getType(), 2, "group");
+      LG.Whole->addIncoming(LG.Wide, LG.Wide->getParent());
+      LG.Whole->addIncoming(FromSlow, SlowEnd);
+    }
+    return LG.Whole;
+  }
+  return nullptr;
+}
+
 /// Rewrites a group behind the test that lane I's base is lane 0's plus I * G elements (the lanes that are on;
 /// lane 0 must be). Returns the gathers and scatters of its fallback path, which need no test of their own.
-SmallVector<Instruction *, 8> rewriteGroup(Group &Gr, const DataLayout &DL, MDNode *Likely) {
+SmallVector<Instruction *, 8> rewriteGroup(Group &Gr, const DataLayout &DL, MDNode *Likely,
+                                           std::vector<LoadedGroup> &Loaded) {
   Access &Lead = Gr.Members[0];
   unsigned G = Gr.Members.size(), N = Lead.N;
   uint64_t Size = Lead.Size;
@@ -155,7 +216,7 @@ SmallVector<Instruction *, 8> rewriteGroup(Group &Gr, const DataLayout &DL, MDNo
   // The wide access: lane I's G elements at First + Offset + I * G * Size, each under lane I's mask bit.
   B.SetInsertPoint(Then);
   Value *Start = B.CreateGEP(B.getInt8Ty(), First, B.getInt64(Gr.Offset));
-  SmallVector<int, 64> Repeat, Gathered(N * G);
+  SmallVector<int, 64> Repeat;
   for (unsigned I = 0; I < N * G; ++I)
     Repeat.push_back(static_cast<int>(I / G));
   Value *WideMask = B.CreateShuffleVector(Mask, Repeat);
@@ -163,11 +224,13 @@ SmallVector<Instruction *, 8> rewriteGroup(Group &Gr, const DataLayout &DL, MDNo
   for (Access &M : Gr.Members)
     A = std::min(A, M.A);
   SmallVector<Value *, 8> Fast(G);
+  Instruction *WideLoad = nullptr;
   if (Gather) {
     auto *VecTy = cast<FixedVectorType>(Lead.II->getType());
     auto *WideTy = FixedVectorType::get(VecTy->getElementType(), N * G);
     CallInst *Wide = B.CreateMaskedLoad(WideTy, Start, A, WideMask);
     Wide->copyMetadata(*Lead.II);
+    WideLoad = Wide;
     for (unsigned K = 0; K < G; ++K) {
       SmallVector<int, 16> Lanes;
       for (unsigned I = 0; I < N; ++I)
@@ -176,23 +239,13 @@ SmallVector<Instruction *, 8> rewriteGroup(Group &Gr, const DataLayout &DL, MDNo
       Fast[K] = B.CreateSelect(Mask, B.CreateShuffleVector(Wide, Lanes), Gr.Members[K].II->getArgOperand(2));
     }
   } else {
-    // Concatenate the members' values (G is a power of two: pairwise), then put lane I's G values together.
-    SmallVector<Value *, 8> Parts;
+    SmallVector<Value *, 8> Values;
     for (Access &M : Gr.Members)
-      Parts.push_back(M.II->getArgOperand(0));
-    for (unsigned Len = N; Parts.size() > 1; Len *= 2) {
-      SmallVector<Value *, 8> Joined;
-      SmallVector<int, 64> Both;
-      for (unsigned I = 0; I < 2 * Len; ++I)
-        Both.push_back(static_cast<int>(I));
-      for (size_t J = 0; J < Parts.size(); J += 2)
-        Joined.push_back(B.CreateShuffleVector(Parts[J], Parts[J + 1], Both));
-      Parts = std::move(Joined);
-    }
-    for (unsigned I = 0; I < N; ++I)
-      for (unsigned K = 0; K < G; ++K)
-        Gathered[I * G + K] = static_cast<int>(K * N + I);
-    Instruction *Wide = B.CreateMaskedStore(B.CreateShuffleVector(Parts[0], Gathered), Start, A, WideMask);
+      Values.push_back(M.II->getArgOperand(0));
+    Value *Whole = copiedGroup(Values, Mask, Loaded, N);
+    if (!Whole)
+      Whole = interleaveLanes(B, Values, N);
+    Instruction *Wide = B.CreateMaskedStore(Whole, Start, A, WideMask);
     Wide->copyMetadata(*Lead.II);
   }
   // The fallback: the members as they were, in order. Scatters move there (their operands are defined before
@@ -206,7 +259,7 @@ SmallVector<Instruction *, 8> rewriteGroup(Group &Gr, const DataLayout &DL, MDNo
     return Slow;
   }
   B.SetInsertPoint(Else);
-  SmallVector<Instruction *, 8> Old;
+  LoadedGroup LG{{}, Mask, WideLoad, {}, nullptr};
   for (unsigned K = 0; K < G; ++K) {
     IntrinsicInst *II = Gr.Members[K].II;
     Value *Ptrs = B.CreateGEP(B.getInt8Ty(), Gr.Base, B.getInt64(Gr.Offset + int64_t(K * Size)));
@@ -219,8 +272,11 @@ SmallVector<Instruction *, 8> rewriteGroup(Group &Gr, const DataLayout &DL, MDNo
     Result->addIncoming(Fast[K], Then->getParent());
     Result->addIncoming(Copy, Else->getParent());
     II->eraseFromParent();
+    LG.Results.push_back(Result);
     B.SetInsertPoint(Else);
   }
+  LG.Slow = Slow;
+  Loaded.push_back(std::move(LG));
   return Slow;
 }
 
@@ -231,8 +287,9 @@ PreservedAnalyses ptxforge::codegen::passes::ContiguousGathersPass::run(Function
   MDNode *Likely = MDBuilder(F.getContext()).createLikelyBranchWeights();
   SmallPtrSet<Instruction *, 16> Tested; // the groups' fallbacks
   std::vector<Group> Groups = findGroups(F, DL);
+  std::vector<LoadedGroup> Loaded;
   for (Group &Gr : Groups)
-    for (Instruction *I : rewriteGroup(Gr, DL, Likely))
+    for (Instruction *I : rewriteGroup(Gr, DL, Likely, Loaded))
       Tested.insert(I);
   SmallVector<Access, 16> Ops;
   for (Instruction &I : instructions(F))

@@ -90,3 +90,44 @@ define <4 x i32> @split_by_store(<4 x ptr> %p, <4 x i1> %m, ptr %x) {
   %s = add <4 x i32> %a, %b
   ret <4 x i32> %s
 }
+
+; A 16-byte copy a lane (cp.async, ld.v4 then st.v4): the stored group is the loaded group unchanged, so the wide
+; store takes the wide load's vector (a phi with the fallback's gathers interleaved), not the four lane vectors
+; de-interleaved from it and interleaved back.
+; CHECK-LABEL: define void @copy16(
+; CHECK:         [[WIDE:%[0-9]+]] = call <16 x i32> @llvm.masked.load.v16i32.p1(
+; CHECK:         [[GROUP:%group]] = phi <16 x i32> [ [[WIDE]], %{{[0-9]+}} ], [ %{{[0-9]+}}, %{{[0-9]+}} ]
+; CHECK:         call void @llvm.masked.store.v16i32.p0(<16 x i32> [[GROUP]],
+; The fallback stores lane by lane, the members' own values.
+; CHECK-COUNT-4: call void @llvm.masked.scatter.v4i32.v4p0(
+define void @copy16(<4 x ptr addrspace(1)> %src, <4 x ptr> %dst, <4 x i1> %m) {
+  %s1 = getelementptr i8, <4 x ptr addrspace(1)> %src, i64 4
+  %s2 = getelementptr i8, <4 x ptr addrspace(1)> %src, i64 8
+  %s3 = getelementptr i8, <4 x ptr addrspace(1)> %src, i64 12
+  %d1 = getelementptr i8, <4 x ptr> %dst, i64 4
+  %d2 = getelementptr i8, <4 x ptr> %dst, i64 8
+  %d3 = getelementptr i8, <4 x ptr> %dst, i64 12
+  %w0 = call <4 x i32> @llvm.masked.gather.v4i32.v4p1(<4 x ptr addrspace(1)> align 1 %src, <4 x i1> %m, <4 x i32> poison)
+  %w1 = call <4 x i32> @llvm.masked.gather.v4i32.v4p1(<4 x ptr addrspace(1)> align 1 %s1, <4 x i1> %m, <4 x i32> poison)
+  %w2 = call <4 x i32> @llvm.masked.gather.v4i32.v4p1(<4 x ptr addrspace(1)> align 1 %s2, <4 x i1> %m, <4 x i32> poison)
+  %w3 = call <4 x i32> @llvm.masked.gather.v4i32.v4p1(<4 x ptr addrspace(1)> align 1 %s3, <4 x i1> %m, <4 x i32> poison)
+  call void @llvm.masked.scatter.v4i32.v4p0(<4 x i32> %w0, <4 x ptr> align 1 %dst, <4 x i1> %m)
+  call void @llvm.masked.scatter.v4i32.v4p0(<4 x i32> %w1, <4 x ptr> align 1 %d1, <4 x i1> %m)
+  call void @llvm.masked.scatter.v4i32.v4p0(<4 x i32> %w2, <4 x ptr> align 1 %d2, <4 x i1> %m)
+  call void @llvm.masked.scatter.v4i32.v4p0(<4 x i32> %w3, <4 x ptr> align 1 %d3, <4 x i1> %m)
+  ret void
+}
+
+; Stored under another mask, the group's off lanes would differ (the load's pass-through): interleaved again.
+; CHECK-LABEL: define void @copy16_other_mask(
+; CHECK-NOT:     %group
+; CHECK:         ret void
+define void @copy16_other_mask(<4 x ptr addrspace(1)> %src, <4 x ptr> %dst, <4 x i1> %m, <4 x i1> %n) {
+  %s1 = getelementptr i8, <4 x ptr addrspace(1)> %src, i64 4
+  %d1 = getelementptr i8, <4 x ptr> %dst, i64 4
+  %w0 = call <4 x i32> @llvm.masked.gather.v4i32.v4p1(<4 x ptr addrspace(1)> align 1 %src, <4 x i1> %m, <4 x i32> zeroinitializer)
+  %w1 = call <4 x i32> @llvm.masked.gather.v4i32.v4p1(<4 x ptr addrspace(1)> align 1 %s1, <4 x i1> %m, <4 x i32> zeroinitializer)
+  call void @llvm.masked.scatter.v4i32.v4p0(<4 x i32> %w0, <4 x ptr> align 1 %dst, <4 x i1> %n)
+  call void @llvm.masked.scatter.v4i32.v4p0(<4 x i32> %w1, <4 x ptr> align 1 %d1, <4 x i1> %n)
+  ret void
+}
