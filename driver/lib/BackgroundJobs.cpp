@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
-#include <optional>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <thread>
@@ -141,6 +141,7 @@ void BackgroundJobs::graceThenCancel(State &S, std::unique_lock<std::mutex> &L,
                                      const std::function<bool(const Job *)> &Mine, bool Exit) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point Start = Clock::now();
+  const auto Cap = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(MaxGraceSeconds));
   auto cancelJob = [Exit](Job *J) {
     if (Exit)
       J->Cancelled.Abandon.store(true, std::memory_order_relaxed); // the process ends: leave the IR unfreed
@@ -155,9 +156,7 @@ void BackgroundJobs::graceThenCancel(State &S, std::unique_lock<std::mutex> &L,
       if (!Mine(J) || J->Cancelled.Requested.load(std::memory_order_acquire))
         continue;
       auto Credit = std::chrono::microseconds(J->CreditMicros.load(std::memory_order_relaxed));
-      Clock::time_point Until = Start + std::min<Clock::duration>(
-                                            Credit, std::chrono::duration_cast<Clock::duration>(
-                                                        std::chrono::duration<double>(MaxGraceSeconds)));
+      Clock::time_point Until = Start + std::min<Clock::duration>(Credit, Cap);
       if (Until <= Now)
         cancelJob(J);
       else if (!Next || Until < *Next)

@@ -491,7 +491,7 @@ void Module::waitForBackgroundCompiles() const {
   }
 }
 
-void Module::cancelBackgroundCompiles() const {
+void Module::settleBackgroundCompiles() const {
   std::vector<BackgroundJobs::Handle> Jobs;
   for (const auto &F : Functions)
     for (const BackgroundJobs::Handle &H : {F->OptimizeJob, F->HotJob})
@@ -645,9 +645,9 @@ const std::vector<std::unique_ptr<Function>> &Module::functions() const {
 }
 
 Module::~Module() {
-  // No launch can use the optimized code any more. The jobs use the module's IR and lock, and write into its
-  // functions: they stop (a cancelled compile at its next function or optimization pass) before it goes.
-  cancelBackgroundCompiles();
+  // The jobs use the module's IR and lock, and write into its functions: each finishes (its result cached for a
+  // later load) or stops (a cancelled compile at its next function or optimization pass) before the module goes.
+  settleBackgroundCompiles();
   // At exit (CUDA's runtime unloads its modules then) the PTX and IR are left to the end of the process: freeing
   // them took longer than everything else exit does (cub_big: several hundred ms).
   if (BackgroundJobs::get().exiting())

@@ -3,6 +3,8 @@
 // reports where they matter to programs (block and grid limits, shared memory), the host's where the host is what runs.
 #pragma once
 
+#include "ptxforge/codegen/ThreadContext.h"
+
 #include "llvm/Support/Error.h"
 
 #include <array>
@@ -29,9 +31,10 @@ struct DeviceProperties {
   std::array<uint8_t, 16> Uuid = {}; ///< stable per host and compute capability
   uint32_t PciBus = 0, PciDevice = 0, PciDomain = 0;
 
-  // Limits of the emulated GPU generation.
-  unsigned MaxThreadsPerBlock = 1024;
-  unsigned MaxBlockDim[3] = {1024, 1024, 64};
+  // Limits of the emulated GPU generation. The block limits are the execution model's (launchKernel refuses
+  // larger blocks, and generated code takes %tid and %ntid to lie within them).
+  unsigned MaxThreadsPerBlock = codegen::MaxBlockThreads;
+  unsigned MaxBlockDim[3] = {codegen::MaxBlockDim[0], codegen::MaxBlockDim[1], codegen::MaxBlockDim[2]};
   unsigned MaxGridDim[3] = {2147483647u, 65535, 65535};
   unsigned WarpSize = 32;
   unsigned SharedMemoryPerBlock = 48 * 1024; ///< without opt-in

@@ -297,8 +297,10 @@ private:
   void kernelDone();
   /// Frees the quick and optimized lowerings once only kernels waiting for the hot tier are left.
   void dropLoweringsIfOnlyHotLeft();
-  /// Stops the background compiles (they store nothing unless finished) and waits until none runs.
-  void cancelBackgroundCompiles() const;
+  /// Lets each background compile finish for as long as its kernel ran on the code it replaces
+  /// (BackgroundJobs::finishOrCancel), cancels the rest (they store nothing unless finished), and waits until
+  /// none runs.
+  void settleBackgroundCompiles() const;
   /// A kernel's compiled part, JIT-linked against the module's shared part.
   llvm::Expected<std::unique_ptr<codegen::CompiledModule>> loadKernelCode(const codegen::CompiledObject &O) const {
     return codegen::CompiledModule::load(O, Code.get(), processSettings().Compile.Perf);
