@@ -81,6 +81,28 @@ Kernel avx512Kernel(unsigned M, unsigned N, bool Fused) {
   }
 }
 
+/// Out (row-major 4 x 8) from 8 runs of 4 doubles, LineBytes apart (f64 m8n8k4's B columns): two columns per
+/// register, then two permutes and a shuffle per pair of rows. Not gathers: where the CPU's microcode mitigates
+/// Gather Data Sampling, a gather of 8 doubles costs more than 8 loads.
+[[gnu::target("avx512f")]] void lines8x4Avx512(const char *Base, uint64_t LineBytes, double *Out) {
+  __m512d Pair[4];
+  for (unsigned P = 0; P < 4; ++P) { // masked loads: lanes 4-7 from the odd column, read from 32 bytes before it
+    const double *Even = reinterpret_cast<const double *>(Base + 2 * P * LineBytes);
+    const double *Odd = reinterpret_cast<const double *>(Base + (2 * P + 1) * LineBytes);
+    Pair[P] = _mm512_mask_loadu_pd(_mm512_maskz_loadu_pd(0x0f, Even), 0xf0, Odd - 4);
+  }
+  // Rows 0 and 1 of columns 0-3 from Pair[0] and Pair[1] (columns 4-7 from Pair[2] and Pair[3]); then rows 2, 3.
+  const __m512i Rows01 = _mm512_set_epi64(13, 9, 5, 1, 12, 8, 4, 0);
+  const __m512i Rows23 = _mm512_set_epi64(15, 11, 7, 3, 14, 10, 6, 2);
+  for (unsigned Half = 0; Half < 2; ++Half) {
+    __m512i Idx = Half ? Rows23 : Rows01;
+    __m512d Left = _mm512_maskz_permutex2var_pd(0xff, Pair[0], Idx, Pair[1]);
+    __m512d Right = _mm512_maskz_permutex2var_pd(0xff, Pair[2], Idx, Pair[3]);
+    _mm512_storeu_pd(Out + 16 * Half, _mm512_maskz_shuffle_f64x2(0xff, Left, Right, 0x44));
+    _mm512_storeu_pd(Out + 16 * Half + 8, _mm512_maskz_shuffle_f64x2(0xff, Left, Right, 0xee));
+  }
+}
+
 // The maskz forms: GCC 12 warns of the plain ones' undefined pass-through operand.
 [[gnu::target("avx512f,f16c")]] void halvesAvx512(const uint16_t *In, unsigned Count, double *Out) {
   unsigned I = 0;
@@ -288,6 +310,15 @@ void ptxforge::codegen::exec::roundToF32(double *Vals, unsigned Count) {
     return roundToF32Avx512(Vals, Count);
   for (unsigned I = 0; I < Count; ++I)
     Vals[I] = static_cast<float>(Vals[I]);
+}
+
+void ptxforge::codegen::exec::transposeLines(const char *Base, uint64_t LineBytes, unsigned Lines, unsigned Len,
+                                             double *Out) {
+  if (hasAvx512() && Lines == 8 && Len == 4)
+    return lines8x4Avx512(Base, LineBytes, Out);
+  for (unsigned J = 0; J < Lines; ++J)
+    for (unsigned K = 0; K < Len; ++K)
+      memcpy(&Out[K * Lines + J], Base + J * LineBytes + 8 * K, 8);
 }
 
 void ptxforge::codegen::exec::transposeMatrix(const double *In, unsigned Rows, unsigned Cols, double *Out) {

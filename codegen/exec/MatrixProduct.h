@@ -41,4 +41,9 @@ void roundToF32(double *Vals, unsigned Count);
 /// Out (Cols x Rows, row-major) = In (Rows x Cols, row-major) transposed; In and Out do not overlap.
 void transposeMatrix(const double *In, unsigned Rows, unsigned Cols, double *Out);
 
+/// Out (Len x Lines, row-major) from Lines runs of Len doubles at Base, LineBytes apart: a column-major matrix in
+/// memory (a B fragment's columns in shared memory) read into row-major order; f64 m8n8k4's 8 x 4 by vector
+/// permutes where the CPU has AVX-512 (32 scalar copies were a twelfth of an f64 GEMM's time).
+void transposeLines(const char *Base, uint64_t LineBytes, unsigned Lines, unsigned Len, double *Out);
+
 } // namespace ptxforge::codegen::exec

@@ -5,7 +5,8 @@
 // takes it as C, and reaches the lanes' registers once: when the run ends, or before anything reads those
 // registers otherwise. A product per lane-by-lane gather, decode, encode and scatter cost ~30 times its
 // arithmetic; the results are those of the per-product path, bit for bit (the same decode, the same
-// multiplyMatrices call, the same rounding).
+// multiplyMatrices call, the same rounding). Which fragments are decoded, kept and written back depends only on
+// the descriptor, so it is planned once per descriptor (Planner) into a list of steps each warp's batch runs.
 #include "MatrixCompute.h"
 #include "MatrixProduct.h"
 #include "Runtime.h"
@@ -24,8 +25,6 @@ namespace {
 /// A batch's registers and taken-over loads' addresses are at most this many words of each lane's buffer
 /// (codegen/lib/MatrixBatches.cpp, lower/MatrixOps.cpp planMmaBatch).
 constexpr unsigned MaxWords = 1024;
-/// Decoded fragments kept at once: a 2 x 4 warp tile's eight accumulators and its A and B tiles with room.
-constexpr unsigned Capacity = 24;
 
 /// How a fragment's elements lie: A row-major M x K, B column-major K x N (kept decoded row-major), C and D
 /// row-major M x N (one role: a D is the next product's C).
@@ -156,18 +155,8 @@ void encodeResults(uint32_t T, const double *Vals, unsigned Count, unsigned char
   }
 }
 
-/// A cached fragment. The entries are small and together, their matrices elsewhere: every allocation scans them
-/// all, and with the matrices inline each entry was a cache line (and a page) of its own.
-struct Entry {
-  Fragment F;
-  bool Valid = false, Dirty = false; ///< Dirty: the lanes' registers do not hold it yet
-  uint64_t LastUse = 0;
-  double *Vals = nullptr;         ///< row-major (B too), 512 doubles
-  unsigned char *Bits = nullptr; ///< writeBack's scratch: a D's elements as its registers take them, packed
-};
-
 /// Whether N register words agree. A loop, not std::equal: that becomes a memcmp call, for the one to eight words
-/// of a fragment on every get (an f64 GEMM: 7% of its time in memcmp).
+/// of a fragment.
 bool sameWords(const uint32_t *X, const uint32_t *Y, unsigned N) {
   for (unsigned I = 0; I < N; ++I)
     if (X[I] != Y[I])
@@ -178,262 +167,6 @@ bool sameWords(const uint32_t *X, const uint32_t *Y, unsigned N) {
 bool sameFragment(const Fragment &X, const Fragment &Y) {
   return X.R == Y.R && X.T == Y.T && X.Rows == Y.Rows && X.Cols == Y.Cols && X.NRegs == Y.NRegs &&
          sameWords(X.Words, Y.Words, X.NRegs);
-}
-
-/// The decoded fragments of the batch being computed, and which entry last took each register word.
-class FragmentCache {
-public:
-  explicit FragmentCache(uint64_t *const *LaneWords) : LaneWords(LaneWords) {
-    for (unsigned I = 0; I < Capacity; ++I)
-      Entries[I].Vals = ValStore[I], Entries[I].Bits = BitStore[I];
-  }
-  /// A new batch: Lanes its lanes' words, Dead its bitmap of words whose values die in it (NDead words), Reads
-  /// the last product (from 1) that reads each word, or 0.
-  void reset(uint64_t *const *Lanes, const uint32_t *Dead, unsigned NDead, const uint32_t *Reads,
-             const LoadSource *Sources);
-  /// F decoded, from the cache or the lanes' registers; pinned for the current product.
-  Entry &get(const Fragment &F);
-  /// A fresh entry for a product's D (the caller fills Vals, rounded, then calls publish).
-  Entry &allocate();
-  /// E, a product's D just computed, becomes what its registers hold.
-  void publish(Entry &E);
-  /// Every D not yet in the lanes' registers goes there.
-  void flush();
-  /// Product Index (from 1) is next: the entries it gets are pinned until the next one.
-  void startProduct(uint32_t Index) { Current = Index, ++Tick; }
-  /// computeWarpMmaBatch's scratch: the taken-over loads' sources and whether the lanes agree on each.
-  std::vector<LoadSource> SourceStore;
-  std::vector<uint8_t> UniformStore;
-  /// Starts loading the lanes' registers of F unless the cache holds it: the lanes' buffers are far apart
-  /// (a thread's frame each), and a gather waiting on each lane's line was most of a decode.
-  void prefetch(const Fragment &F) const {
-    if (uint8_t O = Owner[F.Words[0]]; O && Entries[O - 1].Valid)
-      return;
-    if (F.Load && Sources[F.Load - 1].Ptr)
-      return; // rows of shared memory: the hardware prefetcher's
-    prefetchLanes(F, /*Write=*/false);
-  }
-
-private:
-  void writeBack(Entry &E);
-  void prefetchLanes(const Fragment &F, bool Write) const {
-    for (unsigned L = 0; L < 32; ++L) {
-      const uint64_t *W = LaneWords[L];
-      if (Write)
-        __builtin_prefetch(&W[F.Words[0]], 1), __builtin_prefetch(&W[F.Words[F.NRegs - 1]], 1);
-      else
-        __builtin_prefetch(&W[F.Words[0]]), __builtin_prefetch(&W[F.Words[F.NRegs - 1]]);
-    }
-  }
-  void drop(Entry &E, const Fragment *Keep);
-  void claim(Entry &E);
-  void decode(Entry &E);
-  /// E's fragment straight from the memory a taken-over load names (rows, or a B's columns, Stride apart).
-  void decodeFromMemory(Entry &E, const LoadSource &Src);
-  /// Whether a register of E's may be read after the batch, so that E must reach the lanes' registers.
-  bool liveOut(const Entry &E) const;
-  /// Whether the current product (which may not have pinned it yet), a later one or code after the batch may
-  /// read a register of E's.
-  bool readLater(const Entry &E) const {
-    for (unsigned R = 0; R < E.F.NRegs; ++R)
-      if (LastRead[E.F.Words[R]] >= Current)
-        return true;
-    return liveOut(E);
-  }
-
-  uint64_t *const *LaneWords;
-  const LoadSource *Sources = nullptr; ///< per taken-over load
-  const uint32_t *Dead = nullptr;
-  unsigned NDead = 0;
-  uint64_t Tick = 1;
-  uint32_t Current = 0;
-  unsigned Hand = 0; ///< allocate's next candidate
-  Entry Entries[Capacity];
-  uint8_t Owner[MaxWords] = {}; ///< entry index + 1 of the entry holding the word, or 0
-  uint32_t LastRead[MaxWords] = {}; ///< the last product (from 1) of the batch that reads the word, or 0
-  // decode's scratch: a fragment's registers packed, and a B's column-major elements.
-  alignas(64) unsigned char Packed[512 * 8]; // as 32-bit or 64-bit registers
-  alignas(64) double Cols[512];
-  alignas(64) double ValStore[Capacity][512];
-  alignas(64) unsigned char BitStore[Capacity][256 * 8];
-};
-
-void FragmentCache::reset(uint64_t *const *Lanes, const uint32_t *DeadWords, unsigned NDeadWords,
-                          const uint32_t *Reads, const LoadSource *LoadSources) {
-  LaneWords = Lanes;
-  Sources = LoadSources;
-  Dead = DeadWords;
-  NDead = NDeadWords;
-  for (Entry &E : Entries)
-    E.Valid = E.Dirty = false;
-  unsigned N = std::min(NDeadWords, MaxWords);
-  memset(Owner, 0, N * sizeof Owner[0]);
-  memcpy(LastRead, Reads, N * sizeof LastRead[0]);
-  Current = 0;
-  ++Tick;
-}
-
-/// The lanes' registers take E's elements: lane L's registers are its run of E elements from (L * E) mod Total.
-void FragmentCache::writeBack(Entry &E) {
-  const Fragment &F = E.F;
-  unsigned Total = F.Rows * F.Cols, PerLane = laneElements(F.T, F.NRegs), Bytes = elementBits(F.T) / 8;
-  unsigned NRegs = F.NRegs;
-  encodeResults(F.T, E.Vals, Total, E.Bits);
-  uint32_t Idx[16]; // a copy the stores below cannot alias: no reload per register
-  std::copy(F.Words, F.Words + NRegs, Idx);
-  for (unsigned L = 0; L < 32; ++L) {
-    const unsigned char *Run = E.Bits + ((L * PerLane) & (Total - 1)) * Bytes;
-    uint64_t *W = LaneWords[L];
-    if (registerBytes(F.T) == 4) // copies of a size the compiler knows: no call per register
-      for (unsigned R = 0; R < NRegs; ++R) {
-        uint32_t V;
-        memcpy(&V, Run + R * 4, 4);
-        W[Idx[R]] = V;
-      }
-    else
-      for (unsigned R = 0; R < NRegs; ++R)
-        memcpy(&W[Idx[R]], Run + R * 8, 8);
-  }
-  E.Dirty = false;
-}
-
-bool FragmentCache::liveOut(const Entry &E) const {
-  for (unsigned R = 0; R < E.F.NRegs; ++R) {
-    uint32_t W = E.F.Words[R];
-    if (W >= NDead || !(Dead[W / 32] >> (W % 32) & 1))
-      return true;
-  }
-  return false;
-}
-
-/// Forgets E, writing it back first if its registers lack it and anyone may read them, unless Keep (the D about to replace it) has
-/// exactly its registers and role.
-void FragmentCache::drop(Entry &E, const Fragment *Keep) {
-  if (E.Dirty && readLater(E) &&
-      !(Keep && Keep->R == E.F.R && Keep->NRegs == E.F.NRegs &&
-        sameWords(Keep->Words, E.F.Words, Keep->NRegs)))
-    writeBack(E);
-  E.Valid = E.Dirty = false;
-  uint8_t Id = static_cast<uint8_t>(&E - Entries + 1);
-  for (unsigned R = 0; R < E.F.NRegs; ++R)
-    if (Owner[E.F.Words[R]] == Id)
-      Owner[E.F.Words[R]] = 0;
-}
-
-/// E becomes its words' owner; an entry that held any of them is dropped (a register holds one value).
-void FragmentCache::claim(Entry &E) {
-  uint8_t Id = static_cast<uint8_t>(&E - Entries + 1);
-  for (unsigned R = 0; R < E.F.NRegs; ++R) {
-    uint8_t &O = Owner[E.F.Words[R]];
-    if (O && O != Id)
-      drop(Entries[O - 1], &E.F);
-    O = Id;
-  }
-}
-
-/// E's fragment from the lanes' registers: lanes 32 - Total/E ... 31 hold one copy, in order.
-void FragmentCache::decode(Entry &E) {
-  const Fragment &F = E.F;
-  if (F.Load && Sources[F.Load - 1].Ptr)
-    return decodeFromMemory(E, Sources[F.Load - 1]);
-  for (unsigned R = 0; R < F.NRegs; ++R) // a D still in the cache is what the registers hold
-    if (uint8_t O = Owner[F.Words[R]]; O && Entries[O - 1].Dirty)
-      writeBack(Entries[O - 1]);
-  unsigned Total = F.Rows * F.Cols, PerLane = laneElements(F.T, F.NRegs), NRegs = F.NRegs;
-  uint32_t Idx[16]; // a copy the stores below cannot alias: no reload per register
-  std::copy(F.Words, F.Words + NRegs, Idx);
-  if (registerBytes(F.T) == 4) { // a 32-bit register is its word's low half
-    uint32_t *P = reinterpret_cast<uint32_t *>(Packed);
-    for (unsigned L = 32 - Total / PerLane; L < 32; ++L, P += NRegs)
-      for (unsigned R = 0; R < NRegs; ++R)
-        P[R] = static_cast<uint32_t>(LaneWords[L][Idx[R]]);
-  } else { // f64: the registers are the elements, gathered straight into the matrix (B: its columns)
-    double *P = F.R == Role::B ? Cols : E.Vals;
-    for (unsigned L = 32 - Total / PerLane; L < 32; ++L, P += NRegs)
-      for (unsigned R = 0; R < NRegs; ++R)
-        memcpy(&P[R], &LaneWords[L][Idx[R]], 8);
-  }
-  bool F64 = registerBytes(F.T) == 8;
-  if (F.R != Role::B) {
-    if (!F64)
-      decodeElements(F.T, Packed, Total, E.Vals);
-    return;
-  }
-  if (!F64)
-    decodeElements(F.T, Packed, Total, Cols);
-  transposeMatrix(Cols, F.Cols, F.Rows, E.Vals); // column-major K x N -> row-major
-}
-
-void FragmentCache::decodeFromMemory(Entry &E, const LoadSource &Src) {
-  const Fragment &F = E.F;
-  bool ColumnWise = F.R == Role::B; // a B fragment's order is column-major
-  unsigned Lines = ColumnWise ? F.Cols : F.Rows, Len = ColumnWise ? F.Rows : F.Cols;
-  uint64_t LineBytes = Src.Stride * (elementBits(F.T) / 8);
-  if (F.T == MEF64) { // the elements are the doubles: rows straight into place, a B's columns transposed
-    for (unsigned I = 0; I < Lines; ++I) {
-      const char *Line = Src.Ptr + I * LineBytes;
-      if (!ColumnWise) {
-        memcpy(E.Vals + I * Len, Line, size_t(Len) * 8);
-        continue;
-      }
-      for (unsigned J = 0; J < Len; ++J)
-        memcpy(&E.Vals[J * Lines + I], Line + 8 * J, 8);
-    }
-    return;
-  }
-  double *Out = ColumnWise ? Cols : E.Vals;
-  for (unsigned I = 0; I < Lines; ++I)
-    decodeElements(F.T, Src.Ptr + I * LineBytes, Len, Out + I * Len);
-  if (ColumnWise)
-    transposeMatrix(Cols, F.Cols, F.Rows, E.Vals);
-}
-
-Entry &FragmentCache::allocate() {
-  // First in, first out, past the entries the current product pinned: a scan for the least recently used one
-  // was a tenth of an f64 GEMM's time, and a k step's fragments are allocated in the order they are used.
-  for (;;) {
-    Entry &E = Entries[Hand];
-    Hand = Hand + 1 == Capacity ? 0 : Hand + 1;
-    if (E.LastUse == Tick) // pinned: the current product reads it, dropped or not
-      continue;
-    if (E.Valid)
-      drop(E, nullptr);
-    E.LastUse = Tick;
-    return E; // Capacity exceeds the four entries one product pins, so the loop ends
-  }
-}
-
-Entry &FragmentCache::get(const Fragment &F) {
-  // A valid entry owns every one of its words, so the owner of F's first is the only candidate.
-  if (uint8_t O = Owner[F.Words[0]]; O && Entries[O - 1].Valid && sameFragment(Entries[O - 1].F, F)) {
-    Entries[O - 1].LastUse = Tick;
-    return Entries[O - 1];
-  }
-  Entry &E = allocate();
-  E.F = F;
-  decode(E);
-  E.Valid = true;
-  claim(E);
-  return E;
-}
-
-void FragmentCache::publish(Entry &E) {
-  E.Valid = E.Dirty = true;
-  claim(E);
-}
-
-void FragmentCache::flush() {
-  Entry *Pending = nullptr; // each write-back overlaps the next one's line fetches
-  for (Entry &E : Entries) {
-    if (!E.Valid || !E.Dirty || !liveOut(E))
-      continue;
-    prefetchLanes(E.F, /*Write=*/true);
-    if (Pending)
-      writeBack(*Pending);
-    Pending = &E;
-  }
-  if (Pending)
-    writeBack(*Pending);
 }
 
 /// The fragments of one product of the descriptor (P: code, counts, then its registers' words).
@@ -468,17 +201,15 @@ bool readProduct(const uint32_t *P, Product &Out) {
   return TD == MEF32 || TD == MEF64 || TD == MEF16 || TD == MES32;
 }
 
-void computeProduct(FragmentCache &Cache, const Product &P) {
-  const Entry &A = Cache.get(P.A);
-  const Entry &B = Cache.get(P.B);
-  const Entry &C = Cache.get(P.C);
-  Entry &D = Cache.allocate();
-  D.F = P.D;
-  uint32_t TA = P.Code >> 4 & 15, TD = P.Code >> 16 & 15;
-  multiplyMatrices(P.A.Rows, P.B.Cols, P.A.Cols, A.Vals, B.Vals, C.Vals, D.Vals, TA != MEF64);
-  roundResults(TD, P.Code >> 20 & 1, D.Vals, P.D.Rows * P.D.Cols);
-  Cache.publish(D);
-}
+/// One step of a batch's schedule (Planner): decode a fragment into a slot, compute a product, or put a slot's
+/// matrix into the lanes' registers.
+struct Step {
+  enum Kind : uint8_t { Decode, Multiply, WriteBack } K;
+  uint16_t Slot;                ///< the matrix a Decode or a Multiply (its D) fills, or a WriteBack reads
+  uint16_t A = 0, B = 0, C = 0; ///< a Multiply's operands
+  const Fragment *F = nullptr;  ///< a Decode's or WriteBack's fragment, a Multiply's D
+  const Product *P = nullptr;   ///< a Multiply's product
+};
 
 /// A batch's descriptor parsed (its words copied: the products point into them), or Ok false where the
 /// per-product path must take it.
@@ -493,6 +224,8 @@ struct ParsedBatch {
   const uint32_t *Dead = nullptr;
   unsigned NWords = 0;
   bool Ok = false;
+  std::vector<Step> Steps; ///< the batch's plan (Planner), pointing into Products
+  unsigned Slots = 0, SlotSize = 0; ///< the matrices it keeps at once, and the doubles of each
 };
 
 /// The taken-over loads after the descriptor's bitmap (P: its load count).
@@ -570,6 +303,286 @@ bool matchLoads(ParsedBatch &B) {
   return true;
 }
 
+/// Plans a batch (ParsedBatch::Steps) by following what each register word holds, product by product: the
+/// decisions a fragment cache took at every product of every warp (a fifth of an f64 GEMM's time in its
+/// bookkeeping), taken once per descriptor.
+/// - A fragment read as exactly the matrix its first word holds (the same role, type, shape and words) is that
+///   matrix. Any other is decoded, after each matrix that holds one of its words and the lanes lack is written
+///   back.
+/// - A product's D is a new matrix the lanes lack. Where it (or a decoded fragment) takes over words of another
+///   such matrix, that one is written back first if a later product or code after the batch may read one of its
+///   words, unless the newcomer is a D of exactly its words and role (a GEMM's accumulator updated in place).
+/// - At the end, each matrix the lanes lack is written back where its words are live out (the descriptor's
+///   bitmap).
+/// Each matrix then takes a slot from the step that fills it to its last use.
+class Planner {
+public:
+  explicit Planner(ParsedBatch &B) : B(B), Owner(B.NWords, -1) {}
+  void run();
+
+private:
+  struct Matrix {
+    const Fragment *F;
+    bool Valid, Dirty; ///< Valid: it owns its words; Dirty: the lanes' registers lack it
+    size_t LastUse;    ///< the last step that fills or reads it
+  };
+  int read(const Fragment &F);
+  int create(Step S, const Fragment &F, bool Dirty);
+  void claim(int M, const Fragment *Keep);
+  void writeBack(int M);
+  bool deadAfter(uint32_t Word) const { return B.Dead[Word / 32] >> (Word % 32) & 1; }
+  bool readLater(const Fragment &F) const;
+  void assignSlots();
+
+  ParsedBatch &B;
+  std::vector<Matrix> Matrices;
+  std::vector<int> Owner;  ///< per word, the matrix holding its value, or -1: the lanes (or the load's memory)
+  std::vector<Step> Steps; ///< Slot, A, B and C name matrices until assignSlots
+  uint32_t Current = 0;    ///< the product being planned, from 1
+};
+
+void Planner::run() {
+  for (const Product &P : B.Products) {
+    ++Current;
+    int A = read(P.A), Bm = read(P.B), C = read(P.C);
+    for (int M : {A, Bm, C})
+      Matrices[M].LastUse = Steps.size();
+    Step S{Step::Multiply, 0, static_cast<uint16_t>(A), static_cast<uint16_t>(Bm), static_cast<uint16_t>(C)};
+    S.P = &P;
+    claim(create(S, P.D, /*Dirty=*/true), &P.D);
+  }
+  for (size_t M = 0; M < Matrices.size(); ++M) {
+    const Fragment &F = *Matrices[M].F;
+    if (Matrices[M].Valid && Matrices[M].Dirty &&
+        std::any_of(F.Words, F.Words + F.NRegs, [&](uint32_t W) { return !deadAfter(W); }))
+      writeBack(static_cast<int>(M));
+  }
+  assignSlots();
+}
+
+int Planner::read(const Fragment &F) {
+  if (int M = Owner[F.Words[0]]; M >= 0 && Matrices[M].Valid && sameFragment(*Matrices[M].F, F))
+    return M;
+  for (unsigned R = 0; R < F.NRegs; ++R) // it is decoded from the lanes' registers: they must hold its words
+    if (int M = Owner[F.Words[R]]; M >= 0 && Matrices[M].Dirty)
+      writeBack(M);
+  int M = create({Step::Decode, 0}, F, /*Dirty=*/false);
+  claim(M, nullptr);
+  return M;
+}
+
+int Planner::create(Step S, const Fragment &F, bool Dirty) {
+  int M = static_cast<int>(Matrices.size());
+  Matrices.push_back({&F, true, Dirty, Steps.size()});
+  S.Slot = static_cast<uint16_t>(M);
+  S.F = &F;
+  Steps.push_back(S);
+  return M;
+}
+
+void Planner::claim(int M, const Fragment *Keep) {
+  const Fragment &F = *Matrices[M].F;
+  for (unsigned R = 0; R < F.NRegs; ++R) {
+    int Old = Owner[F.Words[R]];
+    if (Old >= 0 && Old != M) { // a register holds one value: the old matrix no longer owns any word
+      Matrix &X = Matrices[Old];
+      bool Replaced = Keep && Keep->R == X.F->R && Keep->NRegs == X.F->NRegs &&
+                      sameWords(Keep->Words, X.F->Words, Keep->NRegs);
+      if (X.Dirty && readLater(*X.F) && !Replaced)
+        writeBack(Old);
+      X.Valid = X.Dirty = false;
+      for (unsigned Q = 0; Q < X.F->NRegs; ++Q)
+        if (Owner[X.F->Words[Q]] == Old)
+          Owner[X.F->Words[Q]] = -1;
+    }
+    Owner[F.Words[R]] = M;
+  }
+}
+
+void Planner::writeBack(int M) {
+  Matrices[M].Dirty = false;
+  Matrices[M].LastUse = Steps.size();
+  Step S{Step::WriteBack, static_cast<uint16_t>(M)};
+  S.F = Matrices[M].F;
+  Steps.push_back(S);
+}
+
+bool Planner::readLater(const Fragment &F) const {
+  return std::any_of(F.Words, F.Words + F.NRegs,
+                     [&](uint32_t W) { return B.LastRead[W] >= Current || !deadAfter(W); });
+}
+
+/// Slots by a linear scan: a matrix's slot is free after its last use; a product's D never shares its operands'.
+void Planner::assignSlots() {
+  std::vector<std::vector<int>> EndsAt(Steps.size());
+  for (size_t M = 0; M < Matrices.size(); ++M)
+    EndsAt[Matrices[M].LastUse].push_back(static_cast<int>(M));
+  std::vector<uint16_t> SlotOf(Matrices.size()), Free;
+  unsigned Slots = 0, Largest = 0;
+  for (size_t I = 0; I < Steps.size(); ++I) {
+    Step &S = Steps[I];
+    if (S.K != Step::WriteBack) {
+      uint16_t Slot = static_cast<uint16_t>(Slots);
+      if (Free.empty())
+        ++Slots;
+      else
+        Slot = Free.back(), Free.pop_back();
+      SlotOf[S.Slot] = Slot;
+      Largest = std::max(Largest, S.F->Rows * S.F->Cols);
+    }
+    S.Slot = SlotOf[S.Slot];
+    if (S.K == Step::Multiply)
+      S.A = SlotOf[S.A], S.B = SlotOf[S.B], S.C = SlotOf[S.C];
+    for (int M : EndsAt[I])
+      Free.push_back(SlotOf[M]);
+  }
+  B.Steps = std::move(Steps);
+  B.Slots = Slots;
+  B.SlotSize = (Largest + 7) / 8 * 8; // whole cache lines
+}
+
+/// One warp's run of a batch's steps: its slots, and the lanes' registers and the taken-over loads' memory.
+class BatchRun {
+public:
+  void run(const ParsedBatch &B, uint64_t *const *Lanes, const LoadSource *LoadSources);
+  /// computeWarpMmaBatch's scratch: the taken-over loads' sources and whether the lanes agree on each.
+  std::vector<LoadSource> SourceStore;
+  std::vector<uint8_t> UniformStore;
+
+private:
+  bool fromMemory(const Fragment &F) const { return F.Load && Sources[F.Load - 1].Ptr; }
+  void decode(const Fragment &F, double *Vals);
+  /// F's matrix straight from the memory a taken-over load names (rows, or a B's columns, Stride apart).
+  void decodeFromMemory(const Fragment &F, const LoadSource &Src, double *Vals);
+  /// The lanes' registers take F's elements: lane L's registers are its run of E elements from (L * E) mod Total.
+  void writeBack(const Fragment &F, const double *Vals);
+  /// Starts loading (or owning, to write) the lanes' lines a step will touch: the lanes' buffers are far apart (a
+  /// thread's frame each), and a gather waiting on each lane's line was most of a decode.
+  void prefetch(const Step &S) const;
+
+  uint64_t *const *LaneWords = nullptr;
+  const LoadSource *Sources = nullptr;
+  std::vector<double> SlotStore;
+  // decode's and writeBack's scratch: a fragment's registers packed, a B's column-major elements.
+  alignas(64) unsigned char Packed[512 * 8]; // as 32-bit or 64-bit registers
+  alignas(64) double Cols[512];
+};
+
+void BatchRun::run(const ParsedBatch &B, uint64_t *const *Lanes, const LoadSource *LoadSources) {
+  LaneWords = Lanes;
+  Sources = LoadSources;
+  if (SlotStore.size() < size_t(B.Slots) * B.SlotSize)
+    SlotStore.resize(size_t(B.Slots) * B.SlotSize);
+  double *Slots = SlotStore.data();
+  auto at = [&](uint16_t Slot) { return Slots + size_t(Slot) * B.SlotSize; };
+  const std::vector<Step> &Steps = B.Steps;
+  constexpr size_t Ahead = 6; // steps whose lanes' lines are fetched while one runs
+  for (size_t I = 0; I < std::min(Ahead, Steps.size()); ++I)
+    prefetch(Steps[I]);
+  for (size_t I = 0; I < Steps.size(); ++I) {
+    if (I + Ahead < Steps.size())
+      prefetch(Steps[I + Ahead]);
+    const Step &S = Steps[I];
+    switch (S.K) {
+    case Step::Decode:
+      decode(*S.F, at(S.Slot));
+      break;
+    case Step::Multiply: {
+      const Product &P = *S.P;
+      double *D = at(S.Slot);
+      multiplyMatrices(P.A.Rows, P.B.Cols, P.A.Cols, at(S.A), at(S.B), at(S.C), D, (P.Code >> 4 & 15) != MEF64);
+      roundResults(P.Code >> 16 & 15, P.Code >> 20 & 1, D, P.D.Rows * P.D.Cols);
+      break;
+    }
+    case Step::WriteBack:
+      writeBack(*S.F, at(S.Slot));
+      break;
+    }
+  }
+}
+
+void BatchRun::prefetch(const Step &S) const {
+  if (S.K == Step::Multiply || (S.K == Step::Decode && fromMemory(*S.F)))
+    return; // rows of shared memory: the hardware prefetcher's
+  const Fragment &F = *S.F;
+  for (unsigned L = 0; L < 32; ++L) {
+    const uint64_t *W = LaneWords[L];
+    if (S.K == Step::WriteBack)
+      __builtin_prefetch(&W[F.Words[0]], 1), __builtin_prefetch(&W[F.Words[F.NRegs - 1]], 1);
+    else
+      __builtin_prefetch(&W[F.Words[0]]), __builtin_prefetch(&W[F.Words[F.NRegs - 1]]);
+  }
+}
+
+void BatchRun::writeBack(const Fragment &F, const double *Vals) {
+  unsigned Total = F.Rows * F.Cols, PerLane = laneElements(F.T, F.NRegs), Bytes = elementBits(F.T) / 8;
+  unsigned NRegs = F.NRegs;
+  encodeResults(F.T, Vals, Total, Packed);
+  uint32_t Idx[16]; // a copy the stores below cannot alias: no reload per register
+  std::copy(F.Words, F.Words + NRegs, Idx);
+  for (unsigned L = 0; L < 32; ++L) {
+    const unsigned char *Run = Packed + ((L * PerLane) & (Total - 1)) * Bytes;
+    uint64_t *W = LaneWords[L];
+    if (registerBytes(F.T) == 4) // copies of a size the compiler knows: no call per register
+      for (unsigned R = 0; R < NRegs; ++R) {
+        uint32_t V;
+        memcpy(&V, Run + R * 4, 4);
+        W[Idx[R]] = V;
+      }
+    else
+      for (unsigned R = 0; R < NRegs; ++R)
+        memcpy(&W[Idx[R]], Run + R * 8, 8);
+  }
+}
+
+/// F's matrix from the lanes' registers, where lanes 32 - Total/E ... 31 hold one copy in order, or from the
+/// memory its taken-over load names where the lanes agreed on it.
+void BatchRun::decode(const Fragment &F, double *Vals) {
+  if (fromMemory(F))
+    return decodeFromMemory(F, Sources[F.Load - 1], Vals);
+  unsigned Total = F.Rows * F.Cols, PerLane = laneElements(F.T, F.NRegs), NRegs = F.NRegs;
+  uint32_t Idx[16]; // a copy the stores below cannot alias: no reload per register
+  std::copy(F.Words, F.Words + NRegs, Idx);
+  bool F64 = registerBytes(F.T) == 8;
+  if (!F64) { // a 32-bit register is its word's low half
+    uint32_t *P = reinterpret_cast<uint32_t *>(Packed);
+    for (unsigned L = 32 - Total / PerLane; L < 32; ++L, P += NRegs)
+      for (unsigned R = 0; R < NRegs; ++R)
+        P[R] = static_cast<uint32_t>(LaneWords[L][Idx[R]]);
+  } else { // f64: the registers are the elements, gathered straight into the matrix (B: its columns)
+    double *P = F.R == Role::B ? Cols : Vals;
+    for (unsigned L = 32 - Total / PerLane; L < 32; ++L, P += NRegs)
+      for (unsigned R = 0; R < NRegs; ++R)
+        memcpy(&P[R], &LaneWords[L][Idx[R]], 8);
+  }
+  if (F.R != Role::B) {
+    if (!F64)
+      decodeElements(F.T, Packed, Total, Vals);
+    return;
+  }
+  if (!F64)
+    decodeElements(F.T, Packed, Total, Cols);
+  transposeMatrix(Cols, F.Cols, F.Rows, Vals); // column-major K x N -> row-major
+}
+
+void BatchRun::decodeFromMemory(const Fragment &F, const LoadSource &Src, double *Vals) {
+  bool ColumnWise = F.R == Role::B; // a B fragment's order is column-major
+  unsigned Lines = ColumnWise ? F.Cols : F.Rows, Len = ColumnWise ? F.Rows : F.Cols;
+  uint64_t LineBytes = Src.Stride * (elementBits(F.T) / 8);
+  if (F.T == MEF64) { // the elements are the doubles: rows straight into place, a B's columns transposed
+    if (ColumnWise)
+      return transposeLines(Src.Ptr, LineBytes, Lines, Len, Vals);
+    for (unsigned I = 0; I < Lines; ++I)
+      memcpy(Vals + I * Len, Src.Ptr + I * LineBytes, size_t(Len) * 8);
+    return;
+  }
+  double *Out = ColumnWise ? Cols : Vals;
+  for (unsigned I = 0; I < Lines; ++I)
+    decodeElements(F.T, Src.Ptr + I * LineBytes, Len, Out + I * Len);
+  if (ColumnWise)
+    transposeMatrix(Cols, F.Cols, F.Rows, Vals);
+}
+
 /// Parses B.Copy: its products, each checked, with the word count and bitmap after them (lowerMmaBatch
 /// markLiveOut).
 void parseBatch(ParsedBatch &B) {
@@ -600,6 +613,8 @@ void parseBatch(ParsedBatch &B) {
   for (uint32_t I = 0; I < B.Loads.size(); ++I)
     B.AddressesFirst &= B.Loads[I].PtrWord == 2 * I && B.Loads[I].StrideWord == 2 * I + 1;
   B.Ok = matchLoads(B);
+  if (B.Ok)
+    Planner(B).run();
 }
 
 /// Counts unloads of JIT'd code (noteCodeUnloaded): a descriptor's words cannot change while its code is loaded.
@@ -649,18 +664,18 @@ bool ptxforge::codegen::exec::computeWarpMmaBatch(const uint32_t *Desc, uint64_t
   const ParsedBatch &Batch = parsedBatch(Desc);
   if (!Batch.Ok)
     return false;
-  // One per worker thread (a product never yields): 24 entries of 6 KiB, not on a fiber's stack.
-  thread_local std::unique_ptr<FragmentCache> CacheStore;
-  if (!CacheStore)
-    CacheStore = std::make_unique<FragmentCache>(LaneWords);
-  FragmentCache &Cache = *CacheStore;
+  // One per worker thread (a product never yields): its slots are not on a fiber's stack.
+  thread_local std::unique_ptr<BatchRun> RunStore;
+  if (!RunStore)
+    RunStore = std::make_unique<BatchRun>();
+  BatchRun &Run = *RunStore;
   // Each taken-over load: from memory where the warp gives one address and stride (wmma.load requires it),
   // else into the lanes' registers as the load itself would have. Lane by lane, each lane's words in order: a
   // lane's buffer is far from the next one's, and a load's words from 32 buffers in turn were 32 cache misses
-  // where one lane's run of loads is a stream. (The vectors are the cache's, not thread-locals: GCC called
+  // where one lane's run of loads is a stream. (The vectors are the run's, not thread-locals: GCC called
   // __tls_get_addr for every use of one in the loops.)
-  std::vector<LoadSource> &Sources = Cache.SourceStore;
-  std::vector<uint8_t> &Uniform = Cache.UniformStore;
+  std::vector<LoadSource> &Sources = Run.SourceStore;
+  std::vector<uint8_t> &Uniform = Run.UniformStore;
   size_t NLoads = Batch.Loads.size();
   Sources.resize(NLoads);
   Uniform.resize(NLoads);
@@ -683,20 +698,7 @@ bool ptxforge::codegen::exec::computeWarpMmaBatch(const uint32_t *Desc, uint64_t
       Sources[I].Ptr = nullptr;
       loadLaneByLane(Batch.Loads[I], 0xffffffffu, LaneWords);
     }
-  Cache.reset(LaneWords, Batch.Dead, Batch.NWords, Batch.LastRead.data(), Sources.data());
-  const std::vector<Product> &Products = Batch.Products;
-  constexpr unsigned Ahead = 2; // products whose fragments are fetched while one computes
-  for (uint32_t I = 0; I < std::min<size_t>(Ahead, Products.size()); ++I)
-    for (const Fragment *F : {&Products[I].A, &Products[I].B, &Products[I].C})
-      Cache.prefetch(*F);
-  for (uint32_t I = 0; I < Products.size(); ++I) {
-    if (I + Ahead < Products.size())
-      for (const Fragment *F : {&Products[I + Ahead].A, &Products[I + Ahead].B, &Products[I + Ahead].C})
-        Cache.prefetch(*F);
-    Cache.startProduct(I + 1);
-    computeProduct(Cache, Products[I]);
-  }
-  Cache.flush();
+  Run.run(Batch, LaneWords, Sources.data());
   return true;
 }
 

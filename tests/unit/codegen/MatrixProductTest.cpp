@@ -167,3 +167,21 @@ TEST_CASE("matrices transpose in 8 x 8 blocks and in any other shape") {
         CHECK(Out[C * S.M + R] == In[R * S.N + C]);
   }
 }
+
+TEST_CASE("column runs in memory read into row-major order, f64 m8n8k4's B and any other shape") {
+  struct Shape {
+    unsigned Lines, Len;
+  };
+  for (Shape S : {Shape{8, 4}, Shape{4, 8}, Shape{3, 5}}) {
+    // Columns 104 bytes apart (a skewed shared-memory tile: not a multiple of the vector), each run of Len doubles.
+    constexpr uint64_t LineBytes = 13 * 8;
+    std::vector<double> Memory(S.Lines * LineBytes / 8 + S.Len, -2), Out(S.Lines * S.Len, -1);
+    for (unsigned J = 0; J < S.Lines; ++J)
+      for (unsigned K = 0; K < S.Len; ++K)
+        Memory[J * LineBytes / 8 + K] = 100 * J + K;
+    transposeLines(reinterpret_cast<const char *>(Memory.data()), LineBytes, S.Lines, S.Len, Out.data());
+    for (unsigned K = 0; K < S.Len; ++K)
+      for (unsigned J = 0; J < S.Lines; ++J)
+        CHECK(Out[K * S.Lines + J] == 100 * J + K);
+  }
+}
