@@ -108,6 +108,10 @@ std::string ptxforge::ptx::tcgen05FormError(const Instruction &I) {
     return loadError(I);
   if (I.has(Modifier::Mma) && I.has(Modifier::Ws) && !I.has(Modifier::CtaGroup_1))
     return "tcgen05.mma.ws takes .cta_group::1 only";
+  // The ISA's shape table marks every .ws form of the block-scaled kinds invalid.
+  if (I.has(Modifier::Mma) && I.has(Modifier::Ws) &&
+      countOf(I, {Modifier::Kind_Mxf8f6f4, Modifier::Kind_Mxf4, Modifier::Kind_Mxf4nvf4}))
+    return "tcgen05.mma.ws takes .kind::f16, .kind::tf32, .kind::f8f6f4 and .kind::i8 only";
   if (I.has(Modifier::Mma))
     if (std::string Why = blockScaleError(I); !Why.empty())
       return Why;
