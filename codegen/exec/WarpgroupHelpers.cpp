@@ -22,12 +22,14 @@
 // tcgen05 (sm_100a; no GPU here has it): alloc/dealloc/relinquish_alloc_permit, ld/st (.32x32b, .16x64b, .16x128b,
 // .16x256b, .16x32bx2, with .pack::16b/.unpack::16b; sm_103a's ld.red), cp (every shape, the .b8x16 decompressing
 // forms, cta_group::2), shift.down, mma(.ws, with its zero-column mask).cta_group::1 and mma.cta_group::2, the
-// block-scaled kinds (mxf8f6f4, mxf4, mxf4nvf4 with their scale factors in Tensor Memory) for one CTA, and .sp/.ws.sp
-// (2:4, or the fp4 kinds' pairwise 4:8, with the metadata in Tensor Memory) for one CTA
-// with B behind a shared-memory descriptor and A behind one or in Tensor Memory (kinds f16, tf32, f8f6f4 with
-// e4m3/e5m2, i8; M = 64 and 128, .ws M = 32, 64, 128, a pair's M = 128 and 256; f32, f16 or s32 D), from the ISA's
-// definitions and CuTe's Tensor Memory layouts, and the products by the same descriptor layouts and arithmetic as
-// wgmma's.
+// block-scaled kinds (mxf8f6f4, mxf4, mxf4nvf4 with their scale factors in Tensor Memory; one CTA or a pair), and
+// .sp/.ws.sp (2:4, tf32's 1:2, or the fp4 kinds' pairwise 4:8, with the metadata in Tensor Memory; one CTA's M = 128,
+// .ws, a pair's M = 256) with B behind a shared-memory descriptor and A behind one or in Tensor Memory (kinds f16,
+// tf32, f8f6f4 with e4m3/e5m2/e2m3/e3m2/e2m1, i8; M = 64 and 128, .ws M = 32, 64, 128, a pair's M = 128 and 256; f32,
+// f16 or s32 D), from the ISA's definitions and CuTe's Tensor Memory layouts, and the products by the same
+// descriptor layouts and arithmetic as wgmma's. Refused at run time, their layouts being figures in the ISA: .sp at
+// M = 64 without .ws and at a pair's M = 128 (Layout C), f16/tf32 sparsity selectors other than 0, the mxf4 kinds'
+// K = 96.
 #include "MatrixCompute.h"
 #include "Runtime.h"
 #include "ptxforge/codegen/MatrixElements.h"
@@ -601,7 +603,7 @@ bool decodeUmma(uint32_t IDesc, uint32_t Flags, uint64_t ADesc, uint64_t BDesc, 
   if ((narrowType(U.AType) && U.TransA) || (narrowType(U.BType) && U.TransB))
     return false;
   if (Kind >= 4)
-    return decodeScaledUmma(IDesc, Flags, U) && (!ADesc || U.ADesc) && (!BDesc || U.BDesc);
+    return decodeScaledUmma(IDesc, Flags, U) && (ATmem || !ADesc || U.ADesc) && (!BDesc || U.BDesc);
   bool ADone = ATmem ? !U.TransA && (U.M == 128 || !(Flags & TgWs)) : (!ADesc || U.ADesc);
   bool DDone = U.Int ? DType == 2 : DType == 1 || (DType == 0 && Kind != 1);
   return ummaShape(U.M, U.N, Flags) && U.AType != MENone && U.BType != MENone && DDone && ADone && (!BDesc || U.BDesc);
@@ -920,7 +922,9 @@ static void ptxrt_tcgen05_ldst(ThreadContext *C, uint32_t Addr, uint32_t *Regs, 
 static void ptxrt_tcgen05_mma(ThreadContext *C, uint32_t DAddr, uint64_t A, uint64_t BDesc, uint32_t IDesc,
                               uint32_t EnableD, uint32_t Flags, const uint32_t *Mask) {
   UmmaCall U;
-  bool PairMask = (Flags & TgPair) && std::any_of(Mask, Mask + 8, [](uint32_t W) { return W != 0; });
+  // Block scaling's mask words are the scale factors' addresses; it has no disable-output-lane.
+  bool PairMask = (Flags & TgPair) && !(Flags >> TgScaleVecShift & 3) &&
+                  std::any_of(Mask, Mask + 8, [](uint32_t W) { return W != 0; });
   if (!decodeUmma(IDesc, Flags, A, BDesc, U) || PairMask)
     raiseFault(C, LaunchFault::IllegalInstruction,
                "tcgen05.mma: a shape, type, sparsity, swizzle or pair's disable-output-lane not done", true);

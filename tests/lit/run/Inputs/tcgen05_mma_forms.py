@@ -310,7 +310,7 @@ def case(root, name, kind, m, n, ws=False, a_tmem=False, mask=None, scale=None, 
                        zcm is not None)
     extra = [{"type": "u64", "buffer": "pre"}] + ([{"type": "u64", "bits": f"{zcm:x}"}] if zcm is not None else [])
     entries += [write_case(root, f"{name}_tcgen05", ptx, "k_forms", 128, params + extra, buffers, files, ctas)]
-    if m == 64 and not (ws or a_tmem or mask or scale or half):  # the same product by wgmma: rows of D in order
+    if m == 64 and kind not in NARROW and not (ws or a_tmem or mask or scale or half):  # wgmma: rows of D in order
         twin = wgmma_kernel(kind, k).replace("\tor.b64 %rd5, %rd5, %rd11;", f"\tor.b64 %rd5, %rd5, {codes[0] << 62};")
         twin = twin.replace("\tor.b64 %rd6, %rd6, %rd12;", f"\tor.b64 %rd6, %rd6, {codes[1] << 62};")
         twin = twin.replace("\tadd.u32 %r3, %r3, 1024;", "\tadd.u32 %r3, %r3, 512;")  # one warpgroup copies
@@ -461,7 +461,7 @@ def scaled_case(root, name, kind, n, vec, ue4m3=False, ids=(0, 0), seed=0, twin=
     if kind == "mxf4":  # no .scale_vectorsize means .block32, a PTX ISA 8.8 qualifier (ptxas says so)
         ptx = ptx.replace(".version 8.7", ".version 8.8")
     entries = [write_case(root, f"{name}_tcgen05", ptx, "k_forms", 128, params, buffers, files, ctas)]
-    if twin and pair:  # each CTA's half as one CTA's M = 128 product of the same operands and scales
+    if twin and pair and m == 256:  # each CTA's half as one CTA's M = 128 product of the same operands and scales
         for v in range(2):
             rows = slice(128 * v, 128 * (v + 1))
             entries += scaled_case(root, f"{name}_cta{v}", kind, n, vec, ue4m3, ids, seed, False, sparse, a_tmem,
@@ -483,7 +483,7 @@ def scaled_case(root, name, kind, n, vec, ue4m3=False, ids=(0, 0), seed=0, twin=
         enc = {e4m3_value(b): b for b in range(256) if b != 0x80 and e4m3_value(b) == e4m3_value(b)}
         fa = [[(enc[va(A[r][kk]) * sa(r, kk)], va(A[r][kk]) * sa(r, kk)) for kk in range(k)] for r in range(m)]
         fb = [[(enc[vb(B[c][kk]) * sb(c, kk)], vb(B[c][kk]) * sb(c, kk)) for kk in range(k)] for c in range(n)]
-        entries += case(root, name + "_folded", "e4m3", m, n, codes=(0, 0), seed=seed, operands=(fa, fb))
+        entries += case(root, name + "_folded", "e4m3", m, n, codes=(0, 0), seed=seed, operands=(fa, fb), pair=pair)
     return entries
 
 
@@ -495,73 +495,103 @@ META_NIBBLES = [0b0100, 0b1000, 0b1100, 0b1001, 0b1101, 0b0110, 0b1110]
 def meta_cell(nb, row, chunk):
     """(lane, column offset, bit) of chunk CHUNK's nibble of row ROW's metadata (M = 128), as CuTe's tmem_e_frg lays
     it out: 8-bit kinds row r in lane r, its K/4 nibbles from bit 0 of two columns; f16 row r0 + 8 r1 + 16 r2 and
-    K k0 + 16 k1 in lane r0 + 16 r2 + 8 k1, bit k0 + 16 r1."""
+    K k0 + 16 k1 in lane r0 + 16 r2 + 8 k1, bit k0 + 16 r1; tf32 (2 bits an element) chunk c where f16's chunk c
+    lies."""
     bit = 4 * chunk
-    if nb == 2:
+    if nb >= 2:
         return row % 8 + 16 * (row // 16) + 8 * (bit // 16), 0, bit % 16 + 16 * (row // 8 % 2)
     return row, bit // 32, bit % 32
 
 
-def sparse_case(root, name, kind, n, seed, mask=None, m=128, ws=False):
-    """tcgen05.mma.sp (M = 128) or .ws.sp (M = 128, 64, 32), 2:4: A's rows keep two of each four elements (stored K/2
-    wide behind the descriptor), the metadata in Tensor Memory at META_COL (repeated M lanes on for .ws's M = 64 and
-    32, as tmem_e_frg_ws lays it out). D = 2 A B of the expanded A (disable-output-lane's lanes kept), and a dense
-    twin runs the same product as two dense mmas over K's halves on the expanded A, which must agree."""
-    nb = NBYTES[kind]
-    k = 64 // nb  # the logical K: twice the dense step
-    rnd = random.Random(seed)
+def sparse_operands(rnd, kind, m, n, k):
+    """A's stored half, its expansion and nibbles, and B: 2:4 (two of each four elements at the places a meaningful
+    nibble's two indices name), or tf32's 1:2 (one of each two, 0b0100 the first and 0b1110 the second)."""
+    tf32 = kind == "tf32"
     stored = [[element(rnd, kind) for _ in range(k // 2)] for _ in range(m)]
     B = [[element(rnd, kind) for _ in range(k)] for _ in range(n)]
-    nibbles = [[rnd.choice(META_NIBBLES) for _ in range(k // 4)] for _ in range(m)]
+    nibbles = [[rnd.choice([0b0100, 0b1110] if tf32 else META_NIBBLES) for _ in range(k // (2 if tf32 else 4))]
+               for _ in range(m)]
     dense = [[(0, 0)] * k for _ in range(m)]
     for r in range(m):
         for c, nib in enumerate(nibbles[r]):
-            dense[r][4 * c + (nib & 3)] = stored[r][2 * c]
-            dense[r][4 * c + (nib >> 2)] = stored[r][2 * c + 1]
-    pre = [[pattern(kind, lane, col, False) for col in range(COLS)] for lane in range(LANES)]
-    for lane in range(LANES):
+            if tf32:
+                dense[r][2 * c + (nib & 3) // 2] = stored[r][c]
+            else:
+                dense[r][4 * c + (nib & 3)] = stored[r][2 * c]
+                dense[r][4 * c + (nib >> 2)] = stored[r][2 * c + 1]
+    return stored, dense, nibbles, B
+
+
+def sparse_case(root, name, kind, n, seed, mask=None, m=128, ws=False, pair=False, a_tmem=False, selector=0):
+    """tcgen05.mma.sp (M = 128; a pair's M = 256, each CTA's 128 rows as one CTA's) or .ws.sp (M = 128, 64, 32), 2:4
+    (tf32 1:2): A's rows keep half their elements (stored K/2 wide behind the descriptor, or with a_tmem in Tensor
+    Memory in the lanes of D's rows), the metadata in each CTA's Tensor Memory at META_COL (repeated M lanes on for
+    .ws's M = 64 and 32, as tmem_e_frg_ws lays it out). D = 2 A B of the expanded A (disable-output-lane's lanes
+    kept), and a dense twin runs the same product as two dense mmas over K's halves on the expanded A (from shared
+    memory), which must agree. selector: the instruction descriptor's sparsity selector (only 0 is done)."""
+    nb = NBYTES[kind]
+    k = 64 // nb  # the logical K: twice the dense step
+    ctas, mc = (2, m // 2) if pair else (1, m)
+    stored, dense, nibbles, B = sparse_operands(random.Random(seed), kind, m, n, k)
+    pre = [[pattern(kind, lane % 128, col, False) for col in range(COLS)] for lane in range(LANES * ctas)]
+    for lane in range(LANES * ctas):
         pre[lane][META_COL:META_COL + 2] = [0, 0]
     for r in range(m):
         for c, nib in enumerate(nibbles[r]):
-            lane, col, bit = meta_cell(nb, r, c)
-            for copy in range(128 // m):
-                pre[lane + m * copy][META_COL + col] |= nib << bit
-    out = expected_image(kind, m, n, ws, False, dense, B, pre, mask, None, False)
+            lane, col, bit = meta_cell(nb, r % mc, c)
+            for copy in range(128 // mc):
+                pre[128 * (r // mc) + lane + mc * copy][META_COL + col] |= nib << bit
+    for r in range(m if a_tmem else 0):
+        lane, _ = d_cell(m, n, ws, pair, r, 0)
+        pre[lane][A_COL:A_COL + 8] = a_words(stored[r], nb)
+    out = expected_image(kind, m, n, ws, pair, dense, B, pre, mask, None, False)
 
     def desc(start, lbo, sbo):
         return (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | 1 << 46
 
-    atype = {"f16": 0, "i8": 1, "e4m3": 0}[kind]
+    atype = TYPE_CODE[kind]
     idesc = (2 if kind == "i8" else 1) << 4 | atype << 7 | atype << 10 | (n >> 3) << 17 | (m >> 4) << 24
-    op = "tcgen05.mma.ws" if ws else "tcgen05.mma"
+    op = f"tcgen05.mma{'.ws' if ws else ''}"
     ptx_kind = "f8f6f4" if kind == "e4m3" or kind in NARROW else kind
     lanes = ", {%r30, %r31, %r32, %r33}" if mask else ""
-    words = b"".join(struct.pack("<I", w) for row in out for w in row)
-    buffers = {"img": {"bytes": 16384, "init": "img.bin"},
-               "out": {"bytes": len(words), "init": {"fill_byte": 205}, "expect": "out.expect.bin",
-                       "compare": {"as": "u32"}},
-               "pre": {"bytes": len(words), "init": "pre.bin"}}
     entries = []
     for twin in (False, True):
-        img = bytearray(16384)
         a_rows = dense if twin else stored
-        alb, asb = place(img, 0, m, len(a_rows[0]), 0, a_rows, nb)
-        blb, bsb = place(img, 8192, n, k, 0, B, nb)
+        img, (alb, asb, blb, bsb) = images(a_rows, B, len(a_rows[0]), nb, (0, 0), ctas, k)
         params = [{"type": "u64", "buffer": "img"}, {"type": "u64", "buffer": "out"},
                   {"type": "u64", "bits": f"{desc(0, alb, asb):x}"}, {"type": "u64", "bits": f"{desc(8192, blb, bsb):x}"},
-                  {"type": "u32", "value": idesc | (0 if twin else 4)}, {"type": "u64", "buffer": "pre"}]
+                  {"type": "u32", "value": idesc | (0 if twin else 4 | selector)}, {"type": "u64", "buffer": "pre"}]
         if twin:  # K's second half lies two core matrices (2 LBO) on in both no-swizzle K-major layouts
-            first = f"{op}.cta_group::1.kind::{ptx_kind} [%r9], %rd5, %rd6, %r11{lanes}, %p1;"
+            dense_op = f"{op}.cta_group::{ctas}.kind::{ptx_kind}"
             instr = "\n\t".join([f"add.u64 %rd14, %rd5, {2 * alb >> 4};", f"add.u64 %rd15, %rd6, {2 * blb >> 4};",
-                                   "setp.eq.u32 %p5, %r1, %r1;", first,
-                                   f"{op}.cta_group::1.kind::{ptx_kind} [%r9], %rd14, %rd15, %r11{lanes}, %p5;"])
+                                   "setp.eq.u32 %p5, %r1, %r1;", f"{dense_op} [%r9], %rd5, %rd6, %r11{lanes}, %p1;",
+                                   f"{dense_op} [%r9], %rd14, %rd15, %r11{lanes}, %p5;"])
         else:
-            instr = f"{op}.sp.cta_group::1.kind::{ptx_kind} [%r9], %rd5, %rd6, [%r23], %r11{lanes}, %p1;"
+            a_op = "[%r20]" if a_tmem else "%rd5"
+            instr = f"{op}.sp.cta_group::{ctas}.kind::{ptx_kind} [%r9], {a_op}, %rd6, [%r23], %r11{lanes}, %p1;"
+        words = b"".join(struct.pack("<I", w) for row in out for w in row)
+        buffers = {"img": {"bytes": len(img), "init": "img.bin"},
+                   "out": {"bytes": len(words), "init": {"fill_byte": 205}, "expect": "out.expect.bin",
+                           "compare": {"as": "u32"}},
+                   "pre": {"bytes": len(words), "init": "pre.bin"}}
         files = {"img.bin": bytes(img), "out.expect.bin": words,
                  "pre.bin": b"".join(struct.pack("<I", w) for row in pre for w in row)}
-        entries.append(write_case(root, f"{name}_{'dense' if twin else 'sp'}_tcgen05", forms_kernel(instr, mask, meta=True),
-                                  "k_forms", 128, params, buffers, files))
+        entries.append(write_case(root, f"{name}_{'dense' if twin else 'sp'}_tcgen05",
+                                  forms_kernel(instr, mask, pair=pair, meta=True), "k_forms", 128, params, buffers,
+                                  files, ctas))
     return entries
+
+
+def narrow_case(root, name, kind, kind_b, m, n, seed, **kw):
+    """kind::f8f6f4 with fp6/fp4 A and B (kind, kind_b), and its twin: the same values as e4m3 (each exact there),
+    the already-tested 8-bit product, which must give the same D."""
+    rnd = random.Random(seed)
+    A = [[any_element(rnd, kind) for _ in range(32)] for _ in range(m)]
+    B = [[any_element(rnd, kind_b) for _ in range(32)] for _ in range(n)]
+    enc = {e4m3_value(b): b for b in range(256) if b != 0x80 and e4m3_value(b) == e4m3_value(b)}
+    as_e4m3 = [[[(enc[v], v) for _, v in row] for row in rows] for rows in (A, B)]
+    return (case(root, name, kind, m, n, seed=seed, operands=(A, B), kind_b=kind_b, **kw) +
+            case(root, name + "_e4m3", "e4m3", m, n, seed=seed, operands=tuple(as_e4m3), **kw))
 
 
 MASK = [0x80000001, 0x0000ff00, 0x12345678, 0xfffe0000]
@@ -595,5 +625,40 @@ cases = (case(root, "m64_f16", "f16", 64, 32, codes=(0, 1), seed=501) +
          sparse_case(root, "ws_sp_e4m3_m128", "e4m3", 64, 523, ws=True) +
          scaled_case(root, "sp_mxf8f6f4_1x", "mxf8f6f4", 32, 1, ids=(1, 3), seed=524, twin=True, sparse=True) +
          scaled_case(root, "sp_mxf4nvf4_4x_ue4m3", "mxf4nvf4", 32, 4, ue4m3=True, seed=525, sparse=True) +
-         scaled_case(root, "sp_mxf4_2x", "mxf4", 48, 2, ids=(2, 2), seed=526, sparse=True))
+         scaled_case(root, "sp_mxf4_2x", "mxf4", 48, 2, ids=(2, 2), seed=526, sparse=True) +
+         # fp6/fp4 under kind::f8f6f4 and kind::mxf8f6f4 (A in Tensor Memory too; a pair)
+         narrow_case(root, "f8f6f4_e2m3", "e2m3", "e2m3", 128, 32, 540, codes=(2, 3)) +
+         narrow_case(root, "f8f6f4_e3m2_e2m1", "e3m2", "e2m1", 64, 32, 541, codes=(0, 3)) +
+         narrow_case(root, "f8f6f4_e2m1_e2m3_atmem", "e2m1", "e2m3", 128, 32, 542, a_tmem=True) +
+         narrow_case(root, "pair_f8f6f4_e3m2", "e3m2", "e3m2", 256, 32, 543, pair=True) +
+         scaled_case(root, "mxf8f6f4_e2m3_e3m2", "mxf8f6f4", 32, 1, ids=(1, 2), seed=544, twin=True,
+                     etypes=("e2m3", "e3m2")) +
+         scaled_case(root, "mxf8f6f4_e2m1_atmem", "mxf8f6f4", 48, 1, ids=(0, 3), seed=545, twin=True, a_tmem=True,
+                     etypes=("e2m1", "e2m1")) +
+         # block scaling with A in Tensor Memory (the data of mxf8f6f4_1x, mxf4nvf4_4x_ue4m3 and sp_mxf4_2x)
+         scaled_case(root, "mxf8f6f4_1x_atmem", "mxf8f6f4", 64, 1, ids=(2, 1), seed=515, a_tmem=True) +
+         scaled_case(root, "mxf4nvf4_4x_ue4m3_atmem", "mxf4nvf4", 48, 4, ue4m3=True, seed=517, a_tmem=True) +
+         scaled_case(root, "sp_mxf4_2x_atmem", "mxf4", 48, 2, ids=(2, 2), seed=526, sparse=True, a_tmem=True) +
+         # block scaling over a cta_group::2 pair: M = 256 (4x1 datapath) against its halves, M = 128 (2x2)
+         scaled_case(root, "pair_mxf4nvf4_2x", "mxf4nvf4", 64, 2, ids=(0, 2), seed=546, m=256, pair=True, twin=True) +
+         scaled_case(root, "pair_m128_mxf8f6f4", "mxf8f6f4", 64, 1, ids=(3, 1), seed=547, m=128, pair=True,
+                     twin=True) +
+         scaled_case(root, "pair_m128_mxf4_atmem", "mxf4", 32, 2, seed=548, m=128, pair=True, a_tmem=True) +
+         scaled_case(root, "pair_m128_mxf4", "mxf4", 32, 2, seed=548, m=128, pair=True) +
+         scaled_case(root, "pair_sp_mxf8f6f4", "mxf8f6f4", 32, 1, ids=(1, 0), seed=549, sparse=True, m=256,
+                     pair=True, twin=True) +
+         # .sp over a pair (M = 256), tf32's 1:2, A in Tensor Memory
+         sparse_case(root, "pair_sp_f16", "f16", 32, 550, m=256, pair=True) +
+         sparse_case(root, "sp_tf32", "tf32", 32, 551) +
+         sparse_case(root, "ws_sp_tf32_m64", "tf32", 64, 552, m=64, ws=True) +
+         sparse_case(root, "pair_sp_tf32_atmem", "tf32", 48, 553, m=256, pair=True, a_tmem=True) +
+         sparse_case(root, "sp_i8_atmem", "i8", 32, 554, a_tmem=True) +
+         # a pair's dense A in Tensor Memory (the data of pair_m256_f16 and pair_m128_i8)
+         case(root, "pair_m256_f16_atmem", "f16", 256, 32, a_tmem=True, scale=1, codes=(0, 1), seed=510, pair=True) +
+         case(root, "pair_m128_i8_atmem", "i8", 128, 48, a_tmem=True, codes=(3, 0), seed=511, pair=True))
 write_index(root, cases)
+# Sparse forms the ISA defines whose metadata layouts it gives only as figures: they must fault, not compute
+# something else (their dense twins run).
+if len(sys.argv) > 2:
+    write_index(sys.argv[2], sparse_case(sys.argv[2], "sp_f16_m64", "f16", 32, 560, m=64) +
+                sparse_case(sys.argv[2], "sp_f16_selector1", "f16", 32, 561, selector=1))
