@@ -56,6 +56,9 @@ bool computeWarpMmaBatch(const uint32_t *Desc, uint64_t *const *LaneWords);
 /// by address are checked word for word again before their next use (another module's may lie there now).
 void noteCodeUnloaded();
 
+/// A sign-magnitude float of Exp exponent bits (bias 2^(Exp-1) - 1) and Man mantissa bits, without infinities or
+/// NaN: the fp6 and fp4 types (e3m2, e2m3, e2m1) of mma.sync's and tcgen05.mma's narrow kinds.
+double miniFloat(uint32_t Bits, unsigned Exp, unsigned Man);
 /// Bits of one element of type T.
 unsigned matrixElementBits(uint32_t T);
 /// The value of an element of type T (its low bits in Bits), exact in a double.

@@ -25,6 +25,14 @@
 using namespace ptxforge::codegen;
 using namespace ptxforge::codegen::exec;
 
+double ptxforge::codegen::exec::miniFloat(uint32_t Bits, unsigned Exp, unsigned Man) {
+  int Bias = (1 << (Exp - 1)) - 1;
+  uint32_t E = (Bits >> Man) & ((1u << Exp) - 1), F = Bits & ((1u << Man) - 1);
+  double V = E ? std::ldexp(1.0 + std::ldexp(double(F), -int(Man)), int(E) - Bias)
+               : std::ldexp(double(F), 1 - Bias - int(Man));
+  return Bits >> (Exp + Man) & 1 ? -V : V;
+}
+
 namespace {
 
 constexpr unsigned M = 16, N = 8, NA = 4, NB = 2, NC = 4;
@@ -35,15 +43,6 @@ enum InWord { InRegs, InScales = 5, InSel, InOut, InCode, InNWords };
 
 uint32_t reg(const CollectiveSlot &S, uint32_t Lane, unsigned I) {
   return static_cast<uint32_t>(S.In[Lane][InRegs + I / 2] >> (32 * (I & 1)));
-}
-
-/// A sign-magnitude float of Exp exponent bits (bias 2^(Exp-1) - 1) and Man mantissa bits, without infinities.
-double miniFloat(uint32_t Bits, unsigned Exp, unsigned Man) {
-  int Bias = (1 << (Exp - 1)) - 1;
-  uint32_t E = (Bits >> Man) & ((1u << Exp) - 1), F = Bits & ((1u << Man) - 1);
-  double V = E ? std::ldexp(1.0 + std::ldexp(double(F), -int(Man)), int(E) - Bias)
-               : std::ldexp(double(F), 1 - Bias - int(Man));
-  return Bits >> (Exp + Man) & 1 ? -V : V;
 }
 
 /// Element E of a fragment register: a byte (its bits by the type) or, packed, a nibble.

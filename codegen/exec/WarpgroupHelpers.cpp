@@ -22,12 +22,14 @@
 // tcgen05 (sm_100a; no GPU here has it): alloc/dealloc/relinquish_alloc_permit, ld/st (.32x32b, .16x64b, .16x128b,
 // .16x256b, .16x32bx2, with .pack::16b/.unpack::16b; sm_103a's ld.red), cp (every shape, the .b8x16 decompressing
 // forms, cta_group::2), shift.down, mma(.ws, with its zero-column mask).cta_group::1 and mma.cta_group::2, the
-// block-scaled kinds (mxf8f6f4, mxf4, mxf4nvf4 with their scale factors in Tensor Memory) for one CTA, and .sp/.ws.sp
-// (2:4, or the fp4 kinds' pairwise 4:8, with the metadata in Tensor Memory) for one CTA
-// with B behind a shared-memory descriptor and A behind one or in Tensor Memory (kinds f16, tf32, f8f6f4 with
-// e4m3/e5m2, i8; M = 64 and 128, .ws M = 32, 64, 128, a pair's M = 128 and 256; f32, f16 or s32 D), from the ISA's
-// definitions and CuTe's Tensor Memory layouts, and the products by the same descriptor layouts and arithmetic as
-// wgmma's.
+// block-scaled kinds (mxf8f6f4, mxf4, mxf4nvf4 with their scale factors in Tensor Memory; one CTA or a pair), and
+// .sp/.ws.sp (2:4, tf32's 1:2, or the fp4 kinds' pairwise 4:8, with the metadata in Tensor Memory; one CTA's M = 128,
+// .ws, a pair's M = 256) with B behind a shared-memory descriptor and A behind one or in Tensor Memory (kinds f16,
+// tf32, f8f6f4 with e4m3/e5m2/e2m3/e3m2/e2m1, i8; M = 64 and 128, .ws M = 32, 64, 128, a pair's M = 128 and 256; f32,
+// f16 or s32 D), from the ISA's definitions and CuTe's Tensor Memory layouts, and the products by the same
+// descriptor layouts and arithmetic as wgmma's. Refused at run time, their layouts being figures in the ISA: .sp at
+// M = 64 without .ws and at a pair's M = 128 (Layout C), f16/tf32 sparsity selectors other than 0, the mxf4 kinds'
+// K = 96.
 #include "MatrixCompute.h"
 #include "Runtime.h"
 #include "ptxforge/codegen/MatrixElements.h"
@@ -90,7 +92,12 @@ double decode(uint32_t T, uint32_t Bits) {
   case MEE5M2:
     return fp8ToDouble(Bits & 0xff, true);
   case MEE2M1:
+  case MEE2M1Byte: // an 8-bit container's low bits, where tcgen05.cp's decompression puts them
     return e2m1Value(Bits & 15);
+  case MEE2M3:
+    return miniFloat(Bits & 63, 2, 3);
+  case MEE3M2:
+    return miniFloat(Bits & 63, 3, 2);
   default:
     return 0;
   }
@@ -115,9 +122,18 @@ uint32_t descOffset(uint64_t Desc, unsigned MN, unsigned K, unsigned Bytes, bool
   return swizzleSharedOffset(Off, S);
 }
 
+/// Whether T is an fp6 or fp4 type with a byte's place in the layout (tcgen05.mma's f8f6f4 kinds).
+bool narrowType(uint32_t T) { return T == MEE2M3 || T == MEE3M2 || T == MEE2M1Byte; }
+
 double loadElem(const char *Shared, uint64_t Desc, unsigned MN, unsigned K, uint32_t T, bool Trans) {
   if (T == MEE2M1) // two to a byte along K, the low nibble first (K-major only: the mxf4 kinds do not transpose)
     return decode(T, static_cast<uint8_t>(Shared[descOffset(Desc, MN, K / 2, 1, false)]) >> (4 * (K % 2)));
+  if (narrowType(T)) { // each 16 bytes of the 8-bit layout: 16 elements packed from bit 0, then padding (K-major)
+    unsigned Width = T == MEE2M1Byte ? 4 : 6, Bit = Width * (K % 16);
+    uint32_t Off = descOffset(Desc, MN, 16 * (K / 16) + Bit / 8, 1, false);
+    uint32_t Two = static_cast<uint8_t>(Shared[Off]) | uint32_t(static_cast<uint8_t>(Shared[Off + 1])) << 8;
+    return decode(T, Two >> (Bit % 8));
+  }
   unsigned Bytes = typeBytes(T);
   uint32_t Bits = 0;
   memcpy(&Bits, Shared + descOffset(Desc, MN, K, Bytes, Trans), Bytes);
@@ -352,12 +368,13 @@ void computeTmemAlloc(CollectiveSlot &S, void *Arg) {
 }
 
 /// The element code (MatrixElements.h) of an instruction descriptor's A or B type field for a kind (tcgen05.mma's
-/// Kind: 0 f16, 1 tf32, 2 f8f6f4, 3 i8, 4 mxf8f6f4, 5 mxf4, 6 mxf4nvf4); MENone for the types not done here (the
-/// fp6 and fp4 types of the f8f6f4 kinds).
+/// Kind: 0 f16, 1 tf32, 2 f8f6f4, 3 i8, 4 mxf8f6f4, 5 mxf4, 6 mxf4nvf4); MENone for a value the ISA leaves undefined.
 uint32_t tcgenType(uint32_t Kind, uint32_t Field) {
+  static constexpr uint32_t F8f6f4[8] = {MEE4M3, MEE5M2, MENone, MEE2M3, MEE3M2, MEE2M1Byte, MENone, MENone};
   switch (Kind) {
+  case 2:
   case 4:
-    return Field == 0 ? MEE4M3 : Field == 1 ? MEE5M2 : MENone;
+    return F8f6f4[Field & 7];
   case 5:
   case 6:
     return Field == 1 ? MEE2M1 : MENone;
@@ -365,8 +382,6 @@ uint32_t tcgenType(uint32_t Kind, uint32_t Field) {
     return Field == 0 ? MEF16 : Field == 1 ? MEBF16 : MENone;
   case 1:
     return Field == 2 ? METF32 : MENone;
-  case 2:
-    return Field == 0 ? MEE4M3 : Field == 1 ? MEE5M2 : MENone;
   default:
     return Field == 0 ? MEU8 : Field == 1 ? MES8 : MENone;
   }
@@ -509,10 +524,11 @@ unsigned ummaK(const UmmaCall &U) { return kOf(U.AType) * (U.Sparse ? 2 : 1); }
 unsigned ummaCtas(const UmmaCall &U) { return U.Flags & TgPair ? 2 : 1; }
 
 /// The shapes tcgen05.mma takes: for one CTA M = 64 (N a multiple of 8) or 128 (of 16) up to N = 256, and .ws
-/// M = 32, 64 or 128 with N = 64, 128 or 256; for a pair M = 128 or 256 with N a multiple of 16 up to 256.
+/// M = 32, 64 or 128 with N = 64, 128 or 256 (.ws.sp 64 or 128); for a pair M = 128 or 256 with N a multiple of 16
+/// up to 256.
 bool ummaShape(uint32_t M, uint32_t N, uint32_t Flags) {
   if (Flags & TgWs)
-    return (M == 32 || M == 64 || M == 128) && (N == 64 || N == 128 || N == 256);
+    return (M == 32 || M == 64 || M == 128) && (N == 64 || N == 128 || (N == 256 && !(Flags & TgSparse)));
   if (Flags & TgPair)
     return N && N <= 256 && N % 16 == 0 && (M == 128 || M == 256);
   return N && N <= 256 && ((M == 64 && N % 8 == 0) || (M == 128 && N % 16 == 0));
@@ -521,8 +537,9 @@ bool ummaShape(uint32_t M, uint32_t N, uint32_t Flags) {
 /// The block-scaled kinds' instruction descriptor (the ISA's tables for .kind::mxf8f6f4 and .kind::mxf4(nvf4)) into U,
 /// whose descriptors decodeUmma set: M in bits 27-28 (M >> 7), B's and A's scale factor data IDs in bits 4-5 and
 /// 29-30, the scale type in bit 23 (1 ue8m0; mxf4nvf4 with four scales a row may take 0, ue4m3), D always f32.
-/// False for what the ISA leaves undefined or is not done here: sparsity, K = 96 (bit 31), transposed fp4, fp6/fp4
-/// under mxf8f6f4, a pair, A in Tensor Memory, an ID the scale vector does not allow.
+/// M is 128 for one CTA, 128 or 256 for a pair (256 when sparse; the ISA's shape table). False for what the ISA
+/// leaves undefined or is not done here: K = 96 (bit 31, whose scale layouts the ISA gives only as figures),
+/// transposed fp4, an ID the scale vector does not allow, .ws.
 bool decodeScaledUmma(uint32_t IDesc, uint32_t Flags, UmmaCall &U) {
   uint32_t Kind = Flags & TgKindMask;
   U.M = ((IDesc >> 27) & 3) << 7;
@@ -536,15 +553,16 @@ bool decodeScaledUmma(uint32_t IDesc, uint32_t Flags, UmmaCall &U) {
     U.BType = tcgenType(Kind, (IDesc >> 10) & 3);
   bool IdsOk = U.ScaleVec == 1 || (U.ScaleVec == 2 ? !(U.SfaId & 1) && !(U.SfbId & 1) : !U.SfaId && !U.SfbId);
   bool ScaleOk = !U.Ue4m3 || (Kind == 6 && U.ScaleVec == 4);
-  return U.ScaleVec && U.M == 128 && ummaShape(U.M, U.N, Flags) && !(Fp4 && (IDesc >> 31)) &&
+  bool MOk = Flags & TgPair ? U.M == 256 || (U.M == 128 && !U.Sparse) : U.M == 128;
+  return U.ScaleVec && MOk && ummaShape(U.M, U.N, Flags) && !(Fp4 && (IDesc >> 31)) &&
          !(Fp4 && (U.TransA || U.TransB)) && U.AType != MENone && U.BType != MENone && IdsOk && ScaleOk &&
-         !(Flags & (TgATmem | TgPair | TgWs));
+         !(Flags & TgWs);
 }
 
 /// Decodes a tcgen05.mma's instruction descriptor (types, saturation, negations, transposes, N, M) and descriptors;
-/// false for what is not done here: sparsity, the 128-byte swizzle with 32-byte atomicity, a transposed A in Tensor
-/// Memory, or A in Tensor Memory under the layouts that fold D's columns (.ws, pairs). D is f32 or (kinds f16 and
-/// f8f6f4) f16, or s32 for kind::i8.
+/// false for what is not done here: the 128-byte swizzle with 32-byte atomicity, a transposed A in Tensor Memory, A
+/// in Tensor Memory under .ws's folded layouts, transposed fp6/fp4 (the ISA's Table 52 has them K-major only). D is
+/// f32 or (kinds f16 and f8f6f4) f16, or s32 for kind::i8.
 bool decodeUmma(uint32_t IDesc, uint32_t Flags, uint64_t ADesc, uint64_t BDesc, UmmaCall &U) {
   uint32_t Kind = Flags & TgKindMask, DType = (IDesc >> 4) & 3;
   bool ATmem = Flags & TgATmem;
@@ -575,15 +593,18 @@ bool decodeUmma(uint32_t IDesc, uint32_t Flags, uint64_t ADesc, uint64_t BDesc, 
                false,
                (Flags & TgSparse) != 0,
                0};
-  // .sp (sparsity bit 2 of the descriptor with it) for the 2:4 kinds f16, f8f6f4 (e4m3/e5m2) and i8 at M = 128, or
-  // .ws.sp at M = 32, 64 and 128, with selector 0 (the ISA: 8-bit kinds must use 0); not done: tf32's 1:2, other
-  // selectors, M = 64 without .ws, pairs, A in Tensor Memory, sparse block scaling.
-  if ((IDesc >> 2 & 1) != U.Sparse || (U.Sparse && (Kind == 1 || (IDesc & 3) || (Flags & (TgATmem | TgPair)) ||
-                                                    (Kind < 4 && U.M != 128 && !(Flags & TgWs)))))
+  // .sp (sparsity bit 2 of the descriptor with it) where each CTA holds 128 rows (M = 128, a pair's M = 256) or under
+  // .ws (M = 32, 64, 128), with selector 0 (the ISA: the 8-bit kinds must use 0, the block-scaled ones assume it).
+  // Not done: f16's and tf32's other selectors, M = 64 without .ws and a pair's M = 128 (Layout C), whose metadata
+  // layouts the ISA gives only as figures.
+  if ((IDesc >> 2 & 1) != U.Sparse ||
+      (U.Sparse && ((IDesc & 3) || (U.M / ummaCtas(U) != 128 && !(Flags & TgWs)))))
+    return false;
+  if ((narrowType(U.AType) && U.TransA) || (narrowType(U.BType) && U.TransB))
     return false;
   if (Kind >= 4)
-    return decodeScaledUmma(IDesc, Flags, U) && (!ADesc || U.ADesc) && (!BDesc || U.BDesc);
-  bool ADone = ATmem ? !U.TransA && (U.M == 128 || !(Flags & TgWs)) && !(Flags & TgPair) : (!ADesc || U.ADesc);
+    return decodeScaledUmma(IDesc, Flags, U) && (ATmem || !ADesc || U.ADesc) && (!BDesc || U.BDesc);
+  bool ADone = ATmem ? !U.TransA && (U.M == 128 || !(Flags & TgWs)) : (!ADesc || U.ADesc);
   bool DDone = U.Int ? DType == 2 : DType == 1 || (DType == 0 && Kind != 1);
   return ummaShape(U.M, U.N, Flags) && U.AType != MENone && U.BType != MENone && DDone && ADone && (!BDesc || U.BDesc);
 }
@@ -606,17 +627,20 @@ unsigned dPlace(const UmmaCall &U, unsigned Row, unsigned Col, uint32_t &Lane, u
   return Cta;
 }
 
-/// Element (Row, K) of A with its sign: behind its shared-memory descriptor (in its CTA's shared memory), or in
-/// Tensor Memory in the lane of D's row, K packed into 32-bit columns from the low byte up.
+/// Element (Row, K) of A with its sign: behind its shared-memory descriptor (in its CTA's shared memory), or in its
+/// CTA's Tensor Memory in the lane of D's row (of its first copy where a pair's M = 128 duplicates the rows in the
+/// other two lane partitions, CuTe's TmemAllocMode::Duplicated), K packed into 32-bit columns from the low bits up:
+/// a byte or more an element, the mxf4 kinds' e2m1 two to a byte.
 double ummaA(ThreadContext *C, const UmmaCall &U, unsigned Row, unsigned K) {
   unsigned M = U.M / ummaCtas(U);
   if (!(U.Flags & TgATmem))
     return U.SignA * loadElem(U.Shared[Row / M], U.ADesc, Row % M, K, U.AType, U.TransA);
-  unsigned Bytes = typeBytes(U.AType);
+  unsigned Width = U.AType == MEE2M1 ? 4 : 8 * typeBytes(U.AType), Bit = K * Width;
   uint32_t Lane, Col;
-  dPlace(U, Row, 0, Lane, Col);
-  uint32_t Word = *tmemCell(C, (U.ATmem >> 16) + Lane, (U.ATmem & 0xffff) + K * Bytes / 4, 1, "tcgen05.mma A");
-  uint32_t Bits = Bytes == 4 ? Word : (Word >> (8 * (K * Bytes % 4))) & ((1u << (8 * Bytes)) - 1);
+  unsigned Cta = dPlace(U, Row, 0, Lane, Col);
+  uint32_t Word =
+      *tmemCellOf(C, *U.Tmem[Cta], (U.ATmem >> 16) + Lane, (U.ATmem & 0xffff) + Bit / 32, 1, "tcgen05.mma A");
+  uint32_t Bits = Width == 32 ? Word : (Word >> (Bit % 32)) & ((1u << Width) - 1);
   return U.SignA * decode(U.AType, Bits);
 }
 
@@ -672,43 +696,55 @@ uint32_t ummaElement(const UmmaCall &U, const double *ARow, unsigned Col, uint32
   return U.Half ? toHalf(Acc) : llvm::bit_cast<uint32_t>(static_cast<float>(Acc));
 }
 
-/// Scale factor J of row or column MN (of A or B) for the rows of D in Tensor Memory lane partition Part: as CuTe's
-/// tmem_sf_frg lays the scales out (the ISA's scale factor layouts), MN's 32-row group in the address's column + MN /
-/// 32, lane MN mod 32 of each partition (the ISA wants the scales duplicated into all four), the scales of one row
-/// in consecutive bytes of the word from the data ID's byte. ue8m0 is 2^(e - 127) (255 NaN), ue4m3 an e4m3 without
-/// its sign.
-double scaleFactor(ThreadContext *C, const UmmaCall &U, uint32_t Addr, uint32_t Id, unsigned MN, unsigned Part,
-                   unsigned J) {
-  uint32_t Word = *tmemCell(C, (Addr >> 16) + MN % 32 + 32 * Part, (Addr & 0xffff) + MN / 32, 1,
-                            "tcgen05.mma scale factors");
+/// Scale factor J of row or column MN (of A or B) for the rows of D in lane partition Part of Tensor Memory Tmem (the
+/// CTA's whose part of D it scales): as CuTe's tmem_sf_frg lays the scales out (the ISA's scale factor layouts),
+/// MN's 32-row group in the address's column + MN / 32, lane MN mod 32 of each partition (the ISA wants the scales
+/// duplicated into all four), the scales of one row in consecutive bytes of the word from the data ID's byte. ue8m0
+/// is 2^(e - 127) (255 NaN), ue4m3 an e4m3 without its sign.
+double scaleFactor(ThreadContext *C, const UmmaCall &U, BlockState &Tmem, uint32_t Addr, uint32_t Id, unsigned MN,
+                   unsigned Part, unsigned J) {
+  uint32_t Word = *tmemCellOf(C, Tmem, (Addr >> 16) + MN % 32 + 32 * Part, (Addr & 0xffff) + MN / 32, 1,
+                              "tcgen05.mma scale factors");
   uint32_t Bits = Word >> (8 * (Id + J)) & 0xff;
   if (U.Ue4m3)
     return fp8ToDouble(Bits & 0x7f, false);
   return Bits == 255 ? std::nan("") : std::ldexp(1.0, int(Bits) - 127);
 }
 
-/// The 4-bit metadata of 4-element chunk Chunk of row Row of a sparse A, as CuTe's tmem_e_frg (M = 128) and
-/// tmem_e_frg_ws (.ws M = 128, 64, 32) lay it out (the ISA's sparsity metadata figures): a row's K/4 nibbles are its
-/// logical K's bits, chunk c at bits 4c..4c+3. 8-bit kinds: row r in lane r, bit b in column b / 32; f16: row
-/// r0 + 8 r1 + 16 r2 and K k0 + 16 k1 in lane r0 + 16 r2 + 8 k1, bit k0 + 16 r1 of the one column. The .ws layouts of
-/// M = 64 and 32 repeat those lanes M lanes on (where D's folded columns lie); this reads the first copy.
+/// The 4-bit metadata of chunk Chunk of row Row of a sparse A (four elements; tf32's two), in the Tensor Memory of
+/// the row's CTA (a pair's CTA v holds rows v M/2.. as one CTA's M = 128), as CuTe's tmem_e_frg (M = 128) and
+/// tmem_e_frg_ws (.ws M = 128, 64, 32) lay it out (the ISA's sparsity metadata figures): a row's nibbles in chunk
+/// order, chunk c at bits 4c..4c+3. 8-bit kinds: row r in lane r, bit b in column b / 32; f16 and tf32 (whose atom
+/// has f16's lanes and bits at 2 bits an element): row r0 + 8 r1 + 16 r2, bit b = 4c as k0 + 16 k1 in lane
+/// r0 + 16 r2 + 8 k1, bit k0 + 16 r1 of the one column. The .ws layouts of M = 64 and 32 repeat those lanes M lanes
+/// on (where D's folded columns lie); this reads the first copy.
 uint32_t metadataNibble(ThreadContext *C, const UmmaCall &U, unsigned Row, unsigned Chunk) {
+  unsigned M = U.M / ummaCtas(U), Cta = Row / M;
+  Row %= M;
   unsigned Bit = 4 * Chunk, Lane = Row, Col = Bit / 32;
-  if (typeBytes(U.AType) == 2) {
+  if (typeBytes(U.AType) >= 2) {
     Lane = Row % 8 + 16 * (Row / 16) + 8 * (Bit / 16);
     Bit = Bit % 16 + 16 * ((Row / 8) % 2), Col = 0;
   }
-  uint32_t Word = *tmemCell(C, (U.MetaAddr >> 16) + Lane, (U.MetaAddr & 0xffff) + Col, 1, "tcgen05.mma.sp metadata");
+  uint32_t Word = *tmemCellOf(C, *U.Tmem[Cta], (U.MetaAddr >> 16) + Lane, (U.MetaAddr & 0xffff) + Col, 1,
+                              "tcgen05.mma.sp metadata");
   return Word >> (Bit % 32) & 15;
 }
 
 /// Row Row of a sparse A expanded to its logical K: 2:4, each 4-element chunk takes the row's next two stored
 /// elements at the positions its metadata's two 2-bit indices name, zeros elsewhere; the fp4 kinds' pairwise 4:8,
 /// each 8-element chunk its next two stored pairs at the 2-element sub-chunks the indices name (the chunk's nibble
-/// where a 2:4 kind's 4-element chunk's would be, CuTe's tmem_e_frg of fp4 having the 8-bit kinds' layout).
+/// where a 2:4 kind's 4-element chunk's would be, CuTe's tmem_e_frg of fp4 having the 8-bit kinds' layout); tf32's
+/// 1:2, each 2-element chunk its next stored element, first for the index pair 0b0100 and second for 0b1110 (the
+/// indices name 16-bit halves, as mma.sp's tf32 metadata does).
 void sparseRow(ThreadContext *C, const UmmaCall &U, unsigned Row, double *ARow) {
   unsigned K = ummaK(U), Width = U.AType == MEE2M1 ? 2 : 1;
   std::fill(ARow, ARow + K, 0.0);
+  if (U.AType == METF32) {
+    for (unsigned Chunk = 0; Chunk < K / 2; ++Chunk)
+      ARow[2 * Chunk + (metadataNibble(C, U, Row, Chunk) & 3) / 2] = ummaA(C, U, Row, Chunk);
+    return;
+  }
   for (unsigned Chunk = 0; Chunk < K / (4 * Width); ++Chunk) {
     uint32_t Nibble = metadataNibble(C, U, Row, Chunk);
     for (unsigned Half = 0; Half < 2; ++Half)
@@ -730,18 +766,24 @@ void ummaProduct(ThreadContext *C, const UmmaCall &U, uint32_t EnableD, const ui
       for (unsigned Kk = 0; Kk < K; ++Kk)
         ARow[Kk] = ummaA(C, U, Row, Kk);
     // A sparse product's scale blocks divide its logical K (CUTLASS's sparse block-scaled atoms: 64 elements a scale
-    // for mxf8f6f4's 1X, 64 or 32 for the fp4 kinds' 2X or 4X over K = 128).
+    // for mxf8f6f4's 1X, 64 or 32 for the fp4 kinds' 2X or 4X over K = 128). A row's scales are its CTA's, by its
+    // row there.
+    unsigned MCta = U.M / ummaCtas(U), CtaRow = Row % MCta;
     for (unsigned Kk = 0; Kk < K && U.ScaleVec; ++Kk)
-      ARow[Kk] *= scaleFactor(C, U, U.SfaAddr, U.SfaId, Row, Row / 32, Kk / (K / U.ScaleVec));
+      ARow[Kk] *= scaleFactor(C, U, *U.Tmem[Row / MCta], U.SfaAddr, U.SfaId, CtaRow, CtaRow / 32 % 4,
+                              Kk / (K / U.ScaleVec));
     for (unsigned Col = 0; Col < U.N; ++Col) {
       uint32_t Lane, Column;
       unsigned Cta = dPlace(U, Row, Col, Lane, Column);
       Lane += U.DAddr >> 16;
       if (Lane < TmemLanes && (Mask[Lane / 32] >> (Lane % 32) & 1))
         continue;
+      // A pair's M = 128 runs the 2x2 datapath: each half of N takes its scales from the two lane partitions that
+      // hold its half of D, from the scale address's column on (CuTe's ScaleFactorDuplicated2by2).
+      unsigned SfCol = MCta == 64 && ummaCtas(U) == 2 ? Col % (U.N / 2) : Col;
       double ScaleB[4];
       for (unsigned J = 0; J < U.ScaleVec; ++J)
-        ScaleB[J] = scaleFactor(C, U, U.SfbAddr, U.SfbId, Col, (Lane % TmemLanes) / 32, J);
+        ScaleB[J] = scaleFactor(C, U, *U.Tmem[Cta], U.SfbAddr, U.SfbId, SfCol, (Lane % TmemLanes) / 32, J);
       uint32_t *Out = tmemCellOf(C, *U.Tmem[Cta], Lane, (U.DAddr & 0xffff) + Column, 1, "tcgen05.mma");
       *Out = ummaElement(U, ARow, Col, *Out, EnableD, U.ScaleVec ? ScaleB : nullptr);
     }
@@ -875,17 +917,20 @@ static void ptxrt_tcgen05_ldst(ThreadContext *C, uint32_t Addr, uint32_t *Regs, 
 /// descriptor A or in Tensor Memory at address A (TgATmem); TgPair spreads the product over a cta_group::2 pair
 /// (UmmaCall). Mask holds disable-output-lane's words (four, or eight for a pair, which must be zero here), a bit per
 /// Tensor Memory lane that keeps its value, or with TgZeroColumns (.ws, which has no disable-output-lane) the
-/// zero-column mask descriptor in its first two words.
+/// zero-column mask descriptor in its first two words, or (block scaling) the scale factors' addresses; .sp's
+/// metadata address is its ninth word, past a pair's eight of disable-output-lane.
 static void ptxrt_tcgen05_mma(ThreadContext *C, uint32_t DAddr, uint64_t A, uint64_t BDesc, uint32_t IDesc,
                               uint32_t EnableD, uint32_t Flags, const uint32_t *Mask) {
   UmmaCall U;
-  bool PairMask = (Flags & TgPair) && std::any_of(Mask, Mask + 8, [](uint32_t W) { return W != 0; });
+  // Block scaling's mask words are the scale factors' addresses; it has no disable-output-lane.
+  bool PairMask = (Flags & TgPair) && !(Flags >> TgScaleVecShift & 3) &&
+                  std::any_of(Mask, Mask + 8, [](uint32_t W) { return W != 0; });
   if (!decodeUmma(IDesc, Flags, A, BDesc, U) || PairMask)
     raiseFault(C, LaunchFault::IllegalInstruction,
                "tcgen05.mma: a shape, type, sparsity, swizzle or pair's disable-output-lane not done", true);
   static constexpr uint32_t NoLanes[8] = {};
   if (U.Sparse)
-    U.MetaAddr = Mask[4];
+    U.MetaAddr = Mask[8];
   if (U.ScaleVec) {
     U.SfaAddr = Mask[0], U.SfbAddr = Mask[1];
     Mask = NoLanes;

@@ -95,6 +95,19 @@ std::string blockScaleError(const Instruction &I) {
                    ".block32, .kind::mxf4nvf4 one of .scale_vec::2X, .scale_vec::4X, .block32 and .block16";
 }
 
+/// The block-scaled kinds' operands by the ISA's syntax blocks: [d-tmem], a-desc or [a-tmem], b-desc,
+/// ([sp-meta-tmem],) idesc, [scale-A-tmem], [scale-B-tmem], enable-input-d -- neither disable-output-lane nor
+/// scale-input-d, which ptxas refuses there as an argument mismatch.
+std::string blockScaleOperandError(const Instruction &I) {
+  size_t Meta = I.has(Modifier::Sp) ? 1 : 0;
+  auto &Ops = I.Operands;
+  if (Ops.size() == 7 + Meta && Ops[4 + Meta].Kind == OperandKind::Address &&
+      Ops[5 + Meta].Kind == OperandKind::Address)
+    return "";
+  return "tcgen05.mma's block-scaled kinds take [d-tmem], a-desc or [a-tmem], b-desc, ([sp-meta-tmem],) idesc, "
+         "[scale-A-tmem], [scale-B-tmem] and enable-input-d";
+}
+
 } // namespace
 
 std::string ptxforge::ptx::tcgen05FormError(const Instruction &I) {
@@ -108,8 +121,15 @@ std::string ptxforge::ptx::tcgen05FormError(const Instruction &I) {
     return loadError(I);
   if (I.has(Modifier::Mma) && I.has(Modifier::Ws) && !I.has(Modifier::CtaGroup_1))
     return "tcgen05.mma.ws takes .cta_group::1 only";
+  // The ISA's shape table marks every .ws form of the block-scaled kinds invalid.
+  if (I.has(Modifier::Mma) && I.has(Modifier::Ws) &&
+      countOf(I, {Modifier::Kind_Mxf8f6f4, Modifier::Kind_Mxf4, Modifier::Kind_Mxf4nvf4}))
+    return "tcgen05.mma.ws takes .kind::f16, .kind::tf32, .kind::f8f6f4 and .kind::i8 only";
   if (I.has(Modifier::Mma))
     if (std::string Why = blockScaleError(I); !Why.empty())
+      return Why;
+  if (I.has(Modifier::Mma) && I.has(Modifier::BlockScale))
+    if (std::string Why = blockScaleOperandError(I); !Why.empty())
       return Why;
   if ((I.has(Modifier::St) || I.has(Modifier::Mma) || I.has(Modifier::Alloc) || I.has(Modifier::Dealloc)) &&
       (I.has(Modifier::Red) || I.has(Modifier::Down)))

@@ -189,13 +189,15 @@ int tcgen05Kind(const ptx::Instruction &I) {
   return -1;
 }
 
-/// The words of disable-output-lane (four, eight for cta_group::2) into an eight-word scratch buffer, zeros where
-/// the operand has none; or .ws's 64-bit zero-column-mask-desc (ZeroColumns) in its first two words.
+/// The words of disable-output-lane (four, eight for cta_group::2) into a nine-word scratch buffer, zeros where
+/// the operand has none; or .ws's 64-bit zero-column-mask-desc (ZeroColumns) in its first two words. The ninth word
+/// is .sp's metadata address (MmaWords).
+constexpr unsigned MmaWords = 9, MetaWord = 8;
 llvm::Value *outputLaneMask(FunctionLowering &L, const ptx::Operand *Op, const ptx::Operand *ZeroColumns = nullptr) {
   auto &B = L.b();
-  llvm::Value *Buf = scratchBuffer(L, B.getInt32Ty(), 8, 4);
+  llvm::Value *Buf = scratchBuffer(L, B.getInt32Ty(), MmaWords, 4);
   auto E = Op ? operandElements(*Op) : std::vector<const ptx::Operand *>{};
-  for (unsigned J = 0; J < 8; ++J)
+  for (unsigned J = 0; J < MmaWords; ++J)
     B.CreateStore(J < E.size() ? L.read(*E[J], ScalarType::B32) : B.getInt32(0),
                   B.CreateConstGEP1_32(B.getInt32Ty(), Buf, J));
   if (ZeroColumns)
@@ -234,10 +236,17 @@ bool denseOperands(const ptx::Instruction &I, llvm::SmallVectorImpl<ptx::Operand
   return true;
 }
 
-/// tcgen05.mma(.sp).cta_group::1.kind::{mxf8f6f4,mxf4,mxf4nvf4}.block_scale{.scale_vectorsize} [d], a-desc, b-desc,
-/// ([sp-meta-tmem],) idesc, [scale-A-tmem], [scale-B-tmem], enable-input-d: ptxrt_tcgen05_mma with the scale
-/// addresses in the mask buffer's first two words (.sp's metadata address in its fifth) and the scale vector in the
-/// flags. Not done: A in Tensor Memory, cta_group::2.
+/// Operand A of tcgen05.mma: `[a-tmem]`'s Tensor Memory address, widened, or a-desc.
+llvm::Value *mmaA(FunctionLowering &L, const ptx::Operand &Op) {
+  if (Op.Kind == ptx::OperandKind::Address)
+    return L.b().CreateZExt(tmemAddress(L, Op), L.b().getInt64Ty());
+  return L.read(Op, ScalarType::B64);
+}
+
+/// tcgen05.mma(.sp).cta_group::{1,2}.kind::{mxf8f6f4,mxf4,mxf4nvf4}.block_scale{.scale_vectorsize} [d], a-desc or
+/// [a-tmem], b-desc, ([sp-meta-tmem],) idesc, [scale-A-tmem], [scale-B-tmem], enable-input-d: ptxrt_tcgen05_mma with
+/// the scale addresses in the mask buffer's first two words (.sp's metadata address in MetaWord) and the scale
+/// vector in the flags. The ISA has no .ws form of these kinds (the verifier says so).
 bool lowerTcgen05ScaledMma(FunctionLowering &L, const ptx::Instruction &I, int Kind) {
   auto &B = L.b();
   bool Sparse = I.has(Modifier::Sp);
@@ -247,19 +256,20 @@ bool lowerTcgen05ScaledMma(FunctionLowering &L, const ptx::Instruction &I, int K
     return L.unsupported(I, "tcgen05.mma form");
   unsigned Vec = scaleVector(I, Kind);
   if (Kind < 4 || !Vec || Ops.size() != 7 || !I.has(Modifier::BlockScale) || I.has(Modifier::Ws) ||
-      I.has(Modifier::CtaGroup_2) || Ops[1].Kind == ptx::OperandKind::Address ||
       Ops[4].Kind != ptx::OperandKind::Address || Ops[5].Kind != ptx::OperandKind::Address)
     return L.unsupported(I, "tcgen05.mma form");
+  bool ATmem = Ops[1].Kind == ptx::OperandKind::Address;
   uint32_t Flags = static_cast<uint32_t>(Kind) | (Vec == 1 ? 1u : Vec == 2 ? 2u : 3u) << TgScaleVecShift |
-                   (Sparse ? uint32_t(TgSparse) : 0u);
-  llvm::Value *Scales = scratchBuffer(L, B.getInt32Ty(), 8, 4);
-  for (unsigned J = 0; J < 8; ++J)
-    B.CreateStore(J < 2    ? tmemAddress(L, Ops[4 + J])
-                  : J == 4 && Sparse ? tmemAddress(L, Meta)
-                                     : B.getInt32(0),
+                   (Sparse ? uint32_t(TgSparse) : 0u) | (ATmem ? uint32_t(TgATmem) : 0u) |
+                   (I.has(Modifier::CtaGroup_2) ? uint32_t(TgPair) : 0u);
+  llvm::Value *Scales = scratchBuffer(L, B.getInt32Ty(), MmaWords, 4);
+  for (unsigned J = 0; J < MmaWords; ++J)
+    B.CreateStore(J < 2                     ? tmemAddress(L, Ops[4 + J])
+                  : J == MetaWord && Sparse ? tmemAddress(L, Meta)
+                                            : B.getInt32(0),
                   B.CreateConstGEP1_32(B.getInt32Ty(), Scales, J));
   L.callHelper("ptxrt_tcgen05_mma", B.getVoidTy(),
-               {L.threadCtx(), tmemAddress(L, Ops[0]), L.read(Ops[1], ScalarType::B64), L.read(Ops[2], ScalarType::B64),
+               {L.threadCtx(), tmemAddress(L, Ops[0]), mmaA(L, Ops[1]), L.read(Ops[2], ScalarType::B64),
                 L.read(Ops[3], ScalarType::B32), B.CreateZExt(L.read(Ops[6], ScalarType::Pred), B.getInt32Ty()),
                 B.getInt32(Flags), Scales});
   return true;
@@ -267,9 +277,9 @@ bool lowerTcgen05ScaledMma(FunctionLowering &L, const ptx::Instruction &I, int K
 
 /// tcgen05.mma(.ws).cta_group::1 and tcgen05.mma.cta_group::2 [d], a-desc or [a-tmem], b-desc, idesc, then (not
 /// .ws) an optional disable-output-lane vector, enable-input-d and (kinds f16 and tf32) an optional scale-input-d
-/// immediate, or (.ws) enable-input-d and an optional 64-bit zero-column-mask-desc (ptxrt_tcgen05_mma). The collector
-/// buffer modifiers only hint at operand reuse, so they change nothing here; .sp, the block-scaled kinds and a pair's
-/// A in Tensor Memory are not done.
+/// immediate, or (.ws) enable-input-d and an optional 64-bit zero-column-mask-desc (ptxrt_tcgen05_mma); .sp puts
+/// [sp-meta-tmem] after b-desc. The collector buffer modifiers only hint at operand reuse, so they change nothing
+/// here. The block-scaled kinds go to lowerTcgen05ScaledMma.
 bool lowerTcgen05Mma(FunctionLowering &L, const ptx::Instruction &I) {
   auto &B = L.b();
   int Kind = tcgen05Kind(I);
@@ -285,8 +295,7 @@ bool lowerTcgen05Mma(FunctionLowering &L, const ptx::Instruction &I) {
   bool HasMask = !Ws && Ops.size() > 4 && Ops[4].Kind == ptx::OperandKind::Vector;
   size_t Pred = HasMask ? 5 : 4;
   bool HasZeroColumns = Ws && Ops.size() == Pred + 2, HasScale = !Ws && Ops.size() == Pred + 2;
-  if (Kind < 0 || Ops.size() < Pred + 1 || Ops.size() > Pred + 2 || (Sparse && Pair) ||
-      I.has(Modifier::BlockScale) || (Ws && Pair) || (Pair && ATmem) ||
+  if (Kind < 0 || Ops.size() < Pred + 1 || Ops.size() > Pred + 2 || I.has(Modifier::BlockScale) || (Ws && Pair) ||
       (HasMask && operandElements(Ops[4]).size() != (Pair ? 8u : 4u)) ||
       (HasScale && (Kind > 1 || Ops.back().Kind != ptx::OperandKind::Immediate || Ops.back().Bits > 15)) ||
       (HasZeroColumns && Ops.back().Kind != ptx::OperandKind::Register))
@@ -295,12 +304,11 @@ bool lowerTcgen05Mma(FunctionLowering &L, const ptx::Instruction &I) {
                    (Pair ? uint32_t(TgPair) : 0u) | (HasZeroColumns ? uint32_t(TgZeroColumns) : 0u) |
                    (HasScale ? static_cast<uint32_t>(Ops.back().Bits) << TgScaleDShift : 0) |
                    (Sparse ? uint32_t(TgSparse) : 0u);
-  llvm::Value *A = ATmem ? B.CreateZExt(tmemAddress(L, Ops[1]), B.getInt64Ty()) : L.read(Ops[1], ScalarType::B64);
   llvm::Value *Words = outputLaneMask(L, HasMask ? &Ops[4] : nullptr, HasZeroColumns ? &Ops.back() : nullptr);
-  if (Sparse) // cta_group::1: disable-output-lane (or .ws's zero-column mask) takes words 0-3
-    B.CreateStore(tmemAddress(L, Meta), B.CreateConstGEP1_32(B.getInt32Ty(), Words, 4));
+  if (Sparse)
+    B.CreateStore(tmemAddress(L, Meta), B.CreateConstGEP1_32(B.getInt32Ty(), Words, MetaWord));
   L.callHelper("ptxrt_tcgen05_mma", B.getVoidTy(),
-               {L.threadCtx(), tmemAddress(L, Ops[0]), A, L.read(Ops[2], ScalarType::B64),
+               {L.threadCtx(), tmemAddress(L, Ops[0]), mmaA(L, Ops[1]), L.read(Ops[2], ScalarType::B64),
                 L.read(Ops[3], ScalarType::B32), B.CreateZExt(L.read(Ops[Pred], ScalarType::Pred), B.getInt32Ty()),
                 B.getInt32(Flags), Words});
   return true;

@@ -22,7 +22,12 @@ enum MatrixElement : uint32_t {
   MEU4,
   MEE4M3,
   MEE5M2,
-  MEE2M1 ///< fp4, two to a byte (tcgen05.mma's mxf4 kinds)
+  MEE2M1, ///< fp4, two to a byte (tcgen05.mma's mxf4 kinds)
+  /// tcgen05.mma's kinds f8f6f4 and mxf8f6f4 give fp6 and fp4 a byte's place each (16 of them packed into 16 bytes
+  /// of shared memory with padding, an 8-bit container each in Tensor Memory): e2m3, e3m2 and e2m1 so placed.
+  MEE2M3,
+  MEE3M2,
+  MEE2M1Byte
 };
 
 /// ptxrt_wgmma's flags beside the type codes: A from registers, transposes, negations, saturation, a sparse A
@@ -59,7 +64,7 @@ enum Tcgen05MmaFlag : uint32_t {
   TgScaleDShift = 8,
   TgZeroColumns = 1u << 12,
   TgScaleVecShift = 13,
-  TgSparse = 1u << 15 ///< tcgen05.mma.sp: the metadata's Tensor Memory address in the mask buffer's fifth word
+  TgSparse = 1u << 15 ///< tcgen05.mma.sp: the metadata's Tensor Memory address in the mask buffer's ninth word
 };
 
 /// ptxrt_tcgen05_ldst's shape flags beside the shape number: .pack::16b (ld) and .unpack::16b (st), and

@@ -1,6 +1,6 @@
-"""Writes into argv[1] one kernel per tcgen05 form the CPU back end does not do (tcgen05_*.ptx, each valid PTX for
-ptxas) and an sm_120a mma.sync pairing ptxas refuses (mma_sync_*.ptx): each must fail to compile with a "not
-supported" error rather than run with wrong results."""
+"""Writes into argv[1] one kernel per form the CPU back end does not do (tcgen05_*.ptx for sm_100a, each valid PTX for
+ptxas; none left) and an sm_120a mma.sync pairing ptxas refuses (mma_sync_*.ptx): each must fail to compile with a
+"not supported" error rather than run with wrong results."""
 import os
 import sys
 
@@ -17,17 +17,7 @@ HEAD = """.version 8.8
   ret;
 }}
 """
-FORMS = {
-    "tcgen05_mma_sp_pair": "tcgen05.mma.sp.cta_group::2.kind::f16 [%r1], %rd1, %rd2, [%r2], %r3, %p1;",
-    "tcgen05_mma_sp_block_scale_a_tmem":
-        "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X [%r1], [%r6], %rd2, [%r2], %r3, [%r4], "
-        "[%r5], %p1;",
-    "tcgen05_mma_block_scale_pair":
-        "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X [%r1], %rd1, %rd2, %r3, [%r4], [%r5], %p1;",
-    "tcgen05_mma_block_scale_a_tmem":
-        "tcgen05.mma.cta_group::1.kind::mxf4.block_scale [%r1], [%r2], %rd2, %r3, [%r4], [%r5], %p1;",
-    "tcgen05_mma_pair_a_tmem": "tcgen05.mma.cta_group::2.kind::f16 [%r1], [%r2], %rd2, %r3, %p1;",
-}
+FORMS = {}  # every tcgen05 form the ISA's syntax defines now lowers
 SM103 = {}
 SM120 = {
     "mma_sync_4x_ue8m0":

@@ -27,7 +27,42 @@ from case_files import write_index  # noqa: E402
 LANES, COLS, A_COL = 128, 128, 64
 SFA_COL, SFB_COL = 96, 100  # block-scaled cases: scale_A's four columns (M = 128), scale_B's N / 32
 META_COL = 112  # sparse cases: the metadata's columns
-NBYTES = {"f16": 2, "tf32": 4, "i8": 1, "e4m3": 1}
+NBYTES = {"f16": 2, "tf32": 4, "i8": 1, "e4m3": 1, "e2m3": 1, "e3m2": 1, "e2m1": 1}
+# kind::f8f6f4's fp6 and fp4 types: exponent bits, mantissa bits, the instruction descriptor's type code
+NARROW = {"e2m3": (2, 3, 3), "e3m2": (3, 2, 4), "e2m1": (2, 1, 5)}
+TYPE_CODE = {"f16": 0, "tf32": 2, "i8": 1, "e4m3": 0, "e2m3": 3, "e3m2": 4, "e2m1": 5}
+
+
+def mini_value(bits, e, m):
+    """A sign-magnitude float of e exponent bits (bias 2^(e-1) - 1) and m mantissa bits, no infinities or NaN."""
+    ex, f = bits >> m & (1 << e) - 1, bits & (1 << m) - 1
+    v = (1 + f / 2 ** m) * 2.0 ** (ex - (2 ** (e - 1) - 1)) if ex else f / 2 ** m * 2.0 ** (2 - 2 ** (e - 1))
+    return -v if bits >> (e + m) & 1 else v
+
+
+def any_element(rnd, kind):
+    """element() of tcgen05_mma, and for the fp6/fp4 types any code with its value (each exact in e4m3 too)."""
+    if kind not in NARROW:
+        return element(rnd, kind)
+    e, m, _ = NARROW[kind]
+    b = rnd.getrandbits(1 + e + m)
+    return b, mini_value(b, e, m)
+
+
+def packed_rows(rows, kind):
+    """Rows of fp6/fp4 (code, value) elements as shared memory holds them for kind::f8f6f4: each 16 elements packed
+    from bit 0 of 16 bytes (.b6x16_p32 / .b4x16_p64, the padding after them), as (byte, None) in the 8-bit layout."""
+    if kind not in NARROW:
+        return rows
+    width = 1 + NARROW[kind][0] + NARROW[kind][1]
+    out = []
+    for row in rows:
+        data = []
+        for g in range(0, len(row), 16):
+            bits = sum(row[g + i][0] << width * i for i in range(16))
+            data += [(b, None) for b in bits.to_bytes(16, "little")]
+        out.append(data)
+    return out
 
 
 def d_atom(m, n, fold):
@@ -99,7 +134,7 @@ assert EX4[32:44] == lsb_first("111 0000 111 00") and EX4[48:61] == lsb_first("1
 
 
 def mma_text(kind, ws, a_tmem, mask, scale, mods, pair=False, zcm=False):
-    ptx_kind = "f8f6f4" if kind == "e4m3" else kind
+    ptx_kind = "f8f6f4" if kind == "e4m3" or kind in NARROW else kind
     ops = ["[%r9]", "[%r20]" if a_tmem else "%rd5", "%rd6", "%r11"]
     if mask is not None:
         ops.append("{%r30, %r31, %r32, %r33}")
@@ -213,29 +248,32 @@ def write_case(root, tag, ptx, entry, threads, params, buffers, files, ctas=1):
             "description": c["description"]}
 
 
-def images(A, B, k, nb, codes, ctas):
+def images(A, B, k, nb, codes, ctas, kb=None):
     """The CTAs' shared-memory images, CTA v's holding its share of A's rows and B's columns (the same descriptors
-    for each); with the layouts' (LBO, SBO) of A and B."""
+    for each); with the layouts' (LBO, SBO) of A and B. kb: B's K where it differs from A's (a sparse A)."""
     img = bytearray(16384 * ctas)
     for v in range(ctas):
         ma, nb_ = len(A) // ctas, len(B) // ctas
         part = bytearray(16384)
         offs = place(part, 0, ma, k, codes[0], A[v * ma:(v + 1) * ma], nb)
-        offs += place(part, 8192, nb_, k, codes[1], B[v * nb_:(v + 1) * nb_], nb)
+        offs += place(part, 8192, nb_, kb or k, codes[1], B[v * nb_:(v + 1) * nb_], nb)
         img[16384 * v:16384 * (v + 1)] = part
     return img, offs
 
 
 def case(root, name, kind, m, n, ws=False, a_tmem=False, mask=None, scale=None, mods="", codes=(0, 0), seed=0,
-         half=False, pair=False, zcm=None, operands=None):
+         half=False, pair=False, zcm=None, operands=None, kind_b=None):
     """zcm: a .ws zero-column mask descriptor; B then has N + shift columns, and a second case (NAME_nozcm) runs the
-    plain .ws product on a B whose column c is what the mask makes column c (zeros, or column c + shift)."""
+    plain .ws product on a B whose column c is what the mask makes column c (zeros, or column c + shift). kind_b: B's
+    type where it differs from A's (kind::f8f6f4's types). A pair's M = 128 with A in Tensor Memory has each CTA's 64
+    rows in lanes r and r + 64 (CuTe's TmemAllocMode::Duplicated, the 2x2 datapath reading both halves)."""
+    kind_b = kind_b or kind
     nb = NBYTES[kind]
     k = 32 // nb
     ctas = 2 if pair else 1
     rnd = random.Random(seed)
-    A = [[element(rnd, kind) for _ in range(k)] for _ in range(m)]
-    B = [[element(rnd, kind) for _ in range(k)] for _ in range(n + (zcm >> 56 & 63 if zcm is not None else 0))]
+    A = [[any_element(rnd, kind) for _ in range(k)] for _ in range(m)]
+    B = [[any_element(rnd, kind_b) for _ in range(k)] for _ in range(n + (zcm >> 56 & 63 if zcm is not None else 0))]
     if operands is not None:
         A, B = operands
     entries = []
@@ -243,20 +281,21 @@ def case(root, name, kind, m, n, ws=False, a_tmem=False, mask=None, scale=None, 
         zero, shift = zero_column_mask(zcm, m, n), zcm >> 56 & 63
         folded = [[(0, 0)] * k if zero[c] else B[c + shift] for c in range(n)]
         entries = case(root, name + "_nozcm", kind, m, n, ws, a_tmem, mask, scale, mods, codes, seed, half, pair,
-                       None, (A, folded))
-    img, (alb, asb, blb, bsb) = images(A, B, k, nb, codes, ctas)
+                       None, (A, folded), kind_b)
+    img, (alb, asb, blb, bsb) = images(packed_rows(A, kind), packed_rows(B, kind_b), k, nb, codes, ctas)
     pre = [[pattern(kind, lane % 128, col, half) for col in range(COLS)] for lane in range(LANES * ctas)]
     if a_tmem:
         for r in range(m):
             lane, _ = d_cell(m, n, ws, pair, r, 0)
-            pre[lane][A_COL:A_COL + 8] = a_words(A[r], nb)
+            for copy in range(2 if pair and m == 128 else 1):
+                pre[lane + 64 * copy][A_COL:A_COL + 8] = a_words(A[r], nb)
     out = expected_image(kind, m, n, ws, pair, A, B, pre, mask, scale, half, zcm)
 
     def desc(start, lbo, sbo, code):
         return (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | 1 << 46 | TCGEN[code] << 61
 
-    atype = {"f16": 0, "tf32": 2, "i8": 1, "e4m3": 0}[kind]
-    idesc = (2 if kind == "i8" else 0 if half else 1) << 4 | atype << 7 | atype << 10 | (n >> 3) << 17 | (m >> 4) << 24
+    atype, btype = TYPE_CODE[kind], TYPE_CODE[kind_b]
+    idesc = (2 if kind == "i8" else 0 if half else 1) << 4 | atype << 7 | btype << 10 | (n >> 3) << 17 | (m >> 4) << 24
     words = b"".join(struct.pack("<I", w) for row in out for w in row)
     params = [{"type": "u64", "buffer": "img"}, {"type": "u64", "buffer": "out"},
               {"type": "u64", "bits": f"{desc(0, alb, asb, codes[0]):x}"},
@@ -271,7 +310,7 @@ def case(root, name, kind, m, n, ws=False, a_tmem=False, mask=None, scale=None, 
                        zcm is not None)
     extra = [{"type": "u64", "buffer": "pre"}] + ([{"type": "u64", "bits": f"{zcm:x}"}] if zcm is not None else [])
     entries += [write_case(root, f"{name}_tcgen05", ptx, "k_forms", 128, params + extra, buffers, files, ctas)]
-    if m == 64 and not (ws or a_tmem or mask or scale or half):  # the same product by wgmma: rows of D in order
+    if m == 64 and kind not in NARROW and not (ws or a_tmem or mask or scale or half):  # wgmma: rows of D in order
         twin = wgmma_kernel(kind, k).replace("\tor.b64 %rd5, %rd5, %rd11;", f"\tor.b64 %rd5, %rd5, {codes[0] << 62};")
         twin = twin.replace("\tor.b64 %rd6, %rd6, %rd12;", f"\tor.b64 %rd6, %rd6, {codes[1] << 62};")
         twin = twin.replace("\tadd.u32 %r3, %r3, 1024;", "\tadd.u32 %r3, %r3, 512;")  # one warpgroup copies
@@ -292,76 +331,122 @@ def scale_value(bits, ue4m3):
     return e4m3_value(bits) if ue4m3 else 2.0 ** (bits - 127)
 
 
-def scaled_case(root, name, kind, n, vec, ue4m3=False, ids=(0, 0), seed=0, twin=False, sparse=False):
-    """A block-scaled tcgen05.mma (M = 128, cta_group::1): kind mxf8f6f4 (e4m3, K = 32, 1X), mxf4 or mxf4nvf4 (e2m1
-    two to a byte, K = 64; VEC scales a row, ue8m0 or ue4m3). The scales lie in Tensor Memory as CuTe's tmem_sf_frg
-    (the ISA's scale factor layouts) puts them: row (or column) i's in column base + i / 32 of lane i mod 32 of every
-    32-lane partition, scale j in byte ids + j of the word. D = 2 (A scale_A)(B scale_B) after the two products.
-    twin: also the plain kind::f8f6f4 product of A and B with the scales folded into their values (exact in e4m3),
-    which must give the same D. sparse: tcgen05.mma.sp, K doubled, A's rows 2:4 (mxf8f6f4) or pairwise 4:8 (fp4)
-    sparse with the metadata at META_COL (each chunk's nibble at bit 4c of its row's lane), the scale blocks dividing
-    the logical K; with twin (mxf8f6f4) the dense block-scaled product over K's halves of the expanded A instead."""
+def scaled_operands(rnd, kind, etypes, m, n, k, vec, ue4m3):
+    """Random codes of A (m x k) and B (n x k), the value function of each, and the scales (vec a row or column):
+    e2m1 nibbles for the fp4 kinds; for mxf8f6f4 e4m3 codes of small multiples of 1/2 or any fp6/fp4 code."""
+    def codes(t, rows):
+        if kind != "mxf8f6f4":
+            return [[rnd.getrandbits(4) for _ in range(k)] for _ in range(rows)]
+        if t == "e4m3":
+            vals = [-2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 2]
+            code = {v: next(b for b in range(256) if e4m3_value(b) == v and b != 0x80) for v in vals}
+            return [[code[rnd.choice(vals)] for _ in range(k)] for _ in range(rows)]
+        return [[any_element(rnd, t)[0] for _ in range(k)] for _ in range(rows)]
+
+    def value_of(t):
+        if kind != "mxf8f6f4":
+            return lambda b: (-1 if b & 8 else 1) * E2M1[b & 7]
+        return e4m3_value if t == "e4m3" else lambda b: mini_value(b, NARROW[t][0], NARROW[t][1])
+
+    A, B = codes(etypes[0], m), codes(etypes[1], n)
+    choices = [0x30, 0x38, 0x3c, 0x40] if ue4m3 else [126, 127, 128]  # 0.5, 1, 1.5, 2 or 2^-1, 1, 2
+    sfa = [[rnd.choice(choices) for _ in range(vec)] for _ in range(m)]
+    sfb = [[rnd.choice(choices) for _ in range(vec)] for _ in range(n)]
+    return A, B, value_of(etypes[0]), value_of(etypes[1]), sfa, sfb
+
+
+def sparsify(rnd, A, k, width):
+    """Keeps two of each four elements (width 2: pairs) of A's rows where random meaningful nibbles say: the stored
+    rows (K/2 wide), the expanded rows (zeros elsewhere) and each row's nibbles."""
+    nibbles = [[rnd.choice(META_NIBBLES) for _ in range(k // (4 * width))] for _ in A]
+    stored = [row[:k // 2] for row in A]
+    dense = [[0] * k for _ in A]
+    for r, row in enumerate(nibbles):
+        for c, nib in enumerate(row):
+            for half in range(2):
+                for e in range(width):
+                    dense[r][4 * width * c + width * (nib >> 2 * half & 3) + e] = stored[r][2 * width * c + width * half + e]
+    return stored, dense, nibbles
+
+
+def scale_image(pre, m, n, ctas, sfa, sfb, ids, nibbles):
+    """Writes each CTA's scale factors (and metadata) into its lanes of pre, as CuTe's tmem_sf_frg lays them out: row i
+    of the CTA's A in lane i mod 32 of each partition, column SFA_COL + i / 32; B's columns the same from SFB_COL (the
+    4x1 datapath), or for a pair's M = 128 (the 2x2 datapath) each half of N in the two partitions holding that half
+    of D, from SFB_COL again. The metadata of the CTA's row r at META_COL in lane r, nibble c at bit 4c."""
+    mc = m // ctas
+    for v in range(ctas):
+        for i in range(mc):
+            for p in range(4):
+                pre[128 * v + i % 32 + 32 * p][SFA_COL + i // 32] = sum(b << 8 * (ids[0] + j)
+                                                                       for j, b in enumerate(sfa[v * mc + i]))
+        for c in range(n):
+            half, cc = (c // (n // 2), c % (n // 2)) if mc == 64 else (0, c)
+            for p in ((2 * half, 2 * half + 1) if mc == 64 else range(4)):
+                pre[128 * v + cc % 32 + 32 * p][SFB_COL + cc // 32] = sum(b << 8 * (ids[1] + j)
+                                                                         for j, b in enumerate(sfb[c]))
+        for r in range(mc if nibbles else 0):
+            pre[128 * v + r][META_COL:META_COL + 2] = [0, 0]
+            for c, nib in enumerate(nibbles[v * mc + r]):
+                pre[128 * v + r][META_COL + (4 * c) // 32] |= nib << (4 * c) % 32
+
+
+def scaled_case(root, name, kind, n, vec, ue4m3=False, ids=(0, 0), seed=0, twin=False, sparse=False, a_tmem=False,
+                etypes=("e4m3", "e4m3"), m=128, pair=False, data=None):
+    """A block-scaled tcgen05.mma: kind mxf8f6f4 (K = 32, 1X; e4m3, or fp6/fp4 packed as kind::f8f6f4 packs them),
+    mxf4 or mxf4nvf4 (e2m1 two to a byte, K = 64; VEC scales a row, ue8m0 or ue4m3); one CTA at M = 128, or a pair
+    (M = 256 on the 4x1 datapath, M = 128 on the 2x2). The scales lie in Tensor Memory as scale_image puts them.
+    D = 2 (A scale_A)(B scale_B) after the two products. a_tmem: A from Tensor Memory in the lanes of D's rows (an
+    8-bit container an element, e2m1 two to a byte). twin: also the plain kind::f8f6f4 product of A and B with the
+    scales folded into their values (exact in e4m3), which must give the same D; for a sparse case the dense
+    block-scaled product over K's halves of the expanded A instead; for a pair at M = 256 the two single-CTA
+    products of its halves. sparse: tcgen05.mma.sp, K doubled, A's rows 2:4 (mxf8f6f4) or pairwise 4:8 (fp4)
+    sparse with the metadata at META_COL, the scale blocks dividing the logical K. data: the operands, scales and
+    nibbles to use instead of random ones."""
     rnd = random.Random(seed)
     fp4 = kind != "mxf8f6f4"
     k = (64 if fp4 else 32) * (2 if sparse else 1)
-    if fp4:
-        A = [[rnd.getrandbits(4) for _ in range(k)] for _ in range(128)]
-        B = [[rnd.getrandbits(4) for _ in range(k)] for _ in range(n)]
-        value = lambda b: (-1 if b & 8 else 1) * E2M1[b & 7]  # noqa: E731
-    else:
-        vals = [-2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 2]
-        code = {v: next(b for b in range(256) if e4m3_value(b) == v and b != 0x80) for v in vals}
-        pick = lambda: code[rnd.choice(vals)]  # noqa: E731
-        A = [[pick() for _ in range(k)] for _ in range(128)]
-        B = [[pick() for _ in range(k)] for _ in range(n)]
-        value = e4m3_value
-    choices = [0x30, 0x38, 0x3c, 0x40] if ue4m3 else [126, 127, 128]  # 0.5, 1, 1.5, 2 or 2^-1, 1, 2
-    sfa = [[rnd.choice(choices) for _ in range(vec)] for _ in range(128)]
-    sfb = [[rnd.choice(choices) for _ in range(vec)] for _ in range(n)]
+    ctas = 2 if pair else 1
+    A, B, va, vb, sfa, sfb = scaled_operands(rnd, kind, etypes, m, n, k, vec, ue4m3)
+    stored, nibbles = A, None
+    if sparse:
+        stored, A, nibbles = sparsify(rnd, A, k, 2 if fp4 else 1)
+    if data is not None:
+        stored, A, B, sfa, sfb, nibbles = data
     blk = k // vec
     sa = lambda r, kk: scale_value(sfa[r][kk // blk], ue4m3)  # noqa: E731
     sb = lambda c, kk: scale_value(sfb[c][kk // blk], ue4m3)  # noqa: E731
-    as_bytes = (lambda row: [(row[2 * i] | row[2 * i + 1] << 4, None) for i in range(len(row) // 2)]) if fp4 else \
-        (lambda row: [(b, None) for b in row])
-    pre = [[pattern("f16", lane, col, False) for col in range(COLS)] for lane in range(LANES)]
-    stored = A
-    if sparse:  # keep two of each four elements (fp4: two of each four pairs) where random meaningful nibbles say
-        width = 2 if fp4 else 1
-        nibbles = [[rnd.choice(META_NIBBLES) for _ in range(k // (4 * width))] for _ in range(128)]
-        stored = [[A[r][kk] for kk in range(k // 2)] for r in range(128)]
-        A = [[0] * k for _ in range(128)]
-        for r in range(128):
-            pre[r][META_COL:META_COL + 2] = [0, 0]
-            for c, nib in enumerate(nibbles[r]):
-                pre[r][META_COL + (4 * c) // 32] |= nib << (4 * c) % 32
-                for half in range(2):
-                    for e in range(width):
-                        A[r][4 * width * c + width * (nib >> 2 * half & 3) + e] = stored[r][2 * width * c + width * half + e]
-    img = bytearray(16384)
-    alb, asb = place(img, 0, 128, len(as_bytes(stored[0])), 0, [as_bytes(r) for r in stored], 1)
-    blb, bsb = place(img, 8192, n, len(as_bytes(B[0])), 0, [as_bytes(c) for c in B], 1)
-    for lane in range(LANES):
-        for g in range(4):
-            i = lane % 32 + 32 * g
-            pre[lane][SFA_COL + g] = sum(b << 8 * (ids[0] + j) for j, b in enumerate(sfa[i]))
-            if i < n:
-                pre[lane][SFB_COL + g] = sum(b << 8 * (ids[1] + j) for j, b in enumerate(sfb[i]))
+
+    def smem(rows, t):
+        if fp4:
+            return [[(row[2 * i] | row[2 * i + 1] << 4, None) for i in range(len(row) // 2)] for row in rows]
+        return packed_rows([[(b, None) for b in row] for row in rows], t)
+
+    pre = [[pattern("f16", lane % 128, col, False) for col in range(COLS)] for lane in range(LANES * ctas)]
+    scale_image(pre, m, n, ctas, sfa, sfb, ids, nibbles)
+    sa_rows, sb_rows = smem(stored, etypes[0]), smem(B, etypes[1])
+    img, (alb, asb, blb, bsb) = images(sa_rows, sb_rows, len(sa_rows[0]), 1, (0, 0), ctas, len(sb_rows[0]))
+    for r in range(m if a_tmem else 0):
+        lane, _ = d_cell(m, n, False, pair, r, 0)
+        row = smem([stored[r]], "e4m3")[0]  # Tensor Memory: a byte an element (fp4 two), no packing
+        for copy in range(2 if pair and m == 128 else 1):
+            pre[lane + 64 * copy][A_COL:A_COL + len(row) // 4] = a_words(row, 1)
     out = [row[:] for row in pre]
-    for r in range(128):
+    for r in range(m):
         for c in range(n):
-            p = sum(value(A[r][kk]) * sa(r, kk) * value(B[c][kk]) * sb(c, kk) for kk in range(k))
-            out[r][c] = f32_bits(2 * p)
+            lane, col = d_cell(m, n, False, pair, r, c)
+            out[lane][col] = f32_bits(2 * sum(va(A[r][kk]) * sa(r, kk) * vb(B[c][kk]) * sb(c, kk) for kk in range(k)))
 
     def desc(start, lbo, sbo):
         return (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | 1 << 46
 
-    types = 0 << 7 | 0 << 10 if not fp4 else 1 << 7 | 1 << 10
-    idesc = ids[1] << 4 | types | (n >> 3) << 17 | (0 if ue4m3 else 1) << 23 | (128 >> 7) << 27 | ids[0] << 29
+    types = TYPE_CODE[etypes[0]] << 7 | TYPE_CODE[etypes[1]] << 10 if not fp4 else 1 << 7 | 1 << 10
+    idesc = (ids[1] << 4 | types | (n >> 3) << 17 | (0 if ue4m3 else 1) << 23 | (m >> 7) << 27 | ids[0] << 29 |
+             (4 if sparse else 0))
     vec_mod = {1: ".scale_vec::1X", 2: ".scale_vec::2X", 4: ".scale_vec::4X"}[vec] if kind != "mxf4" else ""
-    op = f"tcgen05.mma{'.sp' if sparse else ''}.cta_group::1.kind::{kind}.block_scale{vec_mod}"
-    instr = f"{op} [%r9], %rd5, %rd6, {'[%r23], ' if sparse else ''}%r11, [%r21], [%r22], %p1;"
-    if sparse:
-        idesc |= 4
+    op = f"tcgen05.mma{'.sp' if sparse else ''}.cta_group::{ctas}.kind::{kind}.block_scale{vec_mod}"
+    a_op = "[%r20]" if a_tmem else "%rd5"
+    instr = f"{op} [%r9], {a_op}, %rd6, {'[%r23], ' if sparse else ''}%r11, [%r21], [%r22], %p1;"
     words = b"".join(struct.pack("<I", w) for row in out for w in row)
     params = [{"type": "u64", "buffer": "img"}, {"type": "u64", "buffer": "out"},
               {"type": "u64", "bits": f"{desc(0, alb, asb):x}"}, {"type": "u64", "bits": f"{desc(8192, blb, bsb):x}"},
@@ -372,14 +457,20 @@ def scaled_case(root, name, kind, n, vec, ue4m3=False, ids=(0, 0), seed=0, twin=
                "pre": {"bytes": len(words), "init": "pre.bin"}}
     files = {"img.bin": bytes(img), "out.expect.bin": words,
              "pre.bin": b"".join(struct.pack("<I", w) for row in pre for w in row)}
-    ptx = forms_kernel(instr, None, scales=True, meta=sparse)
+    ptx = forms_kernel(instr, None, pair=pair, scales=True, meta=sparse)
     if kind == "mxf4":  # no .scale_vectorsize means .block32, a PTX ISA 8.8 qualifier (ptxas says so)
         ptx = ptx.replace(".version 8.7", ".version 8.8")
-    entries = [write_case(root, f"{name}_tcgen05", ptx, "k_forms", 128, params, buffers, files)]
-    if twin and sparse:  # two dense block-scaled mmas over K's halves of the expanded A, the same scales
+    entries = [write_case(root, f"{name}_tcgen05", ptx, "k_forms", 128, params, buffers, files, ctas)]
+    if twin and pair and m == 256:  # each CTA's half as one CTA's M = 128 product of the same operands and scales
+        for v in range(2):
+            rows = slice(128 * v, 128 * (v + 1))
+            entries += scaled_case(root, f"{name}_cta{v}", kind, n, vec, ue4m3, ids, seed, False, sparse, a_tmem,
+                                   etypes, data=(stored[rows], A[rows], B, sfa[rows], sfb,
+                                                 nibbles[rows] if nibbles else None))
+    elif twin and sparse:  # two dense block-scaled mmas over K's halves of the expanded A, the same scales
         img = bytearray(16384)
-        alb, asb = place(img, 0, 128, k, 0, [as_bytes(r) for r in A], 1)
-        place(img, 8192, n, k, 0, [as_bytes(c) for c in B], 1)
+        alb, asb = place(img, 0, 128, len(smem(A, etypes[0])[0]), 0, smem(A, etypes[0]), 1)
+        place(img, 8192, n, len(smem(B, etypes[1])[0]), 0, smem(B, etypes[1]), 1)
         dense_op = op.replace(".sp", "")
         instr = "\n\t".join([f"add.u64 %rd14, %rd5, {2 * alb >> 4};", f"add.u64 %rd15, %rd6, {2 * blb >> 4};",
                                "setp.eq.u32 %p5, %r1, %r1;", f"{dense_op} [%r9], %rd5, %rd6, %r11, [%r21], [%r22], %p1;",
@@ -390,9 +481,9 @@ def scaled_case(root, name, kind, n, vec, ue4m3=False, ids=(0, 0), seed=0, twin=
                                   128, params, buffers, dict(files, **{"img.bin": bytes(img)})))
     elif twin:  # the scales folded into e4m3 values: the plain kind::f8f6f4 product of the same numbers
         enc = {e4m3_value(b): b for b in range(256) if b != 0x80 and e4m3_value(b) == e4m3_value(b)}
-        fa = [[(enc[value(A[r][kk]) * sa(r, kk)], value(A[r][kk]) * sa(r, kk)) for kk in range(k)] for r in range(128)]
-        fb = [[(enc[value(B[c][kk]) * sb(c, kk)], value(B[c][kk]) * sb(c, kk)) for kk in range(k)] for c in range(n)]
-        entries += case(root, name + "_folded", "e4m3", 128, n, codes=(0, 0), seed=seed, operands=(fa, fb))
+        fa = [[(enc[va(A[r][kk]) * sa(r, kk)], va(A[r][kk]) * sa(r, kk)) for kk in range(k)] for r in range(m)]
+        fb = [[(enc[vb(B[c][kk]) * sb(c, kk)], vb(B[c][kk]) * sb(c, kk)) for kk in range(k)] for c in range(n)]
+        entries += case(root, name + "_folded", "e4m3", m, n, codes=(0, 0), seed=seed, operands=(fa, fb), pair=pair)
     return entries
 
 
@@ -404,73 +495,103 @@ META_NIBBLES = [0b0100, 0b1000, 0b1100, 0b1001, 0b1101, 0b0110, 0b1110]
 def meta_cell(nb, row, chunk):
     """(lane, column offset, bit) of chunk CHUNK's nibble of row ROW's metadata (M = 128), as CuTe's tmem_e_frg lays
     it out: 8-bit kinds row r in lane r, its K/4 nibbles from bit 0 of two columns; f16 row r0 + 8 r1 + 16 r2 and
-    K k0 + 16 k1 in lane r0 + 16 r2 + 8 k1, bit k0 + 16 r1."""
+    K k0 + 16 k1 in lane r0 + 16 r2 + 8 k1, bit k0 + 16 r1; tf32 (2 bits an element) chunk c where f16's chunk c
+    lies."""
     bit = 4 * chunk
-    if nb == 2:
+    if nb >= 2:
         return row % 8 + 16 * (row // 16) + 8 * (bit // 16), 0, bit % 16 + 16 * (row // 8 % 2)
     return row, bit // 32, bit % 32
 
 
-def sparse_case(root, name, kind, n, seed, mask=None, m=128, ws=False):
-    """tcgen05.mma.sp (M = 128) or .ws.sp (M = 128, 64, 32), 2:4: A's rows keep two of each four elements (stored K/2
-    wide behind the descriptor), the metadata in Tensor Memory at META_COL (repeated M lanes on for .ws's M = 64 and
-    32, as tmem_e_frg_ws lays it out). D = 2 A B of the expanded A (disable-output-lane's lanes kept), and a dense
-    twin runs the same product as two dense mmas over K's halves on the expanded A, which must agree."""
-    nb = NBYTES[kind]
-    k = 64 // nb  # the logical K: twice the dense step
-    rnd = random.Random(seed)
+def sparse_operands(rnd, kind, m, n, k):
+    """A's stored half, its expansion and nibbles, and B: 2:4 (two of each four elements at the places a meaningful
+    nibble's two indices name), or tf32's 1:2 (one of each two, 0b0100 the first and 0b1110 the second)."""
+    tf32 = kind == "tf32"
     stored = [[element(rnd, kind) for _ in range(k // 2)] for _ in range(m)]
     B = [[element(rnd, kind) for _ in range(k)] for _ in range(n)]
-    nibbles = [[rnd.choice(META_NIBBLES) for _ in range(k // 4)] for _ in range(m)]
+    nibbles = [[rnd.choice([0b0100, 0b1110] if tf32 else META_NIBBLES) for _ in range(k // (2 if tf32 else 4))]
+               for _ in range(m)]
     dense = [[(0, 0)] * k for _ in range(m)]
     for r in range(m):
         for c, nib in enumerate(nibbles[r]):
-            dense[r][4 * c + (nib & 3)] = stored[r][2 * c]
-            dense[r][4 * c + (nib >> 2)] = stored[r][2 * c + 1]
-    pre = [[pattern(kind, lane, col, False) for col in range(COLS)] for lane in range(LANES)]
-    for lane in range(LANES):
+            if tf32:
+                dense[r][2 * c + (nib & 3) // 2] = stored[r][c]
+            else:
+                dense[r][4 * c + (nib & 3)] = stored[r][2 * c]
+                dense[r][4 * c + (nib >> 2)] = stored[r][2 * c + 1]
+    return stored, dense, nibbles, B
+
+
+def sparse_case(root, name, kind, n, seed, mask=None, m=128, ws=False, pair=False, a_tmem=False, selector=0):
+    """tcgen05.mma.sp (M = 128; a pair's M = 256, each CTA's 128 rows as one CTA's) or .ws.sp (M = 128, 64, 32), 2:4
+    (tf32 1:2): A's rows keep half their elements (stored K/2 wide behind the descriptor, or with a_tmem in Tensor
+    Memory in the lanes of D's rows), the metadata in each CTA's Tensor Memory at META_COL (repeated M lanes on for
+    .ws's M = 64 and 32, as tmem_e_frg_ws lays it out). D = 2 A B of the expanded A (disable-output-lane's lanes
+    kept), and a dense twin runs the same product as two dense mmas over K's halves on the expanded A (from shared
+    memory), which must agree. selector: the instruction descriptor's sparsity selector (only 0 is done)."""
+    nb = NBYTES[kind]
+    k = 64 // nb  # the logical K: twice the dense step
+    ctas, mc = (2, m // 2) if pair else (1, m)
+    stored, dense, nibbles, B = sparse_operands(random.Random(seed), kind, m, n, k)
+    pre = [[pattern(kind, lane % 128, col, False) for col in range(COLS)] for lane in range(LANES * ctas)]
+    for lane in range(LANES * ctas):
         pre[lane][META_COL:META_COL + 2] = [0, 0]
     for r in range(m):
         for c, nib in enumerate(nibbles[r]):
-            lane, col, bit = meta_cell(nb, r, c)
-            for copy in range(128 // m):
-                pre[lane + m * copy][META_COL + col] |= nib << bit
-    out = expected_image(kind, m, n, ws, False, dense, B, pre, mask, None, False)
+            lane, col, bit = meta_cell(nb, r % mc, c)
+            for copy in range(128 // mc):
+                pre[128 * (r // mc) + lane + mc * copy][META_COL + col] |= nib << bit
+    for r in range(m if a_tmem else 0):
+        lane, _ = d_cell(m, n, ws, pair, r, 0)
+        pre[lane][A_COL:A_COL + 8] = a_words(stored[r], nb)
+    out = expected_image(kind, m, n, ws, pair, dense, B, pre, mask, None, False)
 
     def desc(start, lbo, sbo):
         return (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | 1 << 46
 
-    atype = {"f16": 0, "i8": 1, "e4m3": 0}[kind]
+    atype = TYPE_CODE[kind]
     idesc = (2 if kind == "i8" else 1) << 4 | atype << 7 | atype << 10 | (n >> 3) << 17 | (m >> 4) << 24
-    op = "tcgen05.mma.ws" if ws else "tcgen05.mma"
-    ptx_kind = "f8f6f4" if kind == "e4m3" else kind
+    op = f"tcgen05.mma{'.ws' if ws else ''}"
+    ptx_kind = "f8f6f4" if kind == "e4m3" or kind in NARROW else kind
     lanes = ", {%r30, %r31, %r32, %r33}" if mask else ""
-    words = b"".join(struct.pack("<I", w) for row in out for w in row)
-    buffers = {"img": {"bytes": 16384, "init": "img.bin"},
-               "out": {"bytes": len(words), "init": {"fill_byte": 205}, "expect": "out.expect.bin",
-                       "compare": {"as": "u32"}},
-               "pre": {"bytes": len(words), "init": "pre.bin"}}
     entries = []
     for twin in (False, True):
-        img = bytearray(16384)
         a_rows = dense if twin else stored
-        alb, asb = place(img, 0, m, len(a_rows[0]), 0, a_rows, nb)
-        blb, bsb = place(img, 8192, n, k, 0, B, nb)
+        img, (alb, asb, blb, bsb) = images(a_rows, B, len(a_rows[0]), nb, (0, 0), ctas, k)
         params = [{"type": "u64", "buffer": "img"}, {"type": "u64", "buffer": "out"},
                   {"type": "u64", "bits": f"{desc(0, alb, asb):x}"}, {"type": "u64", "bits": f"{desc(8192, blb, bsb):x}"},
-                  {"type": "u32", "value": idesc | (0 if twin else 4)}, {"type": "u64", "buffer": "pre"}]
+                  {"type": "u32", "value": idesc | (0 if twin else 4 | selector)}, {"type": "u64", "buffer": "pre"}]
         if twin:  # K's second half lies two core matrices (2 LBO) on in both no-swizzle K-major layouts
-            first = f"{op}.cta_group::1.kind::{ptx_kind} [%r9], %rd5, %rd6, %r11{lanes}, %p1;"
+            dense_op = f"{op}.cta_group::{ctas}.kind::{ptx_kind}"
             instr = "\n\t".join([f"add.u64 %rd14, %rd5, {2 * alb >> 4};", f"add.u64 %rd15, %rd6, {2 * blb >> 4};",
-                                   "setp.eq.u32 %p5, %r1, %r1;", first,
-                                   f"{op}.cta_group::1.kind::{ptx_kind} [%r9], %rd14, %rd15, %r11{lanes}, %p5;"])
+                                   "setp.eq.u32 %p5, %r1, %r1;", f"{dense_op} [%r9], %rd5, %rd6, %r11{lanes}, %p1;",
+                                   f"{dense_op} [%r9], %rd14, %rd15, %r11{lanes}, %p5;"])
         else:
-            instr = f"{op}.sp.cta_group::1.kind::{ptx_kind} [%r9], %rd5, %rd6, [%r23], %r11{lanes}, %p1;"
+            a_op = "[%r20]" if a_tmem else "%rd5"
+            instr = f"{op}.sp.cta_group::{ctas}.kind::{ptx_kind} [%r9], {a_op}, %rd6, [%r23], %r11{lanes}, %p1;"
+        words = b"".join(struct.pack("<I", w) for row in out for w in row)
+        buffers = {"img": {"bytes": len(img), "init": "img.bin"},
+                   "out": {"bytes": len(words), "init": {"fill_byte": 205}, "expect": "out.expect.bin",
+                           "compare": {"as": "u32"}},
+                   "pre": {"bytes": len(words), "init": "pre.bin"}}
         files = {"img.bin": bytes(img), "out.expect.bin": words,
                  "pre.bin": b"".join(struct.pack("<I", w) for row in pre for w in row)}
-        entries.append(write_case(root, f"{name}_{'dense' if twin else 'sp'}_tcgen05", forms_kernel(instr, mask, meta=True),
-                                  "k_forms", 128, params, buffers, files))
+        entries.append(write_case(root, f"{name}_{'dense' if twin else 'sp'}_tcgen05",
+                                  forms_kernel(instr, mask, pair=pair, meta=True), "k_forms", 128, params, buffers,
+                                  files, ctas))
     return entries
+
+
+def narrow_case(root, name, kind, kind_b, m, n, seed, **kw):
+    """kind::f8f6f4 with fp6/fp4 A and B (kind, kind_b), and its twin: the same values as e4m3 (each exact there),
+    the already-tested 8-bit product, which must give the same D."""
+    rnd = random.Random(seed)
+    A = [[any_element(rnd, kind) for _ in range(32)] for _ in range(m)]
+    B = [[any_element(rnd, kind_b) for _ in range(32)] for _ in range(n)]
+    enc = {e4m3_value(b): b for b in range(256) if b != 0x80 and e4m3_value(b) == e4m3_value(b)}
+    as_e4m3 = [[[(enc[v], v) for _, v in row] for row in rows] for rows in (A, B)]
+    return (case(root, name, kind, m, n, seed=seed, operands=(A, B), kind_b=kind_b, **kw) +
+            case(root, name + "_e4m3", "e4m3", m, n, seed=seed, operands=tuple(as_e4m3), **kw))
 
 
 MASK = [0x80000001, 0x0000ff00, 0x12345678, 0xfffe0000]
@@ -504,5 +625,40 @@ cases = (case(root, "m64_f16", "f16", 64, 32, codes=(0, 1), seed=501) +
          sparse_case(root, "ws_sp_e4m3_m128", "e4m3", 64, 523, ws=True) +
          scaled_case(root, "sp_mxf8f6f4_1x", "mxf8f6f4", 32, 1, ids=(1, 3), seed=524, twin=True, sparse=True) +
          scaled_case(root, "sp_mxf4nvf4_4x_ue4m3", "mxf4nvf4", 32, 4, ue4m3=True, seed=525, sparse=True) +
-         scaled_case(root, "sp_mxf4_2x", "mxf4", 48, 2, ids=(2, 2), seed=526, sparse=True))
+         scaled_case(root, "sp_mxf4_2x", "mxf4", 48, 2, ids=(2, 2), seed=526, sparse=True) +
+         # fp6/fp4 under kind::f8f6f4 and kind::mxf8f6f4 (A in Tensor Memory too; a pair)
+         narrow_case(root, "f8f6f4_e2m3", "e2m3", "e2m3", 128, 32, 540, codes=(2, 3)) +
+         narrow_case(root, "f8f6f4_e3m2_e2m1", "e3m2", "e2m1", 64, 32, 541, codes=(0, 3)) +
+         narrow_case(root, "f8f6f4_e2m1_e2m3_atmem", "e2m1", "e2m3", 128, 32, 542, a_tmem=True) +
+         narrow_case(root, "pair_f8f6f4_e3m2", "e3m2", "e3m2", 256, 32, 543, pair=True) +
+         scaled_case(root, "mxf8f6f4_e2m3_e3m2", "mxf8f6f4", 32, 1, ids=(1, 2), seed=544, twin=True,
+                     etypes=("e2m3", "e3m2")) +
+         scaled_case(root, "mxf8f6f4_e2m1_atmem", "mxf8f6f4", 48, 1, ids=(0, 3), seed=545, twin=True, a_tmem=True,
+                     etypes=("e2m1", "e2m1")) +
+         # block scaling with A in Tensor Memory (the data of mxf8f6f4_1x, mxf4nvf4_4x_ue4m3 and sp_mxf4_2x)
+         scaled_case(root, "mxf8f6f4_1x_atmem", "mxf8f6f4", 64, 1, ids=(2, 1), seed=515, a_tmem=True) +
+         scaled_case(root, "mxf4nvf4_4x_ue4m3_atmem", "mxf4nvf4", 48, 4, ue4m3=True, seed=517, a_tmem=True) +
+         scaled_case(root, "sp_mxf4_2x_atmem", "mxf4", 48, 2, ids=(2, 2), seed=526, sparse=True, a_tmem=True) +
+         # block scaling over a cta_group::2 pair: M = 256 (4x1 datapath) against its halves, M = 128 (2x2)
+         scaled_case(root, "pair_mxf4nvf4_2x", "mxf4nvf4", 64, 2, ids=(0, 2), seed=546, m=256, pair=True, twin=True) +
+         scaled_case(root, "pair_m128_mxf8f6f4", "mxf8f6f4", 64, 1, ids=(3, 1), seed=547, m=128, pair=True,
+                     twin=True) +
+         scaled_case(root, "pair_m128_mxf4_atmem", "mxf4", 32, 2, seed=548, m=128, pair=True, a_tmem=True) +
+         scaled_case(root, "pair_m128_mxf4", "mxf4", 32, 2, seed=548, m=128, pair=True) +
+         scaled_case(root, "pair_sp_mxf8f6f4", "mxf8f6f4", 32, 1, ids=(1, 0), seed=549, sparse=True, m=256,
+                     pair=True, twin=True) +
+         # .sp over a pair (M = 256), tf32's 1:2, A in Tensor Memory
+         sparse_case(root, "pair_sp_f16", "f16", 32, 550, m=256, pair=True) +
+         sparse_case(root, "sp_tf32", "tf32", 32, 551) +
+         sparse_case(root, "ws_sp_tf32_m64", "tf32", 64, 552, m=64, ws=True) +
+         sparse_case(root, "pair_sp_tf32_atmem", "tf32", 48, 553, m=256, pair=True, a_tmem=True) +
+         sparse_case(root, "sp_i8_atmem", "i8", 32, 554, a_tmem=True) +
+         # a pair's dense A in Tensor Memory (the data of pair_m256_f16 and pair_m128_i8)
+         case(root, "pair_m256_f16_atmem", "f16", 256, 32, a_tmem=True, scale=1, codes=(0, 1), seed=510, pair=True) +
+         case(root, "pair_m128_i8_atmem", "i8", 128, 48, a_tmem=True, codes=(3, 0), seed=511, pair=True))
 write_index(root, cases)
+# Sparse forms the ISA defines whose metadata layouts it gives only as figures: they must fault, not compute
+# something else (their dense twins run).
+if len(sys.argv) > 2:
+    write_index(sys.argv[2], sparse_case(sys.argv[2], "sp_f16_m64", "f16", 32, 560, m=64) +
+                sparse_case(sys.argv[2], "sp_f16_selector1", "f16", 32, 561, selector=1))
