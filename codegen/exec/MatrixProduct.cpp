@@ -27,18 +27,19 @@ void multiplyScalar(unsigned M, unsigned N, unsigned K, const double *A, const d
     }
 }
 
-/// Four rows of D at a time, each row NV vectors of 8 doubles in registers for the whole k loop (N = 32: 16
-/// accumulators and 4 vectors of B).
+/// Rows rows of D at a time, each row NV vectors of 8 doubles in registers for the whole k loop: 8 rows of one or
+/// two vectors (m8n8k4's 8 x 8: eight independent sums, where four left each k step waiting on the last one's
+/// add), 4 rows of four vectors (N = 32: 16 accumulators and 4 vectors of B).
 template <unsigned NV, bool Fused>
 [[gnu::target("avx512f")]] void multiplyAvx512(unsigned M, unsigned K, const double *A, const double *B,
                                                const double *C, double *D) {
-  constexpr unsigned N = 8 * NV;
+  constexpr unsigned N = 8 * NV, Rows = NV <= 2 ? 8 : 4;
   // Unrolled by pragma: without it GCC kept Acc in memory, a load and a store around every multiply-add (a
   // quarter of the arithmetic's speed).
-  for (unsigned I = 0; I < M; I += 4) {
-    __m512d Acc[4][NV];
-#pragma GCC unroll 4
-    for (unsigned R = 0; R < 4; ++R)
+  for (unsigned I = 0; I < M; I += Rows) {
+    __m512d Acc[Rows][NV];
+#pragma GCC unroll 8
+    for (unsigned R = 0; R < Rows; ++R)
 #pragma GCC unroll 4
       for (unsigned V = 0; V < NV; ++V)
         Acc[R][V] = _mm512_loadu_pd(C + (I + R) * N + 8 * V);
@@ -47,16 +48,16 @@ template <unsigned NV, bool Fused>
 #pragma GCC unroll 4
       for (unsigned V = 0; V < NV; ++V)
         Bv[V] = _mm512_loadu_pd(B + Kk * N + 8 * V);
-#pragma GCC unroll 4
-      for (unsigned R = 0; R < 4; ++R) {
+#pragma GCC unroll 8
+      for (unsigned R = 0; R < Rows; ++R) {
         __m512d X = _mm512_set1_pd(A[(I + R) * K + Kk]);
 #pragma GCC unroll 4
         for (unsigned V = 0; V < NV; ++V)
           Acc[R][V] = Fused ? _mm512_fmadd_pd(X, Bv[V], Acc[R][V]) : _mm512_add_pd(Acc[R][V], _mm512_mul_pd(X, Bv[V]));
       }
     }
-#pragma GCC unroll 4
-    for (unsigned R = 0; R < 4; ++R)
+#pragma GCC unroll 8
+    for (unsigned R = 0; R < Rows; ++R)
 #pragma GCC unroll 4
       for (unsigned V = 0; V < NV; ++V)
         _mm512_storeu_pd(D + (I + R) * N + 8 * V, Acc[R][V]);
@@ -67,7 +68,7 @@ using Kernel = void (*)(unsigned, unsigned, const double *, const double *, cons
 
 /// The AVX-512 kernel for rows of N doubles, or null (no AVX-512, or a shape without one).
 Kernel avx512Kernel(unsigned M, unsigned N, bool Fused) {
-  if (!hasAvx512() || M % 4)
+  if (!hasAvx512() || M % (N <= 16 ? 8 : 4))
     return nullptr;
   switch (N) {
   case 8:
