@@ -1,8 +1,8 @@
 # Prints a kernel of long runs of full-warp wmma products, the warp-major batch's cases (exec/MmaBatch.cpp):
 # a GEMM's k steps (each A tile against four B tiles, each B against two A tiles), accumulators chained in fresh
-# registers and in place, more live accumulators than the fragment cache holds (dirty ones leave it and come
-# back), two f16 D's read together as a later product's A, s8 products into s32 with and without .satfinite,
-# f64 and tf32 chains, and fragment stores of every result. Usage:
+# registers and in place, more than 24 live accumulators (more than the batch's fragment cache once held: dirty
+# ones left it and came back), two f16 D's read together as a later product's A, s8 products into s32 with and
+# without .satfinite, f64 and tf32 chains, and fragment stores of every result. Usage:
 #   wmma-batch-cache.py batched   the products unguarded: a few batches
 #   wmma-batch-cache.py single    every product guarded by an always-true predicate: one collective each, the
 #                                 reference
