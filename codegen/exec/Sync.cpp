@@ -2,6 +2,7 @@
 // the block scheduler (Launch.cpp) until the barrier's generation moves on. Arrivals are counted per warp: a
 // warp whose non-exited lanes have all arrived counts with all its lanes, so `exit` can release a barrier, as
 // on the GPU. `bar.red` reduces a predicate over the arriving threads.
+#include "LaunchStop.h"
 #include "Runtime.h"
 
 #include <csetjmp>
@@ -170,6 +171,10 @@ static void ptxrt_spin_point(ThreadContext *C, uint32_t) {
   BlockState &B = blockOf(C);
   if (++B.SpinPoints % SpinYieldInterval)
     return;
+  // The loop may wait for a block that failed (LaunchStop.h). Fiber blocks learn it in their scheduler, which
+  // the yield returns to; a block function's loop over its threads has none.
+  if (!B.UseFibers && launchFailed())
+    abandonBlock(C);
   ++B.SpinYields;
   B.yield();
 }
