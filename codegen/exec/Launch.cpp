@@ -446,15 +446,15 @@ BlockResult runFibers(BlockState &B, ThreadFunction Fn, const char *Params, uint
   constexpr unsigned MaxTimeoutRounds = 1024;
   unsigned TimeoutRounds = 0;
   while (Remaining && !B.Trapped) {
-    // A thread of the block may wait for another block (LaunchStop.h), one that may have failed: the launch
-    // has its error, and this block ends rather than wait for ever.
-    if (launchFailed())
-      return endFibers(B, W, {"ended: another block of the launch failed", LaunchFault::Trap, {}});
     uint64_t Before = B.Progress, SpinsBefore = B.SpinYields, TimeoutsBefore = B.WaitTimeouts;
     bool Finished = runFiberRound(B, Run, W, Remaining);
     bool Stalled = Remaining && !Finished && B.Progress == Before;
     if (Stalled && B.SpinYields != SpinsBefore) {
-      // Every live thread spins or waits: what they wait for may come from another block, on another worker.
+      // Every live thread spins or waits: what they wait for may come from another block, on another worker. That
+      // block may have failed (LaunchStop.h): the launch has its error, and this block ends rather than wait for
+      // ever.
+      if (launchFailed())
+        return endFibers(B, W, {"ended: another block of the launch failed", LaunchFault::Trap, {}});
       sched_yield();
       continue;
     }
@@ -646,8 +646,9 @@ public:
     runOnWorkers(
         Workers, [this](unsigned Index) { work(Index); }, C.PinWorkers);
     flushDevicePrintf();
-    if (!FirstError.empty())
-      return llvm::make_error<LaunchError>(FirstFault, FirstError, FirstSite);
+    if (Failed)
+      return llvm::make_error<LaunchError>(First.Fault, "kernel '" + K.Name + "': " + First.Error + siteText(First.Site),
+                                           First.Site);
     return llvm::Error::success();
   }
 
@@ -703,16 +704,15 @@ private:
     return false;
   }
 
-  /// Records the launch's first failure and stops handing out blocks.
-  void fail(const BlockResult &E) {
+  /// Records the launch's first failure and stops handing out blocks; says whether E is the first.
+  bool fail(const BlockResult &E) {
     std::scoped_lock L(ErrorLock);
-    if (FirstError.empty()) {
-      FirstError = "kernel '" + K.Name + "': " + E.Error + siteText(E.Site);
-      FirstFault = E.Fault;
-      FirstSite = E.Site;
-    }
+    bool IsFirst = !Failed.load(std::memory_order_relaxed);
+    if (IsFirst)
+      First = E;
     Next = Blocks;
-    Failed = true;
+    Failed = true; // after First: a block that sees it ends, and the launch reports First (LaunchStop.h)
+    return IsFirst;
   }
 
   /// One worker: its blocks under one fault guard (its sigsetjmp saves the signal mask, a system call too costly
@@ -800,14 +800,16 @@ private:
       if (const CompiledModule *Late = C.Upgrade ? C.Upgrade->Code.load(std::memory_order_acquire) : nullptr;
           R.Site.Location.empty() && Late)
         R.Site.Location = Late->sourceLocation(F.Pc);
-      // Blocks that wait for each other (AllResident) cannot run alone. The other workers stop first: the launch
-      // has failed.
-      if (MyBlockFn && !AllResident && !Clustered && !K.MaySpin) {
-        Next = Blocks;
-        locateByReplay(M, K, C, Params, Block, W, Index, Workers, F, R.Site);
-      }
     }
-    fail(R);
+    // The launch fails before the replay: the other workers stop, blocks waiting for this one (a cluster's, a
+    // cooperative grid's) end instead of waiting for ever, and so does the replay at any wait for another block
+    // (LaunchStop.h): it runs alone, and then names no thread.
+    if (!fail(R) || !MyBlockFn || (F.Signal != SIGSEGV && F.Signal != SIGBUS))
+      return;
+    FaultSite Site = R.Site;
+    locateByReplay(M, K, C, Params, Block, W, Index, Workers, F, Site);
+    std::scoped_lock L(ErrorLock);
+    First.Site = Site;
   }
 
   const CompiledModule &M;
@@ -826,9 +828,7 @@ private:
   std::atomic<bool> Failed{false};
   std::atomic<uint64_t> Next{0};
   std::mutex ErrorLock;
-  std::string FirstError;
-  LaunchFault FirstFault = LaunchFault::Trap;
-  FaultSite FirstSite;
+  BlockResult First; ///< the first failure, once Failed
   LaunchWatchdog Watchdog;
   const bool Watched;
 };
