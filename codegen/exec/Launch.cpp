@@ -646,9 +646,10 @@ public:
     runOnWorkers(
         Workers, [this](unsigned Index) { work(Index); }, C.PinWorkers);
     flushDevicePrintf();
-    if (Failed)
-      return llvm::make_error<LaunchError>(First.Fault, "kernel '" + K.Name + "': " + First.Error + siteText(First.Site),
-                                           First.Site);
+    if (Failed) {
+      std::string Text = "kernel '" + K.Name + "': " + First.Error + siteText(First.Site);
+      return llvm::make_error<LaunchError>(First.Fault, Text, First.Site);
+    }
     return llvm::Error::success();
   }
 

@@ -360,7 +360,7 @@ void ptxforge::tools::addRunCommand(CLI::App &App, Runner &Run) {
       ->delimiter(',')
       ->expected(1, 3);
   Cmd->add_flag("--cooperative", O->Cooperative,
-                "launch as cuLaunchCooperativeKernel does: every block runs at once, so blocks may wait for each other");
+                "launch as cuLaunchCooperativeKernel does: all blocks at once, so they may wait for each other");
   Cmd->add_option("--arg", O->Args,
                   "kernel argument in order: TYPE:VALUE (u32:7, f32:1.5, ...) or "
                   "buffer:BYTES[,zero|fill=N|file=PATH][,out=PATH]");
