@@ -39,7 +39,6 @@ struct ClusterGroup {
   std::vector<char *> Bases;          ///< per rank: the shared window of its worker
   /// Per rank: how many of the group's clusters its block has finished.
   std::unique_ptr<std::atomic<uint64_t>[]> Finished;
-  const std::atomic<bool> *Stop = nullptr; ///< the launch failed: waiting blocks give up
   /// Per rank: its running block and that block's index in the group's sequence (~0 between blocks), for what one
   /// block does to its peer's Tensor Memory (tcgen05 .cta_group::2, WarpgroupHelpers.cpp).
   struct RunningBlock {

@@ -3,6 +3,7 @@
 // and isspacep on generic addresses). shared::cluster addresses themselves are decoded by the generated code.
 // clusterlaunchcontrol.try_cancel takes a block no worker has started from the launch's counter (BlockState).
 #include "Cluster.h"
+#include "LaunchStop.h"
 #include "Runtime.h"
 
 #include <atomic>
@@ -73,8 +74,11 @@ static void ptxrt_cluster_wait(ThreadContext *C) {
     BlockState &B = blockOf(C);
     G.Waiting[Phase & 1].fetch_add(1, std::memory_order_acq_rel);
     while (G.Generation.load(std::memory_order_acquire) == Phase) {
-      if (G.Stop->load(std::memory_order_relaxed) || phaseStuck(*S, Phase)) {
+      bool Failed = launchFailed(); // a block of the cluster may have faulted before it arrived (LaunchStop.h)
+      if (Failed || phaseStuck(*S, Phase)) {
         G.Waiting[Phase & 1].fetch_sub(1, std::memory_order_acq_rel);
+        if (Failed)
+          abandonBlock(C);
         raiseFault(C, LaunchFault::Deadlock,
                    "barrier.cluster deadlock: a block of the cluster ended without arriving at the barrier", true);
       }

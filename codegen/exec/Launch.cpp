@@ -5,6 +5,7 @@
 #include "ptxforge/codegen/FaultGuard.h"
 
 #include "Cluster.h"
+#include "LaunchStop.h"
 #include "Memcheck.h"
 #include "Profile.h"
 #include "Runtime.h"
@@ -31,6 +32,26 @@ using namespace ptxforge::codegen::exec;
 namespace bctx = boost::context::detail;
 
 char LaunchError::ID = 0;
+
+namespace {
+/// The failure flag of the launch the calling worker thread runs (LaunchStop.h); null outside a launch.
+thread_local const std::atomic<bool> *WorkerLaunchFailed = nullptr;
+} // namespace
+
+bool ptxforge::codegen::exec::launchFailed() {
+  const std::atomic<bool> *F = WorkerLaunchFailed;
+  return F && F->load(std::memory_order_relaxed);
+}
+
+void ptxforge::codegen::exec::abandonBlock(ThreadContext *C) {
+  raiseFault(C, LaunchFault::Trap, "ended: another block of the launch failed", true);
+}
+
+LaunchFailureScope::LaunchFailureScope(const std::atomic<bool> *Failed) : Outer(WorkerLaunchFailed) {
+  WorkerLaunchFailed = Failed;
+}
+
+LaunchFailureScope::~LaunchFailureScope() { WorkerLaunchFailed = Outer; }
 
 namespace {
 
@@ -394,6 +415,14 @@ bool runFiberRound(BlockState &B, BlockRun &Run, WorkerState &W, uint32_t &Remai
   return Finished;
 }
 
+/// Gives B's fiber stacks back to W (the fibers of threads that did not end are dropped: their block ended), R.
+BlockResult endFibers(BlockState &B, WorkerState &W, BlockResult R) {
+  for (Fiber &F : B.Fibers)
+    W.Stacks.put(F.Stack);
+  CurrentRun = nullptr;
+  return R;
+}
+
 /// Runs the threads of B (set up by beginBlock) as fibers, switched at barriers and collectives, until all have
 /// ended or none can move on (a deadlock).
 BlockResult runFibers(BlockState &B, ThreadFunction Fn, const char *Params, uint64_t BlockId, WorkerState &W) {
@@ -405,7 +434,7 @@ BlockResult runFibers(BlockState &B, ThreadFunction Fn, const char *Params, uint
   for (uint32_t T = 0; T < N; ++T) {
     void *S = W.Stacks.get();
     if (!S)
-      return {"out of memory for thread stacks", LaunchFault::IllegalAddress, {}};
+      return endFibers(B, W, {"out of memory for thread stacks", LaunchFault::IllegalAddress, {}});
     B.Fibers[T].Stack = S;
     B.Fibers[T].Context =
         bctx::make_fcontext(static_cast<char *>(S) + FiberStackBytes, FiberStackBytes - 4096, fiberEntry);
@@ -421,7 +450,11 @@ BlockResult runFibers(BlockState &B, ThreadFunction Fn, const char *Params, uint
     bool Finished = runFiberRound(B, Run, W, Remaining);
     bool Stalled = Remaining && !Finished && B.Progress == Before;
     if (Stalled && B.SpinYields != SpinsBefore) {
-      // Every live thread spins or waits: what they wait for may come from another block, on another worker.
+      // Every live thread spins or waits: what they wait for may come from another block, on another worker. That
+      // block may have failed (LaunchStop.h): the launch has its error, and this block ends rather than wait for
+      // ever.
+      if (launchFailed())
+        return endFibers(B, W, {"ended: another block of the launch failed", LaunchFault::Trap, {}});
       sched_yield();
       continue;
     }
@@ -436,12 +469,9 @@ BlockResult runFibers(BlockState &B, ThreadFunction Fn, const char *Params, uint
       break;
     }
   }
-  for (Fiber &F : B.Fibers)
-    W.Stacks.put(F.Stack);
-  CurrentRun = nullptr;
   if (!Error.empty())
-    return {Error, LaunchFault::Deadlock, {}};
-  return {B.Error, B.Fault, B.Site};
+    return endFibers(B, W, {Error, LaunchFault::Deadlock, {}});
+  return endFibers(B, W, {B.Error, B.Fault, B.Site});
 }
 
 /// Makes B (null: none) the running block of W's rank in its cluster group, where the peer of a tcgen05
@@ -616,8 +646,10 @@ public:
     runOnWorkers(
         Workers, [this](unsigned Index) { work(Index); }, C.PinWorkers);
     flushDevicePrintf();
-    if (!FirstError.empty())
-      return llvm::make_error<LaunchError>(FirstFault, FirstError, FirstSite);
+    if (Failed) {
+      std::string Text = "kernel '" + K.Name + "': " + First.Error + siteText(First.Site);
+      return llvm::make_error<LaunchError>(First.Fault, Text, First.Site);
+    }
     return llvm::Error::success();
   }
 
@@ -628,7 +660,6 @@ private:
     for (uint64_t G = 0; G < N; ++G) {
       Groups.push_back(std::make_unique<ClusterGroup>(ClusterSize));
       Groups.back()->Threads = static_cast<uint32_t>(ClusterSize * C.Block.count());
-      Groups.back()->Stop = &Failed;
     }
     Workers = static_cast<unsigned>(N * ClusterSize);
   }
@@ -674,16 +705,15 @@ private:
     return false;
   }
 
-  /// Records the launch's first failure and stops handing out blocks.
-  void fail(const BlockResult &E) {
+  /// Records the launch's first failure and stops handing out blocks; says whether E is the first.
+  bool fail(const BlockResult &E) {
     std::scoped_lock L(ErrorLock);
-    if (FirstError.empty()) {
-      FirstError = "kernel '" + K.Name + "': " + E.Error + siteText(E.Site);
-      FirstFault = E.Fault;
-      FirstSite = E.Site;
-    }
+    bool IsFirst = !Failed.load(std::memory_order_relaxed);
+    if (IsFirst)
+      First = E;
     Next = Blocks;
-    Failed = true;
+    Failed = true; // after First: a block that sees it ends, and the launch reports First (LaunchStop.h)
+    return IsFirst;
   }
 
   /// One worker: its blocks under one fault guard (its sigsetjmp saves the signal mask, a system call too costly
@@ -691,6 +721,7 @@ private:
   void work(unsigned Index) {
     DeviceRuntimeScope Runtime(C.Runtime);
     ProfileScope Profile(C.Profile);
+    LaunchFailureScope Failure(&Failed);
     WorkerState W;
     // try_cancel takes whole unstarted blocks from the counter grab hands out; not where a worker runs a cluster
     // group's fixed sequence, nor where every block must run at once (it may fail: the ISA allows either).
@@ -708,8 +739,11 @@ private:
                                                /*Interruptible=*/Watched);
     if (Watched)
       Watchdog.leave();
-    if (F)
+    if (F) {
+      // The abandoned block's state lived in the frames the fault unwound: a pair peer must not find it.
+      publishBlock(W, nullptr);
       reportFault(*F, Index, W, MyBlockFn, Current);
+    }
   }
 
   /// Prepares W to run blocks through the block function BF.
@@ -767,14 +801,16 @@ private:
       if (const CompiledModule *Late = C.Upgrade ? C.Upgrade->Code.load(std::memory_order_acquire) : nullptr;
           R.Site.Location.empty() && Late)
         R.Site.Location = Late->sourceLocation(F.Pc);
-      // Blocks that wait for each other (AllResident) cannot run alone. The other workers stop first: the launch
-      // has failed.
-      if (MyBlockFn && !AllResident && !Clustered && !K.MaySpin) {
-        Next = Blocks;
-        locateByReplay(M, K, C, Params, Block, W, Index, Workers, F, R.Site);
-      }
     }
-    fail(R);
+    // The launch fails before the replay: the other workers stop, blocks waiting for this one (a cluster's, a
+    // cooperative grid's) end instead of waiting for ever, and so does the replay at any wait for another block
+    // (LaunchStop.h): it runs alone, and then names no thread.
+    if (!fail(R) || !MyBlockFn || (F.Signal != SIGSEGV && F.Signal != SIGBUS))
+      return;
+    FaultSite Site = R.Site;
+    locateByReplay(M, K, C, Params, Block, W, Index, Workers, F, Site);
+    std::scoped_lock L(ErrorLock);
+    First.Site = Site;
   }
 
   const CompiledModule &M;
@@ -793,9 +829,7 @@ private:
   std::atomic<bool> Failed{false};
   std::atomic<uint64_t> Next{0};
   std::mutex ErrorLock;
-  std::string FirstError;
-  LaunchFault FirstFault = LaunchFault::Trap;
-  FaultSite FirstSite;
+  BlockResult First; ///< the first failure, once Failed
   LaunchWatchdog Watchdog;
   const bool Watched;
 };

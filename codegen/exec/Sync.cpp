@@ -2,6 +2,7 @@
 // the block scheduler (Launch.cpp) until the barrier's generation moves on. Arrivals are counted per warp: a
 // warp whose non-exited lanes have all arrived counts with all its lanes, so `exit` can release a barrier, as
 // on the GPU. `bar.red` reduces a predicate over the arriving threads.
+#include "LaunchStop.h"
 #include "Runtime.h"
 
 #include <csetjmp>
@@ -163,13 +164,18 @@ static uint32_t ptxrt_bar_red_result(ThreadContext *C, uint32_t Id, uint32_t Seq
 
 /// A spin point (codegen/lib/ProgressPoints.h): the back edge of a loop that may wait for another thread or
 /// block. Every SpinYieldInterval-th one yields, so that a spinning thread lets the others run (a yield per
-/// iteration would cost a loop that polls and then does real work a switch per trip). The mode (1) is the
-/// region cut's (FunctionLowering::emitProgressPoint); host code of older builds passes none, and none is read.
+/// iteration would cost a loop that polls and then does real work a switch per trip). The mode (2) is the
+/// region cut's (FunctionLowering::emitProgressPoint; 0 from a block function's dispatcher, BarrierRegions.cpp);
+/// host code of older builds passes none, and none is read.
 static void ptxrt_spin_point(ThreadContext *C, uint32_t) {
   constexpr uint64_t SpinYieldInterval = 16;
   BlockState &B = blockOf(C);
   if (++B.SpinPoints % SpinYieldInterval)
     return;
+  // The loop may wait for a block that failed (LaunchStop.h). Fiber blocks learn it in their scheduler, which
+  // the yield returns to; a block function's loop over its threads has none.
+  if (!B.UseFibers && launchFailed())
+    abandonBlock(C);
   ++B.SpinYields;
   B.yield();
 }

@@ -39,6 +39,7 @@
 #include "llvm/ADT/bit.h"
 
 #include "Cluster.h"
+#include "LaunchStop.h"
 #include "WarpCompute.h"
 
 #include <algorithm>
@@ -274,14 +275,16 @@ uint32_t *tmemCell(ThreadContext *C, uint32_t Lane, uint32_t Col, uint32_t Count
 }
 
 /// The block of rank Rank of the caller's cluster running the caller's cluster (the caller's own block for its
-/// rank), waiting up to a few seconds for it to start; faults when it does not (no cluster, no such rank).
+/// rank), waiting up to a few seconds for it to start; faults when it does not (no cluster, no such rank), and
+/// ends the block when the launch failed meanwhile (the peer may be the block that failed: LaunchStop.h).
 BlockState &clusterBlockOf(ThreadContext *C, uint32_t Rank, const char *What) {
   ClusterState *S = C->Cluster;
   if (S && Rank == S->Rank)
     return *C->Block;
   auto Deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (S && Rank < S->Group->Size && std::chrono::steady_clock::now() < Deadline &&
-         !S->Group->Stop->load(std::memory_order_relaxed)) {
+  while (S && Rank < S->Group->Size && std::chrono::steady_clock::now() < Deadline) {
+    if (launchFailed())
+      abandonBlock(C);
     {
       std::scoped_lock L(S->Group->TmemLock);
       if (S->Group->Running[Rank].Sequence.load(std::memory_order_acquire) == S->Sequence)

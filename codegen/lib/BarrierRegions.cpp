@@ -190,6 +190,8 @@ private:
   /// Asks the runtime where the threads stand after a loop over the block's N threads, for a kernel whose
   /// cuts are loop cuts and barriers.
   llvm::Value *emitRegionNext(llvm::Value *N);
+  /// Fast, with each spin point's region entered through a block that polls the runtime first.
+  std::vector<llvm::BasicBlock *> pollingSpinCuts(llvm::ArrayRef<llvm::BasicBlock *> Fast);
 
   ModuleLowering &ML;
   llvm::Function *F;
@@ -1169,6 +1171,7 @@ void RegionBuilder::emitDispatch(llvm::ArrayRef<llvm::BasicBlock *> Fast, llvm::
   llvm::Type *I32 = B.getInt32Ty();
   llvm::Value *First = B.CreateLoad(I32, MinState);
   llvm::Value *Same = B.CreateICmpEQ(First, B.CreateLoad(I32, MaxState));
+  std::vector<llvm::BasicBlock *> Enter = pollingSpinCuts(Fast);
   llvm::BasicBlock *Known = DispatchSame = llvm::BasicBlock::Create(ML.Ctx, "dispatch.same", F);
   llvm::BasicBlock *Ask = DispatchRuntime = llvm::BasicBlock::Create(ML.Ctx, "dispatch.runtime", F);
   B.CreateCondBr(Same, Known, Ask);
@@ -1191,7 +1194,7 @@ void RegionBuilder::emitDispatch(llvm::ArrayRef<llvm::BasicBlock *> Fast, llvm::
   for (size_t R = 1; R < Regions.size(); ++R) {
     llvm::BasicBlock *Next = nullptr;
     if (Cuts[R].Kind == RCLoop)
-      Next = Fast[R];
+      Next = Enter[R];
     else if (Cuts[R].Kind == RCBarrier)
       Next = unlessWaiting(Fast[R]);
     else if (HasCollectives) { // warps whose lanes all wait at one shuffle need no runtime round
@@ -1214,8 +1217,27 @@ void RegionBuilder::emitDispatch(llvm::ArrayRef<llvm::BasicBlock *> Fast, llvm::
     llvm::SwitchInst *SW = B.CreateSwitch(Next, Generic, static_cast<unsigned>(Regions.size()));
     SW->addCase(B.getInt32(0), Done);
     for (size_t R = 1; R < Regions.size(); ++R)
-      SW->addCase(B.getInt32(static_cast<uint32_t>(R)), Fast[R]);
+      SW->addCase(B.getInt32(static_cast<uint32_t>(R)), Enter[R]);
   }
+}
+
+std::vector<llvm::BasicBlock *> RegionBuilder::pollingSpinCuts(llvm::ArrayRef<llvm::BasicBlock *> Fast) {
+  // A spin point's loop may wait for another block, which may have failed: nothing in the region loops calls the
+  // runtime, so the dispatcher does on each pass, through the spin point's helper (it ends the block once the
+  // launch failed, exec/LaunchStop.h). Spin regions hold the spin loop's polling accesses, and the call is one
+  // per pass over the threads.
+  std::vector<llvm::BasicBlock *> Enter(Fast.begin(), Fast.end());
+  llvm::FunctionCallee Poll =
+      ML.Mod.getOrInsertFunction("ptxrt_spin_point", B.getVoidTy(), B.getPtrTy(), B.getInt32Ty());
+  for (size_t R = 1; R < Regions.size(); ++R) {
+    if (Cuts[R].Kind != RCLoop || Cuts[R].Arg != 2)
+      continue;
+    Enter[R] = llvm::BasicBlock::Create(ML.Ctx, "spin.poll", F);
+    llvm::IRBuilder<> PB(Enter[R]);
+    PB.CreateCall(Poll, {Ctx, PB.getInt32(0)});
+    PB.CreateBr(Fast[R]);
+  }
+  return Enter;
 }
 
 llvm::Error RegionBuilder::build() {

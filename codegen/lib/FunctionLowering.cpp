@@ -531,10 +531,13 @@ bool FunctionLowering::lowerInstruction(const ptx::Instruction &I) {
 }
 
 void FunctionLowering::emitProgressPoint(llvm::StringRef Helper, bool Cut) {
-  // A lockstep or spin point is a loop cut (always releasable) whose mode, 1, tells it from the loop cuts the
-  // region builder makes itself: the generic loop stops there too (RegionCuts.h). A callee's spin point is no
-  // cut (the builder cuts kernel bodies only): its calls of the helper are alike but unmarked.
-  auto *CI = llvm::cast<llvm::CallInst>(callHelper(Helper, B.getVoidTy(), {threadCtx(), B.getInt32(1)}));
+  // A lockstep or spin point is a loop cut (always releasable) whose mode, nonzero, tells it from the loop cuts
+  // the region builder makes itself: the generic loop stops there too (RegionCuts.h). A spin point's is 2: a
+  // block function's dispatcher polls there whether the launch failed (the loop may wait for a failed block,
+  // BarrierRegions.cpp). A callee's spin point is no cut (the builder cuts kernel bodies only): its calls of the
+  // helper are alike but unmarked.
+  uint32_t Mode = Helper == "ptxrt_spin_point" ? 2 : 1;
+  auto *CI = llvm::cast<llvm::CallInst>(callHelper(Helper, B.getVoidTy(), {threadCtx(), B.getInt32(Mode)}));
   if (Cut)
     detail::markRegionCut(CI, {RCLoop, /*Arg=*/1});
 }

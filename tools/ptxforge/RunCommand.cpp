@@ -39,6 +39,7 @@ struct RunOptions {
   std::vector<unsigned> Cluster; ///< empty: the kernel's .reqnctapercluster, else none
   unsigned Shared = 0;
   bool Json = false, Verbose = false;
+  bool Cooperative = false; ///< as cuLaunchCooperativeKernel: every block at once, with a grid.sync workspace
 };
 
 /// The emulated device's compute capability (PTXFORGE_DEVICE_CC, as libcuda.so.1 reads it); nullopt after printing
@@ -311,6 +312,10 @@ int runAdHoc(const RunOptions &O) {
     C.Cluster = {O.Cluster[0], O.Cluster[1], O.Cluster[2]};
     C.ExplicitCluster = true;
   }
+  // grid.sync() counts arrivals in a zeroed workspace, as the driver hands each cooperative launch one.
+  alignas(8) uint64_t GridWorkspace[2] = {0, 0};
+  if (O.Cooperative)
+    C.GridWorkspace = GridWorkspace;
   std::vector<codegen::MemcheckAllocation> Known;
   for (const auto &B : Buffers)
     Known.push_back({reinterpret_cast<uint64_t>(B->Data), B->Size, B->Initialized.data()});
@@ -354,6 +359,8 @@ void ptxforge::tools::addRunCommand(CLI::App &App, Runner &Run) {
   Cmd->add_option("--cluster", O->Cluster, "thread-block cluster dimensions X,Y,Z (as cuLaunchKernelEx's attribute)")
       ->delimiter(',')
       ->expected(1, 3);
+  Cmd->add_flag("--cooperative", O->Cooperative,
+                "launch as cuLaunchCooperativeKernel does: all blocks at once, so they may wait for each other");
   Cmd->add_option("--arg", O->Args,
                   "kernel argument in order: TYPE:VALUE (u32:7, f32:1.5, ...) or "
                   "buffer:BYTES[,zero|fill=N|file=PATH][,out=PATH]");
