@@ -587,6 +587,7 @@ void BatchRun::decodeFromMemory(const Fragment &F, const LoadSource &Src, double
 /// markLiveOut).
 void parseBatch(ParsedBatch &B) {
   B.Products.clear();
+  B.Steps.clear(); // they point into the products
   B.Ok = false;
   const uint32_t *Desc = B.Copy.data(), *P = Desc + 1;
   for (uint32_t I = 0; I < Desc[0]; ++I) {
