@@ -12,7 +12,9 @@
 #   --only A,B,...  run only these samples (as SAMPLE arguments do)
 #   --skip A,B,...  leave these samples out
 #   --skip-build    build nothing: run the binaries WORK already holds (a sample without one is NOBUILD)
-#   --devices LIST  run with PTXFORGE_DEVICE_CC=LIST, e.g. 13.0,13.0 for two devices (simpleP2P waives on one)
+#   --build-only    build what is missing or stale and run nothing (builds then runs time quietly apart)
+#   --devices LIST  run every sample with PTXFORGE_DEVICE_CC=LIST, e.g. 13.0,13.0 for two devices; without it a
+#                   sample runs on one device, or on the min_gpus devices test_args.json asks for (simpleP2P: 2)
 #   --timeout S     wall-clock limit of one run in seconds (default 120)
 #   --work DIR      where binaries and logs go (default /tmp/ptxforge-samples)
 #   --lib DIR       ptxforge's library directory (default: build/lib of this checkout)
@@ -29,7 +31,7 @@
 # sample's files is not built again. Not part of CI: the repository holds no sample code.
 set -u
 
-usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 rdc_modes=(no)
@@ -44,6 +46,8 @@ samples_dir=
 names=()
 skips=()
 skip_build=no
+build_only=no
+devices=
 while [ $# -gt 0 ]; do
   case $1 in
     --rdc) rdc_modes=(yes) ;;
@@ -53,7 +57,8 @@ while [ $# -gt 0 ]; do
     --only) IFS=, read -r -a more <<<"$2"; names+=("${more[@]}"); shift ;;
     --skip) IFS=, read -r -a more <<<"$2"; skips+=("${more[@]}"); shift ;;
     --skip-build) skip_build=yes ;;
-    --devices) export PTXFORGE_DEVICE_CC=$2; shift ;;
+    --build-only) build_only=yes ;;
+    --devices) devices=$2; shift ;;
     --timeout) timeout_s=$2; shift ;;
     --work) work=$2; shift ;;
     --lib) libdir=$2; shift ;;
@@ -114,12 +119,14 @@ sample_libs() {
   done
 }
 
-# The arguments test_args.json gives the sample (its first run's), one per line; "SKIP" when it says skip.
+# What test_args.json says of the sample, one word per line: the number of GPUs it needs (min_gpus, default 1),
+# then "SKIP" when it says skip, else the arguments of its (first) run.
 sample_args() {
-  [ -f "$samples_dir/test_args.json" ] || return 0
+  [ -f "$samples_dir/test_args.json" ] || { echo 1; return 0; }
   python3 - "$samples_dir/test_args.json" "$1" <<'EOF'
 import json, sys
 entry = json.load(open(sys.argv[1])).get(sys.argv[2], {})
+print(entry.get("min_gpus", 1))
 if entry.get("skip"):
     print("SKIP")
 args = entry.get("args") or (entry.get("runs") or [{}])[0].get("args", [])
@@ -185,14 +192,21 @@ for rdc in "${rdc_modes[@]}"; do
         printf '%-44s NOBUILD %7s  (%s)\n' "$label" - "$work/$variant/$name.build.log"; nobuild=$((nobuild + 1)); continue
       fi
     fi
+    if [ $build_only = yes ]; then
+      printf '%-44s BUILT\n' "$label"; continue
+    fi
     mapfile -t args < <(sample_args "$name")
+    gpus=${args[0]}; args=("${args[@]:1}")
+    # A sample that needs several GPUs gets as many devices of ptxforge's default compute capability.
+    cc=$devices
+    if [ -z "$cc" ] && [ "$gpus" -gt 1 ]; then cc=$(printf '13.0%.0s,' $(seq "$gpus")); cc=${cc%,}; fi
     if [ "${args[0]:-}" = SKIP ]; then
       printf '%-44s WAIVED  %7s  (test_args.json skips it)\n' "$label" -; waived=$((waived + 1)); continue
     fi
     # It runs beside its binary and the kernel files built for it, its folder's files (data/) linked there.
     for f in "$dir"/*; do [ -e "$(dirname "$bin")/${f##*/}" ] || ln -s "$f" "$(dirname "$bin")/"; done
     start=$(date +%s.%N)
-    (cd "$(dirname "$bin")" && LD_LIBRARY_PATH="$libdir" timeout -k 5 "$timeout_s" "$bin" "${args[@]}") \
+    (cd "$(dirname "$bin")" && env LD_LIBRARY_PATH="$libdir" ${cc:+PTXFORGE_DEVICE_CC=$cc} timeout -k 5 "$timeout_s" "$bin" "${args[@]}") \
       >"$work/$variant/$name.run.log" 2>&1 </dev/null
     rc=$?
     secs=$(echo "$(date +%s.%N) - $start" | bc)
