@@ -21,6 +21,18 @@ namespace {
 constexpr const char *AccessKind = "ptxforge.access";
 constexpr const char *ReadOnlyKind = "ptxforge.readonly";
 constexpr llvm::StringLiteral GlobalScopeName = "ptx.global"; // isGlobalAccess finds the scope by it
+constexpr llvm::StringLiteral InternalScopeName = "ptxforge.internal";
+
+/// Whether I's alias scopes include the one named Name (addMemoryScopes names each of its scopes).
+bool inScope(const Instruction &I, StringRef Name) {
+  const MDNode *Scopes = I.getMetadata(LLVMContext::MD_alias_scope);
+  if (!Scopes)
+    return false;
+  for (const MDOperand &Op : Scopes->operands())
+    if (const auto *N = dyn_cast<MDNode>(Op); N && AliasScopeNode(N).getName() == Name)
+      return true;
+  return false;
+}
 
 void appendScopes(Instruction &I, unsigned Kind, MDNode *Scopes) {
   I.setMetadata(Kind, MDNode::concatenate(I.getMetadata(Kind), Scopes));
@@ -49,15 +61,9 @@ void ptxforge::codegen::passes::markReadOnlyLoad(LoadInst *L) {
   L->setMetadata(ReadOnlyKind, MDNode::get(L->getContext(), {}));
 }
 
-bool ptxforge::codegen::passes::isGlobalAccess(const Instruction &I) {
-  const MDNode *Scopes = I.getMetadata(LLVMContext::MD_alias_scope);
-  if (!Scopes)
-    return false;
-  for (const MDOperand &Op : Scopes->operands())
-    if (const auto *N = dyn_cast<MDNode>(Op); N && AliasScopeNode(N).getName() == GlobalScopeName)
-      return true;
-  return false;
-}
+bool ptxforge::codegen::passes::isGlobalAccess(const Instruction &I) { return inScope(I, GlobalScopeName); }
+
+bool ptxforge::codegen::passes::isInternalAccess(const Instruction &I) { return inScope(I, InternalScopeName); }
 
 void ptxforge::codegen::passes::addMemoryScopes(Module &M) {
   LLVMContext &Ctx = M.getContext();
@@ -68,7 +74,7 @@ void ptxforge::codegen::passes::addMemoryScopes(Module &M) {
   MDNode *ReadOnly = MDNode::get(Ctx, {MDB.createAnonymousAliasScope(ReadOnlyDomain, "ptx.nc")});
   Metadata *Shared = MDB.createAnonymousAliasScope(SpaceDomain, "ptx.shared");
   Metadata *Global = MDB.createAnonymousAliasScope(SpaceDomain, GlobalScopeName);
-  Metadata *Internal = MDB.createAnonymousAliasScope(SpaceDomain, "ptxforge.internal");
+  Metadata *Internal = MDB.createAnonymousAliasScope(SpaceDomain, InternalScopeName);
   // Per MemoryClass: the access's own scope (none for OtherPtx: it may be anything but ptxforge's memory) and
   // the scopes it is disjoint from.
   MDNode *Own[] = {MDNode::get(Ctx, {Shared}), MDNode::get(Ctx, {Global}), nullptr, MDNode::get(Ctx, {Internal})};

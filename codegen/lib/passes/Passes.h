@@ -118,6 +118,9 @@ void addMemoryScopes(llvm::Module &M);
 PTXFORGE_PASS(MemoryScopesPass, Module)
 /// Whether addMemoryScopes put I in the `.global` scope.
 bool isGlobalAccess(const llvm::Instruction &I);
+/// Whether addMemoryScopes put I in the scope of ptxforge's own memory (MemoryClass::Internal: the threads'
+/// register slots, the block function's bookkeeping), which no PTX access reaches.
+bool isInternalAccess(const llvm::Instruction &I);
 
 /// Loops over threads are parallel loops for LLVM (`llvm.loop.parallel_accesses`): no thread's plain `.global`
 /// or `.shared` access depends on another's in the same stretch between barriers unless the program races, and

@@ -174,6 +174,9 @@ WarpWidths warpWidths(const ThreadLoop &TL, const Shapes &SA, const DataLayout &
       if (isa<AtomicRMWInst, AtomicCmpXchgInst>(I) || (isa<CallBase>(I) && !isa<IntrinsicInst>(I)))
         return {Lanes, 0};
       Value *Ptr = getLoadStorePointerOperand(&I);
+      // The threads' own registers (the region frame's slots) are no memory the loop moves.
+      if (passes::isInternalAccess(I))
+        continue;
       bool InHot = Hot.contains(BB);
       if (InHot && Ptr && !SA.of(Ptr).isUniform()) {
         ++Accesses;
@@ -622,6 +625,16 @@ void LoopRewriter::run() {
   }
 }
 
+/// Where a remark about thread loop L points: the first PTX instruction of the thread's code in it (the loop
+/// over threads itself is ptxforge's and has no line).
+DebugLoc remarkLocation(const Loop &L) {
+  for (const BasicBlock *BB : L.blocks())
+    for (const Instruction &I : *BB)
+      if (const DebugLoc &DL = I.getDebugLoc(); DL && DL.getLine())
+        return DL;
+  return L.getStartLoc();
+}
+
 } // namespace
 
 PreservedAnalyses passes::WarpVectorizePass::run(Function &F, FunctionAnalysisManager &AM) {
@@ -651,13 +664,21 @@ PreservedAnalyses passes::WarpVectorizePass::run(Function &F, FunctionAnalysisMa
         Why = "irreducible control flow";
       if (!Why.empty()) {
         ORE.emit([&] {
-          return OptimizationRemarkMissed("ptxforge-warp", "NotWarpVectorized", L->getStartLoc(), L->getHeader())
+          return OptimizationRemarkMissed("ptxforge-warp", "NotWarpVectorized", remarkLocation(*L), L->getHeader())
                  << "thread loop not warp-vectorized: " << Why;
         });
         continue;
       }
+      WarpWidths Widths = warpWidths(TL, SA, F.getDataLayout(), Lanes);
+      ORE.emit([&] {
+        OptimizationRemark R("ptxforge-warp", "WarpVectorized", remarkLocation(*L), L->getHeader());
+        R << "thread loop warp-vectorized: " << ore::NV("Lanes", Widths.Warp) << " threads a warp";
+        if (Widths.Lockstep)
+          R << ", " << ore::NV("Lockstep", Widths.Lockstep) << " a lockstep trip";
+        return R;
+      });
       PostDominatorTree PDT(F);
-      LoopRewriter R(TL, SA, LI, DT, PDT, warpWidths(TL, SA, F.getDataLayout(), Lanes), Order);
+      LoopRewriter R(TL, SA, LI, DT, PDT, Widths, Order);
       R.run();
       for (AllocaInst *A : R.slots())
         Slots.push_back(A);
