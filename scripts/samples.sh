@@ -95,10 +95,15 @@ if [ ${#names[@]} -eq 0 ]; then
 fi
 
 # The value of `set(VAR "...")` in a CMakeLists.txt, with ${CMAKE_CURRENT_*_DIR}/ removed.
-cmake_set() { sed -n "s|^ *set( *$2 *\"\\{0,1\\}\\\${CMAKE_CURRENT_[A-Z]*_DIR}/\\([^\")]*\\)\"\\{0,1\\} *).*|\\1|p" "$1" | head -1; }
+cmake_set() { [ -f "$1" ] || return 0; sed -n "s|^ *set( *$2 *\"\\{0,1\\}\\\${CMAKE_CURRENT_[A-Z]*_DIR}/\\([^\")]*\\)\"\\{0,1\\} *).*|\\1|p" "$1" | head -1; }
 
-# Sources of the sample's add_executable (the first one), one per line.
+# Sources of the sample's add_executable (the first one), one per line; the folder's .cu, .cpp and .c files for a
+# sample of the Makefile era (cuda-samples before 12.8 had no CMakeLists.txt).
 sample_sources() {
+  if [ ! -f "$1/CMakeLists.txt" ]; then
+    (cd "$1" && ls -- *.cu *.cpp *.c 2>/dev/null)
+    return
+  fi
   tr '\n' ' ' <"$1/CMakeLists.txt" | grep -o 'add_executable([^)]*)' | head -1 |
     sed 's/add_executable( *[^ )]*//; s/)$//' | tr ' ' '\n' | grep -E '\.(cu|cpp|c)$'
 }
@@ -106,6 +111,7 @@ sample_sources() {
 # nvcc flags for the sample's CUDA::, OpenMP, OpenGL and GLUT link targets.
 sample_libs() {
   local t
+  [ -f "$1/CMakeLists.txt" ] || return 0
   grep -q 'find_package(OpenGL' "$1/CMakeLists.txt" && echo "-lGL -lGLU"
   grep -q 'find_package(GLUT' "$1/CMakeLists.txt" && echo "-lglut"
   for t in $(grep -o 'CUDA::[A-Za-z_]*\|OpenMP::[A-Za-z_]*' "$1/CMakeLists.txt" | sort -u); do

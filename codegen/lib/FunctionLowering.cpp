@@ -172,6 +172,12 @@ llvm::GlobalVariable *entryDescriptor(ModuleLowering &ML, const ptx::Function &F
 
 } // namespace
 
+llvm::Constant *ptxforge::codegen::detail::functionAddress(ModuleLowering &ML, size_t K) {
+  if (ML.M.Functions[K]->IsEntry)
+    return entryDescriptor(ML, *ML.M.Functions[K]);
+  return ML.Functions[K];
+}
+
 llvm::Value *FunctionLowering::symbolPointer(const ptx::Operand &Op) {
   switch (Op.Target.Kind) {
   case ptx::SymbolKind::Variable: {
@@ -193,9 +199,7 @@ llvm::Value *FunctionLowering::symbolPointer(const ptx::Operand &Op) {
   case ptx::SymbolKind::ReturnParam:
     return ParamPtrs[Op.Target.Index];
   case ptx::SymbolKind::Function:
-    if (ML.M.Functions[Op.Target.Index]->IsEntry)
-      return entryDescriptor(ML, *ML.M.Functions[Op.Target.Index]);
-    return ML.Functions[Op.Target.Index];
+    return functionAddress(ML, Op.Target.Index);
   default:
     return llvm::ConstantPointerNull::get(B.getPtrTy());
   }

@@ -237,6 +237,10 @@ bool synchronizesThreads(const ptx::Instruction &I);
 /// The kernel parameter buffer's layout (each `.param` at its alignment, in order) and its size in Bytes.
 std::vector<ParamInfo> kernelParamLayout(const ptx::Function &F, uint64_t &Bytes);
 
+/// What PTX's address of function K of the module is, for an operand or an initializer: the function's entry,
+/// or a kernel's descriptor (device-side launches take it).
+llvm::Constant *functionAddress(ModuleLowering &ML, size_t K);
+
 } // namespace ptxforge::codegen::detail
 
 namespace ptxforge::codegen::detail {

@@ -62,9 +62,11 @@ struct InitBuilder {
     for (size_t G = 0; G < ML.M.Globals.size(); ++G)
       if (ML.M.Globals[G].Name == In.Name && ML.Globals[G])
         Base = ML.Globals[G];
-    if (!Base)
-      if (llvm::Function *F = ML.Mod.getFunction(In.Name))
-        Base = F;
+    // A function's address (`.global .u64 fp = f;`, a table of device function pointers): its LLVM function
+    // is named otherwise (declareFunction), so it is found by its PTX name.
+    for (size_t K = 0; !Base && K < ML.M.Functions.size(); ++K)
+      if (ML.M.Functions[K]->Name == In.Name)
+        Base = functionAddress(ML, K);
     if (!Base)
       return llvm::ConstantInt::get(ElemTy, 0);
     llvm::Constant *Addr = llvm::ConstantExpr::getPtrToInt(Base, llvm::Type::getInt64Ty(ML.Ctx));
