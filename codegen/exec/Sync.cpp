@@ -164,7 +164,7 @@ static uint32_t ptxrt_bar_red_result(ThreadContext *C, uint32_t Id, uint32_t Seq
 
 /// A spin point (codegen/lib/ProgressPoints.h): the back edge of a loop that may wait for another thread or
 /// block. Every SpinYieldInterval-th one yields, so that a spinning thread lets the others run (a yield per
-/// iteration would cost a loop that polls and then does real work a switch per trip). The mode (2) is the
+/// iteration would cost a loop that polls and then does real work a switch per trip). The mode (LCSpin) is the
 /// region cut's (FunctionLowering::emitProgressPoint; 0 from a block function's dispatcher, BarrierRegions.cpp);
 /// host code of older builds passes none, and none is read.
 static void ptxrt_spin_point(ThreadContext *C, uint32_t) {

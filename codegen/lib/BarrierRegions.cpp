@@ -158,7 +158,7 @@ private:
   /// Whether a cut of region K leads back into K (K is a cut loop's body).
   bool cutsBackTo(unsigned K) const;
   /// Whether the generic loop passes cut K: a loop cut the builder made, not a lockstep point.
-  bool passableCut(unsigned K) const { return Cuts[K].Kind == RCLoop && !Cuts[K].Arg; }
+  bool passableCut(unsigned K) const { return Cuts[K].Kind == RCLoop && Cuts[K].Arg == LCBuilder; }
   /// The generic loop's scan for the threads it can enter.
   LiveRange emitLiveScan(llvm::ArrayRef<unsigned> Resumable);
   /// The cut loops a resume loop can run: a passable cut leads back into each.
@@ -1111,7 +1111,7 @@ void RegionBuilder::emitVersionedLoops(std::vector<llvm::BasicBlock *> &Fast) {
   for (size_t R = 1; R < Regions.size(); ++R) {
     // Loop cuts, and barriers: a barrier in a loop leaves the loop's counters (a scan's offset, a sort's stage)
     // the same in every thread as well. Lockstep points and collectives are entered by parts of the block.
-    if (!(Cuts[R].Kind == RCLoop && !Cuts[R].Arg) && Cuts[R].Kind != RCBarrier)
+    if (!(Cuts[R].Kind == RCLoop && Cuts[R].Arg == LCBuilder) && Cuts[R].Kind != RCBarrier)
       continue;
     std::vector<llvm::AllocaInst *> Uniform = uniformCandidates(
         Regions[R].Blocks.getArrayRef(),
@@ -1230,7 +1230,7 @@ std::vector<llvm::BasicBlock *> RegionBuilder::pollingSpinCuts(llvm::ArrayRef<ll
   llvm::FunctionCallee Poll =
       ML.Mod.getOrInsertFunction("ptxrt_spin_point", B.getVoidTy(), B.getPtrTy(), B.getInt32Ty());
   for (size_t R = 1; R < Regions.size(); ++R) {
-    if (Cuts[R].Kind != RCLoop || Cuts[R].Arg != 2)
+    if (Cuts[R].Kind != RCLoop || Cuts[R].Arg != LCSpin)
       continue;
     Enter[R] = llvm::BasicBlock::Create(ML.Ctx, "spin.poll", F);
     llvm::IRBuilder<> PB(Enter[R]);

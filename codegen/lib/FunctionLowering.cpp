@@ -534,13 +534,11 @@ bool FunctionLowering::lowerInstruction(const ptx::Instruction &I) {
   return Lowered;
 }
 
-void FunctionLowering::emitProgressPoint(llvm::StringRef Helper, bool Cut) {
-  // A lockstep or spin point is a loop cut (always releasable) whose mode, nonzero, tells it from the loop cuts
-  // the region builder makes itself: the generic loop stops there too (RegionCuts.h). A spin point's is 2: a
-  // block function's dispatcher polls there whether the launch failed (the loop may wait for a failed block,
-  // BarrierRegions.cpp). A callee's spin point is no cut (the builder cuts kernel bodies only): its calls of the
-  // helper are alike but unmarked.
-  uint32_t Mode = Helper == "ptxrt_spin_point" ? 2 : 1;
+void FunctionLowering::emitProgressPoint(LoopCutMode Mode, bool Cut) {
+  // A lockstep or spin point is a loop cut (always releasable) whose mode, the helper's second operand, tells it
+  // from the loop cuts the region builder makes itself (RegionCuts.h: LoopCutMode). A callee's spin point is no
+  // cut (the builder cuts kernel bodies only): its calls of the helper are alike but unmarked.
+  const char *Helper = Mode == LCSpin ? "ptxrt_spin_point" : "ptxrt_lockstep";
   auto *CI = llvm::cast<llvm::CallInst>(callHelper(Helper, B.getVoidTy(), {threadCtx(), B.getInt32(Mode)}));
   if (Cut)
     detail::markRegionCut(CI, {RCLoop, /*Arg=*/1});
@@ -549,9 +547,9 @@ void FunctionLowering::emitProgressPoint(llvm::StringRef Helper, bool Cut) {
 void FunctionLowering::lowerStatement(uint32_t Index, const detail::ProgressPoints &Points) {
   const ptx::Instruction &I = F.Instructions[Index];
   if (Points.LockstepBefore[Index] && IsKernel)
-    emitProgressPoint("ptxrt_lockstep", /*Cut=*/true);
+    emitProgressPoint(LCLockstep, /*Cut=*/true);
   if (Points.SpinBackEdge[Index])
-    emitProgressPoint("ptxrt_spin_point", /*Cut=*/IsKernel);
+    emitProgressPoint(LCSpin, /*Cut=*/IsKernel);
   // A guarded branch is a conditional branch; any other guarded instruction is skipped when false.
   if (I.Guard == ptx::NoReg || I.Op == ptx::Opcode::Bra) {
     lowerInstruction(I);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ptxforge/codegen/Lowering.h"
+#include "ptxforge/codegen/RegionCuts.h"
 #include "ptxforge/codegen/ThreadContext.h"
 #include "ptxforge/ptx/Module.h"
 
@@ -134,9 +135,9 @@ public:
   bool isKernel() const { return IsKernel; }
   /// Emits the function's return (kernel thread: return void; .func: return void after results stored).
   void emitReturn();
-  /// A call of Helper(ctx) at the insertion point: a spin point, or a lockstep point (Cut) the region builder
-  /// cuts at (ProgressPoints.h).
-  void emitProgressPoint(llvm::StringRef Helper, bool Cut);
+  /// A call of the runtime's helper for a progress point of kind Mode (LCLockstep or LCSpin, ProgressPoints.h) at
+  /// the insertion point, which the region builder cuts at where Cut says.
+  void emitProgressPoint(LoopCutMode Mode, bool Cut);
 
 private:
   bool lowerInstruction(const ptx::Instruction &I);

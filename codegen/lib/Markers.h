@@ -79,7 +79,7 @@ void markCutEdge(llvm::BranchInst *Br, const CutEdge &E);
 /// Term's mark, if any (a malformed one reads as none: checkThreadContract rejects it).
 std::optional<CutEdge> cutEdgeOf(const llvm::Instruction *Term);
 /// Whether a cut edge stands for a loop cut (else a rendezvous: lockstep points are {RCLoop, 1}).
-inline bool isLoopCutEdge(const CutEdge &E) { return E.Cut.Kind == RCLoop && E.Cut.Arg == 0; }
+inline bool isLoopCutEdge(const CutEdge &E) { return E.Cut.Kind == RCLoop && E.Cut.Arg == LCBuilder; }
 void clearCutEdge(llvm::Instruction *Term);
 
 /// The per-thread slots through which the warp rendezvous passes a collective's inputs and outputs to the

@@ -7,6 +7,14 @@
 
 namespace ptxforge::codegen {
 
+/// Who made an RCLoop cut (its Arg).
+enum LoopCutMode : uint32_t {
+  LCBuilder = 0,  ///< the region builder, at a loop's edges (LoopCuts.h)
+  LCLockstep = 1, ///< a lockstep point (codegen/lib/ProgressPoints.h), at which the generic loop stops as well
+  LCSpin = 2,     ///< a spin point: as a lockstep point, and a block function's dispatcher asks the runtime there
+                  ///< whether the launch failed (the loop may wait for a block that did)
+};
+
 /// The rendezvous a thread waits at before entering a region.
 enum RegionCutKind : uint32_t {
   RCStart = 0, ///< region 0: nothing
@@ -17,8 +25,8 @@ enum RegionCutKind : uint32_t {
   RCMatchAny,  ///< match.any.sync
   RCMatchAll,  ///< match.all.sync
   RCWarpSync,  ///< bar.warp.sync
-  RCLoop,      ///< an edge into or out of a barrier-free innermost loop (LoopCuts.h): always releasable; Arg 1: a
-               ///< lockstep point (codegen/lib/ProgressPoints.h), at which the generic loop stops as well
+  RCLoop,      ///< an edge into or out of a barrier-free innermost loop (LoopCuts.h), or a progress point: always
+               ///< releasable; Arg: LoopCutMode
   // Matrix collectives: every lane deposits the address of its fragment registers (the warp slot WSBuffer of
   // codegen/lib/Markers.h), which the dispatcher reads and writes in place for the whole warp at once.
   RCMma,       ///< mma.sync / wmma.mma.sync; Arg: ptxrt_mma's code; the lane's register counts in the B slot
