@@ -36,6 +36,8 @@ char LaunchError::ID = 0;
 namespace {
 /// The failure flag of the launch the calling worker thread runs (LaunchStop.h); null outside a launch.
 thread_local const std::atomic<bool> *WorkerLaunchFailed = nullptr;
+/// What a block that ends because its launch failed says (never reported: the launch has its first failure).
+constexpr const char *AbandonedBlock = "ended: another block of the launch failed";
 } // namespace
 
 bool ptxforge::codegen::exec::launchFailed() {
@@ -44,7 +46,7 @@ bool ptxforge::codegen::exec::launchFailed() {
 }
 
 void ptxforge::codegen::exec::abandonBlock(ThreadContext *C) {
-  raiseFault(C, LaunchFault::Trap, "ended: another block of the launch failed", true);
+  raiseFault(C, LaunchFault::Trap, AbandonedBlock, true);
 }
 
 LaunchFailureScope::LaunchFailureScope(const std::atomic<bool> *Failed) : Outer(WorkerLaunchFailed) {
@@ -454,7 +456,7 @@ BlockResult runFibers(BlockState &B, ThreadFunction Fn, const char *Params, uint
       // block may have failed (LaunchStop.h): the launch has its error, and this block ends rather than wait for
       // ever.
       if (launchFailed())
-        return endFibers(B, W, {"ended: another block of the launch failed", LaunchFault::Trap, {}});
+        return endFibers(B, W, {AbandonedBlock, LaunchFault::Trap, {}});
       sched_yield();
       continue;
     }
